@@ -1,0 +1,1 @@
+"""Compressors: turn a (redacted) session into a :class:`~scribed.models.Summary`."""

@@ -1,0 +1,175 @@
+"""Configuration: TOML found by a fixed lookup order, validated by pydantic.
+
+Unknown keys and bad values are the user's mistake: :class:`ConfigError` carries a one-line
+message naming the file and the dotted key, and the CLI turns it into exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+SOURCE_KINDS = ("copilot", "claude", "codex", "squad-repl", "markdown")
+
+
+class ConfigError(Exception):
+    """A config file is missing, unreadable or invalid. The message is one line."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class SessionCfg(_Strict):
+    quiet_seconds: float = Field(default=1800, ge=0)
+
+
+class CompressCfg(_Strict):
+    backend: Literal["auto", "llm", "extractive"] = "auto"
+    ratio: float = Field(default=0.10, gt=0, le=1)
+    min_bytes: int = Field(default=600, ge=200)
+    max_bytes: int = Field(default=4096, ge=400)
+
+
+class LlmCfg(_Strict):
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_seconds: float = Field(default=120, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    context_tokens: int = Field(default=8192, ge=512)
+    max_concurrency: int = Field(default=2, ge=1)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    response_format: Literal["auto", "json_schema", "json_object", "text"] = "auto"
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class ColdCfg(_Strict):
+    ttl_days: int = Field(default=30, ge=1)
+    max_bytes: int = Field(default=12288, ge=1024)
+
+
+class LogCfg(_Strict):
+    format: Literal["auto", "console", "json"] = "auto"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class WatchCfg(_Strict):
+    mode: Literal["auto", "inotify", "polling"] = "auto"
+    poll_interval: float = Field(default=5.0, gt=0)
+
+
+class DaemonCfg(_Strict):
+    workers: int = Field(default=2, ge=1, le=64)
+    max_attempts: int = Field(default=5, ge=1)
+    shutdown_grace: float = Field(default=20.0, ge=0)
+    queue_max: int = Field(default=1000, ge=1)
+
+
+class PromoteCfg(_Strict):
+    schedule: str = "0 3 * * *"
+    timezone: str = "UTC"
+
+
+class SourceCfg(_Strict):
+    kind: Literal["copilot", "claude", "codex", "squad-repl", "markdown"]
+    path: str
+    agent: str = ""
+    glob: str = ""  # optional override of the kind's file pattern
+
+    @field_validator("path")
+    @classmethod
+    def _nonempty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @property
+    def expanded(self) -> Path:
+        return Path(os.path.expandvars(os.path.expanduser(self.path)))
+
+
+class Config(_Strict):
+    root: str = "."
+    session: SessionCfg = Field(default_factory=SessionCfg)
+    compress: CompressCfg = Field(default_factory=CompressCfg)
+    llm: LlmCfg = Field(default_factory=LlmCfg)
+    cold: ColdCfg = Field(default_factory=ColdCfg)
+    log: LogCfg = Field(default_factory=LogCfg)
+    watch: WatchCfg = Field(default_factory=WatchCfg)
+    daemon: DaemonCfg = Field(default_factory=DaemonCfg)
+    promote: PromoteCfg = Field(default_factory=PromoteCfg)
+    sources: list[SourceCfg] = Field(default_factory=list)
+
+    # Where the config came from (not a TOML key).
+    _path: Path | None = None
+
+    @property
+    def root_path(self) -> Path:
+        return Path(os.path.expandvars(os.path.expanduser(self.root))).absolute()
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+
+def candidate_paths(explicit: str | None = None) -> list[Path]:
+    """The lookup order: --config, $SCRIBED_CONFIG, ./scribed.toml, XDG, /etc."""
+    if explicit:
+        return [Path(explicit)]
+    env = os.environ.get("SCRIBED_CONFIG")
+    if env:
+        return [Path(env)]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
+
+
+def _format_error(path: Path | None, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    where = f"{path}: " if path else ""
+    if err["type"] == "extra_forbidden":
+        return f"{where}unknown key '{key}'"
+    value = err.get("input")
+    shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
+    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{where}bad value for '{key}': {err['msg']}{shown}{more}"
+
+
+def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:
+    """Validate a config mapping; raises ConfigError with a one-line message."""
+    try:
+        cfg = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(path, exc)) from None
+    cfg._path = path
+    if path is not None and not Path(os.path.expanduser(cfg.root)).is_absolute():
+        # A relative root in a file is relative to that file, not to wherever we were started.
+        cfg.root = str((path.parent / os.path.expanduser(cfg.root)).absolute())
+    return cfg
+
+
+def load(explicit: str | None = None) -> Config:
+    """Find and load the config. No file found (and none named) = all defaults."""
+    named = bool(explicit or os.environ.get("SCRIBED_CONFIG"))
+    for p in candidate_paths(explicit):
+        if not p.exists():
+            if named:
+                raise ConfigError(f"{p}: config file not found")
+            continue
+        try:
+            raw = p.read_bytes().decode("utf-8")
+            data = tomllib.loads(raw)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{p}: cannot read config: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p}: invalid TOML: {exc}") from None
+        return from_dict(data, p.absolute())
+    return from_dict({})

@@ -1,0 +1,124 @@
+"""Atomic, private writes and the per-root lock.
+
+Every file scribed writes goes through :func:`atomic_write`: temp file in the same folder,
+fsync, rename, fsync of the folder. Readers (agents, editors) never see a half-written file,
+and a crash leaves either the old or the new bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gzip
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+TMP_PREFIX = ".scribed-tmp-"
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+class UnsafePathError(OSError):
+    """A write target is a symlink or escapes the allowed folder."""
+
+
+def ensure_dir(path: Path) -> Path:
+    """Create a folder (and parents) private to the user."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    return path
+
+
+def check_inside(path: Path, base: Path) -> None:
+    """Refuse a write target that is a symlink or resolves outside ``base``."""
+    if path.is_symlink():
+        raise UnsafePathError(errno.ELOOP, "refusing to write through a symlink", str(path))
+    real_parent = path.parent.resolve()
+    real_base = base.resolve()
+    if real_parent != real_base and real_base not in real_parent.parents:
+        raise UnsafePathError(errno.EPERM, f"refusing to write outside {base}", str(path))
+
+
+def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None) -> None:
+    """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if base is not None:
+        check_inside(path, base)
+    elif path.is_symlink():
+        raise UnsafePathError(errno.ELOOP, "refusing to write through a symlink", str(path))
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename durable."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_text(path: Path) -> str:
+    """Read a file we own as UTF-8, tolerating bad bytes; missing = empty."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
+
+
+def write_gzip_archive(dest: Path, data: bytes) -> None:
+    """Archive bytes as a gzip file, atomically (mtime 0 so reruns are byte-stable)."""
+    atomic_write(dest, gzip.compress(data, mtime=0))
+
+
+def clean_temp_files(folder: Path) -> int:
+    """Remove temp files a crash left behind in ``folder`` (not recursive). Returns the count."""
+    n = 0
+    with contextlib.suppress(FileNotFoundError):
+        for p in folder.iterdir():
+            if p.name.startswith(TMP_PREFIX) and stat.S_ISREG(p.lstat().st_mode):
+                with contextlib.suppress(OSError):
+                    p.unlink()
+                    n += 1
+    return n
+
+
+class RootBusy(RuntimeError):
+    """Another scribed holds the lock on this root."""
+
+
+@contextlib.contextmanager
+def root_lock(lock_path: Path, timeout: float = -1) -> Iterator[None]:
+    """Exclusive lock per squad root: daemon, run-once and other containers take turns.
+
+    ``timeout`` < 0 waits forever; 0 fails at once with :class:`RootBusy`.
+    """
+    ensure_dir(lock_path.parent)
+    lock = FileLock(str(lock_path), mode=FILE_MODE)
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout as exc:
+        raise RootBusy(f"another scribed is working on this root (lock {lock_path})") from exc
+    try:
+        yield
+    finally:
+        lock.release()
