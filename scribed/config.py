@@ -153,6 +153,10 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:
     if path is not None and not Path(os.path.expanduser(cfg.root)).is_absolute():
         # A relative root in a file is relative to that file, not to wherever we were started.
         cfg.root = str((path.parent / os.path.expanduser(cfg.root)).absolute())
+    if path is not None:
+        for src in cfg.sources:
+            if not src.expanded.is_absolute():
+                src.path = str((path.parent / src.expanded).absolute())
     return cfg
 
 

@@ -1,0 +1,3 @@
+from scribed.cli import main
+
+main()

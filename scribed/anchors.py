@@ -1,0 +1,308 @@
+"""Must-keep anchors, extracted deterministically before any compressor runs.
+
+The retention guard (see :func:`guard`) checks that each anchor's exact text is in the cold
+entry and adds the missing ones under "Key facts". A compressor (LLM or extractive) may
+phrase things its own way; the facts agents depend on (decisions, paths, error strings,
+commands, issue numbers, open TODOs) survive regardless.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from scribed.models import Anchor, Session, Turn
+
+# Caps per session so a pathological transcript cannot blow the entry budget.
+CAPS: dict[str, int] = {
+    "decision": 12,
+    "path": 30,
+    "identifier": 15,
+    "error": 10,
+    "command": 12,
+    "issue": 20,
+    "todo": 12,
+    "directive": 8,
+    "number": 0,
+}
+# Order in which missing anchors are restored when the budget is tight.
+PRIORITY = ["decision", "todo", "path", "error", "issue", "command", "directive", "identifier", "number"]
+MAX_ANCHOR_CHARS = 220
+
+_DECISION = re.compile(
+    r"(?:^|[\s*_>-])(?:decision|decided|final decision|revised decision)\s*(?:\([^)]{0,40}\)\s*)?[:：]\s*(?P<d>.+)",
+    re.IGNORECASE,
+)
+_DECISION_VERB = re.compile(
+    r"\b(?:we|i|team)\s+(?:have\s+)?(?:decided|agreed|chose|will go with|are going with)\s+(?:to\s+|on\s+)?(?P<d>.+)",
+    re.IGNORECASE,
+)
+_REVERSAL = re.compile(
+    r"\b(?:revers(?:e|ed|ing)|revert(?:ed|ing)?|supersed(?:e|es|ed|ing)|instead of|no longer|"
+    r"scrap(?:ped)?|changed? (?:my|our) mind|on second thought|rather than)\b",
+    re.IGNORECASE,
+)
+_INSTEAD_OF = re.compile(
+    r"\b(?:instead of|rather than|replac(?:e|es|ing))\s+`?(?P<x>[^`,.;]{2,60})", re.IGNORECASE
+)
+
+_PATH = re.compile(
+    r"(?<![\w@:/.-])"
+    r"(?P<p>(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_.+-]+\.[A-Za-z0-9]{1,8}"
+    r"|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
+    r"swift|md|toml|yaml|yml|json|jsonl|ini|cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle))"
+    r"(?![\w/])"
+)
+_URLISH = re.compile(r"\w+://\S*")
+_IDENT = re.compile(r"`(?P<i>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)`")
+_ERROR = re.compile(
+    r"(?P<e>\b(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure|Fault)|(?i:error)(?:\[[A-Z0-9]+\])?|FAILED|"
+    r"(?i:fatal)|panic)\b:?\s[^`\n]{3,200})"
+)
+_DIFF_LINE = re.compile(r"^\s*(?:diff --git |index [0-9a-f]+\.\.|--- a/|\+\+\+ b/|--- /dev/null|@@ )")
+_SHELL_WRAP = re.compile(r"^(?:bash|sh|zsh)\s+-l?c\s+(?P<c>.+)$")
+_READONLY_CMD = re.compile(
+    r"^(?:cat|ls|head|tail|sed -n|grep|rg|find|pwd|echo|wc|tree|less|more|stat|file)\b"
+)
+_ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
+_TODO_OPEN = re.compile(
+    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|TODO[:\s]\s*|FIXME[:\s]\s*|open item[:\s]\s*|follow[- ]up[:\s]\s*)(?P<t>.{3,200})",
+    re.IGNORECASE,
+)
+_TODO_DONE = re.compile(
+    r"(?:^|\s)(?:[-*]\s*\[[xX]\]\s*|DONE[:\s]\s*|closed TODO[:\s]\s*|resolved TODO[:\s]\s*)(?P<t>.{3,200})"
+)
+_DIRECTIVE = re.compile(
+    r"(?P<d>\b(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not)\b.{5,200})",
+    re.IGNORECASE,
+)
+_SHELL_TOOLS = {
+    "shell",
+    "bash",
+    "run_terminal_cmd",
+    "terminal",
+    "exec",
+    "execute",
+    "run",
+    "exec_command",
+    "local_shell",
+    "powershell",
+    "container.exec",
+    "run_in_terminal",
+}
+_CMD_START = re.compile(
+    r"^(?:\$\s+)?(?P<c>(?:pytest|python3?|pip|uv|git|npm|npx|pnpm|yarn|make|cargo|go|docker|kubectl|"
+    r"ruff|mypy|scribed|gh|node|bash|sh|poetry|tox|just|terraform|helm|curl)\b[^\n`]{0,160})"
+)
+_BACKTICK = re.compile(r"`([^`\n]{3,180})`")
+
+
+def _clean(s: str) -> str:
+    s = s.strip().strip("*").strip()
+    if s.count("`") % 2 == 1:
+        s = s.strip("`").strip()
+    s = re.sub(r"\s+", " ", s)
+    if len(s) > MAX_ANCHOR_CHARS:
+        s = s[:MAX_ANCHOR_CHARS].rsplit(" ", 1)[0]
+    return s.rstrip(" .;,")
+
+
+def _words(s: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9_]{3,}", s.lower())} - _STOP
+
+
+_STOP = {
+    "the",
+    "and",
+    "for",
+    "use",
+    "with",
+    "this",
+    "that",
+    "from",
+    "instead",
+    "decision",
+    "decided",
+    "will",
+    "are",
+    "our",
+    "not",
+    "now",
+    "reverse",
+    "reversing",
+    "revert",
+    "earlier",
+    "previous",
+    "rather",
+}
+
+
+def _lines(turns: Iterable[Turn], kinds: set[str]) -> Iterable[tuple[Turn, str]]:
+    for t in turns:
+        if t.kind in kinds:
+            for line in t.text.splitlines():
+                if line.strip() and not _DIFF_LINE.match(line):
+                    yield t, line
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip(), maxsplit=1)[0]
+
+
+def _command(raw: str) -> str | None:
+    """A command worth keeping: unwrapped from ``bash -lc``, and not a read-only look."""
+    raw = raw.strip().strip("'\"")
+    m = _SHELL_WRAP.match(raw)
+    if m:
+        raw = m.group("c").strip().strip("'\"")
+    if _READONLY_CMD.match(raw):
+        return None
+    c = _CMD_START.match(raw)
+    return c.group("c") if c else None
+
+
+def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
+    """All anchors of a session (or of the given subset of its turns), deterministic order."""
+    turns = session.turns if turns is None else turns
+    out: list[Anchor] = []
+    seen: set[tuple[str, str]] = set()
+    counts: dict[str, int] = {}
+
+    def add(kind: str, text: str, line: int, superseded: str | None = None) -> None:
+        text = _clean(text)
+        shape = re.sub(r"\d+", "0", text) if kind in ("command", "error") else text
+        if len(text) < 2 or (kind, shape) in seen or counts.get(kind, 0) >= CAPS[kind]:
+            return
+        seen.add((kind, shape))
+        counts[kind] = counts.get(kind, 0) + 1
+        out.append(Anchor(kind, text, line, superseded))  # type: ignore[arg-type]
+
+    for a in _decisions(turns):
+        add("decision", a.text, a.line, a.superseded)
+
+    open_todos: dict[str, int] = {}
+    done: set[str] = set()
+    for t, line in _lines(turns, {"message", "summary"}):
+        for m in _TODO_DONE.finditer(line):
+            done.add(_clean(m.group("t")).lower())
+        for m in _TODO_OPEN.finditer(line):
+            key = _clean(m.group("t"))
+            if key.lower() in done:
+                continue
+            open_todos.setdefault(key, t.line)
+    for text, line_no in open_todos.items():
+        if text.lower() not in done:
+            add("todo", text, line_no)
+
+    for t, line in _lines(turns, {"message", "tool_call", "summary"}):
+        scrubbed = _URLISH.sub(" ", line)
+        for m in _PATH.finditer(scrubbed):
+            p = m.group("p")
+            if not _looks_like_version(p):
+                add("path", p, t.line)
+        for m in _ISSUE.finditer(line):
+            add("issue", "#" + m.group("n"), t.line)
+        if t.kind == "message" and t.role == "user":
+            for m in _DIRECTIVE.finditer(line):
+                add("directive", m.group("d"), t.line)
+        if t.kind == "message":
+            for m in _IDENT.finditer(line):
+                ident = m.group("i")
+                if "_" in ident or "." in ident or "(" in ident or re.search(r"[a-z][A-Z]", ident):
+                    add("identifier", ident, t.line)
+            for m in _BACKTICK.finditer(line):
+                cmd = _command(m.group(1))
+                if cmd:
+                    add("command", cmd, t.line)
+            if line.lstrip().startswith("$ "):
+                cmd = _command(line.strip()[2:])
+                if cmd:
+                    add("command", cmd, t.line)
+    for t in turns:
+        if t.kind == "tool_call" and (t.tool_name or "").lower() in _SHELL_TOOLS:
+            first = t.text.split("\n", 1)[0]
+            if (t.tool_name or "") and first.lower().startswith((t.tool_name or "").lower()):
+                first = first[len(t.tool_name or "") :].strip(" :")
+            cmd = _command(first)
+            if cmd:
+                add("command", cmd, t.line)
+
+    # Errors: the user's and assistant's own words first, then tool output.
+    for kinds in ({"message", "summary"}, {"tool_result"}):
+        for t, line in _lines(turns, kinds):
+            err = _ERROR.search(line)
+            if err and not line.lstrip().startswith(("at ", 'File "')):
+                add("error", err.group("e"), t.line)
+    return out
+
+
+def _looks_like_version(p: str) -> bool:
+    return bool(re.fullmatch(r"v?\d+(?:\.\d+)+", p))
+
+
+def _decisions(turns: list[Turn]) -> list[Anchor]:
+    """Decisions in order; a later reversal replaces the decision it reverses."""
+    found: list[Anchor] = []
+    for t, line in _lines(turns, {"message", "summary"}):
+        m = _DECISION.search(line) or _DECISION_VERB.search(line)
+        if not m:
+            continue
+        text = _clean(_first_sentence(m.group("d")))
+        if len(text) < 4:
+            continue
+        superseded: str | None = None
+        if _REVERSAL.search(line) and found:
+            target = _reversal_target(line, found)
+            if target is not None:
+                superseded = target.text
+                found.remove(target)
+        found = [a for a in found if a.text != text]
+        found.append(Anchor("decision", text, t.line, superseded))
+    return found
+
+
+def _reversal_target(line: str, earlier: list[Anchor]) -> Anchor | None:
+    """The earlier decision a reversal line refers to: named via 'instead of X', else most overlap."""
+    inst = _INSTEAD_OF.search(line)
+    if inst:
+        x = inst.group("x").strip().lower()
+        for a in reversed(earlier):
+            if x and x in a.text.lower():
+                return a
+    words = _words(line)
+    best: tuple[float, Anchor] | None = None
+    for a in reversed(earlier):
+        w = _words(a.text)
+        if not w:
+            continue
+        score = len(words & w) / len(w)
+        if score > 0.25 and (best is None or score > best[0]):
+            best = (score, a)
+    return best[1] if best else None
+
+
+def present(anchor: Anchor, text: str) -> bool:
+    """Whether an anchor's exact text survives in ``text`` (whitespace-insensitive)."""
+    return _norm(anchor.text) in _norm(text)
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", s)
+
+
+def recall(anchors: list[Anchor], text: str) -> float:
+    if not anchors:
+        return 1.0
+    norm = _norm(text)
+    return sum(1 for a in anchors if _norm(a.text) in norm) / len(anchors)
+
+
+def format_anchor(a: Anchor) -> str:
+    """How a restored anchor is written under Key facts."""
+    if a.type == "decision":
+        return f"decision: {a.text}" + (f" (supersedes: {a.superseded})" if a.superseded else "")
+    if a.type in ("path", "identifier", "command", "error"):
+        return f"{a.type}: `{a.text}`" if "`" not in a.text else f"{a.type}: {a.text}"
+    if a.type == "todo":
+        return f"open: {a.text}"
+    return f"{a.type}: {a.text}"

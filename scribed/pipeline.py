@@ -1,0 +1,626 @@
+"""The compaction core shared by ``scribed run-once`` and the daemon.
+
+One unit of work is one source file: parse it (streaming), decide whether it is finished,
+take the part not compacted yet, redact it, extract anchors, compress, guard, append the
+entry to ``cold/{agent}.md``, and record it in the ledger. Entry ids are derived from
+(source, session, byte range), so a rerun after any crash finds what is already written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scribed import adapters, anchors, cold, entry, live
+from scribed.cold import Layout
+from scribed.compress.base import CompressError, Compressor, CompressResult
+from scribed.compress.extractive import ExtractiveCompressor
+from scribed.config import Config, ConfigError
+from scribed.fsutil import atomic_write, clean_temp_files, ensure_dir, read_text, write_gzip_archive
+from scribed.ledger import Ledger, SourceRow
+from scribed.log import get as get_logger
+from scribed.models import Anchor, ParseResult, Session, Turn
+from scribed.names import normalize_name
+from scribed.redact import redact
+
+# Kinds whose Turn.end_offset is a byte offset in an append-only file.
+BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
+HOT_TEMPLATE = (
+    "# Hot memory: {agent}\n\nCurrent task:\nActive decisions:\nLast actions:\nBlockers:\nTalking to:\n"
+)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True, frozen=True)
+class SourceItem:
+    """One file to consider, with the agent its sessions default to."""
+
+    path: Path
+    kind: str
+    agent: str
+
+
+@dataclass(slots=True)
+class EntryReport:
+    agent: str
+    session: str
+    source: str
+    bytes_in: int
+    bytes_out: int
+    ratio: float
+    recall: float
+    compressor: str
+    entry_id: str = ""
+    llm_error: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    ms: int = 0
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "session": self.session,
+            "source": self.source,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "ratio": round(self.ratio, 4),
+            "recall": round(self.recall, 4),
+            "compressor": self.compressor,
+        }
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """What happened to one source file."""
+
+    status: str  # compacted | unchanged | not-finished | empty | failed | skipped
+    sessions: int = 0
+    entries: list[EntryReport] = field(default_factory=list)
+    skipped: int = 0
+    failed: int = 0
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class RunReport:
+    sessions: int = 0
+    compacted: int = 0
+    skipped: int = 0
+    failed: int = 0
+    files: int = 0
+    warnings: int = 0
+    entries: list[EntryReport] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, item: SourceItem, out: FileOutcome) -> None:
+        self.files += 1
+        self.sessions += out.sessions
+        self.compacted += len(out.entries)
+        self.skipped += out.skipped
+        self.failed += out.failed
+        self.entries.extend(out.entries)
+        if out.failed:
+            self.failures.append({"source": redact(str(item.path)), "reason": out.reason})
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "compacted": self.compacted,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "files": self.files,
+            "warnings": self.warnings,
+            "entries": [e.public() for e in self.entries],
+            "failures": self.failures,
+        }
+
+
+def sha256_prefix(path: Path, length: int) -> str:
+    """sha256 of the first ``length`` bytes, streamed."""
+    h = hashlib.sha256()
+    left = length
+    with path.open("rb") as fh:
+        while left > 0:
+            chunk = fh.read(min(1 << 20, left))
+            if not chunk:
+                break
+            h.update(chunk)
+            left -= len(chunk)
+    return h.hexdigest()
+
+
+def sha256_bytes(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+class Scribe:
+    """The core object both drivers (run-once and the daemon) call."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        dry_run: bool = False,
+        clock: Callable[[], datetime] = utcnow,
+        environ: Mapping[str, str] | None = None,
+        llm_factory: Callable[[], Compressor] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.dry_run = dry_run
+        self.clock = clock
+        self.environ = dict(os.environ if environ is None else environ)
+        self.layout = Layout(cfg.root_path)
+        self.log = get_logger()
+        self._validate_sources()
+        if dry_run:
+            self.ledger = (
+                Ledger(self.layout.ledger, readonly=True) if self.layout.ledger.exists() else Ledger(None)
+            )
+        else:
+            ensure_dir(self.layout.state)
+            self.ledger = Ledger(self.layout.ledger)
+        self.extractive = ExtractiveCompressor()
+        self._llm_factory = llm_factory
+        self._llm: Compressor | None = None
+        self._llm_state: str | None = None  # None = not probed; "" = usable; else the reason it is not
+        self._llm_lock = threading.Lock()
+        self._sha_cache: dict[str, str] = {}
+        self._sha_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.ledger.close()
+
+    # --- discovery ----------------------------------------------------------------------------
+    def _validate_sources(self) -> None:
+        root = self.cfg.root_path
+        if not root.is_dir():
+            raise ConfigError(f"root: not a folder: {root}")
+        for i, src in enumerate(self.cfg.sources):
+            if src.agent and normalize_name(src.agent) is None:
+                raise ConfigError(
+                    f"bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+                    "(lowercase letters, digits, '-' and '_')"
+                )
+
+    def items(self) -> Iterator[SourceItem]:
+        """Every file of every configured source, plus the hot files."""
+        for src in self.cfg.sources:
+            agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")
+            folder = src.expanded
+            if not folder.exists():
+                self.log.warning("source_missing", source=str(folder), kind=src.kind)
+                continue
+            for p in adapters.discover(src.kind, folder, src.glob):
+                yield SourceItem(p, src.kind, agent)
+        for p in adapters.discover("hot", self.layout.hot):
+            yield SourceItem(p, "hot", p.stem.lower())
+
+    def prepare(self) -> None:
+        """Start-of-run housekeeping: temp files a crash left behind."""
+        if self.dry_run:
+            return
+        for d in (self.layout.hot, self.layout.cold, self.layout.wiki, self.layout.state):
+            n = clean_temp_files(d)
+            if n:
+                self.log.warning("temp_files_removed", folder=str(d), count=n)
+
+    # --- compressor choice --------------------------------------------------------------------
+    def _llm_compressor(self) -> tuple[Compressor | None, str]:
+        """The LLM compressor if configured and reachable, else (None, reason)."""
+        with self._llm_lock:
+            return self._llm_compressor_locked()
+
+    def _llm_compressor_locked(self) -> tuple[Compressor | None, str]:
+        if self._llm_state is None:
+            if self._llm_factory is not None:
+                self._llm = self._llm_factory()
+                self._llm_state = ""
+            elif not self.cfg.llm.configured:
+                self._llm_state = "llm not configured (llm.base_url and llm.model)"
+            else:
+                from scribed.compress import llm as llm_mod
+
+                reason = llm_mod.probe(self.cfg.llm) if self.cfg.compress.backend == "auto" else None
+                if reason:
+                    self._llm_state = reason
+                    self.log.warning("llm_unreachable", reason=reason, fallback="extractive")
+                else:
+                    self._llm = llm_mod.LlmCompressor(self.cfg.llm, environ=self.environ)
+                    self._llm_state = ""
+        return self._llm, self._llm_state or ""
+
+    def _compress(self, session: Session, anchors_: list[Anchor], budget: int) -> tuple[CompressResult, str]:
+        """Run the configured backend. Returns (result, llm_error). Raises CompressError for backend=llm."""
+        backend = self.cfg.compress.backend
+        if backend == "extractive":
+            return self.extractive.compress(session, anchors_, budget), ""
+        llm, reason = self._llm_compressor()
+        if llm is None:
+            if backend == "llm":
+                raise CompressError(reason)
+            return self.extractive.compress(session, anchors_, budget), ""
+        try:
+            return llm.compress(session, anchors_, budget), ""
+        except CompressError as exc:
+            if backend == "llm":
+                raise
+            res = self.extractive.compress(session, anchors_, budget)
+            res.notes.append(f"fallback: {exc.reason}")
+            return res, exc.reason
+
+    # --- one file -----------------------------------------------------------------------------
+    def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
+        """Compact whatever is finished and new in one source file."""
+        path = item.path
+        key = str(path)
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            return FileOutcome("skipped", reason="disappeared")
+        if item.kind == "hot" and path.is_symlink():
+            self.log.warning(
+                "hot_symlink_skipped", file=key, reason="hot files that are symlinks are never read or reset"
+            )
+            return FileOutcome("skipped", reason="symlink")
+        row = self.ledger.source(key)
+        if (
+            row
+            and row.size == st.st_size
+            and row.mtime_ns == st.st_mtime_ns
+            and row.status in ("done", "quarantined")
+        ):
+            return FileOutcome("unchanged")
+
+        parsed = adapters.parse_file(item.kind, path, item.agent)
+        for w in parsed.warnings:
+            self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
+
+        now = self.clock()
+        quiet = (now.timestamp() - st.st_mtime) >= self.cfg.session.quiet_seconds
+        finished = parsed.ended or quiet or force
+        if not parsed.sessions:
+            self._mark(
+                item,
+                st,
+                row,
+                status="done",
+                offset=row.offset_done if row else 0,
+                sha=row.sha256 if row else "",
+            )
+            return FileOutcome("empty")
+        if not finished:
+            n = len(parsed.sessions)
+            if item.kind != "hot" and not self.dry_run:
+                for sess in parsed.sessions:
+                    peers = [s.agent for s in parsed.sessions if s is not sess]
+                    live.refresh(self.layout, sess, item.kind, self.log, talking_to=peers)
+            return FileOutcome(
+                "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
+            )
+
+        offset_done = row.offset_done if row else 0
+        if item.kind == "hot":
+            offset_done = 0
+        elif (
+            item.kind in BYTE_KINDS
+            and offset_done > 0
+            and row is not None
+            and (st.st_size < offset_done or sha256_prefix(path, offset_done) != row.sha256)
+        ):
+            self.log.warning(
+                "source_rewritten",
+                file=key,
+                reason="content before the compacted offset changed; compacting the whole file again",
+            )
+            offset_done = 0
+
+        raw_sizes = self._raw_sizes(item, parsed)
+        out = FileOutcome("compacted")
+        new_offset = offset_done
+        for sess in parsed.sessions:
+            turns = [t for t in sess.turns if t.end_offset > offset_done]
+            if sess.turns:
+                new_offset = max(new_offset, max(t.end_offset for t in sess.turns))
+            if not turns or not any(t.text.strip() for t in turns):
+                continue
+            out.sessions += 1
+            bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
+            try:
+                rep = self._compact_session(item, sess, turns, bytes_in, offset_done)
+            except CompressError as exc:
+                out.failed += 1
+                out.reason = f"{sess.agent}/{sess.session_id}: {exc.reason}"
+                self.log.error(
+                    "compaction_failed",
+                    agent=sess.agent,
+                    session=sess.session_id,
+                    file=key,
+                    reason=exc.reason,
+                )
+                continue
+            except OSError as exc:
+                out.failed += 1
+                out.reason = f"write failed: {exc.strerror or exc}"
+                self.log.error(
+                    "write_failed",
+                    agent=sess.agent,
+                    file=key,
+                    reason=out.reason,
+                    target=getattr(exc, "filename", None),
+                )
+                continue
+            if rep is None:
+                out.skipped += 1
+            else:
+                out.entries.append(rep)
+
+        if out.failed:
+            attempts = (row.attempts if row else 0) + 1
+            status = "quarantined" if attempts >= self.cfg.daemon.max_attempts else "failed"
+            self._mark(
+                item,
+                st,
+                row,
+                status=status,
+                offset=row.offset_done if row else 0,
+                sha=row.sha256 if row else "",
+                error=out.reason,
+                attempts=attempts,
+            )
+            out.status = "failed"
+            return out
+
+        sha = ""
+        if item.kind in BYTE_KINDS:
+            sha = sha256_prefix(path, new_offset)
+        elif item.kind == "hot":
+            sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
+        if item.kind == "hot" and not self.dry_run:
+            self._archive_and_reset_hot(item)
+            st = path.lstat() if path.exists() else st
+        if item.kind != "hot" and not self.dry_run:
+            for sess in parsed.sessions:
+                live.clear(self.layout, sess.agent, item.kind, sess.session_id)
+        self._mark(item, st, row, status="done", offset=new_offset, sha=sha)
+        if not out.entries:
+            out.status = "unchanged"
+        return out
+
+    def _raw_sizes(self, item: SourceItem, parsed: ParseResult) -> dict[int, int]:
+        """Attribute the file's bytes to turns (each turn owns the bytes since the previous record)."""
+        if item.kind not in BYTE_KINDS and item.kind != "hot":
+            return {}
+        all_turns = sorted((t for s in parsed.sessions for t in s.turns), key=lambda t: t.end_offset)
+        out: dict[int, int] = {}
+        prev = 0
+        for t in all_turns:
+            out[id(t)] = max(0, t.end_offset - prev)
+            prev = max(prev, t.end_offset)
+        return out
+
+    def _mark(
+        self,
+        item: SourceItem,
+        st: os.stat_result,
+        row: SourceRow | None,
+        *,
+        status: str,
+        offset: int,
+        sha: str,
+        error: str = "",
+        attempts: int | None = None,
+    ) -> None:
+        if self.dry_run:
+            return
+        self.ledger.upsert_source(
+            SourceRow(
+                path=str(item.path),
+                kind=item.kind,
+                agent=item.agent,
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                sha256=sha,
+                offset_done=offset,
+                status=status,
+                attempts=(
+                    attempts
+                    if attempts is not None
+                    else (0 if status == "done" else (row.attempts if row else 0))
+                ),
+                last_error=redact(error),
+                updated_at=entry.iso(self.clock()),
+            )
+        )
+
+    # --- one session --------------------------------------------------------------------------
+    def _compact_session(
+        self, item: SourceItem, sess: Session, turns: list[Turn], bytes_in: int, offset_done: int
+    ) -> EntryReport | None:
+        t0 = time.monotonic()
+        start_off = offset_done
+        end_off = max(t.end_offset for t in turns)
+        ident = f"{item.path}\0{sess.session_id}\0{start_off}\0{end_off}"
+        if item.kind == "hot":
+            ident = f"{item.path}\0{sess.session_id}"
+        entry_id = "e-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+        if self.ledger.has_entry(entry_id):
+            return None
+
+        red_turns = [
+            Turn(t.role, redact(t.text), t.kind, t.ts, t.line, t.end_offset, t.tool_name) for t in turns
+        ]
+        stamps = [t.ts for t in turns if t.ts is not None]
+        end = max(stamps) if stamps else (sess.end or datetime.fromtimestamp(item.path.stat().st_mtime, UTC))
+        sub = Session(
+            agent=sess.agent,
+            session_id=redact(sess.session_id),
+            source=sess.source,
+            kind=sess.kind,
+            turns=red_turns,
+            start=min(stamps) if stamps else sess.start,
+            end=end,
+            ended=sess.ended,
+        )
+        anchor_list = anchors.extract(sub)
+        ccfg = self.cfg.compress
+        budget = int(min(ccfg.max_bytes, max(ccfg.min_bytes, bytes_in * ccfg.ratio)))
+        hard_cap = int(budget * 1.15)
+
+        result, llm_error = self._compress(sub, anchor_list, budget)
+        meta = entry.EntryMeta(
+            entry_id=entry_id,
+            agent=sess.agent,
+            session=sub.session_id,
+            source=redact(self.display_path(item.path)),
+            kind=item.kind,
+            end=end,
+            first_line=red_turns[0].line,
+            last_line=red_turns[-1].line,
+            turns=len(red_turns),
+            sha256=self._source_sha(item),
+            compressor=result.compressor,
+            bytes_in=bytes_in,
+        )
+        summary = entry.fit_with_room(result.summary, anchor_list, meta, budget)
+        summary, rec = entry.guard(summary, anchor_list, meta, hard_cap)
+        meta.recall = rec
+        text = redact(entry.render(summary, meta))
+        bytes_out = len(text.encode())
+        ms = int((time.monotonic() - t0) * 1000)
+        rep = EntryReport(
+            agent=sess.agent,
+            session=sub.session_id,
+            source=meta.source,
+            bytes_in=bytes_in,
+            bytes_out=bytes_out,
+            ratio=bytes_out / bytes_in if bytes_in else 0.0,
+            recall=rec,
+            compressor=result.compressor,
+            entry_id=entry_id,
+            llm_error=llm_error,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            ms=ms,
+        )
+        if self.dry_run:
+            return rep
+        ensure_dir(self.layout.cold)
+        cold.append(self.layout, sess.agent, text, entry_id, self.cfg.cold.max_bytes, self.clock())
+        self.ledger.add_entry(
+            id=entry_id,
+            path=str(item.path),
+            session=sub.session_id,
+            agent=sess.agent,
+            session_end=entry.iso(end),
+            start_offset=start_off,
+            end_offset=end_off,
+            bytes_in=bytes_in,
+            bytes_out=bytes_out,
+            ratio=rep.ratio,
+            recall=rec,
+            compressor=result.compressor,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            ms=ms,
+            llm_error=redact(llm_error),
+            created_at=entry.iso(self.clock()),
+        )
+        self.log.info(
+            "compacted",
+            agent=sess.agent,
+            session=sub.session_id,
+            source=meta.source,
+            bytes_in=bytes_in,
+            bytes_out=bytes_out,
+            ratio=round(rep.ratio, 4),
+            recall=round(rec, 3),
+            compressor=result.compressor,
+            anchors=len(anchor_list),
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            ms=ms,
+            llm_error=llm_error or None,
+            notes=result.notes or None,
+        )
+        return rep
+
+    def _source_sha(self, item: SourceItem) -> str:
+        """sha256 of the source file as compacted (provenance)."""
+        st = item.path.stat()
+        key = f"{item.path}\0{st.st_size}\0{st.st_mtime_ns}"
+        with self._sha_lock:
+            if key in self._sha_cache:
+                return self._sha_cache[key]
+        digest = sha256_prefix(item.path, st.st_size)
+        with self._sha_lock:
+            if len(self._sha_cache) > 64:
+                self._sha_cache.clear()
+            self._sha_cache[key] = digest
+        return digest
+
+    def display_path(self, path: Path) -> str:
+        """A source path for provenance: relative to the root inside it, ``~/…`` under home."""
+        root = self.layout.root
+        try:
+            return str(path.relative_to(root))
+        except ValueError:
+            pass
+        try:
+            return "~/" + str(path.relative_to(Path.home()))
+        except ValueError:
+            return str(path)
+
+    # --- hot files ----------------------------------------------------------------------------
+    def _archive_and_reset_hot(self, item: SourceItem) -> None:
+        """Archive the hot file's original bytes (after its cold entry is durable), then reset it.
+
+        Re-read under the write: text an agent appended after we parsed is kept.
+        """
+        path = item.path
+        data = path.read_bytes()
+        digest = sha256_bytes(data)[:12]
+        agent = path.stem.lower()
+        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{digest}.md.gz", data)
+        current = path.read_bytes()
+        template = HOT_TEMPLATE.format(agent=agent)
+        if current == data:
+            atomic_write(path, template, base=self.layout.memory)
+        elif current.startswith(data):
+            atomic_write(path, template.encode() + b"\n" + current[len(data) :], base=self.layout.memory)
+        else:
+            self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
+
+    # --- whole run ----------------------------------------------------------------------------
+    def run_once(
+        self,
+        *,
+        force: bool = False,
+        progress: Callable[[list[SourceItem]], Iterator[SourceItem]] | None = None,
+    ) -> RunReport:
+        """Process every source file once."""
+        self.prepare()
+        report = RunReport()
+        items = list(self.items())
+        it: Iterator[SourceItem] = progress(items) if progress else iter(items)
+        for item in it:
+            try:
+                out = self.process(item, force=force)
+            except OSError as exc:
+                self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
+                out = FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
+            report.add(item, out)
+        return report
+
+
+def read_cold(layout: Layout, agent: str) -> str:
+    return read_text(layout.cold_file(agent))

@@ -1,0 +1,220 @@
+"""Anchors, the retention guard, entry rendering, the cold fold and the ledger."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from scribed import anchors, cold, entry
+from scribed.cold import Layout
+from scribed.compress.extractive import ExtractiveCompressor
+from scribed.ledger import Ledger, SourceRow
+from scribed.models import Session, Summary, Turn
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+def sess(*turns: tuple[str, str] | Turn) -> Session:
+    out = []
+    for i, t in enumerate(turns):
+        if isinstance(t, Turn):
+            out.append(t)
+        else:
+            out.append(
+                Turn(
+                    role=t[0],
+                    text=t[1],
+                    ts=T0 + timedelta(minutes=i),
+                    line=i + 1,  # type: ignore[arg-type]
+                    end_offset=(i + 1) * 100,
+                )
+            )
+    return Session(agent="kim", session_id="s1", source=Path("/x.md"), kind="markdown", turns=out)
+
+
+def meta(bytes_in: int = 10_000) -> entry.EntryMeta:
+    return entry.EntryMeta(
+        entry_id="e-0123456789ab",
+        agent="kim",
+        session="s1",
+        source="/x.md",
+        kind="markdown",
+        end=T0,
+        first_line=1,
+        last_line=9,
+        turns=9,
+        sha256="0" * 64,
+        compressor="extractive",
+        bytes_in=bytes_in,
+    )
+
+
+def test_anchor_types() -> None:
+    s = sess(
+        ("user", "Fix #590 in src/auth/session.py. Never push to main directly."),
+        ("assistant", "Running `pytest tests/test_login.py -k flaky` now."),
+        ("tool", "E   AssertionError: expected 900s, got 899.7s"),
+        (
+            "assistant",
+            "Decision: use an injected clock via `Clock.now()`.\nTODO: delete tests/helpers/retry.py",
+        ),
+        ("assistant", "- [x] write the fixture\n- [ ] update docs/auth.md"),
+    )
+    s.turns[2].kind = "tool_result"
+    got = {(a.type, a.text) for a in anchors.extract(s)}
+    assert ("issue", "#590") in got
+    assert ("path", "src/auth/session.py") in got
+    assert ("path", "tests/helpers/retry.py") in got
+    assert ("command", "pytest tests/test_login.py -k flaky") in got
+    assert ("error", "AssertionError: expected 900s, got 899.7s") in got
+    assert ("decision", "use an injected clock via `Clock.now()`") in got
+    assert ("todo", "delete tests/helpers/retry.py") in got
+    assert ("todo", "update docs/auth.md") in got
+    assert ("todo", "write the fixture") not in got
+    assert ("identifier", "Clock.now()") in got
+    assert any(t == "directive" and "Never push to main" in x for t, x in got)
+
+
+def test_reversed_decision_keeps_final_form_only() -> None:
+    s = sess(
+        ("assistant", "Decision: store sessions in Redis with a 15 minute TTL."),
+        ("assistant", "Some unrelated chatter about logs."),
+        ("assistant", "Decision: reversing the earlier call, store sessions in Postgres instead of Redis."),
+    )
+    ds = [a for a in anchors.extract(s) if a.type == "decision"]
+    assert len(ds) == 1
+    assert ds[0].text.startswith("reversing the earlier call, store sessions in Postgres")
+    assert ds[0].superseded == "store sessions in Redis with a 15 minute TTL"
+
+
+def test_closed_todo_is_not_open() -> None:
+    s = sess(("assistant", "TODO: bump the lockfile"), ("assistant", "DONE: bump the lockfile"))
+    assert not [a for a in anchors.extract(s) if a.type == "todo"]
+
+
+def test_guard_restores_dropped_anchors_within_cap() -> None:
+    s = sess(("user", "Decision: ship v2 API under /v2 only. See #77 and src/api/v2.py"))
+    found = anchors.extract(s)
+    bare = Summary(goal="ship the API")
+    m = meta()
+    amended, rec = entry.guard(bare, found, m, hard_cap=4000)
+    text = entry.render(amended, m)
+    assert rec == 1.0
+    for a in found:
+        assert a.text in text
+    # a tiny cap restores what fits, in priority order, and reports the recall honestly
+    amended2, rec2 = entry.guard(bare, found, m, hard_cap=entry.size_of(bare, m) + 100)
+    assert rec2 > 0
+    assert amended2.key_facts[0].startswith("decision:"), "decisions are restored first"
+    assert entry.size_of(amended2, m) <= entry.size_of(bare, m) + 100
+    _tiny, rec3 = entry.guard(bare, found, m, hard_cap=entry.size_of(bare, m) + 40)
+    assert 0 < rec3 < 1.0, "what does not fit is reported, not hidden"
+
+
+def test_render_parse_roundtrip_and_fit() -> None:
+    m = meta(bytes_in=5000)
+    s = Summary(
+        goal="g" * 50,
+        outcome="done",
+        decisions=[f"decision {i} " + "x" * 100 for i in range(30)],
+        files=["`a/b.py`"],
+        knowledge=["k" * 200] * 10,
+    )
+    fitted = entry.fit(s, m, 1500)
+    text = entry.render(fitted, m)
+    assert len(text.encode()) <= 1500
+    assert fitted.decisions, "decisions are the last to go"
+    pre, entries = entry.split_entries("# Cold\n\n" + text)
+    assert pre.startswith("# Cold")
+    assert len(entries) == 1 and entries[0].entry_id == "e-0123456789ab"
+    assert entries[0].when == T0
+
+
+def test_extractive_beats_truncation_on_signal() -> None:
+    noise = "\n".join(f"{i:4d}  def f_{i}(x): return x  # filler" for i in range(400))
+    s = sess(
+        ("user", "Please migrate the cache layer to redis-py 5 (#321)."),
+        ("assistant", "Reading the code."),
+        Turn("tool", noise, "tool_result", T0, 3, 300),
+        ("assistant", "Decision: drop the custom connection pool in cache/pool.py."),
+        ("assistant", "Done: all 12 cache tests pass. TODO: remove the compat shim in cache/compat.py"),
+    )
+    found = anchors.extract(s)
+    res = ExtractiveCompressor().compress(s, found, 800)
+    m = meta(bytes_in=len(noise) + 500)
+    text = entry.render(entry.fit(res.summary, m, 800), m)
+    assert "def f_1" not in text
+    assert "cache/pool.py" in text and "cache/compat.py" in text and "#321" in text
+    assert "12 cache tests pass" in text
+    assert anchors.recall(found, text) == 1.0
+
+
+def _entry_text(i: int, size: int = 1500) -> tuple[str, str]:
+    m = entry.EntryMeta(
+        entry_id=f"e-{i:012x}",
+        agent="kim",
+        session=f"s{i}",
+        source="/x",
+        kind="markdown",
+        end=T0 + timedelta(days=i),
+        first_line=1,
+        last_line=2,
+        turns=2,
+        sha256="0" * 64,
+        compressor="extractive",
+        bytes_in=20_000,
+    )
+    s = Summary(
+        goal=f"session {i}",
+        decisions=[f"decision number {i}"],
+        open_items=[f"open item {i}"],
+        knowledge=["filler " * (size // 8)],
+    )
+    return entry.render(s, m), m.entry_id
+
+
+def test_cold_append_is_idempotent_and_ordered(tmp_path: Path) -> None:
+    lay = Layout(tmp_path)
+    t2, id2 = _entry_text(2)
+    t1, id1 = _entry_text(1)
+    assert cold.append(lay, "kim", t2, id2, 100_000, T0) == (True, 0)
+    assert cold.append(lay, "kim", t1, id1, 100_000, T0) == (True, 0)
+    assert cold.append(lay, "kim", t1, id1, 100_000, T0) == (False, 0)
+    _, entries = entry.split_entries(lay.cold_file("kim").read_text())
+    assert [e.entry_id for e in entries] == [id1, id2], "date order, no duplicate"
+
+
+def test_fold_keeps_anchors_and_archives_originals(tmp_path: Path) -> None:
+    lay = Layout(tmp_path)
+    ids = []
+    for i in range(12):
+        text, eid = _entry_text(i)
+        ids.append(eid)
+        cold.append(lay, "kim", text, eid, 6000, T0)
+    path = lay.cold_file("kim")
+    data = path.read_text()
+    assert len(data.encode()) <= 6000
+    _, entries = entry.split_entries(data)
+    assert entries[0].entry_id and entries[0].entry_id.startswith("d-")
+    # every id is still accounted for: in the file (folded= lists) — so reruns never duplicate
+    known = cold.known_ids(path)
+    assert set(ids) <= known
+    # the newest decisions/open items are kept in full; originals of the folded ones are archived
+    archived = b"".join(gzip.decompress(p.read_bytes()) for p in (lay.archive / "cold").glob("kim-*.md.gz"))
+    for i in range(12):
+        assert f"decision number {i}".encode() in archived or f"decision number {i}" in data
+    assert "decision number 11" in data
+
+
+def test_ledger_migrates_and_counts(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite"
+    led = Ledger(db)
+    led.upsert_source(SourceRow("/a", "codex", "worf", 10, 1, "ab", 10, "done", 0, "", "now"))
+    led.upsert_source(SourceRow("/b", "codex", "worf", 10, 1, "ab", 0, "failed", 1, "timeout", "now"))
+    led.set_meta("last_promotion_at", "2026-11-29T03:00:00Z")
+    led.close()
+    led = Ledger(db)  # reopening does not re-run migrations
+    assert led.counts()["done"] == 1 and led.counts()["failed"] == 1
+    assert led.get_meta("last_promotion_at") == "2026-11-29T03:00:00Z"
+    assert db.stat().st_mode & 0o077 == 0

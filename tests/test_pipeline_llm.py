@@ -1,0 +1,153 @@
+"""The LLM backend end to end: run-once in a subprocess against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import llmserver
+import pytest
+from helpers import run_json
+from llmserver import FakeLLM, non_json, ok, slow, status
+
+from scribed import demo
+
+fake_llm = llmserver.fake_llm
+
+
+def setup(
+    tmp_path: Path, url: str, backend: str = "auto", timeout: float = 2.0
+) -> tuple[Path, str, dict[str, Any]]:
+    root = tmp_path / "squad"
+    root.mkdir()
+    manifest = demo.build(root)
+    cfg = root / "scribed.toml"
+    text = cfg.read_text().replace('backend = "extractive"', f'backend = "{backend}"')
+    text += f'\n[llm]\nbase_url = "{url}"\nmodel = "tiny"\ntimeout_seconds = {timeout}\nmax_retries = 1\n'
+    cfg.write_text(text)
+    return root, str(cfg), manifest
+
+
+ENV = {"OPENAI_API_KEY": "sk-proj-Zq8vW2nR5tY7uI9oP1aS3dF6gH8jK0lL2zX4cV6bN8mQ1wE3rT5y"}
+
+
+def all_facts_present(root: Path, manifest: dict[str, Any]) -> None:
+    for agent, facts in manifest["agents"].items():
+        text = (root / ".squad/memory/cold" / f"{agent}.md").read_text()
+        for kind in ("decisions", "paths", "errors", "issues", "todos"):
+            for fact in facts.get(kind, []):
+                assert fact in text, f"{agent}: {fact!r} lost"
+
+
+def llm_errors(root: Path) -> list[str]:
+    db = sqlite3.connect(root / ".squad/memory/.scribed/ledger.sqlite")
+    return [r[0] for r in db.execute("SELECT llm_error FROM entries")]
+
+
+def test_llm_success_nothing_secret_sent(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    root, cfg, manifest = setup(tmp_path, fake_llm.url)
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    assert out["compacted"] == 5
+    assert {e["compressor"] for e in out["entries"]} == {"llm:tiny"}
+    all_facts_present(root, manifest)
+    chats = fake_llm.chat_requests
+    assert len(chats) >= 5
+    secrets = manifest["secrets"] + manifest["extra_secrets"]
+    for r in fake_llm.requests:
+        blob = repr(r.body) + repr(r.headers)
+        for s in secrets:
+            assert s not in blob, f"secret {s[:8]}… sent to the LLM"
+    # the OpenAI key is never sent to a non-OpenAI base_url
+    assert all(ENV["OPENAI_API_KEY"] not in r.headers.get("authorization", "") for r in fake_llm.requests)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        (status(500), "server error 500"),
+        (non_json(), "non-JSON output"),
+        (slow(5), "timeout"),
+    ],
+)
+def test_auto_falls_back_to_extractive(
+    tmp_path: Path, fake_llm: FakeLLM, behaviour: Any, reason: str
+) -> None:
+    fake_llm.default = behaviour
+    root, cfg, manifest = setup(tmp_path, fake_llm.url, timeout=1.0)
+    t0 = time.monotonic()
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV, timeout=300)
+    assert code == 0, err
+    assert out["compacted"] == 5 and out["failed"] == 0
+    assert {e["compressor"] for e in out["entries"]} == {"extractive"}
+    all_facts_present(root, manifest)
+    errors = llm_errors(root)
+    assert len(errors) == 5 and all(reason in e for e in errors), errors
+    assert "llm_error" in err and reason in err  # the failure is logged, not silent
+    assert "Traceback" not in err
+    assert time.monotonic() - t0 < 120
+
+
+def test_auto_with_endpoint_down(tmp_path: Path) -> None:
+    root, cfg, manifest = setup(tmp_path, llmserver.down_url())
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    assert {e["compressor"] for e in out["entries"]} == {"extractive"}
+    assert "llm_unreachable" in err
+    all_facts_present(root, manifest)
+
+
+def test_rate_limited_then_ok(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(status(429, retry_after=1))
+    root, cfg, _manifest = setup(tmp_path, fake_llm.url)
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    assert {e["compressor"] for e in out["entries"]} == {"llm:tiny"}
+    assert not any(llm_errors(root))
+
+
+def test_backend_llm_failure_stays_queued_then_finishes(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.default = status(500)
+    root, cfg, manifest = setup(tmp_path, fake_llm.url, backend="llm", timeout=1.0)
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 1, err
+    assert out["failed"] == 5 and out["compacted"] == 0
+    assert all("server error 500" in f["reason"] for f in out["failures"])
+    assert "Traceback" not in err
+    assert (
+        not list((root / ".squad/memory/cold").glob("*.md"))
+        if (root / ".squad/memory/cold").exists()
+        else True
+    )
+    # the hot file is untouched while its entry is not written
+    assert "#1201" in (root / ".squad/memory/hot/riker.md").read_text()
+    fake_llm.default = llmserver.echo_summary()
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    assert out["compacted"] == 5
+    all_facts_present(root, manifest)
+    code, out, _ = run_json("--config", cfg, "run-once", env=ENV)
+    assert out["compacted"] == 0
+
+
+def test_truncated_and_think_wrapped(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.default = llmserver.truncated()
+    root, cfg, manifest = setup(tmp_path, fake_llm.url)
+    code, _out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    assert all("truncated" in e for e in llm_errors(root))
+    all_facts_present(root, manifest)
+
+
+def test_ok_but_unfaithful_output_is_guarded(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    """A model that drops every fact still yields entries holding them (retention guard)."""
+    fake_llm.default = ok({"goal": "Did some work", "outcome": "It went fine."})
+    root, cfg, manifest = setup(tmp_path, fake_llm.url)
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    assert {e["compressor"] for e in out["entries"]} == {"llm:tiny"}
+    all_facts_present(root, manifest)
+    assert all(e["recall"] > 0.9 for e in out["entries"]), out["entries"]
