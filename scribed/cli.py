@@ -170,3 +170,9 @@ def demo_cmd(folder: str) -> None:
     demo.build(root)
     click.echo(f"demo squad root written to {root}")
     click.echo(f"next: scribed --config {root / 'scribed.toml'} run-once")
+
+
+# Command groups live in their own modules; each registers onto `main`.
+from scribed import cli_context  # noqa: E402
+
+cli_context.register(main)

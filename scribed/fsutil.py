@@ -91,14 +91,16 @@ def write_gzip_archive(dest: Path, data: bytes) -> None:
 
 
 def clean_temp_files(folder: Path) -> int:
-    """Remove temp files a crash left behind in ``folder`` (not recursive). Returns the count."""
+    """Remove temp files a crash left behind anywhere under ``folder``. Returns the count."""
     n = 0
-    with contextlib.suppress(FileNotFoundError):
-        for p in folder.iterdir():
-            if p.name.startswith(TMP_PREFIX) and stat.S_ISREG(p.lstat().st_mode):
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            if name.startswith(TMP_PREFIX):
+                p = Path(dirpath) / name
                 with contextlib.suppress(OSError):
-                    p.unlink()
-                    n += 1
+                    if stat.S_ISREG(p.lstat().st_mode):
+                        p.unlink()
+                        n += 1
     return n
 
 

@@ -209,7 +209,13 @@ class Scribe:
         """Start-of-run housekeeping: temp files a crash left behind."""
         if self.dry_run:
             return
-        for d in (self.layout.hot, self.layout.cold, self.layout.wiki, self.layout.state):
+        for d in (
+            self.layout.hot,
+            self.layout.cold,
+            self.layout.wiki,
+            self.layout.state,
+            self.layout.memory / "inbox",
+        ):
             n = clean_temp_files(d)
             if n:
                 self.log.warning("temp_files_removed", folder=str(d), count=n)

@@ -1,0 +1,329 @@
+"""Live hot files: ``hot/{agent}.md`` kept current while a transcript session is still running.
+
+Squad agents load their hot file at every spawn, but a session that lives only in a Copilot,
+Claude Code or Codex transcript never writes one. While such a session is not finished, the
+pipeline calls :func:`refresh` on each change of its file; the hot file then says what the
+agent is doing right now (task, decisions, last actions, blockers, who it talks to) in ≤ 4 KB.
+
+Rules that keep this safe next to agents that write their own hot files:
+
+* The file starts with front matter ``scribed-live: <kind>:<session id>``. The hot adapter skips
+  such files, so a live view is never compacted as a session of its own.
+* A hot file without that marker belongs to the agent: it is never overwritten (one warning),
+  except the blank template (nothing in it to lose). A symlinked hot file is never written.
+* It is rewritten only when its content changes (the debounce for run-once and the daemon):
+  nothing in it depends on the clock, only on the transcript.
+* When the session finishes and is compacted, :func:`clear` resets the file to the blank
+  template, but only while it still carries that session's marker.
+* Blockers are the errors seen in the session's latest turns that no later turn fixed: an
+  assistant message or tool result that itself shows no error and says fixed/resolved/
+  pass(ed)/succeeded clears every error before it.
+* Everything is redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scribed import adapters, anchors
+from scribed.adapters.markdown import front_matter, split_lines
+from scribed.cold import Layout
+from scribed.entry import iso, parse_date
+from scribed.fsutil import atomic_write
+from scribed.models import Session, Turn
+from scribed.names import normalize_name
+from scribed.redact import redact
+
+MARKER = "scribed-live"
+HOT_BUDGET = 4096
+MAX_ACTIONS = 5
+MIN_ACTIONS = 3
+ITEM_CHARS = 300
+TASK_CHARS = 800
+PATH_CHARS = 240
+SCAN_TURNS = 500  # actions and blockers look at the latest turns only: bounded work per change
+NOTICE = "<!-- Written by scribed from a running session; replaced on each change, cleared when it ends. -->"
+
+_FIX = re.compile(
+    r"\b(?:fix(?:ed|es)?|resolved|solved|pass(?:es|ed|ing)?|works now|working now|succeeded|green)\b",
+    re.IGNORECASE,
+)
+# Tool-call argument keys that name the sub-agent a task is handed to (Claude Task, Copilot task).
+_AGENT_KEYS = ("subagent_type", "agent_type", "agentName", "agent_name", "agent")
+_DELEGATE_TOOLS = {"task", "agent", "subagent", "delegate", "spawn_agent", "run_subagent"}
+
+_warned: set[tuple[str, str]] = set()
+_warn_lock = threading.Lock()
+
+
+def _warn_once(log: Any, event: str, path: Path, **kw: Any) -> None:
+    """Warn about a hot file once per process, not on every change of its transcript."""
+    key = (event, str(path))
+    with _warn_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    log.warning(event, file=str(path), **kw)
+
+
+def _one_line(text: str, limit: int) -> str:
+    """Redact first, then collapse and clip: a clip must never cut a secret in half."""
+    s = re.sub(r"\s+", " ", redact(text)).strip()
+    if len(s) > limit:
+        s = s[: limit - 1].rstrip() + "…"
+    return s
+
+
+def marker_value(kind: str, session_id: str) -> str:
+    return f"{kind}:{redact(session_id)}"
+
+
+def _last_ts(session: Session) -> datetime | None:
+    stamps = [t.ts for t in session.turns if t.ts is not None]
+    if stamps:
+        return max(stamps)
+    if session.end is not None:
+        return session.end
+    try:
+        return datetime.fromtimestamp(session.source.stat().st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def _current_task(session: Session) -> str:
+    for t in reversed(session.turns):
+        if t.role == "user" and t.kind == "message" and t.text.strip():
+            return _one_line(t.text, TASK_CHARS)
+    for t in reversed(session.turns):
+        if t.kind == "summary" and t.text.strip():
+            return _one_line(redact(t.text).strip().splitlines()[0], TASK_CHARS)
+    return "(not stated yet)"
+
+
+def _stamp(t: Turn) -> str:
+    return t.ts.astimezone(UTC).strftime("%H:%M ") if t.ts else ""
+
+
+def _actions(session: Session) -> list[str]:
+    """The latest tool calls and assistant messages, most recent first."""
+    out: list[str] = []
+    for t in reversed(session.turns[-SCAN_TURNS:]):
+        if len(out) >= MAX_ACTIONS:
+            break
+        if t.kind != "tool_call" and not (t.role == "assistant" and t.kind == "message"):
+            continue
+        first = redact(t.text).strip().split("\n", 1)[0]  # redact the whole text: a secret may span lines
+        if not first:
+            continue
+        if t.kind == "tool_call":
+            out.append(f"{_stamp(t)}ran {_one_line(first, ITEM_CHARS)}")
+        elif t.role == "assistant" and t.kind == "message":
+            out.append(f"{_stamp(t)}said: {_one_line(first, ITEM_CHARS)}")
+    return out
+
+
+def _blockers(session: Session) -> list[str]:
+    """Errors no later turn fixed, most recent first (rule in the module docstring)."""
+    open_: dict[str, None] = {}
+    for t in session.turns[-SCAN_TURNS:]:
+        if t.kind not in ("message", "summary", "tool_result"):
+            continue
+        errors = [a.text for a in anchors.extract(session, [t]) if a.type == "error"]
+        if errors:
+            for e in errors:
+                open_.pop(e, None)
+                open_[e] = None
+        elif t.role in ("assistant", "tool", "summary") and _FIX.search(t.text):
+            open_.clear()
+    return [_one_line(e, ITEM_CHARS) for e in reversed(open_)]
+
+
+def _delegates(session: Session) -> list[str]:
+    """Sub-agents this session handed work to through a task/agent tool call."""
+    out: list[str] = []
+    for t in session.turns:
+        if t.kind != "tool_call" or (t.tool_name or "").lower() not in _DELEGATE_TOOLS:
+            continue
+        _, _, rest = t.text.partition(" ")
+        try:
+            args = json.loads(rest)
+        except ValueError:
+            continue
+        if isinstance(args, dict):
+            for key in _AGENT_KEYS:
+                v = args.get(key)
+                if isinstance(v, str) and v.strip():
+                    out.append(_one_line(v, 60))
+                    break
+    return out
+
+
+def _talking_to(session: Session, extra: Iterable[str]) -> list[str]:
+    names: list[str] = []
+    if any(t.role == "user" and t.kind == "message" for t in session.turns):
+        names.append("user")
+    if "/" in session.session_id:
+        names.append("coordinator (parent session)")
+    names += [_one_line(n, 60) for n in extra]
+    names += _delegates(session)
+    out: list[str] = []
+    for n in names:
+        if n and n != session.agent and n not in out:
+            out.append(n)
+    return out
+
+
+def _render(
+    head: str,
+    agent: str,
+    task: str,
+    decisions: list[str],
+    actions: list[str],
+    blockers: list[str],
+    talking: list[str],
+) -> str:
+    def block(label: str, items: list[str]) -> str:
+        if not items:
+            return f"{label} (none)\n"
+        return f"{label}\n" + "".join(f"- {i}\n" for i in items)
+
+    return (
+        f"{head}"
+        f"# Hot memory: {agent}\n\n"
+        f"{NOTICE}\n\n"
+        f"Current task: {task}\n"
+        + block("Active decisions:", decisions)
+        + block("Last actions:", actions)
+        + block("Blockers:", blockers)
+        + f"Talking to: {', '.join(talking) if talking else '(none)'}\n"
+    )
+
+
+def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) -> str:
+    """The live hot file of a running session, ≤ 4096 bytes, oldest items trimmed first."""
+    src = _one_line(str(session.source), PATH_CHARS)
+    last = _last_ts(session)
+    head = f"---\n{MARKER}: {marker_value(kind, session.session_id)}\nsource: {src}\n"
+    head += f"updated: {iso(last)}\n---\n" if last else "---\n"
+    task = _current_task(session)
+    decisions = [
+        _one_line(a.text, ITEM_CHARS) for a in reversed(anchors.extract(session)) if a.type == "decision"
+    ]
+    actions = _actions(session)
+    blockers = _blockers(session)
+    talking = _talking_to(session, talking_to)
+
+    def size() -> int:
+        return len(_render(head, session.agent, task, decisions, actions, blockers, talking).encode())
+
+    # Lists are newest first, so trimming pops from the end; keep a few of each as long as possible.
+    rounds = [
+        (actions, MIN_ACTIONS),
+        (decisions, 3),
+        (blockers, 3),
+        (actions, 1),
+        (decisions, 1),
+        (blockers, 1),
+        (talking, 1),
+        (actions, 0),
+        (decisions, 0),
+        (blockers, 0),
+        (talking, 0),
+    ]
+    for items, keep in rounds:
+        while size() > HOT_BUDGET and len(items) > keep:
+            items.pop()
+    while size() > HOT_BUDGET and len(task) > 1:
+        task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
+    text = redact(_render(head, session.agent, task, decisions, actions, blockers, talking))
+    data = text.encode()
+    if len(data) > HOT_BUDGET:  # only a pathological source path gets here
+        text = data[:HOT_BUDGET].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
+    return text
+
+
+def live_fields(data: bytes) -> dict[str, str]:
+    """The front matter of a hot file's bytes (empty when it has none)."""
+    fields, _ = front_matter(split_lines(data))
+    return fields
+
+
+def _is_blank(path: Path, agent: str) -> bool:
+    """Whether the hot adapter sees nothing in the file (empty or only the template's labels)."""
+    parsed = adapters.parse_file("hot", path, agent)
+    return not parsed.sessions and not parsed.warnings
+
+
+def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to: Iterable[str] = ()) -> bool:
+    """Write the session's live hot file if its content changed. Returns whether it was written.
+
+    Never raises for file problems: a live view is a convenience, the compaction must go on.
+    """
+    agent = normalize_name(session.agent)
+    if agent is None:
+        return False
+    path = layout.hot_file(agent)
+    try:
+        if path.is_symlink():
+            _warn_once(
+                log, "hot_symlink_not_written", path, reason="hot files that are symlinks are never written"
+            )
+            return False
+        before = path.read_bytes() if path.exists() else None
+        if before is not None:
+            fields = live_fields(before)
+            if MARKER not in fields:
+                if not _is_blank(path, agent):
+                    _warn_once(
+                        log,
+                        "hot_agent_written",
+                        path,
+                        agent=agent,
+                        reason="hot file written by the agent; no live hot file written",
+                    )
+                    return False
+            elif fields[MARKER] != marker_value(kind, session.session_id):
+                theirs = parse_date(fields.get("updated", ""))
+                ours = _last_ts(session)
+                if theirs is not None and ours is not None and theirs > ours:
+                    return False  # another running session of this agent is more recent
+        text = render_live(session, kind, talking_to=talking_to)
+        if before == text.encode():
+            return False
+        now = path.read_bytes() if path.exists() else None
+        if now != before:
+            return False  # changed under us (an agent writing): look again on the next change
+        atomic_write(path, text, base=layout.memory)
+    except OSError as exc:
+        log.warning("live_hot_failed", file=str(path), agent=agent, reason=str(exc.strerror or exc))
+        return False
+    log.info("live_hot_written", agent=agent, session=redact(session.session_id), file=str(path))
+    return True
+
+
+def clear(layout: Layout, agent: str, kind: str, session_id: str) -> bool:
+    """Reset the agent's hot file to the blank template if it is still this session's live view."""
+    from scribed.pipeline import HOT_TEMPLATE  # pipeline imports this module
+
+    name = normalize_name(agent)
+    if name is None:
+        return False
+    path = layout.hot_file(name)
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        data = path.read_bytes()
+        if live_fields(data).get(MARKER) != marker_value(kind, session_id):
+            return False
+        if path.read_bytes() != data:
+            return False
+        atomic_write(path, HOT_TEMPLATE.format(agent=name), base=layout.memory)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,392 @@
+"""Live hot files: rendering, the write rules (marker, agent-written, symlink, debounce), and the
+hand-over to cold when the transcript session ends, through the real pipeline."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scribed import config, live
+from scribed.adapters.markdown import front_matter, split_lines
+from scribed.cold import Layout
+from scribed.models import Session, Turn
+from scribed.pipeline import HOT_TEMPLATE, Scribe
+
+SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+class FakeLog:
+    """Records log calls the way the pipeline's structlog logger is called."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def _rec(self, level: str, event: str, **kw: Any) -> None:
+        self.calls.append((level, event, kw))
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self._rec("warning", event, **kw)
+
+    def info(self, event: str, **kw: Any) -> None:
+        self._rec("info", event, **kw)
+
+    def events(self, level: str) -> list[str]:
+        return [e for lv, e, _ in self.calls if lv == level]
+
+
+def t(role: str, text: str, i: int, kind: str = "message", tool: str | None = None) -> Turn:
+    return Turn(role, text, kind, T0 + timedelta(minutes=i), i + 1, (i + 1) * 100, tool)  # type: ignore[arg-type]
+
+
+def session(turns: list[Turn], agent: str = "picard", sid: str = "s-1", src: Path | None = None) -> Session:
+    return Session(
+        agent=agent, session_id=sid, source=src or Path("/x/events.jsonl"), kind="copilot", turns=turns
+    )
+
+
+def busy_session(src: Path | None = None) -> Session:
+    return session(
+        [
+            t("user", "Look at the login page", 0),
+            t("assistant", "Decision: retry the login test with freeze_time() instead of sleeping.", 1),
+            t("user", f"Fix the flaky login test (#590); the token {SECRET} leaked, rotate it", 2),
+            t("assistant", "Revised decision: use an injected clock instead of freeze_time()", 3),
+            t(
+                "assistant",
+                'task {"agent_type": "troi", "prompt": "review docs/auth.md"}',
+                4,
+                "tool_call",
+                "task",
+            ),
+            t("assistant", "bash pytest tests/test_login.py -k flaky", 5, "tool_call", "bash"),
+            t(
+                "tool",
+                "FAILED tests/test_login.py::test_expiry - AssertionError: expected 900s",
+                6,
+                "tool_result",
+                "bash",
+            ),
+            t("assistant", "Fixed the expiry check; all login tests pass.", 7),
+            t("assistant", "bash pytest tests/test_api.py", 8, "tool_call", "bash"),
+            t("tool", "error: ConnectionError: database is locked", 9, "tool_result", "bash"),
+        ],
+        src=src,
+    )
+
+
+def fields_of(text: str) -> dict[str, str]:
+    return front_matter(split_lines(text.encode()))[0]
+
+
+# --- rendering ----------------------------------------------------------------------------------
+def test_render_live_fields_and_marker() -> None:
+    text = live.render_live(busy_session(), "copilot", talking_to=["worf"])
+    fm = fields_of(text)
+    assert fm["scribed-live"] == "copilot:s-1"
+    assert fm["source"] == "/x/events.jsonl"
+    assert fm["updated"] == "2026-11-20T09:09:00Z"
+    assert "Current task: Fix the flaky login test (#590)" in text
+    assert SECRET not in text and "[REDACTED_SECRET]" in text
+    decisions = text.split("Active decisions:")[1].split("Last actions:")[0]
+    assert "use an injected clock instead of freeze_time()" in decisions
+    assert "retry the login test" not in decisions, "a reversed decision is not active"
+    actions = text.split("Last actions:")[1].split("Blockers:")[0].strip().splitlines()
+    assert 3 <= len(actions) <= 5
+    assert "pytest tests/test_api.py" in actions[0], "most recent first"
+    blockers = text.split("Blockers:")[1].split("Talking to:")[0]
+    assert "database is locked" in blockers
+    assert "AssertionError" not in blockers, "an error followed by a fix is not a blocker"
+    talking = text.split("Talking to:")[1]
+    assert "user" in talking and "worf" in talking and "troi" in talking
+    assert len(text.encode()) <= 4096
+
+
+def test_render_live_is_stable_and_clock_free() -> None:
+    s = busy_session()
+    assert live.render_live(s, "copilot") == live.render_live(s, "copilot")
+
+
+def test_render_live_trims_oldest_first_to_4k() -> None:
+    turns = [t("user", "first request " + "x" * 50, 0)]
+    for i in range(1, 40):
+        turns.append(t("assistant", f"Decision: option {i:02d} " + "because " * 30, i))
+        turns.append(t("assistant", f"bash make step-{i:02d} " + "y" * 280, 100 + i, "tool_call", "bash"))
+    turns.append(t("user", "Ship release 2.0 " + "z" * 2000, 500))
+    text = live.render_live(session(turns), "codex")
+    assert len(text.encode()) <= 4096
+    assert "option 39" in text, "the newest decision is kept"
+    assert "option 01" not in text, "the oldest decisions go first"
+    assert "step-39" in text and "step-30" not in text
+    assert "Current task: Ship release 2.0" in text
+    assert fields_of(text)["scribed-live"] == "codex:s-1"
+
+
+def test_blocker_after_fix_stays_open() -> None:
+    s = session(
+        [
+            t("tool", "error: KeyError: 'a'", 0, "tool_result"),
+            t("assistant", "Resolved it.", 1),
+            t("tool", "Traceback ...\nValueError: bad literal for int()", 2, "tool_result"),
+        ]
+    )
+    blockers = live.render_live(s, "claude").split("Blockers:")[1].split("Talking to:")[0]
+    assert "ValueError: bad literal" in blockers and "KeyError" not in blockers
+
+
+def test_empty_lists_say_none() -> None:
+    text = live.render_live(session([t("user", "hello there", 0)]), "copilot")
+    assert "Active decisions: (none)" in text and "Blockers: (none)" in text
+    assert "Talking to: user" in text
+
+
+# --- the write rules ------------------------------------------------------------------------------
+def test_refresh_writes_once_then_only_on_change(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    log = FakeLog()
+    s = busy_session()
+    assert live.refresh(layout, s, "copilot", log) is True
+    hot = layout.hot_file("picard")
+    assert hot.stat().st_mode & 0o777 == 0o600
+    before = hot.stat().st_mtime_ns
+    time.sleep(0.01)
+    assert live.refresh(layout, s, "copilot", log) is False
+    assert hot.stat().st_mtime_ns == before, "unchanged content is not rewritten"
+    s.turns.append(t("user", "Now update the changelog", 20))
+    assert live.refresh(layout, s, "copilot", log) is True
+    assert "Current task: Now update the changelog" in hot.read_text()
+
+
+def test_refresh_never_overwrites_agent_written_hot(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    hot = layout.hot_file("picard")
+    hot.parent.mkdir(parents=True)
+    mine = "# Hot memory: picard\n\nCurrent task: my own notes\n"
+    hot.write_text(mine)
+    log = FakeLog()
+    s = busy_session()
+    assert live.refresh(layout, s, "copilot", log) is False
+    s.turns.append(t("user", "another request", 30))
+    assert live.refresh(layout, s, "copilot", log) is False
+    assert hot.read_text() == mine
+    assert log.events("warning") == ["hot_agent_written"], "warned once, not on every change"
+
+
+def test_refresh_replaces_blank_template_and_clear_restores_it(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    hot = layout.hot_file("picard")
+    hot.parent.mkdir(parents=True)
+    hot.write_text(HOT_TEMPLATE.format(agent="picard"))
+    s = busy_session()
+    assert live.refresh(layout, s, "copilot", FakeLog()) is True
+    assert fields_of(hot.read_text())["scribed-live"] == "copilot:s-1"
+    assert live.clear(layout, "picard", "copilot", "other-session") is False
+    assert live.clear(layout, "picard", "claude", "s-1") is False
+    assert "scribed-live" in hot.read_text()
+    assert live.clear(layout, "picard", "copilot", "s-1") is True
+    assert hot.read_text() == HOT_TEMPLATE.format(agent="picard")
+    assert live.clear(layout, "picard", "copilot", "s-1") is False, "nothing of ours left to clear"
+
+
+def test_clear_leaves_agent_written_hot_alone(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    hot = layout.hot_file("picard")
+    hot.parent.mkdir(parents=True)
+    hot.write_text("Current task: agent's own\n")
+    assert live.clear(layout, "picard", "copilot", "s-1") is False
+    assert hot.read_text() == "Current task: agent's own\n"
+    assert live.clear(layout, "nobody", "copilot", "s-1") is False
+    assert live.clear(layout, "../etc", "copilot", "s-1") is False
+
+
+def test_symlinked_hot_is_never_written(tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "root")
+    target = tmp_path / "elsewhere.md"
+    target.write_text("not yours\n")
+    layout.hot.mkdir(parents=True)
+    layout.hot_file("picard").symlink_to(target)
+    log = FakeLog()
+    assert live.refresh(layout, busy_session(), "copilot", log) is False
+    assert target.read_text() == "not yours\n"
+    assert log.events("warning") == ["hot_symlink_not_written"]
+    # even a symlink to a file carrying our marker is not cleared
+    target.write_text("---\nscribed-live: copilot:s-1\n---\n")
+    assert live.clear(layout, "picard", "copilot", "s-1") is False
+    assert target.read_text().startswith("---\nscribed-live")
+
+
+def test_newer_live_session_of_the_same_agent_wins(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    newer = busy_session()
+    older = session([t("user", "old work", -600)], sid="s-0")
+    assert live.refresh(layout, newer, "copilot", FakeLog()) is True
+    assert live.refresh(layout, older, "copilot", FakeLog()) is False
+    assert fields_of(layout.hot_file("picard").read_text())["scribed-live"] == "copilot:s-1"
+
+
+# --- through the pipeline ---------------------------------------------------------------------------
+def write_copilot(path: Path, sid: str, steps: list[tuple[str, dict[str, Any]]], *, start: datetime) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ev = [{"type": "session.start", "id": "e0", "timestamp": start.isoformat(), "data": {"sessionId": sid}}]
+    for i, (kind, data) in enumerate(steps, start=1):
+        ts = (start + timedelta(seconds=30 * i)).isoformat().replace("+00:00", "Z")
+        ev.append({"type": kind, "id": f"e{i}", "timestamp": ts, "data": data})
+    path.write_text("".join(json.dumps(e) + "\n" for e in ev))
+
+
+def append_shutdown(path: Path) -> None:
+    with path.open("a") as fh:
+        fh.write(
+            json.dumps({"type": "session.shutdown", "id": "end", "data": {"shutdownType": "routine"}}) + "\n"
+        )
+
+
+LIVE_STEPS: list[tuple[str, dict[str, Any]]] = [
+    ("user.message", {"content": "Migrate the billing webhooks to the v2 API"}),
+    ("assistant.message", {"content": "Decision: keep the v1 endpoint behind a flag until March."}),
+    ("tool.execution_start", {"toolName": "bash", "toolCallId": "c1", "arguments": {"command": "pytest -q"}}),
+    (
+        "tool.execution_complete",
+        {"toolCallId": "c1", "result": {"content": "FAILED test_hook - KeyError: 'sig'"}},
+    ),
+    ("subagent.started", {"agentName": "worf", "agentId": "a1"}),
+]
+
+
+def make_scribe(root: Path, **kw: Any) -> Scribe:
+    cfg = config.from_dict(
+        {
+            "root": str(root),
+            "compress": {"backend": "extractive"},
+            "sources": [{"kind": "copilot", "path": str(root / "transcripts"), "agent": "picard"}],
+        }
+    )
+    return Scribe(cfg, **kw)
+
+
+@pytest.fixture()
+def live_root(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "squad"
+    (root / ".squad/memory").mkdir(parents=True)
+    events = root / "transcripts/live-1/events.jsonl"
+    write_copilot(events, "live-1", LIVE_STEPS, start=datetime.now(UTC) - timedelta(minutes=5))
+    return root, events
+
+
+def run(scribe: Scribe) -> Any:
+    try:
+        return scribe.run_once()
+    finally:
+        scribe.close()
+
+
+def test_pipeline_refreshes_live_hot_and_hands_over_to_cold(live_root: tuple[Path, Path]) -> None:
+    root, events = live_root
+    layout = Layout(root)
+    hot = layout.hot_file("picard")
+
+    report = run(make_scribe(root))
+    assert report.compacted == 0, "a running session is not compacted"
+    text = hot.read_text()
+    assert fields_of(text)["scribed-live"] == "copilot:live-1"
+    assert "Current task: Migrate the billing webhooks to the v2 API" in text
+    assert "KeyError" in text.split("Blockers:")[1]
+    assert not layout.cold_file("picard").exists()
+
+    # a second run on the unchanged transcript does not rewrite the file, and never compacts it
+    before = hot.stat().st_mtime_ns
+    report = run(make_scribe(root))
+    assert report.compacted == 0 and hot.stat().st_mtime_ns == before
+
+    # the transcript grows: the hot file follows
+    lines = events.read_text()
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    extra = {"type": "user.message", "id": "e9", "timestamp": now, "data": {"content": "Also add retries"}}
+    events.write_text(lines + json.dumps(extra) + "\n")
+    run(make_scribe(root))
+    assert "Current task: Also add retries" in hot.read_text()
+
+    # the session ends: compacted into cold, live hot cleared to the template
+    append_shutdown(events)
+    report = run(make_scribe(root))
+    assert [e.agent for e in report.entries] == ["picard"]
+    assert hot.read_text() == HOT_TEMPLATE.format(agent="picard")
+    cold_text = layout.cold_file("picard").read_text()
+    assert "keep the v1 endpoint behind a flag until March" in cold_text
+    assert "scribed-live" not in cold_text
+
+
+def test_pipeline_keeps_agent_written_hot(live_root: tuple[Path, Path]) -> None:
+    root, events = live_root
+    hot = Layout(root).hot_file("picard")
+    hot.parent.mkdir(parents=True)
+    mine = "# Hot memory: picard\n\nCurrent task: hand-written by the agent\n"
+    hot.write_text(mine)
+    run(make_scribe(root))
+    assert hot.read_text() == mine
+    append_shutdown(events)
+    run(make_scribe(root))
+    assert hot.read_text() == mine, "clearing never touches an agent-written hot file"
+
+
+def test_pipeline_skips_symlinked_hot(live_root: tuple[Path, Path], tmp_path: Path) -> None:
+    root, _ = live_root
+    target = tmp_path / "target.md"
+    target.write_text("")
+    hot = Layout(root).hot_file("picard")
+    hot.parent.mkdir(parents=True)
+    hot.symlink_to(target)
+    run(make_scribe(root))
+    assert target.read_text() == "" and hot.is_symlink()
+
+
+def test_dry_run_writes_no_live_hot(live_root: tuple[Path, Path]) -> None:
+    root, _ = live_root
+    run(make_scribe(root, dry_run=True))
+    assert not Layout(root).hot_file("picard").exists()
+
+
+def test_quiet_session_is_compacted_not_made_live(tmp_path: Path) -> None:
+    root = tmp_path / "squad"
+    (root / ".squad/memory").mkdir(parents=True)
+    events = root / "transcripts/old-1/events.jsonl"
+    write_copilot(events, "old-1", LIVE_STEPS[:2], start=T0)
+    old = (T0 + timedelta(minutes=5)).timestamp()
+    os.utime(events, (old, old))
+    report = run(make_scribe(root))
+    assert report.compacted == 1
+    assert not Layout(root).hot_file("picard").exists()
+
+
+def test_pipeline_live_sub_agent_gets_its_own_hot(tmp_path: Path) -> None:
+    root = tmp_path / "squad"
+    (root / ".squad/memory").mkdir(parents=True)
+    events = root / "transcripts/live-2/events.jsonl"
+    write_copilot(events, "live-2", LIVE_STEPS, start=datetime.now(UTC) - timedelta(minutes=5))
+    sub = {
+        "type": "assistant.message",
+        "id": "s1",
+        "agentId": "a1",
+        "timestamp": datetime.now(UTC).isoformat(),
+        "data": {"content": "Decision: audit the webhook signatures first."},
+    }
+    with events.open("a") as fh:
+        fh.write(json.dumps(sub) + "\n")
+    run(make_scribe(root))
+    layout = Layout(root)
+    main_hot = layout.hot_file("picard").read_text()
+    worf_hot = layout.hot_file("worf").read_text()
+    assert "Talking to: user, worf" in main_hot
+    assert fields_of(worf_hot)["scribed-live"] == "copilot:live-2/worf"
+    assert "audit the webhook signatures first" in worf_hot
+    assert "Talking to: coordinator (parent session), picard" in worf_hot
+    append_shutdown(events)
+    run(make_scribe(root))
+    assert layout.hot_file("worf").read_text() == HOT_TEMPLATE.format(agent="worf")
+    assert layout.hot_file("picard").read_text() == HOT_TEMPLATE.format(agent="picard")

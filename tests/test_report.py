@@ -1,0 +1,154 @@
+"""``scribed report``: baseline vs tiered spawn sizes, the old-noise window rule, both output forms."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import run_cli
+
+from scribed import context, report
+from scribed.cli import Main, main
+from scribed.cli_context import register
+from scribed.cold import Layout
+
+WIRED = "context" in main.commands
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    """The real CLI in a subprocess once cli.py registers the commands; a local group before."""
+    if WIRED:
+        p = run_cli(*args)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+    group = Main(
+        name="scribed", params=list(main.params), callback=main.callback, commands=dict(main.commands)
+    )
+    register(group)
+    res = CliRunner().invoke(group, list(args), env={"SCRIBED_CONFIG": ""})
+    return res.exit_code, res.stdout, res.stderr
+
+
+def dated(*stamps: str) -> str:
+    return "# History\n\n## Learnings\n" + "".join(f"\n### {s}: entry\nbody\n" for s in stamps)
+
+
+def make_root(tmp_path: Path) -> Path:
+    root = tmp_path / "squad"
+    sq = root / ".squad"
+    (sq / "agents/picard").mkdir(parents=True)
+    (sq / "agents/riker").mkdir(parents=True)
+    (sq / "agents/_alumni").mkdir(parents=True)
+    (sq / "agents/_alumni/history.md").write_text("old\n")
+    (sq / "agents/picard/charter.md").write_text("# Picard\n\nLead.\n")
+    (sq / "agents/picard/history.md").write_text(
+        dated("2026-06-01", "2026-06-02", "2026-11-19T08:00:00Z", "2026-11-20T09:00:00Z")
+        + "\n```\n### 2020-01-01: inside a fence, not an entry\n```\n"
+    )
+    (sq / "agents/riker/charter.md").write_text("# Riker\n")
+    (sq / "decisions.md").write_text(dated("2026-11-20"))
+    for d in ("hot", "cold", "wiki"):
+        (sq / "memory" / d).mkdir(parents=True)
+    (sq / "memory/cold/picard.md").write_text("# Cold memory: picard\n\n### 2026-11-18T10:00:00Z: s\nx\n")
+    (sq / "memory/cold/data.md").write_text("# Cold memory: data\n")
+    (sq / "memory/wiki/decisions.md").write_text("# Decisions\n\nHMAC.\n")
+    (sq / "memory/hot/worf.md").write_text("Current task: guard the gate\n")
+    (root / "scribed.toml").write_text('root = "."\n')
+    return root
+
+
+def test_noise_window_rule() -> None:
+    texts = [dated("2026-11-18", "2026-11-19", "2026-11-20"), dated("2026-11-20T12:00:00Z")]
+    # reference = newest entry 2026-11-20T12:00Z: entries at or before 2026-11-19T12:00Z are old
+    assert report.noise(texts, None) == (4, 2, datetime(2026, 11, 20, 12, tzinfo=UTC))
+    # a live hot file's `updated:` moves the window
+    ref = datetime(2026, 11, 25, tzinfo=UTC)
+    assert report.noise(texts, ref)[:2] == (4, 4)
+    assert report.noise(["no dated entries\n### Undated: x\n"], None) == (0, 0, None)
+
+
+def test_known_agents(tmp_path: Path) -> None:
+    assert report.known_agents(Layout(make_root(tmp_path))) == ["data", "picard", "riker", "worf"]
+
+
+def test_rows_add_up(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    layout = Layout(root)
+    data = report.build(layout, ["picard"])
+    (row,) = data["agents"]
+    sq = root / ".squad"
+    sizes = {
+        "charter": (sq / "agents/picard/charter.md").stat().st_size,
+        "history": (sq / "agents/picard/history.md").stat().st_size,
+        "decisions": (sq / "decisions.md").stat().st_size,
+        "cold": (sq / "memory/cold/picard.md").stat().st_size,
+        "wiki": (sq / "memory/wiki/decisions.md").stat().st_size,
+    }
+    assert row["baseline_bytes"] == sum(sizes.values())
+    assert row["baseline_tokens"] == row["baseline_bytes"] // 4
+    assert row["cold_bytes"] == sizes["cold"] and row["wiki_bytes"] == sizes["wiki"]
+    assert row["hot_only_bytes"] == context.build(layout, "picard").bytes
+    assert row["spawn_bytes"] == sizes["charter"] + row["hot_only_bytes"]
+    assert row["savings_pct"] == round(100 * (1 - row["spawn_bytes"] / row["baseline_bytes"]), 1)
+    # history: 4 dated (the fenced one does not count) + decisions: 1 → newest 2026-11-20T09:00Z
+    assert (row["dated_entries"], row["old_entries"]) == (5, 3)
+    assert row["old_noise_pct"] == 60.0
+    assert row["window_end"] == "2026-11-20T09:00:00Z"
+
+
+def test_live_hot_updated_sets_the_window(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    (root / ".squad/memory/hot/picard.md").write_text(
+        "---\nscribed-live: copilot:s\nupdated: 2026-12-01T00:00:00Z\n---\nCurrent task: x\n"
+    )
+    (row,) = report.build(Layout(root), ["picard"])["agents"]
+    assert row["old_noise_pct"] == 100.0 and row["window_end"] == "2026-12-01T00:00:00Z"
+
+
+def test_unknown_agent_row_is_all_shared_files(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    (row,) = report.build(Layout(root), ["nobody"])["agents"]
+    assert row["charter_bytes"] == 0 and row["history_bytes"] == 0 and row["cold_bytes"] == 0
+    assert row["baseline_bytes"] == row["decisions_bytes"] + row["wiki_bytes"]
+
+
+def test_markdown_table_has_average_row(tmp_path: Path) -> None:
+    text = report.markdown(report.build(Layout(make_root(tmp_path))))
+    lines = text.splitlines()
+    assert lines[0] == "| Agent | Total Context | Old Noise % | Hot-Only Size | Savings |"
+    assert [ln.split("|")[1].strip() for ln in lines[2:]] == [
+        "data",
+        "picard",
+        "riker",
+        "worf",
+        "**Average**",
+    ]
+    assert "KB" in lines[3] and "tokens" in lines[3] and lines[3].rstrip().endswith("% |")
+    assert "no agents found" in report.markdown(report.build(Layout(tmp_path / "empty")))
+
+
+def test_cli_forms_and_errors(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    cfg = ("--config", str(root / "scribed.toml"), "report")
+    code, out, err = cli(*cfg)
+    assert code == 0, err
+    assert out.startswith("| Agent | Total Context |") and "**Average**" in out
+    code, md, _ = cli(*cfg, "--markdown")
+    assert code == 0 and md == out
+    code, out, err = cli(*cfg, "--json", "picard", "riker")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [r["agent"] for r in data["agents"]] == ["picard", "riker"]
+    for args, msg in [(("--json", "--markdown"), "choose one"), (("Bad/Name",), "invalid agent name")]:
+        code, out, err = cli(*cfg, *args)
+        assert code == 2 and out == "" and msg in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("agents", [None, ["picard"]])
+def test_report_writes_nothing(tmp_path: Path, agents: list[str] | None) -> None:
+    root = make_root(tmp_path)
+    before = sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*"))
+    report.build(Layout(root), agents)
+    assert sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*")) == before
