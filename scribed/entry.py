@@ -54,12 +54,19 @@ def one_line(s: str, limit: int) -> str:
     return s
 
 
+def safe_line(s: str, limit: int) -> str:
+    """One line that cannot be read back as a heading: text from a transcript or a model is data,
+    and must never forge an entry (``### date: …``) or a section (``#### …``)."""
+    s = one_line(s, limit)
+    return "\\" + s if s.startswith("#") else s
+
+
 def _provenance(meta: EntryMeta, ratio: float) -> str:
     parts = [
         f"id={meta.entry_id}",
         f"agent={meta.agent}",
-        f"session={meta.session}",
-        f"source=`{meta.source}` ({meta.kind})",
+        f"session={one_line(meta.session, 200)}",
+        "source=`" + one_line(meta.source, 400).replace("`", "'") + f"` ({meta.kind})",
         f"lines {meta.first_line}–{meta.last_line}",
         f"turns {meta.turns}",
         f"sha256={meta.sha256}",
@@ -77,7 +84,7 @@ def _body(summary: Summary) -> str:
         value = getattr(summary, key)
         if isinstance(value, str):
             if value.strip():
-                out.append(f"#### {title}\n{value.strip()}")
+                out.append(f"#### {title}\n{safe_line(value, 1200)}")
         else:
             items = [v for v in value if v and v.strip()]
             if items:
@@ -87,7 +94,7 @@ def _body(summary: Summary) -> str:
 
 def render(summary: Summary, meta: EntryMeta) -> str:
     """The entry's markdown. ``ratio`` in provenance is of the rendered size itself."""
-    title = one_line(summary.goal or "session", 100)
+    title = one_line(summary.goal or "session", 100) or "session"
     head = f"### {iso(meta.end)}: {title}"
     body = _body(summary)
     text = ""
