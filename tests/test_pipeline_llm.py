@@ -174,7 +174,7 @@ def test_prompt_injection_cannot_forge_entries_or_paths(tmp_path: Path, fake_llm
         }
     )
     before = set(Path("/tmp").iterdir())
-    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    code, _out, err = run_json("--config", cfg, "run-once", env=ENV)
     assert code == 0, err
     # the model was handed the transcript as data between markers, not as instructions
     framed = [r for r in fake_llm.chat_requests if "IGNORE ALL PREVIOUS" in r.user_text]
