@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -614,6 +615,7 @@ class Scribe:
         progress: Callable[[list[SourceItem]], Iterator[SourceItem]] | None = None,
     ) -> RunReport:
         """Process every source file once."""
+        t0 = time.monotonic()
         self.prepare()
         report = RunReport()
         items = list(self.items())
@@ -625,6 +627,19 @@ class Scribe:
                 self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
                 out = FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
             report.add(item, out)
+        self.log.info(
+            "run_complete",
+            files=report.files,
+            sessions=report.sessions,
+            compacted=report.compacted,
+            skipped=report.skipped,
+            failed=report.failed,
+            bytes_in=sum(e.bytes_in for e in report.entries),
+            bytes_out=sum(e.bytes_out for e in report.entries),
+            ms=int((time.monotonic() - t0) * 1000),
+            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            dry_run=self.dry_run or None,
+        )
         return report
 
 

@@ -260,3 +260,35 @@ def test_30mb_transcript_memory_bounded(tmp_path: Path) -> None:
     assert rss_kb < 300 * 1024, f"peak RSS {rss_kb / 1024:.0f} MB"
     out = json.loads(p.stdout)
     assert out["compacted"] == 1 and out["entries"][0]["bytes_in"] > 30_000_000
+
+
+def test_backlog_of_300_sessions_over_30_agents(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    src = tmp_path / "md"
+    src.mkdir()
+    for i in range(300):
+        agent = f"agent{i % 30:02d}"
+        p = src / f"{agent}-s{i:03d}.md"
+        noise = "\n".join(f"Tool: PASSED tests/test_{i}_{j}.py::test_case" for j in range(60))
+        p.write_text(
+            f"---\nagent: {agent}\ndate: 2026-11-{1 + i % 28:02d}\n---\n"
+            f"User: implement feature {i} (#{i + 100})\n\n{noise}\n\n"
+            f"Assistant: Decision: put feature {i} behind flag_{i} in src/features/f{i}.py\n"
+        )
+        old(p)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[compress]\nbackend = "extractive"\n'
+        f'[[sources]]\nkind = "markdown"\npath = "{src}"\nagent = "x"\n'
+    )
+    code, out, err = run_json("--config", str(cfg), "run-once")
+    assert code == 0, err[-2000:]
+    assert out["compacted"] == 300 and out["failed"] == 0
+    assert len(list((root / ".squad/memory/cold").glob("*.md"))) == 30
+    summary = [json.loads(line) for line in err.splitlines() if '"run_complete"' in line]
+    assert summary and summary[0]["compacted"] == 300
+    assert summary[0]["peak_rss_mb"] < 300, summary[0]
+    for i in (0, 150, 299):
+        text = (root / f".squad/memory/cold/agent{i % 30:02d}.md").read_text()
+        assert f"flag_{i}" in text or "Digest of" in text
