@@ -176,3 +176,6 @@ def demo_cmd(folder: str) -> None:
 from scribed import cli_context  # noqa: E402
 
 cli_context.register(main)
+from scribed import cli_daemon  # noqa: E402
+
+cli_daemon.register(main)

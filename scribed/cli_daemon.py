@@ -1,0 +1,210 @@
+"""``scribed run``, ``healthcheck`` and ``status``: the service's commands.
+
+Kept apart from :mod:`scribed.cli` so the one-shot commands do not import watchdog/APScheduler.
+``healthcheck`` and ``status`` read only files (the heartbeat and the ledger, read-only): they
+work from a Docker HEALTHCHECK, a second shell or another user without talking to the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from scribed.cli import load_config
+from scribed.cold import Layout
+from scribed.config import Config, ConfigError
+from scribed.ledger import STATUSES, Ledger
+
+HOT_BUDGET = 4096
+_ROOT_HELP = "Squad root (the folder holding .squad/)."
+
+
+def daemon_health(layout: Layout, now: float | None = None) -> tuple[bool, str, dict[str, Any]]:
+    """(alive, one-line reason, heartbeat) from ``{state}/heartbeat``: fresh and its pid running."""
+    path = layout.state / "heartbeat"
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return False, f"no daemon: no heartbeat at {path}", {}
+    except (OSError, ValueError) as exc:
+        return False, f"heartbeat unreadable: {exc}", {}
+    if not isinstance(data, dict):
+        return False, "heartbeat unreadable: not a JSON object", {}
+    if data.get("stopped"):
+        return False, f"daemon stopped at {data.get('time', '?')}", data
+    try:
+        interval = float(data.get("interval", 5.0))
+        age = (time.time() if now is None else now) - float(data["unix"])
+        pid = int(data["pid"])
+    except (KeyError, TypeError, ValueError):
+        return False, "heartbeat unreadable: missing pid/unix", data
+    limit = max(30.0, 3 * interval)
+    if age > limit:
+        return False, f"heartbeat stale: {age:.0f} s old (limit {limit:.0f} s)", data
+    if pid <= 0:
+        return False, f"heartbeat names a bad pid {pid}", data
+    if (
+        data.get("host", socket.gethostname()) == socket.gethostname()
+    ):  # another host's pid means nothing here
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False, f"daemon pid {pid} is not running", data
+        except PermissionError:
+            pass  # alive, owned by another user
+    return True, f"ok: pid {pid}, heartbeat {max(age, 0):.0f} s old, queue {data.get('queue', 0)}", data
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
+def tier_bytes(layout: Layout, cfg: Config) -> dict[str, Any]:
+    """Per-agent hot/cold bytes against their budgets, and the wiki's total (it is per topic, not agent)."""
+    agents: dict[str, dict[str, int]] = {}
+    for tier, folder in (("hot", layout.hot), ("cold", layout.cold)):
+        for p in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            if not p.name.startswith("."):
+                agents.setdefault(p.stem.lower(), {"hot": 0, "cold": 0})[tier] = _size(p)
+    wiki_pages = (
+        [p for p in layout.wiki.rglob("*.md") if not p.name.startswith(".")] if layout.wiki.is_dir() else []
+    )
+    return {
+        "budgets": {"hot": HOT_BUDGET, "cold": cfg.cold.max_bytes},
+        "agents": [
+            {"agent": a, **v, "hot_over": v["hot"] > HOT_BUDGET, "cold_over": v["cold"] > cfg.cold.max_bytes}
+            for a, v in sorted(agents.items())
+        ],
+        "wiki": {"pages": len(wiki_pages), "bytes": sum(_size(p) for p in wiki_pages)},
+    }
+
+
+def collect_status(cfg: Config) -> dict[str, Any]:
+    layout = Layout(cfg.root_path)
+    alive, reason, hb = daemon_health(layout)
+    counts = dict.fromkeys(STATUSES, 0)
+    last_entry = last_promo = ledger_error = None
+    if layout.ledger.exists():
+        try:
+            led = Ledger(layout.ledger, readonly=True)
+            try:
+                counts, last_entry, last_promo = (
+                    led.counts(),
+                    led.last_entry_at(),
+                    led.get_meta("last_promotion_at"),
+                )
+            finally:
+                led.close()
+        except sqlite3.Error as exc:
+            ledger_error = str(exc)
+    nxt: str | None = None
+    promo_error = None
+    try:
+        from scribed.daemon import next_fire, promotion_trigger
+
+        fire = next_fire(promotion_trigger(cfg), datetime.now(UTC))
+        nxt = fire.isoformat() if fire else None
+    except ConfigError as exc:
+        promo_error = str(exc)
+    return {
+        "root": str(cfg.root_path),
+        "daemon": {
+            "alive": alive,
+            "reason": reason,
+            "pid": hb.get("pid") if alive else None,
+            "queue": hb.get("queue", 0) if alive else 0,
+            "pending": hb.get("pending", 0) if alive else 0,
+            "watch": hb.get("watch") if alive else None,
+            "last_result": hb.get("last_result") if alive else None,
+        },
+        "sources": counts,
+        "ledger_error": ledger_error,
+        "last_compaction": last_entry,
+        "last_promotion": last_promo,
+        "next_promotion": nxt,
+        "promotion_schedule": f"{cfg.promote.schedule} {cfg.promote.timezone}",
+        "promotion_error": promo_error,
+        "tiers": tier_bytes(layout, cfg),
+    }
+
+
+def _print_status(d: dict[str, Any]) -> None:
+    dm = d["daemon"]
+    click.echo(f"root:            {d['root']}")
+    if dm["alive"]:
+        click.echo(f"daemon:          running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
+    else:
+        click.echo(f"daemon:          not running ({dm['reason']})")
+    c = d["sources"]
+    click.echo(
+        f"sources:         {c['done']} done, {c['pending']} pending, {c['failed']} failed, "
+        f"{c['quarantined']} quarantined" + (f" (ledger: {d['ledger_error']})" if d["ledger_error"] else "")
+    )
+    click.echo(f"last compaction: {d['last_compaction'] or 'never'}")
+    nxt = d["next_promotion"] or d["promotion_error"] or "none"
+    click.echo(
+        f"promotion:       last {d['last_promotion'] or 'never'}, next {nxt} ({d['promotion_schedule']})"
+    )
+    t = d["tiers"]
+    if t["agents"]:
+        click.echo(f"{'agent':<16} {'hot':>14} {'cold':>16}")
+        for a in t["agents"]:
+            hot = f"{a['hot']}/{t['budgets']['hot']}" + ("!" if a["hot_over"] else "")
+            cold = f"{a['cold']}/{t['budgets']['cold']}" + ("!" if a["cold_over"] else "")
+            click.echo(f"{a['agent']:<16} {hot:>14} {cold:>16}")
+    click.echo(f"wiki:            {t['wiki']['pages']} pages, {t['wiki']['bytes']} bytes")
+
+
+@click.command("run")
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.pass_context
+def run_cmd(ctx: click.Context, root: str | None) -> None:
+    """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM)."""
+    from scribed.daemon import Daemon
+
+    cfg = load_config(ctx, root)
+    daemon = Daemon(cfg)
+    sys.exit(daemon.run())
+
+
+@click.command("healthcheck")
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.pass_context
+def healthcheck_cmd(ctx: click.Context, root: str | None) -> None:
+    """Exit 0 if a daemon for this root is alive (fresh heartbeat, pid running), else 1 with the reason."""
+    cfg = load_config(ctx, root)
+    alive, reason, _ = daemon_health(Layout(cfg.root_path))
+    click.echo(reason if alive else f"unhealthy: {reason}", err=not alive)
+    sys.exit(0 if alive else 1)
+
+
+@click.command("status")
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def status_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
+    """Show the daemon, the ledger's counts, promotion times and each agent's memory size."""
+    data = collect_status(load_config(ctx, root))
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        _print_status(data)
+
+
+def register(main: click.Group) -> None:
+    """Add the service commands to the ``scribed`` group (idempotent)."""
+    for cmd in (run_cmd, healthcheck_cmd, status_cmd):
+        if cmd.name not in main.commands:
+            main.add_command(cmd)
