@@ -179,3 +179,6 @@ cli_context.register(main)
 from scribed import cli_daemon  # noqa: E402
 
 cli_daemon.register(main)
+from scribed import cli_wiki  # noqa: E402
+
+cli_wiki.register(main)

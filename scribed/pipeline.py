@@ -102,6 +102,7 @@ class RunReport:
     warnings: int = 0
     entries: list[EntryReport] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)
+    inbox: dict[str, int] = field(default_factory=dict)
 
     def add(self, item: SourceItem, out: FileOutcome) -> None:
         self.files += 1
@@ -123,6 +124,7 @@ class RunReport:
             "warnings": self.warnings,
             "entries": [e.public() for e in self.entries],
             "failures": self.failures,
+            "inbox": self.inbox,
         }
 
 
@@ -608,6 +610,17 @@ class Scribe:
             self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
 
     # --- whole run ----------------------------------------------------------------------------
+    def apply_inbox(self, report: RunReport | None = None) -> None:
+        """Apply agent-written wiki entries dropped in ``.squad/memory/inbox/wiki/`` (caller holds the lock)."""
+        from scribed.promote import apply_inbox
+
+        res = apply_inbox(self.layout, self.cfg, self.clock, dry_run=self.dry_run)
+        for w in res.get("warnings", []):
+            self.log.warning("inbox_warning", reason=w)
+        if report is not None:
+            report.inbox = {"applied": len(res.get("applied", [])), "quarantined": len(res.get("quarantined", []))}
+            report.warnings += len(res.get("warnings", []))
+
     def run_once(
         self,
         *,
@@ -618,6 +631,7 @@ class Scribe:
         t0 = time.monotonic()
         self.prepare()
         report = RunReport()
+        self.apply_inbox(report)
         items = list(self.items())
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
         for item in it:
