@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import heapq
-import importlib
-import importlib.util
 import itertools
 import json
 import os
@@ -54,6 +52,7 @@ MAX_BACKOFF = 3600.0
 OWN_WRITE_TTL = 120.0
 MISFIRE_GRACE = 6 * 3600  # a laptop waking from sleep still runs the night's promotion
 MISSING_CHECK_SECONDS = 10.0
+INBOX_CHECK_SECONDS = 2.0
 # Kinds whose adapter can see an explicit end marker: worth a check right after writes settle.
 END_MARKER_KINDS = frozenset({"copilot", "markdown"})
 WATCH_EVENTS = frozenset({"created", "modified", "closed", "moved"})
@@ -716,20 +715,36 @@ class Daemon:
         last = self.last_promotion()
         return last is None or last < prev
 
+    def apply_inbox_if_any(self) -> None:
+        """Apply wiki entries agents dropped in ``inbox/wiki/``; skipped this round if the lock is busy
+        (the main loop must keep pinging the watchdog)."""
+        inbox = self.layout.memory / "inbox" / "wiki"
+        try:
+            if not any(p.suffix == ".md" for p in inbox.iterdir()):
+                return
+        except OSError:
+            return
+        try:
+            self._gate.acquire(timeout=0)
+        except Timeout:
+            return
+        try:
+            self.scribe.apply_inbox()
+        except Exception as exc:  # one bad inbox pass must not stop the service
+            self.log.error("inbox_failed", reason=f"{type(exc).__name__}: {exc}")
+        finally:
+            self._gate.release()
+
     def promote(self) -> bool:
         """Run cold → wiki promotion if this build has it; record when, under the root lock."""
         if not self._acquire_gate():
             return False
         try:
-            summary: dict[str, Any] = {}
-            if importlib.util.find_spec("scribed.promote") is None:
-                self.log.info("promotion_skipped", reason="promotion not available yet")
-            else:
-                mod = importlib.import_module("scribed.promote")
-                # A Scribe, not a Config: promote() then knows we already hold the root lock.
-                result = mod.promote(self.scribe)
-                if isinstance(result, dict):
-                    summary = {k: v for k, v in result.items() if isinstance(v, int | float | str | bool)}
+            from scribed.promote import promote
+
+            # A Scribe, not a Config: promote() then knows we already hold the root lock.
+            result = promote(self.scribe)
+            summary = {k: v for k, v in result.items() if isinstance(v, int | float | str | bool)}
             when = iso(self.clock())
             self.scribe.ledger.set_meta("last_promotion_at", when)
             self.log.info("promoted", at=when, report=summary or None)
@@ -892,6 +907,7 @@ class Daemon:
         wd_interval = sdnotify.watchdog_interval()
         hb_due = wd_due = 0.0
         missing_due = time.monotonic() + MISSING_CHECK_SECONDS
+        inbox_due = 0.0
         while True:
             self._wait(min(1.0, wd_interval or 1.0))
             sigs, self._signals = self._signals, []
@@ -909,6 +925,9 @@ class Daemon:
                     self.log.info(
                         "watch_restarted", reason="a source folder appeared or vanished", catch_up=n
                     )
+                if mono >= inbox_due:
+                    inbox_due = mono + INBOX_CHECK_SECONDS
+                    self.apply_inbox_if_any()
                 if mono >= missing_due:
                     missing_due = mono + MISSING_CHECK_SECONDS
                     self._expire_own()

@@ -638,6 +638,15 @@ def test_service_polling_mode(tmp_path: Path, squad: tuple[Path, Path], notifier
             codex_records("p", datetime(2026, 11, 20, 10, tzinfo=UTC), FIRST)
         )
         wait_for(lambda: cold_entries(root), what="compaction in polling mode")
+        # An agent's wiki write dropped in the inbox is applied by the running service, then removed.
+        inbox = root / ".squad/memory/inbox/wiki"
+        inbox.mkdir(parents=True)
+        (inbox / "note.md").write_text(
+            "---\ntopic: conventions\nagent: worf\ntitle: Lockfiles\n---\nAlways commit uv.lock with pyproject.toml.\n"
+        )
+        wiki = root / ".squad/memory/wiki/conventions.md"
+        wait_for(lambda: wiki.exists() and not (inbox / "note.md").exists(), what="inbox applied")
+        assert "Always commit uv.lock" in wiki.read_text() and "worf" in wiki.read_text()
         code, took = stop(proc)
         assert code == 0 and took < 10
     finally:
