@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,9 @@ from scribed.redact import redact
 
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
+# After this many consecutive LLM failures the endpoint is paused (extractive fallback or queued).
+BREAKER_FAILURES = 3
+BREAKER_PAUSE_SECONDS = 300
 HOT_TEMPLATE = (
     "# Hot memory: {agent}\n\nCurrent task:\nActive decisions:\nLast actions:\nBlockers:\nTalking to:\n"
 )
@@ -177,6 +180,10 @@ class Scribe:
         self._llm: Compressor | None = None
         self._llm_state: str | None = None  # None = not probed; "" = usable; else the reason it is not
         self._llm_lock = threading.Lock()
+        self._llm_failures = 0
+        self._llm_last_error = ""
+        self._llm_paused_until = datetime.min.replace(tzinfo=UTC)
+        self._llm_probe_again = datetime.min.replace(tzinfo=UTC)
         self._sha_cache: dict[str, str] = {}
         self._sha_lock = threading.Lock()
 
@@ -230,6 +237,9 @@ class Scribe:
             return self._llm_compressor_locked()
 
     def _llm_compressor_locked(self) -> tuple[Compressor | None, str]:
+        now = self.clock()
+        if self._llm_state and self.cfg.llm.configured and now >= self._llm_probe_again:
+            self._llm_state = None  # an unreachable endpoint is probed again after the pause
         if self._llm_state is None:
             if self._llm_factory is not None:
                 self._llm = self._llm_factory()
@@ -242,6 +252,7 @@ class Scribe:
                 reason = llm_mod.probe(self.cfg.llm) if self.cfg.compress.backend == "auto" else None
                 if reason:
                     self._llm_state = reason
+                    self._llm_probe_again = now + timedelta(seconds=BREAKER_PAUSE_SECONDS)
                     self.log.warning("llm_unreachable", reason=reason, fallback="extractive")
                 else:
                     self._llm = llm_mod.LlmCompressor(self.cfg.llm, environ=self.environ)
@@ -257,15 +268,47 @@ class Scribe:
         if llm is None:
             if backend == "llm":
                 raise CompressError(reason)
-            return self.extractive.compress(session, anchors_, budget), ""
+            # Record why a configured endpoint was not used; the embedded default needs no note.
+            return self.extractive.compress(
+                session, anchors_, budget
+            ), reason if self.cfg.llm.configured else ""
+        paused = self._breaker_reason()
+        if paused:
+            if backend == "llm":
+                raise CompressError(paused)
+            res = self.extractive.compress(session, anchors_, budget)
+            res.notes.append(f"fallback: {paused}")
+            return res, paused
         try:
-            return llm.compress(session, anchors_, budget), ""
+            result = llm.compress(session, anchors_, budget)
         except CompressError as exc:
+            self._breaker_failure(exc.reason)
             if backend == "llm":
                 raise
             res = self.extractive.compress(session, anchors_, budget)
             res.notes.append(f"fallback: {exc.reason}")
             return res, exc.reason
+        with self._llm_lock:
+            self._llm_failures = 0
+        return result, ""
+
+    def _breaker_reason(self) -> str:
+        """Non-empty while the endpoint is paused after repeated failures (a dead endpoint must not
+        cost every session of a backlog its full timeout and retries)."""
+        with self._llm_lock:
+            if self._llm_failures >= BREAKER_FAILURES and self.clock() < self._llm_paused_until:
+                return f"llm paused after {self._llm_failures} consecutive failures: {self._llm_last_error}"
+        return ""
+
+    def _breaker_failure(self, reason: str) -> None:
+        with self._llm_lock:
+            self._llm_failures += 1
+            self._llm_last_error = reason
+            if self._llm_failures >= BREAKER_FAILURES:
+                self._llm_paused_until = self.clock() + timedelta(seconds=BREAKER_PAUSE_SECONDS)
+                self.log.warning(
+                    "llm_paused", failures=self._llm_failures, reason=reason, seconds=BREAKER_PAUSE_SECONDS
+                )
 
     # --- one file -----------------------------------------------------------------------------
     def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
@@ -618,7 +661,10 @@ class Scribe:
         for w in res.get("warnings", []):
             self.log.warning("inbox_warning", reason=w)
         if report is not None:
-            report.inbox = {"applied": len(res.get("applied", [])), "quarantined": len(res.get("quarantined", []))}
+            report.inbox = {
+                "applied": len(res.get("applied", [])),
+                "quarantined": len(res.get("quarantined", [])),
+            }
             report.warnings += len(res.get("warnings", []))
 
     def run_once(

@@ -193,3 +193,36 @@ def test_prompt_injection_cannot_forge_entries_or_paths(tmp_path: Path, fake_llm
     for p in root.rglob("*"):
         if p.is_file() and ".squad" in p.parts:
             assert p.is_relative_to(root / ".squad/memory")
+
+
+def test_breaker_pauses_a_failing_endpoint_then_retries(tmp_path: Path) -> None:
+    """After 3 consecutive failures the endpoint is paused (no more calls, each session still
+    compacted and the reason recorded); after the pause it is tried again."""
+    from datetime import UTC, datetime, timedelta
+
+    from scribed import config as config_mod
+    from scribed.compress.base import CompressError
+    from scribed.pipeline import BREAKER_PAUSE_SECONDS, Scribe
+
+    calls: list[str] = []
+
+    class Down:
+        name = "llm"
+
+        def compress(self, session: Any, anchors: Any, budget: int) -> Any:
+            calls.append(session.session_id)
+            raise CompressError("server error 503")
+
+    now = [datetime(2026, 11, 29, 12, tzinfo=UTC)]
+    root, cfg_path, _ = setup(tmp_path, "http://127.0.0.1:9/v1")
+    cfg = config_mod.load(cfg_path)
+    s = Scribe(cfg, clock=lambda: now[0], llm_factory=Down)
+    report = s.run_once()
+    assert report.compacted == 5 and report.failed == 0
+    assert len(calls) == 3, calls
+    errors = llm_errors(root)
+    assert sum("llm paused after 3 consecutive failures: server error 503" in e for e in errors) == 2
+    # after the pause the endpoint is tried again (half-open)
+    now[0] += timedelta(seconds=BREAKER_PAUSE_SECONDS + 1)
+    assert s._breaker_reason() == ""
+    s.close()
