@@ -1,0 +1,435 @@
+"""The redactor must remove every secret shape, keep look-alikes byte-identical, and be safe to
+run on anything (idempotent, never raising, linear time)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import namedtuple
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from secrets_corpus import LOOKALIKES, SECRETS, Secret
+
+from scribed.redact import REDACTED, count_secrets, redact, redact_obj
+
+ONE_LINE = [s for s in SECRETS if "\n" not in s.line]
+PEMS = [s for s in SECRETS if s.name.startswith("pem_")]
+
+
+def assert_gone(secret: Secret, out: str) -> None:
+    for fragment in (secret.value, *secret.extra):
+        assert fragment not in out, f"{secret.name}: {fragment!r} survived in {out!r}"
+
+
+# --- corpus -----------------------------------------------------------------------------------
+
+
+def test_corpus_is_big_enough_and_consistent() -> None:
+    assert len(SECRETS) >= 45
+    assert len(LOOKALIKES) >= 25
+    assert len({s.name for s in SECRETS}) == len(SECRETS)
+    assert len({name for name, _ in LOOKALIKES}) == len(LOOKALIKES)
+    for s in SECRETS:
+        assert s.value and s.value in s.line, s.name
+        for fragment in s.extra:
+            assert fragment in s.line, s.name
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda s: s.name)
+def test_secret_is_redacted(secret: Secret) -> None:
+    out = redact(secret.line)
+    assert_gone(secret, out)
+    assert REDACTED in out
+    assert count_secrets(secret.line) >= 1
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(("name", "text"), LOOKALIKES, ids=[n for n, _ in LOOKALIKES])
+def test_lookalike_survives(name: str, text: str) -> None:
+    assert redact(text) == text
+    assert count_secrets(text) == 0
+
+
+# --- exact shapes from the spec ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=hunter2xyz", "password=[REDACTED_SECRET]"),
+        ("https://user:pa55w0rd@host/x", "https://user:[REDACTED_SECRET]@host/x"),
+        ('"password": "hunter2"', '"password": "[REDACTED_SECRET]"'),
+        ("export API_TOKEN=abc123def", "export API_TOKEN=[REDACTED_SECRET]"),
+        ("DB_PASSWORD='x y'", "DB_PASSWORD='[REDACTED_SECRET]'"),
+        ("Authorization: Bearer abcDEF123456ghiJKL789", "Authorization: Bearer [REDACTED_SECRET]"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED_SECRET]"),
+        ("passwd: s3cret!", "passwd: [REDACTED_SECRET]"),
+        ("token := 'Zx8cV7bN6mQ5'", "token := '[REDACTED_SECRET]'"),
+        ("'secret' => 'Zx8cV7bN6mQ5'", "'secret' => '[REDACTED_SECRET]'"),
+        ("MYSQL_PWD=letmein", "MYSQL_PWD=[REDACTED_SECRET]"),
+        ("redis://:Rj8vK2mQ9xLp@redis:6379/0", "redis://:[REDACTED_SECRET]@redis:6379/0"),
+        ("postgres://u:p@ss:w0rd@db/x", "postgres://u:[REDACTED_SECRET]@db/x"),
+        ('{\\"password\\": \\"hunter2\\"}', '{\\"password\\": \\"[REDACTED_SECRET]\\"}'),
+    ],
+)
+def test_exact_output(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_whole_pem_block_becomes_one_marker() -> None:
+    block = next(s for s in PEMS if s.name == "pem_rsa").line
+    assert redact(f"key:\n{block}\nthanks") == f"key:\n{REDACTED}\nthanks"
+
+
+@pytest.mark.parametrize("secret", PEMS, ids=lambda s: s.name)
+def test_pem_leaves_no_header_or_body(secret: Secret) -> None:
+    out = redact(secret.line)
+    assert "PRIVATE KEY" not in out.replace(REDACTED, "")
+    assert_gone(secret, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=<your password>",
+        "password=${PASSWORD}",
+        "token=$TOKEN",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "password: {{ vault_db_password }}",
+        "password=%(password)s",
+        "password=***",
+        "password=xxxxxxxx",
+        "password=[REDACTED_SECRET]",
+        "password=None",
+        "secret: null",
+        'password=""',
+        "password=changeme",
+        "PASSWORD=password",
+        "TOKEN=$(gh auth token)",
+        "password: str",
+        "api_key: SecretStr | None = None",
+        "password=getpass()",
+        "token=self.token",
+        "api_key=api_key",
+        "password=db_password",
+        "PWD=/home/u/project",
+        "token_url: https://auth.example.com/oauth/token",
+    ],
+)
+def test_placeholders_and_code_refs_are_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TOKEN_EXPIRY_SECONDS = 3600",
+        "max_tokens=2048",
+        "token_count: 512",
+        "token: 512",
+        "secret: 42",
+        "password_min_length = 12",
+        '"input_tokens": 1234',
+    ],
+)
+def test_counts_after_token_names_are_not_secrets(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_numbers_after_password_names_are_secrets() -> None:
+    assert redact("password=123456") == "password=[REDACTED_SECRET]"
+    assert redact("PIN_PASSWORD: 0042") == "PIN_PASSWORD: [REDACTED_SECRET]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the token is refreshed every hour",
+        "set a password for the user",
+        "Token: the one from the vault",
+        "grep: /etc/passwd: Permission denied",
+        "use the --password flag",
+    ],
+)
+def test_prose_is_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_weak_names_need_random_values() -> None:
+    assert redact("key: environment") == "key: environment"
+    assert redact('"key": "d41d8cd98f00b204e9800998ecf8427e"') == '"key": "d41d8cd98f00b204e9800998ecf8427e"'
+    assert redact("auth: true") == "auth: true"
+    assert redact("key: Zx8cV7bN6mQ5wE4rT2yU") == f"key: {REDACTED}"
+    assert redact("BASIC_AUTH=admin:hunter2") == f"BASIC_AUTH=admin:{REDACTED}"
+
+
+# --- context ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda s: s.name)
+def test_secret_inside_json_line(secret: Secret) -> None:
+    line = json.dumps({"type": "tool_result", "content": f"$ cat .env\n{secret.line}\n", "ok": True})
+    out = redact(line)
+    for fragment in (secret.value, *secret.extra):
+        assert json.dumps(fragment)[1:-1] not in out, secret.name
+    assert REDACTED in out
+    assert json.loads(out)["ok"] is True  # redaction keeps the JSON valid
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda s: s.name)
+def test_secret_inside_code_fence(secret: Secret) -> None:
+    out = redact(f"Here is the config:\n\n```bash\n{secret.line}\n```\n\nDone.")
+    assert_gone(secret, out)
+    assert out.startswith("Here is the config:") and out.endswith("```\n\nDone.")
+
+
+@pytest.mark.parametrize("secret", ONE_LINE, ids=lambda s: s.name)
+def test_secret_in_middle_of_long_line(secret: Secret) -> None:
+    filler = "lorem ipsum dolor sit amet " * 400
+    out = redact(f"{filler} {secret.line} {filler}")
+    assert_gone(secret, out)
+    assert out.startswith(filler) and out.endswith(filler)
+
+
+def test_several_secrets_on_one_line() -> None:
+    picks = [
+        s
+        for s in ONE_LINE
+        if s.name in ("env_password", "github_ghr", "url_redis", "slack_bot", "stripe_pk_live")
+    ]
+    line = " ; ".join(s.line for s in picks)
+    out = redact(line)
+    for s in picks:
+        assert_gone(s, out)
+    assert out.count(REDACTED) == len(picks) == count_secrets(line)
+
+
+def test_secrets_next_to_lookalikes() -> None:
+    sha = "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39"
+    token = "ghp_cLJ09hUoYm9YnE7uOesvcZrG9yxrfYjaUwx7"
+    assert redact(f"commit {sha} with token {token}") == f"commit {sha} with token {REDACTED}"
+    uuid = "550e8400-e29b-41d4-a716-446655440000"
+    akid = "AKIAZEMVACERX5VTB7B7"
+    assert redact(f"request_id={uuid} key_id={akid}") == f"request_id={uuid} key_id={REDACTED}"
+    digest = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    assert (
+        redact(f"{digest} password=hunter2xyz v1.2.3 #1234") == f"{digest} password={REDACTED} v1.2.3 #1234"
+    )
+    url = "https://github.com/org/repo/pull/12"
+    assert (
+        redact(f"{url} and https://u:Tq8wE3rT6yU1@git.example.com")
+        == f"{url} and https://u:{REDACTED}@git.example.com"
+    )
+
+
+def test_every_secret_at_once() -> None:
+    blob = "\n\n".join(s.line for s in SECRETS)
+    out = redact(blob)
+    for s in SECRETS:
+        assert_gone(s, out)
+    assert redact(out) == out
+
+
+def test_lookalikes_all_together() -> None:
+    blob = "\n".join(text for _, text in LOOKALIKES)
+    assert redact(blob) == blob
+
+
+def test_non_ascii_text_around_secrets() -> None:
+    s = next(x for x in SECRETS if x.name == "github_ghp")
+    text = f"✓ done — 🙂 “quoted” {s.line} İstanbul café"
+    out = redact(text)
+    assert_gone(s, out)
+    assert out.startswith("✓ done — 🙂 “quoted” ") and out.endswith(" İstanbul café")
+
+
+# --- count_secrets and redact_obj ---------------------------------------------------------------
+
+
+def test_count_secrets() -> None:
+    assert count_secrets("") == 0
+    assert count_secrets("nothing to see here") == 0
+    assert count_secrets("password=hunter2xyz") == 1
+    assert count_secrets("a=1 password=hunter2xyz token=Zx8cV7bN6mQ5 url=https://u:p4ssw0rd@h") == 3
+    assert count_secrets(redact("password=hunter2xyz")) == 0
+
+
+def test_redact_obj_nested() -> None:
+    ghp = "ghp_cLJ09hUoYm9YnE7uOesvcZrG9yxrfYjaUwx7"
+    event = {
+        "event": "push",
+        "argv": ["git", "push", f"https://{ghp}@github.com/o/r.git"],
+        "env": {"PASSWORD": "hunter2", "api_key": "Zx8cV7bN6mQ5", "max_tokens": 2048, "HOME": "/root"},
+        "nested": [{"auth": {"password": "s3cr3t!"}}, ("x", f"token={ghp}")],
+        "count": 3,
+        "ratio": 0.5,
+        "flag": None,
+    }
+    before = json.dumps(event)
+    out = redact_obj(event)
+    assert json.dumps(event) == before  # input untouched
+    dumped = json.dumps(out)
+    for value in (ghp, "hunter2", "Zx8cV7bN6mQ5", "s3cr3t!"):
+        assert value not in dumped
+    assert out["env"]["PASSWORD"] == REDACTED
+    assert out["env"]["max_tokens"] == 2048
+    assert out["env"]["HOME"] == "/root"
+    assert out["count"] == 3 and out["ratio"] == 0.5 and out["flag"] is None
+    assert isinstance(out["nested"][1], tuple)
+
+
+def test_redact_obj_keeps_types_and_cycles() -> None:
+    Pair = namedtuple("Pair", "name value")
+    cyclic: list[object] = ["password=hunter2xyz"]
+    cyclic.append(cyclic)
+    out = redact_obj(
+        {"p": Pair("token", "ghp_cLJ09hUoYm9YnE7uOesvcZrG9yxrfYjaUwx7"), "c": cyclic, "s": {"a"}}
+    )
+    assert isinstance(out["p"], Pair) and out["p"].value == REDACTED
+    assert out["c"][0] == f"password={REDACTED}" and out["c"][1] is out["c"]
+    assert out["s"] == {"a"}
+    assert redact_obj("password=hunter2xyz") == f"password={REDACTED}"
+    assert redact_obj(42) == 42
+
+
+# --- pathological inputs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,
+        "=" * 1_000_000,
+        "[" * 100_000,
+        "-" * 1_000_000,
+        "_" * 1_000_000,
+        "." * 1_000_000,
+        ":" * 1_000_000,
+        "@" * 1_000_000,
+        "A" * 1_000_000,
+        "\\" * 1_000_000,
+        "/" * 1_000_000,
+        "://" * 300_000,
+        "a:" * 500_000,
+        # Keyword floods: every repetition is a real hit, so these are sized to stay linear-
+        # but-small; anything quadratic would still take minutes.
+        "password=" * 20_000,
+        "password: " * 20_000,
+        "".join(f"token: v{i}x " for i in range(20_000)),
+        'password="' + "password=" * 20_000,
+        "--password " * 20_000,
+        "key=" * 20_000,
+        "-----BEGIN RSA PRIVATE KEY-----" * 30_000,
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 1_000_000,
+        "-----BEGIN RSA PRIVATE KEY-----" + "\n" * 1_000_000,
+        "eyJ" + "a" * 1_000_000,
+        "eyJa." * 200_000,
+        "sk-" + "a" * 1_000_000,
+        "ghp_" * 50_000,
+        "u:p@" * 250_000,
+        "https://u:" + "p" * 1_000_000 + "@h",
+        '"' * 1_000_000,
+        "password='" + "x" * 1_000_000,
+        " " * 1_000_000,
+        "\n" * 1_000_000,
+    ],
+    ids=lambda t: f"{t[:12]!r}x{len(t)}",
+)
+def test_pathological_input_is_linear(text: str) -> None:
+    """Catches catastrophic backtracking: a super-linear pattern on 1 MB takes minutes, not
+    seconds. Speed itself is measured by bench/redact_speed.py, not here."""
+    t0 = time.perf_counter()
+    redact(text)
+    count_secrets(text)
+    assert time.perf_counter() - t0 < 15.0
+
+
+# --- properties -------------------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Characters that exercise every anchor and separator.
+SECRETISH = st.text(
+    alphabet=st.sampled_from(list("=:>-_.@/\\\"'` \t\nAKIzSGeyJpasword tokenkyhf0123456789[]{}$<>*#&?,;()")),
+    max_size=300,
+)
+# Letters, spaces and punctuation that cannot form any secret shape: no digits, no separators.
+BENIGN = st.text(
+    alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .,;!?'\"()\n"))
+)
+
+
+@SETTINGS
+@given(st.text())
+def test_never_raises_and_is_idempotent(text: str) -> None:
+    out = redact(text)
+    assert isinstance(out, str)
+    assert redact(out) == out
+    assert count_secrets(text) >= 0
+
+
+@SETTINGS
+@given(SECRETISH)
+def test_idempotent_on_secretish_text(text: str) -> None:
+    out = redact(text)
+    assert redact(out) == out
+    assert count_secrets(out) == 0
+
+
+@SETTINGS
+@given(BENIGN)
+def test_benign_text_passes_through(text: str) -> None:
+    assert redact(text) == text
+
+
+@SETTINGS
+@given(st.sampled_from(SECRETS), st.text(max_size=200), st.text(max_size=200))
+def test_secret_never_survives_arbitrary_surroundings(secret: Secret, before: str, after: str) -> None:
+    text = f"{before}\n{secret.line}\n{after}"
+    out = redact(text)
+    assert_gone(secret, out)
+    assert redact(out) == out
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from(ONE_LINE), min_size=1, max_size=4),
+    st.text(alphabet=" \t\n;,|", min_size=1, max_size=3),
+)
+def test_count_matches_markers(picks: list[Secret], sep: str) -> None:
+    text = sep.join(["start"] + [s.line for s in picks] + ["end"])
+    assume(REDACTED not in text)
+    out = redact(text)
+    assert out.count(REDACTED) == count_secrets(text)
+    for s in picks:
+        assert_gone(s, out)
+
+
+@SETTINGS
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.none(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+        max_leaves=20,
+    )
+)
+def test_redact_obj_never_raises(obj: object) -> None:
+    redact_obj(obj)
+
+
+def test_cli_redact_reads_stdin() -> None:
+    """`scribed redact` removes every corpus secret and keeps every look-alike, byte for byte."""
+    from helpers import run_cli
+
+    text = "\n".join([s.line for s in SECRETS] + [t for _, t in LOOKALIKES]) + "\n"
+    p = run_cli("redact", input=text.encode())
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    looks = "\n".join(t for _, t in LOOKALIKES)
+    for s in SECRETS:
+        if s.value not in looks:  # a 40-hex token value doubles as a checksum look-alike
+            assert s.value not in out.replace(looks, ""), s.name
+    for _, t in LOOKALIKES:
+        assert t in out
+    assert out.count(REDACTED) >= len(SECRETS)
