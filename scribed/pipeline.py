@@ -131,6 +131,19 @@ class RunReport:
         }
 
 
+def peak_rss_mb() -> float:
+    """This process's peak RSS. VmHWM, not ru_maxrss: the latter survives exec and would report
+    the parent's size for a process started by fork+exec."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def sha256_prefix(path: Path, length: int) -> str:
     """sha256 of the first ``length`` bytes, streamed."""
     h = hashlib.sha256()
@@ -697,7 +710,7 @@ class Scribe:
             bytes_in=sum(e.bytes_in for e in report.entries),
             bytes_out=sum(e.bytes_out for e in report.entries),
             ms=int((time.monotonic() - t0) * 1000),
-            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            peak_rss_mb=peak_rss_mb(),
             dry_run=self.dry_run or None,
         )
         return report

@@ -245,10 +245,11 @@ def test_30mb_transcript_memory_bounded(tmp_path: Path) -> None:
                 )
     old(big)
     code = (
-        "import resource, sys\n"
+        "import sys\n"
         "from scribed.cli import main\n"
+        "from scribed.pipeline import peak_rss_mb\n"
         "try:\n    main()\nexcept SystemExit as e:\n    rc = e.code\n"
-        "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n"
+        "print('RSS', int(peak_rss_mb() * 1024), file=sys.stderr)\nsys.exit(rc)\n"
     )
     p = subprocess.run(
         [sys.executable, "-c", code, "--config", str(cfg), "run-once", "--json"],
@@ -257,6 +258,7 @@ def test_30mb_transcript_memory_bounded(tmp_path: Path) -> None:
     )
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     rss_kb = int(p.stderr.decode().rsplit("RSS", 1)[1].split()[0])
+    print(f"30 MB transcript: peak RSS {rss_kb / 1024:.0f} MB")
     assert rss_kb < 300 * 1024, f"peak RSS {rss_kb / 1024:.0f} MB"
     out = json.loads(p.stdout)
     assert out["compacted"] == 1 and out["entries"][0]["bytes_in"] > 30_000_000
@@ -288,6 +290,7 @@ def test_backlog_of_300_sessions_over_30_agents(tmp_path: Path) -> None:
     assert len(list((root / ".squad/memory/cold").glob("*.md"))) == 30
     summary = [json.loads(line) for line in err.splitlines() if '"run_complete"' in line]
     assert summary and summary[0]["compacted"] == 300
+    print("300 sessions:", summary[0])
     assert summary[0]["peak_rss_mb"] < 300, summary[0]
     for i in (0, 150, 299):
         text = (root / f".squad/memory/cold/agent{i % 30:02d}.md").read_text()
