@@ -4,12 +4,13 @@ Everything scribed stores or logs passes through :func:`redact`, so it must be f
 raise, and must be idempotent. Only the secret value is replaced (``password=[REDACTED_SECRET]``),
 so summaries keep saying *which* credential was involved without containing it.
 
-How it stays fast (≥ 50 MB/s on transcript text): the text is reversed once and scanned by a
-single regex whose every branch starts with a rare character (``= : > - _ . @ A z K``). Reversal
-turns "keyword before separator" and "prefix before delimiter" into plain literals *after* the
-anchor, which the regex engine rejects in a few nanoseconds. Each hit is then confirmed in Python
-with small forward regexes run at that position only. All quantifiers are bounded or possessive,
-so no input backtracks catastrophically.
+How it stays fast (≥ 50 MB/s on transcript text, see ``bench/redact_speed.py``): the text is
+encoded once to ``latin-1``/``replace`` bytes (one byte per character, so offsets match the str)
+and reversed. A handful of passes each start with one literal anchor (``= : - _ . A``), which the
+regex engine finds at memchr-like speed; reversal turns "keyword before separator" and "prefix
+before delimiter" into literals *after* the anchor, rejected in nanoseconds. Each hit is confirmed
+in Python with small forward regexes at that position only. Quantifiers are bounded, possessive or
+atomic, and a value already redacted is not re-scanned, so every input is handled in linear time.
 
 Placeholder rules (what is *not* a secret even after ``password=``):
 
@@ -55,7 +56,6 @@ _PW_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passc
 _STRONG_WORDS = frozenset({"secret", "token", "authorization"})
 # Names that are often innocent (``key=lambda``, ``auth=None``): need a random-looking value.
 _WEAK_WORDS = frozenset({"key", "auth", "credential", "credentials", "creds", "sig", "signature"})
-_ALL_WORDS = _PW_WORDS | _STRONG_WORDS | _WEAK_WORDS
 # ``<modifier>_key`` names that always hold a secret.
 _KEY_STRONG_MODS = (
     "api",
@@ -346,7 +346,7 @@ _ASG_KEYWORDS = [
 # a one-character gate, and the keyword trie. Python re-checks the exact shape forwards.
 _ASG_WORDS = _rev_variants(_ASG_KEYWORDS)
 _ASG_REV = (
-    r"[ \t\]\"'`*\\:?]{0,40}+(?=["
+    r"[ \t\]\"'`*\\]{0,40}+(?=["
     + "".join(sorted({w[0] for w in _ASG_WORDS}))
     + "])(?P<kw>"
     + _trie(_ASG_WORDS)
@@ -429,7 +429,7 @@ def _bytes_re(pattern: str) -> re.Pattern[bytes]:
 _PASSES: tuple[re.Pattern[bytes], ...] = tuple(
     _bytes_re(p)
     for p in (
-        "=" + _ASG_REV,
+        "=[:?]?" + _ASG_REV,  # also ``:=`` and ``?=`` (reversed ``=:``, ``=?``)
         # ':' also anchors URL credentials: reversed ``@pass:user//:`` seen from the user's colon.
         ":(?:" + _ASG_REV + r"|(?=[^\s/@:\[\]]*+//:)(?P<url>))",
         "-(?:----(?P<pem>(?:KCOLB )?YEK ETAVIRP)"
@@ -447,7 +447,12 @@ _PASSES: tuple[re.Pattern[bytes], ...] = tuple(
     )
 )
 # Rare anchors get a pass only when a cheap substring test says they can matter.
-_XML_PASS = _bytes_re(">" + _ASG_REV)  # <password>value</password>
+# ``<password>value</password>``: found forwards from the closing tag (``</`` is rare in text).
+_XML_CLOSE_RE = re.compile(
+    (r"</(?P<name>[A-Za-z0-9_.:\-]{0,64}?" + _trie(sorted({v[::-1] for v in _ASG_WORDS})) + ")>").encode(
+        "ascii"
+    )
+)
 _TWILIO_PASS = _bytes_re("KS" + _NB + "(?P<twilio>)")
 
 # ---------------------------------------------------------------------------------------------
@@ -593,7 +598,8 @@ _URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_WORDS_SHAPE_RE = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|\d{1,4})+")
+# Atomic per word: a plain ``(...)+`` here backtracks exponentially on long capital runs.
+_WORDS_SHAPE_RE = re.compile(r"(?>[A-Z][a-z]++|[a-z]{2,}+|[A-Z]{2,}(?![a-z])|\d{1,4}+)++")
 _USERPASS_VALUE_RE = re.compile(r"([^\s:]{1,64}):(\S{3,})")
 _B64_RE = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
 _WS_RE = re.compile(r"\s")
@@ -1004,6 +1010,24 @@ def _run_end(text: str, pos: int) -> int:
     return cut.start() if cut else end
 
 
+def _on_xml(text: str, close: int, name: str, spans: _Spans) -> None:
+    """``<password>value</password>``: judge the element text with the tag as its name."""
+    kk = _key_kind(name)
+    if kk is None:
+        return
+    tag = f"<{name}>"
+    open_at = text.rfind(tag, max(0, close - _QV_MAX), close)
+    if open_at < 0:
+        return
+    vstart = open_at + len(tag)
+    v = text[vstart:close]
+    if not v or "<" in v or "\n" in v:
+        return  # nested elements or a multi-line block: not a single value
+    sub = _secret_span(v, kk[0], True, "", kk[1], name)
+    if sub:
+        spans.append((vstart + sub[0], vstart + sub[1]))
+
+
 def _on_curl(text: str, dash: int, spans: _Spans) -> None:
     """``curl -u user:pass`` / ``--user user:pass``: redact the password part."""
     after = dash + (5 if text.startswith("user", dash + 1) else 2)
@@ -1089,8 +1113,6 @@ def _find_spans(text: str) -> _Spans:
     data = text.encode("latin-1", "replace")
     rdata = data[::-1]
     passes: list[re.Pattern[bytes]] = list(_PASSES)
-    if b"</" in data:
-        passes.append(_XML_PASS)
     if b"wilio" in data or b"WILIO" in data:
         passes.append(_TWILIO_PASS)
     keywords: list[tuple[int, int]] = []
@@ -1101,6 +1123,9 @@ def _find_spans(text: str) -> _Spans:
                 keywords.append((n - ke, n - ks))
             else:
                 _dispatch(text, rdata, n, m, spans)
+    if b"</" in data:
+        for m in _XML_CLOSE_RE.finditer(data):
+            _on_xml(text, m.start(), m.group("name").decode("latin-1"), spans)
     # Assignments in text order, skipping keywords inside a value that was already redacted.
     keywords.sort()
     cov_start = cov_end = -1
