@@ -53,6 +53,7 @@ OWN_WRITE_TTL = 120.0
 MISFIRE_GRACE = 6 * 3600  # a laptop waking from sleep still runs the night's promotion
 MISSING_CHECK_SECONDS = 10.0
 INBOX_CHECK_SECONDS = 2.0
+LIVE_REFRESH_SECONDS = 10.0  # live hot files of kinds without end markers
 # Kinds whose adapter can see an explicit end marker: worth a check right after writes settle.
 END_MARKER_KINDS = frozenset({"copilot", "markdown"})
 WATCH_EVENTS = frozenset({"created", "modified", "closed", "moved"})
@@ -474,6 +475,10 @@ class Daemon:
         self.timers.arm(key, now + self.cfg.session.quiet_seconds)
         if item.kind in END_MARKER_KINDS:
             self.timers.arm(key, now + SETTLE_SECONDS, "quick")
+        elif item.kind != "hot" and self.timers.deadline(key, "live") is None:
+            # Throttled, not debounced: a session that writes all the time still gets its live hot
+            # file refreshed every LIVE_REFRESH_SECONDS without re-reading it on every append.
+            self.timers.arm(key, now + LIVE_REFRESH_SECONDS, "live")
         return True
 
     def submit(self, path: str) -> None:

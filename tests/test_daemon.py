@@ -201,9 +201,13 @@ def test_event_rearms_quiet_timer(tmp_path: Path, squad: tuple[Path, Path]) -> N
         t0 = clock().timestamp()
         assert d.on_path_event(str(f))
         assert d.timers.deadline(str(f)) == pytest.approx(t0 + 60)
+        # the live-hot refresh is throttled (kept), not debounced (pushed back) by later events
+        assert d.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
         clock.advance(45)
         assert d.on_path_event(str(f))
         assert d.timers.deadline(str(f)) == pytest.approx(t0 + 105)
+        assert d.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
+        assert d.timers.pop_due() == [str(f)]  # the live refresh fires
         clock.advance(59)
         assert d.timers.pop_due() == []
         clock.advance(2)
@@ -371,7 +375,7 @@ def test_real_observer_sees_file_in_new_subfolder(
         wait_for(lambda: d.timers.deadline(str(f)) is not None, 10, f"{mode} event")
         (sub / ".swap.tmp").write_text("x")
         time.sleep(0.5)
-        assert len(d.timers) == 1
+        assert len(d.timers) == 2  # the file's quiet timer and its live-hot refresh; not the swap file
         assert not d.dead_threads()
     finally:
         d.stop_observers()
