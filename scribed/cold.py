@@ -106,7 +106,9 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     superseded: set[str] = set()
     ids: list[str] = []
     for e in folded:
-        ids.extend(sorted(e.ids))
+        # One level only: the ids of what this digest folds (an older digest by its own id), so the
+        # line stays bounded however many sessions an agent has. Crash-window dedupe needs no more.
+        ids.append(e.entry_id or "")
         sec = sections(e.text)
         for key, items in sec.items():
             if key in ("goal", "outcome"):
@@ -131,6 +133,7 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
         knowledge=merged["knowledge"],
         key_facts=merged["key_facts"],
     )
+    ids = [i for i in ids if i]
     digest_id = "d-" + hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]
     when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
     total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])

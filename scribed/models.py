@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Role = Literal["user", "assistant", "tool", "system", "summary"]
 TurnKind = Literal["message", "tool_call", "tool_result", "summary", "thinking"]
@@ -20,6 +20,8 @@ TurnKind = Literal["message", "tool_call", "tool_result", "summary", "thinking"]
 # 50 MB transcripts. Tool output is least valuable: keep its head and tail only.
 MAX_TEXT_CHARS = 32_000
 MAX_TOOL_CHARS = 4_000
+MAX_SUMMARY_TEXT = 1_200
+MAX_GOAL_TEXT = 400
 
 
 def clip(text: str, limit: int) -> str:
@@ -87,14 +89,25 @@ class Summary(BaseModel):
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
-    goal: str = Field(default="", max_length=400)
-    outcome: str = Field(default="", max_length=1200)
+    goal: str = ""
+    outcome: str = ""
     decisions: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     open_items: list[str] = Field(default_factory=list)
     knowledge: list[str] = Field(default_factory=list)
     key_facts: list[str] = Field(default_factory=list)
+
+    @field_validator("goal", mode="after")
+    @classmethod
+    def _clip_goal(cls, v: str) -> str:
+        """Over-long text is clipped, not rejected: a rejection here would fail a whole session."""
+        return clip(v, MAX_GOAL_TEXT)
+
+    @field_validator("outcome", mode="after")
+    @classmethod
+    def _clip_outcome(cls, v: str) -> str:
+        return clip(v, MAX_SUMMARY_TEXT)
 
 
 SECTIONS: list[tuple[str, str]] = [
