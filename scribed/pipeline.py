@@ -699,6 +699,10 @@ class Scribe:
             except OSError as exc:
                 self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
                 out = FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
+            except Exception as exc:  # a bug on one file must not stop the others; it stays queued
+                reason = redact(f"internal error: {type(exc).__name__}: {exc}")
+                self.log.error("source_failed", file=str(item.path), reason=reason)
+                out = FileOutcome("failed", failed=1, reason=reason)
             report.add(item, out)
         self.log.info(
             "run_complete",
