@@ -295,3 +295,30 @@ def test_backlog_of_300_sessions_over_30_agents(tmp_path: Path) -> None:
     for i in (0, 150, 299):
         text = (root / f".squad/memory/cold/agent{i % 30:02d}.md").read_text()
         assert f"flag_{i}" in text or "Digest of" in text
+
+
+def test_a_bug_on_one_file_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scribed import anchors, config
+    from scribed.pipeline import Scribe
+
+    _root, src, cfg_path = make_root(tmp_path)
+    good_codex(src / "rollout-a.jsonl", "good-a", "use write-through invalidation")
+    good_codex(src / "rollout-b.jsonl", "good-b", "drop the TTL sweeper thread")
+    real = anchors.extract
+
+    def flaky(session, turns=None):  # type: ignore[no-untyped-def]
+        if session.session_id == "good-a":
+            raise KeyError("boom")
+        return real(session, turns)
+
+    monkeypatch.setattr(anchors, "extract", flaky)
+    s = Scribe(config.load(str(cfg_path)))
+    report = s.run_once()
+    s.close()
+    assert report.compacted == 1 and report.failed == 1
+    assert "internal error: KeyError" in report.failures[0]["reason"]
+    monkeypatch.setattr(anchors, "extract", real)
+    s = Scribe(config.load(str(cfg_path)))
+    report = s.run_once()
+    s.close()
+    assert report.compacted == 1 and report.failed == 0, "the failed file stayed queued"
