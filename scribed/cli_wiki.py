@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,18 @@ def _promote_lines(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def _as_of(value: str | None) -> datetime | None:
+    """Parse --as-of (YYYY-MM-DD or ISO 8601); a bad date is the user's mistake (exit 2)."""
+    from scribed.promote import parse_as_of
+
+    if not value:
+        return None
+    try:
+        return parse_as_of(value)
+    except ValueError as exc:
+        cli_mod.fail(f"--as-of: {exc}")
+
+
 def register(main: click.Group) -> None:
     """Add the wiki commands to the ``scribed`` group."""
 
@@ -70,15 +83,10 @@ def register(main: click.Group) -> None:
         ctx: click.Context, root: str | None, as_of: str | None, dry_run: bool, as_json: bool
     ) -> None:
         """Move cold entries older than cold.ttl_days into the wiki (facts) and the archive."""
-        from scribed.promote import parse_as_of, promote
+        from scribed.promote import promote
 
         cfg = _cfg(ctx, root)
-        when = None
-        if as_of:
-            try:
-                when = parse_as_of(as_of)
-            except ValueError as exc:
-                cli_mod.fail(f"--as-of: {exc}")
+        when = _as_of(as_of)
         data = promote(cfg, as_of=when, dry_run=dry_run)
         _emit(data, as_json, _promote_lines(data))
 
@@ -170,17 +178,11 @@ def register(main: click.Group) -> None:
     ) -> None:
         """Seed cold and wiki from a legacy Squad repo (history.md, decisions.md); never changes them."""
         from scribed.importer import ImportRefused, import_squad
-        from scribed.promote import parse_as_of
 
         if bool(agents) == all_:
             cli_mod.fail("name the agents to import, or pass --all (not both)")
         cfg = _cfg(ctx, root)
-        when = None
-        if as_of:
-            try:
-                when = parse_as_of(as_of)
-            except ValueError as exc:
-                cli_mod.fail(f"--as-of: {exc}")
+        when = _as_of(as_of)
         try:
             data = import_squad(cfg, None if all_ else list(agents), dry_run=dry_run, as_of=when)
         except ImportRefused as exc:
