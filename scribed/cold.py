@@ -21,6 +21,7 @@ from scribed.models import SECTIONS, Summary
 
 _SECTION_KEYS = {title: key for key, title in SECTIONS}
 _write_lock = threading.Lock()
+FOLDED_ID_CAP = 48
 
 
 @dataclass(slots=True)
@@ -104,11 +105,11 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     """A shorter entry standing for ``folded``: their anchors, deduplicated, newest decisions win."""
     merged: dict[str, list[str]] = {k: [] for k, _ in SECTIONS}
     superseded: set[str] = set()
-    ids: list[str] = []
+    own: list[str] = []
+    nested: list[str] = []
     for e in folded:
-        # One level only: the ids of what this digest folds (an older digest by its own id), so the
-        # line stays bounded however many sessions an agent has. Crash-window dedupe needs no more.
-        ids.append(e.entry_id or "")
+        own.append(e.entry_id or "")
+        nested.extend(sorted(e.ids - {e.entry_id}))
         sec = sections(e.text)
         for key, items in sec.items():
             if key in ("goal", "outcome"):
@@ -133,7 +134,12 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
         knowledge=merged["knowledge"],
         key_facts=merged["key_facts"],
     )
-    ids = [i for i in ids if i]
+    # The ids this digest folds, then (newest last) the ids older digests folded, capped so the line
+    # stays bounded however many sessions an agent has; older ones trace through the archive chain.
+    ids = [i for i in own if i]
+    room = max(0, FOLDED_ID_CAP - len(ids))
+    more = [i for i in nested if i not in ids]
+    ids += more[-room:] if room else []
     digest_id = "d-" + hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]
     when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
     total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
