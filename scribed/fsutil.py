@@ -28,8 +28,18 @@ class UnsafePathError(OSError):
 
 
 def ensure_dir(path: Path) -> Path:
-    """Create a folder (and parents) private to the user."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create a folder (and any missing parents) private to the user.
+
+    ``Path.mkdir(parents=True)`` gives the parents default permissions, so each level is made here.
+    """
+    missing: list[Path] = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            d.mkdir(mode=DIR_MODE)
     return path
 
 

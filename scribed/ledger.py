@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scribed.fsutil import ensure_dir
+
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -86,7 +88,7 @@ class Ledger:
                 f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
             )
         else:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            ensure_dir(path.parent)
             new = not path.exists()
             self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
             if new:

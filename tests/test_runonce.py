@@ -154,10 +154,22 @@ def test_human_output_and_version(squad: tuple[Path, dict[str, Any]]) -> None:
     assert v.returncode == 0 and b"scribed" in v.stdout
 
 
-def test_private_permissions(squad: tuple[Path, dict[str, Any]]) -> None:
+def test_private_permissions(squad: tuple[Path, Any]) -> None:
+    """Everything scribed creates is 0600 (files) / 0700 (folders): hot and cold hold work history."""
     root, _ = squad
-    assert run_json("--config", str(root / "scribed.toml"), "run-once")[0] == 0
-    for p in (root / ".squad/memory/cold").rglob("*"):
+    cfg = str(root / "scribed.toml")
+    assert run_json("--config", cfg, "run-once")[0] == 0
+    assert run_json("--config", cfg, "promote", "--as-of", "2027-06-01")[0] == 0
+    p = run_cli(
+        "--config", cfg, "wiki-write", "conventions", "--agent", "riker", input=b"Always pin uv.lock.\n"
+    )
+    assert p.returncode == 0, p.stderr
+    premade = {root / ".squad", root / ".squad/memory", root / ".squad/memory/hot"}  # made by the demo
+    checked = 0
+    for p in (root / ".squad").rglob("*"):
+        if p in premade:
+            continue
         mode = p.stat().st_mode & 0o777
-        assert mode in (0o600, 0o700), f"{p} has mode {oct(mode)}"
-    assert (root / ".squad/memory/.scribed/ledger.sqlite").stat().st_mode & 0o077 == 0
+        assert mode == (0o700 if p.is_dir() else 0o600), f"{p} has mode {oct(mode)}"
+        checked += 1
+    assert checked > 10
