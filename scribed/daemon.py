@@ -46,13 +46,16 @@ if TYPE_CHECKING:
     from apscheduler.triggers.cron import CronTrigger
     from watchdog.observers.api import BaseObserver
 
-HEARTBEAT_SECONDS = 5.0
+HEARTBEAT_SECONDS = 10.0
+MAIN_TICK = 5.0
+TIMER_MAX_WAIT = 5.0  # signals wake the main loop at once (set_wakeup_fd); the tick is for housekeeping
+WORKER_IDLE_WAIT = 30.0  # idle workers block; shutdown wakes them with sentinels
 SETTLE_SECONDS = 0.5  # an end-marker check waits for a burst of writes to settle
 MAX_BACKOFF = 3600.0
 OWN_WRITE_TTL = 120.0
 MISFIRE_GRACE = 6 * 3600  # a laptop waking from sleep still runs the night's promotion
 MISSING_CHECK_SECONDS = 10.0
-INBOX_CHECK_SECONDS = 2.0
+INBOX_CHECK_SECONDS = 5.0
 LIVE_REFRESH_SECONDS = 10.0  # live hot files of kinds without end markers
 # Kinds whose adapter can see an explicit end marker: worth a check right after writes settle.
 END_MARKER_KINDS = frozenset({"copilot", "markdown"})
@@ -291,8 +294,12 @@ class Timers:
                 now = self._clock()
                 due = self._pop_due_locked(now)
                 if not due:
-                    # Wake at least every second: a wall clock that jumped (suspend) is noticed.
-                    wait = min(1.0, max(0.01, self._heap[0][0] - now)) if self._heap else 1.0
+                    # Wake at least every few seconds: a wall clock that jumped (suspend) is noticed.
+                    wait = (
+                        min(TIMER_MAX_WAIT, max(0.01, self._heap[0][0] - now))
+                        if self._heap
+                        else TIMER_MAX_WAIT
+                    )
                     self._cond.wait(wait)
                     continue
             for path in due:
@@ -307,7 +314,9 @@ class WorkQueue:
     """A bounded queue of paths; a path already waiting is not queued twice (floods stay small)."""
 
     def __init__(self, maxsize: int) -> None:
-        self._q: queue.Queue[str] = queue.Queue(maxsize=maxsize)
+        # Unbounded underneath so wake() can always add its sentinels; offer() enforces the bound.
+        self._q: queue.Queue[str] = queue.Queue()
+        self._max = maxsize
         self._pending: set[str] = set()
         self._lock = threading.Lock()
         self.overflows = 0
@@ -317,11 +326,10 @@ class WorkQueue:
         with self._lock:
             if path in self._pending:
                 return "pending"
-            try:
-                self._q.put_nowait(path)
-            except queue.Full:
+            if self._q.qsize() >= self._max:
                 self.overflows += 1
                 return "full"
+            self._q.put_nowait(path)
             self._pending.add(path)
             return "queued"
 
@@ -330,13 +338,21 @@ class WorkQueue:
             path = self._q.get(timeout=timeout)
         except queue.Empty:
             return None
+        if not path:
+            return None  # a wake() sentinel
         with self._lock:
             self._pending.discard(path)
         return path
 
+    def wake(self, n: int) -> None:
+        """Unblock ``n`` workers waiting in take() (shutdown), so they need not poll."""
+        for _ in range(n):
+            self._q.put_nowait("")
+
     @property
     def depth(self) -> int:
-        return self._q.qsize()
+        with self._lock:
+            return len(self._pending)
 
     def pending(self) -> int:
         with self._lock:
@@ -521,7 +537,7 @@ class Daemon:
 
     def _worker(self) -> None:
         while not self._stopping.is_set():
-            path = self.queue.take(timeout=0.5)
+            path = self.queue.take(timeout=WORKER_IDLE_WAIT)
             if path is None:
                 continue
             with self._state_lock:
@@ -914,7 +930,7 @@ class Daemon:
         missing_due = time.monotonic() + MISSING_CHECK_SECONDS
         inbox_due = 0.0
         while True:
-            self._wait(min(1.0, wd_interval or 1.0))
+            self._wait(min(MAIN_TICK, wd_interval or MAIN_TICK))
             sigs, self._signals = self._signals, []
             if signal.SIGTERM in sigs or signal.SIGINT in sigs:
                 sig = signal.SIGTERM if signal.SIGTERM in sigs else signal.SIGINT
@@ -1006,6 +1022,7 @@ class Daemon:
         """Stop taking work, give in-flight work ``shutdown_grace`` seconds, stop everything else."""
         self.notify("STOPPING=1")
         self._stopping.set()
+        self.queue.wake(len(self._workers))
         self.timers.stop()
         if self._scheduler is not None:
             with contextlib.suppress(Exception):
