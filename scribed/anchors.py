@@ -23,23 +23,31 @@ CAPS: dict[str, int] = {
     "issue": 20,
     "todo": 12,
     "directive": 8,
-    "number": 0,
+    "number": 4,
 }
 # Order in which missing anchors are restored when the budget is tight.
 PRIORITY = ["decision", "todo", "path", "error", "issue", "command", "directive", "identifier", "number"]
 MAX_ANCHOR_CHARS = 220
 
 _DECISION = re.compile(
-    r"(?:^|[\s*_>-])(?:decision|decided|final decision|revised decision)\s*(?:\([^)]{0,40}\)\s*)?[:：]\s*(?P<d>.+)",
+    r"(?:^|[\s*_>-])(?:decision|decided|final decision|revised decision)\**\s*(?:\([^)]{0,40}\)\s*)?\**\s*[:：]"
+    r"\s*(?P<d>.+)",
     re.IGNORECASE,
 )
 _DECISION_VERB = re.compile(
     r"\b(?:we|i|team)\s+(?:have\s+)?(?:decided|agreed|chose|will go with|are going with)\s+(?:to\s+|on\s+)?(?P<d>.+)",
     re.IGNORECASE,
 )
+# Other ways agents state a decision, and reversals that name only the new choice.
+_DECISION_MORE = re.compile(
+    r"(?:\blet(?:'|’)?s go with\b[^:]{0,40}[:,]?|\bgoing with\b[^:]{0,40}:|\bthe plan is to\b|"
+    r"\bchange of plan\s*[:,]|\bactually,[^:]{0,60}:|\bscratch (?:that|the [^.]{1,40}idea)[.;,!]\s*"
+    r"(?:we should|let(?:'|’)?s|we(?:'|’)ll)?)\s*(?P<d>[^;]+)",
+    re.IGNORECASE,
+)
 _REVERSAL = re.compile(
     r"\b(?:revers(?:e|ed|ing)|revert(?:ed|ing)?|supersed(?:e|es|ed|ing)|instead of|no longer|"
-    r"scrap(?:ped)?|changed? (?:my|our) mind|on second thought|rather than)\b",
+    r"scrap(?:ped)?|scratch|change of plan|actually,|changed? (?:my|our) mind|on second thought|rather than)\b",
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(
@@ -53,11 +61,15 @@ _PATH = re.compile(
     r"swift|md|toml|yaml|yml|json|jsonl|ini|cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle))"
     r"(?![\w/])"
 )
+_PATH_NOEXT = re.compile(
+    r"(?<![\w@:/.-])(?P<p>(?:[A-Za-z0-9_.-]+/)+(?:Dockerfile|Makefile|Procfile|Gemfile|Rakefile|Jenkinsfile|"
+    r"Vagrantfile|Containerfile|Justfile|bootstrap|CODEOWNERS|LICENSE|README))(?![\w/.])"
+)
 _URLISH = re.compile(r"\w+://\S*")
 _IDENT = re.compile(r"`(?P<i>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)`")
 _ERROR = re.compile(
     r"(?P<e>\b(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure|Fault)|(?i:error)(?:\[[A-Z0-9]+\])?|FAILED|"
-    r"(?i:fatal)|panic)\b:?\s[^`\n]{3,200})"
+    r"(?i:fatal)|panic|npm ERR!|Segmentation fault)(?:\b|(?<=!)):?\s[^`\n]{3,200}|^E\s{2,}assert\s[^`\n]{3,200})"
 )
 _DIFF_LINE = re.compile(r"^\s*(?:diff --git |index [0-9a-f]+\.\.|--- a/|\+\+\+ b/|--- /dev/null|@@ )")
 _SHELL_WRAP = re.compile(r"^(?:bash|sh|zsh)\s+-l?c\s+(?P<c>.+)$")
@@ -66,14 +78,24 @@ _READONLY_CMD = re.compile(
 )
 _ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
 _TODO_OPEN = re.compile(
-    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|TODO[:\s]\s*|FIXME[:\s]\s*|open item[:\s]\s*|follow[- ]up[:\s]\s*)(?P<t>.{3,200})",
+    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|TODO[:\s]\s*|FIXME[:\s]\s*|open item[:\s]\s*|follow[- ]up[:\s]\s*|"
+    r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,200})",
     re.IGNORECASE,
 )
 _TODO_DONE = re.compile(
-    r"(?:^|\s)(?:[-*]\s*\[[xX]\]\s*|DONE[:\s]\s*|closed TODO[:\s]\s*|resolved TODO[:\s]\s*)(?P<t>.{3,200})"
+    r"(?:^|\s)(?:[-*]\s*\[[xX]\]\s*|DONE[:\s]\s*|(?:Done|Finished|Completed):\s*|closed TODO[:\s]\s*|"
+    r"resolved TODO[:\s]\s*)(?P<t>.{3,200})"
+)
+_TODO_DONE_SUFFIX = re.compile(
+    r"^\W*(?P<t>.{3,200}?)\s+(?:is|are) (?:done|finished|complete)(?: now)?\W*$", re.I
+)
+_NUMBER = re.compile(
+    r"(?<![\w.#/-])(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s?(?:rows|records|requests|items|files|tests|users))?"
+    r"|\d+(?:\.\d+)?\s?(?:ms|%|MB|GB|KB|MiB|GiB|rows|records|req/s|rps))(?![\w%])"
 )
 _DIRECTIVE = re.compile(
-    r"(?P<d>\b(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not)\b.{5,200})",
+    r"(?P<d>\b(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not|"
+    r"please avoid|avoid|refrain from|rather you)\b.{5,200})",
     re.IGNORECASE,
 )
 _SHELL_TOOLS = {
@@ -92,7 +114,9 @@ _SHELL_TOOLS = {
 }
 _CMD_START = re.compile(
     r"^(?:\$\s+)?(?P<c>(?:pytest|python3?|pip|uv|git|npm|npx|pnpm|yarn|make|cargo|go|docker|kubectl|"
-    r"ruff|mypy|scribed|gh|node|bash|sh|poetry|tox|just|terraform|helm|curl)\b[^\n`]{0,160})"
+    r"ruff|mypy|scribed|gh|node|bash|sh|poetry|tox|just|terraform|helm|curl|alembic|psql|bundle|rake|rails|"
+    r"mvn|gradle|dotnet|deno|bun|ansible|systemctl|uvicorn|alembic)\b[^\n`]{0,160}"
+    r"|\./[\w./-]+\.(?:sh|py)\b[^\n`]{0,120})"
 )
 _BACKTICK = re.compile(r"`([^`\n]{3,180})`")
 
@@ -185,6 +209,9 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     for t, line in _lines(turns, {"message", "summary"}):
         for m in _TODO_DONE.finditer(line):
             done.add(_clean(m.group("t")).lower())
+        suffix = _TODO_DONE_SUFFIX.match(line)
+        if suffix:
+            done.add(_clean(suffix.group("t")).lower())
         for m in _TODO_OPEN.finditer(line):
             key = _clean(m.group("t"))
             if key.lower() in done:
@@ -194,12 +221,18 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
         if text.lower() not in done:
             add("todo", text, line_no)
 
+    few: dict[int, bool] = {}
     for t, line in _lines(turns, {"message", "tool_call", "summary"}):
         scrubbed = _URLISH.sub(" ", line)
         for m in _PATH.finditer(scrubbed):
             p = m.group("p")
             if not _looks_like_version(p):
                 add("path", p, t.line)
+        for m in _PATH_NOEXT.finditer(scrubbed):
+            add("path", m.group("p"), t.line)
+        if t.kind == "message" and _few_numbers(t, few):
+            for m in _NUMBER.finditer(scrubbed):
+                add("number", m.group("n"), t.line)
         for m in _ISSUE.finditer(line):
             add("issue", "#" + m.group("n"), t.line)
         if t.kind == "message" and t.role == "user":
@@ -236,6 +269,14 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     return out
 
 
+def _few_numbers(t: Turn, cache: dict[int, bool]) -> bool:
+    """A stated figure ("p95 is down to 217 ms") is a fact; a turn full of them is a measurement dump."""
+    key = id(t)
+    if key not in cache:
+        cache[key] = len(_NUMBER.findall(t.text, 0, 20_000)) <= 3
+    return cache[key]
+
+
 def _looks_like_version(p: str) -> bool:
     return bool(re.fullmatch(r"v?\d+(?:\.\d+)+", p))
 
@@ -244,10 +285,10 @@ def _decisions(turns: list[Turn]) -> list[Anchor]:
     """Decisions in order; a later reversal replaces the decision it reverses."""
     found: list[Anchor] = []
     for t, line in _lines(turns, {"message", "summary"}):
-        m = _DECISION.search(line) or _DECISION_VERB.search(line)
+        m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
         if not m:
             continue
-        text = _clean(_first_sentence(m.group("d")))
+        text = _clean(_first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
         if len(text) < 4:
             continue
         superseded: str | None = None
