@@ -1,0 +1,436 @@
+"""Throughput benchmark: the pipeline without an LLM on a generated backlog, against the physical floor.
+
+Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200]``.
+
+* ``mb_per_s`` / ``sessions_per_s``: one ``Scribe.run_once(force=True)`` with the extractive
+  backend over the whole backlog (four formats, ``bench/gen.py``), in a child process so its
+  ``peak_rss_mb`` (``ru_maxrss``, also ``VmHWM``) is the pipeline's alone. One thread: one core.
+* ``stages``: a second run with the stage functions wrapped by timers (parse, redact, anchors,
+  compress = extractive + fit + guard + render, hash, write = cold file + ledger). Only the
+  outermost wrapped call is timed, so nested calls are not counted twice; the overhead of the
+  wrappers is why this run is a separate one.
+* ``floor``: reading the same bytes and JSON-decoding every line (markdown: UTF-8 decoding):
+  the least any transcript reader must do. ``floor_ratio`` = pipeline MB/s ÷ floor MB/s.
+* ``idle``: a running ``scribed run`` daemon after catch-up: CPU seconds per idle minute and
+  RSS, per watch mode (inotify and polling). Measured from ``/proc/<pid>``.
+
+The backlog is cached under ``--backlog`` (default: the temp dir) keyed by seed, count and size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for _p in (ROOT, ROOT / "bench"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+import gen  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# --- backlog -----------------------------------------------------------------------------------
+
+
+def backlog(seed: int, sessions: int, mb: float, base: Path) -> Path:
+    """Generate (once) ``sessions`` sessions totalling about ``mb`` MB; returns the transcripts folder."""
+    folder = base / f"scribed-backlog-s{seed}-n{sessions}-{mb:g}mb"
+    done = folder / ".complete"
+    if done.exists():
+        return folder / "transcripts"
+    shutil.rmtree(folder, ignore_errors=True)
+    import random
+
+    rng = random.Random(seed)
+    mean = mb * 1e6 / sessions
+    lo = mean / 3.91  # log-uniform on [lo, 10·lo] has mean ≈ 3.91·lo
+    sizes = gen.sizes(rng, sessions, lo / 1024, 10 * lo / 1024)
+    scale = mb * 1e6 / sum(sizes)
+    total = 0
+    for i, size in enumerate(sizes):
+        s = gen.make_session(seed, i, gen.FORMATS[i % 4], int(size * scale))
+        gen.write_session(s, folder / "transcripts")
+        total += len(s.data)
+    done.write_text(json.dumps({"sessions": sessions, "bytes": total}))
+    return folder / "transcripts"
+
+
+def backlog_info(transcripts: Path) -> dict[str, Any]:
+    return json.loads((transcripts.parent / ".complete").read_text())
+
+
+# --- child processes -----------------------------------------------------------------------------
+
+
+def _rss() -> dict[str, float]:
+    """Peak RSS of this process: ru_maxrss (KiB on Linux) and VmHWM."""
+    out = {"ru_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                out["vmhwm_mb"] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return out
+
+
+def child_floor(transcripts: str) -> dict[str, Any]:
+    """Read every file and decode every JSON line: the physical floor for a transcript reader."""
+    files = sorted(p for p in Path(transcripts).rglob("*") if p.is_file())
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    n = 0
+    records = 0
+    for p in files:
+        data = p.read_bytes()
+        n += len(data)
+        if p.suffix == ".jsonl":
+            for line in data.splitlines():
+                if line.strip():
+                    json.loads(line)
+                    records += 1
+        else:
+            data.decode("utf-8")
+    return {
+        "bytes": n,
+        "records": records,
+        "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
+    }
+
+
+def _config(transcripts: str, root: str) -> Any:
+    from scribed import config as config_mod
+    from scribed import log as log_mod
+
+    log_mod.configure("json", "error")
+    return config_mod.from_dict(
+        {
+            "root": root,
+            "session": {"quiet_seconds": 0},
+            "compress": {"backend": "extractive"},
+            "log": {"format": "json", "level": "error"},
+            "sources": gen.sources(Path(transcripts)),
+        }
+    )
+
+
+def _instrument() -> dict[str, float]:
+    """Wrap the stage functions the pipeline calls with timers; only the outermost call is timed."""
+    from scribed import adapters, anchors, cold, entry, live, pipeline
+    from scribed.compress.extractive import ExtractiveCompressor
+    from scribed.ledger import Ledger
+
+    totals: dict[str, float] = defaultdict(float)
+    depth = [0]
+
+    def timed(stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if depth[0]:
+                return fn(*args, **kwargs)
+            depth[0] += 1
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[stage] += time.perf_counter() - t
+                depth[0] -= 1
+
+        return wrapper
+
+    adapters.parse_file = timed("parse", adapters.parse_file)
+    pipeline.redact = timed("redact", pipeline.redact)
+    anchors.extract = timed("anchors", anchors.extract)
+    ExtractiveCompressor.compress = timed("compress", ExtractiveCompressor.compress)  # type: ignore[method-assign]
+    for name in ("fit_with_room", "guard", "render"):
+        setattr(entry, name, timed("compress", getattr(entry, name)))
+    pipeline.sha256_prefix = timed("hash", pipeline.sha256_prefix)
+    cold.append = timed("write", cold.append)
+    live.clear = timed("write", live.clear)
+    live.refresh = timed("write", live.refresh)
+    Ledger.add_entry = timed("write", Ledger.add_entry)  # type: ignore[method-assign]
+    Ledger.upsert_source = timed("write", Ledger.upsert_source)  # type: ignore[method-assign]
+
+    real_fsync = os.fsync
+
+    def fsync(fd: Any) -> None:  # inclusive: how much of "write" is waiting for the disk
+        t = time.perf_counter()
+        try:
+            real_fsync(fd)
+        finally:
+            totals["fsync (inside write)"] += time.perf_counter() - t
+
+    os.fsync = fsync
+    return totals
+
+
+def child_pipeline(transcripts: str, root: str, stages: bool) -> dict[str, Any]:
+    """One run_once over the backlog in this fresh process."""
+    totals = _instrument() if stages else {}
+    from scribed.pipeline import Scribe
+
+    Path(root).mkdir(parents=True, exist_ok=True)
+    cfg = _config(transcripts, root)
+    scribe = Scribe(cfg)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    rep = scribe.run_once(force=True)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    scribe.close()
+    out = {
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "sessions": rep.sessions,
+        "compacted": rep.compacted,
+        "failed": rep.failed,
+        "bytes_in": sum(e.bytes_in for e in rep.entries),
+        "bytes_out": sum(e.bytes_out for e in rep.entries),
+        **_rss(),
+    }
+    if stages:
+        out["stages"] = dict(totals)
+    return out
+
+
+def _child(kind: str, *args: str) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, *args]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {kind} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# --- idle daemon -----------------------------------------------------------------------------------
+
+
+def _proc_cpu(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _proc_status(pid: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, val = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(val.split()[0]) / 1024
+        elif key == "Threads":
+            out[key] = int(val)
+    out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    return out
+
+
+SHIM = (
+    "import sys; from scribed.cli import main; from scribed.cli_daemon import run_cmd; "
+    "main.add_command(run_cmd); sys.argv[0] = 'scribed'; main()"
+)
+
+
+def daemon_command() -> tuple[list[str] | None, str]:
+    """How to start ``scribed run``: the real command, a shim around the unregistered one, or nothing."""
+    real = [sys.executable, "-m", "scribed"]
+    probe = subprocess.run([*real, "run", "--help"], capture_output=True, text=True, check=False)
+    if probe.returncode == 0:
+        return real, ""
+    shim = [sys.executable, "-c", SHIM]
+    probe = subprocess.run([*shim, "run", "--help"], capture_output=True, text=True, check=False)
+    if probe.returncode == 0:
+        return shim, (
+            "`python -m scribed run` is not registered in scribed/cli.py yet; measured through a shim that "
+            "adds scribed.cli_daemon.run_cmd to the click group (same code path)"
+        )
+    return None, f"`scribed run` unavailable: {probe.stderr.strip().splitlines()[-1:]}"
+
+
+def measure_idle(seconds: float, mode: str, workdir: Path) -> dict[str, Any]:
+    """Start the daemon on a small root, let it catch up, then measure its idle cost."""
+    cmd, note = daemon_command()
+    if cmd is None:
+        return {"cpu_s_per_min": None, "rss_mb": None, "note": note}
+    transcripts = workdir / "transcripts"
+    for s in gen.iter_sessions(5, 8, max_kb=40):
+        gen.write_session(s, transcripts)
+    root = workdir / "squad"
+    root.mkdir(parents=True, exist_ok=True)
+    srcs = "".join(
+        f'\n[[sources]]\nkind = "{s["kind"]}"\npath = "{s["path"]}"\nagent = "{s["agent"]}"\n'
+        for s in gen.sources(transcripts)
+    )
+    cfg = workdir / "scribed.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[session]\nquiet_seconds = 60\n[compress]\nbackend = "extractive"\n'
+        f'[log]\nformat = "json"\nlevel = "warning"\n[watch]\nmode = "{mode}"\npoll_interval = 5.0\n{srcs}'
+    )
+    log = (workdir / f"daemon-{mode}.log").open("w")
+    proc = subprocess.Popen([*cmd, "--config", str(cfg), "run"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        cold = root / ".squad/memory/cold"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if cold.exists() and len(list(cold.glob("*.md"))) >= 4:
+                break
+            time.sleep(0.5)
+        if proc.poll() is not None:
+            return {
+                "cpu_s_per_min": None,
+                "rss_mb": None,
+                "note": f"daemon exited with {proc.returncode}",
+                **({"via": note} if note else {}),
+            }
+        caught_up = cold.exists() and len(list(cold.glob("*.md"))) >= 4
+        time.sleep(5)  # let catch-up work and the first heartbeat settle
+        before = _proc_status(proc.pid)
+        c0 = _proc_cpu(proc.pid)
+        t0 = time.monotonic()
+        samples = []
+        while time.monotonic() - t0 < seconds:
+            time.sleep(min(10.0, seconds))
+            samples.append(_proc_status(proc.pid)["VmRSS"])
+        c1 = _proc_cpu(proc.pid)
+        elapsed = time.monotonic() - t0
+        after = _proc_status(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        res = {
+            "mode": mode,
+            "seconds": round(elapsed, 1),
+            "cpu_s_per_min": round((c1 - c0) / elapsed * 60, 4),
+            "rss_mb": round(after["VmRSS"], 1),
+            "rss_mb_start": round(before["VmRSS"], 1),
+            "rss_mb_max_sampled": round(max(samples), 1) if samples else None,
+            "threads": after.get("Threads"),
+            "fds": after.get("fds"),
+            "caught_up": caught_up,
+            "exit_code_on_sigterm": code,
+        }
+        if note:
+            res["note"] = note
+        return res
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+# --- main ------------------------------------------------------------------------------------------
+
+
+def run(
+    sessions: int,
+    mb: float,
+    seed: int,
+    base: Path,
+    idle_seconds: float,
+    idle_modes: list[str],
+    repeat: int = 3,
+) -> dict[str, Any]:
+    transcripts = backlog(seed, sessions, mb, base)
+    info = backlog_info(transcripts)
+    total_mb = info["bytes"] / 1e6
+    floor = _child("floor", str(transcripts))
+    runs = []
+    for i in range(repeat):  # fresh root each time; the median run is reported
+        with tempfile.TemporaryDirectory(prefix="scribed-tp-") as tmp:
+            runs.append(_child("pipeline", str(transcripts), str(Path(tmp) / f"r{i}"), "0"))
+    runs.sort(key=lambda r: r["seconds"])
+    plain = runs[len(runs) // 2]
+    with tempfile.TemporaryDirectory(prefix="scribed-tp-") as tmp:
+        staged = _child("pipeline", str(transcripts), str(Path(tmp) / "b"), "1")
+    floor_mbps = total_mb / floor["seconds"]
+    mbps = total_mb / plain["seconds"]
+    inner = {k: v for k, v in staged["stages"].items() if "inside" in k}
+    outer = {k: v for k, v in staged["stages"].items() if "inside" not in k}
+    stages = {k: round(v, 3) for k, v in sorted(outer.items(), key=lambda kv: -kv[1])}
+    stages["other"] = round(staged["seconds"] - sum(outer.values()), 3)
+    stages.update({k: round(v, 3) for k, v in inner.items()})
+    res: dict[str, Any] = {
+        "backlog": {"sessions": sessions, "mb": round(total_mb, 1), "seed": seed, "path": str(transcripts)},
+        "mb_per_s": round(mbps, 2),
+        "mb_per_cpu_s": round(total_mb / plain["cpu_seconds"], 2),
+        "sessions_per_s": round(plain["sessions"] / plain["seconds"], 2),
+        "seconds": round(plain["seconds"], 2),
+        "compacted": plain["compacted"],
+        "failed": plain["failed"],
+        "peak_rss_mb": round(max(max(r["ru_maxrss_mb"], r.get("vmhwm_mb", 0)) for r in runs), 1),
+        "runs_mb_per_s": [round(total_mb / r["seconds"], 2) for r in runs],
+        "runs_mb_per_cpu_s": [round(total_mb / r["cpu_seconds"], 2) for r in runs],
+        "stages_seconds": stages,
+        "stages_share": {k: round(v / staged["seconds"], 3) for k, v in stages.items()},
+        "stages_run_seconds": round(staged["seconds"], 2),
+        "floor": {
+            "mb_per_s": round(floor_mbps, 2),
+            "seconds": round(floor["seconds"], 2),
+            "what": "read every file + json.loads every line",
+        },
+        "floor_ratio": round(mbps / floor_mbps, 3),
+    }
+    res["idle"] = {}
+    for mode in idle_modes:
+        with tempfile.TemporaryDirectory(prefix="scribed-idle-") as tmp:
+            res["idle"][mode] = measure_idle(idle_seconds, mode, Path(tmp))
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        kind, *rest = argv[1:]
+        out = child_floor(rest[0]) if kind == "floor" else child_pipeline(rest[0], rest[1], rest[2] == "1")
+        print(json.dumps(out))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--sessions", type=int, default=500)
+    ap.add_argument("--mb", type=float, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--backlog", type=Path, default=Path(tempfile.gettempdir()), help="where to cache the backlog"
+    )
+    ap.add_argument("--idle-seconds", type=float, default=60)
+    ap.add_argument("--repeat", type=int, default=3, help="pipeline runs; the median is reported")
+    ap.add_argument(
+        "--idle-modes", default="auto,polling", help="watch modes to measure idle cost in; '' skips"
+    )
+    a = ap.parse_args(argv)
+    modes = [m for m in a.idle_modes.split(",") if m]
+    res = run(a.sessions, a.mb, a.seed, a.backlog, a.idle_seconds, modes, max(1, a.repeat))
+    if a.json:
+        print(json.dumps(res, indent=1))
+        return 0
+    print(
+        f"backlog: {res['backlog']['sessions']} sessions, {res['backlog']['mb']} MB\n"
+        f"pipeline: {res['mb_per_s']} MB/s ({res['sessions_per_s']} sessions/s), peak RSS {res['peak_rss_mb']} MB, "
+        f"{res['compacted']} entries, {res['failed']} failed\n"
+        f"floor (read + JSON decode): {res['floor']['mb_per_s']} MB/s; pipeline/floor = {res['floor_ratio']}\n"
+        f"stages (s): {res['stages_seconds']}"
+    )
+    for mode, idle in res["idle"].items():
+        print(f"idle daemon ({mode}): {idle}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
