@@ -149,3 +149,37 @@ def test_sigkill_while_waiting_on_the_llm(tmp_path: Path, notifier: Notification
             proc.kill()
             proc.wait()
     assert subprocess  # subprocess is used via start_service's Popen
+
+
+def test_source_folder_that_disappears_while_watched(tmp_path: Path, notifier: Notifications) -> None:
+    """A watched folder removed under the service: a warning naming it, the service stays up, and
+    the folder is watched again once it comes back."""
+    root, src = tmp_path / "root", tmp_path / "sessions" / "sub"
+    root.mkdir()
+    src.mkdir(parents=True)
+    cfg = write_config(tmp_path / "c.toml", root, src, quiet=1)
+    log = tmp_path / "daemon.log"
+    proc = start_service(cfg, log, notifier.path)
+    try:
+        notifier.wait_ready(proc, log)
+        import shutil
+
+        shutil.rmtree(src)
+        wait_for(
+            lambda: "source_missing" in log.read_text() and str(src) in log.read_text(),
+            DEADLINE,
+            "a warning naming the vanished folder",
+        )
+        assert proc.poll() is None, log.read_text()
+        src.mkdir()
+        (src / "rollout-back.jsonl").write_text(
+            codex_records("back", datetime(2026, 11, 20, 10, tzinfo=UTC), FIRST)
+        )
+        wait_for(lambda: ledger_entries(root) >= 1, DEADLINE + 15, "compaction after the folder came back")
+        code, _ = stop(proc)
+        assert code == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in log.read_text()
