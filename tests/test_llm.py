@@ -402,6 +402,25 @@ def test_scripted_400_on_json_schema_falls_back(fake_llm: FakeLLM) -> None:
     assert res.notes[0] == "json_object"
 
 
+def test_llama_cpp_style_500_on_json_schema_falls_back(fake_llm: FakeLLM) -> None:
+    """llama-cpp-python's server answers json_schema with a 500 validation error, not a 400."""
+    fake_llm.script(
+        status(
+            500, message="1 validation error: response_format.type Input should be 'text' or 'json_object'"
+        )
+    )
+    res = compressor(fake_llm.url).compress(make_session(), [], 2000)
+    assert res.notes[0] == "json_object"
+    assert [r.format_type for r in fake_llm.chat_requests] == ["json_schema", "json_object"]
+
+
+def test_plain_500_is_not_a_format_rejection(fake_llm: FakeLLM) -> None:
+    fake_llm.script(status(500, message="upstream exploded"), status(500, message="upstream exploded"))
+    res = compressor(fake_llm.url).compress(make_session(), [], 2000)
+    assert fake_llm.chat_requests[0].format_type == "json_schema"
+    assert res.notes[0] == "json_schema", "a transient 500 is retried with the same format"
+
+
 def test_no_structured_output_at_all_uses_text(fake_llm: FakeLLM) -> None:
     fake_llm.reject_formats = {"json_schema", "json_object"}
     res = compressor(fake_llm.url).compress(make_session(), [], 2000)

@@ -156,9 +156,23 @@ def server() -> str:
     return URL
 
 
+def _is_llama_cpp_python(url: str) -> bool:
+    """llama-cpp-python's server lists its models as ``owned_by: "me"`` (Ollama says "library")."""
+    try:
+        with urllib.request.urlopen(f"{url}/models", timeout=5) as r:
+            data = json.loads(r.read())
+    except (OSError, ValueError):
+        return False
+    models = data.get("data") if isinstance(data, dict) else None
+    return bool(models) and all(isinstance(m, dict) and m.get("owned_by") == "me" for m in models)
+
+
 @pytest.fixture
 def proxy(server: str) -> Iterator[Recorder]:
     rec = Recorder(server)
+    # Translate json_schema only for llama-cpp-python; SCRIBED_REAL_LLM_SCHEMA_PROXY=0/1 overrides.
+    flag = os.environ.get("SCRIBED_REAL_LLM_SCHEMA_PROXY", "")
+    rec.translate_schema = flag == "1" if flag in ("0", "1") else _is_llama_cpp_python(server)
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(rec))
     base_path = urlsplit(server).path or "/v1"
     rec.url = f"http://127.0.0.1:{httpd.server_address[1]}{base_path}"
@@ -172,8 +186,8 @@ def proxy(server: str) -> Iterator[Recorder]:
 
 
 # llama-cpp-python's server answers response_format json_schema with HTTP 500 (a request
-# validation error), which scribed takes for a transient server error (see the xfail test
-# below). The recording proxy translates json_schema into the equivalent llama.cpp request, so
+# validation error); scribed recognises that answer and falls back to json_object (see
+# test_auto_response_format_negotiates_with_the_server). The recording proxy translates json_schema into the equivalent llama.cpp request, so
 # scribed's default "auto" (json_schema first) gets a schema-constrained answer. Ollama takes either.
 FORMAT = os.environ.get("SCRIBED_REAL_LLM_FORMAT", "auto")
 
@@ -339,12 +353,6 @@ def test_pipeline_auto_backend_end_to_end(proxy: Recorder, tmp_path: Path) -> No
             assert t_in > 0 and t_out > 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="llama-cpp-python answers response_format json_schema with HTTP 500 (a validation error); "
-    "scribed.compress.llm._format_rejected only accepts 400/404/415/422/501, so it retries, then "
-    "every session falls back (auto) or fails (llm) instead of switching to json_object",
-)
 def test_auto_response_format_negotiates_with_the_server(proxy: Recorder, tmp_path: Path) -> None:
     """response_format auto must end up on a mode the server accepts and use the model's answers."""
     proxy.translate_schema = False  # the server as it is

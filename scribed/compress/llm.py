@@ -214,13 +214,20 @@ def _retry_after(exc: BaseException) -> float | None:
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "response format", "structured output")
 _UNSUPPORTED_WORDS = ("unsupported", "not supported", "not implemented")
+_VALIDATION_WORDS = ("should be", "validation", "invalid", *_UNSUPPORTED_WORDS)
 
 
 def _format_rejected(exc: openai.APIStatusError) -> bool:
-    """A 4xx that says the server can't do this response_format (so fall back, don't fail)."""
+    """An error that says the server can't do this response_format (so fall back, don't fail).
+
+    Mostly a 4xx; llama-cpp-python's server answers a json_schema request with a 500 whose body is
+    a validation message ("Input should be 'text' or 'json_object'"), so that shape counts too.
+    """
+    text = _error_text(exc)
+    if exc.status_code == 500:
+        return any(w in text for w in _FORMAT_WORDS) and any(w in text for w in _VALIDATION_WORDS)
     if exc.status_code not in (400, 404, 415, 422, 501):
         return False
-    text = _error_text(exc)
     if any(w in text for w in _FORMAT_WORDS):
         return True
     return exc.status_code in (422, 501) and any(w in text for w in _UNSUPPORTED_WORDS)
