@@ -1,6 +1,7 @@
 """Quality benchmark: scribed's real pipeline vs generic summarizers, scored by string matching.
 
-Run: ``python bench/quality.py [--json] [--backend extractive|llm] [--seed N] [--sessions N]``.
+Run: ``python bench/quality.py [--json] [--backend extractive|llm|auto] [--seed N] [--sessions N]``
+(``llm``/``auto`` need ``--llm-url`` or ``SCRIBED_REAL_LLM_URL``; see ``scripts/local-llm``).
 
 It generates seeded sessions in all four transcript formats (``bench/gen.py``), writes them into
 a temporary squad root, runs :meth:`scribed.pipeline.Scribe.run_once` on it (``--force``, so
@@ -776,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
         "--llm-format",
         default=os.environ.get("SCRIBED_REAL_LLM_FORMAT", "auto"),
         choices=["auto", "json_schema", "json_object", "text"],
-        help="llm.response_format (llama-cpp-python's server needs json_object; see docs/benchmarks.md)",
+        help="llm.response_format (auto negotiates with the server; see docs/benchmarks.md)",
     )
     ap.add_argument("--ratio", type=float, default=0.10, help="scribed's compress.ratio (the budget knob)")
     ap.add_argument(

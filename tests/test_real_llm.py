@@ -187,8 +187,9 @@ def proxy(server: str) -> Iterator[Recorder]:
 
 # llama-cpp-python's server answers response_format json_schema with HTTP 500 (a request
 # validation error); scribed recognises that answer and falls back to json_object (see
-# test_auto_response_format_negotiates_with_the_server). The recording proxy translates json_schema into the equivalent llama.cpp request, so
-# scribed's default "auto" (json_schema first) gets a schema-constrained answer. Ollama takes either.
+# test_auto_response_format_negotiates_with_the_server). The recording proxy translates
+# json_schema into the equivalent llama.cpp request, so scribed's default "auto" (json_schema
+# first) gets a schema-constrained answer. Ollama takes either.
 FORMAT = os.environ.get("SCRIBED_REAL_LLM_FORMAT", "auto")
 
 
