@@ -1320,6 +1320,19 @@ def sources(transcripts: Path, formats: tuple[str, ...] = FORMATS) -> list[dict[
     return [{"kind": f, "path": str(transcripts / f), "agent": AGENTS[f]} for f in formats]
 
 
+def daemon_config(path: Path, root: Path, transcripts: Path, *, quiet: float, extra: str = "") -> Path:
+    """A ``scribed run`` config over a generated transcripts folder (extractive, JSON logs)."""
+    srcs = "".join(
+        f'\n[[sources]]\nkind = "{s["kind"]}"\npath = "{s["path"]}"\nagent = "{s["agent"]}"\n'
+        for s in sources(transcripts)
+    )
+    path.write_text(
+        f'root = "{root}"\n[session]\nquiet_seconds = {quiet}\n[compress]\nbackend = "extractive"\n'
+        f'[log]\nformat = "json"\nlevel = "warning"\n{extra}{srcs}'
+    )
+    return path
+
+
 def main() -> None:
     """``python bench/gen.py OUT [--seed N] [--sessions N]``: write sessions and manifest.json."""
     import argparse

@@ -63,15 +63,7 @@ def soak(minutes: float, every: float, workdir: Path, seed: int = 7) -> dict[str
         (transcripts / f).mkdir(parents=True, exist_ok=True)
     root = workdir / "squad"
     root.mkdir(parents=True, exist_ok=True)
-    srcs = "".join(
-        f'\n[[sources]]\nkind = "{s["kind"]}"\npath = "{s["path"]}"\nagent = "{s["agent"]}"\n'
-        for s in gen.sources(transcripts)
-    )
-    cfg = workdir / "scribed.toml"
-    cfg.write_text(
-        f'root = "{root}"\n[session]\nquiet_seconds = 2\n[compress]\nbackend = "extractive"\n'
-        f'[log]\nformat = "json"\nlevel = "warning"\n{srcs}'
-    )
+    cfg = gen.daemon_config(workdir / "scribed.toml", root, transcripts, quiet=2)
     log = (workdir / "daemon.log").open("w")
     proc = subprocess.Popen([*cmd, "--config", str(cfg), "run"], stdout=log, stderr=subprocess.STDOUT)
     samples: list[dict[str, Any]] = []

@@ -270,14 +270,12 @@ def measure_idle(seconds: float, mode: str, workdir: Path) -> dict[str, Any]:
         gen.write_session(s, transcripts)
     root = workdir / "squad"
     root.mkdir(parents=True, exist_ok=True)
-    srcs = "".join(
-        f'\n[[sources]]\nkind = "{s["kind"]}"\npath = "{s["path"]}"\nagent = "{s["agent"]}"\n'
-        for s in gen.sources(transcripts)
-    )
-    cfg = workdir / "scribed.toml"
-    cfg.write_text(
-        f'root = "{root}"\n[session]\nquiet_seconds = 60\n[compress]\nbackend = "extractive"\n'
-        f'[log]\nformat = "json"\nlevel = "warning"\n[watch]\nmode = "{mode}"\npoll_interval = 5.0\n{srcs}'
+    cfg = gen.daemon_config(
+        workdir / "scribed.toml",
+        root,
+        transcripts,
+        quiet=60,
+        extra=f'[watch]\nmode = "{mode}"\npoll_interval = 5.0\n',
     )
     log = (workdir / f"daemon-{mode}.log").open("w")
     proc = subprocess.Popen([*cmd, "--config", str(cfg), "run"], stdout=log, stderr=subprocess.STDOUT)
