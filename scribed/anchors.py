@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from scribed.compress.errors import errors_in_turn
 from scribed.models import Anchor, Session, Turn
 
 # Caps per session so a pathological transcript cannot blow the entry budget.
@@ -67,10 +68,6 @@ _PATH_NOEXT = re.compile(
 )
 _URLISH = re.compile(r"\w+://\S*")
 _IDENT = re.compile(r"`(?P<i>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?)`")
-_ERROR = re.compile(
-    r"(?P<e>\b(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception|Failure|Fault)|(?i:error)(?:\[[A-Z0-9]+\])?|FAILED|"
-    r"(?i:fatal)|panic|npm ERR!|Segmentation fault)(?:\b|(?<=!)):?\s[^`\n]{3,200}|^E\s{2,}assert\s[^`\n]{3,200})"
-)
 _DIFF_LINE = re.compile(r"^\s*(?:diff --git |index [0-9a-f]+\.\.|--- a/|\+\+\+ b/|--- /dev/null|@@ )")
 _SHELL_WRAP = re.compile(r"^(?:bash|sh|zsh)\s+-l?c\s+(?P<c>.+)$")
 _READONLY_CMD = re.compile(
@@ -78,7 +75,7 @@ _READONLY_CMD = re.compile(
 )
 _ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
 _TODO_OPEN = re.compile(
-    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|TODO[:\s]\s*|FIXME[:\s]\s*|open item[:\s]\s*|follow[- ]up[:\s]\s*|"
+    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]up[:\s]\s*|"
     r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,200})",
     re.IGNORECASE,
 )
@@ -260,13 +257,30 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
             if cmd:
                 add("command", cmd, t.line)
 
-    # Errors: the user's and assistant's own words first, then tool output.
-    for kinds in ({"message", "summary"}, {"tool_result"}):
-        for t, line in _lines(turns, kinds):
-            err = _ERROR.search(line)
-            if err and not line.lstrip().startswith(("at ", 'File "')):
-                add("error", err.group("e"), t.line)
+    _relative_paths(out)
+    # Errors: only error-shaped text (see compress/errors.py); prose that mentions "error" is not one.
+    for t in turns:
+        for err in errors_in_turn(t):
+            add("error", err, t.line)
     return out
+
+
+def _relative_paths(out: list[Anchor]) -> None:
+    """One anchor per file: ``./x`` is ``x``, and an absolute path whose tail is another path anchor
+    is that file (the relative form is kept: paths are read relative to the repo root)."""
+    paths = [a for a in out if a.type == "path"]
+    rel = {a.text.removeprefix("./") for a in paths if not a.text.startswith(("/", "~"))}
+    seen: set[str] = set()
+    for a in paths:
+        key = a.text.removeprefix("./")
+        absolute = a.text.startswith(("/", "~"))
+        shadowed = any(r != key and r.endswith("/" + key.lstrip("~/")) for r in rel) if "/" not in key else False
+        if key in seen or shadowed or (absolute and any(key.endswith("/" + r) for r in rel if "/" in r)):
+            out.remove(a)
+            continue
+        seen.add(key)
+        if key != a.text:
+            out[out.index(a)] = Anchor(a.type, key, a.line, a.superseded)
 
 
 def _few_numbers(t: Turn, cache: dict[int, bool]) -> bool:

@@ -125,7 +125,7 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     first = min((e.date for e in folded), default="")
     last = max((e.date for e in folded), default="")
     summary = Summary(
-        goal=f"Digest of {len(folded)} sessions, {first[:10]} – {last[:10]}",
+        goal=f"Digest of {sessions_held(folded)} sessions, {first[:10]} – {last[:10]}",
         outcome="; ".join(f"{e.date[:10]} {one_line(e.title, 60)}" for e in folded),
         decisions=merged["decisions"],
         files=merged["files"],
@@ -136,11 +136,14 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     )
     # The ids this digest folds, then (newest last) the ids older digests folded, capped so the line
     # stays bounded however many sessions an agent has; older ones trace through the archive chain.
-    ids = [i for i in own if i]
+    # Only session entries are listed (an earlier digest's own id names no session).
+    ids = [i for i in own if i and not i.startswith("d-")]
     room = max(0, FOLDED_ID_CAP - len(ids))
-    more = [i for i in nested if i not in ids]
+    more = [i for i in nested if i not in ids and not i.startswith("d-")]
     ids += more[-room:] if room else []
-    digest_id = "d-" + hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]
+    held = sessions_held(folded)
+    listed = f" · listed={len(ids)} of {held}" if len(ids) < held else ""
+    digest_id = "d-" + hashlib.sha256(",".join(i for i in own if i).encode()).hexdigest()[:12]
     when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
     total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
 
@@ -158,7 +161,7 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
                 body.append(f"#### {title}\n" + "\n".join(f"- {x}" for x in v))
         return (
             f"### {iso(when)}: {s.goal}\n"
-            f"- provenance: id={digest_id} · agent={agent} · folded={','.join(ids)} · archive=`{archive_name}`"
+            f"- provenance: id={digest_id} · agent={agent} · folded={','.join(ids)}{listed} · archive=`{archive_name}`"
             f"{trimmed}\n\n" + "\n".join(body) + "\n"
         )
 
@@ -180,6 +183,18 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     m = re.match(r"### (\S+): (.*)", text)
     assert m is not None
     return Entry(heading=text.split("\n", 1)[0], date=m.group(1), title=m.group(2), text=text)
+
+
+_HELD = re.compile(r"^Digest of (\d+) sessions?\b")
+
+
+def sessions_held(entries: list[Entry]) -> int:
+    """How many sessions these entries stand for: one each, or what an earlier digest says it holds."""
+    total = 0
+    for e in entries:
+        m = _HELD.match(e.title)
+        total += int(m.group(1)) if m and e.entry_id and e.entry_id.startswith("d-") else 1
+    return total
 
 
 def _size(pre: str, entries: list[Entry]) -> int:

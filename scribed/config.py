@@ -32,7 +32,8 @@ class CompressCfg(_Strict):
     backend: Literal["auto", "llm", "extractive"] = "auto"
     ratio: float = Field(default=0.10, gt=0, le=1)
     min_bytes: int = Field(default=600, ge=200)
-    max_bytes: int = Field(default=4096, ge=400)
+    # A guard for giant sessions only: a session under max_bytes / ratio gets its full ratio.
+    max_bytes: int = Field(default=65536, ge=400)
 
 
 class LlmCfg(_Strict):
@@ -53,7 +54,8 @@ class LlmCfg(_Strict):
 
 class ColdCfg(_Strict):
     ttl_days: int = Field(default=30, ge=1)
-    max_bytes: int = Field(default=12288, ge=1024)
+    # Fold threshold of one agent's cold file: 16 × the 12 KB a spawn loads with --include-cold.
+    max_bytes: int = Field(default=196608, ge=1024)
 
 
 class LogCfg(_Strict):

@@ -22,7 +22,8 @@ ENTRY_HEADING = re.compile(r"^### (?P<date>\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+Z?)?)
 ID_RE = re.compile(r"\bid=(?P<id>[a-z]-[0-9a-f]{6,40})")
 FOLDED_RE = re.compile(r"\bfolded=(?P<ids>[a-z0-9,-]+)")
 LIST_CAP = 12
-ITEM_CHARS = 240
+# Items are printed whole; this only bounds a runaway item (an LLM answer), cut between words.
+MAX_ITEM_CHARS = 1200
 
 
 @dataclass(slots=True)
@@ -88,7 +89,7 @@ def _body(summary: Summary) -> str:
         else:
             items = [v for v in value if v and v.strip()]
             if items:
-                out.append(f"#### {title}\n" + "\n".join(f"- {one_line(v, ITEM_CHARS * 2)}" for v in items))
+                out.append(f"#### {title}\n" + "\n".join(f"- {one_line(v, MAX_ITEM_CHARS)}" for v in items))
     return "\n".join(out)
 
 
@@ -113,26 +114,43 @@ def size_of(summary: Summary, meta: EntryMeta) -> int:
 
 
 # Sections trimmed first when an entry is over budget (least valuable first).
-_TRIM_ORDER = ["knowledge", "key_facts", "errors", "files", "outcome", "open_items", "decisions"]
+_TRIM_ORDER = [
+    "key_points", "knowledge", "key_facts", "commands", "errors", "files", "outcome", "open_items", "decisions",
+]
+# Lists a compressor may make long (the budget bounds them); the others are capped.
+_UNCAPPED = {"key_points", "files", "commands"}
 
 
 def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
-    """Shrink a summary until its entry fits ``budget`` bytes (drops whole list items)."""
+    """Shrink a summary until its entry fits ``budget`` bytes by dropping whole list items.
+
+    Items are never cut (a command or a supersedes line cut short changes meaning); only the
+    goal and outcome prose shrink, between words, once the lists are down to their minimum.
+    """
     s = summary.model_copy(deep=True)
-    s.goal = one_line(s.goal, 160)
-    for key in ("decisions", "files", "errors", "open_items", "knowledge", "key_facts"):
-        setattr(s, key, [one_line(v, ITEM_CHARS) for v in getattr(s, key)][: LIST_CAP * 2])
-    while size_of(s, meta) > budget:
+    s.goal = one_line(s.goal, 300)
+    for key, _ in SECTIONS:
+        value = getattr(s, key)
+        if isinstance(value, list) and key not in _UNCAPPED:
+            setattr(s, key, value[: LIST_CAP * 2])
+    size = size_of(s, meta)
+    while size > budget:
         for key in _TRIM_ORDER:
             value = getattr(s, key)
             if isinstance(value, list) and len(value) > (1 if key in ("decisions", "open_items") else 0):
-                value.pop()
+                dropped = value.pop()
+                size -= len(dropped.encode()) + 3
+                if not value:
+                    size = size_of(s, meta)
                 break
             if isinstance(value, str) and len(value) > 80:
                 setattr(s, key, one_line(value, max(80, len(value) // 2)))
+                size = size_of(s, meta)
                 break
         else:
             break
+        if size <= budget:
+            size = size_of(s, meta)  # the estimate ignores the ratio's digits: check for real
     return s
 
 

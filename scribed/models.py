@@ -95,7 +95,9 @@ class Summary(BaseModel):
     files: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     open_items: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
     knowledge: list[str] = Field(default_factory=list)
+    key_points: list[str] = Field(default_factory=list)
     key_facts: list[str] = Field(default_factory=list)
 
     @field_validator("goal", mode="after")
@@ -110,14 +112,18 @@ class Summary(BaseModel):
         return clip(v, MAX_SUMMARY_TEXT)
 
 
+# Rendering order of an entry's sections. ``key_points`` holds the extractive selection that spends
+# the rest of the budget (whole sentences, list items, commands or code lines, in source order).
 SECTIONS: list[tuple[str, str]] = [
     ("goal", "Goal"),
     ("outcome", "Outcome"),
     ("decisions", "Decisions"),
-    ("files", "Files & artifacts"),
     ("errors", "Errors → fixes"),
+    ("files", "Files & artifacts"),
+    ("commands", "Commands"),
     ("open_items", "Open items"),
     ("knowledge", "Reusable knowledge"),
+    ("key_points", "Key points"),
     ("key_facts", "Key facts"),
 ]
 

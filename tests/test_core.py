@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -232,3 +233,21 @@ def test_fold_stays_bounded_for_an_agent_with_a_thousand_sessions(tmp_path: Path
         cold.append(lay, "kim", text, eid, 4096, T0)
         assert len(lay.cold_file("kim").read_bytes()) <= 4096, i
     assert "decision number 399" in lay.cold_file("kim").read_text()
+
+
+def test_digest_header_counts_exactly_the_sessions_it_holds(tmp_path: Path) -> None:
+    """Folding a digest into a newer one adds its sessions to the count: the header never says
+    "Digest of 2 sessions" for a digest that stands for forty."""
+    lay = Layout(tmp_path)
+    for i in range(40):
+        text, eid = _entry_text(i, size=200)
+        cold.append(lay, "kim", text, eid, 4096, T0)
+    _, entries = entry.split_entries(lay.cold_file("kim").read_text())
+    digests = [e for e in entries if (e.entry_id or "").startswith("d-")]
+    assert digests and any(cold.sessions_held([d]) > 2 for d in digests)
+    assert cold.sessions_held(entries) == 40
+    for d in digests:
+        m = re.search(r"folded=([\w,-]+)(?: · listed=(\d+) of (\d+))?", d.text)
+        assert m is not None
+        listed = len(m.group(1).split(","))
+        assert listed == cold.sessions_held([d]) or (int(m.group(2)) == listed and int(m.group(3)) == cold.sessions_held([d]))

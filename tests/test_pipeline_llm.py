@@ -153,6 +153,21 @@ def test_ok_but_unfaithful_output_is_guarded(tmp_path: Path, fake_llm: FakeLLM) 
     assert all(e["recall"] > 0.9 for e in out["entries"]), out["entries"]
 
 
+def test_an_answer_far_under_budget_is_topped_up(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    """A terse model answer leaves the ~10% budget unused: extractive key points spend it."""
+    fake_llm.default = ok({"goal": "Did some work", "outcome": "It went fine."})
+    root, cfg, _manifest = setup(tmp_path, fake_llm.url)
+    code, out, err = run_json("--config", cfg, "run-once", env=ENV)
+    assert code == 0, err
+    big = [e for e in out["entries"] if e["bytes_in"] >= 40_000]
+    assert big, out["entries"]
+    for e in big:
+        assert e["compressor"] == "llm:tiny"
+        assert e["ratio"] >= 0.07, e
+        text = (root / ".squad/memory/cold" / f"{e['agent']}.md").read_text()
+        assert "#### Key points" in text
+
+
 def test_prompt_injection_cannot_forge_entries_or_paths(tmp_path: Path, fake_llm: FakeLLM) -> None:
     """A transcript that tells the summarizer to write elsewhere, and a model that obeys it:
     the output is still one well-formed entry in cold/{agent}.md and nothing else is written."""

@@ -1,15 +1,18 @@
 """The offline extractive compressor: no model, no network, deterministic.
 
-It is the embedded default and the fallback when an LLM endpoint fails. Instead of keeping
-the first N bytes (what truncation does), it ranks lines by signal — decisions, outcomes,
-errors and their fixes, paths, commands, identifiers, open items, user directives — and
-drops tool dumps and chatter, which are most of a transcript's bytes and least of its value.
+It is the embedded default and the fallback when an LLM endpoint fails. It writes the fixed
+sections (goal, outcome, decisions with their reversals, errors paired with their own fixes, files,
+commands with counts, open items, reusable knowledge) and then spends the rest of the entry's
+budget on key points: whole units ranked by the information they add (see ``units.py``), so an
+entry uses its ~10% for facts instead of leaving it unused, and tool dumps and chatter rank last.
 """
 
 from __future__ import annotations
 
 import re
 
+from scribed import anchors as anchors_mod
+from scribed.compress import errors, sections, units
 from scribed.compress.base import CompressResult
 from scribed.models import Anchor, Session, Summary, Turn
 
@@ -92,62 +95,30 @@ def score(sentence: str) -> float:
     return s
 
 
-def _first_user_request(turns: list[Turn]) -> str:
-    for t in turns[:4]:
-        m = re.search(r"^\s*[-*]?\s*\**Current task:?\**:?\s*(\S.+)$", t.text, re.M | re.I)
-        if m and t.role != "user":
-            return m.group(1).strip()
+# Bytes an entry spends outside its sections: heading, provenance line, blank lines.
+ENTRY_OVERHEAD = 460
+
+
+def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
+    """Up to four reusable lessons (promotion reads these): strong, short assistant sentences."""
+    found: list[tuple[float, int, str]] = []
     for t in turns:
-        if t.role == "user" and t.kind == "message":
-            for sent in _sentences(t.text):
-                if len(sent.split()) >= 3:
-                    return sent
-    for t in turns:
-        if t.kind in ("message", "summary"):
-            for sent in _sentences(t.text):
-                return sent
-    return ""
-
-
-def _outcome(turns: list[Turn]) -> str:
-    """The last assistant message's strongest sentences."""
-    for t in reversed(turns):
-        if t.role == "assistant" and t.kind == "message" and t.text.strip():
-            sents = _sentences(t.text)
-            if not sents:
-                continue
-            ranked = sorted(range(len(sents)), key=lambda i: (-score(sents[i]), i))[:2]
-            return " ".join(sents[i] for i in sorted(ranked))
-    return ""
-
-
-def _error_fix(anchor: Anchor, turns: list[Turn]) -> str:
-    """Pair an error with the first later assistant sentence that says how it was fixed."""
-    for t in turns:
-        if t.line < anchor.line or t.role != "assistant" or t.kind != "message":
+        if t.kind != "message" or t.role != "assistant":
             continue
         for sent in _sentences(t.text):
-            if _FIX.search(sent) and anchor.text not in sent:
-                return f"`{anchor.text}` → {sent}"
-    return f"`{anchor.text}`"
+            sc = score(sent)
+            if sc >= 2 and sent not in used and len(sent) <= 300 and not _MARKERS.search(sent):
+                found.append((sc, t.line, sent))
+    found.sort(key=lambda k: (-k[0], k[1]))
+    return [k[2] for k in sorted(found[:4], key=lambda k: k[1])]
 
 
-def _group(items: list[str], sep: str = ", ", width: int = 200) -> list[str]:
-    out: list[str] = []
-    cur = ""
-    for it in items:
-        if cur and len(cur) + len(sep) + len(it) > width:
-            out.append(cur)
-            cur = it
-        else:
-            cur = f"{cur}{sep}{it}" if cur else it
-    if cur:
-        out.append(cur)
-    return out
+def _bytes(items: list[str]) -> int:
+    return sum(len(i.encode()) + 3 for i in items) + (16 if items else 0)
 
 
 class ExtractiveCompressor:
-    """Rank-and-select summarizer; see the module docstring."""
+    """Fixed sections, then information-ranked key points until the budget is spent."""
 
     name = "extractive"
 
@@ -157,34 +128,58 @@ class ExtractiveCompressor:
         for a in anchors:
             by_type.setdefault(a.type, []).append(a)
 
-        summary = Summary(goal=_first_user_request(turns), outcome=_outcome(turns))
+        summary = Summary(goal=sections.goal(turns), outcome=sections.outcome(turns))
         summary.decisions = [
             a.text + (f" (supersedes: {a.superseded})" if a.superseded else "")
             for a in by_type.get("decision", [])
         ]
-        summary.files = _group([f"`{a.text}`" for a in by_type.get("path", [])])
-        summary.errors = [_error_fix(a, turns) for a in by_type.get("error", [])]
+        summary.errors = errors.pair(turns)
+        summary.files = sections.files(by_type.get("path", []))
+        summary.commands = sections.commands(by_type.get("command", []), turns)
         summary.open_items = [a.text for a in by_type.get("todo", [])]
+        used = {summary.goal, *_sentences(summary.outcome)}
+        summary.knowledge = _knowledge(turns, used)
+        self._fill(summary, turns, anchors, budget)
+        return CompressResult(summary=summary, compressor=self.name)
 
-        used = {summary.goal, *_sentences(summary.outcome), *(e.split(" → ", 1)[-1] for e in summary.errors)}
-        knowledge: list[tuple[float, int, str]] = []
-        for t in turns:
-            if t.kind != "message" or t.role != "assistant":
-                continue
-            for sent in _sentences(t.text):
-                sc = score(sent)
-                if sc >= 2 and sent not in used and len(sent) <= 300 and not _MARKERS.search(sent):
-                    knowledge.append((sc, t.line, sent))
-        knowledge.sort(key=lambda k: (-k[0], k[1]))
-        summary.knowledge = [k[2] for k in sorted(knowledge[:4], key=lambda k: k[1])]
-
+    def _fill(self, summary: Summary, turns: list[Turn], anchors: list[Anchor], budget: int) -> None:
+        """Spend what the fixed sections left of ``budget`` on key points, then name what is missing."""
+        fixed = _fixed(summary)
+        text = "\n".join(fixed)
+        missing = [a for a in anchors if not anchors_mod.present(a, text)]
+        reserve = _bytes([anchors_mod.format_anchor(a) for a in missing])
+        spent = ENTRY_OVERHEAD + sum(len(x.encode()) + 3 for x in fixed) + 20 * 8
+        summary.key_points = _key_points(turns, budget - spent - reserve, text, fixed)
+        text += "\n" + "\n".join(summary.key_points)
         facts: list[str] = []
-        issues = [a.text for a in by_type.get("issue", [])]
+        issues = [a.text for a in anchors if a.type == "issue" and not anchors_mod.present(a, text)]
         if issues:
             facts.append("issues: " + ", ".join(issues))
-        facts += [f"command: `{a.text}`" for a in by_type.get("command", [])]
-        facts += [f"user: {a.text}" for a in by_type.get("directive", [])]
-        idents = [f"`{a.text}`" for a in by_type.get("identifier", [])]
-        facts += [f"identifiers: {g}" for g in _group(idents)]
+        facts += [f"user: {a.text}" for a in anchors if a.type == "directive" and not anchors_mod.present(a, text)]
         summary.key_facts = facts
-        return CompressResult(summary=summary, compressor=self.name)
+
+    def top_up(self, summary: Summary, session: Session, budget: int) -> bool:
+        """Fill an LLM summary that came back far under budget with extractive key points.
+
+        The model's own sections stay as they are; only the room they left is spent. Returns
+        whether anything was added.
+        """
+        fixed = [*_fixed(summary), *summary.key_points, *summary.key_facts]
+        spent = ENTRY_OVERHEAD + sum(len(x.encode()) + 3 for x in fixed) + 20 * 10
+        extra = _key_points(session.turns, budget - spent, "\n".join(fixed), fixed)
+        summary.key_points = [*summary.key_points, *extra]
+        return bool(extra)
+
+
+def _fixed(summary: Summary) -> list[str]:
+    return [
+        summary.goal, summary.outcome, *summary.decisions, *summary.errors, *summary.files,
+        *summary.commands, *summary.open_items, *summary.knowledge,
+    ]
+
+
+def _key_points(turns: list[Turn], room: int, covered_text: str, exclude: list[str]) -> list[str]:
+    if room <= 0:
+        return []
+    chosen = units.select(units.split(turns), room, units.tokens(covered_text), exclude=exclude)
+    return [u.text for u in chosen]

@@ -1,0 +1,156 @@
+"""The fixed sections of an extractive entry: goal, outcome, files, commands, reusable knowledge.
+
+The goal is the session's substantive request, never an acknowledgement ("continue", "ok, go on",
+"thanks") or a bare slash command; a later request about something else (a pivot) adds a second
+goal. Files are one per line; commands are deduplicated with a count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from scribed.compress.units import tokens
+from scribed.models import Anchor, Turn
+
+_ACK = re.compile(
+    r"^(?:(?:ok(?:ay)?|k|yes|yep|yeah|ya|sure|no|nope|thanks?|thank you|thx|ty|great|good|nice|cool|"
+    r"perfect|awesome|continue|go on|go ahead|proceed|keep going|carry on|next|done|hi|hello|hey|lgtm|"
+    r"do it|please|y|n|right|correct|exactly|agreed|sounds good|makes sense|try again|retry|again|"
+    r"and|so|now|then|well|hmm|yes please|please continue|please proceed|go|resume|stop|wait)"
+    r"[\s,.!?;:)(-]*)+$",
+    re.I,
+)
+_SLASH = re.compile(r"^/[a-z][\w-]*\b", re.I)
+_META = re.compile(r"^(?:current task|goal|task)\s*:\s*", re.I)
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#])")
+GOAL_CHARS = 300
+MAX_GOALS = 2
+
+
+def request_text(text: str) -> str:
+    """A user message without slash-command lines and quoted tool output."""
+    keep = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or _SLASH.match(line) or line.startswith(">"):
+            continue
+        keep.append(line)
+    return " ".join(keep)
+
+
+def substantive(text: str) -> bool:
+    """Whether a user message states a task, not an acknowledgement or a bare command."""
+    body = request_text(text)
+    if not body or _ACK.match(body):
+        return False
+    words = body.split()
+    return len(words) >= 4 or (len(words) >= 2 and any(c in body for c in "/_.`#()"))
+
+
+def _sentences(text: str, limit: int) -> str:
+    """The first sentences of ``text`` within ``limit`` chars, cut only between words."""
+    text = " ".join(text.split())
+    out = ""
+    for sent in _SENT_END.split(text):
+        cand = f"{out} {sent}".strip()
+        if len(cand) > limit:
+            break
+        out = cand
+    if not out:
+        out = text[:limit].rsplit(" ", 1)[0] + ("…" if len(text) > limit else "")
+    return out
+
+
+def goal(turns: list[Turn]) -> str:
+    """The substantive request(s) of the session; a pivot adds a second one."""
+    goals: list[str] = []
+    seen: frozenset[str] = frozenset()
+    for t in turns:
+        if t.role != "user" or t.kind != "message" or not substantive(t.text):
+            continue
+        body = request_text(t.text)
+        toks = tokens(body)
+        if not goals:
+            goals.append(_sentences(body, GOAL_CHARS))
+            seen = toks
+            continue
+        overlap = len(toks & seen) / max(1, len(toks))
+        if len(body.split()) >= 6 and overlap < 0.2 and len(goals) < MAX_GOALS:
+            goals.append(_sentences(body, GOAL_CHARS // 2))
+        seen = seen | toks
+    if goals:
+        return " · then: ".join(goals)
+    for t in turns[:4]:
+        for line in t.text.splitlines():
+            if _META.match(line.strip("-* ")) and t.role != "user":
+                return _sentences(_META.sub("", line.strip("-* ")), GOAL_CHARS)
+    for t in turns:
+        if t.kind in ("message", "summary") and t.text.strip():
+            return _sentences(t.text, GOAL_CHARS)
+    return ""
+
+
+def outcome(turns: list[Turn]) -> str:
+    """The final assistant message's last substantive sentences: where the session ended."""
+    for t in reversed(turns):
+        if t.role != "assistant" or t.kind != "message" or not t.text.strip():
+            continue
+        prose = [
+            ln.strip()
+            for ln in _outside_fences(t.text)
+            if ln.strip() and not ln.strip().startswith(("#", "|", "<<<<<<<", ">>>>>>>", "======="))
+        ]
+        sents = [s for s in _SENT_END.split(" ".join(prose)) if len(s.split()) >= 3]
+        if not sents:
+            continue
+        out = ""
+        for s in reversed(sents[-3:]):
+            cand = f"{s} {out}".strip()
+            if len(cand) > 400:
+                break
+            out = cand
+        return out or _sentences(sents[-1], 400)
+    return ""
+
+
+def _outside_fences(text: str) -> list[str]:
+    out: list[str] = []
+    fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if not fence:
+            out.append(line)
+    return out
+
+
+def files(paths: list[Anchor]) -> list[str]:
+    """One line per file, in first-seen order."""
+    return [f"`{a.text}`" if "`" not in a.text else a.text for a in paths]
+
+
+def commands(cmds: list[Anchor], turns: list[Turn]) -> list[str]:
+    """Commands deduplicated (numbers ignored), each with how often it ran."""
+    if not cmds:
+        return []
+    shapes = {re.sub(r"\d+", "0", a.text): a for a in cmds}
+    counts = dict.fromkeys(shapes, 0)
+    for t in turns:
+        if t.kind == "thinking":
+            continue
+        text = t.text if t.kind == "tool_call" else ""
+        if t.kind == "message":
+            text = "\n".join(ln for ln in t.text.splitlines() if ln.lstrip().startswith("$ ") or "`" in ln)
+        if not text:
+            continue
+        norm = re.sub(r"\d+", "0", text)
+        for sh in shapes:
+            if sh in norm:
+                counts[sh] += 1
+    out = []
+    for sh, a in shapes.items():
+        body = f"`{a.text}`" if "`" not in a.text else a.text
+        n = counts[sh]
+        out.append(f"{body} (×{n})" if n > 1 else body)
+    return out

@@ -1,0 +1,292 @@
+"""Units of a session and the information-ranked selection that spends an entry's budget.
+
+A unit is a whole sentence, list item, table row, command or code line: it is kept whole or not
+at all, so nothing is ever cut mid-token. Units are ranked by the information they add (paths,
+identifiers, numbers, dates, names and terms rare in the session; a term already covered adds
+nothing, which also drops near-duplicates), weighted by who said it (the user's requests and the
+assistant's results above tool output), picked greedily per byte until the budget is spent, and
+printed back in their original order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scribed.compress.errors import error_in_line
+from scribed.models import Turn
+
+_FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
+_ITEM = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)(?P<t>\S.*)$")
+_TABLE_SEP = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<t>.*)$")
+_MERGE_MARK = re.compile(r"^(?:<{7}|={7}|>{7})(?:\s|$)")
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[\"'#*])")
+_TOKEN = re.compile(
+    r"#\d+|--?[A-Za-z][\w-]*|[A-Za-z_$~.][\w$]*(?:(?:[./:\\@-]|::)[\w$]+)*(?:\(\))?|\d[\d.,:/-]*[A-Za-z%]*"
+)
+_CHATTER = re.compile(
+    r"^(?:ok(?:ay)?|sure|thanks?|thank you|great|perfect|excellent|awesome|alright|got it|sounds good|"
+    r"let me|let's|i'll|i will|i'm going to|now i|now let me|first,? i|next,? i|i can see|i see|"
+    r"looking at|here(?:'s| is) (?:the|what)|you're right|good (?:idea|question|catch))\b",
+    re.I,
+)
+_STOP = frozenset(
+    {
+        "about", "above", "after", "again", "against", "also", "although", "always", "among", "another",
+        "anything", "around", "because", "been", "before", "being", "below", "between", "both", "came",
+        "come", "could", "does", "doing", "done", "down", "during", "each", "either", "else", "even",
+        "every", "from", "further", "going", "have", "having", "here", "hers", "herself", "himself",
+        "however", "into", "itself", "just", "like", "made", "make", "many", "might", "more", "most",
+        "much", "must", "myself", "need", "needs", "never", "only", "other", "ours", "ourselves", "over",
+        "same", "should", "since", "some", "something", "still", "such", "than", "that", "their", "theirs",
+        "them", "themselves", "then", "there", "these", "they", "thing", "things", "this", "those",
+        "though", "through", "thus", "under", "until", "upon", "very", "want", "what", "when", "where",
+        "whether", "which", "while", "whom", "whose", "will", "with", "within", "without", "would", "your",
+        "yours", "yourself", "yourselves", "okay", "sure", "please", "thanks", "thank", "really",
+        "actually", "basically", "currently", "using", "used", "uses", "file", "files", "code", "line",
+        "lines", "now"
+    }
+)
+_RESULT = re.compile(
+    r"\b(?:passed|failed|succeeded|success(?:ful(?:ly)?)?|built|compiled|wrote|written|created|deployed|"
+    r"installed|finished|completed?|BUILD|exit(?:ed)?|total|merged|pushed|committed|applied)\b",
+    re.I,
+)
+_LOG = re.compile(r"\b(?:DEBUG|TRACE|INFO)\b")
+_NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
+TOOL_HEAD_LINES = 150
+TOOL_TAIL_LINES = 50
+MAX_UNIT_CHARS = 480
+MIN_UNIT_CHARS = 12
+# Code lines are dense in identifiers but are not what a reader of the memory needs most: they
+# may take at most this share of the key points.
+CODE_SHARE = 0.25
+
+
+@dataclass(slots=True)
+class Unit:
+    """One keepable piece of a session."""
+
+    text: str  # as it will be printed
+    pos: int  # order in the session
+    line: int  # source line of its turn
+    kind: str  # prose | item | code | command | tool | error | result
+    weight: float  # who said it and what it is
+    tokens: frozenset[str]
+    size: int  # bytes as a list item
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Informative tokens, lowercased for coverage."""
+    out = set()
+    for m in _TOKEN.finditer(text):
+        t = m.group(0).strip(".:-/\\")
+        if len(t) < 3 and not t[:1].isdigit() and not t.startswith("#"):
+            continue
+        low = t.lower()
+        if low in _STOP:
+            continue
+        out.add(low)
+    return frozenset(out)
+
+
+def token_weight(tok: str) -> float:
+    """How much a term is worth on its own: identifiers and figures above plain words."""
+    if tok.startswith("#") or tok.startswith("-") or any(c in tok for c in "_./:\\@()$"):
+        return 3.0
+    if tok[:1].isdigit():
+        return 1.5
+    if any(c.isdigit() for c in tok):
+        return 2.0
+    return 0.6 if len(tok) >= 4 else 0.2
+
+
+def _camel_bonus(text: str) -> set[str]:
+    """CamelCase and ALLCAPS names count as identifiers even without punctuation."""
+    return {m.group(0).lower() for m in re.finditer(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b", text)}
+
+
+@dataclass(slots=True)
+class Pool:
+    """A session's units and the CamelCase/ALLCAPS names seen in them (identifiers without punctuation)."""
+
+    units: list[Unit]
+    camel: frozenset[str]
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.units: list[Unit] = []
+        self.camel: set[str] = set()
+
+    def add(self, text: str, line: int, kind: str, weight: float) -> None:
+        text = " ".join(text.split())
+        if len(text) < MIN_UNIT_CHARS or len(text) > MAX_UNIT_CHARS or weight <= 0:
+            return
+        if _CHATTER.match(text):
+            weight *= 0.3
+        toks = tokens(text)
+        if not toks:
+            return
+        self.camel |= _camel_bonus(text)
+        pos = len(self.units)
+        self.units.append(Unit(text, pos, line, kind, weight, toks, len(text.encode()) + 3))
+
+
+def _prose(b: _Builder, para: list[str], line: int, weight: float, prefix: str) -> None:
+    text = " ".join(s.strip() for s in para)
+    for sent in _SENT_END.split(text):
+        b.add(prefix + sent.strip(), line, "prose", weight)
+
+
+def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
+    fence = ""
+    para: list[str] = []
+    for raw in turn.text.splitlines():
+        m = _FENCE.match(raw)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and not raw.strip(" \t`~"):
+                fence = ""
+                continue
+            code = raw.strip()
+            if code and not _MERGE_MARK.match(code) and sum(c.isalnum() for c in code) >= 6:
+                wrapped = f"`{code}`" if "`" not in code else code
+                b.add(wrapped, turn.line, "code", weight * 0.3)
+            continue
+        if m:
+            _prose(b, para, turn.line, weight, prefix)
+            para = []
+            fence = m.group(1)
+            continue
+        stripped = raw.strip()
+        item = _ITEM.match(raw)
+        if not stripped or item or stripped.startswith("|") or _HEADING.match(raw) or _MERGE_MARK.match(stripped):
+            _prose(b, para, turn.line, weight, prefix)
+            para = []
+            if item:
+                b.add(prefix + item.group("t"), turn.line, "item", weight)
+            elif stripped.startswith("|") and not _TABLE_SEP.match(stripped):
+                cells = [c.strip() for c in stripped.strip("|").split("|")]
+                b.add(prefix + " | ".join(c for c in cells if c), turn.line, "item", weight * 0.8)
+            continue
+        if stripped.startswith("$ "):
+            _prose(b, para, turn.line, weight, prefix)
+            para = []
+            b.add(f"`{stripped[2:]}`", turn.line, "command", weight)
+            continue
+        para.append(stripped)
+    _prose(b, para, turn.line, weight, prefix)
+
+
+def _tool_result(b: _Builder, turn: Turn) -> None:
+    """Tool output ranks low, but its error lines and its final result count.
+
+    Its other lines stay candidates at a low weight (head and tail of a long output), so a session
+    that is mostly tool output still spends its budget on the most informative of them.
+    """
+    lines = [ln.strip() for ln in turn.text.splitlines() if ln.strip()]
+    last = len(lines) - 1
+    for i, ln in enumerate(lines):
+        err = error_in_line(ln)
+        if err:
+            b.add(err, turn.line, "error", 1.0)
+        elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
+            b.add(ln, turn.line, "result", 0.5)
+        elif (i < TOOL_HEAD_LINES or i > last - TOOL_TAIL_LINES) and not _NOISE.search(ln):
+            b.add(ln, turn.line, "tool", 0.12)
+
+
+def split(turns: Iterable[Turn]) -> Pool:
+    """Every unit of the turns, in order."""
+    b = _Builder()
+    turns = list(turns)
+    last_assistant = max((i for i, t in enumerate(turns) if t.role == "assistant" and t.kind == "message"), default=-1)
+    for i, t in enumerate(turns):
+        if t.kind == "thinking" or not t.text.strip():
+            continue
+        if t.kind == "tool_result" or t.role == "tool":
+            _tool_result(b, t)
+        elif t.kind == "tool_call":
+            first = t.text.strip().split("\n", 1)[0]
+            b.add(f"`{first}`" if "`" not in first else first, t.line, "command", 0.7)
+        elif t.role == "user":
+            _message(b, t, 1.5, "user: ")
+        elif t.kind == "summary" or t.role == "summary":
+            _message(b, t, 1.2, "")
+        else:
+            _message(b, t, 1.25 if i == last_assistant else 1.0, "")
+    return Pool(b.units, frozenset(b.camel))
+
+
+def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
+    df: dict[str, int] = {}
+    for u in units:
+        for t in u.tokens:
+            df[t] = df.get(t, 0) + 1
+    n = max(1, len(units))
+    norm = math.log(1 + n)
+    out: dict[str, float] = {}
+    for t, d in df.items():
+        base = 3.0 if t in camel else token_weight(t)
+        out[t] = base * (0.35 + 0.65 * math.log(1 + n / d) / norm)
+    return out
+
+
+def _near_duplicate(u: Unit, chosen_by_token: dict[str, list[Unit]]) -> bool:
+    seen: set[int] = set()
+    for t in u.tokens:
+        for c in chosen_by_token.get(t, ()):
+            if c.pos in seen:
+                continue
+            seen.add(c.pos)
+            inter = len(u.tokens & c.tokens)
+            if inter / max(1, len(u.tokens | c.tokens)) >= 0.7:
+                return True
+    return False
+
+
+def select(pool: Pool, budget: int, covered: Iterable[str] = (), exclude: Iterable[str] = ()) -> list[Unit]:
+    """Greedy max-coverage selection within ``budget`` bytes, returned in source order."""
+    units = pool.units
+    if budget <= 0 or not units:
+        return []
+    weights = _weights(units, pool.camel)
+    have = set(covered)
+    skip = {" ".join(x.split()) for x in exclude}
+
+    def gain(u: Unit) -> float:
+        g = sum(weights.get(t, 0.0) for t in u.tokens if t not in have)
+        return float(u.weight * g / (u.size**0.75))
+
+    heap = [(-gain(u), u.pos) for u in units if u.text not in skip]
+    heapq.heapify(heap)
+    chosen: list[Unit] = []
+    by_token: dict[str, list[Unit]] = {}
+    left = budget
+    code_left = int(budget * CODE_SHARE)
+    while heap and left > 24:
+        _, pos = heapq.heappop(heap)
+        u = units[pos]
+        if u.size > left or (u.kind == "code" and u.size > code_left):
+            continue
+        g = gain(u)
+        if g <= 0:
+            continue
+        if heap and g < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-g, pos))  # stale score: re-queue with the current gain
+            continue
+        if _near_duplicate(u, by_token):
+            continue
+        chosen.append(u)
+        left -= u.size
+        if u.kind == "code":
+            code_left -= u.size
+        have.update(u.tokens)
+        for t in u.tokens:
+            by_token.setdefault(t, []).append(u)
+    chosen.sort(key=lambda x: x.pos)
+    return chosen

@@ -1,0 +1,162 @@
+"""What the extractive compressor keeps: its budget spent on facts, errors paired with their own fixes,
+the real request as the goal, files and commands without duplicates, nothing cut mid-token."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from scribed import anchors, entry
+from scribed.compress import errors
+from scribed.compress.extractive import ExtractiveCompressor
+from scribed.config import CompressCfg
+from scribed.models import Session, Turn
+from scribed.pipeline import entry_budget
+
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def _turns(*spec: tuple[str, str, str] | tuple[str, str]) -> list[Turn]:
+    out = []
+    for i, t in enumerate(spec):
+        role, text = t[0], t[1]
+        kind = t[2] if len(t) > 2 else ("tool_result" if role == "tool" else "message")  # type: ignore[misc]
+        out.append(Turn(role, text, kind, T0 + timedelta(minutes=i), i + 1, (i + 1) * 100))  # type: ignore[arg-type]
+    return out
+
+
+def _session(turns: list[Turn]) -> Session:
+    return Session(agent="kim", session_id="s1", source=Path("/x.md"), kind="markdown", turns=turns)
+
+
+def _render(s: Session, bytes_in: int) -> tuple[str, float]:
+    found = anchors.extract(s)
+    budget = entry_budget(CompressCfg(), bytes_in, found)
+    res = ExtractiveCompressor().compress(s, found, budget)
+    meta = entry.EntryMeta(
+        "e-0123456789ab", "kim", "s1", "x.md", "markdown", T0, 1, len(s.turns), len(s.turns), "0" * 64,
+        "extractive", bytes_in,
+    )
+    summ = entry.fit_with_room(res.summary, found, meta, budget)
+    summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
+    return entry.render(summ, meta), rec
+
+
+def test_two_errors_two_fixes_pair_each_with_its_own() -> None:
+    turns = _turns(
+        ("user", "Make the importer tests pass on CI."),
+        ("assistant", "pytest tests/test_importer.py", "tool_call"),
+        ("tool", "E   KeyError: 'encoding'\n=== 1 failed, 4 passed in 0.3s ==="),
+        ("assistant", "The loader read a missing key; fixed by defaulting encoding to utf-8 in importer/load.py."),
+        ("assistant", "npm run build", "tool_call"),
+        ("tool", "error TS2304: nothing here\nerror: Cannot find module 'left-pad'"),
+        ("assistant", "Added left-pad to package.json dependencies, which resolved the missing module."),
+    )
+    pairs = errors.pair(turns)
+    joined = "\n".join(pairs)
+    assert any("KeyError: 'encoding'" in p and "defaulting encoding to utf-8" in p for p in pairs), joined
+    assert any("Cannot find module 'left-pad'" in p and "Added left-pad" in p for p in pairs), joined
+    assert not any("KeyError" in p and "left-pad" in p.split("→")[1] for p in pairs), joined
+
+
+def test_an_error_nothing_fixed_is_marked_unresolved() -> None:
+    turns = _turns(
+        ("user", "Run the migration."),
+        ("tool", "Traceback (most recent call last):\n  File \"m.py\", line 3\nRuntimeError: lock timeout"),
+        ("assistant", "I could not get past it today."),
+    )
+    assert errors.pair(turns) == ["`RuntimeError: lock timeout` → unresolved"]
+
+
+def test_text_that_only_mentions_errors_is_not_an_error() -> None:
+    lorem = "Lorem ipsum dolor sit amet, error consectetur adipiscing elit, sed do eiusmod tempor."
+    turns = _turns(
+        ("user", "Improve the error handling in the parser, errors should be clearer."),
+        ("assistant", "Error handling now reports the line. There were no errors in the last run."),
+        ("assistant", lorem),
+        ("tool", "============================= test session starts ==============================\n"
+                 "platform linux -- Python 3.11.7, pytest-8.3.2\ncollected 12 items"),
+        ("tool", "2026-11-02 09:00:01 INFO error_budget=0 request served\n"
+                 "[INFO] Reporting errors: 0\nINFO: error rate 0.0%"),
+        ("tool", "12 passed in 0.41s"),
+    )
+    assert errors.pair(turns) == []
+    assert not [a for a in anchors.extract(_session(turns)) if a.type == "error"]
+
+
+def test_goal_is_the_real_request_not_continue_and_a_pivot_adds_one() -> None:
+    turns = _turns(
+        ("user", "hi"),
+        ("user", "Port the rate limiter in api/limits.py to a token bucket with a 50 req/s burst."),
+        ("assistant", "Working on it."),
+        ("user", "continue"),
+        ("user", "ok, go on"),
+        ("user", "/add api/limits.py"),
+        ("user", "Separately, write a CHANGELOG entry for the 2.4.0 release notes."),
+        ("user", "thanks"),
+    )
+    res = ExtractiveCompressor().compress(_session(turns), [], 4000)
+    assert res.summary.goal.startswith("Port the rate limiter in api/limits.py")
+    assert "CHANGELOG entry for the 2.4.0" in res.summary.goal
+    assert "continue" not in res.summary.goal.lower()
+
+
+def _big_session() -> tuple[Session, int]:
+    """A ~40 KB session: a request, work with facts spread through it, tool dumps, a result."""
+    facts = [
+        f"Moved the retry policy for worker_{i} into `jobs/retry_{i}.py` after the p95 hit {100 + i} ms."
+        for i in range(40)
+    ]
+    dump = "\n".join(f"{n:5d} DEBUG heartbeat ok shard={n % 7} lag=0" for n in range(300))
+    spec: list[tuple[str, str] | tuple[str, str, str]] = [
+        ("user", "Rework the job retry policies so the queue drains under load (#4312)."),
+    ]
+    for i, f in enumerate(facts):
+        spec.append(("assistant", f"{f} Checked it against the staging replay number {i}."))
+        if i % 8 == 0:
+            spec.append(("assistant", "journalctl -u jobs --since today", "tool_call"))
+            spec.append(("tool", dump))
+    spec.append(("assistant", "All 40 workers now drain the queue within 90 s; the replay passes."))
+    turns = _turns(*spec)
+    size = sum(len(t.text.encode()) for t in turns)
+    return _session(turns), size
+
+
+def test_a_big_session_spends_about_a_tenth_on_whole_units() -> None:
+    s, size = _big_session()
+    assert size >= 16_384
+    text, rec = _render(s, size)
+    ratio = len(text.encode()) / size
+    assert 0.07 <= ratio <= 0.13, ratio
+    assert rec == 1.0
+    # Most of the facts survive (head truncation to the same size would keep only the first few).
+    kept = sum(1 for i in range(40) if f"jobs/retry_{i}.py" in text)
+    assert kept >= 30, kept
+    # Every key point is a whole unit of the session: nothing cut mid-token.
+    source = "\n".join(" ".join(t.text.split()) for t in s.turns)
+    body = text.split("#### Key points\n", 1)[1].split("\n#### ", 1)[0]
+    for item in body.splitlines():
+        unit = item.removeprefix("- ").removeprefix("user: ").strip("`")
+        assert unit in source, item
+    assert "heartbeat ok shard" not in text
+
+
+def test_files_once_relative_and_commands_counted() -> None:
+    turns = _turns(
+        ("user", "Fix the flaky test in src/app/cache.py please."),
+        ("assistant", "Reading ./src/app/cache.py and /home/dev/proj/src/app/cache.py first."),
+        ("assistant", "pytest tests/test_cache.py -x", "tool_call"),
+        ("tool", "1 passed"),
+        ("assistant", "pytest tests/test_cache.py -x", "tool_call"),
+        ("assistant", "pytest tests/test_cache.py -x", "tool_call"),
+    )
+    for t in turns:
+        if t.kind == "tool_call":
+            t.tool_name = "bash"
+    text, _ = _render(_session(turns), 3000)
+    files = text.split("#### Files & artifacts\n", 1)[1].split("\n#### ", 1)[0].splitlines()
+    assert files == ["- `src/app/cache.py`", "- `tests/test_cache.py`"], files
+    cmds = text.split("#### Commands\n", 1)[1].split("\n#### ", 1)[0]
+    assert cmds.strip() == "- `pytest tests/test_cache.py -x` (×3)", cmds
+    assert not re.search(r"^- .*…$", text, re.M)
