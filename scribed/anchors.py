@@ -48,7 +48,7 @@ _DECISION_MORE = re.compile(
 )
 _REVERSAL = re.compile(
     r"\b(?:revers(?:e|ed|ing)|revert(?:ed|ing)?|supersed(?:e|es|ed|ing)|instead of|no longer|"
-    r"scrap(?:ped)?|scratch|change of plan|actually,|changed? (?:my|our) mind|on second thought|rather than)\b",
+    r"scrap(?:ped)?|scratch|change of plan|changed? (?:my|our) mind|on second thought|rather than)\b|\bactually,",
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(

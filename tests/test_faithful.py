@@ -160,3 +160,20 @@ def test_files_once_relative_and_commands_counted() -> None:
     cmds = text.split("#### Commands\n", 1)[1].split("\n#### ", 1)[0]
     assert cmds.strip() == "- `pytest tests/test_cache.py -x` (×3)", cmds
     assert not re.search(r"^- .*…$", text, re.M)
+
+
+def test_an_actually_reversal_supersedes_and_the_old_form_is_no_key_point() -> None:
+    turns = _turns(
+        ("user", "Pick a store for the sync worker and wire it in."),
+        ("assistant", "Decision: use SQLite for the sync worker store."),
+        ("assistant", "Actually, after the load test it is clear: use Postgres for the sync worker store."),
+        ("assistant", "Wired Postgres in sync/store.py and the worker tests pass."),
+    )
+    s = _session(turns)
+    found = [a for a in anchors.extract(s) if a.type == "decision"]
+    assert [(a.text, a.superseded) for a in found] == [
+        ("use Postgres for the sync worker store", "use SQLite for the sync worker store")
+    ]
+    text, _ = _render(s, 20_000)
+    live = text.replace("(supersedes: use SQLite for the sync worker store)", "")
+    assert "use SQLite for the sync worker store" not in live

@@ -10,6 +10,7 @@ entry uses its ~10% for facts instead of leaving it unused, and tool dumps and c
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from scribed import anchors as anchors_mod
 from scribed.compress import errors, sections, units
@@ -149,7 +150,8 @@ class ExtractiveCompressor:
         missing = [a for a in anchors if not anchors_mod.present(a, text)]
         reserve = _bytes([anchors_mod.format_anchor(a) for a in missing])
         spent = ENTRY_OVERHEAD + sum(len(x.encode()) + 3 for x in fixed) + 20 * 8
-        summary.key_points = _key_points(turns, budget - spent - reserve, text, fixed)
+        stale = [a.superseded for a in anchors if a.type == "decision" and a.superseded]
+        summary.key_points = _key_points(turns, budget - spent - reserve, text, fixed, stale)
         text += "\n" + "\n".join(summary.key_points)
         facts: list[str] = []
         issues = [a.text for a in anchors if a.type == "issue" and not anchors_mod.present(a, text)]
@@ -178,8 +180,18 @@ def _fixed(summary: Summary) -> list[str]:
     ]
 
 
-def _key_points(turns: list[Turn], room: int, covered_text: str, exclude: list[str]) -> list[str]:
+def _key_points(
+    turns: list[Turn], room: int, covered_text: str, exclude: list[str], stale: Sequence[str] = ()
+) -> list[str]:
+    """The best units for ``room`` bytes; a unit stating a decision reversed later is never one
+    (the entry shows the final form under Decisions, not the old one as a current fact)."""
     if room <= 0:
         return []
-    chosen = units.select(units.split(turns), room, units.tokens(covered_text), exclude=exclude)
+    pool = units.split(turns)
+    if stale:
+        low = [" ".join(x.lower().split()) for x in stale]
+        pool.units = [u for u in pool.units if not any(x in u.text.lower() for x in low)]
+        for i, u in enumerate(pool.units):
+            u.pos = i
+    chosen = units.select(pool, room, units.tokens(covered_text), exclude=exclude)
     return [u.text for u in chosen]
