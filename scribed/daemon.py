@@ -31,10 +31,9 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock, Timeout
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from scribed import adapters, sdnotify
 from scribed import config as config_mod
 from scribed import log as log_mod
-from scribed import sdnotify
-from scribed.adapters import _FALLBACK_GLOBS, _GLOBS, _wanted
 from scribed.cold import Layout
 from scribed.config import Config, ConfigError
 from scribed.entry import iso
@@ -439,16 +438,10 @@ class Daemon:
         """The source item a file belongs to, by the same rules discovery uses; None if it is not one."""
         for src in self.cfg.sources:
             folder = src.expanded
-            try:
-                rel = path.relative_to(folder).as_posix()
-            except ValueError:
-                continue
-            patterns = (src.glob,) if src.glob else _GLOBS[src.kind] + _FALLBACK_GLOBS.get(src.kind, ())
-            if any(self._regex(p).match(rel) for p in patterns) and _wanted(path, folder):
+            if adapters.match(src.kind, folder, src.glob, path):  # the very rule run-once's discovery uses
                 agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")
                 return SourceItem(path, src.kind, agent)
-        hot = self.layout.hot
-        if path.parent == hot and path.suffix == ".md" and _wanted(path, hot):
+        if adapters.match("hot", self.layout.hot, "", path):
             return SourceItem(path, "hot", path.stem.lower())
         return None
 
@@ -475,7 +468,7 @@ class Daemon:
         if self._stopping.is_set():
             return False
         path = Path(raw)
-        if is_temp_name(path.name) or self.layout.state in path.parents:
+        if adapters.is_temp(path.name) or self.layout.state in path.parents:
             return False
         item = self.resolve(path)
         if item is None:

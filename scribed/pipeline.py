@@ -363,15 +363,23 @@ class Scribe:
                 sha=row.sha256 if row else "",
             )
             return FileOutcome("empty")
+        # A file holding several sessions (an Aider history) finishes them one by one: a session
+        # followed by another one's header is compacted now, the open last one once the file is quiet.
+        todo: list[Session] = parsed.sessions
+        live_sessions: list[Session] = []
         if not finished:
             n = len(parsed.sessions)
-            if item.kind != "hot" and not self.dry_run:
-                for sess in parsed.sessions:
+            todo = [s for s in parsed.sessions if s.ended and s.turns] if item.kind in BYTE_KINDS else []
+            live_sessions = [s for s in parsed.sessions if not s.ended] if todo else parsed.sessions
+            if item.kind != "hot" and not self.dry_run and not todo:
+                for sess in live_sessions:
                     peers = [s.agent for s in parsed.sessions if s is not sess]
                     live.refresh(self.layout, sess, item.kind, self.log, talking_to=peers)
-            return FileOutcome(
-                "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
-            )
+            if not todo:
+                return FileOutcome(
+                    "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
+                )
+
 
         offset_done = row.offset_done if row else 0
         if item.kind == "hot":
@@ -389,10 +397,16 @@ class Scribe:
             )
             offset_done = 0
 
+        if not finished:  # only ended sessions wholly before every open session's new turns
+            first_open = min(
+                (t.end_offset for s in live_sessions for t in s.turns if t.end_offset > offset_done),
+                default=None,
+            )
+            todo = [s for s in todo if first_open is None or max(t.end_offset for t in s.turns) < first_open]
         raw_sizes = self._raw_sizes(item, parsed)
         out = FileOutcome("compacted")
         new_offset = offset_done
-        for sess in parsed.sessions:
+        for sess in todo:
             turns = [t for t in sess.turns if t.end_offset > offset_done]
             if sess.turns:
                 new_offset = max(new_offset, max(t.end_offset for t in sess.turns))
@@ -454,8 +468,21 @@ class Scribe:
             self._archive_and_reset_hot(item)
             st = path.lstat() if path.exists() else st
         if item.kind != "hot" and not self.dry_run:
-            for sess in parsed.sessions:
+            for sess in todo:
                 live.clear(self.layout, sess.agent, item.kind, sess.session_id)
+        if not finished:
+            # Not "done": the unchanged-check must not skip the file, or its open session would never
+            # be compacted once it goes quiet. The offset covers only what was compacted.
+            if not self.dry_run:
+                for sess in live_sessions:
+                    peers = [s.agent for s in parsed.sessions if s is not sess]
+                    live.refresh(self.layout, sess, item.kind, self.log, talking_to=peers)
+            if new_offset > offset_done:
+                self._mark(item, st, row, status="pending", offset=new_offset, sha=sha)
+            out.status, out.reason = "not-finished", "open session not quiet yet"
+            out.sessions += len(live_sessions)
+            out.skipped += len(live_sessions)
+            return out
         self._mark(item, st, row, status="done", offset=new_offset, sha=sha)
         if not out.entries:
             out.status = "unchanged"

@@ -14,13 +14,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from scribed.models import MAX_TEXT_CHARS, MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
+from scribed.models import MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
 
 JsonObj = dict[str, object]
 
 # A single record longer than this is skipped (and counted) instead of being held in memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _DRAIN_CHUNK = 1024 * 1024
+
+# Per-turn clipping happens before anything is selected, so it must not decide what is kept:
+# messages stay whole up to a memory guard; tool output keeps its head and tail (MAX_TOOL_CHARS)
+# plus every error-shaped line from the middle, up to TOOL_ERROR_CHARS more.
+MAX_TURN_CHARS = 1_000_000
+TOOL_ERROR_CHARS = 8_000
+_ERROR_LINE_CHARS = 400
+_ERROR_LINE = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal)(?:\[[A-Z]?\d+\])?:"
+    r"|\bERR!|\bFAILED\b|\bFAIL:|\bpanic(?:ked)?\b|^E {2,}\S|Segmentation fault|non-zero exit"
+    r"|\bexit(?:ed with)? (?:code|status)\b[ :=]*(?:[1-9]\d*|-\d+)",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 # Ids taken from file content end up in logs and ledgers; anything odd falls back to the file name.
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
@@ -227,6 +240,45 @@ def show(raw: str, limit: int = 80) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_ERROR_CHARS) -> str:
+    """Head and tail of a long tool output, plus the error-shaped lines its middle holds.
+
+    A traceback or ``FAILED`` line buried in a 200 KB build log is what a later reader needs,
+    so it survives even though the log around it does not. Cuts fall on line ends when possible.
+    """
+    if len(text) <= keep:
+        return text
+    half = max(1, keep // 2 - 20)
+    head_end = text.rfind("\n", half // 2, half)
+    head_end = head_end if head_end > 0 else half
+    tail_start = text.find("\n", len(text) - half, len(text) - half // 2)
+    tail_start = tail_start + 1 if tail_start >= 0 else len(text) - half
+    middle = text[head_end:tail_start]
+    kept: list[str] = []
+    seen: set[str] = set()
+    room = errors
+    for m in _ERROR_LINE.finditer(middle):
+        start = middle.rfind("\n", 0, m.start()) + 1
+        end = middle.find("\n", m.end())
+        line = middle[start : end if end >= 0 else len(middle)].strip()
+        if len(line) > _ERROR_LINE_CHARS:
+            line = line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+        if not line or line in seen:
+            continue
+        if len(line) + 1 > room:
+            break
+        seen.add(line)
+        kept.append(line)
+        room -= len(line) + 1
+    parts = [text[:head_end].rstrip("\n")]
+    if kept:
+        parts += [f"[… {len(middle)} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
+    else:
+        parts.append(f"[… {len(middle)} chars elided …]")
+    parts.append(text[tail_start:])
+    return "\n".join(parts)
+
+
 def turn(
     role: Role,
     text: str,
@@ -237,11 +289,16 @@ def turn(
     end_offset: int = 0,
     tool_name: str | None = None,
 ) -> Turn:
-    """A Turn with its text clipped by kind: tool traffic is capped hardest."""
-    limit = MAX_TOOL_CHARS if kind in ("tool_call", "tool_result") else MAX_TEXT_CHARS
+    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output."""
+    if kind == "tool_result":
+        text = clip_tool_output(text)
+    elif kind == "tool_call":
+        text = clip(text, MAX_TOOL_CHARS)
+    else:
+        text = clip(text, MAX_TURN_CHARS)
     return Turn(
         role=role,
-        text=clip(text, limit),
+        text=text,
         kind=kind,
         ts=ts,
         line=line,
