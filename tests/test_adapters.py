@@ -752,7 +752,7 @@ def test_unexpected_field_types_never_raise(tmp_path: Path, weird: Any) -> None:
         no_internal_errors(parse("squad-repl", repl))
 
 
-def test_turn_text_is_clipped(tmp_path: Path) -> None:
+def test_user_text_whole_tool_text_clipped(tmp_path: Path) -> None:
     big = "x" * 200_000
     path = write_jsonl(
         tmp_path / "s.jsonl",
@@ -771,7 +771,9 @@ def test_turn_text_is_clipped(tmp_path: Path) -> None:
         ],
     )
     s = only(parse("claude", path))
-    assert MAX_TEXT_CHARS - 100 < len(s.turns[0].text) <= MAX_TEXT_CHARS
+    # The user's words are kept whole (no turn is clipped before selection); tool text keeps its
+    # head and tail (and its error lines, none here).
+    assert s.turns[0].text == big
     assert all(len(t.text) <= MAX_TOOL_CHARS for t in s.turns[1:])
     assert "chars elided" in s.turns[2].text
 
