@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 
-# n×n float32 matrices: 8000 sentences ≈ 256 MB each; more is reported as a failure, not attempted.
+# One n×n float32 matrix: 8000 sentences ≈ 256 MB; more is reported as a failure, not attempted.
 LEXRANK_MAX_SENTENCES = 8000
 
 
@@ -106,19 +106,27 @@ def _lexrank_ratings(summarizer: Any, sentences: tuple[Any, ...]) -> Any:
     for post in postings.values():
         ix = np.fromiter((p[0] for p in post), dtype=np.intp, count=len(post))
         w = np.fromiter((p[1] for p in post), dtype=np.float32, count=len(post))
-        sim[np.ix_(ix, ix)] += np.outer(w, w)
+        for a in range(0, len(ix), 512):  # row blocks: temporaries stay small for common terms
+            sim[np.ix_(ix[a : a + 512], ix)] += np.outer(w[a : a + 512], w)
     norm = np.sqrt(np.diag(sim).copy())
     norm[norm == 0] = np.inf  # cosine 0 where a sentence has no weighted term, as in sumy
     sim /= norm[:, None]
     sim /= norm[None, :]
     adj = sim > summarizer.threshold
-    del sim
-    matrix = adj.astype(np.float32)
+    sim[...] = adj  # the 0/1 adjacency, in place
     del adj
-    deg = matrix.sum(axis=1)
+    deg = sim.sum(axis=1)
     deg[deg == 0] = 1
-    matrix /= deg[:, None]
-    return summarizer.power_method(matrix, summarizer.epsilon)
+    sim /= deg[:, None]
+    # sumy's power method, with the vector in float32 so numpy does not copy the matrix to float64
+    p = np.full(n, 1.0 / n, dtype=np.float32)
+    delta = 1.0
+    while delta > summarizer.epsilon:
+        nxt = sim.T @ p
+        nxt /= np.linalg.norm(nxt)
+        delta = float(np.linalg.norm(nxt - p))
+        p = nxt
+    return p
 
 
 _LEXRANK: list[Any] = []
