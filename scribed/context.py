@@ -26,7 +26,7 @@ from typing import Any
 from scribed.adapters.markdown import front_matter, split_lines
 from scribed.cold import Layout
 from scribed.entry import split_entries
-from scribed.live import MARKER, NOTICE
+from scribed.live import MARKER, NOTICE, SEED_NOTICE
 from scribed.names import normalize_name
 from scribed.redact import redact
 
@@ -119,12 +119,13 @@ def read_safe(layout: Layout, path: Path) -> str:
 
 
 def strip_live(text: str) -> str:
-    """Drop scribed's live-hot front matter; an agent's own front matter stays."""
+    """Drop scribed's live-hot front matter and notice (live view or seed); an agent's own front
+    matter stays."""
     lines = split_lines(text.encode())
     fields, skip = front_matter(lines)
     if MARKER not in fields:
         return text
-    body = [ln.text for ln in lines[skip:] if ln.text.strip() != NOTICE]
+    body = [ln.text for ln in lines[skip:] if ln.text.strip() not in (NOTICE, SEED_NOTICE)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(body)).strip("\n") + "\n"
 
 

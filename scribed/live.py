@@ -10,11 +10,15 @@ Rules that keep this safe next to agents that write their own hot files:
 * The file starts with front matter ``scribed-live: <kind>:<session id>``. The hot adapter skips
   such files, so a live view is never compacted as a session of its own.
 * A hot file without that marker belongs to the agent: it is never overwritten (one warning),
-  except the blank template (nothing in it to lose). A symlinked hot file is never written.
+  except the blank template (nothing in it to lose). So does a marked file whose body no longer
+  matches the ``digest:`` scribed recorded (the agent edited it). A symlinked hot file is never
+  written. Writes are compare-and-swap (:func:`swap`): re-read right before the rename.
 * It is rewritten only when its content changes (the debounce for run-once and the daemon):
   nothing in it depends on the clock, only on the transcript.
-* When the session finishes and is compacted, :func:`clear` resets the file to the blank
-  template, but only while it still carries that session's marker.
+* ``Current task`` is the session's substantive request, never a go-ahead (:func:`_current_task`).
+* When the session finishes and is compacted, the pipeline re-seeds the file from its cold entry
+  (:mod:`scribed.hot_seed`); :func:`clear` (reset to the blank template while the file still
+  carries that session's marker) is the fallback when there is no entry to seed from.
 * Blockers are the errors seen in the session's latest turns that no later turn fixed: an
   assistant message or tool result that itself shows no error and says fixed/resolved/
   pass(ed)/succeeded clears every error before it.
@@ -23,8 +27,12 @@ Rules that keep this safe next to agents that write their own hot files:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -35,7 +43,7 @@ from scribed import adapters, anchors
 from scribed.adapters.markdown import front_matter, split_lines
 from scribed.cold import Layout
 from scribed.entry import iso, parse_date
-from scribed.fsutil import atomic_write
+from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
 from scribed.redact import redact
@@ -49,6 +57,15 @@ TASK_CHARS = 800
 PATH_CHARS = 240
 SCAN_TURNS = 500  # actions and blockers look at the latest turns only: bounded work per change
 NOTICE = "<!-- Written by scribed from a running session; replaced on each change, cleared when it ends. -->"
+SEED_NOTICE = (
+    "<!-- Seeded by scribed from the last session's cold entry; replaced when a new session starts. -->"
+)
+SEED_PREFIX = "seed:"  # marker value prefix of a seeded hot file: ``seed:<kind>:<session id>``
+DIGEST = "digest"  # front-matter key: sha256 (12 hex) of the body scribed wrote
+DIGEST_LINE = len(f"{DIGEST}: {'0' * 12}\n")
+TEMPLATE = (
+    "# Hot memory: {agent}\n\nCurrent task:\nActive decisions:\nLast actions:\nBlockers:\nTalking to:\n"
+)
 
 _FIX = re.compile(
     r"\b(?:fix(?:ed|es)?|resolved|solved|pass(?:es|ed|ing)?|works now|working now|succeeded|green)\b",
@@ -72,7 +89,7 @@ def _warn_once(log: Any, event: str, path: Path, **kw: Any) -> None:
     log.warning(event, file=str(path), **kw)
 
 
-def _one_line(text: str, limit: int) -> str:
+def redacted_line(text: str, limit: int) -> str:
     """Redact first, then collapse and clip: a clip must never cut a secret in half."""
     s = re.sub(r"\s+", " ", redact(text)).strip()
     if len(s) > limit:
@@ -96,13 +113,56 @@ def _last_ts(session: Session) -> datetime | None:
         return None
 
 
+# Messages that never state a task: acknowledgements, go-aheads, greetings, thanks.
+_ACK_WORDS = (
+    "ok okay k kk yes yeah yep yup ya y sure fine good great nice cool perfect awesome excellent "
+    "thanks thank thx ty cheers please pls plz continue go on ahead proceed keep going carry next "
+    "done right correct agreed agree lgtm sounds looks seems makes sense hi hello hey morning "
+    "afternoon evening alright all noted got it understood do that this same again retry resume "
+    "and so then now let's lets us you me well oh ah hmm wow a an the to for of it's that's is was "
+    "be much very lot there work job ship"
+)
+_ACK = frozenset(_ACK_WORDS.split())
+# Verbs that make a one- or two-word message a request ("run tests", "refactor").
+_VERB_WORDS = (
+    "add fix make write implement remove delete update refactor rename create build run test debug "
+    "investigate migrate deploy review document explain check find move change upgrade install "
+    "configure optimize profile port revert merge rebase release bump split clean convert "
+    "generate draft summarize audit rewrite replace support handle benchmark lint format commit"
+)
+_VERBS = frozenset(_VERB_WORDS.split())
+_INFORMATIVE = re.compile(r"[0-9/._#`()\[\]@:]|[a-z][A-Z]")
+_TOOL_ECHO = ("<command-", "<local-command-", "caveat: the messages below were generated")
+
+
+def substantive(text: str) -> bool:
+    """Whether a user message states a task (rule in :func:`_current_task`)."""
+    s = text.strip()
+    if not s or s.startswith("/") or s.lower().startswith(_TOOL_ECHO):
+        return False
+    raw = re.findall(r"[^\s,!?;]+", s)
+    words = [w.strip(".:'\"`*_()").lower() for w in raw]
+    words = [w for w in words if w]
+    if not words or all(w in _ACK for w in words):
+        return False
+    if len(raw) <= 2:
+        return words[0] in _VERBS or any(_INFORMATIVE.search(w) for w in raw)
+    return True
+
+
 def _current_task(session: Session) -> str:
+    """The session's substantive request: the latest user message that states a task.
+
+    "continue", "ok, go on", "yes", "thanks", greetings, slash commands and one- or two-word
+    acknowledgements never qualify, so a go-ahead never hides what the session is about; a later
+    substantive request (a pivot) replaces the earlier one.
+    """
     for t in reversed(session.turns):
-        if t.role == "user" and t.kind == "message" and t.text.strip():
-            return _one_line(t.text, TASK_CHARS)
+        if t.role == "user" and t.kind == "message" and substantive(t.text):
+            return redacted_line(t.text, TASK_CHARS)
     for t in reversed(session.turns):
         if t.kind == "summary" and t.text.strip():
-            return _one_line(redact(t.text).strip().splitlines()[0], TASK_CHARS)
+            return redacted_line(redact(t.text).strip().splitlines()[0], TASK_CHARS)
     return "(not stated yet)"
 
 
@@ -122,9 +182,9 @@ def _actions(session: Session) -> list[str]:
         if not first:
             continue
         if t.kind == "tool_call":
-            out.append(f"{_stamp(t)}ran {_one_line(first, ITEM_CHARS)}")
+            out.append(f"{_stamp(t)}ran {redacted_line(first, ITEM_CHARS)}")
         elif t.role == "assistant" and t.kind == "message":
-            out.append(f"{_stamp(t)}said: {_one_line(first, ITEM_CHARS)}")
+            out.append(f"{_stamp(t)}said: {redacted_line(first, ITEM_CHARS)}")
     return out
 
 
@@ -141,7 +201,7 @@ def _blockers(session: Session) -> list[str]:
                 open_[e] = None
         elif t.role in ("assistant", "tool", "summary") and _FIX.search(t.text):
             open_.clear()
-    return [_one_line(e, ITEM_CHARS) for e in reversed(open_)]
+    return [redacted_line(e, ITEM_CHARS) for e in reversed(open_)]
 
 
 def _delegates(session: Session) -> list[str]:
@@ -159,7 +219,7 @@ def _delegates(session: Session) -> list[str]:
             for key in _AGENT_KEYS:
                 v = args.get(key)
                 if isinstance(v, str) and v.strip():
-                    out.append(_one_line(v, 60))
+                    out.append(redacted_line(v, 60))
                     break
     return out
 
@@ -170,7 +230,7 @@ def _talking_to(session: Session, extra: Iterable[str]) -> list[str]:
         names.append("user")
     if "/" in session.session_id:
         names.append("coordinator (parent session)")
-    names += [_one_line(n, 60) for n in extra]
+    names += [redacted_line(n, 60) for n in extra]
     names += _delegates(session)
     out: list[str] = []
     for n in names:
@@ -207,17 +267,19 @@ def _render(
 
 def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) -> str:
     """The live hot file of a running session, ≤ 4096 bytes, oldest items trimmed first."""
-    src = _one_line(str(session.source), PATH_CHARS)
+    src = redacted_line(str(session.source), PATH_CHARS)
     last = _last_ts(session)
     head = f"---\n{MARKER}: {marker_value(kind, session.session_id)}\nsource: {src}\n"
     head += f"updated: {iso(last)}\n---\n" if last else "---\n"
     task = _current_task(session)
     decisions = [
-        _one_line(a.text, ITEM_CHARS) for a in reversed(anchors.extract(session)) if a.type == "decision"
+        redacted_line(a.text, ITEM_CHARS) for a in reversed(anchors.extract(session)) if a.type == "decision"
     ]
     actions = _actions(session)
     blockers = _blockers(session)
     talking = _talking_to(session, talking_to)
+
+    budget = HOT_BUDGET - DIGEST_LINE
 
     def size() -> int:
         return len(_render(head, session.agent, task, decisions, actions, blockers, talking).encode())
@@ -237,15 +299,90 @@ def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) 
         (talking, 0),
     ]
     for items, keep in rounds:
-        while size() > HOT_BUDGET and len(items) > keep:
+        while size() > budget and len(items) > keep:
             items.pop()
-    while size() > HOT_BUDGET and len(task) > 1:
+    while size() > budget and len(task) > 1:
         task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
     text = redact(_render(head, session.agent, task, decisions, actions, blockers, talking))
     data = text.encode()
-    if len(data) > HOT_BUDGET:  # only a pathological source path gets here
-        text = data[:HOT_BUDGET].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
-    return text
+    if len(data) > budget:  # only a pathological source path gets here
+        text = data[:budget].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
+    return sign(text)
+
+
+def body_digest(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:12]
+
+
+def _split_front(data: bytes) -> tuple[dict[str, str], int, int]:
+    """(front-matter fields, byte offset where its closing line starts, byte offset of the body)."""
+    lines = split_lines(data)
+    fields, skip = front_matter(lines)
+    if not skip:
+        return fields, 0, 0
+    return fields, lines[skip - 2].end, lines[skip - 1].end
+
+
+def sign(text: str) -> str:
+    """Add ``digest:`` (of the body) to scribed's front matter, so a later hand edit is recognised."""
+    data = text.encode()
+    fields, close, body = _split_front(data)
+    if not body or DIGEST in fields:
+        return text
+    line = f"{DIGEST}: {body_digest(data[body:])}\n".encode()
+    return (data[:close] + line + data[close:]).decode("utf-8", "replace")
+
+
+def owned(data: bytes) -> bool:
+    """Whether these hot-file bytes are scribed's own to replace: its marker is in the front matter
+    and, when it recorded a body digest, the body is still exactly what it wrote (an agent that
+    edited a live or seeded file keeps its words)."""
+    fields, _, body = _split_front(data)
+    if MARKER not in fields:
+        return False
+    want = fields.get(DIGEST)
+    return not want or body_digest(data[body:]) == want
+
+
+def current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _still(path: Path, expected: bytes | None) -> bool:
+    """The compare of compare-and-swap: the file still holds ``expected`` (None: absent)."""
+    return current_bytes(path) == expected
+
+
+def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
+    """Replace ``path`` with ``data`` only if it still holds ``expected`` (None: it is absent).
+
+    The new bytes are written and synced to a temp file first and the target is read again right
+    before the rename, so an agent's write can only be lost inside the rename itself. Private mode,
+    no symlinks, nothing outside ``base``. Returns False (and leaves the file alone) if it changed.
+    """
+    check_inside(path, base)
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    done = False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
+        if _still(path, expected):
+            os.replace(tmp, path)
+            done = True
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    if done:
+        fsync_dir(path.parent)
+    return done
 
 
 def live_fields(data: bytes) -> dict[str, str]:
@@ -254,7 +391,7 @@ def live_fields(data: bytes) -> dict[str, str]:
     return fields
 
 
-def _is_blank(path: Path, agent: str) -> bool:
+def is_blank(path: Path, agent: str) -> bool:
     """Whether the hot adapter sees nothing in the file (empty or only the template's labels)."""
     parsed = adapters.parse_file("hot", path, agent)
     return not parsed.sessions and not parsed.warnings
@@ -275,11 +412,11 @@ def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to
                 log, "hot_symlink_not_written", path, reason="hot files that are symlinks are never written"
             )
             return False
-        before = path.read_bytes() if path.exists() else None
+        before = current_bytes(path)
         if before is not None:
             fields = live_fields(before)
-            if MARKER not in fields:
-                if not _is_blank(path, agent):
+            if MARKER not in fields or not owned(before):
+                if MARKER in fields or not is_blank(path, agent):
                     _warn_once(
                         log,
                         "hot_agent_written",
@@ -296,10 +433,8 @@ def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to
         text = render_live(session, kind, talking_to=talking_to)
         if before == text.encode():
             return False
-        now = path.read_bytes() if path.exists() else None
-        if now != before:
+        if not swap(path, before, text.encode(), base=layout.memory):
             return False  # changed under us (an agent writing): look again on the next change
-        atomic_write(path, text, base=layout.memory)
     except OSError as exc:
         log.warning("live_hot_failed", file=str(path), agent=agent, reason=str(exc.strerror or exc))
         return False
@@ -308,9 +443,8 @@ def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to
 
 
 def clear(layout: Layout, agent: str, kind: str, session_id: str) -> bool:
-    """Reset the agent's hot file to the blank template if it is still this session's live view."""
-    from scribed.pipeline import HOT_TEMPLATE  # pipeline imports this module
-
+    """Reset the agent's hot file to the blank template if it is still this session's live view
+    (the pipeline re-seeds instead, see :mod:`scribed.hot_seed`; this is the fallback)."""
     name = normalize_name(agent)
     if name is None:
         return False
@@ -319,11 +453,8 @@ def clear(layout: Layout, agent: str, kind: str, session_id: str) -> bool:
         if path.is_symlink() or not path.is_file():
             return False
         data = path.read_bytes()
-        if live_fields(data).get(MARKER) != marker_value(kind, session_id):
+        if live_fields(data).get(MARKER) != marker_value(kind, session_id) or not owned(data):
             return False
-        if path.read_bytes() != data:
-            return False
-        atomic_write(path, HOT_TEMPLATE.format(agent=name), base=layout.memory)
+        return swap(path, data, TEMPLATE.format(agent=name).encode(), base=layout.memory)
     except OSError:
         return False
-    return True

@@ -19,12 +19,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scribed import adapters, anchors, cold, entry, live
+from scribed import adapters, anchors, cold, entry, hot_seed, live
 from scribed.cold import Layout
 from scribed.compress.base import CompressError, Compressor, CompressResult
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.fsutil import atomic_write, clean_temp_files, ensure_dir, read_text, write_gzip_archive
+from scribed.fsutil import clean_temp_files, ensure_dir, read_text, write_gzip_archive
 from scribed.ledger import Ledger, SourceRow
 from scribed.log import get as get_logger
 from scribed.models import Anchor, ParseResult, Session, Turn
@@ -36,9 +36,7 @@ BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 # After this many consecutive LLM failures the endpoint is paused (extractive fallback or queued).
 BREAKER_FAILURES = 3
 BREAKER_PAUSE_SECONDS = 300
-HOT_TEMPLATE = (
-    "# Hot memory: {agent}\n\nCurrent task:\nActive decisions:\nLast actions:\nBlockers:\nTalking to:\n"
-)
+HOT_TEMPLATE = live.TEMPLATE
 
 
 def utcnow() -> datetime:
@@ -464,12 +462,11 @@ class Scribe:
             sha = sha256_prefix(path, new_offset)
         elif item.kind == "hot":
             sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
-        if item.kind == "hot" and not self.dry_run:
-            self._archive_and_reset_hot(item)
-            st = path.lstat() if path.exists() else st
+        if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, parsed):
+            st = path.lstat() if path.exists() else st  # else the kept text is compacted next run
         if item.kind != "hot" and not self.dry_run:
             for sess in todo:
-                live.clear(self.layout, sess.agent, item.kind, sess.session_id)
+                hot_seed.reseed(self.layout, sess.agent, item.kind, sess.session_id, self.log)
         if not finished:
             # Not "done": the unchanged-check must not skip the file, or its open session would never
             # be compacted once it goes quiet. The offset covers only what was compacted.
@@ -673,24 +670,21 @@ class Scribe:
             return str(path)
 
     # --- hot files ----------------------------------------------------------------------------
-    def _archive_and_reset_hot(self, item: SourceItem) -> None:
-        """Archive the hot file's original bytes (after its cold entry is durable), then reset it.
-
-        Re-read under the write: text an agent appended after we parsed is kept.
+    def _archive_and_reset_hot(self, item: SourceItem, parsed: ParseResult) -> bool:
+        """Archive the compacted bytes, redacted (after the cold entry is durable), then reset hot
+        to the seed of that entry, compare-and-swap (see :mod:`scribed.hot_seed`): text an agent
+        appended since the parse stays in hot. Returns whether hot now holds only the seed.
         """
         path = item.path
-        data = path.read_bytes()
-        digest = sha256_bytes(data)[:12]
         agent = path.stem.lower()
-        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{digest}.md.gz", data)
-        current = path.read_bytes()
-        template = HOT_TEMPLATE.format(agent=agent)
-        if current == data:
-            atomic_write(path, template, base=self.layout.memory)
-        elif current.startswith(data):
-            atomic_write(path, template.encode() + b"\n" + current[len(data) :], base=self.layout.memory)
-        else:
+        sid = parsed.sessions[0].session_id if parsed.sessions else ""
+        snap = hot_seed.snapshot(path.read_bytes(), parsed.size, sid)
+        if snap is None:
             self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
+            return False
+        clean = redact(snap.decode("utf-8", "replace")).encode()
+        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{sha256_bytes(snap)[:12]}.md.gz", clean)
+        return hot_seed.reset(self.layout, path, agent, snap, sid, self.log)
 
     # --- whole run ----------------------------------------------------------------------------
     def apply_inbox(self, report: RunReport | None = None) -> None:

@@ -5,8 +5,13 @@ Per agent:
 * baseline = ``.squad/agents/{agent}/charter.md`` + ``.squad/agents/{agent}/history.md`` +
   ``.squad/decisions.md``, plus the agent's cold file and the wiki pages when they exist
   (``baseline_tokens`` = bytes / 4);
-* tiered spawn = the charter + the default ``scribed context AGENT`` block (hot only);
+* tiered spawn = the charter + the default ``scribed context AGENT`` block, built by the same
+  function the command uses (:func:`scribed.context.build`), so the figure is what a spawn loads;
   ``savings_pct`` = 1 - spawn / baseline.
+
+When that block carries no memory (no hot file, or only the blank template) the spawn is empty: the agent
+starts from nothing, so ``spawn_empty`` is true, ``savings_pct`` is null and the table says so
+instead of claiming a saving. Averages count only agents whose spawn is not empty.
 
 ``old_noise_pct`` is the share of the baseline's dated entries (``### YYYY-MM-DD`` headings in
 history.md and decisions.md) that lie outside the current session's window. The window is the
@@ -25,7 +30,7 @@ from typing import Any
 from scribed import context
 from scribed.cold import Layout
 from scribed.entry import iso, parse_date, split_entries
-from scribed.live import live_fields
+from scribed.live import MARKER, is_blank, live_fields
 from scribed.names import normalize_name
 
 WINDOW = timedelta(hours=24)
@@ -39,7 +44,8 @@ class AgentRow:
     old_noise_pct: float
     hot_only_bytes: int
     spawn_bytes: int
-    savings_pct: float
+    savings_pct: float | None
+    spawn_empty: bool
     cold_bytes: int
     wiki_bytes: int
     charter_bytes: int
@@ -122,8 +128,10 @@ def agent_row(layout: Layout, agent: str) -> AgentRow:
     wiki = sum(_size(layout, p)[0] for p in context.wiki_pages(layout).values())
     baseline = charter + history + decisions + cold + wiki
     dated, old, end = noise([history_text, decisions_text], _hot_updated(layout, name))
-    hot_only = context.build(layout, name).bytes
+    block = context.build(layout, name)  # exactly what `scribed context AGENT` prints
+    hot_only = block.bytes
     spawn = charter + hot_only
+    empty = _spawn_empty(layout, name, block.hot)
     return AgentRow(
         agent=name,
         baseline_bytes=baseline,
@@ -131,7 +139,8 @@ def agent_row(layout: Layout, agent: str) -> AgentRow:
         old_noise_pct=round(100 * old / dated, 1) if dated else 0.0,
         hot_only_bytes=hot_only,
         spawn_bytes=spawn,
-        savings_pct=round(100 * (1 - spawn / baseline), 1) if baseline else 0.0,
+        savings_pct=_savings_pct(spawn, baseline, empty),
+        spawn_empty=empty,
         cold_bytes=cold,
         wiki_bytes=wiki,
         charter_bytes=charter,
@@ -143,6 +152,20 @@ def agent_row(layout: Layout, agent: str) -> AgentRow:
     )
 
 
+def _spawn_empty(layout: Layout, agent: str, hot: str) -> bool:
+    """No memory in the default spawn: no hot text, or only the blank template's labels."""
+    if not hot.strip():
+        return True
+    path = layout.hot_file(agent)
+    return MARKER not in live_fields(context.read_safe(layout, path).encode()) and is_blank(path, agent)
+
+
+def _savings_pct(spawn: int, baseline: int, empty: bool) -> float | None:
+    if empty:
+        return None  # an empty spawn saves nothing: the agent starts without memory
+    return round(100 * (1 - spawn / baseline), 1) if baseline else 0.0
+
+
 def build(layout: Layout, agents: list[str] | None = None) -> dict[str, Any]:
     """``{"agents": [row, ...], "average": {...}}``; raises ContextError for a bad agent name."""
     names = [context.check_agent(a) for a in agents] if agents else known_agents(layout)
@@ -150,18 +173,16 @@ def build(layout: Layout, agents: list[str] | None = None) -> dict[str, Any]:
     return {"agents": rows, "average": _average(rows)}
 
 
-def _average(rows: list[dict[str, Any]]) -> dict[str, float]:
-    keys = (
-        "baseline_bytes",
-        "baseline_tokens",
-        "old_noise_pct",
-        "hot_only_bytes",
-        "spawn_bytes",
-        "savings_pct",
-    )
-    if not rows:
-        return dict.fromkeys(keys, 0.0)
-    return {k: round(sum(float(r[k]) for r in rows) / len(rows), 1) for k in keys}
+def _average(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means over the agents; savings only over agents whose default spawn loads something."""
+    keys = ("baseline_bytes", "baseline_tokens", "old_noise_pct", "hot_only_bytes", "spawn_bytes")
+    out: dict[str, Any] = {k: 0.0 for k in keys}
+    if rows:
+        out = {k: round(sum(float(r[k]) for r in rows) / len(rows), 1) for k in keys}
+    saved = [float(r["savings_pct"]) for r in rows if r["savings_pct"] is not None]
+    out["savings_pct"] = round(sum(saved) / len(saved), 1) if saved else None
+    out["empty_spawns"] = sum(1 for r in rows if r["spawn_empty"])
+    return out
 
 
 def _kb(n: float) -> str:
@@ -172,8 +193,13 @@ def _tokens(n: float) -> str:
     return f"~{n / 1000:.1f}K tokens" if n >= 1000 else f"~{n:.0f} tokens"
 
 
+def _savings(v: float | None) -> str:
+    return "n/a: empty spawn" if v is None else f"{v:.0f}%"
+
+
 def markdown(data: dict[str, Any]) -> str:
-    """The design's table, one row per agent plus the average."""
+    """The design's table, one row per agent plus the average, then a plain note naming the agents
+    whose default spawn is empty."""
     lines = [
         "| Agent | Total Context | Old Noise % | Hot-Only Size | Savings |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -182,14 +208,23 @@ def markdown(data: dict[str, Any]) -> str:
     for r in rows:
         lines.append(
             f"| {r['agent']} | {_kb(r['baseline_bytes'])} ({_tokens(r['baseline_tokens'])}) | "
-            f"{r['old_noise_pct']:.0f}% | {_kb(r['hot_only_bytes'])} | {r['savings_pct']:.0f}% |"
+            f"{r['old_noise_pct']:.0f}% | {_kb(r['hot_only_bytes'])} | {_savings(r['savings_pct'])} |"
         )
     if rows:
         a = data["average"]
         lines.append(
             f"| **Average** | {_kb(a['baseline_bytes'])} ({_tokens(a['baseline_tokens'])}) | "
-            f"{a['old_noise_pct']:.0f}% | {_kb(a['hot_only_bytes'])} | {a['savings_pct']:.0f}% |"
+            f"{a['old_noise_pct']:.0f}% | {_kb(a['hot_only_bytes'])} | {_savings(a['savings_pct'])} |"
         )
     else:
         lines.append("| _(no agents found)_ | | | | |")
+    empty = [r["agent"] for r in rows if r["spawn_empty"]]
+    if empty:
+        lines += [
+            "",
+            f"The default spawn is empty for {', '.join(empty)}: `scribed context AGENT` loads no memory "
+            "(no hot file, or a blank one), so no savings are claimed for "
+            + ("it" if len(empty) == 1 else "them")
+            + ". Hot is seeded when a session's cold entry is written (`scribed run-once`).",
+        ]
     return "\n".join(lines) + "\n"

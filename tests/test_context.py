@@ -357,11 +357,12 @@ def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
     ):  # fmt: skip
         assert key in row
     assert row["baseline_bytes"] >= len(history.encode())
-    assert abs(row["hot_only_bytes"] - len(default_block.encode())) <= 2048
+    assert row["hot_only_bytes"] == len(default_block.encode()), "report measures what context prints"
+    assert row["spawn_empty"] is False
     assert row["old_noise_pct"] == 100.0, "the legacy history predates the live session's window"
     assert row["savings_pct"] > 80
 
-    # the session ends: the next run-once compacts it and clears the live hot file
+    # the session ends: the next run-once compacts it and re-seeds hot for the next spawn
     with live_file.open("a") as fh:
         fh.write(
             json.dumps({"type": "session.shutdown", "id": "z", "data": {"shutdownType": "routine"}}) + "\n"
@@ -369,6 +370,11 @@ def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
     p = run_cli("--config", str(cfg), "run-once", "--json")
     assert p.returncode == 0, p.stderr.decode()
     assert [e["session"] for e in json.loads(p.stdout)["entries"]] == ["live-1"]
-    assert "scribed-live" not in hot.read_text() and "Migrate" not in hot.read_text()
+    seed = hot.read_text()
+    assert "scribed-live: seed:copilot:live-1" in seed and SECRET not in seed
+    code, out, _ = cli(*c)
+    assert code == 0 and len(out.encode()) <= 4096 and "scribed-live" not in out
+    assert "session ended: Migrate the billing webhooks to the v2 API" in out
+    assert "keep v1 behind a flag until March" in out.split("Active decisions:")[1]
     code, out, _ = cli(*c, "--include-cold")
     assert "keep v1 behind a flag until March" in out and SECRET not in out

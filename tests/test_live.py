@@ -146,6 +146,39 @@ def test_empty_lists_say_none() -> None:
     assert "Talking to: user" in text
 
 
+def task_of(s: Session) -> str:
+    return live.render_live(s, "copilot").split("Current task: ")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    "nudge",
+    ["continue", "ok, go on", "yes", "Thanks!", "hello there", "/compact", "great job", "Sounds good to me"],
+)
+def test_current_task_is_the_substantive_request_not_the_last_nudge(nudge: str) -> None:
+    turns = [
+        t("user", "hi", 0),
+        t("user", "Port the CSV exporter to streaming writes (#812)", 1),
+        t("assistant", "On it: starting with src/export/csv.py.", 2),
+        t("user", nudge, 3),
+        t("assistant", "Done with the first half.", 4),
+    ]
+    assert task_of(session(turns)) == "Port the CSV exporter to streaming writes (#812)"
+
+
+def test_current_task_follows_a_pivot_and_short_requests_count() -> None:
+    turns = [
+        t("user", "Port the CSV exporter to streaming writes", 0),
+        t("user", "continue", 1),
+        t("user", "Stop that: profile the nightly job instead", 2),
+        t("user", "yes", 3),
+    ]
+    assert task_of(session(turns)) == "Stop that: profile the nightly job instead"
+    turns.append(t("user", "fix #590", 4))
+    turns.append(t("user", "ok", 5))
+    assert task_of(session(turns)) == "fix #590"
+    assert task_of(session([t("user", "continue", 0)])) == "(not stated yet)"
+
+
 # --- the write rules ------------------------------------------------------------------------------
 def test_refresh_writes_once_then_only_on_change(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
@@ -192,6 +225,21 @@ def test_refresh_replaces_blank_template_and_clear_restores_it(tmp_path: Path) -
     assert live.clear(layout, "picard", "copilot", "s-1") is True
     assert hot.read_text() == HOT_TEMPLATE.format(agent="picard")
     assert live.clear(layout, "picard", "copilot", "s-1") is False, "nothing of ours left to clear"
+
+
+def test_live_file_edited_by_hand_is_the_agents(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    log = FakeLog()
+    s = busy_session()
+    assert live.refresh(layout, s, "copilot", log) is True
+    hot = layout.hot_file("picard")
+    edited = hot.read_text() + "My own note: ask worf about the gate.\n"  # front matter kept
+    hot.write_text(edited)
+    s.turns.append(t("user", "Now update the changelog", 20))
+    assert live.refresh(layout, s, "copilot", log) is False
+    assert live.clear(layout, "picard", "copilot", "s-1") is False
+    assert hot.read_text() == edited
+    assert log.events("warning") == ["hot_agent_written"]
 
 
 def test_clear_leaves_agent_written_hot_alone(tmp_path: Path) -> None:
@@ -312,11 +360,17 @@ def test_pipeline_refreshes_live_hot_and_hands_over_to_cold(live_root: tuple[Pat
     run(make_scribe(root))
     assert "Current task: Also add retries" in hot.read_text()
 
-    # the session ends: compacted into cold, live hot cleared to the template
+    # the session ends: compacted into cold, live hot re-seeded from the entry for the next spawn
     append_shutdown(events)
     report = run(make_scribe(root))
     assert [e.agent for e in report.entries] == ["picard"]
-    assert hot.read_text() == HOT_TEMPLATE.format(agent="picard")
+    seed = hot.read_text()
+    assert fields_of(seed)["scribed-live"] == "seed:copilot:live-1"
+    assert f"cold entry: .squad/memory/cold/picard.md (id {report.entries[0].entry_id})" in seed
+    assert "keep the v1 endpoint behind a flag until March" in seed.split("Active decisions:")[1]
+    assert "session ended: Migrate the billing webhooks to the v2 API" in seed
+    assert "Also add retries" not in seed.split("Current task:")[1].split("Active decisions:")[0]
+    assert "(no session running" in seed and len(seed.encode()) <= 4096
     cold_text = layout.cold_file("picard").read_text()
     assert "keep the v1 endpoint behind a flag until March" in cold_text
     assert "scribed-live" not in cold_text
@@ -361,7 +415,9 @@ def test_quiet_session_is_compacted_not_made_live(tmp_path: Path) -> None:
     os.utime(events, (old, old))
     report = run(make_scribe(root))
     assert report.compacted == 1
-    assert not Layout(root).hot_file("picard").exists()
+    seed = Layout(root).hot_file("picard").read_text()
+    assert fields_of(seed)["scribed-live"] == "seed:copilot:old-1", "never live, but seeded at its end"
+    assert "Migrate the billing webhooks" in seed
 
 
 def test_pipeline_live_sub_agent_gets_its_own_hot(tmp_path: Path) -> None:
@@ -388,5 +444,6 @@ def test_pipeline_live_sub_agent_gets_its_own_hot(tmp_path: Path) -> None:
     assert "Talking to: coordinator (parent session), picard" in worf_hot
     append_shutdown(events)
     run(make_scribe(root))
-    assert layout.hot_file("worf").read_text() == HOT_TEMPLATE.format(agent="worf")
-    assert layout.hot_file("picard").read_text() == HOT_TEMPLATE.format(agent="picard")
+    assert fields_of(layout.hot_file("worf").read_text())["scribed-live"] == "seed:copilot:live-2/worf"
+    assert "audit the webhook signatures first" in layout.hot_file("worf").read_text()
+    assert fields_of(layout.hot_file("picard").read_text())["scribed-live"] == "seed:copilot:live-2"

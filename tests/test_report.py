@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli
 
-from scribed import context, report
+from scribed import report
 from scribed.cli import Main, main
 from scribed.cli_context import register
 from scribed.cold import Layout
@@ -73,29 +73,63 @@ def test_known_agents(tmp_path: Path) -> None:
     assert report.known_agents(Layout(make_root(tmp_path))) == ["data", "picard", "riker", "worf"]
 
 
-def test_rows_add_up(tmp_path: Path) -> None:
+def test_rows_noise_and_empty_spawn(tmp_path: Path) -> None:
     root = make_root(tmp_path)
-    layout = Layout(root)
-    data = report.build(layout, ["picard"])
-    (row,) = data["agents"]
-    sq = root / ".squad"
-    sizes = {
-        "charter": (sq / "agents/picard/charter.md").stat().st_size,
-        "history": (sq / "agents/picard/history.md").stat().st_size,
-        "decisions": (sq / "decisions.md").stat().st_size,
-        "cold": (sq / "memory/cold/picard.md").stat().st_size,
-        "wiki": (sq / "memory/wiki/decisions.md").stat().st_size,
-    }
-    assert row["baseline_bytes"] == sum(sizes.values())
-    assert row["baseline_tokens"] == row["baseline_bytes"] // 4
-    assert row["cold_bytes"] == sizes["cold"] and row["wiki_bytes"] == sizes["wiki"]
-    assert row["hot_only_bytes"] == context.build(layout, "picard").bytes
-    assert row["spawn_bytes"] == sizes["charter"] + row["hot_only_bytes"]
-    assert row["savings_pct"] == round(100 * (1 - row["spawn_bytes"] / row["baseline_bytes"]), 1)
+    (row,) = report.build(Layout(root), ["picard"])["agents"]
     # history: 4 dated (the fenced one does not count) + decisions: 1 → newest 2026-11-20T09:00Z
     assert (row["dated_entries"], row["old_entries"]) == (5, 3)
     assert row["old_noise_pct"] == 60.0
     assert row["window_end"] == "2026-11-20T09:00:00Z"
+    # picard has no hot file: the default spawn loads no memory, and no saving is claimed
+    assert row["spawn_empty"] is True and row["savings_pct"] is None
+
+
+def sized_root(tmp_path: Path) -> Path:
+    """Files of known sizes: baseline 200 + 5000 + 1800 + 2000 (cold) + 1000 (wiki) = 10,000 bytes;
+    a hot file whose `scribed context` block is 45 bytes of headings + 255 bytes = 300 bytes."""
+    root = tmp_path / "sized"
+    sq = root / ".squad"
+    for d in ("agents/picard", "memory/hot", "memory/cold", "memory/wiki"):
+        (sq / d).mkdir(parents=True)
+
+    def pad(path: Path, head: str, size: int) -> None:
+        path.write_text(head + "x" * (size - len(head) - 1) + "\n")
+
+    pad(sq / "agents/picard/charter.md", "# Picard\n", 200)
+    pad(sq / "agents/picard/history.md", "# History\n", 5000)
+    pad(sq / "decisions.md", "# Decisions\n", 1800)
+    pad(sq / "memory/cold/picard.md", "# Cold memory: picard\n", 2000)
+    pad(sq / "memory/wiki/decisions.md", "# Decisions\n", 1000)
+    pad(sq / "memory/hot/picard.md", "Current task: ", 255)
+    (root / "scribed.toml").write_text('root = "."\n')
+    return root
+
+
+def test_savings_are_on_what_the_default_spawn_prints(tmp_path: Path) -> None:
+    root = sized_root(tmp_path)
+    code, printed, err = cli("--config", str(root / "scribed.toml"), "context", "picard")
+    assert code == 0, err
+    assert len(printed.encode()) == 300
+    (row,) = report.build(Layout(root), ["picard"])["agents"]
+    assert (row["baseline_bytes"], row["baseline_tokens"]) == (10_000, 2_500)
+    assert (row["charter_bytes"], row["history_bytes"], row["decisions_bytes"]) == (200, 5000, 1800)
+    assert (row["cold_bytes"], row["wiki_bytes"]) == (2000, 1000)
+    assert (row["hot_only_bytes"], row["spawn_bytes"]) == (300, 500)
+    assert row["savings_pct"] == 95.0 and row["spawn_empty"] is False
+    # the blank template loads labels and no memory: an empty spawn, as is a missing hot file
+    (root / ".squad/memory/hot/picard.md").write_text(
+        "# Hot memory: picard\n\nCurrent task:\nActive decisions:\nLast actions:\nBlockers:\nTalking to:\n"
+    )
+    (row,) = report.build(Layout(root), ["picard"])["agents"]
+    assert row["spawn_empty"] is True and row["savings_pct"] is None and row["hot_only_bytes"] > 45
+    (root / ".squad/memory/hot/picard.md").unlink()
+    data = report.build(Layout(root), ["picard"])
+    (row,) = data["agents"]
+    assert row["spawn_empty"] is True and row["savings_pct"] is None
+    assert data["average"]["savings_pct"] is None and data["average"]["empty_spawns"] == 1
+    text = report.markdown(data)
+    assert "| n/a: empty spawn |" in text
+    assert "The default spawn is empty for picard" in text and "no savings are claimed" in text
 
 
 def test_live_hot_updated_sets_the_window(tmp_path: Path) -> None:
@@ -118,14 +152,17 @@ def test_markdown_table_has_average_row(tmp_path: Path) -> None:
     text = report.markdown(report.build(Layout(make_root(tmp_path))))
     lines = text.splitlines()
     assert lines[0] == "| Agent | Total Context | Old Noise % | Hot-Only Size | Savings |"
-    assert [ln.split("|")[1].strip() for ln in lines[2:]] == [
+    table = [ln for ln in lines if ln.startswith("|")]
+    assert [ln.split("|")[1].strip() for ln in table[2:]] == [
         "data",
         "picard",
         "riker",
         "worf",
         "**Average**",
     ]
-    assert "KB" in lines[3] and "tokens" in lines[3] and lines[3].rstrip().endswith("% |")
+    assert "KB" in lines[3] and "tokens" in lines[3] and lines[3].rstrip().endswith("n/a: empty spawn |")
+    assert lines[5].rstrip().endswith("% |"), "worf has a hot file: its saving is shown"
+    assert "The default spawn is empty for data, picard, riker:" in text
     assert "no agents found" in report.markdown(report.build(Layout(tmp_path / "empty")))
 
 

@@ -1,0 +1,399 @@
+"""Hot that is never empty: a session's end re-seeds hot for the next spawn (issue 11, item 5), and
+a compacted hot file is replaced compare-and-swap, its archive redacted (issue 13)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+from secrets_corpus import SECRETS
+
+from scribed import cold, config, hot_seed, live
+from scribed.adapters.markdown import front_matter, split_lines
+from scribed.cold import Layout
+from scribed.models import Session, Turn
+from scribed.pipeline import Scribe
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+SECRET = next(s for s in SECRETS if s.name == "openai_legacy")
+
+
+class Log:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def warning(self, event: str, **kw: Any) -> None:
+        self.calls.append(("warning", event, kw))
+
+    def info(self, event: str, **kw: Any) -> None:
+        self.calls.append(("info", event, kw))
+
+    def error(self, event: str, **kw: Any) -> None:
+        self.calls.append(("error", event, kw))
+
+    def events(self, level: str) -> list[str]:
+        return [e for lv, e, _ in self.calls if lv == level]
+
+
+def fields_of(text: str) -> dict[str, str]:
+    return front_matter(split_lines(text.encode()))[0]
+
+
+def entry_text(
+    sid: str, when: str, *, eid: str = "e-0123456789ab", open_items: int = 1, decisions: int = 1
+) -> str:
+    return (
+        f"### {when}: Add rate limiting to the public API (#412)\n"
+        f"- provenance: id={eid} · agent=picard · session={sid} · source=`x.jsonl` (copilot) · lines 1–9\n\n"
+        "#### Goal\nAdd rate limiting to the public API (#412)\n"
+        "#### Outcome\nThe limiter ships behind a flag; all 41 tests pass.\n"
+        "#### Decisions\n"
+        + "".join(
+            f"- use a token bucket keyed by API key, variant {i:02d} " + "x" * 200 + "\n"
+            for i in range(decisions)
+        )
+        + "#### Errors → fixes\n"
+        "- `KeyError: 'X-Api-Key'` → fell back to the client IP when the header is absent\n"
+        "- `ConnectionError: redis refused` → unresolved\n"
+        "- `TimeoutError: bucket sync`\n"
+        "#### Open items\n"
+        + "".join(f"- add Redis-backed storage, part {i:02d} " + "y" * 200 + "\n" for i in range(open_items))
+        + "#### Key facts\n- error: `KeyError: 'X-Api-Key'`\n- error: `MemoryError: buffer`\n"
+    )
+
+
+def write_cold(layout: Layout, *entries: str) -> None:
+    layout.cold.mkdir(parents=True, exist_ok=True)
+    layout.cold_file("picard").write_text(cold.preamble("picard") + "\n" + "\n".join(entries))
+
+
+def live_session(sid: str, when: datetime) -> Session:
+    return Session(
+        agent="picard",
+        session_id=sid,
+        source=Path("/x/events.jsonl"),
+        kind="copilot",
+        turns=[Turn("user", "Wire the limiter into the gateway config", "message", when, 1, 100)],
+    )
+
+
+# --- the seed ----------------------------------------------------------------------------------------
+def test_unresolved_errors_are_the_blockers() -> None:
+    errors = [
+        "`KeyError: 'a'` → fixed by a default",
+        "`OSError: disk full` → unresolved",
+        "`ValueError: bad int`",
+    ]
+    facts = ["error: `KeyError: 'a'`", "error: `MemoryError: buffer`", "command: `pytest`"]
+    assert hot_seed.unresolved(errors, facts) == [
+        "`OSError: disk full`",
+        "`ValueError: bad int`",
+        "`MemoryError: buffer`",
+    ]
+
+
+def test_seed_has_outcome_open_items_blockers_decisions_and_pointer(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))
+    log = Log()
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", log) is True
+    text = layout.hot_file("picard").read_text()
+    fm = fields_of(text)
+    assert fm["scribed-live"] == "seed:copilot:s-1" and fm["updated"] == "2026-11-20T10:00:00Z"
+    assert live.owned(text.encode()), "the digest matches the body scribed wrote"
+    task, rest = text.split("Current task: ")[1].split("Active decisions:")
+    assert "no session running" in task and "add Redis-backed storage, part 00" in task
+    decisions, rest = rest.split("Last actions:")
+    assert "token bucket keyed by API key" in decisions
+    actions, rest = rest.split("Blockers:")
+    assert "2026-11-20T10:00:00Z session ended: Add rate limiting to the public API (#412)" in actions
+    assert "outcome: The limiter ships behind a flag; all 41 tests pass." in actions
+    assert "cold entry: .squad/memory/cold/picard.md (id e-0123456789ab)" in actions
+    blockers, talking = rest.split("Talking to:")
+    assert "ConnectionError: redis refused" in blockers and "TimeoutError: bucket sync" in blockers
+    assert "MemoryError: buffer" in blockers and "KeyError" not in blockers, "a fixed error is no blocker"
+    assert talking.strip() == "(none)"
+    assert log.events("info") == ["hot_seeded"]
+
+
+def test_seed_fits_4k_keeping_open_items_longest(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z", open_items=24, decisions=24))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is True
+    text = layout.hot_file("picard").read_text()
+    assert len(text.encode()) <= 4096
+    assert "part 00" in text and "part 04" in text and "part 23" not in text
+    assert "variant 00" not in text or text.count("variant") <= 3, "decisions go before open items"
+    assert "cold entry: .squad/memory/cold/picard.md (id e-0123456789ab)" in text
+    assert live.owned(text.encode())
+
+
+def test_seed_is_redacted(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z").replace("all 41 tests pass", SECRET.line))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is True
+    text = layout.hot_file("picard").read_text()
+    assert SECRET.value not in text and "[REDACTED_SECRET]" in text
+
+
+# --- the write rules ------------------------------------------------------------------------------
+def test_reseed_write_rules(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    hot = layout.hot_file("picard")
+    write_cold(
+        layout,
+        entry_text("s-old", "2026-11-19T10:00:00Z", eid="e-00000000000a"),
+        entry_text("s-1", "2026-11-20T10:00:00Z", eid="e-00000000000b"),
+    )
+    # an agent's own hot file is never touched
+    hot.parent.mkdir(parents=True)
+    mine = "# Hot memory: picard\n\nCurrent task: my own notes\n"
+    hot.write_text(mine)
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
+    assert hot.read_text() == mine
+    # a blank template is replaced
+    hot.write_text(live.TEMPLATE.format(agent="picard"))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is True
+    assert "e-00000000000b" in hot.read_text()
+    # an older session's seed never replaces a newer one; a rerun changes nothing
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-old", Log()) is False
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
+    assert "e-00000000000b" in hot.read_text()
+    # a seed the agent edited by hand is the agent's
+    edited = hot.read_text().replace("Talking to: (none)", "Talking to: worf (about the gate)")
+    hot.write_text(edited)
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
+    assert live.refresh(layout, live_session("s-2", T0 + timedelta(days=3)), "copilot", Log()) is False
+    assert hot.read_text() == edited
+
+
+def test_live_refresh_of_a_new_session_replaces_the_seed_and_not_the_reverse(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    hot = layout.hot_file("picard")
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is True
+    # a live view of a session older than the seed does not replace it
+    assert live.refresh(layout, live_session("s-0", T0 - timedelta(days=1)), "copilot", Log()) is False
+    assert fields_of(hot.read_text())["scribed-live"] == "seed:copilot:s-1"
+    # the next session starts: its live view replaces the seed
+    assert live.refresh(layout, live_session("s-2", T0 + timedelta(days=1)), "copilot", Log()) is True
+    text = hot.read_text()
+    assert fields_of(text)["scribed-live"] == "copilot:s-2" and "Wire the limiter" in text
+    # ...and the end of another session never overwrites that running session's live view
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
+    assert fields_of(hot.read_text())["scribed-live"] == "copilot:s-2"
+
+
+def test_reseed_never_writes_through_a_symlink(tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "root")
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))
+    target = tmp_path / "elsewhere.md"
+    target.write_text("")
+    layout.hot.mkdir(parents=True)
+    layout.hot_file("picard").symlink_to(target)
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
+    assert target.read_text() == ""
+
+
+# --- a compacted hot file: compare-and-swap, redacted archive ----------------------------------------
+AGENT_HOT = (
+    "# Hot memory: picard\n\n"
+    "Current task: profile the nightly export job (#1201)\n\n"
+    "Active decisions:\n- Decision: stream rows with server-side cursors in src/export/job.py\n\n"
+    f"Note: {SECRET.line}\n\n"
+    "TODO: cap the buffer at 256 MB\n"
+)
+APPENDED = "\nLate note: the export also needs a retry on ConnectionResetError (#1202).\n"
+
+
+def hot_root(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "squad"
+    hot = Layout(root).hot_file("picard")
+    hot.parent.mkdir(parents=True)
+    hot.write_text(AGENT_HOT)
+    old = (T0 - timedelta(hours=2)).timestamp()
+    os.utime(hot, (old, old))
+    return root, hot
+
+
+def run(root: Path) -> Any:
+    cfg = config.from_dict({"root": str(root), "compress": {"backend": "extractive"}, "sources": []})
+    scribe = Scribe(cfg)
+    try:
+        return scribe.run_once()
+    finally:
+        scribe.close()
+
+
+def quiet(path: Path) -> None:
+    """Make a file look untouched for hours, as the next run after an agent's write would see it."""
+    old = (T0 - timedelta(hours=1)).timestamp()
+    os.utime(path, (old, old))
+
+
+def archives(root: Path) -> list[bytes]:
+    folder = Layout(root).archive / "hot"
+    return [gzip.decompress(p.read_bytes()) for p in sorted(folder.glob("picard-*.md.gz"))]
+
+
+def test_compacted_hot_is_reset_to_the_seed_and_its_archive_is_redacted(tmp_path: Path) -> None:
+    root, hot = hot_root(tmp_path)
+    report = run(root)
+    assert report.compacted == 1
+    text = hot.read_text()
+    assert fields_of(text)["scribed-live"].startswith("seed:hot:hot-")
+    assert "cap the buffer at 256 MB" in text.split("Active decisions:")[0], "open item carried over"
+    assert f"(id {report.entries[0].entry_id})" in text
+    (archived,) = archives(root)
+    assert SECRET.value.encode() not in archived and b"[REDACTED_SECRET]" in archived
+    assert b"profile the nightly export job (#1201)" in archived
+    assert run(root).compacted == 0, "the seed is not a session"
+
+
+@pytest.mark.parametrize("when", ["during the cold write", "between snapshot and rename"])
+def test_text_appended_during_compaction_stays_in_hot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    root, hot = hot_root(tmp_path)
+    appended: list[bool] = []
+
+    def append_once() -> None:
+        if not appended:
+            appended.append(True)
+            with hot.open("a") as fh:
+                fh.write(APPENDED)
+
+    if when == "during the cold write":
+        real_append = cold.append
+
+        def cold_append(*a: Any, **kw: Any) -> Any:
+            out = real_append(*a, **kw)
+            append_once()
+            return out
+
+        monkeypatch.setattr(cold, "append", cold_append)
+    else:
+        real_still = live._still
+
+        def still(path: Path, expected: bytes | None) -> bool:
+            if path == hot:
+                append_once()  # the agent writes after scribed read the file, before the rename
+            return real_still(path, expected)
+
+        monkeypatch.setattr(live, "_still", still)
+
+    assert run(root).compacted == 1
+    assert appended, "the hook ran"
+    text = hot.read_text()
+    assert text.endswith(APPENDED) and "retry on ConnectionResetError (#1202)" in text
+    assert text.index("session ended: profile the nightly export job") < text.index(APPENDED.strip())
+    assert "open: cap the buffer at 256 MB" in text, "appended after the seed"
+    assert "scribed-live" not in text, "with the agent's text in it, the file is the agent's again"
+    assert "Current task: profile the nightly export job" not in text, "the compacted text is gone"
+    (archived,) = archives(root)
+    assert b"#1202" not in archived, "the archive holds the compacted snapshot only"
+    monkeypatch.undo()
+    quiet(hot)
+    # the kept text is the agent's: the next run compacts it into cold, then hot is a clean seed
+    second = run(root)
+    assert second.compacted == 1
+    assert "#1202" in Layout(root).cold_file("picard").read_text()
+    after = hot.read_text()
+    assert fields_of(after)["scribed-live"].startswith("seed:hot:") and live.owned(after.encode())
+    assert not after.endswith(APPENDED)
+
+
+@pytest.mark.parametrize("when", ["during the cold write", "between snapshot and rename"])
+def test_hot_rewritten_during_compaction_is_left_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    root, hot = hot_root(tmp_path)
+    rewritten = "# Hot memory: picard\n\nCurrent task: something else entirely\n"
+    if when == "during the cold write":
+        real_append = cold.append
+
+        def cold_append(*a: Any, **kw: Any) -> Any:
+            out = real_append(*a, **kw)
+            hot.write_text(rewritten)
+            return out
+
+        monkeypatch.setattr(cold, "append", cold_append)
+    else:
+        real_still = live._still
+
+        def still(path: Path, expected: bytes | None) -> bool:
+            if path == hot and hot.read_text() != rewritten:
+                hot.write_text(rewritten)
+            return real_still(path, expected)
+
+        monkeypatch.setattr(live, "_still", still)
+    assert run(root).compacted == 1
+    assert hot.read_text() == rewritten
+    if when == "during the cold write":
+        assert archives(root) == [], "nothing archived for a file that was not the one compacted"
+    monkeypatch.undo()
+    quiet(hot)
+    assert run(root).compacted == 1, "the rewritten file is compacted on the next run"
+    assert "something else entirely" in Layout(root).cold_file("picard").read_text()
+
+
+# --- end to end: the default spawn after a session ended ------------------------------------------
+def copilot(path: Path, sid: str, steps: list[tuple[str, dict[str, Any]]], start: datetime) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    events = [
+        {"type": "session.start", "id": "e0", "timestamp": start.isoformat(), "data": {"sessionId": sid}}
+    ]
+    for i, (kind, data) in enumerate(steps, start=1):
+        ts = (start + timedelta(seconds=30 * i)).isoformat()
+        events.append({"type": kind, "id": f"e{i}", "timestamp": ts, "data": data})
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+def test_default_spawn_after_a_session_ended_prints_its_outcome_and_open_items(tmp_path: Path) -> None:
+    root = tmp_path / "squad"
+    (root / ".squad/memory").mkdir(parents=True)
+    copilot(
+        root / "transcripts/s-77/events.jsonl",
+        "s-77",
+        [
+            ("user.message", {"content": "Add rate limiting to the public API (#412)"}),
+            ("user.message", {"content": "continue"}),
+            (
+                "assistant.message",
+                {
+                    "content": "Decision: use a token bucket in src/app/ratelimit.py keyed by API key. "
+                    "The limiter is merged and all 41 tests pass. "
+                    "TODO: add Redis-backed storage so limits hold across workers."
+                },
+            ),
+            ("session.shutdown", {"shutdownType": "routine"}),
+        ],
+        T0,
+    )
+    cfg = root / "scribed.toml"
+    cfg.write_text(
+        'root = "."\n[compress]\nbackend = "extractive"\n'
+        '[[sources]]\nkind = "copilot"\npath = "transcripts"\nagent = "picard"\n'
+    )
+    p = run_cli("--config", str(cfg), "run-once", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    (made,) = json.loads(p.stdout)["entries"]
+
+    p = run_cli("--config", str(cfg), "context", "picard")
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert len(p.stdout) <= 4096
+    assert "scribed-live" not in out and "<!--" not in out
+    _, (entry,) = cold.split_entries(Layout(root).cold_file("picard").read_text())
+    outcome = " ".join(cold.sections(entry.text)["outcome"])
+    assert outcome and f"outcome: {outcome}" in out
+    assert "Redis-backed storage so limits hold across workers" in out.split("Active decisions:")[0]
+    assert "Add rate limiting to the public API (#412)" in out
+    assert f"cold entry: .squad/memory/cold/picard.md (id {entry.entry_id})" in out
+    assert made["session"] == "s-77"
