@@ -108,7 +108,7 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     def items(key: str) -> list[str]:
         return [live.redacted_line(v, ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
 
-    goal = e.title.strip() or " ".join(sec.get("goal", []))
+    goal = " ".join(sec.get("goal", [])) or e.title.strip()  # the title is clipped shorter
     return LastSession(
         entry_id=e.entry_id or "",
         when=iso(e.when) if e.when else e.date,
