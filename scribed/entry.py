@@ -49,10 +49,17 @@ def iso(dt: datetime) -> str:
 
 
 def one_line(s: str, limit: int) -> str:
+    """``s`` on one line within ``limit`` chars, cut only between words and never inside a
+    backtick span (a path, command or identifier cut short would read as a different one)."""
     s = re.sub(r"\s+", " ", s).strip()
-    if len(s) > limit:
-        s = s[: limit - 1].rsplit(" ", 1)[0] + "…"
-    return s
+    if len(s) <= limit:
+        return s
+    head = s[: limit - 1]
+    if s[limit - 1] != " ":
+        head = head.rsplit(" ", 1)[0] if " " in head else ""  # a token longer than the limit is dropped
+    if head.count("`") % 2:
+        head = head[: head.rfind("`")]
+    return head.rstrip() + "…"
 
 
 def safe_line(s: str, limit: int) -> str:

@@ -177,3 +177,9 @@ def test_an_actually_reversal_supersedes_and_the_old_form_is_no_key_point() -> N
     text, _ = _render(s, 20_000)
     live = text.replace("(supersedes: use SQLite for the sync worker store)", "")
     assert "use SQLite for the sync worker store" not in live
+
+
+def test_a_clipped_line_never_cuts_a_backtick_span_or_a_token() -> None:
+    assert entry.one_line("fix `src/very/long/path/name.py` and more words here", 30) == "fix…"
+    assert entry.one_line("see https://example.invalid/" + "a" * 80, 40) == "see…"
+    assert entry.one_line("short enough", 40) == "short enough"

@@ -546,3 +546,17 @@ def test_aider_history_gives_one_entry_per_session_never_twice(tmp_path: Path) -
     text = (root / ".squad/memory/cold/dev.md").read_text()
     assert "session=aider.chat.history@2025-06-06T16:00:00Z" in text
     assert "src/export.py" in text
+
+
+def test_a_session_of_only_tool_banner_gives_no_entry(tmp_path: Path) -> None:
+    """aider started and quit at once: a header and its banner lines are nothing to remember."""
+    root, src = tmp_path / "root", tmp_path / "repo"
+    (root / ".squad").mkdir(parents=True)
+    banner = (
+        "\n# aider chat started at 2025-06-01 09:00:00\n\n"
+        "> Aider v0.86.2  \n> Model: some-model with whole edit format  \n> Git repo: .git with 12 files  \n"
+    )
+    write(src / ".aider.chat.history.md", banner + aider_session("2025-06-01 10:00:00", "auth", 2))
+    now = [datetime.now(UTC) + timedelta(hours=1)]
+    assert run(root, src, now) == 1
+    assert cold_entries(root) == ["2025-06-01T10:00:00Z"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from scribed.compress.units import tokens
+from scribed.entry import one_line
 from scribed.models import Anchor, Turn
 
 _ACK = re.compile(
@@ -28,11 +29,15 @@ MAX_GOALS = 2
 
 
 def request_text(text: str) -> str:
-    """A user message without slash-command lines and quoted tool output."""
+    """A user message without slash-command lines, quoted tool output and pasted code blocks."""
     keep = []
+    fence = False
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or _SLASH.match(line) or line.startswith(">"):
+        if line.startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if fence or not line or _SLASH.match(line) or line.startswith(">"):
             continue
         keep.append(line)
     return " ".join(keep)
@@ -56,9 +61,7 @@ def _sentences(text: str, limit: int) -> str:
         if len(cand) > limit:
             break
         out = cand
-    if not out:
-        out = text[:limit].rsplit(" ", 1)[0] + ("…" if len(text) > limit else "")
-    return out
+    return out or one_line(text, limit)
 
 
 def goal(turns: list[Turn]) -> str:
