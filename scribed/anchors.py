@@ -124,7 +124,10 @@ def _clean(s: str) -> str:
         s = s.strip("`").strip()
     s = re.sub(r"\s+", " ", s)
     if len(s) > MAX_ANCHOR_CHARS:
-        s = s[:MAX_ANCHOR_CHARS].rsplit(" ", 1)[0]
+        cut = s[:MAX_ANCHOR_CHARS]
+        if s[MAX_ANCHOR_CHARS] != " ":  # never end inside a token (a URL or path cut short is another one)
+            cut = cut.rsplit(" ", 1)[0] if " " in cut else s.split(" ", 1)[0][:2000]
+        s = cut
     return s.rstrip(" .;,")
 
 

@@ -22,8 +22,8 @@ from typing import Any
 from scribed import adapters, anchors, cold, entry, hot_seed, live
 from scribed.cold import Layout
 from scribed.compress.base import CompressError, Compressor, CompressResult
-from scribed.compress.extractive import ExtractiveCompressor
-from scribed.config import Config, ConfigError
+from scribed.compress.extractive import ENTRY_OVERHEAD, ExtractiveCompressor
+from scribed.config import CompressCfg, Config, ConfigError
 from scribed.fsutil import clean_temp_files, ensure_dir, read_text, write_gzip_archive
 from scribed.ledger import Ledger, SourceRow
 from scribed.log import get as get_logger
@@ -140,6 +140,19 @@ def peak_rss_mb() -> float:
     except OSError:
         pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def entry_budget(ccfg: CompressCfg, bytes_in: int, anchor_list: list[Anchor]) -> int:
+    """An entry's size: ``ratio`` of the session, never below what its anchors need (small sessions
+    get that floor, not padding), and ``max_bytes`` only as a guard for giant sessions."""
+    floor = ENTRY_OVERHEAD + sum(len(anchors.format_anchor(a).encode()) + 3 for a in anchor_list)
+    floor = min(floor, max(ccfg.min_bytes, bytes_in // 2))
+    return int(min(ccfg.max_bytes, max(ccfg.min_bytes, floor, bytes_in * ccfg.ratio)))
+
+
+def _far_under(result: CompressResult, budget: int) -> bool:
+    """An LLM answer under half its budget left room the extractive key points can use."""
+    return len(result.summary.model_dump_json().encode()) < budget // 2
 
 
 def sha256_prefix(path: Path, length: int) -> str:
@@ -292,6 +305,8 @@ class Scribe:
             return res, paused
         try:
             result = llm.compress(session, anchors_, budget)
+            if _far_under(result, budget) and self.extractive.top_up(result.summary, session, budget):
+                result.notes.append("topped up with extractive key points")
         except CompressError as exc:
             self._breaker_failure(exc.reason)
             if backend == "llm":
@@ -378,7 +393,6 @@ class Scribe:
                     "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
                 )
 
-
         offset_done = row.offset_done if row else 0
         if item.kind == "hot":
             offset_done = 0
@@ -408,7 +422,8 @@ class Scribe:
             turns = [t for t in sess.turns if t.end_offset > offset_done]
             if sess.turns:
                 new_offset = max(new_offset, max(t.end_offset for t in sess.turns))
-            if not turns or not any(t.text.strip() for t in turns):
+            # A session with no message (only a tool's banner or output) has nothing to remember.
+            if not any(t.text.strip() and t.kind in ("message", "summary") for t in turns):
                 continue
             out.sessions += 1
             bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
@@ -562,7 +577,7 @@ class Scribe:
         )
         anchor_list = anchors.extract(sub)
         ccfg = self.cfg.compress
-        budget = int(min(ccfg.max_bytes, max(ccfg.min_bytes, bytes_in * ccfg.ratio)))
+        budget = entry_budget(ccfg, bytes_in, anchor_list)
         hard_cap = int(budget * 1.15)
 
         result, llm_error = self._compress(sub, anchor_list, budget)

@@ -289,7 +289,7 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
         )
         out = d2.work(str(hot))
         assert out is not None and out.status == "compacted", out
-        assert "Current task:\n" in hot.read_text()  # reset to the template by scribed
+        assert "scribed-live: seed:hot:" in hot.read_text()  # re-seeded by scribed from the entry
         assert not d2.on_path_event(str(hot))
         # ...and an already-compacted, unchanged source is no news either.
         assert d2.work(str(good)) is not None

@@ -183,3 +183,11 @@ def test_a_clipped_line_never_cuts_a_backtick_span_or_a_token() -> None:
     assert entry.one_line("fix `src/very/long/path/name.py` and more words here", 30) == "fix…"
     assert entry.one_line("see https://example.invalid/" + "a" * 80, 40) == "see…"
     assert entry.one_line("short enough", 40) == "short enough"
+
+
+def test_a_long_anchor_is_never_cut_inside_a_token() -> None:
+    url = "https://example.invalid/report?pdf_url=https%3A%2F%2Fdocs.example.invalid%2Fmedia%2F" + "z" * 200
+    assert anchors._clean(url) == url
+    assert anchors._clean("fetch " + url) == "fetch"
+    words = " ".join(["word"] * 60)
+    assert anchors._clean(words).split()[-1] == "word"

@@ -12,6 +12,7 @@ from helpers import run_cli, run_json, tree_bytes
 
 from scribed import demo
 from scribed.entry import split_entries
+from scribed.redact import redact
 
 
 @pytest.fixture()
@@ -76,11 +77,12 @@ def test_acceptance_run_once(squad: tuple[Path, dict[str, Any]]) -> None:
     for s in secrets:
         assert s not in err and s not in str(out)
 
-    # the hot file: original bytes archived, file reset
+    # the hot file: its redacted bytes archived, the file re-seeded from the entry just written
     archived = list((root / ".squad/memory/.scribed/archive/hot").glob("riker-*.md.gz"))
-    assert len(archived) == 1 and gzip.decompress(archived[0].read_bytes()) == hot_before
+    assert len(archived) == 1
+    assert gzip.decompress(archived[0].read_bytes()) == redact(hot_before.decode()).encode()
     hot_after = (root / ".squad/memory/hot/riker.md").read_text()
-    assert "Current task:" in hot_after and "#1201" not in hot_after
+    assert "scribed-live: seed:hot:" in hot_after and "Current task: profile the nightly" not in hot_after
 
     # transcripts byte-identical
     assert tree_bytes(root / "transcripts") == transcripts_before
