@@ -95,13 +95,15 @@ def collect_status(cfg: Config) -> dict[str, Any]:
     layout = Layout(cfg.root_path)
     alive, reason, hb = daemon_health(layout)
     counts = dict.fromkeys(STATUSES, 0)
+    hot_counts = dict.fromkeys(STATUSES, 0)
     last_entry = last_promo = ledger_error = None
     if layout.ledger.exists():
         try:
             led = Ledger(layout.ledger, readonly=True)
             try:
-                counts, last_entry, last_promo = (
+                counts, hot_counts, last_entry, last_promo = (
                     led.counts(),
+                    led.counts(hot=True),
                     led.last_entry_at(),
                     led.get_meta("last_promotion_at"),
                 )
@@ -130,6 +132,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
             "last_result": hb.get("last_result") if alive else None,
         },
         "sources": counts,
+        "hot_files": hot_counts,
         "ledger_error": ledger_error,
         "last_compaction": last_entry,
         "last_promotion": last_promo,

@@ -175,9 +175,12 @@ class Ledger:
                 },
             )
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, *, hot: bool = False) -> dict[str, int]:
+        """Rows by status: transcript sources, or (``hot=True``) the hot files scribed reads."""
         with self._lock:
-            rows = self._db.execute("SELECT status, COUNT(*) FROM sources GROUP BY status").fetchall()
+            rows = self._db.execute(
+                "SELECT status, COUNT(*) FROM sources WHERE (kind = 'hot') = ? GROUP BY status", (int(hot),)
+            ).fetchall()
         out = dict.fromkeys(STATUSES, 0)
         out.update({str(r[0]): int(r[1]) for r in rows})
         return out

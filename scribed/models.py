@@ -32,6 +32,16 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:half]}\n[… {len(text) - 2 * half} chars elided …]\n{text[-half:]}"
 
 
+def clip_words(text: str, limit: int) -> str:
+    """``text`` within ``limit`` chars, ended between words (a token longer than that is dropped)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if not text[limit - 1].isspace():
+        head = head.rsplit(None, 1)[0] if any(c.isspace() for c in head) else ""
+    return head.rstrip() + "…"
+
+
 @dataclass(slots=True)
 class Turn:
     """One ordered unit of a session: a message, a tool call or a tool result."""
@@ -103,8 +113,9 @@ class Summary(BaseModel):
     @field_validator("goal", mode="after")
     @classmethod
     def _clip_goal(cls, v: str) -> str:
-        """Over-long text is clipped, not rejected: a rejection here would fail a whole session."""
-        return clip(v, MAX_GOAL_TEXT)
+        """Over-long text is clipped between words, not rejected: a rejection here would fail a
+        whole session, and a cut inside a token would name a different path or URL."""
+        return clip_words(v, MAX_GOAL_TEXT)
 
     @field_validator("outcome", mode="after")
     @classmethod

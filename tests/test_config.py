@@ -23,7 +23,7 @@ def test_defaults_without_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     cfg = config.load()
     assert cfg.compress.backend == "auto"
     assert cfg.session.quiet_seconds == 1800
-    assert cfg.cold.max_bytes == 12288
+    assert cfg.cold.max_bytes == 196608
     assert cfg.path is None
 
 

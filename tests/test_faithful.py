@@ -191,3 +191,16 @@ def test_a_long_anchor_is_never_cut_inside_a_token() -> None:
     assert anchors._clean("fetch " + url) == "fetch"
     words = " ".join(["word"] * 60)
     assert anchors._clean(words).split()[-1] == "word"
+
+
+def test_a_long_goal_with_a_pivot_is_clipped_between_words() -> None:
+    url = "https://example.invalid/api?pdf_url=https%3A%2F%2Fdocs.example.invalid%2Fmedia%2Freport-2023.pdf"
+    turns = _turns(
+        ("user", "here are the API docs: curl -X POST " + " ".join([url] * 6) + " -H 'accept: application/json'"),
+        ("user", "Separately, here is an example response so the parser handles every field of it correctly."),
+    )
+    goal = ExtractiveCompressor().compress(_session(turns), [], 4000).summary.goal
+    assert "elided" not in goal and len(goal) <= 400
+    for tok in goal.split():
+        if "example.invalid" in tok:
+            assert tok.rstrip("…") == url, tok

@@ -24,7 +24,7 @@ _ACK = re.compile(
 _SLASH = re.compile(r"^/[a-z][\w-]*\b", re.I)
 _META = re.compile(r"^(?:current task|goal|task)\s*:\s*", re.I)
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#])")
-GOAL_CHARS = 300
+GOAL_CHARS = 240  # with a pivot's half, within the Summary's 400-char goal
 MAX_GOALS = 2
 
 
