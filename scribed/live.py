@@ -42,6 +42,7 @@ from typing import Any
 from scribed import adapters, anchors
 from scribed.adapters.markdown import front_matter, split_lines
 from scribed.cold import Layout
+from scribed.compress.sections import substantive
 from scribed.entry import iso, parse_date
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir
 from scribed.models import Session, Turn
@@ -111,43 +112,6 @@ def _last_ts(session: Session) -> datetime | None:
         return datetime.fromtimestamp(session.source.stat().st_mtime, UTC)
     except OSError:
         return None
-
-
-# Messages that never state a task: acknowledgements, go-aheads, greetings, thanks.
-_ACK_WORDS = (
-    "ok okay k kk yes yeah yep yup ya y sure fine good great nice cool perfect awesome excellent "
-    "thanks thank thx ty cheers please pls plz continue go on ahead proceed keep going carry next "
-    "done right correct agreed agree lgtm sounds looks seems makes sense hi hello hey morning "
-    "afternoon evening alright all noted got it understood do that this same again retry resume "
-    "and so then now let's lets us you me well oh ah hmm wow a an the to for of it's that's is was "
-    "be much very lot there work job ship"
-)
-_ACK = frozenset(_ACK_WORDS.split())
-# Verbs that make a one- or two-word message a request ("run tests", "refactor").
-_VERB_WORDS = (
-    "add fix make write implement remove delete update refactor rename create build run test debug "
-    "investigate migrate deploy review document explain check find move change upgrade install "
-    "configure optimize profile port revert merge rebase release bump split clean convert "
-    "generate draft summarize audit rewrite replace support handle benchmark lint format commit"
-)
-_VERBS = frozenset(_VERB_WORDS.split())
-_INFORMATIVE = re.compile(r"[0-9/._#`()\[\]@:]|[a-z][A-Z]")
-_TOOL_ECHO = ("<command-", "<local-command-", "caveat: the messages below were generated")
-
-
-def substantive(text: str) -> bool:
-    """Whether a user message states a task (rule in :func:`_current_task`)."""
-    s = text.strip()
-    if not s or s.startswith("/") or s.lower().startswith(_TOOL_ECHO):
-        return False
-    raw = re.findall(r"[^\s,!?;]+", s)
-    words = [w.strip(".:'\"`*_()").lower() for w in raw]
-    words = [w for w in words if w]
-    if not words or all(w in _ACK for w in words):
-        return False
-    if len(raw) <= 2:
-        return words[0] in _VERBS or any(_INFORMATIVE.search(w) for w in raw)
-    return True
 
 
 def _current_task(session: Session) -> str:

@@ -13,14 +13,6 @@ from scribed.compress.units import tokens
 from scribed.entry import one_line
 from scribed.models import Anchor, Turn
 
-_ACK = re.compile(
-    r"^(?:(?:ok(?:ay)?|k|yes|yep|yeah|ya|sure|no|nope|thanks?|thank you|thx|ty|great|good|nice|cool|"
-    r"perfect|awesome|continue|go on|go ahead|proceed|keep going|carry on|next|done|hi|hello|hey|lgtm|"
-    r"do it|please|y|n|right|correct|exactly|agreed|sounds good|makes sense|try again|retry|again|"
-    r"and|so|now|then|well|hmm|yes please|please continue|please proceed|go|resume|stop|wait)"
-    r"[\s,.!?;:)(-]*)+$",
-    re.I,
-)
 _SLASH = re.compile(r"^/[a-z][\w-]*\b", re.I)
 _META = re.compile(r"^(?:current task|goal|task)\s*:\s*", re.I)
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#])")
@@ -43,13 +35,44 @@ def request_text(text: str) -> str:
     return " ".join(keep)
 
 
+# Messages that never state a task: acknowledgements, go-aheads, greetings, thanks.
+_ACK_WORDS = (
+    "ok okay k kk yes yeah yep yup ya y sure fine good great nice cool perfect awesome excellent "
+    "thanks thank thx ty cheers please pls plz continue go on ahead proceed keep going carry next "
+    "done right correct agreed agree lgtm sounds looks seems makes sense hi hello hey morning "
+    "afternoon evening alright all noted got it understood do that this same again retry resume "
+    "and so then now let's lets us you me well oh ah hmm wow a an the to for of it's that's is was "
+    "be much very lot there work job ship"
+)
+_ACK = frozenset(_ACK_WORDS.split())
+# Verbs that make a one- or two-word message a request ("run tests", "refactor").
+_VERB_WORDS = (
+    "add fix make write implement remove delete update refactor rename create build run test debug "
+    "investigate migrate deploy review document explain check find move change upgrade install "
+    "configure optimize profile port revert merge rebase release bump split clean convert "
+    "generate draft summarize audit rewrite replace support handle benchmark lint format commit"
+)
+_VERBS = frozenset(_VERB_WORDS.split())
+_INFORMATIVE = re.compile(r"[0-9/._#`()\[\]@:]|[a-z][A-Z]")
+_TOOL_ECHO = ("<command-", "<local-command-", "caveat: the messages below were generated")
+
+
 def substantive(text: str) -> bool:
-    """Whether a user message states a task, not an acknowledgement or a bare command."""
-    body = request_text(text)
-    if not body or _ACK.match(body):
+    """Whether a user message states a task: not an acknowledgement, a go-ahead, a greeting, a bare
+    slash command or a tool's echo. One rule for the live hot file and the cold entry's goal."""
+    if text.strip().lower().startswith(_TOOL_ECHO):
         return False
-    words = body.split()
-    return len(words) >= 4 or (len(words) >= 2 and any(c in body for c in "/_.`#()"))
+    s = request_text(text)
+    if not s:
+        return False
+    raw = re.findall(r"[^\s,!?;]+", s)
+    words = [w.strip(".:'\"`*_()").lower() for w in raw]
+    words = [w for w in words if w]
+    if not words or all(w in _ACK for w in words):
+        return False
+    if len(raw) <= 2:
+        return words[0] in _VERBS or any(_INFORMATIVE.search(w) for w in raw)
+    return True
 
 
 def _sentences(text: str, limit: int) -> str:
