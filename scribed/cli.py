@@ -182,3 +182,6 @@ cli_daemon.register(main)
 from scribed import cli_wiki  # noqa: E402
 
 cli_wiki.register(main)
+from scribed import cli_search  # noqa: E402
+
+cli_search.register(main)
