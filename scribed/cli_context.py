@@ -52,6 +52,9 @@ def _layout(ctx: click.Context, root: str | None) -> Layout:
     "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
 )
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.option(
+    "--query", default="", help="Fill cold/wiki with the entries and facts best matching TEXT (both if neither is asked)."
+)
 @click.pass_context
 def context_cmd(
     ctx: click.Context,
@@ -62,6 +65,7 @@ def context_cmd(
     max_bytes: int,
     fmt: str,
     root: str | None,
+    query: str,
 ) -> None:
     """Print AGENT's memory context block for a spawn prompt (hot, plus cold/wiki on request)."""
     from scribed import context
@@ -82,6 +86,7 @@ def context_cmd(
             include_wiki=bool(wiki_topics),
             wiki_topics=[t for t in wiki_topics if t],
             max_bytes=max_bytes,
+            query=query,
         )
     except context.ContextError as exc:
         fail(str(exc))

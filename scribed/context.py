@@ -250,14 +250,21 @@ def build(
     include_wiki: bool = False,
     wiki_topics: Sequence[str] = (),
     max_bytes: int = 0,
+    query: str = "",
 ) -> Context:
-    """Assemble the context block. ``max_bytes`` ≤ 0 means no limit. Raises ContextError."""
+    """Assemble the context block. ``max_bytes`` ≤ 0 means no limit. Raises ContextError.
+
+    With ``query``, the cold and wiki tiers hold the best-matching whole entries and active wiki
+    facts (bm25, see :mod:`scribed.search`), best first, instead of the newest entries and the index.
+    """
     name = check_agent(agent)
     sit = check_situation(situation)
     want_cold, want_wiki = SITUATIONS[sit] if sit else (False, False)
     want_cold = want_cold or include_cold
     topics = _topics(wiki_topics)
     want_wiki = want_wiki or include_wiki or bool(topics)
+    if query.strip() and not (want_cold or want_wiki):
+        want_cold = want_wiki = True  # a query with no tier named searches both
     limit = max_bytes if max_bytes > 0 else 0
 
     hot = redact(hot_text(layout, name))
@@ -269,8 +276,9 @@ def build(
     def fits(c: list[str] | None, w: dict[str, str] | None, n: dict[str, str]) -> bool:
         return not limit or _size(render(ctx.hot, c, w, n)) <= limit
 
+    matched = _matches(layout, name, query, cold is not None, wiki is not None) if query.strip() else None
     if cold is not None:
-        entries = [redact(e) for e in cold_entries(layout, name)]
+        entries = [redact(e) for e in (matched[0] if matched else cold_entries(layout, name))]
         for i, e in enumerate(entries):
             rest = len(entries) - i - 1
             trial = dict(notes, cold=_note(rest, "older cold entry", limit)) if rest and limit else notes
@@ -281,7 +289,7 @@ def build(
             cold.append(e)
 
     if wiki is not None:
-        chosen, missing = _wiki_choice(layout, topics, hot)
+        chosen, missing = (matched[1], []) if matched and not topics else _wiki_choice(layout, topics, hot)
         left = 0
         for i, (topic, body) in enumerate(chosen):
             body = redact(body)
@@ -303,6 +311,28 @@ def build(
     ctx.wiki = wiki or {}
     ctx.text = redact(render(ctx.hot, cold, wiki, notes))
     return ctx
+
+
+def _matches(
+    layout: Layout, agent: str, query: str, want_cold: bool, want_wiki: bool
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """(cold entries, wiki facts as (label, body)) matching ``query``, best first."""
+    from scribed.search import Index, SearchError
+
+    cold: list[str] = []
+    wiki: list[tuple[str, str]] = []
+    try:
+        with Index(layout) as index:
+            index.refresh()
+            if want_cold:
+                cold = [h.text for h in index.search(query, agent=agent, tiers=("cold",), limit=50)]
+            if want_wiki:
+                for h in index.search(query, tiers=("wiki",), limit=50):
+                    if h.status == "active":
+                        wiki.append((f"{h.topic}: {h.heading}", h.text.split("\n", 1)[-1]))
+    except SearchError as exc:
+        raise ContextError(f"--query: {exc}") from exc
+    return cold, wiki
 
 
 def _topics(raw: Iterable[str]) -> list[str]:

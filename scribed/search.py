@@ -54,9 +54,12 @@ class Hit:
     status: str  # active | superseded | deprecated | archived
     snippet: str
     score: float
+    text: str = ""  # the whole entry or fact (for the spawn context); not printed by the CLI
 
     def public(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["text"]
+        return out
 
 
 @dataclass(slots=True, frozen=True)
@@ -259,7 +262,7 @@ class Index:
             args.append(since)
         sql = (
             "SELECT tier, file, heading, agent, topic, session, date, line, status, "
-            f"snippet(docs, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 24), bm25(docs, 1.0, 2.0) AS score "
+            f"snippet(docs, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 24), bm25(docs, 1.0, 2.0) AS score, text "
             f"FROM docs WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
         )
         args.append(max(1, limit))
@@ -268,7 +271,7 @@ class Index:
         except sqlite3.OperationalError as exc:
             raise SearchError(f"cannot search for {match!r}: {exc}") from exc
         return [
-            Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], int(r[7] or 0), r[8], " ".join(r[9].split()), -r[10])
+            Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], int(r[7] or 0), r[8], " ".join(r[9].split()), -r[10], r[11])
             for r in rows
         ]
 
