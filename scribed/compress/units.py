@@ -250,43 +250,62 @@ def _near_duplicate(u: Unit, chosen_by_token: dict[str, list[Unit]]) -> bool:
 
 
 def select(pool: Pool, budget: int, covered: Iterable[str] = (), exclude: Iterable[str] = ()) -> list[Unit]:
-    """Greedy max-coverage selection within ``budget`` bytes, returned in source order."""
+    """Greedy max-coverage selection within ``budget`` bytes, returned in source order.
+
+    One pass over every unit: tool-output lines compete at their low weight. (A second pass for
+    them only after everything said was measured worse on the real-data set: identifier retention
+    on sessions ≥ 16 KB fell from 1.51× to 1.43× head truncation, since read files and command
+    output hold most of a session's names.)
+    """
     units = pool.units
     if budget <= 0 or not units:
         return []
-    weights = _weights(units, pool.camel)
-    have = set(covered)
+    sel = _Selection(units, _weights(units, pool.camel), set(covered), budget)
     skip = {" ".join(x.split()) for x in exclude}
+    sel.run([u for u in units if u.text not in skip])
+    sel.chosen.sort(key=lambda x: x.pos)
+    return sel.chosen
 
-    def gain(u: Unit) -> float:
-        g = sum(weights.get(t, 0.0) for t in u.tokens if t not in have)
+
+class _Selection:
+    """The state of one greedy pass: what is covered, what is chosen, what is left."""
+
+    def __init__(self, units: list[Unit], weights: dict[str, float], have: set[str], budget: int) -> None:
+        self.units = units
+        self.weights = weights
+        self.have = have
+        self.left = budget
+        self.code_left = int(budget * CODE_SHARE)
+        self.chosen: list[Unit] = []
+        self.by_token: dict[str, list[Unit]] = {}
+
+    def gain(self, u: Unit) -> float:
+        g = sum(self.weights.get(t, 0.0) for t in u.tokens if t not in self.have)
         return float(u.weight * g / (u.size**0.75))
 
-    heap = [(-gain(u), u.pos) for u in units if u.text not in skip]
-    heapq.heapify(heap)
-    chosen: list[Unit] = []
-    by_token: dict[str, list[Unit]] = {}
-    left = budget
-    code_left = int(budget * CODE_SHARE)
-    while heap and left > 24:
-        _, pos = heapq.heappop(heap)
-        u = units[pos]
-        if u.size > left or (u.kind == "code" and u.size > code_left):
-            continue
-        g = gain(u)
-        if g <= 0:
-            continue
-        if heap and g < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-g, pos))  # stale score: re-queue with the current gain
-            continue
-        if _near_duplicate(u, by_token):
-            continue
-        chosen.append(u)
-        left -= u.size
+    def run(self, candidates: list[Unit]) -> None:
+        heap = [(-self.gain(u), u.pos) for u in candidates]
+        heapq.heapify(heap)
+        while heap and self.left > 24:
+            _, pos = heapq.heappop(heap)
+            u = self.units[pos]
+            if u.size > self.left or (u.kind == "code" and u.size > self.code_left):
+                continue
+            g = self.gain(u)
+            if g <= 0:
+                continue
+            if heap and g < -heap[0][0] - 1e-12:
+                heapq.heappush(heap, (-g, pos))  # stale score: re-queue with the current gain
+                continue
+            if _near_duplicate(u, self.by_token):
+                continue
+            self.take(u)
+
+    def take(self, u: Unit) -> None:
+        self.chosen.append(u)
+        self.left -= u.size
         if u.kind == "code":
-            code_left -= u.size
-        have.update(u.tokens)
+            self.code_left -= u.size
+        self.have.update(u.tokens)
         for t in u.tokens:
-            by_token.setdefault(t, []).append(u)
-    chosen.sort(key=lambda x: x.pos)
-    return chosen
+            self.by_token.setdefault(t, []).append(u)
