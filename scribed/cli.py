@@ -185,3 +185,6 @@ cli_wiki.register(main)
 from scribed import cli_search  # noqa: E402
 
 cli_search.register(main)
+from scribed import mcp_server  # noqa: E402
+
+mcp_server.register(main)
