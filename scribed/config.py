@@ -46,6 +46,8 @@ class LlmCfg(_Strict):
     max_concurrency: int = Field(default=2, ge=1)
     temperature: float = Field(default=0.0, ge=0, le=2)
     response_format: Literal["auto", "json_schema", "json_object", "text"] = "auto"
+    # An answer is read as it arrives and abandoned past this (a 100 MB answer never sits in memory).
+    max_response_bytes: int = Field(default=1_048_576, ge=1024)
 
     @property
     def configured(self) -> bool:

@@ -21,8 +21,9 @@ import re
 import socket
 import threading
 import time
+import zlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,6 +43,12 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
     drop: bool = False  # close the socket without any response
+    # A body made piece by piece (never held whole), for trickling and huge answers.
+    chunks: Callable[[], Iterable[bytes]] | None = None
+    length: int | None = None  # Content-Length declared for ``chunks``; None = chunked encoding
+    interval: float = 0.0  # pause before each piece of ``chunks``
+    trickle_headers: bool = False  # the status line and headers too, one byte per ``interval``
+    give_up: float = 60.0  # a trickle stops (closes the socket) after this many seconds
 
 
 @dataclass
@@ -163,6 +170,73 @@ def think_wrapped(
     return run
 
 
+def trickle(
+    interval: float = 1.0, then: Behaviour | None = None, *, headers: bool = False, give_up: float = 30.0
+) -> Behaviour:
+    """Answer like ``then`` (the echo summary by default) one byte every ``interval`` seconds.
+
+    Every read returns within the client's per-read timeout, so only a total deadline ends it.
+    ``headers=True`` trickles the status line and headers as well; the server gives up (closes)
+    after ``give_up`` seconds so a client without a deadline fails slowly instead of hanging.
+    """
+
+    def run(body: dict[str, Any]) -> Reply:
+        reply = (then or echo_summary())(body)
+        data = reply.body
+        return Reply(
+            status=reply.status,
+            headers=reply.headers,
+            chunks=lambda: (data[i : i + 1] for i in range(len(data))),
+            length=len(data),
+            interval=interval,
+            trickle_headers=headers,
+            give_up=give_up,
+        )
+
+    return run
+
+
+def huge(
+    size: int = 100 * 1024 * 1024, *, code: int = 200, declare: bool = False, gzip: bool = False
+) -> Behaviour:
+    """A completion whose content is ``size`` bytes of filler, streamed in 64 KB pieces.
+
+    Sent with chunked encoding (the client cannot know the size up front) unless ``declare``
+    sends a Content-Length; ``gzip`` compresses it on the fly (a small body that inflates).
+    """
+    head = b'{"id":"x","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,'
+    head += b'"finish_reason":"stop","message":{"role":"assistant","content":"'
+    tail = b'"}}]}'
+    piece = b"a" * 65536
+
+    def raw() -> Iterator[bytes]:
+        yield head
+        left = size
+        while left > 0:
+            yield piece[: min(left, len(piece))]
+            left -= len(piece)
+        yield tail
+
+    def packed() -> Iterator[bytes]:
+        z = zlib.compressobj(9, zlib.DEFLATED, 31)
+        for part in raw():
+            if out := z.compress(part):
+                yield out
+        yield z.flush()
+
+    def run(body: dict[str, Any]) -> Reply:
+        headers = {"Content-Encoding": "gzip"} if gzip else {}
+        total = len(head) + size + len(tail)
+        return Reply(
+            status=code,
+            headers=headers,
+            chunks=packed if gzip else raw,
+            length=total if declare and not gzip else None,
+        )
+
+    return run
+
+
 def close_connection() -> Behaviour:
     return lambda body: Reply(drop=True)
 
@@ -254,9 +328,12 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and fake._stopping.wait(reply.delay):
             reply = Reply(drop=True)
         if reply.drop:
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
+            self._drop()
+            return
+        if reply.chunks is not None:
+            with contextlib.suppress(OSError):  # the client gave up (deadline, size cap): expected
+                self._send_pieces(reply)
+            self._drop()
             return
         self.send_response(reply.status)
         self.send_header("Content-Type", "application/json")
@@ -266,8 +343,50 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(reply.body)
 
+    def _drop(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _send_pieces(self, reply: Reply) -> None:
+        """Headers and a body written piece by piece, with pauses; stops at ``give_up``."""
+        fake = self.server.fake
+        stop_at = time.monotonic() + reply.give_up
+        lines = [f"HTTP/1.1 {reply.status} OK", "Content-Type: application/json"]
+        if reply.length is None:
+            lines.append("Transfer-Encoding: chunked")
+        else:
+            lines.append(f"Content-Length: {reply.length}")
+        lines += [f"{k}: {v}" for k, v in reply.headers.items()]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+        def write(data: bytes) -> bool:
+            if reply.interval and (fake._stopping.wait(reply.interval) or time.monotonic() > stop_at):
+                return False
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+
+        if reply.trickle_headers:
+            if not all(write(head[i : i + 1]) for i in range(len(head))):
+                return
+        else:
+            self.wfile.write(head)
+        assert reply.chunks is not None
+        for piece in reply.chunks():
+            framed = piece if reply.length is not None else b"%x\r\n%s\r\n" % (len(piece), piece)
+            if piece and not write(framed):
+                return
+        if reply.length is None:
+            self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def do_GET(self) -> None:
         self._record({})
+        fake = self.server.fake
+        if fake.models is not None and self.path.rstrip("/").endswith("/models"):
+            self._send(fake.models({}))
+            return
         if self.path.rstrip("/").endswith("/models"):
             data = {
                 "object": "list",
@@ -303,6 +422,7 @@ class FakeLLM:
     def __init__(self, default: Behaviour | None = None) -> None:
         self.default: Behaviour = default or echo_summary()
         self.reject_formats: set[str] = set()  # response_format types answered with 400
+        self.models: Behaviour | None = None  # how GET /models answers (None: a normal list)
         self._queue: deque[Behaviour] = deque()
         self._requests: list[Received] = []
         self._lock = threading.Lock()
@@ -322,6 +442,8 @@ class FakeLLM:
     truncated = staticmethod(truncated)
     think_wrapped = staticmethod(think_wrapped)
     close_connection = staticmethod(close_connection)
+    trickle = staticmethod(trickle)
+    huge = staticmethod(huge)
     echo_summary = staticmethod(echo_summary)
 
     @property
@@ -355,6 +477,7 @@ class FakeLLM:
             self._queue.clear()
             self._requests.clear()
         self.reject_formats.clear()
+        self.models = None
 
     def stop(self) -> None:
         self._stopping.set()

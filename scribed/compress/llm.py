@@ -3,8 +3,9 @@
 The transcript is untrusted data (an agent may have read a hostile web page), so it is sent
 between random-nonce markers with instructions to treat it as content only, and the reply
 is never acted on: it is parsed and validated as a :class:`~scribed.models.Summary`, nothing
-more. Every call is bounded (per-call timeout, capped retries, a wall-clock deadline and a
-shared concurrency slot) so a sick endpoint can slow the daemon down but never hang it.
+more. Every call is bounded (a total deadline per HTTP call covering connect, headers and body,
+a cap on the answer's size, capped retries, a wall-clock deadline and a shared concurrency slot;
+see :mod:`scribed.compress.llm_http`) so a sick endpoint can slow the daemon down but never hang it.
 
 Errors carry short reasons only (``"timeout after 2.0s"``, ``"rate limited (429)"``): the
 openai exceptions can quote response bodies that echo the prompt, so they are not chained.
@@ -32,6 +33,7 @@ import stamina
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
+from scribed.compress import llm_http
 from scribed.compress.base import CompressError, CompressResult
 from scribed.config import LlmCfg
 from scribed.models import Anchor, Session, Summary, Turn, clip
@@ -101,15 +103,19 @@ def make_client(cfg: LlmCfg, environ: Mapping[str, str], timeout: float | None =
     openai 3.x reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID and
     OPENAI_CUSTOM_HEADERS (whose Authorization would override ``api_key``) from the process
     environment by itself, so the key is also pinned as an explicit header and the org and
-    project ids are dropped for non-OpenAI hosts. Its own retries are off: we retry.
+    project ids are dropped for non-OpenAI hosts. Its own retries are off: we retry. Its HTTP
+    client turns each request's timeout into a total deadline and caps the answer's size.
     """
     key = resolve_api_key(cfg, environ)
+    base_url = cfg.base_url or DEFAULT_BASE_URL
+    seconds = timeout if timeout is not None else cfg.timeout_seconds
     client = openai.OpenAI(
-        base_url=cfg.base_url or DEFAULT_BASE_URL,
+        base_url=base_url,
         api_key=key,
-        timeout=timeout if timeout is not None else cfg.timeout_seconds,
+        timeout=seconds,
         max_retries=0,
         default_headers={"Authorization": f"Bearer {key}"},
+        http_client=llm_http.bounded_client(base_url, cfg.max_response_bytes, seconds),
     )
     if not is_openai_host(cfg.base_url):
         client.organization = None
@@ -121,14 +127,16 @@ def probe(cfg: LlmCfg, timeout: float = 3.0, environ: Mapping[str, str] | None =
     """None when the endpoint answers ``GET /models``, else a short reason (for backend "auto").
 
     Any HTTP answer but an auth failure or a 5xx counts as reachable: some servers have no
-    /models route yet serve chat completions fine.
+    /models route yet serve chat completions fine. ``timeout`` is a total deadline, as for calls.
     """
     if not cfg.configured:
         return "llm not configured (base_url and model)"
     env: Mapping[str, str] = environ if environ is not None else os.environ
+    timeout = min(timeout, cfg.timeout_seconds)
     try:
         client = make_client(cfg, env, timeout=timeout)
-        client.models.list(timeout=timeout)
+        with llm_http.deadline(timeout):
+            client.models.list(timeout=timeout)
     except openai.APIStatusError as exc:
         if exc.status_code in (401, 403) or exc.status_code >= 500:
             return _status_reason(exc.status_code)
@@ -160,8 +168,12 @@ def _status_reason(code: int) -> str:
 def _connection_reason(exc: BaseException) -> str:
     cause: BaseException | None = exc.__cause__
     while cause is not None:
+        if isinstance(cause, llm_http.ResponseTooLarge):
+            return str(cause)
         if isinstance(cause, ConnectionRefusedError):
             return "connection refused"
+        if type(cause).__name__ == "DecodingError":
+            return "undecodable response"
         name = type(cause).__name__
         if name == "RemoteProtocolError":
             return "connection closed by server"
@@ -888,7 +900,8 @@ class LlmCompressor:
             "timeout": timeout,
         }
         try:
-            resp: Any = self.client.chat.completions.create(**kwargs)
+            with llm_http.deadline(timeout):  # the whole call, redirects included
+                resp: Any = self.client.chat.completions.create(**kwargs)
         except openai.APITimeoutError:
             return _Failure(f"timeout after {timeout:.1f}s", transient=True)
         except openai.APIConnectionError as exc:
