@@ -62,7 +62,7 @@ def soak(minutes: float, every: float, workdir: Path, seed: int = 7) -> dict[str
     for f in gen.FORMATS:
         (transcripts / f).mkdir(parents=True, exist_ok=True)
     root = workdir / "squad"
-    root.mkdir(parents=True, exist_ok=True)
+    (root / ".squad").mkdir(parents=True, exist_ok=True)  # scribed refuses a root without .squad/
     cfg = gen.daemon_config(workdir / "scribed.toml", root, transcripts, quiet=2)
     log = (workdir / "daemon.log").open("w")
     proc = subprocess.Popen([*cmd, "--config", str(cfg), "run"], stdout=log, stderr=subprocess.STDOUT)

@@ -269,7 +269,7 @@ def measure_idle(seconds: float, mode: str, workdir: Path) -> dict[str, Any]:
     for s in gen.iter_sessions(5, 8, max_kb=40):
         gen.write_session(s, transcripts)
     root = workdir / "squad"
-    root.mkdir(parents=True, exist_ok=True)
+    (root / ".squad").mkdir(parents=True, exist_ok=True)  # scribed refuses a root without .squad/
     cfg = gen.daemon_config(
         workdir / "scribed.toml",
         root,

@@ -1,6 +1,7 @@
 """The ``scribed`` command: a thin click layer over :class:`scribed.pipeline.Scribe`.
 
 Exit codes: 0 ok, 1 some work failed (it stays queued for the next run), 2 usage/config error.
+The group's own options (``--config``, ``--init``) are accepted before or after the subcommand.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from scribed import __version__
 from scribed import config as config_mod
 from scribed import log as log_mod
 from scribed.config import Config, ConfigError
-from scribed.fsutil import RootBusy, root_lock
+from scribed.fsutil import RootBusy, ensure_dir, root_lock
+from scribed.names import normalize_name
+
+# The group's options a user may also put after the subcommand (`scribed run-once --config X`).
+GROUP_VALUE_OPTIONS = ("--config",)
+GROUP_FLAGS = ("--init",)
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
@@ -25,25 +31,95 @@ def fail(msg: str, code: int = 2) -> NoReturn:
     sys.exit(code)
 
 
-def load_config(ctx: click.Context, root: str | None = None) -> Config:
+def warn(msg: str) -> None:
+    click.echo(f"scribed: warning: {msg}", err=True)
+
+
+def note(msg: str) -> None:
+    """Say on stderr why an output is empty (stdout stays what scripts parse)."""
+    click.echo(f"scribed: {msg}", err=True)
+
+
+def _obj(ctx: click.Context) -> dict[str, Any]:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, dict) else {}
+
+
+def check_agents(cfg: Config) -> None:
+    """Sources' agent names, checked before anything looks at the root (a config error comes first)."""
+    for i, src in enumerate(cfg.sources):
+        if src.agent and normalize_name(src.agent) is None:
+            fail(
+                f"bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+                "(lowercase letters, digits, '-' and '_')"
+            )
+
+
+def require_squad(cfg: Config, init: bool) -> None:
+    """A root without ``.squad/`` is most likely a typo: refuse it (exit 2) unless ``--init``."""
+    squad = cfg.root_path / ".squad"
+    if squad.is_dir():
+        return
+    if init:
+        ensure_dir(squad)
+        note(f"created {squad}")
+        return
+    fail(f"{cfg.root_path}: no .squad/ folder here (is root right?); pass --init to create it")
+
+
+def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool = True) -> Config:
     try:
-        cfg = config_mod.load(ctx.obj.get("config_path"))
+        cfg = config_mod.load(_obj(ctx).get("config_path"))
         if root:
             cfg.root = os.path.abspath(root)
     except ConfigError as exc:
         fail(str(exc))
     log_mod.configure(cfg.log.format, cfg.log.level)
+    if need_squad:
+        check_agents(cfg)
+        require_squad(cfg, bool(_obj(ctx).get("init")))
     return cfg
+
+
+def hoist_group_options(args: list[str]) -> list[str]:
+    """Move the group's options found after the subcommand to the front, so both orders work."""
+    i = 0
+    while i < len(args) and args[i] != "--" and args[i].startswith("-"):
+        i += 2 if args[i] in GROUP_VALUE_OPTIONS else 1
+    head, tail = args[: i + 1], args[i + 1 :]
+    moved: list[str] = []
+    rest: list[str] = []
+    j = 0
+    while j < len(tail):
+        a = tail[j]
+        if a == "--":
+            rest += tail[j:]
+            break
+        if a in GROUP_VALUE_OPTIONS:
+            moved += tail[j : j + 2]
+            j += 2
+            continue
+        if a in GROUP_FLAGS or any(a.startswith(o + "=") for o in GROUP_VALUE_OPTIONS):
+            moved.append(a)
+        else:
+            rest.append(a)
+        j += 1
+    return moved + head + rest
 
 
 class Main(click.Group):
     """Turns unexpected exceptions into one line (set SCRIBED_DEBUG=1 for the traceback)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_group_options(list(args)))
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except BrokenPipeError:
+            raise  # a reader that stopped early (`| head`): click exits quietly
         except ConfigError as exc:
             fail(str(exc))
         except RootBusy as exc:
@@ -58,14 +134,21 @@ class Main(click.Group):
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
-    "--config", "config_path", metavar="PATH", help="Config file (default: see README lookup order)."
+    "--config",
+    "config_path",
+    metavar="PATH",
+    help="Config file (default: see README lookup order). Also accepted after the subcommand.",
+)
+@click.option(
+    "--init", is_flag=True, help="Create ROOT/.squad/ when it is missing (otherwise such a root is refused)."
 )
 @click.version_option(__version__, prog_name="scribed")
 @click.pass_context
-def main(ctx: click.Context, config_path: str | None) -> None:
+def main(ctx: click.Context, config_path: str | None, init: bool) -> None:
     """scribed: keeps the hot, cold and wiki tiers of agent memory."""
     ctx.ensure_object(dict)
     ctx.obj["config_path"] = config_path
+    ctx.obj["init"] = init
 
 
 def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
@@ -73,11 +156,7 @@ def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
         return None
 
     def wrap(items: list[Any]) -> Iterator[Any]:
-        if len(items) < 20:
-            yield from items
-            return
-        with click.progressbar(items, label="compacting", file=sys.stderr) as bar:
-            yield from bar
+        yield from log_mod.progress(items, "compacting", unit="file", enabled=True)
 
     return wrap
 
@@ -96,7 +175,7 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     scribe = Scribe(cfg, dry_run=dry_run)
     log = log_mod.get()
     try:
-        progress = _progress(sys.stderr.isatty() and not as_json)
+        progress = _progress(sys.stderr.isatty())
         if dry_run:
             report = scribe.run_once(force=force, progress=progress)
         else:
@@ -113,6 +192,11 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     data = report.public()
     if dry_run:
         data["dry_run"] = True
+    if not report.files:
+        note(
+            "nothing to compact: no transcript and no hot file found "
+            + ("(see `scribed check-config`)" if cfg.sources else "(no [[sources]] in the config)")
+        )
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
@@ -129,20 +213,37 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
 
 
 @main.command("check-config")
+@click.option("--strict", is_flag=True, help="Exit 1 when a source path or the root's .squad/ is missing.")
 @click.pass_context
-def check_config(ctx: click.Context) -> None:
-    """Validate the config and print where it came from."""
-    cfg = load_config(ctx)
+def check_config(ctx: click.Context, strict: bool) -> None:
+    """Validate the config, print where it came from and check that its paths exist."""
+    cfg = load_config(ctx, need_squad=False)
+    check_agents(cfg)
+    problems: list[str] = []
+    if not (cfg.root_path / ".squad").is_dir():
+        problems.append(f"root {cfg.root_path} has no .squad/ folder (commands refuse it unless --init)")
+    lines = []
+    for i, s in enumerate(cfg.sources):
+        exists = s.expanded.exists()
+        lines.append(
+            f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({'ok' if exists else 'missing'})"
+        )
+        if not exists:
+            problems.append(f"sources.{i} ({s.kind}): path does not exist: {s.expanded}")
     src = cfg.path or "(defaults: no config file found)"
-    click.echo(f"config ok: {src}")
+    click.echo(f"config ok: {src}" if not problems else f"config valid, {len(problems)} warning(s): {src}")
     click.echo(f"root: {cfg.root_path}")
-    for s in cfg.sources:
-        exists = "ok" if s.expanded.exists() else "missing"
-        click.echo(f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({exists})")
+    for line in lines:
+        click.echo(line)
     click.echo(
         f"compress: {cfg.compress.backend}"
         + (f" llm={cfg.llm.model}@{cfg.llm.base_url}" if cfg.llm.configured else "")
     )
+    if not cfg.sources:
+        note("no [[sources]] configured: only the hot files are compacted")
+    for p in problems:
+        warn(p)
+    sys.exit(1 if strict and problems else 0)
 
 
 @main.command("redact")
@@ -188,3 +289,6 @@ cli_search.register(main)
 from scribed import mcp_server  # noqa: E402
 
 mcp_server.register(main)
+from scribed import cli_transcripts  # noqa: E402
+
+cli_transcripts.register(main)

@@ -53,7 +53,9 @@ def _layout(ctx: click.Context, root: str | None) -> Layout:
 )
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.option(
-    "--query", default="", help="Fill cold/wiki with the entries and facts best matching TEXT (both if neither is asked)."
+    "--query",
+    default="",
+    help="Fill cold/wiki with the entries and facts best matching TEXT (both if neither is asked).",
 )
 @click.pass_context
 def context_cmd(
@@ -69,7 +71,7 @@ def context_cmd(
 ) -> None:
     """Print AGENT's memory context block for a spawn prompt (hot, plus cold/wiki on request)."""
     from scribed import context
-    from scribed.cli import fail
+    from scribed.cli import fail, note
 
     try:  # validate before reading any config, so a typo gets its own clear message
         context.check_agent(agent)
@@ -90,6 +92,13 @@ def context_cmd(
         )
     except context.ContextError as exc:
         fail(str(exc))
+    if not block.hot.strip() and not block.cold and not block.wiki:
+        note(
+            f"no memory for {block.agent} under {layout.memory}: no hot file"
+            + (", no cold entry" if block.situation or include_cold or query else "")
+            + (", no wiki page" if block.situation or wiki_topics or query else "")
+            + "; the block is empty"
+        )
     if fmt == "json":
         click.echo(json.dumps(block.public(), indent=2, ensure_ascii=False))
     else:
@@ -99,15 +108,27 @@ def context_cmd(
 @click.command("report")
 @click.argument("agents", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help='Print {"agents": [...]}.')
-@click.option("--markdown", "as_markdown", is_flag=True, help="Print the table (the default).")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the table only (no chart).")
+@click.option(
+    "--chart/--no-chart",
+    default=None,
+    help="Draw the savings as a bar chart after the table (default: on a terminal, unless --markdown).",
+)
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.pass_context
 def report_cmd(
-    ctx: click.Context, agents: tuple[str, ...], as_json: bool, as_markdown: bool, root: str | None
+    ctx: click.Context,
+    agents: tuple[str, ...],
+    as_json: bool,
+    as_markdown: bool,
+    chart: bool | None,
+    root: str | None,
 ) -> None:
     """Per agent: what a Squad spawn loads today against the tiered spawn (charter + context)."""
+    import sys
+
     from scribed import context, report
-    from scribed.cli import fail
+    from scribed.cli import fail, note
 
     if as_json and as_markdown:
         fail("choose one of --json or --markdown")
@@ -118,10 +139,16 @@ def report_cmd(
         fail(str(exc))
     layout = _layout(ctx, root)
     data = report.build(layout, list(agents))
+    if not data["agents"]:
+        note(f"no agents found under {layout.squad} (no charter, history, hot or cold file)")
     if as_json:
         click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo(report.markdown(data), nl=False)
+        return
+    click.echo(report.markdown(data), nl=False)
+    if chart if chart is not None else (sys.stdout.isatty() and not as_markdown):
+        drawing = report.chart(data)
+        if drawing:
+            click.echo("\n" + drawing, nl=False)
 
 
 def register(main: click.Group) -> None:

@@ -3,29 +3,35 @@
 Kept apart from :mod:`scribed.cli` so the one-shot commands do not import watchdog/APScheduler.
 ``healthcheck`` and ``status`` read only files (the heartbeat and the ledger, read-only): they
 work from a Docker HEALTHCHECK, a second shell or another user without talking to the daemon.
+``healthcheck`` judges the daemon, not the config file: a config broken after the daemon started
+(the daemon keeps the one it loaded) still finds the root leniently and reads the heartbeat.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sqlite3
 import sys
 import time
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
-from scribed.cli import load_config
+from scribed import config as config_mod
+from scribed.cli import fail, load_config, note, warn
 from scribed.cold import Layout
 from scribed.config import Config, ConfigError
 from scribed.ledger import STATUSES, Ledger
 
 HOT_BUDGET = 4096
 _ROOT_HELP = "Squad root (the folder holding .squad/)."
+_ROOT_LINE = re.compile(r"""^\s*root\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.MULTILINE)
 
 
 def daemon_health(layout: Layout, now: float | None = None) -> tuple[bool, str, dict[str, Any]]:
@@ -143,6 +149,10 @@ def collect_status(cfg: Config) -> dict[str, Any]:
     }
 
 
+def _counts(c: dict[str, int]) -> str:
+    return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
+
+
 def _print_status(d: dict[str, Any]) -> None:
     dm = d["daemon"]
     click.echo(f"root:            {d['root']}")
@@ -150,11 +160,9 @@ def _print_status(d: dict[str, Any]) -> None:
         click.echo(f"daemon:          running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
     else:
         click.echo(f"daemon:          not running ({dm['reason']})")
-    c = d["sources"]
-    click.echo(
-        f"sources:         {c['done']} done, {c['pending']} pending, {c['failed']} failed, "
-        f"{c['quarantined']} quarantined" + (f" (ledger: {d['ledger_error']})" if d["ledger_error"] else "")
-    )
+    ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
+    click.echo(f"sources:         {_counts(d['sources'])} (transcripts){ledger}")
+    click.echo(f"hot files:       {_counts(d['hot_files'])}")
     click.echo(f"last compaction: {d['last_compaction'] or 'never'}")
     nxt = d["next_promotion"] or d["promotion_error"] or "none"
     click.echo(
@@ -170,25 +178,86 @@ def _print_status(d: dict[str, Any]) -> None:
     click.echo(f"wiki:            {t['wiki']['pages']} pages, {t['wiki']['bytes']} bytes")
 
 
+def _say_if_empty(cfg: Config, d: dict[str, Any]) -> None:
+    """Status of a root holding nothing yet: say why on stderr (stdout keeps its usual shape)."""
+    squad = cfg.root_path / ".squad"
+    if not squad.is_dir():
+        note(
+            f"{cfg.root_path} has no .squad/ folder: not a squad root yet (is root right? --init creates it)"
+        )
+        return
+    seen = sum(d["sources"].values()) + sum(d["hot_files"].values())
+    if not seen and not d["tiers"]["agents"] and not d["tiers"]["wiki"]["pages"]:
+        note(f"nothing here yet: no session compacted and no memory file under {squad / 'memory'}")
+
+
 @click.command("run")
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.pass_context
 def run_cmd(ctx: click.Context, root: str | None) -> None:
     """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM)."""
-    from scribed.daemon import Daemon
+    from scribed.daemon import AlreadyRunning, Daemon
 
     cfg = load_config(ctx, root)
     daemon = Daemon(cfg)
-    sys.exit(daemon.run())
+    try:
+        code = daemon.run()
+    except AlreadyRunning as exc:
+        fail(str(exc))
+    sys.exit(code)
+
+
+def lenient_root(explicit: str | None) -> Path | None:
+    """The ``root`` a config file names, read without validating the rest (it may be broken).
+
+    Same lookup order and relative-path rule as :func:`scribed.config.load`; a file that is not
+    even TOML gives its ``root = "..."`` line. None when no config file can be read.
+    """
+    for p in config_mod.candidate_paths(explicit):
+        try:
+            raw = p.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        value: Any = "."
+        try:
+            value = tomllib.loads(raw).get("root", ".")
+        except tomllib.TOMLDecodeError:
+            m = _ROOT_LINE.search(raw)
+            value = (m.group(1) if m.group(1) is not None else m.group(2)) if m else "."
+        if not isinstance(value, str):
+            value = "."
+        path = Path(os.path.expandvars(os.path.expanduser(value)))
+        return path if path.is_absolute() else (p.absolute().parent / path).absolute()
+    return None
+
+
+def health_root(ctx: click.Context, root: str | None) -> tuple[Path, str | None]:
+    """(the root whose daemon to check, the config's problem if it is broken)."""
+    if root:
+        return Path(root).absolute(), None
+    obj = ctx.find_root().obj
+    explicit = obj.get("config_path") if isinstance(obj, dict) else None
+    try:
+        return config_mod.load(explicit).root_path, None
+    except ConfigError as exc:
+        found = lenient_root(explicit)
+        if found is None:
+            fail(f"{exc}; pass --root to name the squad root to check")
+        return found, str(exc)
 
 
 @click.command("healthcheck")
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.pass_context
 def healthcheck_cmd(ctx: click.Context, root: str | None) -> None:
-    """Exit 0 if a daemon for this root is alive (fresh heartbeat, pid running), else 1 with the reason."""
-    cfg = load_config(ctx, root)
-    alive, reason, _ = daemon_health(Layout(cfg.root_path))
+    """Exit 0 if a daemon for this root is alive (fresh heartbeat, pid running), else 1 with the reason.
+
+    Only the daemon's heartbeat decides: a config file broken since the daemon started is a warning.
+    """
+    where, config_problem = health_root(ctx, root)
+    alive, reason, _ = daemon_health(Layout(where))
+    if config_problem:
+        warn(f"{config_problem} (a running daemon keeps the config it loaded; fix it before a restart)")
     click.echo(reason if alive else f"unhealthy: {reason}", err=not alive)
     sys.exit(0 if alive else 1)
 
@@ -199,7 +268,9 @@ def healthcheck_cmd(ctx: click.Context, root: str | None) -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     """Show the daemon, the ledger's counts, promotion times and each agent's memory size."""
-    data = collect_status(load_config(ctx, root))
+    cfg = load_config(ctx, root, need_squad=False)
+    data = collect_status(cfg)
+    _say_if_empty(cfg, data)
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import heapq
 import itertools
 import json
@@ -65,6 +66,38 @@ _INOTIFY_LIMITS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
 
 def heartbeat_path(layout: Layout) -> Path:
     return layout.state / "heartbeat"
+
+
+class AlreadyRunning(RuntimeError):
+    """Another daemon serves this root; the message (one line) names its pid and the lock file."""
+
+
+def claim_instance(layout: Layout) -> int:
+    """Hold ``{state}/daemon.pid`` (non-blocking flock, our pid inside) for the daemon's life.
+
+    Two daemons on one root would double the watchers and race each other's heartbeat; the kernel
+    drops the lock with the process, so a crashed daemon leaves no stale claim. Returns the fd.
+    """
+    path = layout.state / "daemon.pid"
+    ensure_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = ""
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            holder = os.pread(fd, 32, 0).decode().strip()
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise
+        who = f" (pid {holder})" if holder.isdigit() else ""
+        raise AlreadyRunning(
+            f"another scribed daemon{who} already serves {layout.root} (it holds {path}); "
+            "`scribed status` shows it"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
 
 
 def is_temp_name(name: str) -> bool:
@@ -900,7 +933,11 @@ class Daemon:
                         pass
 
     def run(self) -> int:
-        """Block until SIGTERM/SIGINT (exit 0) or a dead thread (exit 1, so the supervisor restarts us)."""
+        """Block until SIGTERM/SIGINT (exit 0) or a dead thread (exit 1, so the supervisor restarts us).
+
+        A second daemon on the same root raises :class:`AlreadyRunning` before touching anything.
+        """
+        instance = claim_instance(self.layout)
         old = self._install_signals()
         code = 1
         try:
@@ -916,6 +953,7 @@ class Daemon:
         finally:
             self.shutdown(code)
             self._restore_signals(old)
+            os.close(instance)
 
     def _loop(self) -> int:
         wd_interval = sdnotify.watchdog_interval()

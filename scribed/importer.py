@@ -38,6 +38,7 @@ from scribed.entry import iso, one_line, parse_date, split_entries
 from scribed.fsutil import ensure_dir, root_lock, write_gzip_archive
 from scribed.ledger import Ledger
 from scribed.log import get as get_logger
+from scribed.log import progress
 from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import normalize_name, slug
 from scribed.promote import extract_facts, wiki_of
@@ -546,7 +547,7 @@ def _apply(
             }
         )
 
-    for u in units:
+    for u in progress(units, "importing", unit="entry"):  # a bar on a TTY only
         if u.agent not in cold_ids:
             cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
         if ledger.has_entry(u.ref) or u.ref in known or u.ref in cold_ids[u.agent]:

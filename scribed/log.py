@@ -1,21 +1,37 @@
 """structlog setup: console renderer on a TTY, JSON lines otherwise; every event is redacted.
 
 One canonical line per unit of work (e.g. ``compacted`` with agent, session, bytes, ratio,
-recall, compressor, tokens, ms) is the contract operators grep and alert on.
+recall, compressor, tokens, ms) is the contract operators grep and alert on. JSON lines keep
+every event; the console (a person at a terminal) gets that one line per unit of work: detail
+events below are shown only at ``level = "debug"``, and keys without a value are left out.
+
+Long work (a backlog, an import) shows a progress bar on a TTY (:func:`progress`); log lines
+printed meanwhile go above the bar instead of through it.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from typing import Any, TextIO, TypeVar
 
 import structlog
 
 from scribed.redact import redact_obj
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+# Info events that accompany a unit of work already reported by its canonical line
+# (``compacted``): on the console they are debug detail, in JSON they stay.
+DETAIL_EVENTS = frozenset({"hot_seeded", "hot_appended_kept", "live_hot_written"})
+
+# Below this many items a bar would only flash.
+PROGRESS_MIN_ITEMS = 20
+
+T = TypeVar("T")
+
+_state: dict[str, Any] = {"bars": 0, "console": False}
 
 
 def _redact(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -25,27 +41,93 @@ def _redact(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMap
     return out
 
 
+def _quiet_console(verbose: bool) -> Any:
+    """Console only: drop detail events (unless debug) and keys that carry no value."""
+
+    def proc(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        if not verbose and method == "info" and event_dict.get("event") in DETAIL_EVENTS:
+            raise structlog.DropEvent
+        for k in [k for k, v in event_dict.items() if v is None]:
+            del event_dict[k]
+        return event_dict
+
+    return proc
+
+
+class _Writer:
+    """Writes one rendered line; while a progress bar is shown, above it (tqdm.write)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def msg(self, message: str) -> None:
+        if _state["bars"]:
+            from tqdm import tqdm
+
+            tqdm.write(message, file=self._stream)
+            return
+        print(message, file=self._stream, flush=True)
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
 def configure(fmt: str = "auto", level: str = "info", stream: TextIO | None = None) -> None:
     stream = stream or sys.stderr
     use_console = fmt == "console" or (fmt == "auto" and stream.isatty())
-    renderer: Any = (
-        structlog.dev.ConsoleRenderer(colors=stream.isatty())
-        if use_console
-        else structlog.processors.JSONRenderer()
-    )
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
+    _state["console"] = use_console
+    processors: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+    ]
+    if use_console:
+        processors += [
+            _quiet_console(level == "debug"),
+            structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=False),
+            _redact,
+            structlog.dev.ConsoleRenderer(colors=stream.isatty()),
+        ]
+    else:
+        processors += [
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             _redact,
-            renderer,
-        ],
+            structlog.processors.JSONRenderer(),
+        ]
+    structlog.configure(
+        processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
-        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        logger_factory=lambda *_: _Writer(stream),
         cache_logger_on_first_use=False,
     )
 
 
 def get(name: str = "scribed") -> Any:
     return structlog.get_logger(name)
+
+
+def progress(
+    items: Sequence[T],
+    label: str,
+    *,
+    unit: str = "it",
+    enabled: bool | None = None,
+    stream: TextIO | None = None,
+) -> Iterator[T]:
+    """Iterate ``items`` with a progress bar on a TTY (none otherwise, none for a few items).
+
+    ``enabled=None`` means: stderr is a terminal. The bar is cleared when done; the canonical
+    log lines stay.
+    """
+    stream = stream or sys.stderr
+    show = stream.isatty() if enabled is None else enabled
+    if not show or len(items) < PROGRESS_MIN_ITEMS:
+        yield from items
+        return
+    from tqdm import tqdm
+
+    _state["bars"] += 1
+    try:
+        with tqdm(items, desc=label, file=stream, leave=False, dynamic_ncols=True, unit=unit) as bar:
+            it: Iterable[T] = bar
+            yield from it
+    finally:
+        _state["bars"] -= 1

@@ -228,3 +228,34 @@ def markdown(data: dict[str, Any]) -> str:
             + ". Hot is seeded when a session's cold entry is written (`scribed run-once`).",
         ]
     return "\n".join(lines) + "\n"
+
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def _bar(fraction: float, width: int) -> str:
+    """A horizontal bar of ``fraction`` × ``width`` cells, in eighths of a cell."""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(width)
+
+
+def chart(data: dict[str, Any], width: int = 40) -> str:
+    """Per-agent savings as a terminal bar chart (0-100 %), the average last; an empty spawn says so."""
+    rows: list[dict[str, Any]] = data["agents"]
+    if not rows:
+        return ""
+    names = [r["agent"] for r in rows] + ["average"]
+    pad = max(len(n) for n in names)
+    lines = ["Savings per spawn (Squad's baseline → charter + scribed context):"]
+    for r in rows:
+        v = r["savings_pct"]
+        sizes = f"{_kb(r['baseline_bytes'])} → {_kb(r['spawn_bytes'])}"
+        if v is None:
+            lines.append(f"{r['agent']:<{pad}} │{'':<{width}}│ n/a: empty spawn   {sizes}")
+        else:
+            lines.append(f"{r['agent']:<{pad}} │{_bar(v / 100, width)}│ {v:>5.1f}%   {sizes}")
+    avg = data["average"]["savings_pct"]
+    if avg is not None:
+        lines.append(f"{'average':<{pad}} │{_bar(avg / 100, width)}│ {avg:>5.1f}%")
+    return "\n".join(lines) + "\n"

@@ -28,7 +28,7 @@ from scribed.fsutil import TMP_PREFIX
 
 def backlog(tmp_path: Path, n: int, agents: int = 3) -> Path:
     root = tmp_path / "root"
-    root.mkdir()
+    (root / ".squad").mkdir(parents=True)
     src = tmp_path / "md"
     src.mkdir()
     for i in range(n):

@@ -494,7 +494,7 @@ def start_service(
     cfg: Path, log: Path, notify_path: str, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "scribed", "--config", str(cfg), "run"],
+        [sys.executable, "-m", "scribed", "--config", str(cfg), "--init", "run"],
         env=_env({"NOTIFY_SOCKET": notify_path, **(env or {})}),
         stdout=subprocess.DEVNULL,
         stderr=log.open("ab"),

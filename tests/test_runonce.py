@@ -119,7 +119,7 @@ def test_growth_adds_one_entry_for_the_new_part(squad: tuple[Path, dict[str, Any
 
 def test_not_quiet_is_skipped_unless_forced(tmp_path: Path) -> None:
     root = tmp_path / "r"
-    root.mkdir()
+    (root / ".squad").mkdir(parents=True)
     md = tmp_path / "notes"
     md.mkdir()
     (md / "2026-11-29-session.md").write_text(

@@ -1,0 +1,327 @@
+"""The rough edges a new user hits (issue 17, item 4), each through the real command line."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+
+from scribed import demo
+
+PKG = Path(__file__).parent.parent / "scribed"
+
+
+def _err_lines(p: subprocess.CompletedProcess[bytes]) -> list[str]:
+    return [ln for ln in p.stderr.decode().splitlines() if ln.strip()]
+
+
+@pytest.fixture(scope="module")
+def compacted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo squad root after one run-once (read-only for the tests that share it)."""
+    root = tmp_path_factory.mktemp("demo") / "squad"
+    root.mkdir()
+    demo.build(root)
+    p = run_cli("--config", str(root / "scribed.toml"), "run-once", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    return root
+
+
+# --- 1. a root without .squad/ ------------------------------------------------------------------
+@pytest.mark.parametrize("cmd", [["run-once"], ["context", "picard"], ["report"], ["promote"]])
+def test_root_without_squad_is_refused(tmp_path: Path, cmd: list[str]) -> None:
+    root = tmp_path / "typo"
+    root.mkdir()
+    p = run_cli(*cmd, "--root", str(root), cwd=tmp_path)
+    assert p.returncode == 2, p.stderr.decode()
+    lines = _err_lines(p)
+    assert len(lines) == 1 and str(root) in lines[0] and ".squad/" in lines[0] and "--init" in lines[0], lines
+    assert p.stdout == b""
+    assert not (root / ".squad").exists(), "nothing is created on a refused root"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_init_creates_squad(tmp_path: Path, where: str) -> None:
+    root = tmp_path / "new"
+    args = (
+        ["--init", "run-once", "--root", str(root)]
+        if where == "before"
+        else ["run-once", "--root", str(root), "--init"]
+    )
+    p = run_cli(*args, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr.decode()
+    assert (root / ".squad").is_dir() and f"created {root / '.squad'}" in p.stderr.decode()
+
+
+# --- 2. empty outputs say so on stderr ----------------------------------------------------------
+def test_empty_outputs_say_so(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    (root / ".squad").mkdir(parents=True)
+    r = ("--root", str(root))
+    p = run_cli("context", "picard", *r, cwd=tmp_path)
+    assert p.returncode == 0 and b"## Memory Context" in p.stdout
+    assert "no memory for picard" in p.stderr.decode() and "empty" in p.stderr.decode()
+    p = run_cli("report", *r, cwd=tmp_path)
+    assert p.returncode == 0 and b"no agents found" in p.stdout
+    assert "no agents found under" in p.stderr.decode()
+    p = run_cli("status", *r, cwd=tmp_path)
+    assert p.returncode == 0 and b"root:" in p.stdout
+    assert "nothing here yet" in p.stderr.decode()
+    p = run_cli("status", "--json", "--root", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert p.returncode == 0 and json.loads(p.stdout)["daemon"]["alive"] is False
+    assert "no .squad/ folder" in p.stderr.decode()
+    assert not (tmp_path / "nowhere").exists(), "status writes nothing"
+
+
+def test_outputs_with_memory_are_quiet(compacted: Path) -> None:
+    cfg = str(compacted / "scribed.toml")
+    for args in (["context", "picard"], ["report"], ["status"]):
+        p = run_cli("--config", cfg, *args)
+        assert p.returncode == 0 and p.stdout, p.stderr.decode()
+        assert not [ln for ln in _err_lines(p) if ln.startswith("scribed:")], (args, p.stderr.decode())
+
+
+# --- 3. check-config verifies the source paths --------------------------------------------------
+def test_check_config_warns_about_missing_paths(tmp_path: Path) -> None:
+    (tmp_path / ".squad").mkdir()
+    (tmp_path / "codex").mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        'root = "."\n'
+        '[[sources]]\nkind = "codex"\npath = "codex"\n'
+        '[[sources]]\nkind = "claude"\npath = "gone/claude"\n'
+        '[[sources]]\nkind = "copilot"\npath = "/nonexistent/copilot"\n'
+    )
+    p = run_cli("--config", str(cfg), "check-config")
+    assert p.returncode == 0, p.stderr.decode()
+    warnings = [ln for ln in _err_lines(p) if ln.startswith("scribed: warning:")]
+    assert len(warnings) == 2, warnings
+    assert "sources.1 (claude)" in warnings[0] and str(tmp_path / "gone/claude") in warnings[0]
+    assert "sources.2 (copilot)" in warnings[1] and "/nonexistent/copilot" in warnings[1]
+    assert not p.stdout.decode().startswith("config ok"), "not 'ok' with missing paths"
+    assert run_cli("--config", str(cfg), "check-config", "--strict").returncode == 1
+    cfg.write_text('root = "."\n[[sources]]\nkind = "codex"\npath = "codex"\n')
+    p = run_cli("--config", str(cfg), "check-config", "--strict")
+    assert p.returncode == 0 and p.stdout.decode().startswith("config ok") and not _err_lines(p)
+
+
+def test_check_config_strict_flags_a_root_without_squad(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('root = "."\n')
+    p = run_cli("--config", str(cfg), "check-config", "--strict")
+    assert p.returncode == 1 and "no .squad/ folder" in p.stderr.decode()
+
+
+# --- 4. --config before or after the subcommand -------------------------------------------------
+def test_config_before_or_after_subcommand(compacted: Path) -> None:
+    cfg = str(compacted / "scribed.toml")
+    outs = []
+    for args in (
+        ["--config", cfg, "run-once", "--json"],
+        ["run-once", "--config", cfg, "--json"],
+        ["run-once", "--json", f"--config={cfg}"],
+    ):
+        p = run_cli(*args)
+        assert p.returncode == 0, (args, p.stderr.decode())
+        outs.append({k: v for k, v in json.loads(p.stdout).items() if k != "ms"})
+    assert outs[0] == outs[1] == outs[2] and outs[0]["files"] > 0
+    p = run_cli("context", "picard", "--config", cfg)
+    assert p.returncode == 0 and b"## Memory Context" in p.stdout
+
+
+def test_hoist_group_options() -> None:
+    from scribed.cli import hoist_group_options
+
+    assert hoist_group_options(["run-once", "--config", "x", "--json"]) == [
+        "--config",
+        "x",
+        "run-once",
+        "--json",
+    ]
+    assert hoist_group_options(["--config", "x", "run-once"]) == ["--config", "x", "run-once"]
+    assert hoist_group_options(["context", "a", "--init"]) == ["--init", "context", "a"]
+    assert hoist_group_options(["redact", "--", "--config"]) == ["redact", "--", "--config"]
+    assert hoist_group_options(["--version"]) == ["--version"]
+
+
+# --- 5. healthcheck reads the daemon's heartbeat, not the config --------------------------------
+def _fresh_heartbeat(root: Path) -> None:
+    state = root / ".squad/memory/.scribed"
+    state.mkdir(parents=True, exist_ok=True)
+    beat = {"pid": os.getpid(), "unix": time.time(), "interval": 10.0, "stopped": False, "queue": 0}
+    (state / "heartbeat").write_text(json.dumps(beat))
+
+
+@pytest.mark.parametrize(
+    "broken",
+    ['root = "{root}"\n[session]\nquiet = 3\n', 'root = "{root}"\n[compress\nratio = ]]\n'],
+    ids=["unknown-key", "not-toml"],
+)
+def test_healthcheck_with_a_broken_config_and_a_healthy_daemon(tmp_path: Path, broken: str) -> None:
+    root = tmp_path / "squad"
+    _fresh_heartbeat(root)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(broken.format(root=root))
+    p = run_cli("--config", str(cfg), "healthcheck")
+    assert p.returncode == 0, p.stderr.decode()
+    assert (
+        p.stdout.startswith(b"ok: pid") and "warning" in p.stderr.decode() and str(cfg) in p.stderr.decode()
+    )
+    # the same with the config named by the environment, and a relative root
+    cfg.write_text(broken.format(root="squad"))
+    p = run_cli("healthcheck", env={"SCRIBED_CONFIG": str(cfg)}, cwd=Path("/"))
+    assert p.returncode == 0, p.stderr.decode()
+    assert run_cli("--config", str(cfg), "healthcheck", "--root", str(root)).returncode == 0
+
+
+def test_healthcheck_unhealthy_is_exit_1_even_with_a_broken_config(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'root = "{tmp_path}"\n[nope]\n')
+    p = run_cli("--config", str(cfg), "healthcheck")
+    assert p.returncode == 1 and b"no heartbeat" in p.stderr
+    assert run_cli("--config", str(tmp_path / "missing.toml"), "healthcheck").returncode == 2
+
+
+# --- 6. a closed pipe -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "cmd", [["status"], ["context", "picard", "--situation", "post-incident"], ["report"]]
+)
+def test_closed_pipe_is_quiet(compacted: Path, cmd: list[str]) -> None:
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before scribed writes, like `| head -1` after its first line
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(compacted / "scribed.toml"), *cmd],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        os.close(w)
+    err = p.stderr.decode()
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+    assert "error" not in err, err
+
+
+def test_shell_pipelines_into_head(compacted: Path) -> None:
+    """`| head` as a user types it; 400 KB through `redact` outlasts the pipe's buffer, so the
+    write after head has gone is certain to fail."""
+    cfg = compacted / "scribed.toml"
+    me = f"{sys.executable} -m scribed"
+    for script, out in (
+        (f"{me} --config {cfg} status | head -1", f"root:            {compacted}\n".encode()),
+        (f"seq 1 60000 | sed 's/$/ abcdef/' | {me} redact | head -c 10", b"1 abcdef\n2"),
+    ):
+        p = subprocess.run(["bash", "-c", script], capture_output=True, timeout=120)
+        assert p.stdout == out and p.stderr == b"", (script, p.stderr)
+
+
+# --- 7. one daemon per root -----------------------------------------------------------------------
+def _daemon(cfg: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCRIBED_", "NOTIFY_", "WATCHDOG_"))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "scribed", "--config", str(cfg), "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+        env=env,
+    )
+
+
+def _wait(pred: Any, what: str, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_second_daemon_on_the_same_root_exits(tmp_path: Path) -> None:
+    root = tmp_path / "squad"
+    (root / ".squad").mkdir(parents=True)
+    (tmp_path / "codex").mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[session]\nquiet_seconds = 600\n[compress]\nbackend = "extractive"\n'
+        f'[log]\nformat = "json"\n[[sources]]\nkind = "codex"\npath = "{tmp_path / "codex"}"\n'
+    )
+    hb = root / ".squad/memory/.scribed/heartbeat"
+    first = _daemon(cfg, tmp_path / "first.log")
+    try:
+        _wait(lambda: hb.exists() or first.poll() is not None, "the first daemon's heartbeat")
+        assert first.poll() is None, (tmp_path / "first.log").read_text()
+        beat = json.loads(hb.read_text())
+        second = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(cfg), "run"], capture_output=True, timeout=60
+        )
+        assert second.returncode == 2, second.stderr.decode()
+        lines = [ln for ln in _err_lines(second) if ln.startswith("scribed: error:")]
+        assert len(lines) == 1 and f"pid {first.pid}" in lines[0] and "already serves" in lines[0], (
+            second.stderr
+        )
+        assert "Traceback" not in second.stderr.decode()
+        assert first.poll() is None, "the first daemon keeps running"
+        assert json.loads(hb.read_text())["pid"] == beat["pid"] == first.pid
+        assert not json.loads(hb.read_text())["stopped"], "the second daemon did not touch the heartbeat"
+        assert run_cli("--config", str(cfg), "healthcheck").returncode == 0
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(timeout=60) == 0
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    # the lock goes with the process: a new daemon starts
+    again = _daemon(cfg, tmp_path / "again.log")
+    try:
+        _wait(lambda: not json.loads(hb.read_text())["stopped"] or again.poll() is not None, "restart")
+        assert again.poll() is None, (tmp_path / "again.log").read_text()
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=60)
+
+
+# --- 8. status: sources apart from hot files ------------------------------------------------------
+def test_status_text_separates_sources_and_hot_files(compacted: Path) -> None:
+    p = run_cli("--config", str(compacted / "scribed.toml"), "status")
+    data = json.loads(run_cli("--config", str(compacted / "scribed.toml"), "status", "--json").stdout)
+    lines = {
+        ln.split(":", 1)[0]: ln.split(":", 1)[1].strip() for ln in p.stdout.decode().splitlines() if ":" in ln
+    }
+    src, hot = data["sources"], data["hot_files"]
+    assert src["done"] == 3 and hot["done"] >= 1, data
+    assert lines["sources"].startswith(f"{src['done']} done, {src['pending']} pending")
+    assert lines["hot files"].startswith(f"{hot['done']} done, {hot['pending']} pending")
+
+
+# --- 9. an unsupported Python -----------------------------------------------------------------------
+def test_python_check_message() -> None:
+    from scribed.__main__ import python_problem
+
+    assert python_problem((3, 11, 0)) is None and python_problem((3, 13, 1)) is None
+    assert python_problem() is None
+    msg = python_problem((3, 10, 12))
+    assert msg is not None and "needs Python 3.11 or newer" in msg and "3.10.12" in msg
+    assert "\n" not in msg and "scribed-memory" in msg
+
+
+def test_old_python_gets_one_line_before_any_311_import() -> None:
+    code = (
+        "import sys; sys.version_info = (3, 10, 4, 'final', 0)\n"
+        "from scribed.__main__ import main\n"
+        "try:\n    main()\nfinally:\n    print('cli' if 'scribed.cli' in sys.modules else 'no-cli')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert p.returncode == 2 and p.stdout.strip() == b"no-cli", p.stderr
+    assert p.stderr.decode().count("\n") == 1 and "Python 3.10.4" in p.stderr.decode()
+    # the entry modules parse on old Pythons (nothing there needs 3.11 syntax)
+    for name in ("__init__.py", "__main__.py"):
+        ast.parse((PKG / name).read_text(), feature_version=(3, 7))
