@@ -19,13 +19,14 @@ time. A scan rule whose keyword has no anchor costs a full ``in`` check: keep th
 
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from scribed import redact_context as ctx
 from scribed import redact_values as val
-from scribed.redact_values import REDACTED, Span, Spans
+from scribed.redact_values import REDACTED, Spans
 
 __all__ = ["REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_obj", "rules"]
 
@@ -66,24 +67,13 @@ class Finding(NamedTuple):
 
 
 def _compile(raw: dict[str, Any]) -> Rule:
-    kind = raw["kind"]
-    regex = raw.get("regex")
+    kind, regex, value = raw["kind"], raw.get("regex"), raw.get("value")
+    fields = ("id", "family", "kind", "example", "secret", "lookalike", "description")
     rule = Rule(
-        id=raw["id"],
-        family=raw["family"],
-        kind=kind,
         keywords=tuple(raw["keywords"]),
-        example=raw["example"],
-        secret=raw["secret"],
-        lookalike=raw["lookalike"],
-        description=raw.get("description", ""),
         pattern=re.compile(regex.encode("ascii")) if regex else None,
-        value=re.compile(raw["value"], re.IGNORECASE) if "value" in raw else None,
-        back=raw.get("back", 0),
-        boundary=raw.get("boundary", True),
-        mixed=raw.get("mixed", False),
-        entropy=raw.get("entropy", 0.0),
-        check=raw.get("check", ""),
+        value=re.compile(value, re.IGNORECASE) if value else None,
+        **{k: raw[k] for k in (*fields, "back", "boundary", "mixed", "entropy", "check") if k in raw},
     )
     if kind not in KINDS or (kind in ("token", "scan")) != (rule.pattern is not None):
         raise ValueError(f"secrets.toml: rule {rule.id}: bad kind or missing regex")
@@ -123,11 +113,16 @@ _SCAN = [
     (r, tuple(k.encode("ascii") for k in r.keywords if _anchor(k) < 0)) for r in RULES if r.kind == "scan"
 ]
 _NAMED_RE = re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
-# Keyword lengths per anchor: at a hit, the keyword is data[start:start + length] for one of them.
-_LENS: dict[int, tuple[int, ...]] = {}
-for _kb in _TOKEN_KW:
-    _c = _kb[_anchor(_kb.decode())]
-    _LENS[_c] = tuple(sorted({*_LENS.get(_c, ()), len(_kb)}))
+# (anchor, the text before it that the trie matched) -> keywords ending there: (length of the
+# part before the anchor, keyword, rules). A shorter keyword whose part before the anchor is a
+# suffix of a longer one's is listed under the longer one too (the trie reports the longest).
+_BY_HEAD: dict[tuple[int, bytes], list[tuple[int, bytes, list[Rule]]]] = {}
+for _kb, _rs in _TOKEN_KW.items():
+    _i = _anchor(_kb.decode())
+    _BY_HEAD.setdefault((_kb[_i], _kb[:_i]), []).append((_i, _kb, _rs))
+for (_c, _head), _entries in _BY_HEAD.items():
+    for _j in range(1, len(_head) + 1):
+        _entries.extend(e for e in _BY_HEAD.get((_c, _head[_j:]), []) if e not in _entries)
 
 
 def rules() -> tuple[Rule, ...]:
@@ -156,18 +151,15 @@ def _passes() -> tuple[tuple[int, re.Pattern[bytes]], ...]:
     for anchor in ANCHORS:
         alts = _token_alts(anchor) + context.get(anchor, [])
         if alts:
-            out.append(
-                (
-                    ord(anchor),
-                    re.compile((re.escape(anchor) + "(?:" + "|".join(alts) + ")").encode("latin-1")),
-                )
-            )
+            pattern = re.escape(anchor) + "(?:" + "|".join(alts) + ")"
+            out.append((ord(anchor), re.compile(pattern.encode("latin-1"))))
     return tuple(out)
 
 
 _PASSES = _passes()
 _XML_CLOSE_RE = ctx.xml_close_re(val.ASSIGNMENT_WORDS)
-_GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]{0,4096}+")
+_GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
+_RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
 _NEWLINE_RE = re.compile(rb"\r?\n|\\r\\n|\\n")
 _DIGIT_RE = re.compile(rb"[0-9]")
@@ -179,53 +171,92 @@ _DIGIT_RE = re.compile(rb"[0-9]")
 
 def _boundary_ok(data: bytes, start: int) -> bool:
     """Nothing alphanumeric right before ``start``, or a JSON escape (``\\n``) ends there."""
-    return (
-        start == 0
-        or not data[start - 1 : start].isalnum()
-        or data[start - 2 : start] in (b"\\n", b"\\r", b"\\t")
-    )
+    return not data[start - 1 : start].isalnum() or data[start - 2 : start] in (b"\\n", b"\\r", b"\\t")
+
+
+def _checked(rule: Rule, v: str) -> bool:
+    """A rule's ``check``: "value" judges like a password (no placeholder), "base64" a blob."""
+    if rule.check == "value":
+        return val.secret_span(v, "pw", True, "", "password", "password") is not None
+    return rule.check != "base64" or val.is_base64_blob(v)
 
 
 def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     """The per-rule checks: ``body`` (after the keyword) mixes classes, ``secret`` is random."""
     if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < 16):
         return False
-    return not rule.entropy or val.entropy(secret.decode("latin-1")) >= rule.entropy
+    text = secret.decode("latin-1")
+    return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
 
 
-def _on_token(rule: Rule, data: bytes, start: int, klen: int, spans: Spans) -> None:
+@dataclass
+class _Scan:
+    """One text being scanned: its bytes (forward and reversed) and what was found so far."""
+
+    text: str
+    data: bytes
+    rdata: bytes
+    spans: Spans = field(default_factory=list)
+    scans: set[Rule] = field(default_factory=set)
+    # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
+    cover: list[tuple[int, int]] = field(default_factory=list)
+
+    def covered(self, pos: int) -> bool:
+        i = bisect.bisect_right(self.cover, (pos, len(self.data))) - 1
+        return i >= 0 and pos < self.cover[i][1]
+
+    def token(self, s: int, e: int, rule_id: str) -> None:
+        self.spans.append((s, e, rule_id))
+        bisect.insort(self.cover, (s, e))
+
+
+def _on_token(st: _Scan, rule: Rule, start: int, klen: int) -> None:
     """Run a token rule where its keyword starts; join a token wrapped onto the next line."""
     assert rule.pattern is not None
+    data = st.data
     m = rule.pattern.match(data, start)
-    run_end = _GLUE_RE.match(data, m.end() if m else start + klen)
-    end = run_end.end() if run_end else start
-    if (m is None or m.end() == end) and _on_split(rule, data, start, end, m is not None, spans):
+    if m is None:  # perhaps cut by a line break
+        run = _RUN_RE.match(data, start + klen)
+        _on_split(st, rule, start, run.end() if run else start + klen, False)
         return
-    if m is None:
+    nxt = data[m.end() : m.end() + 1]
+    if not (nxt.isalnum() or nxt in (b"_", b"-")) and _on_split(st, rule, start, m.end(), True):
+        return  # the token ends its run: it may go on after a line break
+    if "s" in rule.pattern.groupindex:
+        s, e = m.span("s")
+        if _valid(rule, data[s:e], data[max(s, start + klen) : e]):
+            st.spans.append((s, e, rule.id))
         return
-    s, e = m.span("s") if "s" in rule.pattern.groupindex else (m.start() - rule.back, m.end())
-    if _valid(rule, data[s:e], data[max(s, start + klen) : e]):
-        glue = _GLUE_RE.match(data, e)  # a token glued to more token characters takes them along
-        spans.append((s, glue.end() if glue and "s" not in rule.pattern.groupindex else e, rule.id))
+    s, e = m.start() - rule.back, m.end()
+    if not _valid(rule, data[s:e], data[max(s, start + klen) : e]):
+        return
+    # A token glued to more token characters takes the whole run along, both ways, so that
+    # redacting it cannot leave a shorter token-shaped run behind (idempotence).
+    glue = _GLUE_RE.match(data, e)
+    if data[s - 1 : s] in (b"_", b"-"):
+        back = _GLUE_RE.match(st.rdata, len(data) - s)
+        s -= back.end() - (len(data) - s) if back else 0
+        s += data[s - 1 : s] == b"\\"  # keep a JSON escape (\n) whole
+    st.token(s, glue.end() if glue else e, rule.id)
 
 
-def _on_split(rule: Rule, data: bytes, start: int, end: int, matched: bool, spans: Spans) -> bool:
+def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> bool:
     """A token cut by a line break (terminal wrap, raw or JSON-escaped): match the two halves."""
     assert rule.pattern is not None
-    nl = _NEWLINE_RE.match(data, end)
-    tail = _GLUE_RE.match(data, nl.end()) if nl else None
+    nl = _NEWLINE_RE.match(st.data, end)
+    tail = _RUN_RE.match(st.data, nl.end()) if nl else None
     if not nl or not tail or tail.end() - nl.end() < 4:
         return False
     if matched and (not val.mixed(tail.group().decode("latin-1")) or not _DIGIT_RE.search(tail.group())):
         return False  # a whole token followed by an ordinary word
     first = start - rule.back
-    joined = data[first:end] + tail.group()
+    joined = st.data[first:end] + tail.group()
     m = rule.pattern.match(joined, rule.back)
     cut = end - first
     if m is None or m.end() <= cut or not _valid(rule, joined[: m.end()], joined[rule.back : m.end()]):
         return False
-    spans.append((first, end, "split-token"))
-    spans.append((nl.end(), nl.end() + m.end() - cut, "split-token"))
+    st.token(first, end, "split-token")
+    st.token(nl.end(), nl.end() + m.end() - cut, "split-token")
     return True
 
 
@@ -253,41 +284,38 @@ def _on_scan(data: bytes, text: str, spans: Spans, found: set[Rule]) -> None:
             else:
                 continue
         assert rule.pattern is not None
-        for m in rule.pattern.finditer(data):
+        m = rule.pattern.search(data)
+        while m:
             s, e = m.span("s") if "s" in rule.pattern.groupindex else m.span()
-            v = text[s:e]
-            if rule.boundary and not _boundary_ok(data, m.start()):
-                continue
-            if rule.check == "value" and not val.secret_span(v, "pw", False, "", "password", "password"):
-                continue
-            if rule.check == "base64" and not val.is_base64_blob(v):
-                continue
-            spans.append((s, e, rule.id))
+            if (not rule.boundary or _boundary_ok(data, m.start())) and _checked(rule, text[s:e]):
+                spans.append((s, e, rule.id))
+            m = rule.pattern.search(data, max(s, m.start() + 1))  # the next may start inside a value
 
 
-def _dispatch(
-    text: str, data: bytes, rdata: bytes, anchor: int, m: re.Match[bytes], spans: Spans, scans: set[Rule]
-) -> None:
+def _dispatch(st: _Scan, anchor: int, m: re.Match[bytes]) -> None:
     """Confirm one anchor hit; reversed index ``r`` is forward index ``n - 1 - r``."""
-    n, kind, pos = len(data), m.lastgroup, len(data) - 1 - m.start()
-    if kind is None:  # a keyword: its reversed beginning ends the match
-        start = n - m.end()
-        for klen in _LENS[anchor]:
-            for rule in _TOKEN_KW.get(data[start : start + klen], ()):
+    n, kind, pos = len(st.data), m.lastgroup, len(st.data) - 1 - m.start()
+    if kind is None:  # a keyword: the trie matched the text before the anchor, reversed
+        head = st.data[n - m.end() : pos]
+        for hlen, kw, rules in _BY_HEAD.get((anchor, head), ()):
+            start = pos - hlen
+            if not st.data.startswith(kw, start) or st.covered(start):
+                continue
+            for rule in rules:
                 if rule.kind == "scan":
-                    scans.add(rule)
-                elif not rule.boundary or _boundary_ok(data, start):
-                    _on_token(rule, data, start, klen, spans)
+                    st.scans.add(rule)
+                elif not rule.boundary or _boundary_ok(st.data, start):
+                    _on_token(st, rule, start, len(kw))
     elif kind == "url":
-        ctx.on_url(text, pos, spans)
+        ctx.on_url(st.text, pos, st.spans)
     elif kind == "pgpass":
-        ctx.on_pgpass(text, pos, spans)
+        ctx.on_pgpass(st.text, pos, st.spans)
     elif kind == "pem":
-        ctx.on_pem(text, n - m.end(), spans)
+        ctx.on_pem(st.text, n - m.end(), st.spans)
     elif kind == "cli":
-        ctx.on_cli(text, rdata, pos, spans)
+        ctx.on_cli(st.text, st.rdata, pos, st.spans)
     elif kind in ("short", "long"):
-        ctx.on_short_flag(text, pos, kind == "long", spans)
+        ctx.on_short_flag(st.text, pos, kind == "long", st.spans)
 
 
 def _rare_hits(rx: re.Pattern[bytes], anchor: int, rdata: bytes) -> list[re.Match[bytes]]:
@@ -304,30 +332,28 @@ def _rare_hits(rx: re.Pattern[bytes], anchor: int, rdata: bytes) -> list[re.Matc
 
 def _spans(text: str) -> Spans:
     """Every secret span in ``text`` with the rule that found it, unsorted."""
-    spans: Spans = []
     n = len(text)
     if n < 6:
-        return spans
+        return []
     # One byte per character (non-latin-1 becomes '?'), so byte offsets are str offsets, and
     # the scan runs over compact bytes even when the str holds emoji (4 bytes per character).
     data = text.encode("latin-1", "replace")
-    rdata = data[::-1]
+    st = _Scan(text, data, data[::-1])
     keywords: list[tuple[int, int]] = []
-    scans: set[Rule] = set()
     for anchor, rx in _PASSES:
-        if anchor not in rdata:
+        if anchor not in st.rdata:
             continue  # one memchr; short texts lack most anchors
-        for m in _rare_hits(rx, anchor, rdata) if anchor in _FIND_ANCHORS else rx.finditer(rdata):
+        for m in _rare_hits(rx, anchor, st.rdata) if anchor in _FIND_ANCHORS else rx.finditer(st.rdata):
             if m.lastgroup == "kw":
                 ks, ke = m.span("kw")
                 keywords.append((n - ke, n - ks))
             else:
-                _dispatch(text, data, rdata, anchor, m, spans, scans)
+                _dispatch(st, anchor, m)
     if b"</" in data:
         for m in _XML_CLOSE_RE.finditer(data):
-            ctx.on_xml(text, m.start(), m.group("name").decode("latin-1"), spans)
+            ctx.on_xml(text, m.start(), m.group("name").decode("latin-1"), st.spans)
     if _SCAN:
-        _on_scan(data, text, spans, scans)
+        _on_scan(data, text, st.spans, st.scans)
     # Assignments in text order, skipping keywords inside a value that was already redacted:
     # deep inside a redacted unquoted run, a keyword's separator and value are in the run too.
     keywords.sort()
@@ -335,10 +361,10 @@ def _spans(text: str) -> Spans:
     for kw_start, kw_end in keywords:
         if cov_start <= kw_start and kw_end + 8 < cov_end:
             continue
-        cov = ctx.on_assignment(text, rdata, kw_start, kw_end, spans, _on_named)
+        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, st.spans, _on_named)
         if cov is not None and cov[1] > cov_end:
             cov_start, cov_end = cov
-    return spans
+    return st.spans
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -422,16 +448,5 @@ def _redact_obj(obj: Any, memo: dict[int, Any]) -> Any:
 
 def _redact_named(key: str, value: str) -> str:
     """Redact a string stored under ``key``, using the key as the value's name."""
-    kk = val.key_kind(key)
-    sub: Span | None = None
-    if kk is not None:
-        kind, kw = kk
-        if kw == "authorization":
-            am = ctx.AUTH_VALUE_RE.match(value)
-            s = val.secret_span(am.group("cred"), "strong", True, "", kw, key) if am else None
-            sub = (am.start("cred") + s[0], am.start("cred") + s[1], s[2]) if am and s else None
-        else:
-            sub = val.secret_span(value, kind, True, "", kw, key)
-    if sub:
-        value = value[: sub[0]] + REDACTED + value[sub[1] :]
-    return redact(value)
+    sub = ctx.keyed_value_span(key, value)
+    return redact(value[: sub[0]] + REDACTED + value[sub[1] :] if sub else value)

@@ -19,10 +19,10 @@ from scribed.redact_values import (
     ASSIGNMENT_WORDS,
     COOKIE_ATTRS,
     DOTTED_RE,
-    HEX_RE,
     IDENT_RE,
     NUM_RE,
     P_COMMANDS,
+    Span,
     Spans,
     data,
     is_placeholder,
@@ -309,6 +309,7 @@ _FLAG_VALUE_RE = re.compile(
 _COOKIE_REGION_RE = re.compile(r"[ \t]*+[\"'`]?([^\"'`\n\r\\]{0,8192}+)")
 _COOKIE_PAIR_RE = re.compile(r"([^\s=;,]{1,128}+)=([^;\s,]{1,4096}+)")
 _PGPASS_RE = re.compile(r"[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<pw>[^\s\"'\\]{1,256}+)(?=\r?\n|\\n|\"|\Z)")
+_WORD_RE = re.compile(r"[\w./\-]+")
 _COMMAND_SPLIT_RE = re.compile(r"\n|\\n|;|&&|\|\|?|\$\(|`")
 
 
@@ -323,8 +324,13 @@ def on_url(text: str, colon: int, spans: Spans) -> None:
     if sep:
         if pw and not is_placeholder(pw) and pw.lower() not in ("password", "pass", "secret", "pwd"):
             spans.append((start + len(user) + 1, start + at, "url-credentials"))
-    elif not is_placeholder(user) and (looks_random(user) or (len(user) >= 32 and HEX_RE.fullmatch(user))):
+    elif not is_placeholder(user) and (looks_random(user) or _token_like(user)):
         spans.append((start, start + at, "url-token"))
+
+
+def _token_like(user: str) -> bool:
+    """A URL user part that is a token (long, alphanumeric, with digits), not a login name."""
+    return len(user) >= 20 and user.isalnum() and user.isascii() and not user.isalpha() and not user.isdigit()
 
 
 def on_pem(text: str, private_pos: int, spans: Spans) -> None:
@@ -406,7 +412,7 @@ def on_short_flag(text: str, dash: int, long_flag: bool, spans: Spans) -> None:
 def _command_words(text: str, dash: int) -> set[str]:
     """Program names before a flag in its shell command (``docker exec db mysql -p...`` too)."""
     seg = _COMMAND_SPLIT_RE.split(text[max(0, dash - 400) : dash])[-1]
-    return {w.rsplit("/", 1)[-1].lower() for w in seg.split() if "=" not in w and not w.startswith("-")}
+    return {w.rsplit("/", 1)[-1].lower() for w in _WORD_RE.findall(seg) if not w.startswith("-")}
 
 
 def cookie_spans(text: str, pos: int, rule: str, spans: Spans, end: int = -1) -> None:
@@ -454,3 +460,16 @@ def on_xml(text: str, close: int, name: str, spans: Spans) -> None:
     sub = secret_span(v, kk[0], True, "", kk[1], name)
     if sub:
         spans.append((vstart + sub[0], vstart + sub[1], "xml-secret-element"))
+
+
+def keyed_value_span(key: str, value: str) -> Span | None:
+    """A value stored under a secret-ish key (``{"password": "hunter2"}``): the key is its name."""
+    kk = key_kind(key)
+    if kk is None:
+        return None
+    kind, kw = kk
+    if kw != "authorization":
+        return secret_span(value, kind, True, "", kw, key)
+    am = AUTH_VALUE_RE.match(value)
+    sub = secret_span(am.group("cred"), "strong", True, "", kw, key) if am else None
+    return (am.start("cred") + sub[0], am.start("cred") + sub[1], sub[2]) if am and sub else None

@@ -11,6 +11,7 @@ generated for this file and grants nothing. Keep the API stable: other tests and
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 
@@ -399,6 +400,111 @@ SECRETS: list[Secret] = [
     Secret(
         "query_access_token", "GET /api/v1/me?access_token=Yh7Kq2Lm9XwP4Rz&format=json", "Yh7Kq2Lm9XwP4Rz"
     ),
+    # --- Shapes an adversarial pass found missing (issue 13) ----------------------------------
+    Secret(
+        "vault_hvs_bare",
+        "vault login hvs.2AVHLVRuu8ylGHUX76NtpdyPM9GpgCSn847uDj3RRid5Y67FIcNWX6fDCO8M4Es0ePToLXWhzsGrQNk2Yf3"
+        "hvtcjfIO",
+        "hvs.2AVHLVRuu8ylGHUX76NtpdyPM9GpgCSn847uDj3RRid5Y67FIcNWX6fDCO8M4Es0ePToLXWhzsGrQNk2Yf3hvtcjfIO",
+    ),
+    Secret(
+        "docker_pat_bare",
+        "echo dckr_pat_VMvspEWvRv0lJrrhq9FknZ1ZYJd | docker login -u acme --password-stdin",
+        "dckr_pat_VMvspEWvRv0lJrrhq9FknZ1ZYJd",
+    ),
+    Secret(
+        "npm_bare",
+        "npm whoami failed for npm_QF5vVanURLJ8aZin9mnHAqY1ds5vzH5KUbyT",
+        "npm_QF5vVanURLJ8aZin9mnHAqY1ds5vzH5KUbyT",
+    ),
+    Secret(
+        "sendgrid_bare",
+        "rotated 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 yesterday",
+        "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",
+    ),
+    Secret(
+        "google_client_secret_bare",
+        "the OAuth client uses 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 for the web flow",
+        "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",
+    ),
+    Secret(
+        "atlassian_api_token",
+        "curl -s https://acme.atlassian.net/rest/api/3/myself -H 'X-Token: ATATT3xFfGF0lGHUX76NtpdyPM9GpgCSn847"
+        "uDj3RRid5Y67FIcNWX6fDCO8M4Es0ePToLXWhzsGrQNk2Yf3hvtcjfIOVMvspEWvRv0lJrrhq9FknZ1ZYJd-QaBbqBzA1GhLQZdXvA"
+        "xiFATEmGOZyEdPQKLc5MmdC4xjbFj0lkkVE2VapfrIfatT5LZ4cxmW=FDF511A6'",
+        "ATATT3xFfGF0lGHUX76NtpdyPM9GpgCSn847uDj3RRid5Y67FIcNWX6fDCO8M4Es0ePToLXWhzsGrQNk2Yf3hvtcjfIOVMvspEWvRv"
+        "0lJrrhq9FknZ1ZYJd-QaBbqBzA1GhLQZdXvAxiFATEmGOZyEdPQKLc5MmdC4xjbFj0lkkVE2VapfrIfatT5LZ4cxmW=FDF511A6",
+    ),
+    Secret(
+        "okta_ssws",
+        'curl -H "Authorization: SSWS 00pr58VdupGFr5Gb2z_eapSlsa8RhaAW_raGMSIZW8" https://acme.okta.com/api/v1/users',
+        "00pr58VdupGFr5Gb2z_eapSlsa8RhaAW_raGMSIZW8",
+    ),
+    Secret(
+        "heroku_hrku",
+        "heroku auth:token -> HRKU-AAgKLYPFrD7l3K6nrjf8OS0QZlFexNzTzNOXOE6HfcPIRTrYF7NdMqmrnarl",
+        "HRKU-AAgKLYPFrD7l3K6nrjf8OS0QZlFexNzTzNOXOE6HfcPIRTrYF7NdMqmrnarl",
+    ),
+    Secret(
+        "aws_secret_after_space",
+        "aws configure set aws_secret_access_key xDBBnizwrfh7ieju8Mk+pmF4wWGYvsq73Dgroa7R --profile ci",
+        "xDBBnizwrfh7ieju8Mk+pmF4wWGYvsq73Dgroa7R",
+    ),
+    Secret("aws_key_id_after_space", "key id AKIAZEMVACERX5VTB7B7 (ci user)", "AKIAZEMVACERX5VTB7B7"),
+    Secret(
+        "url_token_user",
+        "git remote set-url origin https://onLhQiqRA5pekg96OYRW8jdq@github.com/acme/widgets.git",
+        "onLhQiqRA5pekg96OYRW8jdq",
+    ),
+    Secret(
+        "url_token_hex40",
+        "cloning https://f6dfc4d0e1af2a97812fa014ec81a7bba1dbe64f@github.com/acme/infra.git",
+        "f6dfc4d0e1af2a97812fa014ec81a7bba1dbe64f",
+    ),
+    Secret("mysql_p_flag", "mysql -h db.internal -u root -p38zbDuePgF1a shop < dump.sql", "38zbDuePgF1a"),
+    Secret("sshpass_p_flag", "sshpass -p 'fj8U4oBwSWoO' ssh deploy@10.0.0.5 uptime", "fj8U4oBwSWoO"),
+    Secret("redis_cli_a_flag", "redis-cli -h cache.internal -a dK0Utqw5AdaWxS ping", "dK0Utqw5AdaWxS"),
+    Secret(
+        "netrc_line",
+        "machine api.github.com login octocat password Uu3bELzHTflBfuOJ",
+        "Uu3bELzHTflBfuOJ",
+    ),
+    Secret(
+        "netrc_multiline",
+        "$ cat ~/.netrc\nmachine ftp.example.com\n  login deploy\n  password fnmeky4zrfxtndvjjv7j",
+        "fnmeky4zrfxtndvjjv7j",
+    ),
+    Secret("pgpass_line", "$ cat ~/.pgpass\ndb.internal:5432:shop:app:Xk9mP2vL7qR4", "Xk9mP2vL7qR4"),
+    Secret(
+        "cookie_header", "Cookie: sessionid=4pzMH2mN7m6q3K4Um64W1GRU; theme=dark", "4pzMH2mN7m6q3K4Um64W1GRU"
+    ),
+    Secret(
+        "set_cookie_header",
+        "< Set-Cookie: connect.sid=s%3AYywt89enRKhVx99mPhn2441Rx0HkloWo; Path=/; HttpOnly",
+        "s%3AYywt89enRKhVx99mPhn2441Rx0HkloWo",
+    ),
+    Secret(
+        "curl_cookie_flag",
+        "curl -b 'sessionid=a8f3k2l9m4n7p1q6r0s5' https://shop.example.com/cart",
+        "a8f3k2l9m4n7p1q6r0s5",
+    ),
+    Secret("yaml_next_line", "database:\n  password:\n    Zx8cV7bN6mQ5wE\n  user: app", "Zx8cV7bN6mQ5wE"),
+    Secret(
+        "token_split_across_lines",
+        "echo ghp_0rJlmtP0iy3LVKe2wXzGW\nFowp38lRg7e3rfM | gh auth login --with-token",
+        "Fowp38lRg7e3rfM",
+        extra=("ghp_0rJlmtP0iy3LVKe2wXzGW",),
+    ),
+    Secret(
+        "compound_key_hex",
+        "SHOP_CURSOR_KEY=3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d",
+        "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d",
+    ),
+    Secret(
+        "k8s_secret_data",
+        "apiVersion: v1\nkind: Secret\ndata:\n  db-pass: ZGVwbG95OlMzY3IzdFB3IQ==\n",
+        "ZGVwbG95OlMzY3IzdFB3IQ==",
+    ),
 ]
 
 LOOKALIKES: list[tuple[str, str]] = [
@@ -496,4 +602,125 @@ LOOKALIKES: list[tuple[str, str]] = [
     ("yaml_key_value", "- key: environment\n  value: production\n- key: region\n  value: eu-west-1"),
     ("comparisons", "if token == expected_token and password != '':\n    ok = token_len >= 3"),
     ("jwt_prefix_only", "JWTs start with eyJ because base64 of '{\"' is eyJ."),
+    # --- Near misses of the newer rules ---------------------------------------------------------
+    ("git_log_graph", "* 9fceb02 (HEAD -> main, origin/main) Merge: 1d2c3b4 5e6f7a8\n| * a1b2c3d4e5f6 fix"),
+    (
+        "git_object_ids",
+        "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nparent 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+    ),
+    (
+        "uuid_fields",
+        '{"id": "550e8400-e29b-41d4-a716-446655440000", "session_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7"}',
+    ),
+    (
+        "base64_json_blob",
+        '{"data": "SGVsbG8sIHdvcmxkISBUaGlzIGlzIGEgYmFzZTY0IGJsb2Iu", "encoding": "base64"}',
+    ),
+    (
+        "sha512_sri",
+        "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+    ),
+    (
+        "etag_header",
+        'ETag: W/"0815-3f2a9c1d8e7b6a5f4e3d2c1b0a"\nX-Request-Id: 7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    ),
+    (
+        "partition_keys",
+        'cache_key = "d41d8cd98f00b204e9800998ecf8427e"\nidempotency_key: 550e8400-e29b-41d4-a716-446655440000',
+    ),
+    ("bare_key_hex", '"key": "9b74c9897bac770ffc029102a200c5de"'),
+    ("timestamps_colons", "12:34:56 INFO started at 2024-05-01T12:34:56.789Z on 10.0.12.34:5432"),
+    ("mac_ipv6", "ether 00:1a:2b:3c:4d:5e and inet6 fe80::1c2b:3aff:fe4d:5e6f%en0"),
+    ("shell_p_flags", "mkdir -p /tmp/build && ssh -p 2222 deploy@host && docker run -p 8080:80 app"),
+    ("mysql_prompt", "mysql -u root -p shop   # prompts for the password"),
+    ("curl_cookie_jar", "curl -b cookies.txt -c cookies.txt https://example.com/login"),
+    (
+        "cookie_plain",
+        "Cookie: theme=dark; lang=en-US\nSet-Cookie: consent=yes; Path=/; Max-Age=31536000; SameSite=Lax",
+    ),
+    ("yaml_nested_password", "password:\n  min_length: 12\n  require_digit: true\ntoken:\n  - ttl: 3600"),
+    (
+        "url_user_only",
+        "https://jane.doe@example.com/calendar and ssh://git@gitlab.example.com:2222/org/repo.git",
+    ),
+    ("netrc_prose", "the machine learning model needs a password reset before login"),
+    ("pgpass_docs", "# hostname:port:database:username:password\nlocalhost:*:*:postgres:*"),
+    ("wrapped_prose", "see the ghp_ prefix\nand the gho_ prefix in the GitHub docs"),
+    (
+        "k8s_no_data",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-secret\n  namespace: production\ntype: Opaque",
+    ),
+    (
+        "vendor_names",
+        "heroku_region: eu\nSLACK_CHANNEL=#deploys\nstripe_api_version: 2024-06-20\nokta_domain: acme",
+    ),
+    ("prefix_words", "task-sk-learn, monkey-patch, shelf_hf_data, udp.port, the AKIA prefix, xoxb- tokens"),
+    (
+        "hex_digests_named",
+        "sha1sum: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12\nblake2b=786a02f742015903c6c6fd852552d272",
+    ),
 ]
+
+
+_HEX = "0123456789abcdef"
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_WORDS = ["deploy", "cache", "worker", "ledger", "session", "summary", "report", "index", "build", "release"]
+
+
+def lookalike_corpus(n: int = 2000, seed: int = 13) -> list[str]:
+    """``n`` deterministic look-alikes: hashes, UUIDs, base64 data, git SHAs, ids, versions, paths,
+    ports and times in the contexts transcripts show them in. None of them is a secret."""
+    rng = random.Random(seed)
+
+    def hx(k: int) -> str:
+        return "".join(rng.choice(_HEX) for _ in range(k))
+
+    def b64(k: int) -> str:
+        return "".join(rng.choice(_B64) for _ in range(k))
+
+    def uuid() -> str:
+        return f"{hx(8)}-{hx(4)}-4{hx(3)}-a{hx(3)}-{hx(12)}"
+
+    def word() -> str:
+        return rng.choice(_WORDS)
+
+    makers = [
+        lambda: f"commit {hx(40)}\nAuthor: Dev <dev@example.com>",
+        lambda: f"{hx(7)} fix({word()}): handle empty input (#{rng.randint(1, 9999)})",
+        lambda: f"Merge: {hx(7)} {hx(7)}",
+        lambda: f"sha256:{hx(64)}",
+        lambda: f"sha256={hx(64)}  dist/{word()}-1.{rng.randint(0, 9)}.tar.gz",
+        lambda: f"{hx(32)}  {word()}.txt",
+        lambda: f'"etag": "{hx(32)}"',
+        lambda: f"checksum: {hx(40)}",
+        lambda: f"digest: sha256:{hx(64)}",
+        lambda: f"request_id={uuid()} trace_id={uuid()}",
+        lambda: f'{{"id": "{uuid()}", "status": "ok"}}',
+        lambda: f"session {uuid()} finished in {rng.random() * 9:.2f}s",
+        lambda: f"data:image/png;base64,{b64(120)}==",
+        lambda: f'{{"blob": "{b64(80)}", "encoding": "base64"}}',
+        lambda: f"integrity sha512-{b64(86)}==",
+        lambda: f"docker pull python@sha256:{hx(64)}",
+        lambda: f"/var/lib/docker/overlay2/{hx(64)}/diff",
+        lambda: f"~/.cache/pip/wheels/{hx(2)}/{hx(2)}/{hx(56)}",
+        lambda: f"https://github.com/acme/{word()}/commit/{hx(40)}",
+        lambda: f"https://example.com/{word()}?page={rng.randint(1, 99)}&sort=asc",
+        lambda: f"v{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 99)}-rc.{rng.randint(1, 5)}",
+        lambda: (
+            f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d} listening on 10.0.{rng.randint(0, 255)}.{rng.randint(1, 254)}:{rng.randint(1024, 65535)}"
+        ),
+        lambda: f"object {hx(40)} type commit tree {hx(40)}",
+        lambda: f'ETag: W/"{hx(32)}"',
+        lambda: f'cache_key = "{hx(32)}"',
+        lambda: f"idempotency_key: {uuid()}",
+        lambda: f'"key": "{hx(32)}"',
+        lambda: f"max_tokens={rng.choice([256, 1024, 4096])} token_count: {rng.randint(1, 9000)}",
+        lambda: f"mkdir -p /tmp/{word()} && ssh -p {rng.randint(1024, 9999)} deploy@{word()}.internal",
+        lambda: f"Cookie: theme=dark; lang=en-US; seen={rng.randint(0, 1)}",
+        lambda: f"{b64(64)}",
+        lambda: f"pid={rng.randint(100, 99999)} worker-{rng.randint(1, 8)} rss={rng.randint(10, 900)}MB",
+        lambda: f"- key: {word()}\n  value: {word()}-{rng.randint(1, 9)}",
+        lambda: f"git checkout -b fix/{word()}-{rng.randint(1, 999)} origin/main",
+        lambda: f"password_min_length = {rng.randint(8, 20)}; token_ttl: {rng.randint(60, 86400)}",
+    ]
+    return [rng.choice(makers)() for _ in range(n)]
