@@ -289,3 +289,6 @@ cli_search.register(main)
 from scribed import mcp_server  # noqa: E402
 
 mcp_server.register(main)
+from scribed import cli_transcripts  # noqa: E402
+
+cli_transcripts.register(main)

@@ -82,6 +82,17 @@ class PromoteCfg(_Strict):
     timezone: str = "UTC"
 
 
+class ArchiveCfg(_Strict):
+    # A redacted, zstd-compressed copy of each compacted transcript, kept after the tool deletes it.
+    transcripts: bool = True
+    retention_days: int = Field(default=365, ge=1)
+    folder: str = ""  # default: <root>/.squad/memory/.scribed/transcripts
+
+    @property
+    def expanded(self) -> Path | None:
+        return Path(os.path.expandvars(os.path.expanduser(self.folder))) if self.folder.strip() else None
+
+
 class SourceCfg(_Strict):
     kind: Literal["copilot", "claude", "codex", "squad-repl", "markdown"]
     path: str
@@ -110,6 +121,7 @@ class Config(_Strict):
     watch: WatchCfg = Field(default_factory=WatchCfg)
     daemon: DaemonCfg = Field(default_factory=DaemonCfg)
     promote: PromoteCfg = Field(default_factory=PromoteCfg)
+    archive: ArchiveCfg = Field(default_factory=ArchiveCfg)
     sources: list[SourceCfg] = Field(default_factory=list)
 
     # Where the config came from (not a TOML key).

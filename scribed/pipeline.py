@@ -19,7 +19,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scribed import adapters, anchors, cold, entry, hot_seed, live
+from scribed import adapters, anchors, cold, entry, hot_seed, live, transcripts
+from scribed.adapters import zst
 from scribed.cold import Layout
 from scribed.compress.base import CompressError, Compressor, CompressResult
 from scribed.compress.extractive import ENTRY_OVERHEAD, ExtractiveCompressor
@@ -159,7 +160,7 @@ def sha256_prefix(path: Path, length: int) -> str:
     """sha256 of the first ``length`` bytes, streamed."""
     h = hashlib.sha256()
     left = length
-    with path.open("rb") as fh:
+    with zst.open_binary(path) as fh:  # a .jsonl.zst: its decompressed content, as offsets count it
         while left > 0:
             chunk = fh.read(min(1 << 20, left))
             if not chunk:
@@ -350,7 +351,7 @@ class Scribe:
                 "hot_symlink_skipped", file=key, reason="hot files that are symlinks are never read or reset"
             )
             return FileOutcome("skipped", reason="symlink")
-        row = self.ledger.source(key)
+        row = self.ledger.source(key) or zst.adopt_twin(self.ledger, path, st)  # .jsonl.zst: its twin's row
         if (
             row
             and row.size == st.st_size
@@ -400,7 +401,10 @@ class Scribe:
             item.kind in BYTE_KINDS
             and offset_done > 0
             and row is not None
-            and (st.st_size < offset_done or sha256_prefix(path, offset_done) != row.sha256)
+            and (
+                zst.logical_size(path, st.st_size) < offset_done
+                or sha256_prefix(path, offset_done) != row.sha256
+            )
         ):
             self.log.warning(
                 "source_rewritten",
@@ -639,6 +643,7 @@ class Scribe:
             llm_error=redact(llm_error),
             created_at=entry.iso(self.clock()),
         )
+        self._archive_transcript(item, sub.session_id, sess.agent, meta.source)
         self.log.info(
             "compacted",
             agent=sess.agent,
@@ -665,12 +670,25 @@ class Scribe:
         with self._sha_lock:
             if key in self._sha_cache:
                 return self._sha_cache[key]
-        digest = sha256_prefix(item.path, st.st_size)
+        digest = sha256_prefix(item.path, zst.logical_size(item.path, st.st_size))
         with self._sha_lock:
             if len(self._sha_cache) > 64:
                 self._sha_cache.clear()
             self._sha_cache[key] = digest
         return digest
+
+    def _archive_transcript(self, item: SourceItem, session: str, agent: str, shown_as: str) -> None:
+        """Keep a redacted, compressed copy of the compacted transcript (see :mod:`scribed.transcripts`);
+        a failed copy is a warning, never a failed compaction: the cold entry is already durable."""
+        if item.kind == "hot":
+            return
+        try:
+            transcripts.archive(
+                self.cfg, self.layout, item.path, kind=item.kind, session=session, agent=agent,
+                shown_as=shown_as, now=self.clock(),
+            )  # fmt: skip
+        except OSError as exc:
+            self.log.warning("transcript_archive_failed", file=shown_as, reason=str(exc.strerror or exc))
 
     def display_path(self, path: Path) -> str:
         """A source path for provenance: relative to the root inside it, ``~/…`` under home."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scribed.adapters import claude, codex, copilot, hot, markdown, squad_repl
+from scribed.adapters import claude, codex, copilot, hot, injected, markdown, squad_repl
 from scribed.adapters.common import Source
 from scribed.fsutil import TMP_PREFIX
 from scribed.models import ParseResult
@@ -32,8 +32,8 @@ _PARSERS: dict[str, Callable[[Source], ParseResult]] = {
 
 _GLOBS: dict[str, tuple[str, ...]] = {
     "copilot": ("*/events.jsonl", "*.jsonl"),
-    "claude": ("**/*.jsonl",),
-    "codex": ("**/rollout-*.jsonl",),
+    "claude": ("**/*.jsonl",),  # also <sessionId>/subagents/agent-<id>.jsonl
+    "codex": ("**/rollout-*.jsonl", "**/rollout-*.jsonl.zst"),  # older rollouts are zstd-compressed
     "squad-repl": ("*.json",),
     "markdown": (
         "**/*.md",
@@ -45,7 +45,7 @@ _GLOBS: dict[str, tuple[str, ...]] = {
     "hot": ("*.md",),
 }
 # Used only when the kind's own patterns find nothing (Codex files renamed by hand, say).
-_FALLBACK_GLOBS: dict[str, tuple[str, ...]] = {"codex": ("**/*.jsonl",)}
+_FALLBACK_GLOBS: dict[str, tuple[str, ...]] = {"codex": ("**/*.jsonl", "**/*.jsonl.zst")}
 
 # Editors' swap/backup/lock files, partial downloads and scribed's own atomic-write temp files.
 _TEMP_PREFIXES = (".#", "~", TMP_PREFIX)
@@ -69,7 +69,8 @@ def parse_file(kind: str, path: Path, default_agent: str) -> ParseResult:
             mtime=datetime.fromtimestamp(st.st_mtime, tz=UTC),
             size=st.st_size,
         )
-        return parser(src)
+        result = parser(src)
+        return result if kind == "hot" else injected.clean(result)  # scribed's own context, hooks, skills
     except OSError as exc:
         return ParseResult(sessions=[], warnings=[f"{kind}: cannot read {path}: {exc.strerror or exc}"])
     except Exception as exc:  # a daemon must survive any one file; the type names the bug

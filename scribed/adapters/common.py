@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from scribed.adapters import zst
 from scribed.models import MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
 
 JsonObj = dict[str, object]
@@ -62,7 +63,7 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
     Invalid UTF-8 is replaced rather than rejected: one bad byte in a tool's output must not cost
     the whole record. Lines that are not a JSON object come back with ``error`` set.
     """
-    with path.open("rb") as fh:
+    with zst.open_binary(path) as fh:  # a .jsonl.zst is decompressed as it streams
         offset = 0
         line_no = 0
         while True:
