@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from secrets_corpus import SECRETS  # noqa: E402
 
-from scribed.redact import REDACTED, redact  # noqa: E402
+from scribed.redact import REDACTED, redact, rules  # noqa: E402
 
 WORDS = [
     "the",
@@ -187,7 +187,7 @@ def _tool_json(rng: random.Random, sources: list[str]) -> str:
 
 
 def make_text(size: int, seed: int = 1234) -> str:
-    """Deterministic transcript-like text of about ``size`` characters."""
+    """Deterministic transcript-like text of about ``size`` characters (see :func:`planted`)."""
     rng = random.Random(seed)
     sources = _stdlib_sources(rng)
     parts: list[str] = []
@@ -213,6 +213,11 @@ def make_text(size: int, seed: int = 1234) -> str:
         parts.append(chunk)
         total += len(chunk)
     return "".join(parts)
+
+
+def planted(text: str) -> list[str]:
+    """The corpus secrets :func:`make_text` put into ``text`` (their values)."""
+    return [s.value for s in SECRETS if s.line in text]
 
 
 def _best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -247,9 +252,11 @@ def main() -> None:
     redacted = redact(text)
     whole_wall, whole_cpu = _best(lambda: redact(text), args.repeat)
     msg_wall, msg_cpu = _best(per_message, args.repeat)
+    leaked = [v for v in planted(text) if v in redacted]
     print(
-        f"text: {mb:.1f} MB ({len(text):,} chars, ascii={text.isascii()}), "
-        f"secrets redacted: {redacted.count(REDACTED)}, load average: {os.getloadavg()[0]:.2f}"
+        f"text: {mb:.1f} MB ({len(text):,} chars, ascii={text.isascii()}), rules: {len(rules())}, "
+        f"secrets redacted: {redacted.count(REDACTED)}, planted kinds leaked: {len(leaked)}, "
+        f"load average: {os.getloadavg()[0]:.2f}"
     )
     print(f"whole text : {mb / whole_wall:7.1f} MB/s wall  {mb / whole_cpu:7.1f} MB/s cpu")
     print(

@@ -26,36 +26,12 @@ from typing import Any, NamedTuple
 
 from scribed import redact_context as ctx
 from scribed import redact_values as val
-from scribed.redact_values import REDACTED, Spans
+from scribed.redact_values import REDACTED, Rule, Spans
 
 __all__ = ["REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_obj", "rules"]
 
-# Rarest first (counted on transcript text): a keyword is found through its rarest anchor. The
-# rarest few are located with bytes.find (memchr), which beats a regex scan when hits are rare.
-ANCHORS = "~JKA:._=-"
+# The rarest anchors are located with bytes.find (memchr), which beats a regex scan there.
 _FIND_ANCHORS = b"~JK"
-KINDS = ("token", "named", "scan", "context")
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One entry of ``secrets.toml``, compiled."""
-
-    id: str
-    family: str
-    kind: str
-    keywords: tuple[str, ...]
-    example: str
-    secret: str
-    lookalike: str
-    description: str = ""
-    pattern: re.Pattern[bytes] | None = None  # token and scan rules
-    value: re.Pattern[str] | None = None  # named rules
-    back: int = 0
-    boundary: bool = True
-    mixed: bool = False
-    entropy: float = 0.0
-    check: str = ""
 
 
 class Finding(NamedTuple):
@@ -66,31 +42,8 @@ class Finding(NamedTuple):
     rule: str
 
 
-def _compile(raw: dict[str, Any]) -> Rule:
-    kind, regex, value = raw["kind"], raw.get("regex"), raw.get("value")
-    fields = ("id", "family", "kind", "example", "secret", "lookalike", "description")
-    rule = Rule(
-        keywords=tuple(raw["keywords"]),
-        pattern=re.compile(regex.encode("ascii")) if regex else None,
-        value=re.compile(value, re.IGNORECASE) if value else None,
-        **{k: raw[k] for k in (*fields, "back", "boundary", "mixed", "entropy", "check") if k in raw},
-    )
-    if kind not in KINDS or (kind in ("token", "scan")) != (rule.pattern is not None):
-        raise ValueError(f"secrets.toml: rule {rule.id}: bad kind or missing regex")
-    if kind == "named" and rule.value is None:
-        raise ValueError(f"secrets.toml: rule {rule.id}: a named rule needs a value")
-    if kind == "token" and any(_anchor(k) < 0 for k in rule.keywords):
-        raise ValueError(f"secrets.toml: rule {rule.id}: each keyword needs one of {ANCHORS}")
-    return rule
-
-
-def _anchor(keyword: str) -> int:
-    """Index of the keyword's rarest anchor character (the pass that finds it), or -1."""
-    return next((keyword.rfind(a) for a in ANCHORS if a in keyword), -1)
-
-
 def _load() -> tuple[Rule, ...]:
-    out = tuple(_compile(r) for r in val.data()["rule"])
+    out = tuple(val.compile_rule(r) for r in val.data()["rule"])
     ids = [r.id for r in out]
     context = {r.id for r in out if r.kind == "context"}
     if len(set(ids)) != len(ids) or context != ctx.CONTEXT_IDS:
@@ -104,13 +57,13 @@ _TOKEN_KW: dict[bytes, list[Rule]] = {}
 _NAMED_KW: dict[str, list[Rule]] = {}
 for _r in RULES:
     for _k in _r.keywords:
-        if _r.kind == "token" or (_r.kind == "scan" and _anchor(_k) >= 0):
+        if _r.kind == "token" or (_r.kind == "scan" and val.anchor(_k) >= 0):
             _TOKEN_KW.setdefault(_k.encode("ascii"), []).append(_r)
         elif _r.kind == "named":
             _NAMED_KW.setdefault(_k, []).append(_r)
 # Scan rules, with their keywords that need an ``in`` check (the others are found by the passes).
 _SCAN = [
-    (r, tuple(k.encode("ascii") for k in r.keywords if _anchor(k) < 0)) for r in RULES if r.kind == "scan"
+    (r, tuple(k.encode("ascii") for k in r.keywords if val.anchor(k) < 0)) for r in RULES if r.kind == "scan"
 ]
 _NAMED_RE = re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
 # (anchor, the text before it that the trie matched) -> keywords ending there: (length of the
@@ -118,7 +71,7 @@ _NAMED_RE = re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, revers
 # suffix of a longer one's is listed under the longer one too (the trie reports the longest).
 _BY_HEAD: dict[tuple[int, bytes], list[tuple[int, bytes, list[Rule]]]] = {}
 for _kb, _rs in _TOKEN_KW.items():
-    _i = _anchor(_kb.decode())
+    _i = val.anchor(_kb.decode())
     _BY_HEAD.setdefault((_kb[_i], _kb[:_i]), []).append((_i, _kb, _rs))
 for (_c, _head), _entries in _BY_HEAD.items():
     for _j in range(1, len(_head) + 1):
@@ -135,7 +88,7 @@ def _token_alts(anchor: str) -> list[str]:
     entries = []
     for kw, rs in _TOKEN_KW.items():
         k = kw.decode()
-        a = _anchor(k)
+        a = val.anchor(k)
         if k[a] != anchor:
             continue
         leaf = "" if a == len(k) - 1 else f"(?<={re.escape(k[::-1])})"
@@ -148,7 +101,7 @@ def _passes() -> tuple[tuple[int, re.Pattern[bytes]], ...]:
     the context patterns (each ends in a named group)."""
     context = ctx.branches()
     out = []
-    for anchor in ANCHORS:
+    for anchor in val.ANCHORS:
         alts = _token_alts(anchor) + context.get(anchor, [])
         if alts:
             pattern = re.escape(anchor) + "(?:" + "|".join(alts) + ")"
@@ -197,7 +150,7 @@ class _Scan:
     data: bytes
     rdata: bytes
     spans: Spans = field(default_factory=list)
-    scans: set[Rule] = field(default_factory=set)
+    scans: dict[Rule, list[int]] = field(default_factory=dict)  # scan keywords the passes found
     # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
     cover: list[tuple[int, int]] = field(default_factory=list)
 
@@ -273,23 +226,36 @@ def _on_named(name: str, value: str, vstart: int, spans: Spans) -> bool:
     return False
 
 
-def _on_scan(data: bytes, text: str, spans: Spans, found: set[Rule]) -> None:
-    """Scan rules: a keyword anywhere in the text (``found`` by the passes, else by an ``in``
-    check, case-sensitive like every keyword) enables a whole-text regex."""
+def _on_scan(st: _Scan) -> None:
+    """Scan rules: a keyword anywhere in the text (found by the passes, else by an ``in`` check,
+    case-sensitive like every keyword) enables the regex over the text, or around the keyword."""
+    data = st.data
     for rule, keywords in _SCAN:
-        if rule not in found:
-            for k in keywords:
-                if k in data:
-                    break
-            else:
-                continue
-        assert rule.pattern is not None
-        m = rule.pattern.search(data)
-        while m:
-            s, e = m.span("s") if "s" in rule.pattern.groupindex else m.span()
-            if (not rule.boundary or _boundary_ok(data, m.start())) and _checked(rule, text[s:e]):
-                spans.append((s, e, rule.id))
-            m = rule.pattern.search(data, max(s, m.start() + 1))  # the next may start inside a value
+        found = st.scans.get(rule) or [i for k in keywords for i in _finds(data, k, rule.window)]
+        if not found:
+            continue
+        w = rule.window
+        for lo, hi in [(max(0, p - w), p + w) for p in found] if w else [(0, len(data))]:
+            _search(st, rule, lo, hi)
+
+
+def _finds(data: bytes, keyword: bytes, all_of_them: int) -> list[int]:
+    """Where ``keyword`` occurs: the first place only, unless ``all_of_them``."""
+    out, pos = [], data.find(keyword)
+    while pos >= 0:
+        out.append(pos)
+        pos = data.find(keyword, pos + 1) if all_of_them else -1
+    return out
+
+
+def _search(st: _Scan, rule: Rule, lo: int, hi: int) -> None:
+    assert rule.pattern is not None
+    m = rule.pattern.search(st.data, lo, hi)
+    while m:
+        s, e = m.span("s") if "s" in rule.pattern.groupindex else m.span()
+        if (not rule.boundary or _boundary_ok(st.data, m.start())) and _checked(rule, st.text[s:e]):
+            st.spans.append((s, e, rule.id))
+        m = rule.pattern.search(st.data, max(s, m.start() + 1), hi)  # the next may start in a value
 
 
 def _dispatch(st: _Scan, anchor: int, m: re.Match[bytes]) -> None:
@@ -303,7 +269,7 @@ def _dispatch(st: _Scan, anchor: int, m: re.Match[bytes]) -> None:
                 continue
             for rule in rules:
                 if rule.kind == "scan":
-                    st.scans.add(rule)
+                    st.scans.setdefault(rule, []).append(start)
                 elif not rule.boundary or _boundary_ok(st.data, start):
                     _on_token(st, rule, start, len(kw))
     elif kind == "url":
@@ -353,7 +319,7 @@ def _spans(text: str) -> Spans:
         for m in _XML_CLOSE_RE.finditer(data):
             ctx.on_xml(text, m.start(), m.group("name").decode("latin-1"), st.spans)
     if _SCAN:
-        _on_scan(data, text, st.spans, st.scans)
+        _on_scan(st)
     # Assignments in text order, skipping keywords inside a value that was already redacted:
     # deep inside a redacted unquoted run, a keyword's separator and value are in the run too.
     keywords.sort()

@@ -1,6 +1,8 @@
-"""How the redactor judges a value: is this string, found after a secret-ish name, a secret?
+"""The redactor's data side: the rule file loaded and compiled, and how a value is judged.
 
-The vocabulary is data (``[words]`` in ``secrets.toml``, loaded here once); the rules are code.
+``secrets.toml`` ships in the package; its ``[[rule]]`` tables become :class:`Rule` objects and
+its ``[words]`` the vocabulary the judgement below uses: is this string, found after a
+secret-ish name, a secret?
 What is *not* a secret even after ``password=``: template and variable references (``$TOKEN``,
 ``${{ secrets.X }}``, ``{{ vault_pw }}``, ``%(pw)s``, ``$(cat f)``, ``<your password>``), masks
 and markers (``***``, ``xxxx``, ``[REDACTED_SECRET]``, which keeps redaction idempotent),
@@ -22,12 +24,68 @@ import math
 import re
 import tomllib
 from collections import Counter
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 REDACTED = "[REDACTED_SECRET]"
 Span = tuple[int, int, str]  # start, end, rule id
 Spans = list[Span]
+
+# Rarest first (counted on transcript text): a keyword is found through its rarest anchor. The
+# rarest few are located with bytes.find (memchr), which beats a regex scan when hits are rare.
+ANCHORS = "~JKA:._=-"
+KINDS = ("token", "named", "scan", "context")
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: rules are keys on the hot path
+class Rule:
+    """One entry of ``secrets.toml``, compiled."""
+
+    id: str
+    family: str
+    kind: str
+    keywords: tuple[str, ...]
+    example: str
+    secret: str
+    lookalike: str
+    description: str = ""
+    pattern: re.Pattern[bytes] | None = None  # token and scan rules
+    value: re.Pattern[str] | None = None  # named rules
+    back: int = 0
+    boundary: bool = True
+    mixed: bool = False
+    entropy: float = 0.0
+    check: str = ""
+    window: int = 0  # scan rules: search this far around each keyword (0: the whole text)
+
+
+def compile_rule(raw: dict[str, Any]) -> Rule:
+    """One ``[[rule]]`` table, checked and compiled (a bad rule file fails at import)."""
+    kind, regex, value = raw["kind"], raw.get("regex"), raw.get("value")
+    fields = ("id", "family", "kind", "example", "secret", "lookalike", "description")
+    rule = Rule(
+        keywords=tuple(raw["keywords"]),
+        pattern=re.compile(regex.encode("ascii")) if regex else None,
+        value=re.compile(value, re.IGNORECASE) if value else None,
+        **{
+            k: raw[k]
+            for k in (*fields, "back", "boundary", "mixed", "entropy", "check", "window")
+            if k in raw
+        },
+    )
+    if kind not in KINDS or (kind in ("token", "scan")) != (rule.pattern is not None):
+        raise ValueError(f"secrets.toml: rule {rule.id}: bad kind or missing regex")
+    if kind == "named" and rule.value is None:
+        raise ValueError(f"secrets.toml: rule {rule.id}: a named rule needs a value")
+    if kind == "token" and any(anchor(k) < 0 for k in rule.keywords):
+        raise ValueError(f"secrets.toml: rule {rule.id}: each keyword needs one of {ANCHORS}")
+    return rule
+
+
+def anchor(keyword: str) -> int:
+    """Index of the keyword's rarest anchor character (the pass that finds it), or -1."""
+    return next((keyword.rfind(a) for a in ANCHORS if a in keyword), -1)
 
 
 @functools.cache

@@ -696,6 +696,6 @@ def test_engine_stays_small() -> None:
     import scribed
 
     root = Path(scribed.__file__).parent
-    for name in ("redact.py", "redact_context.py", "redact_values.py"):
-        assert len((root / name).read_text().splitlines()) < 480, name
+    for name, limit in (("redact.py", 450), ("redact_context.py", 500), ("redact_values.py", 500)):
+        assert len((root / name).read_text().splitlines()) < limit, name
     assert (root / "secrets.toml").is_file()
