@@ -115,7 +115,6 @@ _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
 _RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
 _NEWLINE_RE = re.compile(rb"\r?\n|\\r\\n|\\n")
-_DIGIT_RE = re.compile(rb"[0-9]")
 
 # ---------------------------------------------------------------------------------------------
 # Running the rules
@@ -200,8 +199,8 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
     tail = _RUN_RE.match(st.data, nl.end()) if nl else None
     if not nl or not tail or tail.end() - nl.end() < 4:
         return False
-    if matched and (not val.mixed(tail.group().decode("latin-1")) or not _DIGIT_RE.search(tail.group())):
-        return False  # a whole token followed by an ordinary word
+    if matched and not val.looks_random(tail.group().decode("latin-1")):
+        return False  # a whole token followed by an ordinary word, a date, a short id
     first = start - rule.back
     joined = st.data[first:end] + tail.group()
     m = rule.pattern.match(joined, rule.back)

@@ -699,3 +699,13 @@ def test_engine_stays_small() -> None:
     for name, limit in (("redact.py", 450), ("redact_context.py", 500), ("redact_values.py", 500)):
         assert len((root / name).read_text().splitlines()) < limit, name
     assert (root / "secrets.toml").is_file()
+
+
+def test_wrapped_token_joins_only_a_random_continuation() -> None:
+    """A token wrapped by the terminal loses both halves; a complete token at the end of a line
+    does not swallow the log timestamp or word that starts the next one."""
+    tok = "sk-proj-" + "aB3dE5fG7h" * 3
+    assert redact(f"echo {tok}\nvcZrG9yxrfYjaUwx7q | x") == f"echo {REDACTED}\n{REDACTED} | x"
+    log = "2024-05-27T19:36:47.683Z DEBUG [worker-1] ok"
+    assert redact(f"key {tok}\n{log}") == f"key {REDACTED}\n{log}"
+    assert redact(f"key {tok}\nNext we deploy") == f"key {REDACTED}\nNext we deploy"
