@@ -50,7 +50,15 @@ for _p in (ROOT, ROOT / "bench"):
 from peers import identifiers, retention  # noqa: E402
 
 DEV_MD = "../shared/realdata/DEV.md"
-GOVERNED = ("local", "policy-inbox", "semantic-inbox", "tombstones", "config.json", "index.json", "audit.jsonl")
+GOVERNED = (
+    "local",
+    "policy-inbox",
+    "semantic-inbox",
+    "tombstones",
+    "config.json",
+    "index.json",
+    "audit.jsonl",
+)
 GENERIC = {
     "context", "decision", "decisions", "why", "rationale", "consequences", "alternatives",
     "alternatives considered", "implementation", "implementation details", "implementation notes",
@@ -63,12 +71,21 @@ GENERIC = {
 }  # fmt: skip
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.-]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 _AGENT_SUFFIX = re.compile(r"\s*\((?:[A-Z][\w .&/-]{0,40})\)\s*$")
-# A question: it ends with "?", or opens like one ("Should we …", "Open question: …"); "Why X:" and
-# "When X, …" open statements as often as questions, so they count only with the "?".
-_QUESTION = re.compile(r"(\?[*_`\s]*$)|^(?:should|shall|can|could|would|do|does|did|open questions?)\b", re.I)
+# A question: it ends with "?", or opens like one ("Should we …", "Open question: …"). "Why X:",
+# "When X, …" and "Do not X" open statements as often as questions, so they count only with the "?".
+_QUESTION = re.compile(
+    r"(\?[*_`\s]*$)|^(?:open questions?\b|(?:should|shall|can|could|would|will|do|does|is|are)\s+"
+    r"(?:we|i|you|they|it|this|that|there|the|our|a|an)\b)",
+    re.I,
+)
 _PRIORITY = re.compile(r"^(?:P[0-4]\b|priority\b|(?:high|medium|low)[- ]priority\b)", re.I)
+_GROUPS = re.compile(
+    r"^(?:(?:active|archived?|merged|recent|older|team|squad|key|past|project)\s+)?"
+    r"(?:decisions|archive[sd]?|tldr|governance|index|log|backlog|learnings)\b",
+    re.I,
+)
 _RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _ONLY_MARKS = re.compile(r"^\s*(?:\*\*|__|\*|_|[-*+])\s*$")
 _LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*[^*]+\*\*|__[^_]+__)\s*:?\s*$")
@@ -140,28 +157,42 @@ def is_junk(title: str) -> bool:
 
 
 def titled_decisions(text: str) -> list[str]:
-    """Decision titles of a decisions file (rules in the module docstring), in order."""
-    out: list[str] = []
-    owner = 0  # level of the heading that owns its sub-sections (# Decision: / ## DATE — Title)
+    """Decision titles of a decisions file, in order. A heading owns the headings below it (they are
+    its sub-sections) when it is a decision: ``# Decision: T`` or another ``#`` heading of a merged
+    inbox file (not a file title such as "# Team Decisions", nor one over dated ``##`` decisions),
+    ``## DATE — T``, an undated ``##`` with no ``###`` under it, or a ``###`` block. Generic section
+    names (Context, Rationale, …), questions and priority labels are never counted."""
+    heads = []
     for line in _lines_outside_fences(text):
         m = _HEADING.match(line)
-        if not m:
-            continue
-        level, raw = len(m.group(1)), m.group(2)
-        t = norm_title(raw)
+        if m:
+            heads.append((len(m.group(1)), m.group(2)))
+    out: list[str] = []
+    owner = 0
+    for i, (level, raw) in enumerate(heads):
         if owner and level > owner:
             continue
         owner = 0
-        if not t or t in GENERIC or is_junk(raw):
+        t = norm_title(raw)
+        if not t or t in GENERIC:
             continue
+        kids = []
+        for lv, r in heads[i + 1 :]:
+            if lv <= level:
+                break
+            kids.append((lv, r))
+        title = re.sub(r"^[\W_]+", "", _DATE.sub("", raw)).strip()
         dated = bool(_DATE.search(raw))
-        if level == 1 and re.match(r"\s*decision\s*:", raw, re.I):
-            out.append(raw)
-            owner = 1
-        elif level == 2 and dated:
-            out.append(raw)
-            owner = 2
-        elif level == 3:
+        if level == 1:
+            over_dated = any(lv == 2 and _DATE.search(r) and norm_title(r) for lv, r in kids)
+            if not re.match(r"\s*decision\s*:", raw, re.I) and (_GROUPS.match(title) or over_dated):
+                continue
+        elif level == 2 and (
+            (dated and not t) or _GROUPS.match(title) or (not dated and any(lv == 3 for lv, _ in kids))
+        ):
+            continue
+        owner = level
+        if not is_junk(raw):
             out.append(raw)
     return out
 
@@ -318,7 +349,11 @@ def run_path(path: Path, work: Path, as_of: datetime | None) -> dict[str, Any]:
     secs = round(time.perf_counter() - t0, 2)
     if data is None:
         return {"path": str(path), "skipped": refused}
-    out = {"path": str(path), "repo": path.name if path.name != ".squad" else path.parent.name, "seconds": secs}
+    out = {
+        "path": str(path),
+        "repo": path.name if path.name != ".squad" else path.parent.name,
+        "seconds": secs,
+    }
     out |= {k: len(data[k]) for k in ("cold", "promoted", "archived", "pinned")}
     out["warnings"] = len(data["warnings"])
     out |= measure(root, before)

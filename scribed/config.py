@@ -80,6 +80,8 @@ class DaemonCfg(_Strict):
 class PromoteCfg(_Strict):
     schedule: str = "0 3 * * *"
     timezone: str = "UTC"
+    # review: promotion and import write proposals (scribed review approve/reject), not wiki facts
+    mode: Literal["auto", "review"] = "auto"
 
 
 class ArchiveCfg(_Strict):

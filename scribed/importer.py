@@ -1,18 +1,26 @@
 """``scribed import``: seed the tiers from a legacy Squad repo, reading and never changing it.
 
-Sources: ``.squad/agents/{agent}/history.md`` (``## Core Context``, ``###`` entries, ``📌 Team
-update`` lines) and ``.squad/decisions.md`` (``###`` blocks with ``**By:**``/``**What:**``/
-``**Why:**``). Each history entry or decision becomes a cold entry through the same extractive
-summary, :func:`scribed.entry.fit` and :func:`scribed.cold.append` as live sessions, so the format
-and the fold are the same. Entries older than ``cold.ttl_days`` go straight through promotion's
-rules: their durable facts land in the wiki and the entry is archived; the rest is archived.
+Sources (read with :mod:`scribed.legacy`, a markdown parser): ``.squad/agents/{agent}/history.md``
+and ``history-archive*.md`` (``## Core Context``, ``###`` entries, dated bullets, ``📌 Team update``
+lines), and the decision files: ``.squad/decisions.md``, ``decisions-archive*.md`` and
+``.squad/decisions/**/*.md`` (inbox drop-box files), in every layout teams write them.
 
-Pinned context goes to the wiki, never into a cold file's budget: the Core Context becomes one
-block in ``wiki/agent-{agent}.md`` (a changed Core Context supersedes the previous block), and
-team updates become ``decisions`` blocks decided by their author (a team update copied into many
-histories is one block). Undated entries take the history file's last git commit date, else its
-mtime, with a warning. Every unit's id hashes its file and text, and is recorded in the ledger, so
-a second import adds nothing. With ``stateBackend`` ``orphan`` or ``two-layer`` in
+* Each decision becomes one wiki fact in ``decisions``, under its own title, with its statement as
+  written and one provenance line (file, lines, author, date). What is not a decision (questions,
+  priority labels, status tables, bare sections) never becomes a fact.
+* Each history entry becomes a cold entry (the same extractive summary, :func:`scribed.entry.fit`
+  and :func:`scribed.cold.append` as live sessions) when it is within ``cold.ttl_days``; older ones go
+  through promotion's rules (durable facts to the wiki, the entry to the archive).
+* The Core Context becomes one block of ``wiki/agent-{agent}.md`` (debris lines dropped; a changed one
+  supersedes the previous block); team updates become ``decisions`` facts by their author.
+* Every legacy file read is archived whole (gzip, named by its content hash) under
+  ``.scribed/archive/legacy/``: every byte ends up in a wiki fact or the archive, never nowhere.
+* An agent with no hot file (or a blank one) gets a hot seed from its newest entry.
+
+With ``[promote] mode = "review"`` facts become proposals (``scribed review``), not wiki blocks.
+Every wiki change is recorded in the audit log. Undated entries take the file's last git commit
+date, else its mtime, with a warning. Every unit's id hashes its file and text, and is recorded in
+the ledger, so a second import adds nothing. With ``stateBackend`` ``orphan`` or ``two-layer`` in
 ``.squad/config.json``, mutable state lives on the ``squad-state`` branch: import refuses to write.
 """
 
@@ -27,39 +35,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from scribed import anchors as anchors_mod
-from scribed import cold, entry
+from scribed import audit, cold, legacy
 from scribed.cold import Layout
-from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config
 from scribed.entry import iso, one_line, parse_date, split_entries
-from scribed.fsutil import ensure_dir, root_lock, write_gzip_archive
+from scribed.fsutil import root_lock, write_gzip_archive
+from scribed.import_units import Unit, decision_fact, render_unit, seed_hot
 from scribed.ledger import Ledger
 from scribed.log import get as get_logger
 from scribed.log import progress
-from scribed.models import Anchor, Session, Summary, Turn
-from scribed.names import normalize_name, slug
-from scribed.promote import extract_facts, wiki_of
+from scribed.names import normalize_name
+from scribed.promote import extract_facts, fact_sink, wiki_of
 from scribed.redact import redact
-from scribed.wiki import Fact, Source, Wiki, safe_body, valid_topic
+from scribed.wiki import Fact, MergeResult, Source, WikiDoc, safe_body, valid_topic
 
 Clock = Callable[[], datetime]
 STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_H2 = re.compile(r"^## (?P<t>.+?)\s*#*\s*$")
-_H3 = re.compile(r"^### (?P<t>.+?)\s*#*\s*$")
-_DATE_IN = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 _TEAM = re.compile(
     r"📌\s*\**\s*Team update\s*\**\s*\((?P<ts>[^)]*)\)\s*\**\s*:?\s*\**\s*(?P<what>.+?)"
     r"(?:\s+[—–-]{1,2}\s+decided by\s+(?P<by>[^.\n]+?))?\s*\.?\s*$",
-    re.I,
-)
-_FIELD = re.compile(r"^\s*(?:[-*]\s+)?\*\*(?P<k>[A-Za-z][A-Za-z ]{0,20}?)\s*:\s*\*\*\s*(?P<v>.*)$")
-_DURABLE = re.compile(
-    r"\b(?:always|never|must|convention|cannot|can't|only|limit|requires?|api|endpoint|schema|contract|"
-    r"interface|returns?|learned|lesson|gotcha|turns out|pattern|prefer|avoid|note that|root cause)\b",
     re.I,
 )
 
@@ -68,32 +64,17 @@ class ImportRefused(ValueError):
     """The repo cannot be imported as asked (state on another branch, bad agent name); exit 2."""
 
 
+class _Sink(Protocol):
+    def add(self, fact: Fact, note: dict[str, str] | None = None) -> MergeResult: ...
+    def doc(self, topic: str) -> WikiDoc: ...
+    def flush(self) -> list[str]: ...
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
 # --- reading the legacy files ------------------------------------------------------------------
-@dataclass(slots=True)
-class Unit:
-    """One history entry or decision: what becomes one cold entry."""
-
-    agent: str
-    kind: str  # squad-history | squad-decisions
-    source: str  # path relative to the root
-    title: str
-    date: datetime
-    dated: bool
-    text: str  # the entry's own text (without its heading)
-    first_line: int
-    last_line: int
-    decision: tuple[str, str] | None = None  # (what, why) for decisions.md blocks
-
-    @property
-    def ref(self) -> str:
-        ident = f"{self.source}\0{self.title}\0{self.text.strip()}"
-        return "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
-
-
 @dataclass(slots=True)
 class TeamUpdate:
     when: datetime | None
@@ -108,6 +89,17 @@ class History:
     core: str = ""
     team: list[TeamUpdate] = field(default_factory=list)
     units: list[Unit] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Skipped:
+    """A block of a decision file that is not a decision (kept in the archive only)."""
+
+    source: str
+    title: str
+    reason: str
+    first_line: int
+    last_line: int
 
 
 def state_backend(squad: Path) -> str:
@@ -125,7 +117,7 @@ def state_backend(squad: Path) -> str:
 
 def file_date(path: Path, root: Path) -> tuple[datetime, str]:
     """The file's last git commit date (``git log -1 --format=%cI``), else its mtime; and which."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
+    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
         p = subprocess.run(
             ["git", "log", "-1", "--format=%cI", "--", str(path.relative_to(root))],
             cwd=root,
@@ -140,250 +132,105 @@ def file_date(path: Path, root: Path) -> tuple[datetime, str]:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC), "mtime"
 
 
-def _heading_date(text: str) -> tuple[datetime | None, str]:
-    """A date in a heading and the heading's title without it."""
-    m = _DATE_IN.search(text)
-    if not m:
-        return None, text.strip()
-    dt = parse_date(m.group(0))
-    title = (text[: m.start()] + text[m.end() :]).strip()
-    title = re.sub(r"^[\s:—–\-|·]+|[\s:—–\-|·]+$", "", title)
-    title = re.sub(r"\(\s*\)|\[\s*\]", "", title).strip()
-    return dt, title
-
-
-def _lines_outside_fences(text: str) -> list[tuple[int, str, bool]]:
-    """(1-based line number, line, inside a fence)."""
-    out = []
-    fence = ""
-    for no, line in enumerate(text.splitlines(), start=1):
-        m = _FENCE.match(line)
-        if fence:
-            out.append((no, line, True))
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
-                fence = ""
-            continue
-        if m:
-            fence = m.group(1)
-            out.append((no, line, True))
-            continue
-        out.append((no, line, False))
-    return out
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", "replace")
 
 
 def _team_update(line: str, agent: str) -> TeamUpdate | None:
     m = _TEAM.search(line)
     if not m:
         return None
-    by = m.group("by") or ""
-    who = normalize_name(re.split(r"[\s,(/]", by.strip(" *_"), maxsplit=1)[0]) if by.strip() else None
+    who = legacy.author(m.group("by") or "")
     return TeamUpdate(parse_date(m.group("ts")), m.group("what").strip(" *_"), who or agent)
 
 
-def parse_history(agent: str, path: Path, rel: str) -> History:
-    """Split a ``history.md`` into Core Context, team updates and ``###`` entries (dates resolved later)."""
-    text = path.read_bytes().decode("utf-8", "replace")
+def _drop_team(text: str, agent: str, out: list[TeamUpdate]) -> str:
+    """``text`` without its team-update lines (they are collected into ``out``)."""
+    keep = []
+    for line in text.splitlines():
+        tu = _team_update(line, agent) if "📌" in line else None
+        if tu is None:
+            keep.append(line)
+        else:
+            out.append(tu)
+    return "\n".join(keep)
+
+
+def parse_history(agent: str, path: Path, rel: str, *, pinned: bool = True) -> History:
+    """A history file's Core Context (``pinned``: history.md, not an archive), team updates and
+    entries (dates resolved later)."""
     h = History(agent=agent, path=path)
     core: list[str] = []
-    section = ""
-    cur: dict[str, Any] | None = None
-    loose: dict[str, Any] | None = None
-    units_raw: list[dict[str, Any]] = []
-
-    def close() -> None:
-        nonlocal cur, loose
-        for block in (cur, loose):
-            if block is not None and "".join(block["lines"]).strip():
-                units_raw.append(block)
-        cur = loose = None
-
-    for no, line, fenced in _lines_outside_fences(text):
-        if not fenced:
-            tu = _team_update(line, agent)
-            if tu is not None:
-                h.team.append(tu)
-                continue
-            m2 = _H2.match(line)
-            if m2:
-                close()
-                section = m2.group("t").strip()
-                continue
-            m3 = _H3.match(line)
-            if m3 and not section.casefold().startswith("core context"):
-                close()
-                cur = {"title": m3.group("t"), "lines": [], "first": no, "last": no}
-                continue
-        if section.casefold().startswith("core context"):
-            core.append(line)
-        elif cur is not None:
-            cur["lines"].append(line + "\n")
-            cur["last"] = no
-        elif section and line.strip():
-            if loose is None:
-                loose = {"title": section, "lines": [], "first": no, "last": no}
-            loose["lines"].append(line + "\n")
-            loose["last"] = no
-    close()
-    h.core = "\n".join(core).strip("\n")
-    for raw in units_raw:
-        when, title = _heading_date(raw["title"])
-        body = "".join(raw["lines"]).strip("\n")
-        title = title or one_line(body, 80)
+    for b in legacy.parse_history(_read(path)):
+        if b.kind == "other":
+            continue
+        if b.kind == "core" and pinned:
+            core.append(_drop_team(b.statement, agent, h.team))
+            continue
+        text = _drop_team(b.text, agent, h.team)
+        body = "\n".join(text.splitlines()[1:]) if b.text.lstrip().startswith("#") else text
+        if not body.strip():
+            continue
         h.units.append(
             Unit(
                 agent=agent,
                 kind="squad-history",
                 source=rel,
-                title=title,
-                date=when or datetime.min.replace(tzinfo=UTC),
-                dated=when is not None,
-                text=body,
-                first_line=raw["first"],
-                last_line=raw["last"],
+                title=b.title or one_line(body, 80),
+                date=b.date or datetime.min.replace(tzinfo=UTC),
+                dated=b.date is not None,
+                text=body.strip("\n"),
+                first_line=b.first,
+                last_line=b.last,
             )
         )
+    h.core = legacy.clean("\n\n".join(c for c in core if c.strip()))
     return h
 
 
-def parse_decisions(path: Path, rel: str) -> list[Unit]:
-    """``### `` blocks of ``decisions.md`` with their By/What/Why (and optional Date) fields."""
-    text = path.read_bytes().decode("utf-8", "replace")
+def parse_decisions(path: Path, rel: str) -> tuple[list[Unit], list[Skipped]]:
+    """The decisions of a decision file (any layout), and the blocks that are not decisions."""
     units: list[Unit] = []
-    cur: dict[str, Any] | None = None
-
-    def close() -> None:
-        if cur is None:
-            return
-        fields: dict[str, str] = cur["fields"]
-        loose = " ".join(cur["loose"]).strip()
-        when, title = _heading_date(cur["title"])
-        if when is None and fields.get("date"):
-            when = parse_date(fields["date"])
-        what = fields.get("what") or loose or title
-        why = fields.get("why", "")
-        by = fields.get("by", "")
-        who = normalize_name(re.split(r"[\s,(/]", by.strip(" *_"), maxsplit=1)[0]) if by.strip() else None
-        body = "\n".join(cur["lines"]).strip("\n")
+    skipped: list[Skipped] = []
+    for b in legacy.parse_decisions(_read(path)):
+        if b.kind != "decision":
+            if b.reason != "section":
+                skipped.append(Skipped(rel, b.title, b.reason, b.first, b.last))
+            continue
         units.append(
             Unit(
-                agent=who or "squad",
+                agent=b.by or "squad",
                 kind="squad-decisions",
                 source=rel,
-                title=title or one_line(what, 80),
-                date=when or datetime.min.replace(tzinfo=UTC),
-                dated=when is not None,
-                text=body,
-                first_line=cur["first"],
-                last_line=cur["last"],
-                decision=(what, why),
+                title=b.title,
+                date=b.date or datetime.min.replace(tzinfo=UTC),
+                dated=b.date is not None,
+                text=b.text,
+                first_line=b.first,
+                last_line=b.last,
+                statement=b.statement,
+                titled=b.titled,
             )
         )
-
-    for no, line, fenced in _lines_outside_fences(text):
-        m3 = None if fenced else _H3.match(line)
-        if m3:
-            close()
-            cur = {
-                "title": m3.group("t"),
-                "fields": {},
-                "loose": [],
-                "lines": [],
-                "first": no,
-                "last": no,
-                "key": "",
-            }
-            continue
-        if cur is None:
-            continue
-        if not fenced and _H2.match(line):
-            close()
-            cur = None
-            continue
-        cur["lines"].append(line)
-        cur["last"] = no
-        f = None if fenced else _FIELD.match(line)
-        if f:
-            cur["key"] = f.group("k").strip().lower()
-            cur["fields"][cur["key"]] = f.group("v").strip()
-        elif line.strip() and cur["key"] in ("what", "why"):
-            cur["fields"][cur["key"]] = (cur["fields"][cur["key"]] + " " + line.strip()).strip()
-        elif line.strip():
-            cur["loose"].append(line.strip())
-    close()
-    return units
+    return units, skipped
 
 
-# --- turning a unit into a cold entry ------------------------------------------------------------
-def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
-    """The extractive summary of one unit (the same compressor as live sessions)."""
-    turns: list[Turn] = []
-    line_no = unit.first_line + 1
-    offset = 0
-    for para in re.split(r"\n\s*\n", redact(unit.text)):
-        offset += len(para.encode()) + 2
-        if para.strip():
-            turns.append(Turn("assistant", para.strip(), "message", None, line_no, offset))
-        line_no += para.count("\n") + 2
-    sess = Session(
-        agent=unit.agent,
-        session_id=unit.ref,
-        source=Path(unit.source),
-        kind=unit.kind,
-        turns=turns,
-        start=unit.date,
-        end=unit.date,
-        ended=True,
-    )
-    found = anchors_mod.extract(sess)
-    s = ExtractiveCompressor().compress(sess, found, budget).summary
-    s.goal = redact(one_line(unit.title, 160))
-    if unit.decision is not None:
-        what, why = (redact(x) for x in unit.decision)
-        s.decisions = [one_line(what, 400) + (f" — why: {one_line(why, 400)}" if why.strip() else "")]
-        s.knowledge = []
-        s.outcome = ""
-    else:
-        have = {*s.decisions, *s.knowledge}
-        for t in turns:
-            for line in t.text.splitlines():
-                item = line.strip().lstrip("-*+>").strip()
-                if len(item) < 12 or item in have or item.startswith(("#", "```", "|")):
-                    continue
-                if anchors_mod._DECISION.search(item) or anchors_mod._DECISION_VERB.search(item):
-                    continue
-                if _DURABLE.search(item) and len(s.knowledge) < 12:
-                    s.knowledge.append(item)
-                    have.add(item)
-    return s, found, sess
+def history_files(squad: Path, agent: str) -> list[Path]:
+    folder = squad / "agents" / agent
+    found = [folder / "history.md"]
+    found += sorted(p for p in folder.glob("history-archive*.md") if p.is_file() and not p.is_symlink())
+    return [p for p in found if p.is_file() and not p.is_symlink()]
 
 
-def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
-    """The unit as a cold entry (fitted to the compress budget when it goes to the cold tier)."""
-    bytes_in = len(unit.text.encode()) or 1
-    ccfg = cfg.compress
-    budget = int(min(ccfg.max_bytes, max(ccfg.min_bytes, bytes_in * ccfg.ratio)))
-    summary, found, sess = _summary(unit, budget)
-    meta = entry.EntryMeta(
-        entry_id=unit.ref,
-        agent=unit.agent,
-        session=f"{'decisions' if unit.decision else 'history'}-{slug(unit.title, 40)}",
-        source=unit.source,
-        kind=unit.kind,
-        end=unit.date,
-        first_line=unit.first_line,
-        last_line=unit.last_line,
-        turns=len(sess.turns),
-        sha256=hashlib.sha256(unit.text.encode()).hexdigest(),
-        compressor="extractive",
-        bytes_in=bytes_in,
-    )
-    if fit:
-        summary = entry.fit(summary, meta, budget)
-        summary, meta.recall = entry.guard(summary, found, meta, int(budget * 1.15))
-    return redact(entry.render(summary, meta))
+def decision_files(squad: Path) -> list[Path]:
+    """``decisions.md``, ``decisions-archive*.md`` and ``decisions/**/*.md`` (inbox drop-box files)."""
+    found = sorted(p for p in squad.glob("decisions*.md") if p.is_file() and not p.is_symlink())
+    folder = squad / "decisions"
+    if folder.is_dir() and not folder.is_symlink():
+        found += sorted(p for p in folder.rglob("*.md") if p.is_file() and not p.is_symlink())
+    return found
 
 
-# --- the import ----------------------------------------------------------------------------------
 def _archived_refs(layout: Layout) -> set[str]:
     folder = layout.archive / "promoted"
     out: set[str] = set()
@@ -414,7 +261,7 @@ def import_squad(
     clock: Clock = utcnow,
     lock: bool = True,
 ) -> dict[str, Any]:
-    """Import the named agents' histories (all, and decisions.md, when ``agents`` is None)."""
+    """Import the named agents' histories (all, and the decision files, when ``agents`` is None)."""
     layout = Layout(cfg.root_path)
     squad = layout.squad
     if not squad.is_dir():
@@ -443,6 +290,60 @@ def import_squad(
         return _import(cfg, layout, names, agents is None, dry_run, as_of or clock(), clock)
 
 
+@dataclass(slots=True)
+class _Run:
+    """What one import read and what it will write."""
+
+    histories: list[History] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    decisions: list[Unit] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
+    root = layout.root
+    run = _Run()
+    dates: dict[Path, tuple[datetime, str]] = {}
+
+    def undated(path: Path, what: str) -> datetime:
+        if path not in dates:
+            dates[path] = file_date(path, root)
+        when, how = dates[path]
+        how_text = "its last git commit" if how == "git" else "the file's mtime (no git date)"
+        run.warnings.append(
+            f"{path.relative_to(root)}: undated {what}; dated {when.date().isoformat()} from {how_text}"
+        )
+        return when
+
+    for name in names:
+        for n, path in enumerate(history_files(layout.squad, name)):
+            h = parse_history(name, path, str(path.relative_to(root)), pinned=n == 0)
+            for u in h.units:
+                if not u.dated:
+                    u.date = undated(path, f"entry {u.title!r}")
+            run.files.append(path)
+            if n == 0:
+                run.histories.append(h)
+            else:
+                run.histories[-1].team += h.team
+            run.units += h.units
+    for path in decision_files(layout.squad):
+        units, skipped = parse_decisions(path, str(path.relative_to(root)))
+        units = [u for u in units if everything or u.agent in names]
+        for u in units:
+            if not u.dated:
+                u.date = undated(path, f"decision {u.title!r}")
+        run.decisions += units
+        run.skipped += skipped if everything else []
+        if units or everything:
+            run.files.append(path)
+    run.units.sort(key=lambda u: (u.date, u.source, u.first_line))
+    run.decisions.sort(key=lambda u: (u.date, u.source, u.first_line))
+    return run
+
+
 def _import(
     cfg: Config,
     layout: Layout,
@@ -452,48 +353,16 @@ def _import(
     as_of: datetime,
     clock: Clock,
 ) -> dict[str, Any]:
-    log = get_logger()
-    root = layout.root
-    cutoff = as_of - timedelta(days=cfg.cold.ttl_days)
-    warnings: list[str] = []
-    dates: dict[Path, tuple[datetime, str]] = {}
-
-    def undated(path: Path, what: str) -> datetime:
-        if path not in dates:
-            dates[path] = file_date(path, root)
-        when, how = dates[path]
-        rel = path.relative_to(root)
-        how_text = "its last git commit" if how == "git" else "the file's mtime (no git date)"
-        warnings.append(f"{rel}: undated {what}; dated {when.date().isoformat()} from {how_text}")
-        return when
-
-    units: list[Unit] = []
-    histories: list[History] = []
-    for name in names:
-        path = layout.squad / "agents" / name / "history.md"
-        h = parse_history(name, path, str(path.relative_to(root)))
-        for u in h.units:
-            if not u.dated:
-                u.date = undated(path, f"entry {u.title!r}")
-        histories.append(h)
-        units += h.units
-    dec_path = layout.squad / "decisions.md"
-    if dec_path.is_file():
-        for u in parse_decisions(dec_path, str(dec_path.relative_to(root))):
-            if not everything and u.agent not in names:
-                continue
-            if not u.dated:
-                u.date = undated(dec_path, f"decision {u.title!r}")
-            units.append(u)
-    units.sort(key=lambda u: (u.date, u.source, u.first_line))
-
+    run = _read_all(layout, names, everything)
     if dry_run:
         ledger = Ledger(layout.ledger, readonly=True) if layout.ledger.exists() else Ledger(None)
     else:
-        ensure_dir(layout.state)
+        audit.ensure_state(layout)
         ledger = Ledger(layout.ledger)
     try:
-        return _apply(cfg, layout, ledger, histories, units, cutoff, as_of, dry_run, clock, warnings, log)
+        return _apply(
+            cfg, layout, ledger, run, as_of - timedelta(days=cfg.cold.ttl_days), as_of, dry_run, clock
+        )
     finally:
         ledger.close()
 
@@ -502,129 +371,154 @@ def _apply(
     cfg: Config,
     layout: Layout,
     ledger: Ledger,
-    histories: list[History],
-    units: list[Unit],
+    run: _Run,
     cutoff: datetime,
     as_of: datetime,
     dry_run: bool,
     clock: Clock,
-    warnings: list[str],
-    log: Any,
 ) -> dict[str, Any]:
-    wiki = wiki_of(layout)
+    log = get_logger()
+    wiki = wiki_of(layout, action="import", clock=clock)
+    sink: _Sink = fact_sink(layout, cfg, wiki, "import", clock)
     known = wiki.refs() | _archived_refs(layout)
     cold_ids: dict[str, set[str]] = {}
-    out_cold: list[dict[str, Any]] = []
-    promoted: list[dict[str, Any]] = []
-    archived: list[dict[str, Any]] = []
-    pinned: list[dict[str, Any]] = []
+    out: dict[str, list[dict[str, Any]]] = {
+        k: [] for k in ("cold", "promoted", "archived", "pinned", "decisions")
+    }
     topics: dict[str, dict[str, int]] = {}
-    to_archive: list[tuple[dict[str, Any], entry.Entry, Unit]] = []
+    to_archive: list[tuple[dict[str, Any], Any, Unit]] = []
+    rows: list[dict[str, Any]] = []
     skipped = 0
 
-    def count(topic: str, action: str) -> None:
-        c = topics.setdefault(topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
-        c[action] = c.get(action, 0) + 1
+    def count(r: MergeResult) -> None:
+        c = topics.setdefault(r.topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
+        c[r.action] = c.get(r.action, 0) + 1
+        c["superseded"] += len(r.superseded)
 
-    rows: list[dict[str, Any]] = []
-
-    def record(u: Unit, text: str) -> None:
-        rows.append(
-            {
-                "id": u.ref,
-                "path": str(layout.root / u.source),
-                "session": f"import:{u.kind}",
-                "agent": u.agent,
-                "session_end": iso(u.date),
-                "start_offset": u.first_line,
-                "end_offset": u.last_line,
-                "bytes_in": len(u.text.encode()),
-                "bytes_out": len(text.encode()),
-                "ratio": len(text.encode()) / max(1, len(u.text.encode())),
-                "recall": 1.0,
-                "compressor": "extractive",
-                "created_at": iso(clock()),
-            }
-        )
-
-    for u in progress(units, "importing", unit="entry"):  # a bar on a TTY only
+    for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
         if u.agent not in cold_ids:
             cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
         if ledger.has_entry(u.ref) or u.ref in known or u.ref in cold_ids[u.agent]:
             skipped += 1
             continue
-        item: dict[str, Any] = {
-            "agent": u.agent,
-            "entry": u.ref,
-            "date": iso(u.date),
-            "title": redact(one_line(u.title, 100)),
-            "source": u.source,
-        }
+        item = _item(u)
         if u.date >= cutoff:
             text = render_unit(u, cfg, fit=True)
             if not dry_run:
                 cold.append(layout, u.agent, text, u.ref, cfg.cold.max_bytes, clock())
-            record(u, text)
+            rows.append(_row(layout, u, text, clock))
             cold_ids[u.agent].add(u.ref)
-            out_cold.append(item)
+            out["cold"].append(item)
             continue
-        text = render_unit(u, cfg, fit=False)
-        e = split_entries(text)[1][0]
+        e = split_entries(render_unit(u, cfg, fit=False))[1][0]
         facts, warn = extract_facts(e, u.agent)
-        warnings += warn
+        run.warnings += warn
         for f in facts:
             f.source.via = "import"
-            r = wiki.add(f)
-            count(r.topic, r.action)
-            topics[r.topic]["superseded"] += len(r.superseded)
+            f.source.extra["file"] = u.source
+            count(sink.add(f))
         if facts:
-            item["topics"] = sorted({f.topic for f in facts})
-            item["facts"] = len(facts)
-            promoted.append(item)
-        else:
-            archived.append(item)
+            item |= {"topics": sorted({f.topic for f in facts}), "facts": len(facts)}
+        out["promoted" if facts else "archived"].append(item)
         to_archive.append((item, e, u))
         known.add(u.ref)
+    for u in run.decisions:
+        if ledger.has_entry(u.ref) or u.ref in known:
+            skipped += 1
+            continue
+        r = sink.add(decision_fact(u))
+        count(r)
+        out["decisions"].append(_item(u) | {"topic": r.topic, "action": r.action, "titled": u.titled})
+        rows.append(_row(layout, u, u.statement, clock))
+        known.add(u.ref)
+    for h in run.histories:
+        out["pinned"] += _pin(sink, h, layout, count)
 
-    for h in histories:
-        pinned += _pin(wiki, h, layout, count)
-
+    name = ""
     if to_archive:
         # one gzip for the run's old entries, named by what it holds (a rerun writes the same bytes)
         blob = "".join(e.text.rstrip("\n") + "\n\n" for _, e, _ in to_archive).encode()
         name = f"promoted/import-{hashlib.sha256(blob).hexdigest()[:12]}.md.gz"
         for item, e, u in to_archive:
             item["archive"] = name
-            record(u, e.text)
+            rows.append(_row(layout, u, e.text, clock))
+    originals = [_legacy_name(layout, p) for p in run.files]
     if not dry_run:
-        wiki.flush()  # the wiki first, then the archive and the ledger
+        sink.flush()  # the wiki (and its audit records) or the proposals first, then the archive
         if to_archive:
             write_gzip_archive(layout.archive / name, blob)
+        for path, arch in zip(run.files, originals, strict=True):
+            if not (layout.archive / arch).exists():
+                write_gzip_archive(layout.archive / arch, path.read_bytes())
         _record_all(ledger, rows)
-        log.info(
-            "imported",
-            cold=len(out_cold),
-            promoted=len(promoted),
-            archived=len(archived),
-            pinned=len(pinned),
-            skipped=skipped,
-        )
-    for w in warnings:
+        newest: dict[str, Unit] = {}
+        for u in run.units:
+            newest[u.agent] = u
+        fresh = {i["agent"] for k in ("cold", "promoted", "archived") for i in out[k]}
+        for h in run.histories:
+            if h.agent in fresh or not layout.hot_file(h.agent).exists():
+                seed_hot(layout, h.agent, newest.get(h.agent), cfg, log)
+        log.info("imported", **{k: len(v) for k, v in out.items()}, skipped=skipped)
+    for w in run.warnings:
         log.warning("import_warning", reason=w)
     return {
         "root": str(layout.root),
         "as_of": iso(as_of),
         "cutoff": iso(cutoff),
         "dry_run": dry_run,
-        "agents": [h.agent for h in histories],
-        "cold": out_cold,
-        "promoted": promoted,
-        "archived": archived,
-        "pinned": pinned,
+        "mode": cfg.promote.mode,
+        "agents": [h.agent for h in run.histories],
+        **out,
+        "not_decisions": [
+            {
+                "source": s.source,
+                "lines": f"{s.first_line}-{s.last_line}",
+                "title": redact(one_line(s.title, 100)),
+                "reason": s.reason,
+            }
+            for s in run.skipped
+        ],
+        "legacy_archived": originals,
         "skipped": skipped,
         "topics": topics,
-        "warnings": warnings,
+        "warnings": run.warnings,
     }
+
+
+def _item(u: Unit) -> dict[str, Any]:
+    return {
+        "agent": u.agent,
+        "entry": u.ref,
+        "date": iso(u.date),
+        "title": redact(one_line(u.title, 100)),
+        "source": u.source,
+        "lines": f"{u.first_line}-{u.last_line}",
+    }
+
+
+def _row(layout: Layout, u: Unit, text: str, clock: Clock) -> dict[str, Any]:
+    """The ledger row of an imported unit (so a second import skips it)."""
+    return {
+        "id": u.ref,
+        "path": str(layout.root / u.source),
+        "session": f"import:{u.kind}",
+        "agent": u.agent,
+        "session_end": iso(u.date),
+        "start_offset": u.first_line,
+        "end_offset": u.last_line,
+        "bytes_in": len(u.text.encode()),
+        "bytes_out": len(text.encode()),
+        "ratio": len(text.encode()) / max(1, len(u.text.encode())),
+        "recall": 1.0,
+        "compressor": "extractive",
+        "created_at": iso(clock()),
+    }
+
+
+def _legacy_name(layout: Layout, path: Path) -> str:
+    """Where a legacy file's original bytes are archived: by its path and content hash."""
+    rel = path.relative_to(layout.squad).as_posix()
+    return f"legacy/{rel}.{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}.gz"
 
 
 def _record_all(ledger: Ledger, rows: list[dict[str, Any]]) -> None:
@@ -637,7 +531,9 @@ def _record_all(ledger: Ledger, rows: list[dict[str, Any]]) -> None:
         db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
 
 
-def _pin(wiki: Wiki, h: History, layout: Layout, count: Callable[[str, str], None]) -> list[dict[str, Any]]:
+def _pin(
+    sink: _Sink, h: History, layout: Layout, count: Callable[[MergeResult], None]
+) -> list[dict[str, Any]]:
     """Core Context → ``wiki/agent-{agent}.md``; team updates → ``decisions``."""
     out: list[dict[str, Any]] = []
     rel = str(h.path.relative_to(layout.root))
@@ -647,24 +543,17 @@ def _pin(wiki: Wiki, h: History, layout: Layout, count: Callable[[str, str], Non
         topic = valid_topic(f"agent-{h.agent}"[:64].rstrip("-_")) or "conventions"
         body = safe_body(redact(h.core.strip()))
         title = f"Core context of {h.agent}"
-        doc = wiki.doc(topic)
-        earlier = any(b.title == title and b.active for b in doc.blocks)
+        earlier = any(b.title == title and b.active for b in sink.doc(topic).blocks)
         date = fdate.date().isoformat()
         ref = "i-" + hashlib.sha256(f"core\0{h.agent}\0{body}".encode()).hexdigest()[:12]
-        fact = Fact(
-            topic=topic,
-            kind="context",
-            text=body,
-            date=date,
-            source=Source(
-                date=date, ref=ref, agent=h.agent, session="core-context", via="import", extra={"file": rel}
-            ),
-            title=title,
-            supersedes=title if earlier else "",
-            exact=True,
+        src = Source(
+            date=date, ref=ref, agent=h.agent, session="core-context", via="import", extra={"file": rel}
         )
-        r = wiki.add(fact)
-        count(r.topic, r.action)
+        fact = Fact(
+            topic, "context", body, date, src, title=title, supersedes=title if earlier else "", exact=True
+        )
+        r = sink.add(fact)
+        count(r)
         out.append({"agent": h.agent, "topic": topic, "title": title, "action": r.action})
     for tu in h.team:
         when = tu.when
@@ -673,24 +562,15 @@ def _pin(wiki: Wiki, h: History, layout: Layout, count: Callable[[str, str], Non
             when = fdate
         date = when.date().isoformat()
         what = redact(tu.what)
-        ref = "i-" + hashlib.sha256(f"team\0{iso(when)}\0{norm_space(what)}".encode()).hexdigest()[:12]
-        fact = Fact(
-            topic="decisions",
-            kind="decision",
-            text=what,
-            date=date,
-            source=Source(date=date, ref=ref, agent=tu.by, session="team-update", via="import"),
-        )
-        r = wiki.add(fact)
-        count(r.topic, r.action)
+        ref = "i-" + hashlib.sha256(f"team\0{iso(when)}\0{' '.join(what.split())}".encode()).hexdigest()[:12]
+        src = Source(date=date, ref=ref, agent=tu.by, session="team-update", via="import")
+        fact = Fact(topic="decisions", kind="decision", text=what, date=date, source=src)
+        r = sink.add(fact)
+        count(r)
         out.append(
             {"agent": h.agent, "topic": "decisions", "title": fact.title, "action": r.action, "by": tu.by}
         )
     return out
-
-
-def norm_space(s: str) -> str:
-    return " ".join(s.split())
 
 
 __all__ = ["ImportRefused", "import_squad", "parse_decisions", "parse_history", "state_backend"]

@@ -33,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from scribed import cold
+from scribed import audit, cold, legacy, review
 from scribed.cold import Layout
 from scribed.config import Config
 from scribed.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
@@ -41,13 +41,16 @@ from scribed.fsutil import atomic_write, ensure_dir, read_text, root_lock, write
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
 from scribed.redact import redact
+from scribed.reversal import REVERSAL
 from scribed.wiki import (
     TOPIC_KIND,
+    Block,
     Fact,
     MergeResult,
     Source,
     Wiki,
     WikiError,
+    reverses,
     safe_body,
     strip_supersedes,
     valid_topic,
@@ -88,8 +91,16 @@ def inbox_dir(layout: Layout) -> Path:
     return layout.memory / "inbox" / "wiki"
 
 
-def wiki_of(layout: Layout) -> Wiki:
-    return Wiki(layout.wiki, layout.memory)
+def wiki_of(layout: Layout, action: str = "promote", clock: Clock = utcnow) -> Wiki:
+    """The wiki of a root; its changes go to the audit log as ``action``."""
+    return Wiki(layout.wiki, layout.memory, audit=audit.AuditLog(layout, action, clock))
+
+
+def fact_sink(layout: Layout, cfg: Config | None, wiki: Wiki, action: str, clock: Clock) -> Any:
+    """Where facts go: the wiki, or proposals when ``[promote] mode = "review"``."""
+    if cfg is None or cfg.promote.mode != "review":
+        return wiki
+    return review.ReviewSink(wiki, review.Proposals(layout), action, clock)
 
 
 def parse_as_of(text: str) -> datetime:
@@ -181,6 +192,8 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
         text = redact(one_line(text, 2000))
         if len(text) < 4 or _TOPIC_LINE.fullmatch(text):
             return
+        if legacy.is_question(text) or legacy.is_priority(text):
+            return  # an open question or a priority label is not a durable fact
         facts.append(
             Fact(
                 topic=override or kind_topic,
@@ -332,7 +345,7 @@ def promote(
         else:
             from scribed.ledger import Ledger
 
-            ensure_dir(layout.state)
+            audit.ensure_state(layout)
             led = Ledger(layout.ledger)
             try:
                 led.set_meta("last_promotion_at", stamp)
@@ -346,10 +359,12 @@ def _promote_locked(
 ) -> dict[str, Any]:
     log = get_logger()
     cutoff = as_of - timedelta(days=cfg.cold.ttl_days)
-    wiki = wiki_of(layout)
+    wiki = wiki_of(layout, "promote", clock)
+    sink = fact_sink(layout, cfg, wiki, "promote", clock)
     warnings: list[str] = []
     inbox = apply_inbox(layout, cfg, clock, dry_run=dry_run, wiki=wiki)
     due: list[_Due] = []
+    fresh: list[_Due] = []
     kept = 0
     for agent in cold_agents(layout):
         _, entries = split_entries(read_text(layout.cold_file(agent)))
@@ -362,7 +377,9 @@ def _promote_locked(
                 due.append(_Due(when, agent, e))
             else:
                 kept += 1
+                fresh.append(_Due(when, agent, e))
     due.sort(key=lambda d: (d.when, d.agent, entry_ref(d.entry)))
+    reversals = _early_reversals(sink, wiki, fresh, warnings)
 
     tally = _TopicTally()
     promoted: list[dict[str, Any]] = []
@@ -382,7 +399,7 @@ def _promote_locked(
             continue
         reps = []
         for f in facts:
-            r = wiki.add(f)
+            r = sink.add(f)
             tally.add(r)
             reps.append(_fact_report(f, r))
         item["facts"] = reps
@@ -390,8 +407,8 @@ def _promote_locked(
         promoted.append(item)
 
     written: list[str] = []
-    if not dry_run and due:
-        written = wiki.flush()  # 1. the wiki is durable …
+    if not dry_run and (due or reversals):
+        written = sink.flush()  # 1. the wiki (or the proposals) is durable …
         by_agent: dict[str, set[str]] = {}
         for d in due:
             archive_entry(layout, d.agent, d.entry)  # 2. … then the archive …
@@ -419,8 +436,33 @@ def _promote_locked(
         "topics": tally.counts,
         "written": written,
         "inbox": inbox,
+        "reversals": reversals,
+        "mode": cfg.promote.mode,
         "warnings": warnings,
     }
+
+
+def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[str]) -> list[dict[str, Any]]:
+    """Decisions of cold entries still within the TTL that reverse an active wiki fact: promoted now,
+    so the wiki never keeps a reversed decision active for a month. The entry stays in cold (its
+    other facts are promoted when it is due; this one is then already present)."""
+    out: list[dict[str, Any]] = []
+    active = [b for t in wiki.topics() for b in wiki.doc(t).blocks if b.active]
+    if not active:
+        return out
+    for d in sorted(fresh, key=lambda d: (d.when, d.agent, entry_ref(d.entry))):
+        facts, warn = extract_facts(d.entry, d.agent)
+        for f in facts:
+            if f.kind != "decision" or not (f.supersedes or REVERSAL.search(f.text)):
+                continue
+            probe = Block(
+                date=f.date, title=f.title, body=f.text, supersedes=f.supersedes, sources=[f.source]
+            )
+            if any(b.date <= f.date and reverses(probe, b) for b in active):
+                warnings += warn
+                r = sink.add(f)
+                out.append({"agent": d.agent, "entry": entry_ref(d.entry), **_fact_report(f, r)})
+    return out
 
 
 # --- agent-written facts -------------------------------------------------------------------------
@@ -479,7 +521,7 @@ def write_agent_fact(
     """Append (or merge) an agent's fact into ``wiki/{topic}.md``. The caller holds the root lock."""
     topic, agent = _check_names(topic, agent)
     fact = agent_fact(topic, agent, text, title=title, date=clock().date().isoformat(), via=via)
-    wiki = wiki_of(layout)
+    wiki = wiki_of(layout, via, clock)
     r = wiki.add(fact)
     wiki.flush()
     return {
@@ -498,9 +540,8 @@ def deprecate(
     topic, agent = _check_names(topic, agent)
     if not (layout.wiki / f"{topic}.md").is_file():
         raise WikiError(f"no wiki topic {topic!r} (wiki/{topic}.md does not exist)")
-    wiki = wiki_of(layout)
-    doc = wiki.doc(topic)
-    block = doc.deprecate(title, agent, clock().date().isoformat(), redact(reason))
+    wiki = wiki_of(layout, "deprecate", clock)
+    block = wiki.deprecate(topic, title, agent, clock().date().isoformat(), redact(reason))
     wiki.flush()
     return {"topic": topic, "block": block.label, "status": block.status}
 
@@ -557,7 +598,8 @@ def apply_inbox(
     daemon do). Returns ``{"applied": [...], "quarantined": [...], "warnings": [...]}``.
     """
     log = get_logger()
-    wk = wiki or wiki_of(layout)
+    wk = wiki or wiki_of(layout, "inbox", clock)
+    sink = fact_sink(layout, cfg, wk, "inbox", clock)
     applied: list[dict[str, Any]] = []
     quarantined: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -600,11 +642,11 @@ def apply_inbox(
                 log.warning("inbox_quarantined", file=path.name, reason=reason, moved_to=item["moved_to"])
             quarantined.append(item)
             continue
-        r = wk.add(fact)
+        r = sink.add(fact, note={"action": "inbox"})
         applied.append({"file": path.name, "agent": fact.source.agent, **_fact_report(fact, r)})
         done.append(path)
     if not dry_run and done:
-        wk.flush()  # the inbox's facts are durable before their files go
+        sink.flush()  # the inbox's facts (or proposals) are durable before their files go
         for p in done:
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()

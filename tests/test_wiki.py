@@ -77,10 +77,16 @@ def test_render_parse_round_trip_is_byte_stable() -> None:
     assert again.render() == text
     assert [b.title for b in again.blocks] == [b.title for b in d.blocks]
     b = again.blocks[0]
-    assert b.status == "active" and b.kind == "decision" and b.rationale == "bursts from one key"
+    assert b.status == "active" and b.kind == "decision" and b.date == "2026-09-01"
+    assert b.body.endswith("\n**Why:** bursts from one key"), "the rationale is part of the statement"
     assert b.sources[0].ref == "e-000000000001" and b.sources[0].agent == "picard"
-    assert "### 2026-09-01: use a token bucket" in text
-    assert "- source: 2026-09-01 · entry=e-000000000001 · agent=picard · session=s-0001" in text
+    # one heading (the title), the statement, ONE provenance line
+    assert text.count("\n### use a token bucket in src/app/ratelimit.py keyed by API key\n") == 1
+    assert (
+        "\n*Source:* 2026-09-01 · entry=e-000000000001 · agent=picard · session=s-0001"
+        " | confidence: 1 session, 1 agent\n" in text
+    )
+    assert "- status:" not in text and "- kind:" not in text and "- confidence:" not in text
 
 
 def test_exact_and_near_duplicates_merge_and_raise_confidence() -> None:
@@ -98,7 +104,9 @@ def test_exact_and_near_duplicates_merge_and_raise_confidence() -> None:
     b = d.blocks[0]
     assert [s.ref for s in b.sources] == ["e-000000000001", "e-000000000002", "e-000000000003"]
     assert b.confidence() == "3 sessions, 2 agents"
-    assert "- confidence: 3 sessions, 2 agents" in d.render()
+    assert d.render().count("*Source:*") == 1
+    assert "entry=e-000000000002 · agent=riker · session=s-0002; 2026-09-07" in d.render()
+    assert "| confidence: 3 sessions, 2 agents" in d.render()
     assert b.date == "2026-09-01", "a block keeps its first date"
 
 
@@ -125,8 +133,14 @@ def test_explicit_supersedes_marks_the_old_block_and_keeps_it() -> None:
     assert old.status == "superseded by 2026-09-15: use an injected clock in src/auth/session.py"
     assert new.active and new.supersedes == "use freeze_time() in the login tests"
     text = d.render()
-    assert "- supersedes: use freeze_time() in the login tests" in text
-    assert text.count("\n### 2026-") == 2, "never silently deleted"
+    assert "| replaces: use freeze_time() in the login tests" in text
+    assert text.count("\n### ") == 2, "never silently deleted"
+    # the old fact sits under Superseded, with a line saying what replaced it and when
+    head, _, under = text.partition("\n## Superseded\n")
+    assert "### use an injected clock" in head and "### use freeze_time()" in under
+    assert "*Status:* superseded by 2026-09-15: use an injected clock in src/auth/session.py" in under
+    again = WikiDoc.parse("decisions", text)
+    assert again.render() == text and [b.active for b in again.blocks] == [True, False]
 
 
 def test_reversal_by_wording_and_overlap_across_sessions() -> None:
@@ -202,7 +216,7 @@ def test_deprecate() -> None:
     )
     b = d.deprecate("use a token bucket keyed by API key", "troi", "2026-11-29", "moved to the gateway")
     assert b.status == "deprecated 2026-11-29 by troi: moved to the gateway"
-    assert "- status: deprecated 2026-11-29 by troi: moved to the gateway" in d.render()
+    assert "*Status:* deprecated 2026-11-29 by troi: moved to the gateway" in d.render()
     assert len(d.blocks) == 3
     with pytest.raises(WikiError, match="2 blocks match"):
         d.deprecate("stream", "troi", "2026-11-29")
@@ -229,7 +243,7 @@ def test_untouched_blocks_keep_their_bytes(tmp_path: Path) -> None:
     w.add(fact("stream rows with server-side cursors", date="2026-09-03"))
     assert w.flush() == ["decisions"]
     text = (wiki / "decisions.md").read_text()
-    assert text.startswith(human.rstrip("\n") + "\n\n### 2026-09-03: stream rows")
+    assert text.startswith(human.rstrip("\n") + "\n\n### stream rows")
     assert (wiki / "conventions.md").read_text() == "### 2026-08-02: weird   spacing  kept\n\n\n\nbody\n"
     # nothing new: no write at all
     mtime = (wiki / "decisions.md").stat().st_mtime_ns

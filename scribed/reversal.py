@@ -1,0 +1,219 @@
+"""When one fact reverses another: text normalisation and the reversal rules of the wiki.
+
+Identifiers are compared normalised: case, ``-``/``_``/space and backticks do not matter, so
+``scheduler-p1``, ``scheduler_p1``, ``\\`Scheduler_P1\\``` and "scheduler p1" are one thing.
+
+A later fact reverses an earlier one when it has reversal wording and names what it reverses:
+
+* "instead of X" / "rather than X": X's lead (up to a preposition) appears in the earlier fact;
+* "reversed / reverted / dropped / replaced / scrapped (the earlier decision to) X", "no longer X",
+  "X is replaced / dropped / no longer used": most of X's words (and identifiers) are in it;
+* otherwise reversal wording alone and at least half of the earlier fact's content words repeated.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+
+NEAR_DUP = 0.9  # token-set Jaccard at or above which two facts are the same fact
+OVERLAP = 0.5  # share of an earlier fact's content words a reversal must repeat
+TARGET_SHARE = 0.75  # share of a named target's words the earlier fact must hold
+
+_SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
+_MD = re.compile(r"[`*_>#\[\]()~|]")
+_NON_WORD = re.compile(r"[^\w]+")
+REVERSAL = re.compile(
+    r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?|supersed(?:e|es|ed|ing)|instead\b|no longer|"
+    r"scrap(?:s|ped)?|rather than|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?|abandon(?:s|ed)?|undo(?:es|ne)?|"
+    r"retir(?:e|es|ed))\b",
+    re.IGNORECASE,
+)
+_INSTEAD_OF = re.compile(
+    r"\b(?:instead of|rather than)\s+(?:`(?P<code>[^`\n]{1,80})`|(?P<x>[^,.;:!?\n]{2,80}))", re.I
+)
+_VERB_TARGET = re.compile(
+    r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
+    r"undo(?:es|ne)?|retir(?:e|es|ed)|replac(?:e|es|ed|ing)|supersed(?:e|es|ed|ing)|no longer)\s+"
+    r"(?:(?:the|our|my|this|that|an?)\s+)?(?:(?:earlier|previous|prior|old|original|initial)\s+)?"
+    r"(?:(?:decision|choice|plan|approach|idea|call|rule|convention)\s+)?(?:(?:to|of|on|about|that|for)\s+|:\s*)?"
+    r"(?P<x>[^.;!?\n]{3,160})",
+    re.I,
+)
+_PASSIVE = re.compile(
+    r"\s(?:is|are|was|were|has been|have been)\s+(?:now\s+)?"
+    r"(?:no longer used|replaced|superseded|dropped|reverted|deprecated|retired|abandoned)\b",
+    re.I,
+)
+_CLAUSE_START = re.compile(r"[.;!?\n]")
+_LEAD_END = re.compile(r"\s(?:for|in|on|at|to|with|when|because|since|so|as|from|by|and|or)\s", re.I)
+_TAIL = re.compile(r"\s(?:with|by|in favou?r of|and (?:use|go|switch|move))\s.*$", re.I)
+_STOP = {
+    "the", "and", "for", "use", "uses", "using", "with", "this", "that", "from", "instead", "decision",
+    "decided", "will", "are", "our", "not", "now", "reverse", "reverses", "reversed", "reversing", "revert",
+    "earlier", "previous", "rather", "than", "into", "when", "all", "any", "its", "was", "were", "has",
+    "have", "been", "longer", "replace", "replaces", "replacing", "supersedes", "should", "then", "them",
+    "they", "but", "via", "we", "to", "of", "in", "on", "at", "is", "it", "an", "be", "by", "or", "as",
+    "no", "so", "do", "go", "up",
+}  # fmt: skip
+
+
+def strip_supersedes(text: str) -> tuple[str, str]:
+    """Split a trailing ``(supersedes: OLD)`` off a decision: (text, OLD)."""
+    m = _SUPERSEDES_SUFFIX.search(text)
+    if not m or "(supersedes:" not in text:
+        return text.strip(), ""
+    return text[: m.start()].strip(), m.group("s").strip().rstrip(")")
+
+
+@functools.lru_cache(maxsize=8192)
+def norm(text: str) -> str:
+    """Casefolded, markdown and punctuation stripped, ``-``/``_`` as spaces, whitespace collapsed."""
+    text = strip_supersedes(text)[0].casefold()
+    text = _MD.sub(" ", text)
+    text = _NON_WORD.sub(" ", text).replace("_", " ")
+    return " ".join(text.split())
+
+
+def tokens(text: str) -> set[str]:
+    return set(norm(text).split())
+
+
+def words(text: str) -> set[str]:
+    """Content words for overlap tests (short and stop words dropped)."""
+    return {w for w in norm(text).split() if len(w) >= 3 and w not in _STOP}
+
+
+def terms(text: str) -> set[str]:
+    """What a named target is made of: content words and short identifiers such as ``p1``."""
+    return {w for w in norm(text).split() if w not in _STOP and (len(w) >= 3 or any(c.isdigit() for c in w))}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def near_dup(a: str, b: str) -> bool:
+    na, nb = norm(a), norm(b)
+    if not na or not nb:
+        return False
+    return na == nb or jaccard(set(na.split()), set(nb.split())) >= NEAR_DUP
+
+
+def same_fact(ref: str, text: str) -> bool:
+    """Whether a ``supersedes`` reference names ``text`` (equal, contained or mostly the same words)."""
+    a, b = norm(ref), norm(text)
+    if not a or not b:
+        return False
+    if a == b or (len(a) >= 12 and a in b) or (len(b) >= 12 and b in a):
+        return True
+    return jaccard(set(a.split()), set(b.split())) >= 0.6
+
+
+def _lead(x: str) -> str:
+    """What "instead of X" names: X up to its first preposition ("pip" of "pip for installs")."""
+    m = _LEAD_END.search(f" {x} ")
+    lead = norm(f" {x} "[: m.start()] if m else x).split()
+    while lead and lead[0] in _STOP:
+        lead.pop(0)
+    return " ".join(lead)
+
+
+def _codeish(raw: str, term: str) -> bool:
+    """Whether ``term`` is written like an identifier in ``raw``: with a digit, in backticks, or
+    inside a token joined by ``-``/``_``/``.``/``/``."""
+    if any(c.isdigit() for c in term):
+        return True
+    for tok in raw.split():
+        tok = tok.strip(".,;:!?()[]\"'")
+        if re.search(r"[`_./-]", tok) and term in norm(tok).split():
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def targets(text: str) -> tuple[str, ...]:
+    """What a reversal names with a verb ("reversed the earlier decision to X", "X is dropped"). A
+    "replace X" names X only with what replaces it ("with Y", "by Y"): "sets/replaces the config"
+    describes an operation, not a change of mind."""
+    out = []
+    for m in _VERB_TARGET.finditer(text):
+        x = m.group("x")
+        cut = _TAIL.sub("", x)
+        if m.group(0)[:5].lower().startswith("repla") and (
+            cut == x or text[m.start() - 1 : m.start()] == "/"
+        ):
+            continue
+        out.append(cut)
+    for m in _PASSIVE.finditer(text):
+        starts = [c.end() for c in _CLAUSE_START.finditer(text, 0, m.start())]
+        out.append(text[(starts[-1] if starts else 0) : m.start()][-120:])
+    return tuple(t for t in out if terms(t))
+
+
+def _seq(text: str) -> list[str]:
+    return [w for w in norm(text).split() if w not in _STOP and (len(w) >= 3 or any(c.isdigit() for c in w))]
+
+
+def _names(target: str, old_text: str) -> float:
+    """How well a named target matches an earlier fact: most of its terms (three quarters) are
+    there and at least two of them side by side (or one identifier); 0 otherwise."""
+    want = _seq(target)
+    if not want:
+        return 0.0
+    have = _seq(old_text)
+    hit = set(want) & set(have)
+    share = len(hit) / len(set(want))
+    pairs = set(itertools.pairwise(want)) & set(itertools.pairwise(have))
+    ident = any(_codeish(target, w) and _codeish(old_text, w) for w in hit)
+    if share >= TARGET_SHARE and (pairs or ident or len(want) == 1):
+        return 1.0 + share
+    return 0.0
+
+
+_CLAIM = re.compile(r"^\s*(?:[-*+]\s+)?\*\*(?:What|Decision)\s*:\*\*\s*(?P<c>.+)$", re.I | re.M)
+
+
+def claim(text: str) -> str:
+    """What a fact states: its ``**What:**``/``**Decision:**`` field when it has one (By and Why
+    lines say who and why, not what), else all of it."""
+    m = _CLAIM.search(text)
+    return m.group("c") if m else text
+
+
+def reversal_score(new_text: str, old_text: str) -> float:
+    """How strongly ``new_text`` reverses ``old_text`` (0 = it does not); see the module docstring.
+    2 or more: it names the earlier fact ("instead of X" with X there, or most of a named target)."""
+    if not REVERSAL.search(new_text) or near_dup(new_text, old_text):
+        return 0.0
+    old_text = claim(old_text)
+    old_norm = f" {norm(old_text)} "
+    named = [
+        x
+        for x in (
+            norm(m.group("code")) if m.group("code") else _lead(m.group("x"))
+            for m in _INSTEAD_OF.finditer(new_text)
+        )
+        if x
+    ]
+    old_seq = set(_seq(old_text))
+    for x in named:
+        # X is there, and is what the earlier fact is about: a quarter of its terms (one term: an
+        # identifier, or a short fact), and one more term in common besides X
+        xs = set(_seq(x))
+        about = len(xs & old_seq) >= max(1, len(old_seq) / 4) and (
+            len(xs) > 1 or len(old_seq) <= 6 or _codeish(old_text, x)
+        )
+        if f" {x} " in old_norm and about and (old_seq - xs) & set(_seq(new_text)):
+            return 2.0
+    best = max((_names(t, old_text) for t in targets(new_text)), default=0.0)
+    if best or named or targets(new_text):
+        return best  # it names what it reverses, and that is not this fact
+    ow, nw = words(old_text), words(new_text)
+    if len(ow) < 3 or not nw:
+        return 0.0
+    hit = len(nw & ow)
+    return hit / len(ow) if hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 else 0.0
