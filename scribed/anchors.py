@@ -8,6 +8,7 @@ commands, issue numbers, open TODOs) survive regardless.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -299,8 +300,13 @@ def _looks_like_version(p: str) -> bool:
 
 
 def _decisions(turns: list[Turn]) -> list[Anchor]:
-    """Decisions in order; a later reversal replaces the decision it reverses."""
-    found: list[Anchor] = []
+    """Decisions in order; a later reversal replaces the decision it reverses.
+
+    Linear in the session: decisions are kept by text (unique, in order of their last statement)
+    and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once.
+    """
+    found: dict[str, Anchor] = {}
+    keys: dict[str, tuple[str, set[str]]] = {}  # text -> (lowercased, words)
     for t, line in _lines(turns, {"message", "summary"}):
         m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
         if not m:
@@ -309,28 +315,40 @@ def _decisions(turns: list[Turn]) -> list[Anchor]:
         if len(text) < 4:
             continue
         superseded: str | None = None
-        if _REVERSAL.search(line) and found:
-            target = _reversal_target(line, found)
+        if found and _REVERSAL.search(line):
+            target = _reversal_target(line, found, keys)
             if target is not None:
                 superseded = target.text
-                found.remove(target)
-        found = [a for a in found if a.text != text]
-        found.append(Anchor("decision", text, t.line, superseded))
-    return found
+                del found[target.text]
+        found.pop(text, None)
+        found[text] = Anchor("decision", text, t.line, superseded)
+        if text not in keys:
+            keys[text] = (text.lower(), _words(text))
+    return list(found.values())
 
 
-def _reversal_target(line: str, earlier: list[Anchor]) -> Anchor | None:
-    """The earlier decision a reversal line refers to: named via 'instead of X', else most overlap."""
+# How many of the most recent decisions a reversal is matched against (bounds the work per line).
+REVERSAL_WINDOW = 64
+
+
+def _reversal_target(
+    line: str, earlier: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
+) -> Anchor | None:
+    """The earlier decision a reversal line refers to: named via 'instead of X', else most overlap.
+
+    Newest first, among the last REVERSAL_WINDOW decisions.
+    """
+    recent = list(itertools.islice(reversed(earlier.values()), REVERSAL_WINDOW))
     inst = _INSTEAD_OF.search(line)
     if inst:
         x = inst.group("x").strip().lower()
-        for a in reversed(earlier):
-            if x and x in a.text.lower():
+        for a in recent:
+            if x and x in keys[a.text][0]:
                 return a
     words = _words(line)
     best: tuple[float, Anchor] | None = None
-    for a in reversed(earlier):
-        w = _words(a.text)
+    for a in recent:
+        w = keys[a.text][1]
         if not w:
             continue
         score = len(words & w) / len(w)

@@ -103,6 +103,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
     counts = dict.fromkeys(STATUSES, 0)
     hot_counts = dict.fromkeys(STATUSES, 0)
     last_entry = last_promo = ledger_error = None
+    retrying: list[dict[str, Any]] = []
     if layout.ledger.exists():
         try:
             led = Ledger(layout.ledger, readonly=True)
@@ -113,6 +114,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
                     led.last_entry_at(),
                     led.get_meta("last_promotion_at"),
                 )
+                retrying = _retrying(led)
             finally:
                 led.close()
         except sqlite3.Error as exc:
@@ -139,6 +141,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
         },
         "sources": counts,
         "hot_files": hot_counts,
+        "retrying": retrying,
         "ledger_error": ledger_error,
         "last_compaction": last_entry,
         "last_promotion": last_promo,
@@ -153,6 +156,23 @@ def _counts(c: dict[str, int]) -> str:
     return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
 
 
+def _retrying(led: Ledger) -> list[dict[str, Any]]:
+    """Sources that failed (unreadable, a failed compaction) and are tried again: the daemon with
+    backoff at ``next_retry``, ``run-once`` on its next run."""
+    from scribed.redact import redact
+
+    return [
+        {
+            "source": redact(r.path),
+            "kind": r.kind,
+            "attempts": r.attempts,
+            "reason": redact(r.last_error),
+            "next_retry": r.retry_at or None,
+        }
+        for r in led.sources("failed")
+    ]
+
+
 def _print_status(d: dict[str, Any]) -> None:
     dm = d["daemon"]
     click.echo(f"root:            {d['root']}")
@@ -163,6 +183,9 @@ def _print_status(d: dict[str, Any]) -> None:
     ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
     click.echo(f"sources:         {_counts(d['sources'])} (transcripts){ledger}")
     click.echo(f"hot files:       {_counts(d['hot_files'])}")
+    for r in d["retrying"]:
+        when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"
+        click.echo(f"retrying:        {r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")
     click.echo(f"last compaction: {d['last_compaction'] or 'never'}")
     nxt = d["next_promotion"] or d["promotion_error"] or "none"
     click.echo(

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed.entry import Entry, iso, join_entries, one_line, split_entries
-from scribed.fsutil import atomic_write, read_text, write_gzip_archive
+from scribed.fsutil import atomic_write, check_state_dirs, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
 
 _SECTION_KEYS = {title: key for key, title in SECTIONS}
@@ -72,6 +72,11 @@ class Layout:
 
     def cold_file(self, agent: str) -> Path:
         return self.cold / f"{agent}.md"
+
+    def check_state(self) -> None:
+        """Refuse state folders that are symlinks or lie outside the root (nothing is written through them)."""
+        subdirs = [self.archive, self.quarantine, *(self.archive / d for d in ("hot", "cold", "promoted"))]
+        check_state_dirs(self.root, self.state, subdirs)
 
     def hot_file(self, agent: str) -> Path:
         return self.hot / f"{agent}.md"

@@ -20,6 +20,7 @@ import re
 import select
 import signal
 import socket
+import sqlite3
 import threading
 import time
 import zoneinfo
@@ -620,7 +621,7 @@ class Daemon:
         }
         if out.status == "not-finished":
             try:
-                mtime = item.path.stat().st_mtime
+                mtime = min(item.path.stat().st_mtime, now)  # a future mtime counts as now (clock skew)
             except OSError:
                 return
             deadline = max(mtime + self.cfg.session.quiet_seconds, now) + 0.01
@@ -641,6 +642,8 @@ class Daemon:
                 self._attempts[key] = attempts
             delay = min(2.0**attempts, MAX_BACKOFF)
             self.timers.arm(key, now + delay, "retry")
+            with contextlib.suppress(sqlite3.Error):  # shown by `scribed status`
+                scribe.ledger.set_retry_at(key, iso(self.clock() + timedelta(seconds=delay)))
             self.log.warning("retry_scheduled", file=key, attempts=attempts, in_seconds=delay)
         else:
             self._attempts.pop(key, None)

@@ -53,6 +53,82 @@ def check_inside(path: Path, base: Path) -> None:
         raise UnsafePathError(errno.EPERM, f"refusing to write outside {base}", str(path))
 
 
+def check_state_dirs(root: Path, state: Path, subdirs: list[Path]) -> None:
+    """Refuse a state folder (``state`` and ``subdirs`` under it) that is a symlink or resolves
+    outside ``root``; the error names the folder.
+
+    scribed's own state (the ledger, archives of raw hot files, quarantine) must stay where the
+    README says; a symlink would make every later write land wherever it points. Folders that do
+    not exist yet are created as real folders, so only where they would land is checked.
+    """
+    real_root = root.resolve()
+    for d in [state, *subdirs]:
+        cur = d
+        while True:  # d and each of its parents up to the state folder
+            if cur.is_symlink():
+                raise UnsafePathError(
+                    errno.ELOOP,
+                    f"refusing to use {cur}: it is a symlink (to {os.readlink(cur)}); "
+                    "state folders must be real folders inside the root",
+                    str(cur),
+                )
+            if cur == state or cur == cur.parent:
+                break
+            cur = cur.parent
+        real = d.resolve()  # a folder not made yet resolves through its existing parents
+        if real != real_root and real_root not in real.parents:
+            raise UnsafePathError(
+                errno.EPERM, f"refusing to use {d}: it resolves to {real}, outside the root {root}", str(d)
+            )
+
+
+def _refuse_linked_state(path: Path) -> None:
+    """Archives live under ``.scribed/``: refuse one whose folders on the way there are symlinks."""
+    chain: list[Path] = []
+    for parent in path.parents:
+        chain.append(parent)
+        if parent.name == ".scribed":
+            break
+    else:
+        return  # not scribed's state: the caller's own checks apply
+    for parent in chain:
+        if parent.is_symlink():
+            raise UnsafePathError(errno.ELOOP, "refusing to write through a symlinked folder", str(parent))
+
+
+def read_error(path: Path) -> str | None:
+    """Why ``path`` cannot be read right now (permission, I/O error), or None when it can."""
+    try:
+        with path.open("rb") as fh:
+            fh.read(1)
+    except FileNotFoundError:
+        return None  # gone: the caller's own checks say so
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    return None
+
+
+def skip_newline(path: Path, offset: int) -> int:
+    """``offset`` moved past a line end right after it.
+
+    A last line compacted before its newline was written ends one byte later once it has one;
+    the newline alone is not a new record, so it must not make that record count as new.
+    """
+    if offset <= 0:
+        return offset
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset - 1)
+            head = fh.read(3)
+    except OSError:
+        return offset
+    if head[:1] in (b"\n", b""):
+        return offset
+    if head[1:3] == b"\r\n":
+        return offset + 2
+    return offset + 1 if head[1:2] == b"\n" else offset
+
+
 def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600."""
     if isinstance(data, str):
@@ -97,6 +173,7 @@ def read_text(path: Path) -> str:
 
 def write_gzip_archive(dest: Path, data: bytes) -> None:
     """Archive bytes as a gzip file, atomically (mtime 0 so reruns are byte-stable)."""
+    _refuse_linked_state(dest)
     atomic_write(dest, gzip.compress(data, mtime=0))
 
 

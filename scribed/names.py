@@ -1,25 +1,51 @@
-"""Agent and topic names become file names, so they are validated before any path is built."""
+"""Agent and topic names become file names, so they are validated before any path is built.
+
+A name has one canonical spelling: ASCII, case-folded (``Picard`` and ``picard`` are one agent,
+on any disk, case-sensitive or not). Non-ASCII names are refused rather than folded: the Kelvin
+sign ``K`` lowercases to ``k``, and two different raw names must never land on one file unnoticed.
+"""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 MAX_NAME = 64
 
 
 def normalize_name(raw: object) -> str | None:
-    """Return the lowercased name if it is a safe file stem, else None.
+    """Return the canonical (case-folded) name if it is a safe file stem, else None.
 
-    Names like ``../../tmp/x``, ones with NUL bytes, slashes, dots or spaces are rejected rather
-    than "cleaned", so two different raw names can never collide on one file.
+    Names like ``../../tmp/x``, ones with NUL bytes, slashes, dots, spaces or non-ASCII letters
+    are rejected rather than "cleaned", so two different raw names can only meet by case.
     """
     if not isinstance(raw, str):
         return None
-    name = raw.strip().lower()
+    name = raw.strip()
+    if not name.isascii():
+        return None
+    name = name.casefold()
     if not name or len(name) > MAX_NAME or not NAME_RE.fullmatch(name):
         return None
     return name
+
+
+def case_collisions(path: Path) -> list[Path]:
+    """Other files in ``path``'s folder whose stem folds to the same agent name (``Picard.md``
+    beside ``picard.md``): one agent, so the caller warns. Empty when there are none."""
+    name = normalize_name(path.stem)
+    if name is None:
+        return []
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return []
+    return sorted(
+        p
+        for p in siblings
+        if p.name != path.name and p.suffix == path.suffix and normalize_name(p.stem) == name
+    )
 
 
 def slug(text: str, limit: int = 48) -> str:

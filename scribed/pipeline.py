@@ -2,8 +2,9 @@
 
 One unit of work is one source file: parse it (streaming), decide whether it is finished,
 take the part not compacted yet, redact it, extract anchors, compress, guard, append the
-entry to ``cold/{agent}.md``, and record it in the ledger. Entry ids are derived from
-(source, session, byte range), so a rerun after any crash finds what is already written.
+entry to ``cold/{agent}.md``, and record it in the ledger. Entry ids are derived from the
+session and the content it holds (not the path), so a rerun after any crash, a lost ledger or a
+renamed transcript finds what is already written.
 """
 
 from __future__ import annotations
@@ -20,16 +21,26 @@ from pathlib import Path
 from typing import Any
 
 from scribed import adapters, anchors, cold, entry, hot_seed, live, transcripts
+from scribed import ledger as ledger_mod
 from scribed.adapters import zst
+from scribed.adapters.common import hold_partial_tail
 from scribed.cold import Layout
 from scribed.compress.base import CompressError, Compressor, CompressResult
 from scribed.compress.extractive import ENTRY_OVERHEAD, ExtractiveCompressor
 from scribed.config import CompressCfg, Config, ConfigError
-from scribed.fsutil import clean_temp_files, ensure_dir, read_text, write_gzip_archive
+from scribed.fsutil import (
+    UnsafePathError,
+    clean_temp_files,
+    ensure_dir,
+    read_error,
+    read_text,
+    skip_newline,
+    write_gzip_archive,
+)
 from scribed.ledger import Ledger, SourceRow
 from scribed.log import get as get_logger
 from scribed.models import Anchor, ParseResult, Session, Turn
-from scribed.names import normalize_name
+from scribed.names import case_collisions, normalize_name
 from scribed.redact import redact
 
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
@@ -193,6 +204,10 @@ class Scribe:
         self.layout = Layout(cfg.root_path)
         self.log = get_logger()
         self._validate_sources()
+        try:
+            self.layout.check_state()  # before anything is created in them
+        except UnsafePathError as exc:
+            raise ConfigError(str(exc.strerror or exc)) from exc
         if dry_run:
             self.ledger = (
                 Ledger(self.layout.ledger, readonly=True) if self.layout.ledger.exists() else Ledger(None)
@@ -340,6 +355,7 @@ class Scribe:
     # --- one file -----------------------------------------------------------------------------
     def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
         """Compact whatever is finished and new in one source file."""
+        ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)  # lost or empty: rebuilt
         path = item.path
         key = str(path)
         try:
@@ -359,13 +375,34 @@ class Scribe:
             and row.status in ("done", "quarantined")
         ):
             return FileOutcome("unchanged")
-
-        parsed = adapters.parse_file(item.kind, path, item.agent)
-        for w in parsed.warnings:
-            self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
+        if item.kind == "hot":
+            for other in case_collisions(path):
+                self.log.warning(
+                    "agent_name_collision", file=key, other=str(other), agent=item.agent,
+                    reason="names that differ only by case are one agent",
+                )  # fmt: skip
 
         now = self.clock()
-        quiet = (now.timestamp() - st.st_mtime) >= self.cfg.session.quiet_seconds
+        mtime = ledger_mod.effective_mtime(st, row, now)  # a future mtime counts from when it was seen
+        quiet = (now.timestamp() - mtime) >= self.cfg.session.quiet_seconds
+        problem = read_error(path)
+        if problem is None:
+            with hold_partial_tail(not (quiet or force)):  # an open session's unterminated line waits
+                parsed = adapters.parse_file(item.kind, path, item.agent)
+            if not parsed.sessions:  # the parser reports a failed read as a warning
+                problem = next((w for w in parsed.warnings if ": cannot read " in w), None)
+        if problem is not None:  # a retry (with backoff under the daemon), never "done"
+            attempts = (row.attempts if row else 0) + 1
+            self.log.error("source_unreadable", file=key, reason=problem, attempts=attempts)
+            offset, sha = (row.offset_done, row.sha256) if row else (0, "")
+            self._mark(item, st, row, status="failed", offset=offset, sha=sha, error=problem, attempts=attempts)
+            return FileOutcome("failed", failed=1, reason=problem)
+        for w in parsed.warnings:
+            self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
+        if st.st_mtime > now.timestamp() and not ledger_mod.same_state(row, st) and not self.dry_run:
+            self.log.warning("future_mtime", file=key, reason="modified in the future: counted from now")
+            offset, sha = (row.offset_done, row.sha256) if row else (0, "")
+            self._mark(item, st, row, status="pending", offset=offset, sha=sha)  # remembers when it was seen
         finished = parsed.ended or quiet or force
         if not parsed.sessions:
             self._mark(
@@ -412,6 +449,8 @@ class Scribe:
                 reason="content before the compacted offset changed; compacting the whole file again",
             )
             offset_done = 0
+        if item.kind in BYTE_KINDS and offset_done > 0 and path.suffix != ".zst":
+            offset_done = skip_newline(path, offset_done)  # a line compacted before its newline came
 
         if not finished:  # only ended sessions wholly before every open session's new turns
             first_open = min(
@@ -424,6 +463,8 @@ class Scribe:
         new_offset = offset_done
         for sess in todo:
             turns = [t for t in sess.turns if t.end_offset > offset_done]
+            if offset_done == 0 and item.kind != "hot":  # a path the ledger does not know: moved, rotated?
+                turns = ledger_mod.uncovered(self.ledger, redact(sess.session_id), sess.session_id, sess.turns, turns)
             if sess.turns:
                 new_offset = max(new_offset, max(t.end_offset for t in sess.turns))
             # A session with no message (only a tool's banner or output) has nothing to remember.
@@ -557,11 +598,9 @@ class Scribe:
         t0 = time.monotonic()
         start_off = offset_done
         end_off = max(t.end_offset for t in turns)
-        ident = f"{item.path}\0{sess.session_id}\0{start_off}\0{end_off}"
-        if item.kind == "hot":
-            ident = f"{item.path}\0{sess.session_id}"
-        entry_id = "e-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
-        if self.ledger.has_entry(entry_id):
+        entry_id = ledger_mod.content_id(sess.session_id, turns)  # the same records, wherever the file is
+        legacy = ledger_mod.legacy_id(item.path, sess.session_id, start_off, end_off, hot=item.kind == "hot")
+        if self.ledger.has_entry(entry_id) or self.ledger.has_entry(legacy):
             return None
 
         red_turns = [
@@ -632,6 +671,8 @@ class Scribe:
             session_end=entry.iso(end),
             start_offset=start_off,
             end_offset=end_off,
+            first_line=red_turns[0].line,
+            last_line=red_turns[-1].line,
             bytes_in=bytes_in,
             bytes_out=bytes_out,
             ratio=rep.ratio,

@@ -6,9 +6,11 @@ raises on bad content: a bad value is treated as missing and a bad line is repor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,12 +59,33 @@ def loads(text: str | bytes) -> tuple[bool, object]:
         return False, None
 
 
+# Set while a file's session may still be written: its last line, with no newline yet, is a record
+# the writer has not finished, so it is left for a later read (see hold_partial_tail).
+_HOLD_TAIL: ContextVar[bool] = ContextVar("scribed_hold_partial_tail", default=False)
+
+
+@contextlib.contextmanager
+def hold_partial_tail(hold: bool = True) -> Iterator[None]:
+    """Within this block, :func:`iter_jsonl` does not yield a last line that has no newline yet.
+
+    The caller holds it while the session is still open; once it has ended (quiet, an end marker,
+    ``--force``) the last line is read as it is.
+    """
+    token = _HOLD_TAIL.set(hold)
+    try:
+        yield
+    finally:
+        _HOLD_TAIL.reset(token)
+
+
 def iter_jsonl(path: Path) -> Iterator[JsonLine]:
     """Yield the file's non-blank lines one at a time so memory stays about one line.
 
     Invalid UTF-8 is replaced rather than rejected: one bad byte in a tool's output must not cost
-    the whole record. Lines that are not a JSON object come back with ``error`` set.
+    the whole record. Lines that are not a JSON object come back with ``error`` set. Under
+    :func:`hold_partial_tail` an unterminated last line waits for its newline.
     """
+    hold = _HOLD_TAIL.get()
     with zst.open_binary(path) as fh:  # a .jsonl.zst is decompressed as it streams
         offset = 0
         line_no = 0
@@ -73,13 +96,18 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
             line_no += 1
             offset += len(raw)
             if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                more = b""
                 while True:
                     more = fh.readline(_DRAIN_CHUNK)
                     offset += len(more)
                     if not more or more.endswith(b"\n"):
                         break
+                if hold and not more:
+                    return
                 yield JsonLine(line_no, offset, None, "line too long")
                 continue
+            if hold and not raw.endswith(b"\n"):
+                return
             if raw.isspace():
                 continue
             text = raw.decode("utf-8", "replace")

@@ -1,0 +1,136 @@
+"""Issue 13: decision extraction is linear. A reversal is matched against recent decisions only and
+each decision's words are computed once, so a hot file full of decisions and reversals no longer
+holds the root lock for minutes; on sessions of ordinary size the decisions are exactly the same."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scribed import adapters, anchors
+from scribed.models import Anchor, Turn
+
+
+# --- the quadratic implementation this replaced, kept as the reference for ordinary sessions ----------
+def _reference_target(line: str, earlier: list[Anchor]) -> Anchor | None:
+    inst = anchors._INSTEAD_OF.search(line)
+    if inst:
+        x = inst.group("x").strip().lower()
+        for a in reversed(earlier):
+            if x and x in a.text.lower():
+                return a
+    words = anchors._words(line)
+    best: tuple[float, Anchor] | None = None
+    for a in reversed(earlier):
+        w = anchors._words(a.text)
+        if not w:
+            continue
+        score = len(words & w) / len(w)
+        if score > 0.25 and (best is None or score > best[0]):
+            best = (score, a)
+    return best[1] if best else None
+
+
+def reference_decisions(turns: list[Turn]) -> list[Anchor]:
+    found: list[Anchor] = []
+    for t, line in anchors._lines(turns, {"message", "summary"}):
+        m = (
+            anchors._DECISION.search(line)
+            or anchors._DECISION_VERB.search(line)
+            or anchors._DECISION_MORE.search(line)
+        )
+        if not m:
+            continue
+        text = anchors._clean(anchors._first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
+        if len(text) < 4:
+            continue
+        superseded: str | None = None
+        if anchors._REVERSAL.search(line) and found:
+            target = _reference_target(line, found)
+            if target is not None:
+                superseded = target.text
+                found.remove(target)
+        found = [a for a in found if a.text != text]
+        found.append(Anchor("decision", text, t.line, superseded))
+    return found
+
+
+THINGS = [
+    "redis",
+    "the cache",
+    "polling",
+    "webhooks",
+    "sqlite",
+    "postgres",
+    "a token bucket",
+    "flock",
+    "retries",
+]
+LINES = st.one_of(
+    st.builds(lambda a, b: f"Decision: use {a} for {b}.", st.sampled_from(THINGS), st.sampled_from(THINGS)),
+    st.builds(
+        lambda a, b: f"Actually, we will use {a} instead of {b}.",
+        st.sampled_from(THINGS),
+        st.sampled_from(THINGS),
+    ),
+    st.builds(
+        lambda a: f"We decided to drop {a}; rather than that, keep it simple.", st.sampled_from(THINGS)
+    ),
+    st.builds(lambda a: f"Change of plan: go with {a} now", st.sampled_from(THINGS)),
+    st.builds(lambda a: f"Scratch that. Let's use {a} in src/app.py", st.sampled_from(THINGS)),
+    st.sampled_from(["ok", "Running the tests now.", "We no longer need the cron job."]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(LINES, min_size=1, max_size=4), min_size=1, max_size=40))
+def test_same_decisions_as_the_reference(paragraphs: list[list[str]]) -> None:
+    turns = [Turn("assistant", "\n".join(p), line=i + 1) for i, p in enumerate(paragraphs)]
+    assert anchors._decisions(turns) == reference_decisions(turns)
+
+
+def adversarial_line(i: int) -> str:
+    """A decision, a reversal naming the one before it, and one reversing by overlap, over and over."""
+    k = i % 3
+    if k == 0:
+        return f"Decision: use cache layer v{i} for module_{i % 97} in src/mod_{i % 53}/file_{i}.py"
+    if k == 1:
+        return f"Actually, we should store sessions in redis_{i} instead of cache layer v{i - 1} for module_{(i - 1) % 97}"
+    return f"We decided to reverse the plan on queue_{i}: rather than polling, push events #{i % 900}"
+
+
+def adversarial(n: int) -> list[Turn]:
+    return [Turn("assistant", adversarial_line(i), line=i + 1) for i in range(n)]
+
+
+def cpu(fn: object, *args: object) -> float:
+    t0 = time.process_time()
+    fn(*args)  # type: ignore[operator]
+    return time.process_time() - t0
+
+
+def test_decision_extraction_is_linear() -> None:
+    small, big = adversarial(6_000), adversarial(24_000)
+    t_small, t_big = cpu(anchors._decisions, small), cpu(anchors._decisions, big)
+    # 4x the input: ~4x the time when linear, ~16x when quadratic (the old code: 0.9 s -> 120 s)
+    assert t_big < 8 * max(t_small, 0.02), (t_small, t_big)
+
+
+def test_5mb_of_decisions_in_under_5_seconds(tmp_path: Path) -> None:
+    """The shape that took the old extractor minutes: 5 MB of decisions and reversals."""
+    hot = tmp_path / "picard.md"
+    parts, size, i = ["Current task: giant\n\n"], 0, 0
+    while size < 5 * 1024 * 1024:
+        line = adversarial_line(i) + "\n\n"
+        parts.append(line)
+        size += len(line)
+        i += 1
+    hot.write_text("".join(parts))
+    [session] = adapters.parse_file("hot", hot, "picard").sessions
+    took = cpu(anchors._decisions, session.turns)
+    assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
+    tail = session.turns[-60:]
+    assert anchors._decisions(tail) == reference_decisions(tail)
