@@ -1,4 +1,5 @@
-"""CLI commands for the wiki tier: ``promote``, ``wiki-write``, ``wiki-deprecate`` and ``import``.
+"""CLI commands for the wiki tier: ``promote``, ``wiki-write``, ``wiki-deprecate``, ``import``,
+``review`` (list, approve, reject proposals) and ``wiki history TOPIC`` (the audit log).
 
 Kept apart from ``cli.py`` so the compaction CLI stays small; ``cli.py`` calls :func:`register`.
 Exit codes as everywhere: 0 ok, 1 work failed, 2 usage error (bad name, bad date, refused import).
@@ -198,10 +199,128 @@ def register(main: click.Group) -> None:
         lines += [
             f"pinned  {p['agent']:<12} → {p['topic']}: {p['title']} ({p['action']})" for p in data["pinned"]
         ]
+        lines += [
+            f"decided {d['agent']:<12} {d['date'][:10]} {d['title']} → {d['topic']} ({d['action']})"
+            for d in data["decisions"]
+        ]
+        lines += [
+            f"skip    {n['source']}:{n['lines']} {n['title']} ({n['reason']})" for n in data["not_decisions"]
+        ]
         lines.append(
             f"{len(data['cold'])} to cold, {len(data['promoted'])} to wiki, {len(data['archived'])} archived, "
-            f"{len(data['pinned'])} pinned, {data['skipped']} already imported"
+            f"{len(data['pinned'])} pinned, {len(data['decisions'])} decisions"
+            + (" proposed for review" if data.get("mode") == "review" else "")
+            + f", {len(data['not_decisions'])} not decisions, {data['skipped']} already imported"
         )
         for w in data["warnings"]:
             click.echo(f"scribed: warning: {w}", err=True)
         _emit(data, as_json, lines)
+
+    _register_review(main)
+
+
+def _review_lines(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return ["no proposals waiting for review"]
+    out = []
+    for r in rows:
+        where = r["file"] or r["source"]
+        out.append(
+            f"{r['id']}  {r['topic']:<12} {r['date']}  {r['title']}  ({r['action']}: {where}, {r['agent'] or '-'})"
+        )
+    out.append(
+        f"{len(rows)} proposal{'s' if len(rows) != 1 else ''}: scribed review approve ID… | reject ID…"
+    )
+    return out
+
+
+def _decide(
+    ctx: click.Context, root: str | None, ids: tuple[str, ...], as_json: bool, what: str, reason: str
+) -> None:
+    """Approve or reject proposals under the root lock; unknown ids exit 2 (after the known ones)."""
+    from scribed import review
+    from scribed.fsutil import root_lock
+    from scribed.promote import utcnow
+    from scribed.wiki import WikiError
+
+    layout = Layout(_cfg(ctx, root).root_path)
+    try:
+        with root_lock(layout.lock):
+            if what == "approve":
+                data = review.approve(layout, list(ids), utcnow)
+            else:
+                data = review.reject(layout, list(ids), utcnow, reason)
+    except WikiError as exc:
+        cli_mod.fail(str(exc))
+    lines = [
+        f"{r['id']}: {r['result']}" + (f" ({r['topic']}: {r['title']})" if "title" in r else "")
+        for r in data["results"]
+    ]
+    _emit(data, as_json, lines)
+    unknown = [r["id"] for r in data["results"] if r["result"] == "unknown"]
+    if unknown:
+        cli_mod.fail(f"no such proposal: {', '.join(unknown)} (scribed review lists them)")
+
+
+def _register_review(main: click.Group) -> None:
+    @main.group("review", invoke_without_command=True)
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--all", "everything", is_flag=True, help="Also list approved and rejected proposals.")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def review_cmd(ctx: click.Context, root: str | None, everything: bool, as_json: bool) -> None:
+        """List the wiki facts waiting for review ([promote] mode = "review")."""
+        if ctx.invoked_subcommand is not None:
+            ctx.obj["review_root"] = root
+            return
+        from scribed import review
+
+        rows = review.listing(Layout(_cfg(ctx, root).root_path), everything=everything)
+        _emit({"proposals": rows}, as_json, _review_lines(rows))
+
+    @review_cmd.command("approve")
+    @click.argument("ids", nargs=-1, required=True)
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def approve_cmd(ctx: click.Context, ids: tuple[str, ...], root: str | None, as_json: bool) -> None:
+        """Merge the proposals IDS into the wiki (each change goes to the audit log)."""
+        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json, "approve", "")
+
+    @review_cmd.command("reject")
+    @click.argument("ids", nargs=-1, required=True)
+    @click.option("--reason", default="", help="Why (kept with the proposal).")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def reject_cmd(
+        ctx: click.Context, ids: tuple[str, ...], reason: str, root: str | None, as_json: bool
+    ) -> None:
+        """Reject the proposals IDS: they never reach the wiki and are never proposed again."""
+        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json, "reject", reason)
+
+    @main.group("wiki")
+    def wiki_group() -> None:
+        """Read the wiki's audit trail."""
+
+    @wiki_group.command("history")
+    @click.argument("topic")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def wiki_history(ctx: click.Context, topic: str, root: str | None, as_json: bool) -> None:
+        """Every recorded change to wiki/TOPIC.md, oldest first: when, what, which fact, from where."""
+        from scribed import audit
+        from scribed.wiki import valid_topic
+
+        if valid_topic(topic) is None:
+            cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
+        rows = audit.history(Layout(_cfg(ctx, root).root_path), topic)
+        lines = [
+            f"{r.get('at', '?')}  {r.get('action', '?'):<10} {r.get('change', '?'):<10} {r.get('fact', '')}"
+            + (f"  ← {r['source']}" if r.get("source") else "")
+            + (f" ({r['file']})" if r.get("file") else "")
+            + (f"  by {r['by']}" if r.get("by") else "")
+            for r in rows
+        ] or [f"no recorded changes to wiki/{topic}.md"]
+        _emit({"topic": topic, "records": rows}, as_json, lines)

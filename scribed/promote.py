@@ -280,7 +280,7 @@ class _TopicTally:
 
     def add(self, r: MergeResult) -> None:
         c = self.counts.setdefault(r.topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
-        c[r.action] += 1
+        c[r.action] = c.get(r.action, 0) + 1
         c["superseded"] += len(r.superseded)
 
 

@@ -142,12 +142,12 @@ def targets(text: str) -> tuple[str, ...]:
     out = []
     for m in _VERB_TARGET.finditer(text):
         x = m.group("x")
-        cut = _TAIL.sub("", x)
-        if m.group(0)[:5].lower().startswith("repla") and (
-            cut == x or text[m.start() - 1 : m.start()] == "/"
-        ):
-            continue
-        out.append(cut)
+        if m.group(0)[:5].lower().startswith("repla"):
+            cut = _TAIL.sub("", x)
+            if cut == x or text[m.start() - 1 : m.start()] == "/":
+                continue
+            x = cut
+        out.append(x)
     for m in _PASSIVE.finditer(text):
         starts = [c.end() for c in _CLAUSE_START.finditer(text, 0, m.start())]
         out.append(text[(starts[-1] if starts else 0) : m.start()][-120:])
