@@ -30,18 +30,26 @@ import contextlib
 import hashlib
 import json
 import re
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from scribed import audit, cold, legacy
+from scribed import audit, cold
 from scribed.cold import Layout
 from scribed.config import Config
-from scribed.entry import iso, one_line, parse_date, split_entries
+from scribed.entry import iso, one_line, split_entries
 from scribed.fsutil import root_lock, write_gzip_archive
+from scribed.import_read import (
+    History,
+    Skipped,
+    decision_files,
+    file_date,
+    history_files,
+    parse_decisions,
+    parse_history,
+)
 from scribed.import_units import Unit, decision_fact, render_unit, seed_hot
 from scribed.ledger import Ledger
 from scribed.log import get as get_logger
@@ -53,11 +61,6 @@ from scribed.wiki import Fact, MergeResult, Source, WikiDoc, safe_body, valid_to
 
 Clock = Callable[[], datetime]
 STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
-_TEAM = re.compile(
-    r"📌\s*\**\s*Team update\s*\**\s*\((?P<ts>[^)]*)\)\s*\**\s*:?\s*\**\s*(?P<what>.+?)"
-    r"(?:\s+[—–-]{1,2}\s+decided by\s+(?P<by>[^.\n]+?))?\s*\.?\s*$",
-    re.I,
-)
 
 
 class ImportRefused(ValueError):
@@ -75,33 +78,6 @@ def utcnow() -> datetime:
 
 
 # --- reading the legacy files ------------------------------------------------------------------
-@dataclass(slots=True)
-class TeamUpdate:
-    when: datetime | None
-    what: str
-    by: str
-
-
-@dataclass(slots=True)
-class History:
-    agent: str
-    path: Path
-    core: str = ""
-    team: list[TeamUpdate] = field(default_factory=list)
-    units: list[Unit] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Skipped:
-    """A block of a decision file that is not a decision (kept in the archive only)."""
-
-    source: str
-    title: str
-    reason: str
-    first_line: int
-    last_line: int
-
-
 def state_backend(squad: Path) -> str:
     """``stateBackend`` from ``.squad/config.json`` ("" when unset or no file)."""
     path = squad / "config.json"
@@ -113,122 +89,6 @@ def state_backend(squad: Path) -> str:
         raise ImportRefused(f"{path}: cannot read it ({exc}); not importing") from None
     value = data.get("stateBackend", "") if isinstance(data, dict) else ""
     return str(value or "")
-
-
-def file_date(path: Path, root: Path) -> tuple[datetime, str]:
-    """The file's last git commit date (``git log -1 --format=%cI``), else its mtime; and which."""
-    with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
-        p = subprocess.run(
-            ["git", "log", "-1", "--format=%cI", "--", str(path.relative_to(root))],
-            cwd=root,
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
-        if p.returncode == 0:
-            dt = parse_date(p.stdout.decode().strip())
-            if dt is not None:
-                return dt.astimezone(UTC), "git"
-    return datetime.fromtimestamp(path.stat().st_mtime, UTC), "mtime"
-
-
-def _read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", "replace")
-
-
-def _team_update(line: str, agent: str) -> TeamUpdate | None:
-    m = _TEAM.search(line)
-    if not m:
-        return None
-    who = legacy.author(m.group("by") or "")
-    return TeamUpdate(parse_date(m.group("ts")), m.group("what").strip(" *_"), who or agent)
-
-
-def _drop_team(text: str, agent: str, out: list[TeamUpdate]) -> str:
-    """``text`` without its team-update lines (they are collected into ``out``)."""
-    keep = []
-    for line in text.splitlines():
-        tu = _team_update(line, agent) if "📌" in line else None
-        if tu is None:
-            keep.append(line)
-        else:
-            out.append(tu)
-    return "\n".join(keep)
-
-
-def parse_history(agent: str, path: Path, rel: str, *, pinned: bool = True) -> History:
-    """A history file's Core Context (``pinned``: history.md, not an archive), team updates and
-    entries (dates resolved later)."""
-    h = History(agent=agent, path=path)
-    core: list[str] = []
-    for b in legacy.parse_history(_read(path)):
-        if b.kind == "other":
-            continue
-        if b.kind == "core" and pinned:
-            core.append(_drop_team(b.statement, agent, h.team))
-            continue
-        text = _drop_team(b.text, agent, h.team)
-        body = "\n".join(text.splitlines()[1:]) if b.text.lstrip().startswith("#") else text
-        if not body.strip():
-            continue
-        h.units.append(
-            Unit(
-                agent=agent,
-                kind="squad-history",
-                source=rel,
-                title=b.title or one_line(body, 80),
-                date=b.date or datetime.min.replace(tzinfo=UTC),
-                dated=b.date is not None,
-                text=body.strip("\n"),
-                first_line=b.first,
-                last_line=b.last,
-            )
-        )
-    h.core = legacy.clean("\n\n".join(c for c in core if c.strip()))
-    return h
-
-
-def parse_decisions(path: Path, rel: str) -> tuple[list[Unit], list[Skipped]]:
-    """The decisions of a decision file (any layout), and the blocks that are not decisions."""
-    units: list[Unit] = []
-    skipped: list[Skipped] = []
-    for b in legacy.parse_decisions(_read(path)):
-        if b.kind != "decision":
-            if b.reason != "section":
-                skipped.append(Skipped(rel, b.title, b.reason, b.first, b.last))
-            continue
-        units.append(
-            Unit(
-                agent=b.by or "squad",
-                kind="squad-decisions",
-                source=rel,
-                title=b.title,
-                date=b.date or datetime.min.replace(tzinfo=UTC),
-                dated=b.date is not None,
-                text=b.text,
-                first_line=b.first,
-                last_line=b.last,
-                statement=b.statement,
-                titled=b.titled,
-            )
-        )
-    return units, skipped
-
-
-def history_files(squad: Path, agent: str) -> list[Path]:
-    folder = squad / "agents" / agent
-    found = [folder / "history.md"]
-    found += sorted(p for p in folder.glob("history-archive*.md") if p.is_file() and not p.is_symlink())
-    return [p for p in found if p.is_file() and not p.is_symlink()]
-
-
-def decision_files(squad: Path) -> list[Path]:
-    """``decisions.md``, ``decisions-archive*.md`` and ``decisions/**/*.md`` (inbox drop-box files)."""
-    found = sorted(p for p in squad.glob("decisions*.md") if p.is_file() and not p.is_symlink())
-    folder = squad / "decisions"
-    if folder.is_dir() and not folder.is_symlink():
-        found += sorted(p for p in folder.rglob("*.md") if p.is_file() and not p.is_symlink())
-    return found
 
 
 def _archived_refs(layout: Layout) -> set[str]:
@@ -367,6 +227,95 @@ def _import(
         ledger.close()
 
 
+class _Apply:
+    """One import's writes: history units to cold or the wiki, decisions and pins to the wiki (or
+    proposals), then the archives, the ledger and the hot seeds."""
+
+    def __init__(self, cfg: Config, layout: Layout, ledger: Ledger, run: _Run, clock: Clock) -> None:
+        self.cfg, self.layout, self.ledger, self.run, self.clock = cfg, layout, ledger, run, clock
+        self.wiki = wiki_of(layout, action="import", clock=clock)
+        self.sink: _Sink = fact_sink(layout, cfg, self.wiki, "import", clock)
+        self.known = self.wiki.refs() | _archived_refs(layout)
+        self.cold_ids: dict[str, set[str]] = {}
+        keys = ("cold", "promoted", "archived", "pinned", "decisions")
+        self.out: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+        self.topics: dict[str, dict[str, int]] = {}
+        self.to_archive: list[tuple[dict[str, Any], Any, Unit]] = []
+        self.rows: list[dict[str, Any]] = []
+        self.skipped = 0
+        self.blob, self.name = b"", ""
+
+    def count(self, r: MergeResult) -> None:
+        c = self.topics.setdefault(r.topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
+        c[r.action] = c.get(r.action, 0) + 1
+        c["superseded"] += len(r.superseded)
+
+    def history(self, u: Unit, cutoff: datetime, dry_run: bool) -> None:
+        layout, cfg = self.layout, self.cfg
+        if u.agent not in self.cold_ids:
+            self.cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
+        if self.ledger.has_entry(u.ref) or u.ref in self.known or u.ref in self.cold_ids[u.agent]:
+            self.skipped += 1
+            return
+        item = _item(u)
+        if u.date >= cutoff:
+            text = render_unit(u, cfg, fit=True)
+            if not dry_run:
+                cold.append(layout, u.agent, text, u.ref, cfg.cold.max_bytes, self.clock())
+            self.rows.append(_row(layout, u, text, self.clock))
+            self.cold_ids[u.agent].add(u.ref)
+            self.out["cold"].append(item)
+            return
+        e = split_entries(render_unit(u, cfg, fit=False))[1][0]
+        facts, warn = extract_facts(e, u.agent)
+        self.run.warnings += warn
+        for f in facts:
+            f.source.via = "import"
+            f.source.extra["file"] = u.source
+            self.count(self.sink.add(f))
+        if facts:
+            item |= {"topics": sorted({f.topic for f in facts}), "facts": len(facts)}
+        self.out["promoted" if facts else "archived"].append(item)
+        self.to_archive.append((item, e, u))
+        self.known.add(u.ref)
+
+    def decision(self, u: Unit) -> None:
+        if self.ledger.has_entry(u.ref) or u.ref in self.known:
+            self.skipped += 1
+            return
+        r = self.sink.add(decision_fact(u))
+        self.count(r)
+        self.out["decisions"].append(_item(u) | {"topic": r.topic, "action": r.action, "titled": u.titled})
+        self.rows.append(_row(self.layout, u, u.statement, self.clock))
+        self.known.add(u.ref)
+
+    def write(self, originals: list[str], log: Any) -> None:
+        """Wiki (and its audit records) or proposals first, then the archives, the ledger, hot."""
+        layout = self.layout
+        self.sink.flush()
+        if self.blob:
+            write_gzip_archive(layout.archive / self.name, self.blob)
+        for path, arch in zip(self.run.files, originals, strict=True):
+            if not (layout.archive / arch).exists():
+                write_gzip_archive(layout.archive / arch, path.read_bytes())
+        _record_all(self.ledger, self.rows)
+        newest = {u.agent: u for u in self.run.units}
+        fresh = {i["agent"] for k in ("cold", "promoted", "archived") for i in self.out[k]}
+        for h in self.run.histories:
+            if h.agent in fresh or not layout.hot_file(h.agent).exists():
+                seed_hot(layout, h.agent, newest.get(h.agent), self.cfg, log)
+
+    def archive_rows(self) -> None:
+        """One gzip for the run's old entries, named by what it holds (a rerun writes the same bytes)."""
+        if not self.to_archive:
+            return
+        self.blob = "".join(e.text.rstrip("\n") + "\n\n" for _, e, _ in self.to_archive).encode()
+        self.name = f"promoted/import-{hashlib.sha256(self.blob).hexdigest()[:12]}.md.gz"
+        for item, e, u in self.to_archive:
+            item["archive"] = self.name
+            self.rows.append(_row(self.layout, u, e.text, self.clock))
+
+
 def _apply(
     cfg: Config,
     layout: Layout,
@@ -378,89 +327,25 @@ def _apply(
     clock: Clock,
 ) -> dict[str, Any]:
     log = get_logger()
-    wiki = wiki_of(layout, action="import", clock=clock)
-    sink: _Sink = fact_sink(layout, cfg, wiki, "import", clock)
-    known = wiki.refs() | _archived_refs(layout)
-    cold_ids: dict[str, set[str]] = {}
-    out: dict[str, list[dict[str, Any]]] = {
-        k: [] for k in ("cold", "promoted", "archived", "pinned", "decisions")
-    }
-    topics: dict[str, dict[str, int]] = {}
-    to_archive: list[tuple[dict[str, Any], Any, Unit]] = []
-    rows: list[dict[str, Any]] = []
-    skipped = 0
-
-    def count(r: MergeResult) -> None:
-        c = topics.setdefault(r.topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
-        c[r.action] = c.get(r.action, 0) + 1
-        c["superseded"] += len(r.superseded)
-
+    ap = _Apply(cfg, layout, ledger, run, clock)
     for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
-        if u.agent not in cold_ids:
-            cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
-        if ledger.has_entry(u.ref) or u.ref in known or u.ref in cold_ids[u.agent]:
-            skipped += 1
-            continue
-        item = _item(u)
-        if u.date >= cutoff:
-            text = render_unit(u, cfg, fit=True)
-            if not dry_run:
-                cold.append(layout, u.agent, text, u.ref, cfg.cold.max_bytes, clock())
-            rows.append(_row(layout, u, text, clock))
-            cold_ids[u.agent].add(u.ref)
-            out["cold"].append(item)
-            continue
-        e = split_entries(render_unit(u, cfg, fit=False))[1][0]
-        facts, warn = extract_facts(e, u.agent)
-        run.warnings += warn
-        for f in facts:
-            f.source.via = "import"
-            f.source.extra["file"] = u.source
-            count(sink.add(f))
-        if facts:
-            item |= {"topics": sorted({f.topic for f in facts}), "facts": len(facts)}
-        out["promoted" if facts else "archived"].append(item)
-        to_archive.append((item, e, u))
-        known.add(u.ref)
+        ap.history(u, cutoff, dry_run)
     for u in run.decisions:
-        if ledger.has_entry(u.ref) or u.ref in known:
-            skipped += 1
-            continue
-        r = sink.add(decision_fact(u))
-        count(r)
-        out["decisions"].append(_item(u) | {"topic": r.topic, "action": r.action, "titled": u.titled})
-        rows.append(_row(layout, u, u.statement, clock))
-        known.add(u.ref)
+        ap.decision(u)
     for h in run.histories:
-        out["pinned"] += _pin(sink, h, layout, count)
-
-    name = ""
-    if to_archive:
-        # one gzip for the run's old entries, named by what it holds (a rerun writes the same bytes)
-        blob = "".join(e.text.rstrip("\n") + "\n\n" for _, e, _ in to_archive).encode()
-        name = f"promoted/import-{hashlib.sha256(blob).hexdigest()[:12]}.md.gz"
-        for item, e, u in to_archive:
-            item["archive"] = name
-            rows.append(_row(layout, u, e.text, clock))
+        ap.out["pinned"] += _pin(ap.sink, h, layout, ap.count)
+    ap.archive_rows()
     originals = [_legacy_name(layout, p) for p in run.files]
     if not dry_run:
-        sink.flush()  # the wiki (and its audit records) or the proposals first, then the archive
-        if to_archive:
-            write_gzip_archive(layout.archive / name, blob)
-        for path, arch in zip(run.files, originals, strict=True):
-            if not (layout.archive / arch).exists():
-                write_gzip_archive(layout.archive / arch, path.read_bytes())
-        _record_all(ledger, rows)
-        newest: dict[str, Unit] = {}
-        for u in run.units:
-            newest[u.agent] = u
-        fresh = {i["agent"] for k in ("cold", "promoted", "archived") for i in out[k]}
-        for h in run.histories:
-            if h.agent in fresh or not layout.hot_file(h.agent).exists():
-                seed_hot(layout, h.agent, newest.get(h.agent), cfg, log)
-        log.info("imported", **{k: len(v) for k, v in out.items()}, skipped=skipped)
+        ap.write(originals, log)
+        log.info("imported", **{k: len(v) for k, v in ap.out.items()}, skipped=ap.skipped)
     for w in run.warnings:
         log.warning("import_warning", reason=w)
+    not_decisions = [
+        {"source": s.source, "lines": f"{s.first_line}-{s.last_line}", "title": redact(one_line(s.title, 100)),
+         "reason": s.reason}
+        for s in run.skipped
+    ]  # fmt: skip
     return {
         "root": str(layout.root),
         "as_of": iso(as_of),
@@ -468,19 +353,11 @@ def _apply(
         "dry_run": dry_run,
         "mode": cfg.promote.mode,
         "agents": [h.agent for h in run.histories],
-        **out,
-        "not_decisions": [
-            {
-                "source": s.source,
-                "lines": f"{s.first_line}-{s.last_line}",
-                "title": redact(one_line(s.title, 100)),
-                "reason": s.reason,
-            }
-            for s in run.skipped
-        ],
+        **ap.out,
+        "not_decisions": not_decisions,
         "legacy_archived": originals,
-        "skipped": skipped,
-        "topics": topics,
+        "skipped": ap.skipped,
+        "topics": ap.topics,
         "warnings": run.warnings,
     }
 
