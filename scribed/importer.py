@@ -270,7 +270,7 @@ class _Apply:
         facts, warn = extract_facts(e, u.agent)
         self.run.warnings += warn
         for f in facts:
-            f.source.via = "import"
+            f.source.via, f.source.session = "import", ""  # the file and entry id say where
             f.source.extra["file"] = u.source
             self.count(self.sink.add(f))
         if facts:
