@@ -370,14 +370,20 @@ def _busy_retry(op: Any, tries: int = 50) -> Any:
 
 
 def _clear_stale(path: Path) -> None:
-    """A missing or empty ledger next to a WAL: the WAL belongs to the lost one and would be replayed."""
+    """A missing or empty ledger next to a WAL: the WAL belongs to the lost ledger and would be
+    replayed into the new one. An empty file with a WAL goes too, so the new ledger is a new file
+    (a daemon still holding the lost one sees it was replaced)."""
     try:
         empty = path.stat().st_size == 0
     except FileNotFoundError:
         empty = True
-    if empty:
-        for suffix in _SIDECARS:
-            _unlink(_sidecar(path, suffix))
+    if not empty:
+        return
+    if not _sidecar(path, "-wal").exists():  # a -journal here may be a first open in progress
+        return
+    _unlink(path)
+    for suffix in ("-wal", "-shm"):
+        _unlink(_sidecar(path, suffix))
 
 
 def _set_aside(path: Path, why: str) -> None:
@@ -451,7 +457,7 @@ def uncovered(
 
 # --- rebuild ----------------------------------------------------------------------------------
 _PROV = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
-_SOURCE_LINE = re.compile(r"^- source: (?P<p>.*)$", re.M)
+_WIKI_REF = re.compile(r"\b(?:entry|folded)=([a-z0-9,-]+)")
 _LINES = re.compile(r"^lines (\d+)\D+(\d+)$")
 _ID = re.compile(r"[a-z]-[0-9a-f]{6,40}")
 _QUOTED = re.compile(r"`(.*)`(?: \(\S+\))?$")
@@ -526,15 +532,12 @@ def _row(
 
 
 def _wiki_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
-    for m in _SOURCE_LINE.finditer(text):
-        f, _ = _fields(m.group("p"))
-        session = f.get("session", "")
-        for key in ("entry", "folded"):
-            for eid in f.get(key, "").split(","):
-                if _ID.fullmatch(eid) and eid.startswith("e-"):
-                    yield _row(
-                        eid, origin, session if key == "entry" else "", f.get("agent", ""), "", 0, 0, {}, ""
-                    )
+    """The entry ids a wiki page names as its sources (``entry=e-…``, ``folded=e-…,e-…``), in
+    whatever layout the page has: ids only, matched against a session's whole content."""
+    for m in _WIKI_REF.finditer(text):
+        for eid in m.group(1).split(","):
+            if _ID.fullmatch(eid) and eid.startswith("e-"):
+                yield _row(eid, origin, "", "", "", 0, 0, {}, "")
 
 
 def _texts(folder: Path, pattern: str, *, gz: bool) -> Iterator[tuple[str, str]]:

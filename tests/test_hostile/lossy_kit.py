@@ -92,9 +92,12 @@ def facts(i: int, part: int = 0, n: int = 4) -> list[tuple[str, str]]:
 
 
 def make_root(
-    tmp: Path, *, quiet: float = 1, extra: str = "", agents: int = 1
+    tmp: Path, *, quiet: float = 1, extra: str = "", agents: int = 1, cold_max: int = 0, ttl_days: int = 3650
 ) -> tuple[Path, list[Path], Path]:
-    """A squad root and ``agents`` Codex source folders (agents a0, a1, …). Returns (root, sources, cfg)."""
+    """A squad root and ``agents`` Codex source folders (agents a0, a1, …). Returns (root, sources, cfg).
+
+    Nothing is old enough to be promoted (``ttl_days``): a promotion the daemon runs at start would move
+    entries into the wiki and its archive while these tests count entries. ``cold_max`` makes folds."""
     root = tmp / "root"
     (root / ".squad/memory/hot").mkdir(parents=True)
     srcs = []
@@ -107,7 +110,8 @@ def make_root(
     cfg = tmp / "c.toml"
     cfg.write_text(
         f'root = "{root}"\n[session]\nquiet_seconds = {quiet}\n[compress]\nbackend = "extractive"\n'
-        f'[watch]\nmode = "polling"\npoll_interval = 0.3\n[daemon]\nshutdown_grace = 5\n{extra}{blocks}'
+        f'[watch]\nmode = "polling"\npoll_interval = 0.3\n[daemon]\nshutdown_grace = 5\n'
+        f"[cold]\nttl_days = {ttl_days}\n{f'max_bytes = {cold_max}' if cold_max else ''}\n{extra}{blocks}"
     )
     return root, srcs, cfg
 

@@ -4,6 +4,7 @@ Deleted or truncated between runs, in the middle of a run, and under the running
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from lossy_kit import (
     make_root,
     memory_entries,
     run_once,
+    scribed,
     session_counts,
     wait_for,
     write_session,
@@ -42,7 +44,7 @@ def lose(path: Path, action: str) -> None:
 def backlog(tmp_path: Path) -> tuple[Path, list[Path], Path]:
     """N sessions over two agents with a small cold budget (entries get folded and archived); a few of
     them grew after their first compaction, so they have two entries each."""
-    root, srcs, cfg = make_root(tmp_path, agents=2, extra="[cold]\nmax_bytes = 6000\n")
+    root, srcs, cfg = make_root(tmp_path, agents=2, cold_max=6000)
     for i in range(N):
         write_session(srcs[i % 2] / f"rollout-{i:02d}.jsonl", f"sess-{i:02d}", i)
     code, out, err = run_once(cfg)
@@ -79,7 +81,7 @@ def test_ledger_lost_between_runs(tmp_path: Path, action: str) -> None:
 
 @pytest.mark.parametrize("action", ["delete", "truncate"])
 def test_ledger_lost_mid_run(tmp_path: Path, action: str) -> None:
-    root, srcs, cfg = make_root(tmp_path, agents=2, extra="[cold]\nmax_bytes = 6000\n")
+    root, srcs, cfg = make_root(tmp_path, agents=2, cold_max=6000)
     first = range(N // 2)
     for i in first:
         write_session(srcs[i % 2] / f"rollout-{i:02d}.jsonl", f"sess-{i:02d}", i)
@@ -108,8 +110,32 @@ def test_ledger_lost_mid_run(tmp_path: Path, action: str) -> None:
     sqlite3.connect(ledger_path(root)).execute("PRAGMA integrity_check").fetchone()
 
 
+def test_ledger_lost_after_promotion(tmp_path: Path) -> None:
+    """Entries promoted to the wiki are known by their archived originals, or by the wiki alone."""
+    root, (src,), cfg = make_root(tmp_path, ttl_days=30)
+    for i in range(8):
+        write_session(src / f"rollout-{i:02d}.jsonl", f"sess-{i:02d}", i)
+    assert run_once(cfg)[1]["compacted"] == 8
+    code, out, err = scribed("--config", str(cfg), "promote", "--as-of", "2027-06-01")
+    assert code == 0, err[-2000:]
+    promoted = root / ".squad/memory/.scribed/archive/promoted"
+    assert len(list(promoted.rglob("*.md.gz"))) == 8 and not memory_entries_in_cold(root)
+    for drop_archive in (False, True):
+        if drop_archive:
+            shutil.rmtree(promoted)  # only the wiki's sources name the entries now
+        ledger_path(root).unlink()
+        code, out, err = run_once(cfg)
+        assert code == 0 and out["compacted"] == 0, (drop_archive, out["entries"])
+        assert "ledger_rebuilt" in err
+
+
+def memory_entries_in_cold(root: Path) -> list[str]:
+    cold = root / ".squad/memory/cold"
+    return [p.read_text() for p in cold.glob("*.md") if "· session=" in p.read_text()]
+
+
 def test_daemon_keeps_going_after_its_ledger_is_deleted(tmp_path: Path) -> None:
-    root, srcs, cfg = make_root(tmp_path, quiet=1, extra="[cold]\nmax_bytes = 6000\n")
+    root, srcs, cfg = make_root(tmp_path, quiet=1, cold_max=6000)
     (src,) = srcs
     for i in range(10):
         write_session(src / f"rollout-{i:02d}.jsonl", f"sess-{i:02d}", i)
