@@ -266,7 +266,7 @@ def test_30mb_transcript_memory_bounded(tmp_path: Path) -> None:
 
 def test_backlog_of_300_sessions_over_30_agents(tmp_path: Path) -> None:
     root = tmp_path / "root"
-    root.mkdir()
+    (root / ".squad").mkdir(parents=True)
     src = tmp_path / "md"
     src.mkdir()
     for i in range(300):
