@@ -7,7 +7,7 @@ reversed later), file paths, identifiers, exact error strings, commands, numbers
 open and closed TODOs, user directives, and secrets from ``tests/secrets_corpus.py`` next to
 look-alikes (commit SHAs, UUIDs, digests).
 
-Each fact records whether its phrasing is one ``scribed/anchors.py`` is *meant* to recognise
+Each fact records whether its phrasing is one ``scribed/compress/anchors.py`` is *meant* to recognise
 (``recognised``) so the benchmark can report recall on both kinds honestly: some phrasings real
 agents use ("Let's go with …", "Next step: …", "npm ERR! …") are deliberately not in its rules.
 
@@ -101,7 +101,7 @@ class Fact:
 
     type: str  # decision|path|identifier|error|command|number|issue|todo|directive
     text: str
-    recognised: bool  # phrased the way scribed/anchors.py is meant to catch
+    recognised: bool  # phrased the way scribed/compress/anchors.py is meant to catch
     phrasing: str  # template name, for failure reports
 
 

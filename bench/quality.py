@@ -4,7 +4,7 @@ Run: ``python bench/quality.py [--json] [--backend extractive|llm|auto] [--seed 
 (``llm``/``auto`` need ``--llm-url`` or ``SCRIBED_REAL_LLM_URL``; see ``scripts/local-llm``).
 
 It generates seeded sessions in all four transcript formats (``bench/gen.py``), writes them into
-a temporary squad root, runs :meth:`scribed.pipeline.Scribe.run_once` on it (``--force``, so
+a temporary squad root, runs :meth:`scribed.core.pipeline.Scribe.run_once` on it (``--force``, so
 quiet time does not matter), and scores every cold entry against the session's ground truth.
 The peers (head, head+tail truncation, sumy LexRank and TextRank) get the same sessions as
 plain ``role: text`` lines (what a user would feed them, unredacted) and the same byte budget:
@@ -39,10 +39,10 @@ for _p in (ROOT, ROOT / "bench"):
 import gen  # noqa: E402
 
 from scribed import config as config_mod  # noqa: E402
-from scribed import entry as entry_mod  # noqa: E402
 from scribed import log as log_mod  # noqa: E402
-from scribed.pipeline import Scribe  # noqa: E402
-from scribed.redact import redact  # noqa: E402
+from scribed.compress import entry as entry_mod  # noqa: E402
+from scribed.core.pipeline import Scribe  # noqa: E402
+from scribed.session.redact import redact  # noqa: E402
 
 TYPES = ("decision", "path", "identifier", "error", "command", "number", "issue", "todo", "directive")
 WEIGHTS = {"decision": 2.0, "path": 2.0, "todo": 2.0}
@@ -359,11 +359,12 @@ class Tally:
 
 def extracted_anchors(kind: str, path: Path, agent: str) -> str:
     """The anchors scribed extracts from a session (after redaction, as the pipeline does), one text."""
-    from scribed import adapters, anchors
+    from scribed import sources
+    from scribed.compress import anchors
     from scribed.models import Session, Turn
 
     texts = []
-    for sess in adapters.parse_file(kind, path, agent).sessions:
+    for sess in sources.parse_file(kind, path, agent).sessions:
         turns = [
             Turn(t.role, redact(t.text), t.kind, t.ts, t.line, t.end_offset, t.tool_name) for t in sess.turns
         ]

@@ -165,8 +165,8 @@ def run_scribed(root: Path, cfg_path: Path, log_path: Path) -> tuple[Any, list[C
     """Run the pipeline once in-process; (run report, entries read back, problems)."""
     from scribed import config as config_mod
     from scribed import log as log_mod
-    from scribed.entry import split_entries
-    from scribed.pipeline import Scribe
+    from scribed.compress.entry import split_entries
+    from scribed.core.pipeline import Scribe
 
     with log_path.open("w") as fh:
         log_mod.configure("json", "warning", stream=fh)

@@ -4,7 +4,7 @@ Run: ``python bench/realsquad.py PATH… [--as-of DATE] [--json] [--workdir DIR]
 
 Each PATH is a Squad tree (a ``.squad`` folder, or a repo holding one), e.g. the dev set in
 ../shared/realdata/DEV.md. The tree is copied into a temporary root (the input is only read), the
-import runs there in-process (:func:`scribed.importer.import_squad`, default config, every agent),
+import runs there in-process (:func:`scribed.core.importer.import_squad`, default config, every agent),
 and the copy is measured:
 
 - **saving**: per agent, 1 − (charter + the default ``scribed context AGENT`` block) / (charter +
@@ -254,7 +254,7 @@ def memory_text(memory: Path, *, archive: bool) -> str:
 def run_import(root: Path, as_of: datetime | None) -> tuple[dict[str, Any] | None, str]:
     from scribed import log as log_mod
     from scribed.config import from_dict
-    from scribed.importer import ImportRefused, import_squad
+    from scribed.core.importer import ImportRefused, import_squad
 
     log_mod.configure("json", "error")
     try:
@@ -265,8 +265,8 @@ def run_import(root: Path, as_of: datetime | None) -> tuple[dict[str, Any] | Non
 
 def spawn_savings(root: Path) -> dict[str, Any]:
     """Per agent with a history: saving of the default spawn against charter + history + decisions."""
-    from scribed import report
-    from scribed.cold import Layout
+    from scribed.tiers import report
+    from scribed.tiers.cold import Layout
 
     rows = report.build(Layout(root))["agents"]
     per: dict[str, float | None] = {}
@@ -391,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     as_of = None
     if args.as_of:
-        from scribed.entry import parse_date
+        from scribed.compress.entry import parse_date
 
         as_of = parse_date(args.as_of)
         if as_of is None:

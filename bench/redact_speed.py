@@ -1,4 +1,4 @@
-"""Throughput of :func:`scribed.redact.redact` on ~20 MB of transcript-like text.
+"""Throughput of :func:`scribed.session.redact.redact` on ~20 MB of transcript-like text.
 
 Run: ``python bench/redact_speed.py [--mb 20] [--repeat 5]``. The text mixes what agent
 transcripts hold: real Python source (from the standard library), logs, diffs, shell output with
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from secrets_corpus import SECRETS  # noqa: E402
 
-from scribed.redact import REDACTED, redact, rules  # noqa: E402
+from scribed.session.redact import REDACTED, redact, rules  # noqa: E402
 
 WORDS = [
     "the",

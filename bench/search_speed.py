@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scribed import entry  # noqa: E402
-from scribed.cold import Layout  # noqa: E402
+from scribed.compress import entry  # noqa: E402
 from scribed.models import Summary  # noqa: E402
-from scribed.search import Index  # noqa: E402
+from scribed.tiers.cold import Layout  # noqa: E402
+from scribed.tiers.search import Index  # noqa: E402
 
 WORDS = ["cache", "queue", "ratelimit", "token", "bucket", "auth", "login", "clock", "migration", "index", "postgres", "redis", "kafka"]
 

@@ -132,9 +132,12 @@ def _config(transcripts: str, root: str) -> Any:
 
 def _instrument() -> dict[str, float]:
     """Wrap the stage functions the pipeline calls with timers; only the outermost call is timed."""
-    from scribed import adapters, anchors, cold, entry, live, pipeline
+    from scribed import sources
+    from scribed.compress import anchors, entry
     from scribed.compress.extractive import ExtractiveCompressor
-    from scribed.ledger import Ledger
+    from scribed.core import pipeline
+    from scribed.core.ledger import Ledger
+    from scribed.tiers import cold, live
 
     totals: dict[str, float] = defaultdict(float)
     depth = [0]
@@ -153,7 +156,7 @@ def _instrument() -> dict[str, float]:
 
         return wrapper
 
-    adapters.parse_file = timed("parse", adapters.parse_file)
+    sources.parse_file = timed("parse", sources.parse_file)
     pipeline.redact = timed("redact", pipeline.redact)
     anchors.extract = timed("anchors", anchors.extract)
     ExtractiveCompressor.compress = timed("compress", ExtractiveCompressor.compress)  # type: ignore[method-assign]
@@ -182,7 +185,7 @@ def _instrument() -> dict[str, float]:
 def child_pipeline(transcripts: str, root: str, stages: bool) -> dict[str, Any]:
     """One run_once over the backlog in this fresh process."""
     totals = _instrument() if stages else {}
-    from scribed.pipeline import Scribe
+    from scribed.core.pipeline import Scribe
 
     Path(root).mkdir(parents=True, exist_ok=True)
     cfg = _config(transcripts, root)
@@ -239,7 +242,7 @@ def _proc_status(pid: int) -> dict[str, float]:
 
 
 SHIM = (
-    "import sys; from scribed.cli import main; from scribed.cli_daemon import run_cmd; "
+    "import sys; from scribed.cli.main import main; from scribed.cli.daemon import run_cmd; "
     "main.add_command(run_cmd); sys.argv[0] = 'scribed'; main()"
 )
 
@@ -254,8 +257,8 @@ def daemon_command() -> tuple[list[str] | None, str]:
     probe = subprocess.run([*shim, "run", "--help"], capture_output=True, text=True, check=False)
     if probe.returncode == 0:
         return shim, (
-            "`python -m scribed run` is not registered in scribed/cli.py yet; measured through a shim that "
-            "adds scribed.cli_daemon.run_cmd to the click group (same code path)"
+            "`python -m scribed run` is not registered in scribed/cli/main.py yet; measured through a shim that "
+            "adds scribed.cli.daemon.run_cmd to the click group (same code path)"
         )
     return None, f"`scribed run` unavailable: {probe.stderr.strip().splitlines()[-1:]}"
 

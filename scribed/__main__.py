@@ -1,6 +1,6 @@
 """``python -m scribed`` and the ``scribed`` console script.
 
-The Python version is checked here, before :mod:`scribed.cli` (and its 3.11-only imports such as
+The Python version is checked here, before :mod:`scribed.cli.main` (and its 3.11-only imports such as
 ``tomllib``) is loaded, so an older Python gets one clear line instead of an ImportError. Keep
 this module's syntax plain (annotations quoted, nothing newer than 3.6): it must run on old Pythons.
 """
@@ -30,7 +30,7 @@ def main() -> None:
     if problem:
         sys.stderr.write(problem + "\n")
         raise SystemExit(2)
-    from scribed.cli import main as cli_main
+    from scribed.cli.main import main as cli_main
 
     cli_main()
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeVar
 
 import structlog
 
-from scribed.redact import redact_obj
+from scribed.session.redact import redact_obj
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 

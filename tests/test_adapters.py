@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scribed.adapters import KINDS, discover, parse_file
-from scribed.adapters.common import (
+from scribed.models import MAX_TEXT_CHARS, MAX_TOOL_CHARS, ParseResult, Session
+from scribed.sources import KINDS, discover, parse_file
+from scribed.sources.common import (
     get_bool,
     get_dict,
     get_list,
@@ -26,7 +27,6 @@ from scribed.adapters.common import (
     parse_ts,
     render_call,
 )
-from scribed.models import MAX_TEXT_CHARS, MAX_TOOL_CHARS, ParseResult, Session
 
 SAMPLES = Path(__file__).parent / "samples"
 COPILOT_ID = "37f4c2de-9b1a-4e0f-8d7c-2a6b5e9f1c03"

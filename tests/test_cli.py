@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from helpers import run_cli
 
-from scribed import demo
+from scribed.cli import demo
 
 PKG = Path(__file__).parent.parent / "scribed"
 
@@ -138,7 +138,7 @@ def test_config_before_or_after_subcommand(compacted: Path) -> None:
 
 
 def test_hoist_group_options() -> None:
-    from scribed.cli import hoist_group_options
+    from scribed.cli.main import hoist_group_options
 
     assert hoist_group_options(["run-once", "--config", "x", "--json"]) == [
         "--config",
@@ -317,7 +317,7 @@ def test_old_python_gets_one_line_before_any_311_import() -> None:
     code = (
         "import sys; sys.version_info = (3, 10, 4, 'final', 0)\n"
         "from scribed.__main__ import main\n"
-        "try:\n    main()\nfinally:\n    print('cli' if 'scribed.cli' in sys.modules else 'no-cli')\n"
+        "try:\n    main()\nfinally:\n    print('cli' if 'scribed.cli.main' in sys.modules else 'no-cli')\n"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert p.returncode == 2 and p.stdout.strip() == b"no-cli", p.stderr

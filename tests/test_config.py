@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from scribed import config
-from scribed.cli import main
+from scribed.cli.main import main
 
 
 def write(p: Path, text: str) -> Path:

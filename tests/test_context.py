@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli
 
-from scribed import context
-from scribed.cli import Main, main
-from scribed.cli_context import register
-from scribed.cold import Layout
+from scribed.cli.context import register
+from scribed.cli.main import Main, main
+from scribed.tiers import context
+from scribed.tiers.cold import Layout
 
 SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"
 WIRED = "context" in main.commands  # cli.py registers the commands itself once wired

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from test_search import _entry, _root
 
-from scribed.cli import main
+from scribed.cli.main import main
 
 
 def _incidents(tmp: Path) -> None:

@@ -7,11 +7,12 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed import anchors, cold, entry
-from scribed.cold import Layout
+from scribed.compress import anchors, entry
 from scribed.compress.extractive import ExtractiveCompressor
-from scribed.ledger import Ledger, SourceRow
+from scribed.core.ledger import Ledger, SourceRow
 from scribed.models import Session, Summary, Turn
+from scribed.tiers import cold
+from scribed.tiers.cold import Layout
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

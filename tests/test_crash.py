@@ -22,7 +22,7 @@ import pytest
 from helpers import run_json
 
 from scribed import config as config_mod
-from scribed.entry import split_entries
+from scribed.compress.entry import split_entries
 from scribed.fsutil import TMP_PREFIX
 
 
@@ -85,7 +85,7 @@ def patched(*a, **k):
         os.kill(os.getpid(), signal.SIGKILL)
     return r
 {setter}
-from scribed.cli import main
+from scribed.cli.main import main
 main()
 """
 
@@ -94,11 +94,11 @@ main()
     ("module", "attr", "setter", "before"),
     [
         # after the cold write, before the ledger knows
-        ("ledger", "Ledger.add_entry", "m.Ledger.add_entry = patched", True),
+        ("core.ledger", "Ledger.add_entry", "m.Ledger.add_entry = patched", True),
         # during the cold write: temp file written, not renamed
         ("fsutil", "os.replace", "m.os.replace = patched", True),
         # during a fold: originals archived, cold not rewritten yet
-        ("cold", "write_gzip_archive", "m.write_gzip_archive = patched", False),
+        ("tiers.cold", "write_gzip_archive", "m.write_gzip_archive = patched", False),
     ],
 )
 def test_sigkill_at_chosen_points(tmp_path: Path, module: str, attr: str, setter: str, before: bool) -> None:
@@ -140,7 +140,7 @@ def test_disk_full_is_a_clear_error_and_retried(tmp_path: Path, monkeypatch: pyt
     n = 3
     cfg_path = backlog(tmp_path, n)
     from scribed import fsutil
-    from scribed.pipeline import Scribe
+    from scribed.core.pipeline import Scribe
 
     real_fsync = os.fsync
 

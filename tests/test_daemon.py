@@ -26,10 +26,19 @@ import pytest
 from helpers import run_cli, run_json
 from watchdog.events import DirCreatedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent
 
-from scribed import adapters, config, sdnotify
+from scribed import config, sources
+from scribed.compress.entry import split_entries
 from scribed.config import ConfigError
-from scribed.daemon import Daemon, Timers, WorkQueue, _Handler, glob_regex, is_temp_name, previous_fire
-from scribed.entry import split_entries
+from scribed.daemon import sdnotify
+from scribed.daemon.service import (
+    Daemon,
+    Timers,
+    WorkQueue,
+    _Handler,
+    glob_regex,
+    is_temp_name,
+    previous_fire,
+)
 
 DEADLINE = 30.0
 
@@ -306,7 +315,7 @@ def test_glob_regex_agrees_with_discover(tmp_path: Path) -> None:
     for rel in ["rollout-a.jsonl", "2026/11/20/rollout-b.jsonl", "x/notes.jsonl", "2026/rollout-c.txt"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("{}\n")
-    found = {p.relative_to(tmp_path).as_posix() for p in adapters.discover("codex", tmp_path)}
+    found = {p.relative_to(tmp_path).as_posix() for p in sources.discover("codex", tmp_path)}
     rx = glob_regex("**/rollout-*.jsonl")
     matched = {
         r

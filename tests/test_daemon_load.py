@@ -26,7 +26,7 @@ from test_daemon import (
     write_config,
 )
 
-from scribed.entry import split_entries
+from scribed.compress.entry import split_entries
 
 fake_llm = llmserver.fake_llm
 

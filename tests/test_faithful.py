@@ -7,12 +7,11 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed import anchors, entry
-from scribed.compress import errors
+from scribed.compress import anchors, entry, errors
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
+from scribed.core.pipeline import entry_budget
 from scribed.models import Session, Turn
-from scribed.pipeline import entry_budget
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

@@ -17,14 +17,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from scribed import config, context
-from scribed.adapters import discover, drift, injected, parse_file, zst
-from scribed.adapters.common import iter_jsonl
-from scribed.cli import main
-from scribed.cold import Layout
-from scribed.entry import split_entries
+from scribed import config
+from scribed.cli.main import main
+from scribed.compress.entry import split_entries
+from scribed.core.pipeline import Scribe
 from scribed.models import ParseResult, Session
-from scribed.pipeline import Scribe
+from scribed.sources import discover, drift, injected, parse_file, zst
+from scribed.sources.common import iter_jsonl
+from scribed.tiers import context
+from scribed.tiers.cold import Layout
 
 TS = "2026-05-12T09:{:02d}:{:02d}.000Z"
 

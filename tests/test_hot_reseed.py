@@ -14,11 +14,12 @@ import pytest
 from helpers import run_cli
 from secrets_corpus import SECRETS
 
-from scribed import cold, config, hot_seed, live
-from scribed.adapters.markdown import front_matter, split_lines
-from scribed.cold import Layout
+from scribed import config
+from scribed.core.pipeline import Scribe
 from scribed.models import Session, Turn
-from scribed.pipeline import Scribe
+from scribed.sources.markdown import front_matter, split_lines
+from scribed.tiers import cold, hot_seed, live
+from scribed.tiers.cold import Layout
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 SECRET = next(s for s in SECRETS if s.name == "openai_legacy")

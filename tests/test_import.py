@@ -20,20 +20,20 @@ from typing import Any
 
 import pytest
 
-from scribed.cold import Layout
+from scribed.compress.entry import split_entries
 from scribed.config import from_dict
-from scribed.entry import split_entries
-from scribed.importer import import_squad, parse_decisions, parse_history
-from scribed.wiki import WikiDoc
+from scribed.core.importer import import_squad, parse_decisions, parse_history
+from scribed.tiers.cold import Layout
+from scribed.tiers.wiki import WikiDoc
 
 AS_OF = "2026-11-29"
 SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"
 GIT_DATE = "2026-08-15T12:00:00+00:00"
 AGENTS = {"picard": 18, "riker": 28, "troi": 36, "data": 46}  # entries each: 20–60 KB histories
 LAUNCH = (
-    "from scribed.cli import main\n"
+    "from scribed.cli.main import main\n"
     "if 'import' not in main.commands:\n"
-    "    from scribed.cli_wiki import register\n"
+    "    from scribed.cli.wiki import register\n"
     "    register(main)\n"
     "main()\n"
 )
@@ -43,7 +43,7 @@ def scribed(
     *args: str, cwd: Path | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """The real CLI in a subprocess (``-m scribed`` once cli.py registers the wiki commands)."""
-    from scribed.cli import main
+    from scribed.cli.main import main
 
     head = ["-m", "scribed"] if "import" in main.commands else ["-c", LAUNCH]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
@@ -485,7 +485,7 @@ def test_import_then_promote_then_import_adds_nothing(legacy: tuple[Path, dict[s
     cfg = cfg_for(root)
     first = import_squad(cfg, None, as_of=datetime(2026, 11, 29, tzinfo=UTC))
     assert first["cold"]
-    from scribed.promote import promote
+    from scribed.core.promote import promote
 
     rep = promote(cfg, as_of=datetime(2027, 6, 1, tzinfo=UTC))  # everything is old now
     assert rep["promoted"] and rep["kept"] == 0

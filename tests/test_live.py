@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from scribed import config, live
-from scribed.adapters.markdown import front_matter, split_lines
-from scribed.cold import Layout
+from scribed import config
+from scribed.core.pipeline import HOT_TEMPLATE, Scribe
 from scribed.models import Session, Turn
-from scribed.pipeline import HOT_TEMPLATE, Scribe
+from scribed.sources.markdown import front_matter, split_lines
+from scribed.tiers import live
+from scribed.tiers.cold import Layout
 
 SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)

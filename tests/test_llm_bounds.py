@@ -17,7 +17,7 @@ import pytest
 from helpers import run_json
 from llmserver import FakeLLM, huge, ok, trickle
 
-from scribed import demo
+from scribed.cli import demo
 from scribed.compress.llm import LlmCompressor, LlmError, probe
 from scribed.config import LlmCfg
 from scribed.models import Session, Turn

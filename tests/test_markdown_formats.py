@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from scribed import adapters, config
-from scribed.adapters import discover, match, parse_file
-from scribed.adapters.common import MAX_TURN_CHARS, clip_tool_output
-from scribed.daemon import Daemon
-from scribed.entry import split_entries
+from scribed import config, sources
+from scribed.compress.entry import split_entries
+from scribed.core.pipeline import Scribe
+from scribed.daemon.service import Daemon
 from scribed.models import ParseResult
-from scribed.pipeline import Scribe
+from scribed.sources import discover, match, parse_file
+from scribed.sources.common import MAX_TURN_CHARS, clip_tool_output
 
 
 def dt(s: str) -> datetime:
@@ -478,7 +478,7 @@ def test_match_follows_the_codex_fallback(tmp_path: Path) -> None:
     assert match("codex", tmp_path, "", other) and list(discover("codex", tmp_path)) == [other]
     roll = write(tmp_path / "2026/01/02/rollout-x.jsonl", "{}\n")
     assert not match("codex", tmp_path, "", other) and match("codex", tmp_path, "", roll)
-    assert adapters.is_temp(".#x.md") and adapters.is_temp("x.md.swp") and not adapters.is_temp(".aider.md")
+    assert sources.is_temp(".#x.md") and sources.is_temp("x.md.swp") and not sources.is_temp(".aider.md")
 
 
 # --------------------------------------------------------------------------- end to end

@@ -20,8 +20,8 @@ from helpers import tree_bytes
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from scribed import entry
-from scribed.cli import main
+from scribed.cli.main import main
+from scribed.compress import entry
 from scribed.models import Summary
 
 TOOLS = {"context", "search", "wiki_write", "recent_sessions"}

@@ -64,7 +64,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     assert "License-Expression: MIT" in meta and any(n.endswith("licenses/LICENSE") for n in names)
     assert "Project-URL: Source" in meta and "Classifier: Programming Language :: Python :: 3.11" in meta
     assert "scribed = scribed.__main__:main" in entry_points
-    assert "scribed/cli.py" in names and not [n for n in names if n.startswith("tests/")]
+    assert "scribed/cli/main.py" in names and not [n for n in names if n.startswith("tests/")]
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

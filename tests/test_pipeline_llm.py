@@ -12,7 +12,7 @@ import pytest
 from helpers import run_json
 from llmserver import FakeLLM, non_json, ok, slow, status
 
-from scribed import demo
+from scribed.cli import demo
 
 fake_llm = llmserver.fake_llm
 
@@ -194,7 +194,7 @@ def test_prompt_injection_cannot_forge_entries_or_paths(tmp_path: Path, fake_llm
     # the model was handed the transcript as data between markers, not as instructions
     framed = [r for r in fake_llm.chat_requests if "IGNORE ALL PREVIOUS" in r.user_text]
     assert framed and all("IGNORE ALL PREVIOUS" not in r.system_text for r in framed)
-    from scribed.entry import split_entries
+    from scribed.compress.entry import split_entries
 
     for f in (root / ".squad/memory/cold").glob("*.md"):
         _, entries = split_entries(f.read_text())
@@ -217,7 +217,7 @@ def test_breaker_pauses_a_failing_endpoint_then_retries(tmp_path: Path) -> None:
 
     from scribed import config as config_mod
     from scribed.compress.base import CompressError
-    from scribed.pipeline import BREAKER_PAUSE_SECONDS, Scribe
+    from scribed.core.pipeline import BREAKER_PAUSE_SECONDS, Scribe
 
     calls: list[str] = []
 

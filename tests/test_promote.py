@@ -15,20 +15,21 @@ from typing import Any
 
 import pytest
 
-from scribed import entry, promote
-from scribed.cold import Layout, append
+from scribed.compress import entry
+from scribed.compress.entry import split_entries
 from scribed.config import from_dict
-from scribed.entry import split_entries
+from scribed.core import promote
+from scribed.core.ledger import Ledger
 from scribed.fsutil import root_lock
-from scribed.ledger import Ledger
 from scribed.models import Summary
-from scribed.wiki import WikiDoc
+from scribed.tiers.cold import Layout, append
+from scribed.tiers.wiki import WikiDoc
 
 FAKE_SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"
 LAUNCH = (
-    "from scribed.cli import main\n"
+    "from scribed.cli.main import main\n"
     "if 'promote' not in main.commands:\n"
-    "    from scribed.cli_wiki import register\n"
+    "    from scribed.cli.wiki import register\n"
     "    register(main)\n"
     "main()\n"
 )
@@ -38,7 +39,7 @@ def scribed(
     *args: str, stdin: bytes | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[bytes]:
     """The real CLI in a subprocess (``-m scribed`` once cli.py registers the wiki commands)."""
-    from scribed.cli import main
+    from scribed.cli.main import main
 
     head = ["-m", "scribed"] if "promote" in main.commands else ["-c", LAUNCH]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
@@ -443,7 +444,7 @@ def test_root_lock_excludes_concurrent_runs(scenario: Path) -> None:
     assert scribed("--config", cfg, "run-once").returncode == 0
     layout = Layout(scenario)
     cold_before = (layout.cold / "picard.md").read_bytes()
-    from scribed.cli import main
+    from scribed.cli.main import main
 
     head = ["-m", "scribed"] if "promote" in main.commands else ["-c", LAUNCH]
     with root_lock(layout.lock):
@@ -461,7 +462,7 @@ def test_root_lock_excludes_concurrent_runs(scenario: Path) -> None:
 
 
 def test_daemon_style_call_with_a_scribe_does_not_relock(tmp_path: Path) -> None:
-    from scribed.pipeline import Scribe
+    from scribed.core.pipeline import Scribe
 
     layout = Layout(tmp_path)
     cold_entry(

@@ -35,13 +35,13 @@ if str(ROOT / "bench") not in sys.path:
 
 import gen  # noqa: E402
 
-from scribed import anchors as anchors_mod  # noqa: E402
 from scribed import config as config_mod  # noqa: E402
-from scribed import entry as entry_mod  # noqa: E402
+from scribed.compress import anchors as anchors_mod  # noqa: E402
+from scribed.compress import entry as entry_mod  # noqa: E402
 from scribed.compress.llm import LlmCompressor, LlmError  # noqa: E402
+from scribed.core.pipeline import Scribe  # noqa: E402
 from scribed.models import Session, Turn  # noqa: E402
-from scribed.pipeline import Scribe  # noqa: E402
-from scribed.redact import redact  # noqa: E402
+from scribed.session.redact import redact  # noqa: E402
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.timeout(1800)]
 
@@ -240,9 +240,9 @@ def test_compressor_on_a_real_model_then_guard(proxy: Recorder, tmp_path: Path) 
     """One session straight through LlmCompressor: parsed or repaired, or a clean LlmError."""
     s = _small(11, 1)[0]
     path = gen.write_session(s, tmp_path / "transcripts")
-    from scribed import adapters
+    from scribed import sources
 
-    parsed = adapters.parse_file(s.fmt, path, s.agent)
+    parsed = sources.parse_file(s.fmt, path, s.agent)
     sess = parsed.sessions[0]
     turns = [
         Turn(t.role, redact(t.text), t.kind, t.ts, t.line, t.end_offset, t.tool_name) for t in sess.turns

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 from helpers import run_cli
 
-from scribed import report
-from scribed.cli import Main, main
-from scribed.cli_context import register
-from scribed.cold import Layout
+from scribed.cli.context import register
+from scribed.cli.main import Main, main
+from scribed.tiers import report
+from scribed.tiers.cold import Layout
 
 WIRED = "context" in main.commands
 

@@ -18,12 +18,13 @@ import pytest
 from click.testing import CliRunner
 from test_promote import cold_entry, memory_bytes
 
-from scribed import audit, promote, review
-from scribed.cli import main
-from scribed.cold import Layout
+from scribed.cli.main import main
+from scribed.compress.entry import split_entries
 from scribed.config import from_dict
-from scribed.entry import split_entries
-from scribed.wiki import WikiDoc
+from scribed.core import promote
+from scribed.tiers import audit, review
+from scribed.tiers.cold import Layout
+from scribed.tiers.wiki import WikiDoc
 
 SEPT = datetime(2026, 9, 1, 10, 0, tzinfo=UTC)
 OCT = datetime(2026, 10, 6, 10, 0, tzinfo=UTC)
@@ -148,7 +149,7 @@ def test_review_mode_proposes_then_approve_and_reject(tmp_path: Path) -> None:
 def test_import_in_review_mode_writes_proposals_only(tmp_path: Path) -> None:
     from test_import import build_mixed
 
-    from scribed.importer import import_squad
+    from scribed.core.importer import import_squad
 
     root = tmp_path / "repo"
     root.mkdir()

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from helpers import run_cli, run_json, tree_bytes
 
-from scribed import demo
-from scribed.entry import split_entries
-from scribed.redact import redact
+from scribed.cli import demo
+from scribed.compress.entry import split_entries
+from scribed.session.redact import redact
 
 
 @pytest.fixture()

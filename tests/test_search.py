@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scribed import entry
-from scribed.cli import main
-from scribed.cold import Layout
+from scribed.cli.main import main
+from scribed.compress import entry
 from scribed.models import Summary
-from scribed.search import Index, SearchError, fts_query
+from scribed.tiers.cold import Layout
+from scribed.tiers.search import Index, SearchError, fts_query
 
 
 def _entry(eid: str, agent: str, session: str, day: int, goal: str, facts: list[str]) -> str:

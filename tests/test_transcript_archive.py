@@ -12,10 +12,11 @@ from typing import Any
 import zstandard
 from click.testing import CliRunner
 
-from scribed import config, transcripts
-from scribed.adapters import zst
-from scribed.cli import main
-from scribed.pipeline import Scribe
+from scribed import config
+from scribed.cli.main import main
+from scribed.core.pipeline import Scribe
+from scribed.sources import zst
+from scribed.tiers import transcripts
 
 SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"
 SID = "c0ffee00-1234-4abc-8def-0123456789ab"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.wiki import (
+from scribed.tiers.wiki import (
     INDEX_MAX_LINES,
     Fact,
     Source,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from scribed import anchors as anchors_mod
+from scribed.compress import anchors as anchors_mod
 from scribed.compress import errors, sections, units
 from scribed.compress.base import CompressResult
 from scribed.models import Anchor, Session, Summary, Turn

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from scribed.compress.entry import one_line
 from scribed.compress.units import tokens
-from scribed.entry import one_line
 from scribed.models import Anchor, Turn
 
 _SLASH = re.compile(r"^/[a-z][\w-]*\b", re.I)

@@ -1,4 +1,4 @@
-"""Loaded by the data-loss tests' subprocesses before ``scribed.cli.main``: patches the process as the
+"""Loaded by the data-loss tests' subprocesses before ``scribed.cli.main.main``: patches the process as the
 test's environment asks, so a real ``run-once`` or ``run`` meets a flaky machine.
 
 - ``LOSSY_UNREADABLE=PATH`` with ``LOSSY_FLAG=FILE``: opening PATH for reading fails with EACCES while
@@ -35,7 +35,7 @@ def install() -> None:
         io.open = builtins.open = guarded  # type: ignore[assignment]
     action = os.environ.get("LOSSY_LEDGER")
     if action:
-        from scribed import pipeline
+        from scribed.core import pipeline
 
         after = int(os.environ.get("LOSSY_AFTER", "3"))
         real_process = pipeline.Scribe.process

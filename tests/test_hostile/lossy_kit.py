@@ -17,14 +17,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from scribed.entry import split_entries
+from scribed.compress.entry import split_entries
 
 DEADLINE = 60.0
 HERE = Path(__file__).parent
 OLD = 1_700_000_000  # an mtime long past any quiet time
 
 # Runs the real CLI after a hook module (this folder's lossy_hooks.py) patched what the test asks for.
-HOOKED = "import lossy_hooks; lossy_hooks.install(); from scribed.cli import main; main()"
+HOOKED = "import lossy_hooks; lossy_hooks.install(); from scribed.cli.main import main; main()"
 
 
 def env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -21,7 +21,7 @@ from lossy_kit import (
     write_session,
 )
 
-from scribed.ledger import Ledger
+from scribed.core.ledger import Ledger
 
 N = 20
 GROWN = (2, 7, 11, 16)

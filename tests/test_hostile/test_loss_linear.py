@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scribed import adapters, anchors
+from scribed import sources
+from scribed.compress import anchors
 from scribed.models import Anchor, Turn
 
 
@@ -129,7 +130,7 @@ def test_5mb_of_decisions_in_under_5_seconds(tmp_path: Path) -> None:
         size += len(line)
         i += 1
     hot.write_text("".join(parts))
-    [session] = adapters.parse_file("hot", hot, "picard").sessions
+    [session] = sources.parse_file("hot", hot, "picard").sessions
     took = cpu(anchors._decisions, session.turns)
     assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
     tail = session.turns[-60:]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lossy_kit import env, make_root, memory_entries, write_session
 
-from scribed.ledger import MIGRATIONS, Ledger, SourceRow
+from scribed.core.ledger import MIGRATIONS, Ledger, SourceRow
 
 
 def _open(path: str, barrier: object, errors: object) -> None:

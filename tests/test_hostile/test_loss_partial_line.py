@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from lossy_kit import OLD, codex, facts, make_root, memory_entries, run_once
 
-from scribed.adapters import common
+from scribed.sources import common
 
 T0 = datetime(2026, 11, 3, 9, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lossy_kit import log_events, make_root, run_once, scribed, status, wait_for, write_session
 
-from scribed.entry import split_entries
+from scribed.compress.entry import split_entries
 
 
 @contextlib.contextmanager

@@ -1,0 +1,73 @@
+"""Helpers every ``scribed`` subcommand shares: messages, exit codes and loading the config.
+
+Kept apart from :mod:`scribed.cli.main` so the subcommand modules import them without an import circle.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from scribed import config as config_mod
+from scribed import log as log_mod
+from scribed.config import Config, ConfigError
+from scribed.fsutil import ensure_dir
+from scribed.names import normalize_name
+
+
+def fail(msg: str, code: int = 2) -> NoReturn:
+    click.echo(f"scribed: error: {msg}", err=True)
+    sys.exit(code)
+
+
+def warn(msg: str) -> None:
+    click.echo(f"scribed: warning: {msg}", err=True)
+
+
+def note(msg: str) -> None:
+    """Say on stderr why an output is empty (stdout stays what scripts parse)."""
+    click.echo(f"scribed: {msg}", err=True)
+
+
+def _obj(ctx: click.Context) -> dict[str, Any]:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, dict) else {}
+
+
+def check_agents(cfg: Config) -> None:
+    """Sources' agent names, checked before anything looks at the root (a config error comes first)."""
+    for i, src in enumerate(cfg.sources):
+        if src.agent and normalize_name(src.agent) is None:
+            fail(
+                f"bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+                "(lowercase letters, digits, '-' and '_')"
+            )
+
+
+def require_squad(cfg: Config, init: bool) -> None:
+    """A root without ``.squad/`` is most likely a typo: refuse it (exit 2) unless ``--init``."""
+    squad = cfg.root_path / ".squad"
+    if squad.is_dir():
+        return
+    if init:
+        ensure_dir(squad)
+        note(f"created {squad}")
+        return
+    fail(f"{cfg.root_path}: no .squad/ folder here (is root right?); pass --init to create it")
+
+
+def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool = True) -> Config:
+    try:
+        cfg = config_mod.load(_obj(ctx).get("config_path"))
+        if root:
+            cfg.root = os.path.abspath(root)
+    except ConfigError as exc:
+        fail(str(exc))
+    log_mod.configure(cfg.log.format, cfg.log.level)
+    if need_squad:
+        check_agents(cfg)
+        require_squad(cfg, bool(_obj(ctx).get("init")))
+    return cfg

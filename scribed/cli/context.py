@@ -1,0 +1,157 @@
+"""``scribed context`` and ``scribed report``: read-only commands for spawn templates and sizing.
+
+Kept apart from :mod:`scribed.cli.main` so the coordinator's hot path (one ``context`` call per spawn)
+imports nothing it does not need; :func:`register` adds both commands to the main group.
+Neither command writes anything or takes the root lock.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from scribed.tiers.cold import Layout
+
+_ROOT_HELP = "Squad root (the folder holding .squad/)."
+
+
+def _layout(ctx: click.Context, root: str | None) -> Layout:
+    from scribed.cli.common import load_config
+
+    cfg = load_config(ctx, root)
+    return Layout(Path(cfg.root_path))
+
+
+@click.command("context")
+@click.argument("agent")
+@click.option("--include-cold", is_flag=True, help="Add cold history (newest entries first).")
+@click.option(
+    "--include-wiki",
+    "wiki_topics",
+    multiple=True,
+    is_flag=False,
+    flag_value="",
+    metavar="TOPIC",
+    help="Add wiki pages: the named topic (repeat, or comma-separate); alone: the index + topics relevant to the hot task.",
+)
+@click.option(
+    "--situation",
+    metavar="NAME",
+    help="new-task (hot) · resume, debug (hot+cold) · spec, onboarding (hot+wiki) · post-incident (all).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Fit the block in N bytes (0: no limit).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
+)
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.option(
+    "--query",
+    default="",
+    help="Fill cold/wiki with the entries and facts best matching TEXT (both if neither is asked).",
+)
+@click.pass_context
+def context_cmd(
+    ctx: click.Context,
+    agent: str,
+    include_cold: bool,
+    wiki_topics: tuple[str, ...],
+    situation: str | None,
+    max_bytes: int,
+    fmt: str,
+    root: str | None,
+    query: str,
+) -> None:
+    """Print AGENT's memory context block for a spawn prompt (hot, plus cold/wiki on request)."""
+    from scribed.cli.common import fail, note
+    from scribed.tiers import context
+
+    try:  # validate before reading any config, so a typo gets its own clear message
+        context.check_agent(agent)
+        context.check_situation(situation)
+    except context.ContextError as exc:
+        fail(str(exc))
+    layout = _layout(ctx, root)
+    try:
+        block = context.build(
+            layout,
+            agent,
+            situation=situation,
+            include_cold=include_cold,
+            include_wiki=bool(wiki_topics),
+            wiki_topics=[t for t in wiki_topics if t],
+            max_bytes=max_bytes,
+            query=query,
+        )
+    except context.ContextError as exc:
+        fail(str(exc))
+    if not block.hot.strip() and not block.cold and not block.wiki:
+        note(
+            f"no memory for {block.agent} under {layout.memory}: no hot file"
+            + (", no cold entry" if block.situation or include_cold or query else "")
+            + (", no wiki page" if block.situation or wiki_topics or query else "")
+            + "; the block is empty"
+        )
+    if fmt == "json":
+        click.echo(json.dumps(block.public(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(block.text, nl=False)
+
+
+@click.command("report")
+@click.argument("agents", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help='Print {"agents": [...]}.')
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the table only (no chart).")
+@click.option(
+    "--chart/--no-chart",
+    default=None,
+    help="Draw the savings as a bar chart after the table (default: on a terminal, unless --markdown).",
+)
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.pass_context
+def report_cmd(
+    ctx: click.Context,
+    agents: tuple[str, ...],
+    as_json: bool,
+    as_markdown: bool,
+    chart: bool | None,
+    root: str | None,
+) -> None:
+    """Per agent: what a Squad spawn loads today against the tiered spawn (charter + context)."""
+    import sys
+
+    from scribed.cli.common import fail, note
+    from scribed.tiers import context, report
+
+    if as_json and as_markdown:
+        fail("choose one of --json or --markdown")
+    try:
+        for a in agents:
+            context.check_agent(a)
+    except context.ContextError as exc:
+        fail(str(exc))
+    layout = _layout(ctx, root)
+    data = report.build(layout, list(agents))
+    if not data["agents"]:
+        note(f"no agents found under {layout.squad} (no charter, history, hot or cold file)")
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(report.markdown(data), nl=False)
+    if chart if chart is not None else (sys.stdout.isatty() and not as_markdown):
+        drawing = report.chart(data)
+        if drawing:
+            click.echo("\n" + drawing, nl=False)
+
+
+def register(main: click.Group) -> None:
+    """Add ``context`` and ``report`` to the ``scribed`` group."""
+    main.add_command(context_cmd)
+    main.add_command(report_cmd)

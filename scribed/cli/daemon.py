@@ -1,0 +1,307 @@
+"""``scribed run``, ``healthcheck`` and ``status``: the service's commands.
+
+Kept apart from :mod:`scribed.cli.main` so the one-shot commands do not import watchdog/APScheduler.
+``healthcheck`` and ``status`` read only files (the heartbeat and the ledger, read-only): they
+work from a Docker HEALTHCHECK, a second shell or another user without talking to the daemon.
+``healthcheck`` judges the daemon, not the config file: a config broken after the daemon started
+(the daemon keeps the one it loaded) still finds the root leniently and reads the heartbeat.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import sqlite3
+import sys
+import time
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from scribed import config as config_mod
+from scribed.cli.common import fail, load_config, note, warn
+from scribed.config import Config, ConfigError
+from scribed.core.ledger import STATUSES, Ledger
+from scribed.tiers.cold import Layout
+
+HOT_BUDGET = 4096
+_ROOT_HELP = "Squad root (the folder holding .squad/)."
+_ROOT_LINE = re.compile(r"""^\s*root\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.MULTILINE)
+
+
+def daemon_health(layout: Layout, now: float | None = None) -> tuple[bool, str, dict[str, Any]]:
+    """(alive, one-line reason, heartbeat) from ``{state}/heartbeat``: fresh and its pid running."""
+    path = layout.state / "heartbeat"
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return False, f"no daemon: no heartbeat at {path}", {}
+    except (OSError, ValueError) as exc:
+        return False, f"heartbeat unreadable: {exc}", {}
+    if not isinstance(data, dict):
+        return False, "heartbeat unreadable: not a JSON object", {}
+    if data.get("stopped"):
+        return False, f"daemon stopped at {data.get('time', '?')}", data
+    try:
+        interval = float(data.get("interval", 5.0))
+        age = (time.time() if now is None else now) - float(data["unix"])
+        pid = int(data["pid"])
+    except (KeyError, TypeError, ValueError):
+        return False, "heartbeat unreadable: missing pid/unix", data
+    limit = max(30.0, 3 * interval)
+    if age > limit:
+        return False, f"heartbeat stale: {age:.0f} s old (limit {limit:.0f} s)", data
+    if pid <= 0:
+        return False, f"heartbeat names a bad pid {pid}", data
+    if (
+        data.get("host", socket.gethostname()) == socket.gethostname()
+    ):  # another host's pid means nothing here
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False, f"daemon pid {pid} is not running", data
+        except PermissionError:
+            pass  # alive, owned by another user
+    return True, f"ok: pid {pid}, heartbeat {max(age, 0):.0f} s old, queue {data.get('queue', 0)}", data
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
+def tier_bytes(layout: Layout, cfg: Config) -> dict[str, Any]:
+    """Per-agent hot/cold bytes against their budgets, and the wiki's total (it is per topic, not agent)."""
+    agents: dict[str, dict[str, int]] = {}
+    for tier, folder in (("hot", layout.hot), ("cold", layout.cold)):
+        for p in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            if not p.name.startswith("."):
+                agents.setdefault(p.stem.lower(), {"hot": 0, "cold": 0})[tier] = _size(p)
+    wiki_pages = (
+        [p for p in layout.wiki.rglob("*.md") if not p.name.startswith(".")] if layout.wiki.is_dir() else []
+    )
+    return {
+        "budgets": {"hot": HOT_BUDGET, "cold": cfg.cold.max_bytes},
+        "agents": [
+            {"agent": a, **v, "hot_over": v["hot"] > HOT_BUDGET, "cold_over": v["cold"] > cfg.cold.max_bytes}
+            for a, v in sorted(agents.items())
+        ],
+        "wiki": {"pages": len(wiki_pages), "bytes": sum(_size(p) for p in wiki_pages)},
+    }
+
+
+def collect_status(cfg: Config) -> dict[str, Any]:
+    layout = Layout(cfg.root_path)
+    alive, reason, hb = daemon_health(layout)
+    counts = dict.fromkeys(STATUSES, 0)
+    hot_counts = dict.fromkeys(STATUSES, 0)
+    last_entry = last_promo = ledger_error = None
+    retrying: list[dict[str, Any]] = []
+    if layout.ledger.exists():
+        try:
+            led = Ledger(layout.ledger, readonly=True)
+            try:
+                counts, hot_counts, last_entry, last_promo = (
+                    led.counts(),
+                    led.counts(hot=True),
+                    led.last_entry_at(),
+                    led.get_meta("last_promotion_at"),
+                )
+                retrying = _retrying(led)
+            finally:
+                led.close()
+        except sqlite3.Error as exc:
+            ledger_error = str(exc)
+    nxt: str | None = None
+    promo_error = None
+    try:
+        from scribed.daemon.service import next_fire, promotion_trigger
+
+        fire = next_fire(promotion_trigger(cfg), datetime.now(UTC))
+        nxt = fire.isoformat() if fire else None
+    except ConfigError as exc:
+        promo_error = str(exc)
+    return {
+        "root": str(cfg.root_path),
+        "daemon": {
+            "alive": alive,
+            "reason": reason,
+            "pid": hb.get("pid") if alive else None,
+            "queue": hb.get("queue", 0) if alive else 0,
+            "pending": hb.get("pending", 0) if alive else 0,
+            "watch": hb.get("watch") if alive else None,
+            "last_result": hb.get("last_result") if alive else None,
+        },
+        "sources": counts,
+        "hot_files": hot_counts,
+        "retrying": retrying,
+        "ledger_error": ledger_error,
+        "last_compaction": last_entry,
+        "last_promotion": last_promo,
+        "next_promotion": nxt,
+        "promotion_schedule": f"{cfg.promote.schedule} {cfg.promote.timezone}",
+        "promotion_error": promo_error,
+        "tiers": tier_bytes(layout, cfg),
+    }
+
+
+def _counts(c: dict[str, int]) -> str:
+    return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
+
+
+def _retrying(led: Ledger) -> list[dict[str, Any]]:
+    """Sources that failed (unreadable, a failed compaction) and are tried again: the daemon with
+    backoff at ``next_retry``, ``run-once`` on its next run."""
+    from scribed.session.redact import redact
+
+    return [
+        {
+            "source": redact(r.path),
+            "kind": r.kind,
+            "attempts": r.attempts,
+            "reason": redact(r.last_error),
+            "next_retry": r.retry_at or None,
+        }
+        for r in led.sources("failed")
+    ]
+
+
+def _print_status(d: dict[str, Any]) -> None:
+    dm = d["daemon"]
+    click.echo(f"root:            {d['root']}")
+    if dm["alive"]:
+        click.echo(f"daemon:          running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
+    else:
+        click.echo(f"daemon:          not running ({dm['reason']})")
+    ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
+    click.echo(f"sources:         {_counts(d['sources'])} (transcripts){ledger}")
+    click.echo(f"hot files:       {_counts(d['hot_files'])}")
+    for r in d["retrying"]:
+        when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"
+        click.echo(f"retrying:        {r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")
+    click.echo(f"last compaction: {d['last_compaction'] or 'never'}")
+    nxt = d["next_promotion"] or d["promotion_error"] or "none"
+    click.echo(
+        f"promotion:       last {d['last_promotion'] or 'never'}, next {nxt} ({d['promotion_schedule']})"
+    )
+    t = d["tiers"]
+    if t["agents"]:
+        click.echo(f"{'agent':<16} {'hot':>14} {'cold':>16}")
+        for a in t["agents"]:
+            hot = f"{a['hot']}/{t['budgets']['hot']}" + ("!" if a["hot_over"] else "")
+            cold = f"{a['cold']}/{t['budgets']['cold']}" + ("!" if a["cold_over"] else "")
+            click.echo(f"{a['agent']:<16} {hot:>14} {cold:>16}")
+    click.echo(f"wiki:            {t['wiki']['pages']} pages, {t['wiki']['bytes']} bytes")
+
+
+def _say_if_empty(cfg: Config, d: dict[str, Any]) -> None:
+    """Status of a root holding nothing yet: say why on stderr (stdout keeps its usual shape)."""
+    squad = cfg.root_path / ".squad"
+    if not squad.is_dir():
+        note(
+            f"{cfg.root_path} has no .squad/ folder: not a squad root yet (is root right? --init creates it)"
+        )
+        return
+    seen = sum(d["sources"].values()) + sum(d["hot_files"].values())
+    if not seen and not d["tiers"]["agents"] and not d["tiers"]["wiki"]["pages"]:
+        note(f"nothing here yet: no session compacted and no memory file under {squad / 'memory'}")
+
+
+@click.command("run")
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.pass_context
+def run_cmd(ctx: click.Context, root: str | None) -> None:
+    """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM)."""
+    from scribed.daemon.service import AlreadyRunning, Daemon
+
+    cfg = load_config(ctx, root)
+    daemon = Daemon(cfg)
+    try:
+        code = daemon.run()
+    except AlreadyRunning as exc:
+        fail(str(exc))
+    sys.exit(code)
+
+
+def lenient_root(explicit: str | None) -> Path | None:
+    """The ``root`` a config file names, read without validating the rest (it may be broken).
+
+    Same lookup order and relative-path rule as :func:`scribed.config.load`; a file that is not
+    even TOML gives its ``root = "..."`` line. None when no config file can be read.
+    """
+    for p in config_mod.candidate_paths(explicit):
+        try:
+            raw = p.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        value: Any = "."
+        try:
+            value = tomllib.loads(raw).get("root", ".")
+        except tomllib.TOMLDecodeError:
+            m = _ROOT_LINE.search(raw)
+            value = (m.group(1) if m.group(1) is not None else m.group(2)) if m else "."
+        if not isinstance(value, str):
+            value = "."
+        path = Path(os.path.expandvars(os.path.expanduser(value)))
+        return path if path.is_absolute() else (p.absolute().parent / path).absolute()
+    return None
+
+
+def health_root(ctx: click.Context, root: str | None) -> tuple[Path, str | None]:
+    """(the root whose daemon to check, the config's problem if it is broken)."""
+    if root:
+        return Path(root).absolute(), None
+    obj = ctx.find_root().obj
+    explicit = obj.get("config_path") if isinstance(obj, dict) else None
+    try:
+        return config_mod.load(explicit).root_path, None
+    except ConfigError as exc:
+        found = lenient_root(explicit)
+        if found is None:
+            fail(f"{exc}; pass --root to name the squad root to check")
+        return found, str(exc)
+
+
+@click.command("healthcheck")
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.pass_context
+def healthcheck_cmd(ctx: click.Context, root: str | None) -> None:
+    """Exit 0 if a daemon for this root is alive (fresh heartbeat, pid running), else 1 with the reason.
+
+    Only the daemon's heartbeat decides: a config file broken since the daemon started is a warning.
+    """
+    where, config_problem = health_root(ctx, root)
+    alive, reason, _ = daemon_health(Layout(where))
+    if config_problem:
+        warn(f"{config_problem} (a running daemon keeps the config it loaded; fix it before a restart)")
+    click.echo(reason if alive else f"unhealthy: {reason}", err=not alive)
+    sys.exit(0 if alive else 1)
+
+
+@click.command("status")
+@click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def status_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
+    """Show the daemon, the ledger's counts, promotion times and each agent's memory size."""
+    cfg = load_config(ctx, root, need_squad=False)
+    data = collect_status(cfg)
+    _say_if_empty(cfg, data)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        _print_status(data)
+
+
+def register(main: click.Group) -> None:
+    """Add the service commands to the ``scribed`` group (idempotent)."""
+    for cmd in (run_cmd, healthcheck_cmd, status_cmd):
+        if cmd.name not in main.commands:
+            main.add_command(cmd)

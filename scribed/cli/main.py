@@ -1,0 +1,228 @@
+"""The ``scribed`` command: a thin click layer over :class:`scribed.core.pipeline.Scribe`.
+
+Exit codes: 0 ok, 1 some work failed (it stays queued for the next run), 2 usage/config error.
+The group's own options (``--config``, ``--init``) are accepted before or after the subcommand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from scribed import __version__
+from scribed import log as log_mod
+from scribed.cli import context as cli_context
+from scribed.cli import daemon as cli_daemon
+from scribed.cli import mcp_server
+from scribed.cli import search as cli_search
+from scribed.cli import transcripts as cli_transcripts
+from scribed.cli import wiki as cli_wiki
+from scribed.cli.common import check_agents, fail, load_config, note, warn
+from scribed.config import ConfigError
+from scribed.fsutil import RootBusy, root_lock
+
+# The group's options a user may also put after the subcommand (`scribed run-once --config X`).
+GROUP_VALUE_OPTIONS = ("--config",)
+GROUP_FLAGS = ("--init",)
+
+
+def hoist_group_options(args: list[str]) -> list[str]:
+    """Move the group's options found after the subcommand to the front, so both orders work."""
+    i = 0
+    while i < len(args) and args[i] != "--" and args[i].startswith("-"):
+        i += 2 if args[i] in GROUP_VALUE_OPTIONS else 1
+    head, tail = args[: i + 1], args[i + 1 :]
+    moved: list[str] = []
+    rest: list[str] = []
+    j = 0
+    while j < len(tail):
+        a = tail[j]
+        if a == "--":
+            rest += tail[j:]
+            break
+        if a in GROUP_VALUE_OPTIONS:
+            moved += tail[j : j + 2]
+            j += 2
+            continue
+        if a in GROUP_FLAGS or any(a.startswith(o + "=") for o in GROUP_VALUE_OPTIONS):
+            moved.append(a)
+        else:
+            rest.append(a)
+        j += 1
+    return moved + head + rest
+
+
+class Main(click.Group):
+    """Turns unexpected exceptions into one line (set SCRIBED_DEBUG=1 for the traceback)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_group_options(list(args)))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except BrokenPipeError:
+            raise  # a reader that stopped early (`| head`): click exits quietly
+        except ConfigError as exc:
+            fail(str(exc))
+        except RootBusy as exc:
+            fail(str(exc), 1)
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except Exception as exc:
+            if os.environ.get("SCRIBED_DEBUG"):
+                raise
+            fail(f"{type(exc).__name__}: {exc}", 1)
+
+
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config_path",
+    metavar="PATH",
+    help="Config file (default: see README lookup order). Also accepted after the subcommand.",
+)
+@click.option(
+    "--init", is_flag=True, help="Create ROOT/.squad/ when it is missing (otherwise such a root is refused)."
+)
+@click.version_option(__version__, prog_name="scribed")
+@click.pass_context
+def main(ctx: click.Context, config_path: str | None, init: bool) -> None:
+    """scribed: keeps the hot, cold and wiki tiers of agent memory."""
+    ctx.ensure_object(dict)
+    ctx.obj["config_path"] = config_path
+    ctx.obj["init"] = init
+
+
+def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
+    if not enabled:
+        return None
+
+    def wrap(items: list[Any]) -> Iterator[Any]:
+        yield from log_mod.progress(items, "compacting", unit="file", enabled=True)
+
+    return wrap
+
+
+@main.command("run-once")
+@click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+@click.option("--force", is_flag=True, help="Also take sessions that are not quiet yet.")
+@click.option("--dry-run", is_flag=True, help="Write nothing; show what would be done.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, as_json: bool) -> None:
+    """Compact every finished session once, then exit."""
+    from scribed.core.pipeline import Scribe
+
+    cfg = load_config(ctx, root)
+    scribe = Scribe(cfg, dry_run=dry_run)
+    log = log_mod.get()
+    try:
+        progress = _progress(sys.stderr.isatty())
+        if dry_run:
+            report = scribe.run_once(force=force, progress=progress)
+        else:
+            lock = scribe.layout.lock
+            try:
+                with root_lock(lock, timeout=0):
+                    report = scribe.run_once(force=force, progress=progress)
+            except RootBusy:
+                log.info("waiting_for_lock", lock=str(lock))
+                with root_lock(lock):
+                    report = scribe.run_once(force=force, progress=progress)
+    finally:
+        scribe.close()
+    data = report.public()
+    if dry_run:
+        data["dry_run"] = True
+    if not report.files:
+        note(
+            "nothing to compact: no transcript and no hot file found "
+            + ("(see `scribed check-config`)" if cfg.sources else "(no [[sources]] in the config)")
+        )
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for e in report.entries:
+            click.echo(
+                f"{e.agent:<12} {e.session[:36]:<36} {e.bytes_in:>9} → {e.bytes_out:>6} B  "
+                f"ratio {e.ratio:.3f}  recall {e.recall:.2f}  {e.compressor}"
+            )
+        click.echo(
+            f"{report.sessions} sessions: {report.compacted} compacted, {report.skipped} skipped, "
+            f"{report.failed} failed" + (" (dry run: nothing written)" if dry_run else "")
+        )
+    sys.exit(1 if report.failed else 0)
+
+
+@main.command("check-config")
+@click.option("--strict", is_flag=True, help="Exit 1 when a source path or the root's .squad/ is missing.")
+@click.pass_context
+def check_config(ctx: click.Context, strict: bool) -> None:
+    """Validate the config, print where it came from and check that its paths exist."""
+    cfg = load_config(ctx, need_squad=False)
+    check_agents(cfg)
+    problems: list[str] = []
+    if not (cfg.root_path / ".squad").is_dir():
+        problems.append(f"root {cfg.root_path} has no .squad/ folder (commands refuse it unless --init)")
+    lines = []
+    for i, s in enumerate(cfg.sources):
+        exists = s.expanded.exists()
+        lines.append(
+            f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({'ok' if exists else 'missing'})"
+        )
+        if not exists:
+            problems.append(f"sources.{i} ({s.kind}): path does not exist: {s.expanded}")
+    src = cfg.path or "(defaults: no config file found)"
+    click.echo(f"config ok: {src}" if not problems else f"config valid, {len(problems)} warning(s): {src}")
+    click.echo(f"root: {cfg.root_path}")
+    for line in lines:
+        click.echo(line)
+    click.echo(
+        f"compress: {cfg.compress.backend}"
+        + (f" llm={cfg.llm.model}@{cfg.llm.base_url}" if cfg.llm.configured else "")
+    )
+    if not cfg.sources:
+        note("no [[sources]] configured: only the hot files are compacted")
+    for p in problems:
+        warn(p)
+    sys.exit(1 if strict and problems else 0)
+
+
+@main.command("redact")
+def redact_cmd() -> None:
+    """Read stdin, print it with secrets replaced by [REDACTED_SECRET]."""
+    from scribed.session.redact import redact
+
+    data = sys.stdin.buffer.read().decode("utf-8", "replace")
+    sys.stdout.write(redact(data))
+    sys.stdout.flush()
+
+
+@main.command("demo")
+@click.argument("folder", type=click.Path(file_okay=False))
+def demo_cmd(folder: str) -> None:
+    """Write a demo squad root (transcripts, a hot file, scribed.toml) into FOLDER."""
+    from pathlib import Path
+
+    from scribed.cli import demo
+
+    root = Path(folder)
+    if root.exists() and any(root.iterdir()):
+        fail(f"{root}: folder is not empty; pick a new one")
+    root.mkdir(parents=True, exist_ok=True)
+    demo.build(root)
+    click.echo(f"demo squad root written to {root}")
+    click.echo(f"next: scribed --config {root / 'scribed.toml'} run-once")
+
+
+# Command groups live in their own modules; each registers onto `main`.
+for _module in (cli_context, cli_daemon, cli_wiki, cli_search, mcp_server, cli_transcripts):
+    _module.register(main)

@@ -1,0 +1,347 @@
+"""``scribed mcp``: the memory as tools an agent can call, over MCP on stdio.
+
+Agents ignore "read this file" about half the time; a tool they can call is used. The server is
+built on the official ``mcp`` SDK (an optional extra: ``pip install 'scribed-memory[mcp]'``) and
+exposes ``context``, ``search``, ``wiki_write`` and ``recent_sessions``, plus the hot, cold and
+wiki files as resources. Each tool is a thin wrapper over the code the CLI runs (so ``wiki_write``
+gets the same validation, lock and wiki/inbox handling as ``scribed wiki-write``).
+
+It reads and writes only under the configured root: a name (agent, topic) that is really a path,
+a file argument that resolves outside the root, and a tier file that is a symlink leading out are
+refused with a one-line error the agent can read. The SDK is imported only when the command runs,
+so ``scribed`` itself starts without it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import click
+from pydantic import Field
+
+from scribed import __version__
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+NAME = "scribed"
+URI_PREFIX = "scribed://memory/"
+RESOURCE_TIERS = ("hot", "cold", "wiki")
+MAX_FILE_BYTES = 1_000_000  # a wiki fact read from a file; more is not a fact
+LOCK_TIMEOUT = 30.0  # a write waits this long for a run holding the root lock, then says so
+_SESSION = re.compile(r"\bsession=(?P<s>[^\s·]+)")
+INSTRUCTIONS = (
+    "scribed keeps this squad's memory: hot (current task), cold (dated summaries of past sessions) "
+    "and wiki (durable facts and decisions). Call `search` to find what was tried or decided before, "
+    "`context` for an agent's memory block, `recent_sessions` for the latest sessions, and "
+    "`wiki_write` to record a durable fact or decision. Agent and topic names are plain names "
+    "(lowercase letters, digits, '-' and '_'), never paths."
+)
+
+
+class Refused(ValueError):
+    """A tool argument names something outside the root; the message says which and why."""
+
+
+class BadArgument(ValueError):
+    """A tool argument that is not valid (bad name, bad date, empty text); one line."""
+
+
+# --- the root boundary ---------------------------------------------------------------------------
+def _inside(root: Path, path: Path) -> bool:
+    real, base = path.resolve(), root.resolve()
+    return real == base or base in real.parents
+
+
+def check_name(raw: str, what: str, layout: Layout) -> str:
+    """A plain name (agent, topic): a path-like value is refused, a malformed one is a bad argument."""
+    text = raw.strip()
+    if "\0" in text or "/" in text or "\\" in text or text.startswith("~") or ".." in text:
+        raise Refused(
+            f"refused: {what} {raw!r} is a path; scribed mcp reads and writes only under {layout.root}, "
+            f"and {what} names are plain names (lowercase letters, digits, '-' and '_')"
+        )
+    name = normalize_name(text)
+    if name is None:
+        raise BadArgument(f"bad {what} name {raw!r} (lowercase letters, digits, '-' and '_')")
+    return name
+
+
+def check_tier_file(layout: Layout, path: Path, what: str) -> Path:
+    """A tier file that is a symlink leading outside the root is refused (never read or written)."""
+    if (path.is_symlink() or path.exists()) and not _inside(layout.root, path):
+        rel = path.relative_to(layout.root)
+        raise Refused(f"refused: {what} {rel} leads outside the root {layout.root} (a symlink out)")
+    return path
+
+
+def check_path(layout: Layout, raw: str, what: str) -> Path:
+    """A path argument: relative to the root; one resolving outside it (``..``, absolute, symlink) is refused."""
+    if "\0" in raw or not raw.strip():
+        raise BadArgument(f"bad {what}: empty or holds a NUL byte")
+    p = Path(os.path.expanduser(raw.strip()))
+    path = p if p.is_absolute() else layout.root / p
+    if not _inside(layout.root, path):
+        raise Refused(f"refused: {what} {raw!r} resolves outside the root {layout.root}")
+    return path
+
+
+# --- the tools as plain functions (the SDK layer below only wraps them) --------------------------
+def tool_context(
+    layout: Layout,
+    agent: str,
+    situation: str = "",
+    query: str = "",
+    max_bytes: int = 0,
+    wiki_topics: list[str] | None = None,
+) -> str:
+    """The Memory Context block ``scribed context`` prints."""
+    from scribed.tiers import context
+
+    name = check_name(agent, "agent", layout)
+    topics = [check_name(t.removesuffix(".md"), "topic", layout) for t in wiki_topics or []]
+    check_tier_file(layout, layout.hot_file(name), "hot file")
+    check_tier_file(layout, layout.cold_file(name), "cold file")
+    for t in topics:
+        check_tier_file(layout, layout.wiki / f"{t}.md", "wiki page")
+    try:
+        block = context.build(
+            layout,
+            name,
+            situation=situation.strip() or None,
+            include_wiki=bool(topics),
+            wiki_topics=topics,
+            max_bytes=max(0, max_bytes),
+            query=query,
+        )
+    except context.ContextError as exc:
+        raise BadArgument(str(exc)) from exc
+    return block.text
+
+
+def _since(raw: str) -> str:
+    if not raw.strip():
+        return ""
+    try:
+        return date.fromisoformat(raw.strip()[:10]).isoformat()
+    except ValueError:
+        raise BadArgument(f"since: {raw!r} is not a date (YYYY-MM-DD)") from None
+
+
+def tool_search(
+    layout: Layout, query: str, agent: str = "", tier: str = "", since: str = "", limit: int = 10
+) -> dict[str, Any]:
+    """``scribed search --json``: best matches first, each with its provenance."""
+    from scribed.tiers.search import TIERS, Index, SearchError
+
+    who = check_name(agent, "agent", layout) if agent.strip() else ""
+    if tier and tier not in TIERS:
+        raise BadArgument(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
+    day = _since(since)
+    with Index(layout) as index:
+        index.refresh()
+        try:
+            hits = index.search(
+                query, agent=who, tiers=(tier,) if tier else (), since=day, limit=max(1, min(limit, 200))
+            )
+        except SearchError as exc:
+            raise BadArgument(str(exc)) from exc
+    return {"query": query, "hits": [h.public() for h in hits]}
+
+
+def tool_wiki_write(
+    layout: Layout, topic: str, agent: str, text: str = "", title: str = "", file: str = ""
+) -> dict[str, Any]:
+    """``scribed wiki-write``: the same function under the same root lock (validation, merge, inbox)."""
+    from scribed.core.promote import write_agent_fact
+    from scribed.fsutil import RootBusy, root_lock
+    from scribed.tiers.wiki import WikiError
+
+    name = check_name(topic, "topic", layout)
+    author = check_name(agent, "agent", layout)
+    check_tier_file(layout, layout.wiki / f"{name}.md", "wiki page")
+    if bool(text.strip()) == bool(file.strip()):
+        raise BadArgument("give the fact as `text` or as `file` (a path under the root), not both")
+    if file.strip():
+        path = check_path(layout, file, "file")
+        if not path.is_file():
+            raise BadArgument(f"file {file!r}: not a file under {layout.root}")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise BadArgument(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
+        text = path.read_bytes().decode("utf-8", "replace")
+    try:
+        with root_lock(layout.lock, timeout=LOCK_TIMEOUT):
+            return write_agent_fact(layout, name, author, text, title=title)
+    except WikiError as exc:
+        raise BadArgument(str(exc)) from exc
+    except RootBusy as exc:
+        raise BadArgument(f"{exc}; nothing written, try again") from exc
+
+
+def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> dict[str, Any]:
+    """The newest cold entries (all agents, or one): heading, date, session and entry ids.
+
+    Read from the cold files (read-only, no lock): they are what the agent would read anyway.
+    """
+    from scribed.compress.entry import split_entries
+
+    if agent.strip():
+        files = [check_tier_file(layout, layout.cold_file(check_name(agent, "agent", layout)), "cold file")]
+    else:
+        files = sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p)) if layout.cold.is_dir() else []
+    floor = datetime.min.replace(tzinfo=UTC)
+    rows: list[tuple[datetime, dict[str, Any]]] = []
+    for path in files:
+        try:
+            text = path.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue  # a missing or unreadable cold file is simply no sessions
+        lines = {ln: no for no, ln in reversed(list(enumerate(text.splitlines(), start=1)))}
+        for e in split_entries(text)[1]:
+            session = _SESSION.search(e.text)
+            rows.append((e.when or floor, {
+                "agent": path.stem,
+                "date": e.date,
+                "title": redact(e.title),
+                "heading": redact(e.heading.removeprefix("### ")),
+                "session": session.group("s") if session else "",
+                "entry": e.entry_id or "",
+                "file": str(path.relative_to(layout.root)),
+                "line": lines.get(e.heading, 0),
+            }))
+    rows.sort(key=lambda r: r[0], reverse=True)
+    return {"sessions": [r for _, r in rows[: max(1, min(limit, 500))]]}
+
+
+def resource_files(layout: Layout) -> list[tuple[str, str, Path]]:
+    """(tier, name, path) of every hot, cold and wiki file that stays inside the root."""
+    out: list[tuple[str, str, Path]] = []
+    for tier in RESOURCE_TIERS:
+        folder: Path = getattr(layout, tier)
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.glob("*.md")):
+            if normalize_name(p.stem) == p.stem and _inside(layout.root, p):
+                out.append((tier, p.stem, p))
+    return out
+
+
+def read_resource(layout: Layout, tier: str, name: str) -> str:
+    """One tier file's text, redacted; a path-like name or a symlink out is refused."""
+    if tier not in RESOURCE_TIERS:
+        raise BadArgument(f"tier {tier!r}: expected one of {', '.join(RESOURCE_TIERS)}")
+    stem = check_name(name.removesuffix(".md"), "name", layout)
+    path = check_tier_file(layout, getattr(layout, tier) / f"{stem}.md", f"{tier} file")
+    if not path.is_file():
+        raise BadArgument(f"no {tier} file named {stem!r}")
+    return redact(path.read_bytes().decode("utf-8", "replace"))
+
+
+# --- the SDK layer --------------------------------------------------------------------------------
+def build_server(layout: Layout) -> MCPServer:
+    """The MCP server over one squad root (tools and resources registered)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp_types import Resource, ToolAnnotations
+
+    def guard(fn: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(layout, *args, **kw)
+        except (Refused, BadArgument) as exc:
+            raise ToolError(str(exc)) from None
+
+    class Server(MCPServer):
+        async def list_resources(self) -> list[Resource]:
+            """The tier files as they are now (files appear as sessions end), not as at startup."""
+            return [
+                Resource(
+                    uri=f"{URI_PREFIX}{tier}/{name}",
+                    name=f"{tier}/{name}",
+                    description=f"{tier} memory: {p.relative_to(layout.root)}",
+                    mime_type="text/markdown",
+                )
+                for tier, name, p in resource_files(layout)
+            ]
+
+    server = Server(NAME, version=__version__, instructions=INSTRUCTIONS)
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def context(
+        agent: Annotated[str, Field(description="The agent whose memory to load (a name, e.g. 'picard').")],
+        situation: Annotated[
+            Literal["", "new-task", "resume", "debug", "spec", "onboarding", "post-incident"],
+            Field(description="Which tiers to load: new-task (hot), resume/debug (+cold), "
+                  "spec/onboarding (+wiki), post-incident (all)."),
+        ] = "",
+        query: Annotated[str, Field(description="Fill cold/wiki with the entries and facts best matching this.")] = "",
+        max_bytes: Annotated[int, Field(ge=0, description="Fit the block in this many bytes (0: no limit).")] = 0,
+        wiki_topics: Annotated[list[str] | None, Field(description="Wiki topics to include by name.")] = None,
+    ) -> str:
+        """An agent's Memory Context block (hot, plus cold and wiki as the situation or query asks)."""
+        return str(guard(tool_context, agent, situation, query, max_bytes, wiki_topics))
+
+    @server.tool(annotations=read_only)
+    def search(
+        query: Annotated[str, Field(description="Words to find (all of them, else any), ranked by bm25.")],
+        agent: Annotated[str, Field(description="Only this agent's entries and facts.")] = "",
+        tier: Annotated[Literal["", "cold", "wiki", "archive"], Field(description="Only this tier.")] = "",
+        since: Annotated[str, Field(description="Only entries dated on or after YYYY-MM-DD.")] = "",
+        limit: Annotated[int, Field(ge=1, le=200)] = 10,
+    ) -> dict[str, Any]:
+        """Search cold entries, wiki facts (superseded ones marked) and archived originals, with provenance."""
+        return dict(guard(tool_search, query, agent, tier, since, limit))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
+    def wiki_write(
+        topic: Annotated[str, Field(description="The wiki topic (a name, e.g. 'decisions'; never a path).")],
+        agent: Annotated[str, Field(description="The author (an agent name).")],
+        text: Annotated[str, Field(description="The fact or decision (first line is the title).")] = "",
+        title: Annotated[str, Field(description="Block title (default: the text's first line).")] = "",
+        file: Annotated[str, Field(description="Read the text from this file instead (a path under the root).")] = "",
+    ) -> dict[str, Any]:
+        """Record a durable fact or decision in wiki/TOPIC.md, stamped with its author and today's date."""
+        return dict(guard(tool_wiki_write, topic, agent, text, title, file))
+
+    @server.tool(annotations=read_only)
+    def recent_sessions(
+        agent: Annotated[str, Field(description="Only this agent (default: every agent).")] = "",
+        limit: Annotated[int, Field(ge=1, le=500)] = 10,
+    ) -> dict[str, Any]:
+        """The newest sessions in cold memory: heading, date, session id and entry id, newest first."""
+        return dict(guard(tool_recent_sessions, agent, limit))
+
+    @server.resource(URI_PREFIX + "{tier}/{name}", name="tier-file", mime_type="text/markdown")
+    def tier_file(tier: str, name: str) -> str:
+        """A hot, cold or wiki file of the squad root (redacted)."""
+        try:
+            return read_resource(layout, tier, name)
+        except (Refused, BadArgument) as exc:
+            raise ResourceError(str(exc)) from None
+
+    return server
+
+
+def register(main: click.Group) -> None:
+    """Add ``scribed mcp`` to the ``scribed`` group."""
+
+    @main.command("mcp")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.pass_context
+    def mcp_cmd(ctx: click.Context, root: str | None) -> None:
+        """Serve the memory to an agent over MCP on stdio (tools: context, search, wiki_write, recent_sessions)."""
+        from scribed.cli.common import fail, load_config
+
+        cfg = load_config(ctx, root)
+        try:
+            server = build_server(Layout(cfg.root_path))
+        except ImportError as exc:
+            fail(f"scribed mcp needs the MCP SDK ({exc.name or exc}): pip install 'scribed-memory[mcp]'")
+        server.run("stdio")

@@ -1,0 +1,326 @@
+"""CLI commands for the wiki tier: ``promote``, ``wiki-write``, ``wiki-deprecate``, ``import``,
+``review`` (list, approve, reject proposals) and ``wiki history TOPIC`` (the audit log).
+
+Kept apart from ``cli.py`` so the compaction CLI stays small; ``cli.py`` calls :func:`register`.
+Exit codes as everywhere: 0 ok, 1 work failed, 2 usage error (bad name, bad date, refused import).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from scribed.cli import common as cli_mod
+from scribed.config import Config
+from scribed.tiers.cold import Layout
+
+
+def _cfg(ctx: click.Context, root: str | None) -> Config:
+    cfg = cli_mod.load_config(ctx, root)
+    if not cfg.root_path.is_dir():
+        cli_mod.fail(f"root: not a folder: {cfg.root_path}")
+    return cfg
+
+
+def _emit(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for line in lines:
+            click.echo(line)
+
+
+def _promote_lines(data: dict[str, Any]) -> list[str]:
+    head = "dry run, nothing written: " if data["dry_run"] else ""
+    out = [f"{head}promotion as of {data['as_of']} (entries before {data['cutoff']})"]
+    for p in data["promoted"]:
+        out.append(f"promote {p['agent']:<12} {p['entry']} {p['date'][:10]} {p['title']}")
+        for f in p["facts"]:
+            extra = f" (supersedes {f['superseded'][0]})" if f.get("superseded") else ""
+            out.append(f"    → {f['topic']:<12} {f['action']:<8} {f['title']}{extra}")
+    for a in data["archived"]:
+        out.append(f"archive {a['agent']:<12} {a['entry']} {a['date'][:10]} {a['title']} (nothing durable)")
+    inbox = data.get("inbox") or {}
+    for a in inbox.get("applied", []):
+        out.append(f"inbox   {a['file']} → {a['topic']} ({a['action']})")
+    for q in inbox.get("quarantined", []):
+        out.append(f"inbox   {q['file']} quarantined: {q['reason']}")
+    out.append(
+        f"{len(data['promoted'])} promoted, {len(data['archived'])} archived, {data['kept']} kept in cold; "
+        f"topics: {', '.join(sorted(data['topics'])) or '-'}"
+    )
+    return out
+
+
+def _as_of(value: str | None) -> datetime | None:
+    """Parse --as-of (YYYY-MM-DD or ISO 8601); a bad date is the user's mistake (exit 2)."""
+    from scribed.core.promote import parse_as_of
+
+    if not value:
+        return None
+    try:
+        return parse_as_of(value)
+    except ValueError as exc:
+        cli_mod.fail(f"--as-of: {exc}")
+
+
+def register(main: click.Group) -> None:
+    """Add the wiki commands to the ``scribed`` group."""
+
+    @main.command("promote")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option(
+        "--as-of", "as_of", metavar="DATE", help="Age entries as of DATE (YYYY-MM-DD or ISO; default now)."
+    )
+    @click.option("--dry-run", is_flag=True, help="Print the plan (entries, facts, topics); write nothing.")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def promote_cmd(
+        ctx: click.Context, root: str | None, as_of: str | None, dry_run: bool, as_json: bool
+    ) -> None:
+        """Move cold entries older than cold.ttl_days into the wiki (facts) and the archive."""
+        from scribed.core.promote import promote
+
+        cfg = _cfg(ctx, root)
+        when = _as_of(as_of)
+        data = promote(cfg, as_of=when, dry_run=dry_run)
+        _emit(data, as_json, _promote_lines(data))
+
+    @main.command("wiki-write")
+    @click.argument("topic")
+    @click.option("--agent", required=True, help="The author (an agent name).")
+    @click.option("--title", default="", help="Block title (default: the text's first line).")
+    @click.option(
+        "--file", "file_", type=click.Path(dir_okay=False, exists=True), help="Read the text from FILE."
+    )
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def wiki_write(
+        ctx: click.Context,
+        topic: str,
+        agent: str,
+        title: str,
+        file_: str | None,
+        root: str | None,
+        as_json: bool,
+    ) -> None:
+        """Add a fact to wiki/TOPIC.md from FILE or stdin, stamped with its author and today's date."""
+        from scribed.core.promote import write_agent_fact
+        from scribed.fsutil import root_lock
+        from scribed.tiers.wiki import WikiError, valid_topic
+
+        if valid_topic(topic) is None:
+            cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
+        cfg = _cfg(ctx, root)
+        if file_:
+            raw = Path(file_).read_bytes()
+        elif sys.stdin is None or sys.stdin.isatty():
+            cli_mod.fail("no text: pass --file FILE or pipe the text on stdin")
+        else:
+            raw = sys.stdin.buffer.read()
+        text = raw.decode("utf-8", "replace")
+        layout = Layout(cfg.root_path)
+        try:
+            with root_lock(layout.lock):
+                data = write_agent_fact(layout, topic, agent, text, title=title)
+        except WikiError as exc:
+            cli_mod.fail(str(exc))
+        _emit(
+            data, as_json, [f"wiki/{data['topic']}.md: {data['action']} “{data['title']}” by {data['agent']}"]
+        )
+
+    @main.command("wiki-deprecate")
+    @click.argument("topic")
+    @click.argument("title")
+    @click.option("--agent", required=True, help="Who deprecates it (an agent name).")
+    @click.option("--reason", default="", help="Why it no longer holds.")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def wiki_deprecate(
+        ctx: click.Context, topic: str, title: str, agent: str, reason: str, root: str | None, as_json: bool
+    ) -> None:
+        """Mark the block TITLE of wiki/TOPIC.md deprecated (it is kept, not deleted)."""
+        from scribed.core.promote import deprecate
+        from scribed.fsutil import root_lock
+        from scribed.tiers.wiki import WikiError
+
+        cfg = _cfg(ctx, root)
+        layout = Layout(cfg.root_path)
+        try:
+            with root_lock(layout.lock):
+                data = deprecate(layout, topic, title, agent, reason=reason)
+        except WikiError as exc:
+            cli_mod.fail(str(exc))
+        _emit(data, as_json, [f"wiki/{data['topic']}.md: “{data['block']}” is now {data['status']}"])
+
+    @main.command("import")
+    @click.argument("agents", nargs=-1)
+    @click.option("--all", "all_", is_flag=True, help="Every agent under .squad/agents/, and decisions.md.")
+    @click.option("--as-of", "as_of", metavar="DATE", help="Age entries as of DATE (default now).")
+    @click.option("--dry-run", is_flag=True, help="Show what would be imported; write nothing.")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.pass_context
+    def import_cmd(
+        ctx: click.Context,
+        agents: tuple[str, ...],
+        all_: bool,
+        as_of: str | None,
+        dry_run: bool,
+        as_json: bool,
+        root: str | None,
+    ) -> None:
+        """Seed cold and wiki from a legacy Squad repo (history.md, decisions.md); never changes them."""
+        from scribed.core.importer import ImportRefused, import_squad
+
+        if bool(agents) == all_:
+            cli_mod.fail("name the agents to import, or pass --all (not both)")
+        cfg = _cfg(ctx, root)
+        when = _as_of(as_of)
+        try:
+            data = import_squad(cfg, None if all_ else list(agents), dry_run=dry_run, as_of=when)
+        except ImportRefused as exc:
+            cli_mod.fail(str(exc))
+        head = "dry run, nothing written: " if dry_run else ""
+        lines = [f"{head}import of {', '.join(data['agents']) or 'no agents'} as of {data['as_of']}"]
+        lines += [f"cold    {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in data["cold"]]
+        lines += [
+            f"wiki    {c['agent']:<12} {c['date'][:10]} {c['title']} → {', '.join(c['topics'])}"
+            for c in data["promoted"]
+        ]
+        lines += [f"archive {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in data["archived"]]
+        lines += [
+            f"pinned  {p['agent']:<12} → {p['topic']}: {p['title']} ({p['action']})" for p in data["pinned"]
+        ]
+        lines += [
+            f"decided {d['agent']:<12} {d['date'][:10]} {d['title']} → {d['topic']} ({d['action']})"
+            for d in data["decisions"]
+        ]
+        lines += [
+            f"skip    {n['source']}:{n['lines']} {n['title']} ({n['reason']})" for n in data["not_decisions"]
+        ]
+        lines.append(
+            f"{len(data['cold'])} to cold, {len(data['promoted'])} to wiki, {len(data['archived'])} archived, "
+            f"{len(data['pinned'])} pinned, {len(data['decisions'])} decisions"
+            + (" proposed for review" if data.get("mode") == "review" else "")
+            + f", {len(data['not_decisions'])} not decisions, {data['skipped']} already imported"
+        )
+        for w in data["warnings"]:
+            click.echo(f"scribed: warning: {w}", err=True)
+        _emit(data, as_json, lines)
+
+    _register_review(main)
+
+
+def _review_lines(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return ["no proposals waiting for review"]
+    out = []
+    for r in rows:
+        where = r["file"] or r["source"]
+        out.append(
+            f"{r['id']}  {r['topic']:<12} {r['date']}  {r['title']}  ({r['action']}: {where}, {r['agent'] or '-'})"
+        )
+    out.append(
+        f"{len(rows)} proposal{'s' if len(rows) != 1 else ''}: scribed review approve ID… | reject ID…"
+    )
+    return out
+
+
+def _decide(
+    ctx: click.Context, root: str | None, ids: tuple[str, ...], as_json: bool, what: str, reason: str
+) -> None:
+    """Approve or reject proposals under the root lock; unknown ids exit 2 (after the known ones)."""
+    from scribed.core.promote import utcnow
+    from scribed.fsutil import root_lock
+    from scribed.tiers import review
+    from scribed.tiers.wiki import WikiError
+
+    layout = Layout(_cfg(ctx, root).root_path)
+    try:
+        with root_lock(layout.lock):
+            if what == "approve":
+                data = review.approve(layout, list(ids), utcnow)
+            else:
+                data = review.reject(layout, list(ids), utcnow, reason)
+    except WikiError as exc:
+        cli_mod.fail(str(exc))
+    lines = [
+        f"{r['id']}: {r['result']}" + (f" ({r['topic']}: {r['title']})" if "title" in r else "")
+        for r in data["results"]
+    ]
+    _emit(data, as_json, lines)
+    unknown = [r["id"] for r in data["results"] if r["result"] == "unknown"]
+    if unknown:
+        cli_mod.fail(f"no such proposal: {', '.join(unknown)} (scribed review lists them)")
+
+
+def _register_review(main: click.Group) -> None:
+    @main.group("review", invoke_without_command=True)
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--all", "everything", is_flag=True, help="Also list approved and rejected proposals.")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def review_cmd(ctx: click.Context, root: str | None, everything: bool, as_json: bool) -> None:
+        """List the wiki facts waiting for review ([promote] mode = "review")."""
+        if ctx.invoked_subcommand is not None:
+            ctx.obj["review_root"] = root
+            return
+        from scribed.tiers import review
+
+        rows = review.listing(Layout(_cfg(ctx, root).root_path), everything=everything)
+        _emit({"proposals": rows}, as_json, _review_lines(rows))
+
+    @review_cmd.command("approve")
+    @click.argument("ids", nargs=-1, required=True)
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def approve_cmd(ctx: click.Context, ids: tuple[str, ...], root: str | None, as_json: bool) -> None:
+        """Merge the proposals IDS into the wiki (each change goes to the audit log)."""
+        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json, "approve", "")
+
+    @review_cmd.command("reject")
+    @click.argument("ids", nargs=-1, required=True)
+    @click.option("--reason", default="", help="Why (kept with the proposal).")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def reject_cmd(
+        ctx: click.Context, ids: tuple[str, ...], reason: str, root: str | None, as_json: bool
+    ) -> None:
+        """Reject the proposals IDS: they never reach the wiki and are never proposed again."""
+        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json, "reject", reason)
+
+    @main.group("wiki")
+    def wiki_group() -> None:
+        """Read the wiki's audit trail."""
+
+    @wiki_group.command("history")
+    @click.argument("topic")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def wiki_history(ctx: click.Context, topic: str, root: str | None, as_json: bool) -> None:
+        """Every recorded change to wiki/TOPIC.md, oldest first: when, what, which fact, from where."""
+        from scribed.tiers import audit
+        from scribed.tiers.wiki import valid_topic
+
+        if valid_topic(topic) is None:
+            cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
+        rows = audit.history(Layout(_cfg(ctx, root).root_path), topic)
+        lines = [
+            f"{r.get('at', '?')}  {r.get('action', '?'):<10} {r.get('change', '?'):<10} {r.get('fact', '')}"
+            + (f"  ← {r['source']}" if r.get("source") else "")
+            + (f" ({r['file']})" if r.get("file") else "")
+            + (f"  by {r['by']}" if r.get("by") else "")
+            for r in rows
+        ] or [f"no recorded changes to wiki/{topic}.md"]
+        _emit({"topic": topic, "records": rows}, as_json, lines)

@@ -1,0 +1,274 @@
+"""Cold entries: rendering, the retention guard, size fitting and parsing back.
+
+One structure for every compressor:
+
+    ### 2026-02-11T20:10:00Z: Fix #590 flaky auth test
+    - provenance: id=e-3f2a9c1b7e4d · agent=picard · session=37f4 · source=`…/events.jsonl` (copilot) · lines 1–120 · turns 42 · sha256=… · compressor=extractive · ratio=0.08 · recall=1.00
+
+    #### Goal
+    …
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from scribed.compress import anchors as anchors_mod
+from scribed.models import SECTIONS, Anchor, Summary
+
+ENTRY_HEADING = re.compile(r"^### (?P<date>\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+Z?)?)\s*:?\s*(?P<title>.*)$")
+ID_RE = re.compile(r"\bid=(?P<id>[a-z]-[0-9a-f]{6,40})")
+FOLDED_RE = re.compile(r"\bfolded=(?P<ids>[a-z0-9,-]+)")
+LIST_CAP = 12
+# Items are printed whole; this only bounds a runaway item (an LLM answer), cut between words.
+MAX_ITEM_CHARS = 1200
+
+
+@dataclass(slots=True)
+class EntryMeta:
+    entry_id: str
+    agent: str
+    session: str
+    source: str
+    kind: str
+    end: datetime
+    first_line: int
+    last_line: int
+    turns: int
+    sha256: str
+    compressor: str
+    bytes_in: int
+    recall: float = 1.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def iso(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def one_line(s: str, limit: int) -> str:
+    """``s`` on one line within ``limit`` chars, cut only between words and never inside a
+    backtick span (a path, command or identifier cut short would read as a different one)."""
+    s = re.sub(r"\s+", " ", s).strip()
+    if len(s) <= limit:
+        return s
+    head = s[: limit - 1]
+    if s[limit - 1] != " ":
+        head = head.rsplit(" ", 1)[0] if " " in head else ""  # a token longer than the limit is dropped
+    if head.count("`") % 2:
+        head = head[: head.rfind("`")]
+    return head.rstrip() + "…"
+
+
+def safe_line(s: str, limit: int) -> str:
+    """One line that cannot be read back as a heading: text from a transcript or a model is data,
+    and must never forge an entry (``### date: …``) or a section (``#### …``)."""
+    s = one_line(s, limit)
+    return "\\" + s if s.startswith("#") else s
+
+
+def _provenance(meta: EntryMeta, ratio: float) -> str:
+    parts = [
+        f"id={meta.entry_id}",
+        f"agent={meta.agent}",
+        f"session={one_line(meta.session, 200)}",
+        "source=`" + one_line(meta.source, 400).replace("`", "'") + f"` ({meta.kind})",
+        f"lines {meta.first_line}–{meta.last_line}",
+        f"turns {meta.turns}",
+        f"sha256={meta.sha256}",
+        f"compressor={meta.compressor}",
+        f"ratio={ratio:.3f}",
+        f"recall={meta.recall:.2f}",
+    ]
+    parts += [f"{k}={v}" for k, v in meta.extra.items()]
+    return "- provenance: " + " · ".join(parts)
+
+
+def _body(summary: Summary) -> str:
+    out: list[str] = []
+    for key, title in SECTIONS:
+        value = getattr(summary, key)
+        if isinstance(value, str):
+            if value.strip():
+                out.append(f"#### {title}\n{safe_line(value, 1200)}")
+        else:
+            items = [v for v in value if v and v.strip()]
+            if items:
+                out.append(f"#### {title}\n" + "\n".join(f"- {one_line(v, MAX_ITEM_CHARS)}" for v in items))
+    return "\n".join(out)
+
+
+def render(summary: Summary, meta: EntryMeta) -> str:
+    """The entry's markdown. ``ratio`` in provenance is of the rendered size itself."""
+    title = one_line(summary.goal or "session", 100) or "session"
+    head = f"### {iso(meta.end)}: {title}"
+    body = _body(summary)
+    text = ""
+    size = 0
+    for _ in range(3):  # the ratio printed depends on the size, which depends on the ratio's digits
+        ratio = size / meta.bytes_in if meta.bytes_in else 0.0
+        text = f"{head}\n{_provenance(meta, ratio)}\n\n{body}\n"
+        if len(text.encode()) == size:
+            break
+        size = len(text.encode())
+    return text
+
+
+def size_of(summary: Summary, meta: EntryMeta) -> int:
+    return len(render(summary, meta).encode())
+
+
+# Sections trimmed first when an entry is over budget (least valuable first).
+_TRIM_ORDER = [
+    "key_points", "knowledge", "key_facts", "commands", "errors", "files", "outcome", "open_items", "decisions",
+]
+# Lists a compressor may make long (the budget bounds them); the others are capped.
+_UNCAPPED = {"key_points", "files", "commands"}
+
+
+def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
+    """Shrink a summary until its entry fits ``budget`` bytes by dropping whole list items.
+
+    Items are never cut (a command or a supersedes line cut short changes meaning); only the
+    goal and outcome prose shrink, between words, once the lists are down to their minimum.
+    """
+    s = summary.model_copy(deep=True)
+    s.goal = one_line(s.goal, 300)
+    for key, _ in SECTIONS:
+        value = getattr(s, key)
+        if isinstance(value, list) and key not in _UNCAPPED:
+            setattr(s, key, value[: LIST_CAP * 2])
+    size = size_of(s, meta)
+    while size > budget:
+        for key in _TRIM_ORDER:
+            value = getattr(s, key)
+            if isinstance(value, list) and len(value) > (1 if key in ("decisions", "open_items") else 0):
+                dropped = value.pop()
+                size -= len(dropped.encode()) + 3
+                if not value:
+                    size = size_of(s, meta)
+                break
+            if isinstance(value, str) and len(value) > 80:
+                setattr(s, key, one_line(value, max(80, len(value) // 2)))
+                size = size_of(s, meta)
+                break
+        else:
+            break
+        if size <= budget:
+            size = size_of(s, meta)  # the estimate ignores the ratio's digits: check for real
+    return s
+
+
+def fit_with_room(summary: Summary, anchors: list[Anchor], meta: EntryMeta, budget: int) -> Summary:
+    """Fit to ``budget`` while leaving room for the anchors the compressor dropped.
+
+    Restored anchors are worth more than prose, so the prose shrinks to make space for them.
+    """
+    fitted = fit(summary, meta, budget)
+    text = render(fitted, meta)
+    missing = [a for a in anchors if not anchors_mod.present(a, text)]
+    if not missing:
+        return fitted
+    reserve = sum(len(anchors_mod.format_anchor(a).encode()) + 3 for a in missing) + 16
+    reserve = min(reserve, int(budget * 0.45))
+    return fit(summary, meta, budget - reserve)
+
+
+def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: int) -> tuple[Summary, float]:
+    """Add anchors the compressor dropped under Key facts, within ``hard_cap`` bytes.
+
+    Returns the amended summary and the anchor recall of the final entry.
+    """
+    s = summary.model_copy(deep=True)
+    text = render(s, meta)
+    missing = [a for a in anchors if not anchors_mod.present(a, text)]
+    missing.sort(key=lambda a: anchors_mod.PRIORITY.index(a.type))
+    for a in missing:
+        if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
+            continue  # an earlier restored line already carries it
+        line = anchors_mod.format_anchor(a)
+        s.key_facts.append(line)
+        if size_of(s, meta) > hard_cap:
+            s.key_facts.pop()
+    final = render(s, replace(meta, recall=0.0))
+    return s, anchors_mod.recall(anchors, final)
+
+
+@dataclass(slots=True)
+class Entry:
+    """An entry parsed back from a cold file."""
+
+    heading: str
+    date: str
+    title: str
+    text: str  # the whole entry including heading, ending with a newline
+
+    @property
+    def entry_id(self) -> str | None:
+        m = ID_RE.search(self.text)
+        return m.group("id") if m else None
+
+    @property
+    def ids(self) -> set[str]:
+        """Its own id plus the ids of entries folded into it."""
+        out = set()
+        if self.entry_id:
+            out.add(self.entry_id)
+        for m in FOLDED_RE.finditer(self.text):
+            out.update(i for i in m.group("ids").split(",") if i)
+        return out
+
+    @property
+    def when(self) -> datetime | None:
+        return parse_date(self.date)
+
+
+def parse_date(s: str) -> datetime | None:
+    s = s.strip().replace(" ", "T")
+    try:
+        if len(s) == 10:
+            return datetime.fromisoformat(s).replace(tzinfo=UTC)
+        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def split_entries(text: str) -> tuple[str, list[Entry]]:
+    """Split a cold file into its preamble and its dated ``### `` entries (outside code fences)."""
+    pre: list[str] = []
+    entries: list[Entry] = []
+    cur: list[str] | None = None
+    head: re.Match[str] | None = None
+    fence = False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        m = None if fence else ENTRY_HEADING.match(line.rstrip("\n"))
+        if m:
+            if cur is not None and head is not None:
+                entries.append(_mk(head, cur))
+            cur, head = [line], m
+        elif cur is None:
+            pre.append(line)
+        else:
+            cur.append(line)
+    if cur is not None and head is not None:
+        entries.append(_mk(head, cur))
+    return "".join(pre), entries
+
+
+def _mk(m: re.Match[str], lines: list[str]) -> Entry:
+    text = "".join(lines)
+    if not text.endswith("\n"):
+        text += "\n"
+    return Entry(heading=lines[0].rstrip("\n"), date=m.group("date"), title=m.group("title"), text=text)
+
+
+def join_entries(preamble: str, entries: list[Entry]) -> str:
+    parts = [preamble.rstrip("\n") + "\n\n"] if preamble.strip() else []
+    for e in entries:
+        parts.append(e.text.rstrip("\n") + "\n\n")
+    return "".join(parts).rstrip("\n") + "\n" if parts else ""

@@ -1,0 +1,165 @@
+"""What ``scribed import`` makes of one legacy unit: a cold entry, wiki facts, a hot seed.
+
+A history entry becomes a cold entry through the same extractive summary, :func:`scribed.compress.entry.fit`
+and :func:`scribed.tiers.cold.append` as a live session. A decision becomes one wiki fact: its title, its
+statement as written (By/What/Why, or its first paragraph) and its provenance (file and lines). After
+an import, an agent without a hot file (or with a blank one) gets a seed from its newest entry, so
+its default spawn carries its last known state and a pointer to where the rest went.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from scribed.compress import anchors as anchors_mod
+from scribed.compress import entry
+from scribed.compress.entry import Entry, one_line, split_entries
+from scribed.compress.extractive import ExtractiveCompressor
+from scribed.config import Config
+from scribed.models import Anchor, Session, Summary, Turn
+from scribed.names import slug
+from scribed.session.redact import redact
+from scribed.tiers import hot_seed, live
+from scribed.tiers.cold import Layout
+from scribed.tiers.wiki import Fact, Source, safe_body
+
+_DURABLE = re.compile(
+    r"\b(?:always|never|must|convention|cannot|can't|only|limit|requires?|api|endpoint|schema|contract|"
+    r"interface|returns?|learned|lesson|gotcha|turns out|pattern|prefer|avoid|note that|root cause)\b",
+    re.I,
+)
+IMPORT_SEED = "import"
+
+
+@dataclass(slots=True)
+class Unit:
+    """One history entry or decision: what becomes one cold entry or one wiki fact."""
+
+    agent: str
+    kind: str  # squad-history | squad-decisions
+    source: str  # path relative to the root
+    title: str
+    date: datetime
+    dated: bool
+    text: str  # the entry's lines as written
+    first_line: int
+    last_line: int
+    statement: str = ""  # a decision's statement as written
+    titled: bool = True
+
+    @property
+    def ref(self) -> str:
+        ident = f"{self.source}\0{self.title}\0{self.text.strip()}"
+        return "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+
+def decision_fact(u: Unit) -> Fact:
+    """A decision as a wiki fact: title, statement as written, provenance naming file and lines."""
+    date = u.date.date().isoformat()
+    extra = {"file": u.source, "lines": f"{u.first_line}-{u.last_line}"}
+    return Fact(
+        topic="decisions",
+        kind="decision",
+        text=safe_body(redact(u.statement or u.title)).strip(),
+        date=date,
+        source=Source(date=date, ref=u.ref, agent=u.agent, via="import", extra=extra),
+        title=redact(one_line(u.title, 100)),
+    )
+
+
+def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
+    """The extractive summary of one unit (the same compressor as live sessions)."""
+    turns: list[Turn] = []
+    line_no = unit.first_line + 1
+    offset = 0
+    for para in re.split(r"\n\s*\n", redact(unit.text)):
+        offset += len(para.encode()) + 2
+        if para.strip():
+            turns.append(Turn("assistant", para.strip(), "message", None, line_no, offset))
+        line_no += para.count("\n") + 2
+    sess = Session(
+        agent=unit.agent,
+        session_id=unit.ref,
+        source=Path(unit.source),
+        kind=unit.kind,
+        turns=turns,
+        start=unit.date,
+        end=unit.date,
+        ended=True,
+    )
+    found = anchors_mod.extract(sess)
+    s = ExtractiveCompressor().compress(sess, found, budget).summary
+    s.goal = redact(one_line(unit.title, 160))
+    have = {*s.decisions, *s.knowledge}
+    for t in turns:
+        for line in t.text.splitlines():
+            item = line.strip().lstrip("-*+>").strip()
+            if len(item) < 12 or item in have or item.startswith(("#", "```", "|")):
+                continue
+            if anchors_mod._DECISION.search(item) or anchors_mod._DECISION_VERB.search(item):
+                continue
+            if _DURABLE.search(item) and len(s.knowledge) < 12:
+                s.knowledge.append(item)
+                have.add(item)
+    return s, found, sess
+
+
+def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
+    """The unit as a cold entry (fitted to the compress budget when it goes to the cold tier)."""
+    bytes_in = len(unit.text.encode()) or 1
+    ccfg = cfg.compress
+    budget = int(min(ccfg.max_bytes, max(ccfg.min_bytes, bytes_in * ccfg.ratio)))
+    summary, found, sess = _summary(unit, budget)
+    meta = entry.EntryMeta(
+        entry_id=unit.ref,
+        agent=unit.agent,
+        session=f"history-{slug(unit.title, 40)}",
+        source=unit.source,
+        kind=unit.kind,
+        end=unit.date,
+        first_line=unit.first_line,
+        last_line=unit.last_line,
+        turns=len(sess.turns),
+        sha256=hashlib.sha256(unit.text.encode()).hexdigest(),
+        compressor="extractive",
+        bytes_in=bytes_in,
+    )
+    if fit:
+        summary = entry.fit(summary, meta, budget)
+        summary, meta.recall = entry.guard(summary, found, meta, int(budget * 1.15))
+    return redact(entry.render(summary, meta))
+
+
+def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: Any) -> bool:
+    """Seed ``hot/{agent}.md`` after an import when it is missing, blank or an older import seed:
+    from the agent's newest cold entry, else its newest history entry. Never touches a hot file an
+    agent wrote or a running session's live view."""
+    path = layout.hot_file(agent)
+    if path.is_symlink():
+        return False
+    before = live.current_bytes(path)
+    if before is not None:
+        value = live.live_fields(before).get(live.MARKER, "")
+        ours = value.startswith(live.SEED_PREFIX + IMPORT_SEED + ":") and live.owned(before)
+        if not ours and (value or not live.is_blank(path, agent)):
+            return False
+    e: Entry | None = hot_seed.newest_entry(layout, agent)
+    where = ""
+    if e is None and newest is not None:
+        e = split_entries(render_unit(newest, cfg, fit=True))[1][0]
+        where = newest.source
+    if e is None:
+        return False
+    last = hot_seed.last_session(layout, agent, e)
+    if where:
+        last = replace(last, cold=where)
+    text = hot_seed.render(agent, hot_seed.marker(IMPORT_SEED, e.entry_id or "import"), last)
+    if before == text.encode() or not live.swap(path, before, text.encode(), base=layout.memory):
+        return False
+    log.info("hot_seeded", agent=agent, entry=e.entry_id, via="import")
+    return True

@@ -1,0 +1,453 @@
+"""``scribed import``: seed the tiers from a legacy Squad repo, reading and never changing it.
+
+Sources (read with :mod:`scribed.tiers.legacy`, a markdown parser): ``.squad/agents/{agent}/history.md``
+and ``history-archive*.md`` (``## Core Context``, ``###`` entries, dated bullets, ``📌 Team update``
+lines), and the decision files: ``.squad/decisions.md``, ``decisions-archive*.md`` and
+``.squad/decisions/**/*.md`` (inbox drop-box files), in every layout teams write them.
+
+* Each decision becomes one wiki fact in ``decisions``, under its own title, with its statement as
+  written and one provenance line (file, lines, author, date). What is not a decision (questions,
+  priority labels, status tables, bare sections) never becomes a fact.
+* Each history entry becomes a cold entry (the same extractive summary, :func:`scribed.compress.entry.fit`
+  and :func:`scribed.tiers.cold.append` as live sessions) when it is within ``cold.ttl_days``; older ones go
+  through promotion's rules (durable facts to the wiki, the entry to the archive).
+* The Core Context becomes one block of ``wiki/agent-{agent}.md`` (debris lines dropped; a changed one
+  supersedes the previous block); team updates become ``decisions`` facts by their author.
+* Every legacy file read is archived whole (gzip, named by its content hash) under
+  ``.scribed/archive/legacy/``: every byte ends up in a wiki fact or the archive, never nowhere.
+* An agent with no hot file (or a blank one) gets a hot seed from its newest entry.
+
+With ``[promote] mode = "review"`` facts become proposals (``scribed review``), not wiki blocks.
+Every wiki change is recorded in the audit log. Undated entries take the file's last git commit
+date, else its mtime, with a warning. Every unit's id hashes its file and text, and is recorded in
+the ledger, so a second import adds nothing. With ``stateBackend`` ``orphan`` or ``two-layer`` in
+``.squad/config.json``, mutable state lives on the ``squad-state`` branch: import refuses to write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from scribed.compress.entry import iso, one_line, split_entries
+from scribed.config import Config
+from scribed.core.import_read import (
+    History,
+    Skipped,
+    decision_files,
+    file_date,
+    history_files,
+    parse_decisions,
+    parse_history,
+)
+from scribed.core.import_units import Unit, decision_fact, render_unit, seed_hot
+from scribed.core.ledger import Ledger
+from scribed.core.promote import extract_facts, fact_sink, wiki_of
+from scribed.fsutil import root_lock, write_gzip_archive
+from scribed.log import get as get_logger
+from scribed.log import progress
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.tiers import audit, cold
+from scribed.tiers.cold import Layout
+from scribed.tiers.wiki import Fact, MergeResult, Source, WikiDoc, safe_body, valid_topic
+
+Clock = Callable[[], datetime]
+STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
+
+
+class ImportRefused(ValueError):
+    """The repo cannot be imported as asked (state on another branch, bad agent name); exit 2."""
+
+
+class _Sink(Protocol):
+    def add(self, fact: Fact, note: dict[str, str] | None = None) -> MergeResult: ...
+    def doc(self, topic: str) -> WikiDoc: ...
+    def flush(self) -> list[str]: ...
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- reading the legacy files ------------------------------------------------------------------
+def state_backend(squad: Path) -> str:
+    """``stateBackend`` from ``.squad/config.json`` ("" when unset or no file)."""
+    path = squad / "config.json"
+    if not path.exists():
+        return ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportRefused(f"{path}: cannot read it ({exc}); not importing") from None
+    value = data.get("stateBackend", "") if isinstance(data, dict) else ""
+    return str(value or "")
+
+
+def _archived_refs(layout: Layout) -> set[str]:
+    folder = layout.archive / "promoted"
+    out: set[str] = set()
+    if folder.is_dir():
+        for p in folder.rglob("*.md.gz"):
+            m = re.search(r"-([a-z]-[0-9a-f]{6,40})\.md\.gz$", p.name)
+            if m:
+                out.add(m.group(1))
+    return out
+
+
+def discover_agents(squad: Path) -> list[str]:
+    out = []
+    folder = squad / "agents"
+    if folder.is_dir():
+        for p in sorted(folder.iterdir()):
+            if (p / "history.md").is_file() and normalize_name(p.name) is not None:
+                out.append(p.name)
+    return out
+
+
+def import_squad(
+    cfg: Config,
+    agents: list[str] | None = None,
+    *,
+    dry_run: bool = False,
+    as_of: datetime | None = None,
+    clock: Clock = utcnow,
+    lock: bool = True,
+) -> dict[str, Any]:
+    """Import the named agents' histories (all, and the decision files, when ``agents`` is None)."""
+    layout = Layout(cfg.root_path)
+    squad = layout.squad
+    if not squad.is_dir():
+        raise ImportRefused(f"{squad}: no .squad folder here; point --root at a Squad repo")
+    backend = state_backend(squad)
+    if backend in STATE_BRANCH_BACKENDS:
+        raise ImportRefused(
+            f".squad/config.json sets stateBackend={backend!r}: Squad keeps mutable state (memory, histories) "
+            "on the 'squad-state' branch, not in this working tree, and a pre-commit hook refuses it here. "
+            "scribed import writes to the working tree only, so it stops: nothing was written."
+        )
+    available = discover_agents(squad)
+    if agents is None:
+        names = available
+    else:
+        names = []
+        for raw in agents:
+            name = normalize_name(raw)
+            if name is None:
+                raise ImportRefused(f"bad agent name {raw!r} (lowercase letters, digits, '-' and '_')")
+            if name not in available:
+                raise ImportRefused(f"no history for agent {name!r} (.squad/agents/{name}/history.md)")
+            names.append(name)
+    ctx = root_lock(layout.lock) if lock and not dry_run else contextlib.nullcontext()
+    with ctx:
+        return _import(cfg, layout, names, agents is None, dry_run, as_of or clock(), clock)
+
+
+@dataclass(slots=True)
+class _Run:
+    """What one import read and what it will write."""
+
+    histories: list[History] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    decisions: list[Unit] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
+    root = layout.root
+    run = _Run()
+    dates: dict[Path, tuple[datetime, str]] = {}
+
+    def undated(path: Path, what: str) -> datetime:
+        if path not in dates:
+            dates[path] = file_date(path, root)
+        when, how = dates[path]
+        how_text = "its last git commit" if how == "git" else "the file's mtime (no git date)"
+        run.warnings.append(
+            f"{path.relative_to(root)}: undated {what}; dated {when.date().isoformat()} from {how_text}"
+        )
+        return when
+
+    for name in names:
+        for n, path in enumerate(history_files(layout.squad, name)):
+            h = parse_history(name, path, str(path.relative_to(root)), pinned=n == 0)
+            for u in h.units:
+                if not u.dated:
+                    u.date = undated(path, f"entry {u.title!r}")
+            run.files.append(path)
+            if n == 0:
+                run.histories.append(h)
+            else:
+                run.histories[-1].team += h.team
+            run.units += h.units
+    for path in decision_files(layout.squad):
+        units, skipped = parse_decisions(path, str(path.relative_to(root)))
+        units = [u for u in units if everything or u.agent in names]
+        for u in units:
+            if not u.dated:
+                u.date = undated(path, f"decision {u.title!r}")
+        run.decisions += units
+        run.skipped += skipped if everything else []
+        if units or everything:
+            run.files.append(path)
+    run.units.sort(key=lambda u: (u.date, u.source, u.first_line))
+    run.decisions.sort(key=lambda u: (u.date, u.source, u.first_line))
+    return run
+
+
+def _import(
+    cfg: Config,
+    layout: Layout,
+    names: list[str],
+    everything: bool,
+    dry_run: bool,
+    as_of: datetime,
+    clock: Clock,
+) -> dict[str, Any]:
+    run = _read_all(layout, names, everything)
+    if dry_run:
+        ledger = Ledger(layout.ledger, readonly=True) if layout.ledger.exists() else Ledger(None)
+    else:
+        audit.ensure_state(layout)
+        ledger = Ledger(layout.ledger)
+    try:
+        return _apply(
+            cfg, layout, ledger, run, as_of - timedelta(days=cfg.cold.ttl_days), as_of, dry_run, clock
+        )
+    finally:
+        ledger.close()
+
+
+class _Apply:
+    """One import's writes: history units to cold or the wiki, decisions and pins to the wiki (or
+    proposals), then the archives, the ledger and the hot seeds."""
+
+    def __init__(self, cfg: Config, layout: Layout, ledger: Ledger, run: _Run, clock: Clock) -> None:
+        self.cfg, self.layout, self.ledger, self.run, self.clock = cfg, layout, ledger, run, clock
+        self.wiki = wiki_of(layout, action="import", clock=clock)
+        self.sink: _Sink = fact_sink(layout, cfg, self.wiki, "import", clock)
+        self.known = self.wiki.refs() | _archived_refs(layout)
+        self.cold_ids: dict[str, set[str]] = {}
+        keys = ("cold", "promoted", "archived", "pinned", "decisions")
+        self.out: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+        self.topics: dict[str, dict[str, int]] = {}
+        self.to_archive: list[tuple[dict[str, Any], Any, Unit]] = []
+        self.rows: list[dict[str, Any]] = []
+        self.skipped = 0
+        self.blob, self.name = b"", ""
+
+    def count(self, r: MergeResult) -> None:
+        c = self.topics.setdefault(r.topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
+        c[r.action] = c.get(r.action, 0) + 1
+        c["superseded"] += len(r.superseded)
+
+    def history(self, u: Unit, cutoff: datetime, dry_run: bool) -> None:
+        layout, cfg = self.layout, self.cfg
+        if u.agent not in self.cold_ids:
+            self.cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
+        if self.ledger.has_entry(u.ref) or u.ref in self.known or u.ref in self.cold_ids[u.agent]:
+            self.skipped += 1
+            return
+        item = _item(u)
+        if u.date >= cutoff:
+            text = render_unit(u, cfg, fit=True)
+            if not dry_run:
+                cold.append(layout, u.agent, text, u.ref, cfg.cold.max_bytes, self.clock())
+            self.rows.append(_row(layout, u, text, self.clock))
+            self.cold_ids[u.agent].add(u.ref)
+            self.out["cold"].append(item)
+            return
+        e = split_entries(render_unit(u, cfg, fit=False))[1][0]
+        facts, warn = extract_facts(e, u.agent)
+        self.run.warnings += warn
+        for f in facts:
+            f.source.via, f.source.session = "import", ""  # the file and entry id say where
+            f.source.extra["file"] = u.source
+            self.count(self.sink.add(f))
+        if facts:
+            item |= {"topics": sorted({f.topic for f in facts}), "facts": len(facts)}
+        self.out["promoted" if facts else "archived"].append(item)
+        self.to_archive.append((item, e, u))
+        self.known.add(u.ref)
+
+    def decision(self, u: Unit) -> None:
+        if self.ledger.has_entry(u.ref) or u.ref in self.known:
+            self.skipped += 1
+            return
+        r = self.sink.add(decision_fact(u))
+        self.count(r)
+        self.out["decisions"].append(_item(u) | {"topic": r.topic, "action": r.action, "titled": u.titled})
+        self.rows.append(_row(self.layout, u, u.statement, self.clock))
+        self.known.add(u.ref)
+
+    def write(self, originals: list[str], log: Any) -> None:
+        """Wiki (and its audit records) or proposals first, then the archives, the ledger, hot."""
+        layout = self.layout
+        self.sink.flush()
+        if self.blob:
+            write_gzip_archive(layout.archive / self.name, self.blob)
+        for path, arch in zip(self.run.files, originals, strict=True):
+            if not (layout.archive / arch).exists():
+                write_gzip_archive(layout.archive / arch, path.read_bytes())
+        _record_all(self.ledger, self.rows)
+        newest = {u.agent: u for u in self.run.units}
+        fresh = {i["agent"] for k in ("cold", "promoted", "archived") for i in self.out[k]}
+        for h in self.run.histories:
+            if h.agent in fresh or not layout.hot_file(h.agent).exists():
+                seed_hot(layout, h.agent, newest.get(h.agent), self.cfg, log)
+
+    def archive_rows(self) -> None:
+        """One gzip for the run's old entries, named by what it holds (a rerun writes the same bytes)."""
+        if not self.to_archive:
+            return
+        self.blob = "".join(e.text.rstrip("\n") + "\n\n" for _, e, _ in self.to_archive).encode()
+        self.name = f"promoted/import-{hashlib.sha256(self.blob).hexdigest()[:12]}.md.gz"
+        for item, e, u in self.to_archive:
+            item["archive"] = self.name
+            self.rows.append(_row(self.layout, u, e.text, self.clock))
+
+
+def _apply(
+    cfg: Config,
+    layout: Layout,
+    ledger: Ledger,
+    run: _Run,
+    cutoff: datetime,
+    as_of: datetime,
+    dry_run: bool,
+    clock: Clock,
+) -> dict[str, Any]:
+    log = get_logger()
+    ap = _Apply(cfg, layout, ledger, run, clock)
+    for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
+        ap.history(u, cutoff, dry_run)
+    for u in run.decisions:
+        ap.decision(u)
+    for h in run.histories:
+        ap.out["pinned"] += _pin(ap.sink, h, layout, ap.count)
+    ap.archive_rows()
+    originals = [_legacy_name(layout, p) for p in run.files]
+    if not dry_run:
+        ap.write(originals, log)
+        log.info("imported", **{k: len(v) for k, v in ap.out.items()}, skipped=ap.skipped)
+    for w in run.warnings:
+        log.warning("import_warning", reason=w)
+    not_decisions = [
+        {"source": s.source, "lines": f"{s.first_line}-{s.last_line}", "title": redact(one_line(s.title, 100)),
+         "reason": s.reason}
+        for s in run.skipped
+    ]  # fmt: skip
+    return {
+        "root": str(layout.root),
+        "as_of": iso(as_of),
+        "cutoff": iso(cutoff),
+        "dry_run": dry_run,
+        "mode": cfg.promote.mode,
+        "agents": [h.agent for h in run.histories],
+        **ap.out,
+        "not_decisions": not_decisions,
+        "legacy_archived": originals,
+        "skipped": ap.skipped,
+        "topics": ap.topics,
+        "warnings": run.warnings,
+    }
+
+
+def _item(u: Unit) -> dict[str, Any]:
+    return {
+        "agent": u.agent,
+        "entry": u.ref,
+        "date": iso(u.date),
+        "title": redact(one_line(u.title, 100)),
+        "source": u.source,
+        "lines": f"{u.first_line}-{u.last_line}",
+    }
+
+
+def _row(layout: Layout, u: Unit, text: str, clock: Clock) -> dict[str, Any]:
+    """The ledger row of an imported unit (so a second import skips it)."""
+    return {
+        "id": u.ref,
+        "path": str(layout.root / u.source),
+        "session": f"import:{u.kind}",
+        "agent": u.agent,
+        "session_end": iso(u.date),
+        "start_offset": u.first_line,
+        "end_offset": u.last_line,
+        "bytes_in": len(u.text.encode()),
+        "bytes_out": len(text.encode()),
+        "ratio": len(text.encode()) / max(1, len(u.text.encode())),
+        "recall": 1.0,
+        "compressor": "extractive",
+        "created_at": iso(clock()),
+    }
+
+
+def _legacy_name(layout: Layout, path: Path) -> str:
+    """Where a legacy file's original bytes are archived: by its path and content hash."""
+    rel = path.relative_to(layout.squad).as_posix()
+    return f"legacy/{rel}.{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}.gz"
+
+
+def _record_all(ledger: Ledger, rows: list[dict[str, Any]]) -> None:
+    """Record imported units in the ledger's entries table, one transaction for the run."""
+    if not rows:
+        return
+    cols = ", ".join(rows[0])
+    marks = ", ".join(f":{k}" for k in rows[0])
+    with ledger.tx() as db:
+        db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
+
+
+def _pin(
+    sink: _Sink, h: History, layout: Layout, count: Callable[[MergeResult], None]
+) -> list[dict[str, Any]]:
+    """Core Context → ``wiki/agent-{agent}.md``; team updates → ``decisions``."""
+    out: list[dict[str, Any]] = []
+    rel = str(h.path.relative_to(layout.root))
+    fdate: datetime | None = None
+    if h.core.strip():
+        fdate = file_date(h.path, layout.root)[0]
+        topic = valid_topic(f"agent-{h.agent}"[:64].rstrip("-_")) or "conventions"
+        body = safe_body(redact(h.core.strip()))
+        title = f"Core context of {h.agent}"
+        earlier = any(b.title == title and b.active for b in sink.doc(topic).blocks)
+        date = fdate.date().isoformat()
+        ref = "i-" + hashlib.sha256(f"core\0{h.agent}\0{body}".encode()).hexdigest()[:12]
+        src = Source(
+            date=date, ref=ref, agent=h.agent, session="core-context", via="import", extra={"file": rel}
+        )
+        fact = Fact(
+            topic, "context", body, date, src, title=title, supersedes=title if earlier else "", exact=True
+        )
+        r = sink.add(fact)
+        count(r)
+        out.append({"agent": h.agent, "topic": topic, "title": title, "action": r.action})
+    for tu in h.team:
+        when = tu.when
+        if when is None:
+            fdate = fdate or file_date(h.path, layout.root)[0]
+            when = fdate
+        date = when.date().isoformat()
+        what = redact(tu.what)
+        ref = "i-" + hashlib.sha256(f"team\0{iso(when)}\0{' '.join(what.split())}".encode()).hexdigest()[:12]
+        src = Source(date=date, ref=ref, agent=tu.by, session="team-update", via="import")
+        fact = Fact(topic="decisions", kind="decision", text=what, date=date, source=src)
+        r = sink.add(fact)
+        count(r)
+        out.append(
+            {"agent": h.agent, "topic": "decisions", "title": fact.title, "action": r.action, "by": tu.by}
+        )
+    return out
+
+
+__all__ = ["ImportRefused", "import_squad", "parse_decisions", "parse_history", "state_backend"]

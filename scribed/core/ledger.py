@@ -1,0 +1,527 @@
+"""The SQLite ledger: scribed's only state, in ``{root}/.squad/memory/.scribed/ledger.sqlite``.
+
+Forward-only migrations keyed on ``PRAGMA user_version``, applied in one ``BEGIN IMMEDIATE``
+transaction so two first runs on a fresh root never race. What it records lets a rerun (or a
+restarted daemon) tell what is new, grown, half-processed or failed, without duplicates.
+Nothing secret is stored: paths and reasons pass the redactor before they get here.
+
+The ledger is a cache of what the memory files already say: every cold entry carries its
+provenance (id, session, line range), so a ledger that is lost, emptied or corrupt is rebuilt
+from the cold files, their archives and the wiki (:func:`ensure`) instead of compacting again.
+Entry ids hash the session id and the content of the turns they hold (:func:`content_id`), not
+the source's path, so a renamed or rotated transcript is recognized as already compacted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scribed.core.ledger_rebuild import rebuild_rows
+from scribed.fsutil import ensure_dir
+from scribed.models import Turn
+from scribed.sources import zst
+
+MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE sources (
+            path TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            size INTEGER NOT NULL DEFAULT 0,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            sha256 TEXT NOT NULL DEFAULT '',
+            offset_done INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL DEFAULT ''
+        )""",
+        """CREATE TABLE entries (
+            id TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            session TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            session_end TEXT NOT NULL,
+            start_offset INTEGER NOT NULL,
+            end_offset INTEGER NOT NULL,
+            bytes_in INTEGER NOT NULL,
+            bytes_out INTEGER NOT NULL,
+            ratio REAL NOT NULL,
+            recall REAL NOT NULL,
+            compressor TEXT NOT NULL,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            ms INTEGER NOT NULL DEFAULT 0,
+            llm_error TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX entries_path ON entries(path)",
+        "CREATE INDEX sources_status ON sources(status)",
+    ],
+    # 2: entries know the source lines they hold (content ids are checked against them), and a
+    # failed source says when the daemon retries it.
+    [
+        "ALTER TABLE entries ADD COLUMN first_line INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE entries ADD COLUMN last_line INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE sources ADD COLUMN retry_at TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX entries_session ON entries(session)",
+    ],
+]
+
+STATUSES = ("pending", "done", "failed", "quarantined")
+_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+@dataclass(slots=True)
+class SourceRow:
+    path: str
+    kind: str
+    agent: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    offset_done: int
+    status: str
+    attempts: int
+    last_error: str
+    updated_at: str
+    retry_at: str = ""
+
+
+def _log() -> Any:
+    from scribed.log import get
+
+    return get()
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def _sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+class Ledger:
+    """Thread-safe handle on the ledger (one connection, serialized by a lock)."""
+
+    def __init__(self, path: Path | None, *, readonly: bool = False) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._lock = threading.RLock()
+        self._ident: tuple[int, int] | None = None
+        self.checked = False  # set by ensure(): the empty-ledger check ran on this connection
+        self._db = self._connect()
+        if not readonly:
+            self._migrate()
+
+    # --- opening ----------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        path = self.path
+        if path is None:
+            db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        elif self.readonly:
+            db = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+            )
+        else:
+            db = self._connect_rw(path)
+        db.row_factory = sqlite3.Row
+        return db
+
+    def _connect_rw(self, path: Path) -> sqlite3.Connection:
+        ensure_dir(path.parent)
+        _clear_stale(path)
+        try:
+            db = self._open_file(path)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):  # locked, unreachable: not a damaged file
+                raise
+            _set_aside(path, str(exc))
+            db = self._open_file(path)
+        st = path.stat()
+        self._ident = (st.st_dev, st.st_ino)
+        return db
+
+    @staticmethod
+    def _open_file(path: Path) -> sqlite3.Connection:
+        new = not path.exists()
+        db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        try:
+            if new:
+                path.chmod(0o600)
+            _busy_retry(lambda: db.execute("PRAGMA journal_mode=WAL"))
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # "file is not a database" here
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _migrate(self) -> None:
+        """Apply the missing migrations in one write transaction (the version is read inside it)."""
+        with self._lock:
+            if self._version() >= len(MIGRATIONS):
+                return
+            _busy_retry(lambda: self._db.execute("BEGIN IMMEDIATE"))
+            try:
+                version = self._version()
+                for i, stmts in enumerate(MIGRATIONS[version:], start=version + 1):
+                    for sql in stmts:
+                        self._db.execute(sql)
+                    self._db.execute(f"PRAGMA user_version={i}")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._db.close()
+
+    # --- loss -------------------------------------------------------------------------------
+    def lost(self) -> str:
+        """Why the file this connection writes is no longer the ledger on disk ("" if it is)."""
+        if self.path is None or self.readonly or self._ident is None:
+            return ""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return "missing"
+        except OSError:
+            return ""
+        if (st.st_dev, st.st_ino) != self._ident:
+            return "replaced"
+        return "truncated" if st.st_size == 0 else ""
+
+    def reopen_if_lost(self) -> str:
+        """Open the ledger afresh when it was deleted, replaced or truncated under us; returns why."""
+        with self._lock:
+            why = self.lost()
+            if not why:
+                return ""
+            assert self.path is not None
+            if why != "replaced":  # the files left belong to the lost ledger, not to a new one
+                for suffix in _SIDECARS:
+                    _unlink(_sidecar(self.path, suffix))
+                if why == "truncated":
+                    _unlink(self.path)
+            self.close()
+            self._db = self._connect()
+            self._migrate()
+            self.checked = False
+            return why
+
+    def is_empty(self) -> bool:
+        with self._lock:
+            return all(
+                self._db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is None
+                for t in ("entries", "sources")
+            )
+
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # --- meta -------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (key, value),
+            )
+
+    # --- sources ----------------------------------------------------------------------------
+    def source(self, path: str) -> SourceRow | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM sources WHERE path=?", (path,)).fetchone()
+        return None if row is None else _source_row(row)
+
+    def sources(self, status: str | None = None) -> list[SourceRow]:
+        with self._lock:
+            if status:
+                rows = self._db.execute(
+                    "SELECT * FROM sources WHERE status=? ORDER BY path", (status,)
+                ).fetchall()
+            else:
+                rows = self._db.execute("SELECT * FROM sources ORDER BY path").fetchall()
+        return [_source_row(r) for r in rows]
+
+    def upsert_source(self, row: SourceRow) -> None:
+        with self.tx() as db:
+            db.execute(
+                """INSERT INTO sources(path, kind, agent, size, mtime_ns, sha256, offset_done, status, attempts,
+                                       last_error, updated_at, retry_at)
+                   VALUES(:path, :kind, :agent, :size, :mtime_ns, :sha256, :offset_done, :status, :attempts,
+                          :last_error, :updated_at, :retry_at)
+                   ON CONFLICT(path) DO UPDATE SET kind=excluded.kind, agent=excluded.agent, size=excluded.size,
+                     mtime_ns=excluded.mtime_ns, sha256=excluded.sha256, offset_done=excluded.offset_done,
+                     status=excluded.status, attempts=excluded.attempts, last_error=excluded.last_error,
+                     updated_at=excluded.updated_at, retry_at=excluded.retry_at""",
+                {
+                    "path": row.path,
+                    "kind": row.kind,
+                    "agent": row.agent,
+                    "size": row.size,
+                    "mtime_ns": row.mtime_ns,
+                    "sha256": row.sha256,
+                    "offset_done": row.offset_done,
+                    "status": row.status,
+                    "attempts": row.attempts,
+                    "last_error": row.last_error,
+                    "updated_at": row.updated_at,
+                    "retry_at": row.retry_at,
+                },
+            )
+
+    def set_retry_at(self, path: str, when: str) -> None:
+        """When the daemon tries a failed source again (what ``status`` shows)."""
+        with self.tx() as db:
+            db.execute("UPDATE sources SET retry_at=? WHERE path=?", (when, path))
+
+    def counts(self, *, hot: bool = False) -> dict[str, int]:
+        """Rows by status: transcript sources, or (``hot=True``) the hot files scribed reads."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT status, COUNT(*) FROM sources WHERE (kind = 'hot') = ? GROUP BY status", (int(hot),)
+            ).fetchall()
+        out = dict.fromkeys(STATUSES, 0)
+        out.update({str(r[0]): int(r[1]) for r in rows})
+        return out
+
+    # --- entries ----------------------------------------------------------------------------
+    def has_entry(self, entry_id: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM entries WHERE id=?", (entry_id,)).fetchone() is not None
+
+    def add_entry(self, **fields: Any) -> None:
+        cols = ", ".join(fields)
+        marks = ", ".join(f":{k}" for k in fields)
+        with self.tx() as db:
+            db.execute(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", fields)
+
+    def entries(self, path: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            if path is None:
+                rows = self._db.execute("SELECT * FROM entries ORDER BY created_at, id").fetchall()
+            else:
+                rows = self._db.execute(
+                    "SELECT * FROM entries WHERE path=? ORDER BY created_at, id", (path,)
+                ).fetchall()
+        return [dict(r) for r in rows]
+
+    def session_entries(self, session: str) -> list[tuple[str, int, int]]:
+        """(id, first line, last line) of the entries of one session, from any source path."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, first_line, last_line FROM entries WHERE session=? AND last_line > 0", (session,)
+            ).fetchall()
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+    def last_entry_at(self) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT MAX(created_at) FROM entries").fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+
+def _source_row(row: sqlite3.Row) -> SourceRow:
+    d = dict(row)
+    return SourceRow(**{k: d[k] for k in SourceRow.__slots__ if k in d})
+
+
+def _busy_retry(op: Any, tries: int = 50) -> Any:
+    """Run ``op``, retrying "database is locked" (a journal-mode switch does not wait for a lock)."""
+    for i in range(tries):
+        try:
+            return op()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or i == tries - 1:
+                raise
+            time.sleep(0.02 * (i + 1))
+    return None  # pragma: no cover
+
+
+def _clear_stale(path: Path) -> None:
+    """A missing or empty ledger next to a WAL: the WAL belongs to the lost ledger and would be
+    replayed into the new one. An empty file with a WAL goes too, so the new ledger is a new file
+    (a daemon still holding the lost one sees it was replaced)."""
+    try:
+        empty = path.stat().st_size == 0
+    except FileNotFoundError:
+        empty = True
+    if not empty:
+        return
+    if not _sidecar(path, "-wal").exists():  # a -journal here may be a first open in progress
+        return
+    _unlink(path)
+    for suffix in ("-wal", "-shm"):
+        _unlink(_sidecar(path, suffix))
+
+
+def _set_aside(path: Path, why: str) -> None:
+    """Keep a corrupt ledger for inspection under a dated name; a fresh one is rebuilt in its place."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    dest = path.with_name(f"{path.name}.corrupt-{stamp}")
+    with contextlib.suppress(OSError):
+        os.replace(path, dest)
+    for suffix in _SIDECARS:
+        _unlink(_sidecar(path, suffix))
+    _log().warning("ledger_corrupt", file=str(path), moved_to=str(dest), reason=why)
+
+
+def same_state(row: SourceRow | None, st: os.stat_result) -> bool:
+    """The row was written for the file as it is now (same size and modification time)."""
+    return row is not None and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns
+
+
+def effective_mtime(st: os.stat_result, row: SourceRow | None, now: datetime) -> float:
+    """The file's modification time, except that a time in the future (clock skew, a copied file)
+    counts as the moment scribed first saw the file in that state: its row's time, else now."""
+    current = now.timestamp()
+    if st.st_mtime <= current:
+        return st.st_mtime
+    if same_state(row, st) and row is not None and row.updated_at:
+        with contextlib.suppress(ValueError):
+            seen = datetime.fromisoformat(row.updated_at.replace("Z", "+00:00"))
+            return min(seen.timestamp(), current)
+    return current
+
+
+# --- identity ---------------------------------------------------------------------------------
+def content_id(session_id: str, turns: Sequence[Turn]) -> str:
+    """An entry's id from what it holds: the session id and its turns (role, kind, time, text).
+
+    The same records give the same id wherever the file lives, so a renamed, rotated or copied
+    transcript maps onto the entries already written for it.
+    """
+    h = hashlib.sha256(b"scribed-entry-2\0")
+    h.update(session_id.encode("utf-8", "surrogatepass") + b"\0")
+    for t in turns:
+        ts = t.ts.isoformat() if t.ts else ""
+        h.update(f"{t.role}\0{t.kind}\0{t.tool_name or ''}\0{ts}\0{len(t.text)}\0".encode())
+        h.update(t.text.encode("utf-8", "surrogatepass"))
+    return "e-" + h.hexdigest()[:12]
+
+
+def legacy_id(path: Path, session_id: str, start: int, end: int, *, hot: bool) -> str:
+    """The id entries had before content ids (path, session, byte range): ledgers keep working."""
+    ident = f"{path}\0{session_id}" if hot else f"{path}\0{session_id}\0{start}\0{end}"
+    return "e-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+
+def uncovered(
+    ledger: Ledger, session_key: str, session_id: str, all_turns: Sequence[Turn], turns: list[Turn]
+) -> list[Turn]:
+    """``turns`` minus those an entry already holds, from whatever path it was compacted.
+
+    An entry covers its line range only if the current turns of that range hash to its id:
+    a transcript whose content changed is compacted again, one that only moved is not.
+    """
+    ranges = []
+    for eid, first, last in ledger.session_entries(session_key):
+        inside = [t for t in all_turns if first <= t.line <= last]
+        if inside and content_id(session_id, inside) == eid:
+            ranges.append((first, last))
+    if not ranges:
+        return turns
+    return [t for t in turns if not any(a <= t.line <= b for a, b in ranges)]
+
+
+# --- lost or empty ledger ---------------------------------------------------------------------
+def ensure(ledger: Ledger, memory: Path, archive: Path) -> str:
+    """Reopen a ledger lost while open; rebuild an empty one from the memory files. Returns what it did.
+
+    Called before each unit of work (cheap: one ``stat`` once checked), under the root lock.
+    """
+    with ledger._lock:
+        why = ledger.reopen_if_lost()
+        if ledger.checked:
+            return ""
+        ledger.checked = True
+        if ledger.readonly or not ledger.is_empty():
+            return f"reopened ({why})" if why else ""
+        rows = rebuild_rows(memory, archive)  # what the memory files say was compacted
+        if rows:
+            cols = ", ".join(rows[0])
+            marks = ", ".join(f":{k}" for k in rows[0])
+            with ledger.tx() as db:
+                db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
+                stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                db.execute(
+                    "INSERT INTO meta(key, value) VALUES('rebuilt_at', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                    (stamp,),
+                )
+            _log().warning(
+                "ledger_rebuilt",
+                file=str(ledger.path) if ledger.path else ":memory:",
+                reason=why or "empty",
+                entries=len(rows),
+            )
+        return f"rebuilt {len(rows)} entries ({why or 'empty'})"
+
+
+def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | None:
+    """The ledger row a ``.jsonl.zst`` continues from when it has none of its own.
+
+    While its ``.jsonl`` twin still exists the compressed copy is not read at all (a row that says
+    "unchanged"; nothing is stored). Once the twin is gone, the twin's row carries over if the
+    compressed content starts with exactly the bytes that row compacted, so a rollout compacted
+    before Codex compressed it is never compacted twice.
+    """
+    if not zst.is_zst(path):
+        return None
+    plain = zst.twin(path)
+    with contextlib.suppress(OSError):
+        if plain.is_file():
+            row = ledger.source(str(plain))
+            return SourceRow(
+                path=str(path),
+                kind=row.kind if row else "",
+                agent=row.agent if row else "",
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                sha256="",
+                offset_done=0,
+                status="done",
+                attempts=0,
+                last_error="",
+                updated_at="",
+            )
+    row = ledger.source(str(plain))
+    if row is None or row.offset_done <= 0 or not row.sha256:
+        return None
+    try:
+        if zst.sha256_prefix(path, row.offset_done) != row.sha256:
+            return None
+    except OSError:
+        return None
+    return dataclasses.replace(row, path=str(path), size=-1, mtime_ns=-1, status="pending")

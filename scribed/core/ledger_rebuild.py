@@ -1,0 +1,144 @@
+"""Rebuilding the ledger's entries from the memory files (see :func:`scribed.core.ledger.ensure`).
+
+Every cold entry carries a provenance line (id, agent, session, source, line range); folded entries
+keep their originals in ``archive/cold/`` and digests list their ids; promoted entries keep theirs in
+``archive/promoted/`` and the wiki names them as sources. Together they say what was compacted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from scribed.compress.entry import split_entries
+
+
+def _log() -> Any:
+    from scribed.log import get
+
+    return get()
+
+
+_PROV = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
+_WIKI_REF = re.compile(r"\b(?:entry|folded)=([a-z0-9,-]+)")
+_LINES = re.compile(r"^lines (\d+)\D+(\d+)$")
+_ID = re.compile(r"[a-z]-[0-9a-f]{6,40}")
+_QUOTED = re.compile(r"`(.*)`(?: \(\S+\))?$")
+MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+
+
+def _fields(line: str) -> tuple[dict[str, str], tuple[int, int]]:
+    out: dict[str, str] = {}
+    lines = (0, 0)
+    for part in line.split(" · "):
+        k, sep, v = part.partition("=")
+        if sep and re.fullmatch(r"[a-z_]+", k.strip()):
+            out[k.strip()] = v.strip()
+        else:
+            m = _LINES.match(part.strip())
+            if m:
+                lines = (int(m.group(1)), int(m.group(2)))
+    return out, lines
+
+
+def _entry_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
+    """Ledger rows for the entries a cold file (or an archived one) holds, and the ids digests fold."""
+    for e in split_entries(text)[1]:
+        m = _PROV.search(e.text)
+        if not m:
+            continue
+        f, (first, last) = _fields(m.group("p"))
+        eid = f.get("id", "")
+        if _ID.fullmatch(eid) and not eid.startswith("d-"):
+            sm = _QUOTED.match(f.get("source", ""))
+            src = sm.group(1) if sm else f.get("source", "").strip("`")
+            yield _row(eid, origin, f.get("session", ""), f.get("agent", ""), e.date, first, last, f, src)
+        for fid in f.get("folded", "").split(","):
+            if _ID.fullmatch(fid) and not fid.startswith("d-"):
+                yield _row(fid, origin, "", f.get("agent", ""), e.date, 0, 0, {}, "")
+
+
+def _row(
+    eid: str,
+    origin: str,
+    session: str,
+    agent: str,
+    date: str,
+    first: int,
+    last: int,
+    f: dict[str, str],
+    src: str,
+) -> dict[str, Any]:
+    def num(key: str) -> float:
+        try:
+            return float(f.get(key, "0"))
+        except ValueError:
+            return 0.0
+
+    return {
+        "id": eid,
+        "path": src or origin,
+        "session": session,
+        "agent": agent,
+        "session_end": date,
+        "start_offset": 0,
+        "end_offset": 0,
+        "first_line": first,
+        "last_line": last,
+        "bytes_in": 0,
+        "bytes_out": 0,
+        "ratio": num("ratio"),
+        "recall": num("recall"),
+        "compressor": f.get("compressor", "rebuilt") or "rebuilt",
+        "created_at": date,
+    }
+
+
+def _wiki_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
+    """The entry ids a wiki page names as its sources (``entry=e-…``, ``folded=e-…,e-…``), in
+    whatever layout the page has: ids only, matched against a session's whole content."""
+    for m in _WIKI_REF.finditer(text):
+        for eid in m.group(1).split(","):
+            if _ID.fullmatch(eid) and eid.startswith("e-"):
+                yield _row(eid, origin, "", "", "", 0, 0, {}, "")
+
+
+def _texts(folder: Path, pattern: str, *, gz: bool) -> Iterator[tuple[str, str]]:
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for p in sorted(folder.glob(pattern)):
+        try:
+            if p.is_symlink() or not p.is_file():
+                continue
+            if gz:
+                with gzip.open(p, "rb") as fh:
+                    data = fh.read(MAX_ARCHIVE_BYTES)
+            else:
+                data = p.read_bytes()
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            _log().warning("ledger_rebuild_skipped", file=str(p), reason=str(exc))
+            continue
+        yield str(p), data.decode("utf-8", "replace")
+
+
+def rebuild_rows(memory: Path, archive: Path) -> list[dict[str, Any]]:
+    """Every entry id the memory files know: cold entries, archived originals, digests, the wiki."""
+    rows: dict[str, dict[str, Any]] = {}
+
+    def take(found: Iterable[dict[str, Any]]) -> None:
+        for r in found:
+            old = rows.get(r["id"])
+            if old is None or (r["last_line"] and not old["last_line"]):  # full provenance wins
+                rows[r["id"]] = r
+
+    for origin, text in _texts(memory / "cold", "*.md", gz=False):
+        take(_entry_rows(text, origin))
+    for sub in ("cold", "promoted"):
+        for origin, text in _texts(archive / sub, "**/*.md.gz", gz=True):
+            take(_entry_rows(text, origin))
+    for origin, text in _texts(memory / "wiki", "**/*.md", gz=False):
+        take(_wiki_rows(text, origin))
+    return list(rows.values())

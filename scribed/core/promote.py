@@ -1,0 +1,451 @@
+"""Cold → wiki promotion, agent-written wiki facts and the wiki inbox.
+
+Promotion (``scribed promote`` and the daemon's nightly job) takes every cold entry older than
+``cold.ttl_days``, extracts its durable facts with fixed rules (no model), merges them into
+``wiki/{topic}.md`` and archives the entry. Order is what makes it crash-safe: the wiki write is
+durable first, then the archive, then the entry leaves cold. A rerun after a crash in between
+finds the entry id in the wiki's source lines and merges nothing twice.
+
+Classification of an entry's sections:
+
+* Decisions (and ``decision:`` lines the retention guard restored under Key facts) → ``decisions``,
+  keeping ``(supersedes: …)`` and any ``— why:``/``because`` rationale.
+* Reusable knowledge (not bare progress reports like "Done, all tests pass."), by keywords, first
+  match wins: "must not"/"cannot" → ``constraints``;
+  always/never/must/convention → ``conventions``; limit/only/requires → ``constraints``;
+  API/endpoint/schema/contract/interface/returns → ``contracts``; anything else → ``patterns``.
+* Errors → fixes that name a fix (``error → fix``) → ``patterns`` as "Known issue: …".
+* ``user:`` directives under Key facts → ``conventions``/``constraints`` when the keywords say so.
+* Goal, Outcome, Files, Open items and other Key facts are one-off, not durable.
+
+A line ``topic: NAME`` or ``wiki: NAME`` anywhere in an entry files all its facts under that topic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
+from scribed.compress.reversal import REVERSAL
+from scribed.config import Config
+from scribed.fsutil import atomic_write, read_text, root_lock, write_gzip_archive
+from scribed.log import get as get_logger
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.tiers import audit, cold, legacy
+from scribed.tiers.agent_writes import (
+    INBOX_MAX_BYTES,
+    _fact_report,
+    agent_fact,
+    apply_inbox,
+    deprecate,
+    fact_sink,
+    inbox_dir,
+    utcnow,
+    wiki_of,
+    write_agent_fact,
+)
+from scribed.tiers.cold import Layout
+from scribed.tiers.wiki import (
+    TOPIC_KIND,
+    Block,
+    Fact,
+    MergeResult,
+    Source,
+    Wiki,
+    reverses,
+    strip_supersedes,
+    valid_topic,
+)
+
+Clock = Callable[[], datetime]
+
+_MUST_NOT = re.compile(r"\b(?:must not|mustn't|may not|cannot|can't|can not)\b", re.I)
+_CONVENTION = re.compile(r"\b(?:always|never|must|conventions?)\b", re.I)
+_CONSTRAINT = re.compile(r"\b(?:limits?|limited|only|requires?|required)\b", re.I)
+_CONTRACT = re.compile(r"\b(?:APIs?|endpoints?|schemas?|contracts?|interfaces?|returns?)\b", re.I)
+_CODEISH = re.compile(r"`[^`]*`|\S*/\S*")
+_TOPIC_LINE = re.compile(r"^\s*(?:[-*]\s+)?(?:topic|wiki)\s*:\s*(?P<t>\S+)\s*$", re.I | re.M)
+_WHY = re.compile(r"\s+—\s+why:\s+(?P<w>.+)$")
+_BECAUSE = re.compile(r"\bbecause\s+(?P<w>.{8,})$", re.I)
+_ARROW = re.compile(r"\s+→\s+")
+_PROV_LINE = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
+# A progress report ("Done, all tests pass.") is not reusable knowledge unless it also says why or how.
+_STATUS = re.compile(
+    r"^\W*(?:done|finished|completed|all tests pass|tests? pass(?:es|ed)?|merged|shipped|landed|deployed|released|"
+    r"works now|green)\b",
+    re.I,
+)
+_KEEP = re.compile(
+    r"\b(?:because|root cause|caused by|fix(?:ed)? by|always|never|must|only|requires?|cannot|convention|"
+    r"pattern|avoid|prefer)\b",
+    re.I,
+)
+
+
+def parse_as_of(text: str) -> datetime:
+    """``YYYY-MM-DD`` (midnight UTC) or an ISO timestamp; ValueError otherwise."""
+    dt = parse_date(text.strip())
+    if dt is None:
+        raise ValueError(f"bad date {text!r} (want YYYY-MM-DD or an ISO timestamp)")
+    return dt
+
+
+def classify(text: str) -> str:
+    """The topic a reusable-knowledge item belongs to (see the module docstring).
+
+    Code spans and paths are not prose: ``/v2/limits`` says nothing about a limit.
+    """
+    text = _CODEISH.sub(" ", text)
+    if _MUST_NOT.search(text):
+        return "constraints"
+    if _CONVENTION.search(text):
+        return "conventions"
+    if _CONSTRAINT.search(text):
+        return "constraints"
+    if _CONTRACT.search(text):
+        return "contracts"
+    return "patterns"
+
+
+# --- facts of one cold entry ---------------------------------------------------------------------
+def provenance(entry: Entry) -> dict[str, str]:
+    """The ``key=value`` fields of an entry's provenance line."""
+    m = _PROV_LINE.search(entry.text)
+    out: dict[str, str] = {}
+    if m:
+        for part in m.group("p").split(" · "):
+            k, sep, v = part.partition("=")
+            if sep and re.fullmatch(r"[a-z_]+", k.strip()):
+                out[k.strip()] = v.strip()
+    return out
+
+
+def entry_ref(entry: Entry) -> str:
+    """The entry's id; hand-written entries without one get a stable id from their text."""
+    return entry.entry_id or "h-" + hashlib.sha256(entry.text.encode()).hexdigest()[:12]
+
+
+def entry_topic(entry: Entry) -> tuple[str | None, list[str]]:
+    """A topic the entry names for its facts (``topic:``/``wiki:`` line), and warnings."""
+    for m in _TOPIC_LINE.finditer(entry.text):
+        name = valid_topic(m.group("t").strip("`*_"))
+        if name:
+            return name, []
+        return None, [f"entry {entry_ref(entry)}: bad topic name {m.group('t')!r}; using the default topics"]
+    return None, []
+
+
+def _decision(text: str) -> tuple[str, str, str]:
+    """(text, supersedes, rationale) of a decision bullet."""
+    body, old = strip_supersedes(text)
+    rationale = ""
+    m = _WHY.search(body)
+    if m:
+        rationale = m.group("w").strip()
+        body = body[: m.start()].strip()
+    else:
+        b = _BECAUSE.search(body)
+        if b:
+            rationale = b.group("w").strip().rstrip(".")
+    return body, old, rationale
+
+
+def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
+    """The durable facts of a cold entry, each carrying a source that names the entry."""
+    prov = provenance(entry)
+    ref = entry_ref(entry)
+    date = entry.date[:10]
+    extra: dict[str, str] = {}
+    if prov.get("folded"):
+        extra["folded"] = prov["folded"]
+    src = Source(
+        date=date, ref=ref, agent=prov.get("agent") or agent, session=prov.get("session", ""), extra=extra
+    )
+    override, warnings = entry_topic(entry)
+    secs = cold.sections(entry.text)
+    facts: list[Fact] = []
+
+    def add(
+        kind_topic: str, text: str, *, supersedes: str = "", rationale: str = "", title: str = ""
+    ) -> None:
+        text = redact(one_line(text, 2000))
+        if len(text) < 4 or _TOPIC_LINE.fullmatch(text):
+            return
+        if legacy.is_question(text) or legacy.is_priority(text):
+            return  # an open question or a priority label is not a durable fact
+        facts.append(
+            Fact(
+                topic=override or kind_topic,
+                kind=TOPIC_KIND[kind_topic],
+                text=text,
+                date=date,
+                source=Source(src.date, src.ref, src.agent, src.session, src.via, dict(src.extra)),
+                title=redact(title),
+                supersedes=redact(supersedes),
+                rationale=redact(rationale),
+            )
+        )
+
+    decisions = list(secs.get("decisions", []))
+    for kf in secs.get("key_facts", []):
+        if kf.lower().startswith("decision: "):
+            decisions.append(kf[len("decision: ") :])
+        elif kf.lower().startswith("user: "):
+            directive = kf[len("user: ") :]
+            topic = classify(directive)
+            if topic in ("conventions", "constraints"):
+                add(topic, directive)
+    for d in decisions:
+        text, old, why = _decision(d)
+        add("decisions", text, supersedes=old, rationale=why)
+    for k in secs.get("knowledge", []):
+        if not _STATUS.match(k) or _KEEP.search(k):
+            add(classify(k), k)
+    for e in secs.get("errors", []):
+        parts = _ARROW.split(e, maxsplit=1)
+        if len(parts) == 2 and parts[1].strip():
+            err = parts[0].strip().strip("`")
+            add("patterns", f"Known issue: {e}", title=one_line(f"Known issue: {err}", 100))
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for f in facts:
+        key = (f.topic, f.text)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique, warnings
+
+
+# --- archive and cold removal ------------------------------------------------------------------
+def archive_name(agent: str, entry: Entry) -> str:
+    return f"promoted/{agent}/{entry.date[:10]}-{entry_ref(entry)}.md.gz"
+
+
+def archive_entry(layout: Layout, agent: str, entry: Entry) -> str:
+    """gzip the entry under ``archive/promoted/`` (same bytes on a rerun)."""
+    name = archive_name(agent, entry)
+    write_gzip_archive(layout.archive / name, entry.text.encode())
+    return name
+
+
+def _remove_from_cold(layout: Layout, agent: str, refs: set[str]) -> int:
+    """Drop the entries with these ids from ``cold/{agent}.md``, re-reading it right before the write."""
+    path = layout.cold_file(agent)
+    with cold._write_lock:
+        text = read_text(path)
+        pre, entries = split_entries(text)
+        keep = [e for e in entries if entry_ref(e) not in refs]
+        if len(keep) == len(entries):
+            return 0
+        atomic_write(path, join_entries(pre, keep) if (keep or pre.strip()) else "", base=layout.memory)
+        return len(entries) - len(keep)
+
+
+# --- promotion ---------------------------------------------------------------------------------
+class _HasCfg(Protocol):
+    cfg: Config
+
+
+@dataclass(slots=True)
+class _Due:
+    when: datetime
+    agent: str
+    entry: Entry
+
+
+@dataclass(slots=True)
+class _TopicTally:
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, r: MergeResult) -> None:
+        c = self.counts.setdefault(r.topic, {"added": 0, "merged": 0, "present": 0, "superseded": 0})
+        c[r.action] = c.get(r.action, 0) + 1
+        c["superseded"] += len(r.superseded)
+
+
+def cold_agents(layout: Layout) -> list[str]:
+    if not layout.cold.is_dir():
+        return []
+    out = []
+    for p in sorted(layout.cold.glob("*.md")):
+        if p.is_file() and not p.is_symlink() and normalize_name(p.stem) == p.stem:
+            out.append(p.stem)
+    return out
+
+
+def promote(
+    cfg: Config | _HasCfg,
+    *,
+    as_of: datetime | None = None,
+    dry_run: bool = False,
+    clock: Clock | None = None,
+    lock: bool | None = None,
+) -> dict[str, Any]:
+    """Promote every cold entry older than ``cold.ttl_days`` at ``as_of`` (default now).
+
+    ``cfg`` may also be a :class:`scribed.core.pipeline.Scribe` (the daemon passes one while it holds
+    the root lock). ``lock`` defaults to taking the root lock for a Config and not for a Scribe,
+    whose owner holds it already; a dry run never locks and never writes.
+    """
+    scribe: Any = None
+    if not isinstance(cfg, Config):
+        scribe, cfg = cfg, cfg.cfg
+    if clock is None:
+        clock = getattr(scribe, "clock", None) or utcnow
+    if lock is None:
+        lock = scribe is None
+    layout = Layout(cfg.root_path)
+    now = clock()
+    as_of = as_of or now
+    ctx = root_lock(layout.lock) if lock and not dry_run else contextlib.nullcontext()
+    with ctx:
+        report = _promote_locked(cfg, layout, as_of, dry_run, clock)
+    if not dry_run:
+        stamp = iso(now)
+        if scribe is not None and getattr(scribe, "ledger", None) is not None:
+            scribe.ledger.set_meta("last_promotion_at", stamp)
+        else:
+            from scribed.core.ledger import Ledger
+
+            audit.ensure_state(layout)
+            led = Ledger(layout.ledger)
+            try:
+                led.set_meta("last_promotion_at", stamp)
+            finally:
+                led.close()
+    return report
+
+
+def _promote_locked(
+    cfg: Config, layout: Layout, as_of: datetime, dry_run: bool, clock: Clock
+) -> dict[str, Any]:
+    log = get_logger()
+    cutoff = as_of - timedelta(days=cfg.cold.ttl_days)
+    wiki = wiki_of(layout, "promote", clock)
+    sink = fact_sink(layout, cfg, wiki, "promote", clock)
+    warnings: list[str] = []
+    inbox = apply_inbox(layout, cfg, clock, dry_run=dry_run, wiki=wiki)
+    due: list[_Due] = []
+    fresh: list[_Due] = []
+    kept = 0
+    for agent in cold_agents(layout):
+        _, entries = split_entries(read_text(layout.cold_file(agent)))
+        for e in entries:
+            when = e.when
+            if when is None:
+                warnings.append(f"cold/{agent}.md: entry {e.heading[:80]!r} has no readable date; kept")
+                kept += 1
+            elif when < cutoff:
+                due.append(_Due(when, agent, e))
+            else:
+                kept += 1
+                fresh.append(_Due(when, agent, e))
+    due.sort(key=lambda d: (d.when, d.agent, entry_ref(d.entry)))
+    reversals = _early_reversals(sink, wiki, fresh, warnings)
+
+    tally = _TopicTally()
+    promoted: list[dict[str, Any]] = []
+    archived: list[dict[str, Any]] = []
+    for d in due:
+        facts, warn = extract_facts(d.entry, d.agent)
+        warnings += warn
+        item: dict[str, Any] = {
+            "agent": d.agent,
+            "entry": entry_ref(d.entry),
+            "date": d.entry.date,
+            "title": redact(one_line(d.entry.title, 100)),
+            "archive": archive_name(d.agent, d.entry),
+        }
+        if not facts:
+            archived.append(item)
+            continue
+        reps = []
+        for f in facts:
+            r = sink.add(f)
+            tally.add(r)
+            reps.append(_fact_report(f, r))
+        item["facts"] = reps
+        item["topics"] = sorted({f.topic for f in facts})
+        promoted.append(item)
+
+    written: list[str] = []
+    if not dry_run and (due or reversals):
+        written = sink.flush()  # 1. the wiki (or the proposals) is durable …
+        by_agent: dict[str, set[str]] = {}
+        for d in due:
+            archive_entry(layout, d.agent, d.entry)  # 2. … then the archive …
+            by_agent.setdefault(d.agent, set()).add(entry_ref(d.entry))
+        for agent, refs in sorted(by_agent.items()):
+            _remove_from_cold(layout, agent, refs)  # 3. … and only then the entry leaves cold
+    for w in warnings:
+        log.warning("promotion_warning", reason=w)
+    if not dry_run and (due or inbox["applied"]):
+        log.info(
+            "promotion_done",
+            promoted=len(promoted),
+            archived=len(archived),
+            kept=kept,
+            topics=written,
+            as_of=iso(as_of),
+        )
+    return {
+        "as_of": iso(as_of),
+        "cutoff": iso(cutoff),
+        "dry_run": dry_run,
+        "promoted": promoted,
+        "archived": archived,
+        "kept": kept,
+        "topics": tally.counts,
+        "written": written,
+        "inbox": inbox,
+        "reversals": reversals,
+        "mode": cfg.promote.mode,
+        "warnings": warnings,
+    }
+
+
+def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[str]) -> list[dict[str, Any]]:
+    """Decisions of cold entries still within the TTL that reverse an active wiki fact: promoted now,
+    so the wiki never keeps a reversed decision active for a month. The entry stays in cold (its
+    other facts are promoted when it is due; this one is then already present)."""
+    out: list[dict[str, Any]] = []
+    active = [b for t in wiki.topics() for b in wiki.doc(t).blocks if b.active]
+    if not active:
+        return out
+    for d in sorted(fresh, key=lambda d: (d.when, d.agent, entry_ref(d.entry))):
+        facts, warn = extract_facts(d.entry, d.agent)
+        for f in facts:
+            if f.kind != "decision" or not (f.supersedes or REVERSAL.search(f.text)):
+                continue
+            probe = Block(
+                date=f.date, title=f.title, body=f.text, supersedes=f.supersedes, sources=[f.source]
+            )
+            if any(b.date <= f.date and reverses(probe, b) for b in active):
+                warnings += warn
+                r = sink.add(f)
+                out.append({"agent": d.agent, "entry": entry_ref(d.entry), **_fact_report(f, r)})
+    return out
+
+
+__all__ = [
+    "INBOX_MAX_BYTES",
+    "agent_fact",
+    "apply_inbox",
+    "classify",
+    "deprecate",
+    "extract_facts",
+    "fact_sink",
+    "inbox_dir",
+    "parse_as_of",
+    "promote",
+    "utcnow",
+    "wiki_of",
+    "write_agent_fact",
+]

@@ -1,0 +1,322 @@
+"""The redactor's data side: the rule file loaded and compiled, and how a value is judged.
+
+``secrets.toml`` ships in the package; its ``[[rule]]`` tables become :class:`Rule` objects and
+its ``[words]`` the vocabulary the judgement below uses: is this string, found after a
+secret-ish name, a secret?
+What is *not* a secret even after ``password=``: template and variable references (``$TOKEN``,
+``${{ secrets.X }}``, ``{{ vault_pw }}``, ``%(pw)s``, ``$(cat f)``, ``<your password>``), masks
+and markers (``***``, ``xxxx``, ``[REDACTED_SECRET]``, which keeps redaction idempotent),
+null-ish, type and stock words (``None``, ``str``, ``changeme``), code references
+(``get_pw()``, ``self.token``, ``api_key=api_key``), paths, URLs without credentials, e-mail
+addresses and prose. A number after a token/secret/key name is a count; after a password name
+it is a PIN. Names are read by their last component (``max_tokens`` is no secret name); weak
+names (``key``, ``auth``, ``sig``) need a random-looking value, never a digest or a UUID, unless
+a compound ``*_KEY`` name holds a long hex value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import itertools
+import math
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+REDACTED = "[REDACTED_SECRET]"
+Span = tuple[int, int, str]  # start, end, rule id
+Spans = list[Span]
+
+# Rarest first (counted on transcript text): a keyword is found through its rarest anchor. The
+# rarest few are located with bytes.find (memchr), which beats a regex scan when hits are rare.
+ANCHORS = "~JKA:._=-"
+KINDS = ("token", "named", "scan", "context")
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: rules are keys on the hot path
+class Rule:
+    """One entry of ``secrets.toml``, compiled."""
+
+    id: str
+    family: str
+    kind: str
+    keywords: tuple[str, ...]
+    example: str
+    secret: str
+    lookalike: str
+    description: str = ""
+    pattern: re.Pattern[bytes] | None = None  # token and scan rules
+    value: re.Pattern[str] | None = None  # named rules
+    back: int = 0
+    boundary: bool = True
+    mixed: bool = False
+    entropy: float = 0.0
+    check: str = ""
+    window: int = 0  # scan rules: search this far around each keyword (0: the whole text)
+
+
+def compile_rule(raw: dict[str, Any]) -> Rule:
+    """One ``[[rule]]`` table, checked and compiled (a bad rule file fails at import)."""
+    kind, regex, value = raw["kind"], raw.get("regex"), raw.get("value")
+    fields = ("id", "family", "kind", "example", "secret", "lookalike", "description")
+    rule = Rule(
+        keywords=tuple(raw["keywords"]),
+        pattern=re.compile(regex.encode("ascii")) if regex else None,
+        value=re.compile(value, re.IGNORECASE) if value else None,
+        **{
+            k: raw[k]
+            for k in (*fields, "back", "boundary", "mixed", "entropy", "check", "window")
+            if k in raw
+        },
+    )
+    if kind not in KINDS or (kind in ("token", "scan")) != (rule.pattern is not None):
+        raise ValueError(f"secrets.toml: rule {rule.id}: bad kind or missing regex")
+    if kind == "named" and rule.value is None:
+        raise ValueError(f"secrets.toml: rule {rule.id}: a named rule needs a value")
+    if kind == "token" and any(anchor(k) < 0 for k in rule.keywords):
+        raise ValueError(f"secrets.toml: rule {rule.id}: each keyword needs one of {ANCHORS}")
+    return rule
+
+
+def anchor(keyword: str) -> int:
+    """Index of the keyword's rarest anchor character (the pass that finds it), or -1."""
+    return next((keyword.rfind(a) for a in ANCHORS if a in keyword), -1)
+
+
+@functools.cache
+def data() -> dict[str, Any]:
+    """The rule file, parsed once; it ships inside the package."""
+    return tomllib.loads(resources.files("scribed.session").joinpath("secrets.toml").read_text("utf-8"))
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(data()["words"][name])
+
+
+PW, STRONG, WEAK = _words("pw"), _words("strong"), _words("weak")
+KEY_STRONG_MODS = tuple(data()["words"]["key_strong_mods"])
+KEY_PUBLIC_MODS = tuple(data()["words"]["key_public_mods"])
+KEY_PLAIN_MODS = _words("key_plain_mods")
+PLACEHOLDER_WORDS, FUNCTION_WORDS = _words("placeholder"), _words("function")
+COOKIE_ATTRS = _words("cookie_attributes")
+P_COMMANDS, A_COMMANDS = _words("p_flag_commands"), _words("a_flag_commands")
+ASSIGNMENT_WORDS = sorted(PW | STRONG | WEAK | {"cookie"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Value heuristics
+# ---------------------------------------------------------------------------------------------
+
+_PLACEHOLDER_RE = re.compile(
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$?\{\{?.*\}?\}|%\(?\w*\)?[sd]|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>"
+    r"|\$\(.*\)|\[[^\[\]]*\]|\(?(?:hidden|redacted|masked|omitted|not shown|see above|see below)\)?",
+    re.IGNORECASE | re.DOTALL,
+)
+_MASK_CHARS = frozenset("*.•…#· ")
+_MASK_RE = re.compile(r"[xX]{3,}|[?\-_]{3,}")
+NUM_RE = re.compile(r"[+-]?\d+(?:[.,_:]\d+)*(?:[eE][+-]?\d+)?[a-zA-Z%]{0,3}")
+IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[!?]?")
+_CAMEL_RE = re.compile(r"[a-z][A-Z]")
+_SECRET_WORD_RE = re.compile(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
+_PATH_RE = re.compile(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
+HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Atomic per word: a plain ``(...)+`` here backtracks exponentially on long capital runs.
+_WORDS_SHAPE_RE = re.compile(r"(?>[A-Z][a-z]++|[a-z]{2,}+|[A-Z]{2,}(?![a-z])|\d{1,4}+)++")
+_USERPASS_VALUE_RE = re.compile(r"([^\s:]{1,64}):(\S{3,})")
+_B64_RE = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
+_NONALNUM_RE = re.compile(r"[^A-Za-z0-9]+")
+_COMPONENT_RE = re.compile(r"[_\-.\s]|(?<=[a-z0-9])(?=[A-Z])")
+_DIGITS = frozenset("0123456789")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
+
+
+def mixed(s: str) -> bool:
+    """At least two of lower/upper/digit: random bodies have them, hyphenated words do not."""
+    chars = set(s)
+    return (not chars.isdisjoint(_LOWER)) + (not chars.isdisjoint(_UPPER)) + (
+        not chars.isdisjoint(_DIGITS)
+    ) >= 2
+
+
+def looks_random(v: str) -> bool:
+    """True for machine-generated strings (keys, tokens), false for words, names and versions."""
+    if len(v) < 16 or not v.isprintable() or " " in v or not mixed(v):
+        return False
+    alnum = _NONALNUM_RE.sub("", v)
+    if len(alnum) < 12 or _WORDS_SHAPE_RE.fullmatch(alnum):
+        return False
+    # Words, versions and dates change character class rarely; random strings change often.
+    classes = ["d" if c in _DIGITS else ("u" if c in _UPPER else "l") for c in alnum]
+    changes = sum(a != b for a, b in itertools.pairwise(classes))
+    return changes / len(alnum) >= 0.15 and entropy(v) >= 3.0
+
+
+def is_placeholder(v: str) -> bool:
+    """Template references, masks, markers and stock words that carry no secret."""
+    s = v.strip()
+    if not s or REDACTED in s:
+        return True
+    low = s.lower()
+    if low in PLACEHOLDER_WORDS or set(s) <= _MASK_CHARS or _MASK_RE.fullmatch(s):
+        return True
+    if low.startswith(("your", "<", "{{", "${", "$(", "%(", "insert", "replace", "enter_", "enter-")):
+        return True
+    return _PLACEHOLDER_RE.fullmatch(s) is not None
+
+
+def is_base64_blob(v: str) -> bool:
+    """Random-looking, valid base64 (a Kubernetes ``data:`` value), not a word."""
+    if len(v) % 4 or not mixed(v):
+        return False
+    try:
+        base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _no_digit(v: str) -> bool:
+    return set(v).isdisjoint(_DIGITS)
+
+
+def _is_code_ref(v: str, quoted: bool, follow: str) -> bool:
+    """Variable names, attribute access and calls: code that *refers* to a secret."""
+    if not quoted and follow and follow in "([":
+        return True
+    if DOTTED_RE.fullmatch(v) and _no_digit(v):
+        return not quoted or _SECRET_WORD_RE.search(v) is not None
+    if IDENT_RE.fullmatch(v):
+        wordish = "_" in v or _CAMEL_RE.search(v) is not None
+        if _SECRET_WORD_RE.search(v) and (wordish or _no_digit(v)):
+            return True
+        if not quoted and wordish and _no_digit(v) and not looks_random(v):
+            return True
+    return False
+
+
+def _is_prose(v: str) -> bool:
+    """Error messages and sentences stored under a password-ish key are not passwords."""
+    words = v.split()
+    if len(words) < 2:
+        return False
+    if len(words) > 8:
+        return True
+    hits = sum(1 for w in words if w.lower().strip(".,:;!?") in FUNCTION_WORDS)
+    return hits >= 1 and (len(words) >= 3 or v.rstrip().endswith((".", "!", "?")))
+
+
+def _basic_userpass(v: str) -> bool:
+    """True when ``v`` is base64 of ``user:password`` (HTTP Basic, docker ``auth``)."""
+    if not _B64_RE.fullmatch(v) or (_no_digit(v) and set(v).isdisjoint(_UPPER)):
+        return False
+    try:
+        text = base64.b64decode(v + "=" * (-len(v) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    user, sep, pw = text.partition(":")
+    return bool(sep and user and pw and text.isprintable() and " " not in user)
+
+
+def _plain_key(name: str, kw: str) -> bool:
+    """A bare ``key`` or a digest-ish ``cache_key``: its long hex value is an id, not a secret."""
+    prefix = name[: len(name) - len(kw)].rstrip("_-. $\"'")
+    last = _COMPONENT_RE.split(prefix)[-1].lower() if prefix else ""
+    return not last or last in KEY_PLAIN_MODS
+
+
+@functools.lru_cache(maxsize=4096)
+def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str) -> Span | None:
+    """Decide whether a value found after a secret-ish name is a secret.
+
+    Returns the offsets inside ``v`` to redact and the rule id, or None to keep it. Cached: the
+    same assignment lines recur across a transcript (and in adversarial repetitive input).
+    """
+    s = v.strip()
+    if not s or is_placeholder(s):
+        return None
+    lead = len(v) - len(v.lstrip())
+    full = (lead, lead + len(s), "generic-secret-assignment")
+    low = s.lower()
+    if low in (kw, name.lower(), name.lower().lstrip("-_$.")) or _URL_RE.match(s) or _EMAIL_RE.fullmatch(s):
+        return None
+    if _PATH_RE.fullmatch(s) and not looks_random(s):
+        return None
+    if NUM_RE.fullmatch(s):
+        return full if kind == "pw" and sum(c in _DIGITS for c in s) >= 4 else None
+    if kind == "weak":
+        if kw in ("auth", "credential", "credentials", "creds"):
+            m = _USERPASS_VALUE_RE.fullmatch(s)
+            if m and not is_placeholder(m.group(2)) and not NUM_RE.fullmatch(m.group(2)):
+                return (lead + m.start(2), lead + m.end(2), full[2])
+            if _basic_userpass(s):
+                return full
+        if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= 32 and not _plain_key(name, kw):
+            return (full[0], full[1], "generic-high-entropy-key")
+        if not looks_random(s) or _is_code_ref(s, quoted, follow):
+            return None
+        if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
+            return None  # digests, ids and cache keys
+        return full
+    if _is_code_ref(s, quoted, follow) or len(s) < 3 or (len(s) <= 3 and s.isalpha()) or _is_prose(s):
+        return None
+    if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < 20:
+        return None  # ``--password X`` in prose ("use the --password flag"): want a non-word value
+    return full
+
+
+# ---------------------------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------------------------
+
+
+def name_kind(prefix: str, kw: str, boundary: bool) -> str | None:
+    """Classify a name by its last component: 'pw', 'strong', 'weak', 'cookie' or None."""
+    kw = kw.lower()
+    if kw in ("pass", "sig") and not boundary:
+        return None  # bypass, compass, consig
+    if kw in PW:
+        return "pw"
+    if kw in STRONG:
+        return "strong"
+    if kw == "cookie":
+        return "cookie"
+    if kw == "key":
+        prev = prefix.lower().rstrip("_-. $")
+        if prev.endswith(KEY_PUBLIC_MODS):
+            return None
+        return "strong" if prev.endswith(KEY_STRONG_MODS) else "weak"
+    return "weak" if kw in WEAK else None
+
+
+_TRAILING_KW_RE = re.compile(
+    r"(?i)(authorization|passphrase|passcode|password|passwd|credentials|credential|creds|"
+    r"secret|token|signature|pass|pwd|key|auth|sig)[^A-Za-z0-9]{0,3}$"
+)
+
+
+def key_kind(key: str) -> tuple[str, str] | None:
+    """Kind and keyword of a dict key like ``db_password`` or ``apiKey`` (for redact_obj)."""
+    m = _TRAILING_KW_RE.search(key)
+    if not m:
+        return None
+    start = m.start(1)
+    p = key[start - 1] if start else ""
+    boundary = not p or not p.isalnum() or ((p.islower() or p.isdigit()) and key[start].isupper())
+    kind = name_kind(key[:start], m.group(1), boundary)
+    return (kind, m.group(1).lower()) if kind and kind != "cookie" else None

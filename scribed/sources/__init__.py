@@ -1,0 +1,251 @@
+"""Transcript adapters: each source kind's files in, normalized :class:`Session` objects out.
+
+Everything downstream sees only ``Session``/``Turn``, so a new format is one new module here.
+:func:`parse_file` never raises: unreadable files and bad content come back as warnings on the
+:class:`ParseResult`. ``ParseResult.warnings`` holds every warning for the file;
+``Session.warnings`` repeats the ones that concern that session (file-level ones go to the first).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from scribed.fsutil import TMP_PREFIX
+from scribed.models import ParseResult
+from scribed.sources import claude, codex, copilot, hot, injected, markdown, squad_repl
+from scribed.sources.common import Source
+
+KINDS = ("copilot", "claude", "codex", "squad-repl", "markdown", "hot")
+
+_PARSERS: dict[str, Callable[[Source], ParseResult]] = {
+    "copilot": copilot.parse,
+    "claude": claude.parse,
+    "codex": codex.parse,
+    "squad-repl": squad_repl.parse,
+    "markdown": markdown.parse,
+    "hot": hot.parse,
+}
+
+_GLOBS: dict[str, tuple[str, ...]] = {
+    "copilot": ("*/events.jsonl", "*.jsonl"),
+    "claude": ("**/*.jsonl",),  # also <sessionId>/subagents/agent-<id>.jsonl
+    "codex": ("**/rollout-*.jsonl", "**/rollout-*.jsonl.zst"),  # older rollouts are zstd-compressed
+    "squad-repl": ("*.json",),
+    "markdown": (
+        "**/*.md",
+        "**/*.markdown",
+        "**/*.txt",
+        "**/.aider.chat.history.md",
+        "**/.specstory/history/*.md",
+    ),
+    "hot": ("*.md",),
+}
+# Used only when the kind's own patterns find nothing (Codex files renamed by hand, say).
+_FALLBACK_GLOBS: dict[str, tuple[str, ...]] = {"codex": ("**/*.jsonl", "**/*.jsonl.zst")}
+
+# Editors' swap/backup/lock files, partial downloads and scribed's own atomic-write temp files.
+_TEMP_PREFIXES = (".#", "~", TMP_PREFIX)
+_TEMP_SUFFIXES = ("~", ".tmp", ".swp", ".swo", ".part")
+
+
+def parse_file(kind: str, path: Path, default_agent: str) -> ParseResult:
+    """Parse one source file of ``kind`` into sessions; bad content becomes warnings, not errors.
+
+    Raises ``ValueError`` only for caller bugs: an unknown kind.
+    """
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
+    try:
+        st = path.stat()
+        src = Source(
+            kind=kind,
+            path=path,
+            default_agent=default_agent,
+            mtime=datetime.fromtimestamp(st.st_mtime, tz=UTC),
+            size=st.st_size,
+        )
+        result = parser(src)
+        return result if kind == "hot" else injected.clean(result)  # scribed's own context, hooks, skills
+    except OSError as exc:
+        return ParseResult(sessions=[], warnings=[f"{kind}: cannot read {path}: {exc.strerror or exc}"])
+    except Exception as exc:  # a daemon must survive any one file; the type names the bug
+        return ParseResult(
+            sessions=[], warnings=[f"{kind}: internal error parsing {path}: {type(exc).__name__}"]
+        )
+
+
+def is_temp(name: str) -> bool:
+    """An editor's or downloader's temp file (``.#x``, ``x.swp``, ``x~``, ``#x#``, ``x.part``, …)."""
+    return (
+        name.startswith(_TEMP_PREFIXES)
+        or name.endswith(_TEMP_SUFFIXES)
+        or (len(name) > 1 and name[0] == name[-1] == "#")
+    )
+
+
+def _split(pattern: str) -> tuple[str, ...] | None:
+    """A glob's segments; None for what ``Path.glob`` refuses (absolute, ``a**b``)."""
+    if pattern.startswith("/"):
+        return None
+    parts = tuple(p for p in pattern.split("/") if p not in ("", "."))
+    if not parts or any("**" in p and p != "**" for p in parts):
+        return None
+    return parts
+
+
+def _name_ok(seg: str, name: str) -> bool:
+    """Shell rules: a wildcard never matches a leading dot; only a segment that starts with one does."""
+    if name.startswith(".") and not seg.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, seg)
+
+
+_State = frozenset[tuple[int, int]]
+
+
+def _closure(pats: list[tuple[str, ...]], states: _State) -> _State:
+    """Add the states reached by letting a ``**`` match no folder at all."""
+    out = set(states)
+    todo = list(states)
+    while todo:
+        i, pos = todo.pop()
+        if pos < len(pats[i]) and pats[i][pos] == "**" and (i, pos + 1) not in out:
+            out.add((i, pos + 1))
+            todo.append((i, pos + 1))
+    return frozenset(out)
+
+
+def _step(pats: list[tuple[str, ...]], states: _State, name: str) -> tuple[_State, bool]:
+    """One path component: the states for descending into it as a folder, and whether it ends a match.
+
+    ``**`` consumes folders that do not start with a dot, so ``**`` never walks into ``.git`` but
+    ``.specstory/history/*.md`` (which names the dot folder) does.
+    """
+    inner: set[tuple[int, int]] = set()
+    final = False
+    for i, pos in _closure(pats, states):
+        parts = pats[i]
+        if pos >= len(parts):
+            continue
+        seg = parts[pos]
+        if seg == "**":
+            if not name.startswith("."):
+                inner.add((i, pos))
+        elif _name_ok(seg, name):
+            if pos == len(parts) - 1:
+                final = True
+            else:
+                inner.add((i, pos + 1))
+    return frozenset(inner), final
+
+
+def _start(patterns: tuple[str, ...]) -> tuple[list[tuple[str, ...]], _State]:
+    pats = [p for p in (_split(x) for x in patterns) if p is not None]
+    return pats, frozenset((i, 0) for i in range(len(pats)))
+
+
+def _walk(folder: Path, patterns: tuple[str, ...], first_only: bool = False) -> list[Path]:
+    """The regular files under ``folder`` matching any pattern; never follows a symlinked folder."""
+    pats, states = _start(patterns)
+    found: list[Path] = []
+    stack: list[tuple[Path, _State]] = [(folder, states)] if states else []
+    while stack:
+        cur, st = stack.pop()
+        try:
+            with os.scandir(cur) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            inner, final = _step(pats, st, e.name)
+            try:
+                is_link = e.is_symlink()
+                is_dir = e.is_dir()
+                is_file = e.is_file()  # follows a symlinked file, as reading it would
+            except OSError:
+                continue
+            if final and is_file and not is_temp(e.name):
+                found.append(Path(e.path))
+                if first_only:
+                    return found
+            if inner and is_dir and not is_link:
+                stack.append((Path(e.path), inner))
+    return found
+
+
+def _matches(patterns: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    pats, st = _start(patterns)
+    for k, name in enumerate(parts):
+        if not st:
+            return False
+        inner, final = _step(pats, st, name)
+        if k == len(parts) - 1:
+            return final
+        st = inner
+    return False
+
+
+def match(kind: str, folder: Path, glob: str, path: Path) -> bool:
+    """Whether ``discover(kind, folder, glob)`` would list ``path``, decided for that one file.
+
+    The daemon calls this for each file event, so it must agree with discovery exactly: the same
+    patterns and dot rules, the same temp-file and symlinked-folder exclusions, the same fallback.
+    """
+    if kind not in _GLOBS:
+        raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
+    try:
+        parts = path.relative_to(folder).parts
+    except ValueError:
+        return False
+    if not parts or is_temp(parts[-1]) or not _regular(path, folder, parts):
+        return False
+    if glob:
+        return _matches((glob,), parts)
+    if _matches(_GLOBS[kind], parts):
+        return True
+    fallback = _FALLBACK_GLOBS.get(kind, ())
+    return bool(fallback) and _matches(fallback, parts) and not _walk(folder, _GLOBS[kind], True)
+
+
+def _regular(path: Path, folder: Path, parts: tuple[str, ...]) -> bool:
+    """A regular file (or a link to one) not reached through a symlinked folder."""
+    cur = folder
+    try:
+        for part in parts[:-1]:
+            cur = cur / part
+            if cur.is_symlink():
+                return False
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def discover(kind: str, folder: Path, glob: str = "") -> Iterator[Path]:
+    """The files of ``kind`` under a configured source folder, sorted; nothing if it is missing.
+
+    A configured ``glob`` replaces the kind's patterns. Wildcards and ``**`` skip names that start
+    with a dot (``.git``, ``.e.md``), but a pattern that names a dot file or folder reads it
+    (``**/.aider.chat.history.md``, ``.specstory/history/*.md``). Temp files are always skipped.
+    """
+    if kind not in _GLOBS:
+        raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
+    try:
+        if not folder.is_dir():
+            return
+    except OSError:
+        return
+    if glob:
+        yield from sorted(_walk(folder, (glob,)))
+        return
+    paths = _walk(folder, _GLOBS[kind])
+    if not paths and kind in _FALLBACK_GLOBS:
+        paths = _walk(folder, _FALLBACK_GLOBS[kind])
+    yield from sorted(paths)
+
+
+__all__ = ["KINDS", "discover", "is_temp", "match", "parse_file"]

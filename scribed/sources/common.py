@@ -1,0 +1,447 @@
+"""Helpers every adapter shares: a streaming JSONL reader, timestamps, defensive getters.
+
+Transcript formats drift and files are read while tools still write them, so nothing here
+raises on bad content: a bad value is treated as missing and a bad line is reported, not thrown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from scribed.models import MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
+from scribed.sources import zst
+
+JsonObj = dict[str, object]
+
+# A single record longer than this is skipped (and counted) instead of being held in memory.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_DRAIN_CHUNK = 1024 * 1024
+
+# Per-turn clipping happens before anything is selected, so it must not decide what is kept:
+# messages stay whole up to a memory guard; tool output keeps its head and tail (MAX_TOOL_CHARS)
+# plus every error-shaped line from the middle, up to TOOL_ERROR_CHARS more.
+MAX_TURN_CHARS = 1_000_000
+TOOL_ERROR_CHARS = 8_000
+_ERROR_LINE_CHARS = 400
+_ERROR_LINE = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal)(?:\[[A-Z]?\d+\])?:"
+    r"|\bERR!|\bFAILED\b|\bFAIL:|\bpanic(?:ked)?\b|^E {2,}\S|Segmentation fault|non-zero exit"
+    r"|\bexit(?:ed with)? (?:code|status)\b[ :=]*(?:[1-9]\d*|-\d+)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+# Ids taken from file content end up in logs and ledgers; anything odd falls back to the file name.
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
+
+
+class JsonLine(NamedTuple):
+    """One physical line of a JSONL file; ``obj`` is None when ``error`` says why."""
+
+    line_no: int
+    end_offset: int
+    obj: JsonObj | None
+    error: str | None
+
+
+def loads(text: str | bytes) -> tuple[bool, object]:
+    """Decode JSON without raising; ``(False, None)`` for bad or absurdly nested input."""
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):  # ValueError covers JSONDecodeError and UnicodeDecodeError
+        return False, None
+
+
+# Set while a file's session may still be written: its last line, with no newline yet, is a record
+# the writer has not finished, so it is left for a later read (see hold_partial_tail).
+_HOLD_TAIL: ContextVar[bool] = ContextVar("scribed_hold_partial_tail", default=False)
+
+
+@contextlib.contextmanager
+def hold_partial_tail(hold: bool = True) -> Iterator[None]:
+    """Within this block, :func:`iter_jsonl` does not yield a last line that has no newline yet.
+
+    The caller holds it while the session is still open; once it has ended (quiet, an end marker,
+    ``--force``) the last line is read as it is.
+    """
+    token = _HOLD_TAIL.set(hold)
+    try:
+        yield
+    finally:
+        _HOLD_TAIL.reset(token)
+
+
+def iter_jsonl(path: Path) -> Iterator[JsonLine]:
+    """Yield the file's non-blank lines one at a time so memory stays about one line.
+
+    Invalid UTF-8 is replaced rather than rejected: one bad byte in a tool's output must not cost
+    the whole record. Lines that are not a JSON object come back with ``error`` set. Under
+    :func:`hold_partial_tail` an unterminated last line waits for its newline.
+    """
+    hold = _HOLD_TAIL.get()
+    with zst.open_binary(path) as fh:  # a .jsonl.zst is decompressed as it streams
+        offset = 0
+        line_no = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES)
+            if not raw:
+                return
+            line_no += 1
+            offset += len(raw)
+            if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                more = b""
+                while True:
+                    more = fh.readline(_DRAIN_CHUNK)
+                    offset += len(more)
+                    if not more or more.endswith(b"\n"):
+                        break
+                if hold and not more:
+                    return
+                yield JsonLine(line_no, offset, None, "line too long")
+                continue
+            if hold and not raw.endswith(b"\n"):
+                return
+            if raw.isspace():
+                continue
+            text = raw.decode("utf-8", "replace")
+            if line_no == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            ok, value = loads(text)
+            if not ok:
+                yield JsonLine(line_no, offset, None, "invalid JSON")
+            elif not isinstance(value, dict):
+                yield JsonLine(line_no, offset, None, "not a JSON object")
+            else:
+                yield JsonLine(line_no, offset, value, None)
+
+
+def read_text(data: bytes) -> str:
+    """Decode a whole-file format as UTF-8, replacing bad bytes (Latin-1 notes stay readable)."""
+    text = data.decode("utf-8", "replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for bytes that are not text in any encoding we would want to summarize.
+
+    NUL bytes never occur in text; a high share of undecodable bytes means it is not UTF-8 or a
+    single-byte text with a few accents (a Latin-1 note stays well under the threshold).
+    """
+    head = data[:65536]
+    if b"\x00" in head:
+        return True
+    text = head.decode("utf-8", "replace")
+    return text.count("\ufffd") > 0.3 * max(1, len(text))
+
+
+def get_str(d: object, key: str) -> str:
+    """``d[key]`` if ``d`` is an object and the value a string, else ""."""
+    if isinstance(d, dict):
+        value = d.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def get_dict(d: object, key: str) -> JsonObj:
+    """``d[key]`` if it is an object, else an empty one."""
+    if isinstance(d, dict):
+        value = d.get(key)
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def get_list(d: object, key: str) -> list[object]:
+    """``d[key]`` if it is an array, else an empty one."""
+    if isinstance(d, dict):
+        value = d.get(key)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def get_bool(d: object, key: str) -> bool:
+    """True only for a literal JSON ``true``; "yes", 1 and friends are not trusted."""
+    return isinstance(d, dict) and d.get(key) is True
+
+
+def parse_ts(value: object) -> datetime | None:
+    """A tz-aware UTC datetime from an ISO string (``Z`` allowed) or epoch seconds/milliseconds."""
+    try:
+        if isinstance(value, str):
+            s = value.strip()
+            if not s:
+                return None
+            if s[0].isdigit() and s.replace(".", "", 1).isdigit() and len(s) >= 9:
+                return parse_ts(float(s))
+            if s[-1] in "zZ":
+                s = s[:-1] + "+00:00"
+            dt = datetime.fromisoformat(s)
+            return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            secs = float(value)
+            if secs != secs or secs <= 0:  # NaN or before the epoch: not a real session time
+                return None
+            if secs > 1e11:  # milliseconds (1e11 s is the year 5138)
+                secs /= 1000.0
+            return datetime.fromtimestamp(secs, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def text_of(value: object) -> str:
+    """Flatten a content value (string, block list, ``{text}`` object) to plain text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ("text", "content", "output", "message"):
+            inner = value.get(key)
+            if isinstance(inner, str):
+                return inner
+        return ""
+    if isinstance(value, list):
+        parts: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict):
+                inner = item.get("text")
+                if isinstance(inner, str):
+                    parts.append(inner)
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def compact_json(value: object) -> str:
+    """One-line JSON for a tool input; "" if it cannot be rendered."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return ""
+
+
+def render_call(name: str, args: object) -> str:
+    """``name command`` for shell-like calls (what anchors look for), else ``name {json}``.
+
+    ``args`` may be an object or a JSON string (Codex); a ``command``/``cmd`` string or argv
+    list goes on the first line and any other arguments follow as compact JSON.
+    """
+    if isinstance(args, str):
+        stripped = args.strip()
+        if not stripped.startswith("{"):
+            return f"{name} {stripped}".strip()
+        ok, parsed = loads(stripped)
+        if not ok or not isinstance(parsed, dict):
+            return f"{name} {stripped}".strip()
+        args = parsed
+    if isinstance(args, dict):
+        for key in ("command", "cmd"):
+            cmd = args.get(key)
+            if isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
+                cmd = " ".join(cmd)
+            if isinstance(cmd, str) and cmd.strip():
+                rest = {k: v for k, v in args.items() if k != key}
+                tail = f"\n{compact_json(rest)}" if rest else ""
+                return f"{name} {cmd.strip()}{tail}"
+    rendered = compact_json(args) if args is not None else ""
+    return f"{name} {rendered}".strip()
+
+
+def safe_id(raw: object) -> str | None:
+    """A session id from file content if it is short and plain, else None."""
+    if isinstance(raw, str) and _SAFE_ID.fullmatch(raw):
+        return raw
+    return None
+
+
+def show(raw: str, limit: int = 80) -> str:
+    """Render an untrusted string for a warning: escaped control bytes, bounded length."""
+    shown = raw.encode("unicode_escape", "replace").decode("ascii", "replace")
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_ERROR_CHARS) -> str:
+    """Head and tail of a long tool output, plus the error-shaped lines its middle holds.
+
+    A traceback or ``FAILED`` line buried in a 200 KB build log is what a later reader needs,
+    so it survives even though the log around it does not. Cuts fall on line ends when possible.
+    """
+    if len(text) <= keep:
+        return text
+    half = max(1, keep // 2 - 20)
+    head_end = text.rfind("\n", half // 2, half)
+    head_end = head_end if head_end > 0 else half
+    tail_start = text.find("\n", len(text) - half, len(text) - half // 2)
+    tail_start = tail_start + 1 if tail_start >= 0 else len(text) - half
+    middle = text[head_end:tail_start]
+    kept: list[str] = []
+    seen: set[str] = set()
+    room = errors
+    for m in _ERROR_LINE.finditer(middle):
+        start = middle.rfind("\n", 0, m.start()) + 1
+        end = middle.find("\n", m.end())
+        line = middle[start : end if end >= 0 else len(middle)].strip()
+        if len(line) > _ERROR_LINE_CHARS:
+            line = line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+        if not line or line in seen:
+            continue
+        if len(line) + 1 > room:
+            break
+        seen.add(line)
+        kept.append(line)
+        room -= len(line) + 1
+    parts = [text[:head_end].rstrip("\n")]
+    if kept:
+        parts += [f"[… {len(middle)} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
+    else:
+        parts.append(f"[… {len(middle)} chars elided …]")
+    parts.append(text[tail_start:])
+    return "\n".join(parts)
+
+
+def turn(
+    role: Role,
+    text: str,
+    *,
+    kind: TurnKind = "message",
+    ts: datetime | None = None,
+    line: int = 0,
+    end_offset: int = 0,
+    tool_name: str | None = None,
+) -> Turn:
+    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output."""
+    if kind == "tool_result":
+        text = clip_tool_output(text)
+    elif kind == "tool_call":
+        text = clip(text, MAX_TOOL_CHARS)
+    else:
+        text = clip(text, MAX_TURN_CHARS)
+    return Turn(
+        role=role,
+        text=text,
+        kind=kind,
+        ts=ts,
+        line=line,
+        end_offset=end_offset,
+        tool_name=tool_name,
+    )
+
+
+@dataclass(slots=True)
+class Tally:
+    """Counts skipped records of one file so it yields one warning, not one per line."""
+
+    kind: str
+    path: Path
+    count: int = 0
+    first: int = 0
+
+    def bad(self, line: int) -> None:
+        self.count += 1
+        if not self.first:
+            self.first = line
+
+    def warning(self, unit: str = "line") -> str | None:
+        if not self.count:
+            return None
+        plural = "" if self.count == 1 else "s"
+        return (
+            f"{self.kind}: {self.count} malformed {unit}{plural} skipped in {self.path} "
+            f"(first at {unit} {self.first})"
+        )
+
+
+@dataclass(slots=True)
+class Source:
+    """What a parser needs to know about the file besides its bytes."""
+
+    kind: str
+    path: Path
+    default_agent: str
+    mtime: datetime
+    size: int
+
+
+@dataclass(slots=True)
+class Draft:
+    """A session being assembled; becomes a :class:`Session` only if it has turns."""
+
+    agent: str
+    session_id: str
+    turns: list[Turn] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    malformed: int = 0
+    end_hint: datetime | None = None  # an end marker's time, later than any turn
+
+
+def finish(
+    src: Source,
+    drafts: list[Draft],
+    tally: Tally,
+    *,
+    warnings: list[str] | None = None,
+    ended: bool = False,
+    size: int | None = None,
+    unit: str = "line",
+    had_content: bool = True,
+) -> ParseResult:
+    """Turn drafts into Sessions (dropping empty ones) and attach the file-level warnings.
+
+    ``warnings`` are file-level and go to the first session too, together with the malformed
+    count, so a caller looking only at sessions still sees them.
+    """
+    file_warnings = list(warnings or [])
+    bad = tally.warning(unit)
+    if bad:
+        file_warnings.append(bad)
+    sessions: list[Session] = []
+    for draft in drafts:
+        if not draft.turns:
+            continue
+        stamps = [t.ts for t in draft.turns if t.ts is not None]
+        start = min(stamps) if stamps else None
+        end = max(stamps) if stamps else None
+        if draft.end_hint is not None:
+            start = start or draft.end_hint
+            end = max(end, draft.end_hint) if end else draft.end_hint
+        sessions.append(
+            Session(
+                agent=draft.agent,
+                session_id=draft.session_id,
+                source=src.path,
+                kind=src.kind,
+                turns=draft.turns,
+                start=start or src.mtime,
+                end=end or src.mtime,
+                ended=ended,
+                malformed=draft.malformed,
+                warnings=list(draft.warnings),
+            )
+        )
+    if sessions:
+        first = sessions[0]
+        first.malformed += tally.count
+        for w in file_warnings:
+            if w not in first.warnings:
+                first.warnings.append(w)
+    elif had_content and not bad:
+        file_warnings.append(f"{src.kind}: no usable turns in {src.path}")
+    all_warnings = list(file_warnings)
+    for s in sessions:
+        all_warnings.extend(w for w in s.warnings if w not in all_warnings)
+    return ParseResult(
+        sessions=sessions,
+        malformed=tally.count,
+        warnings=all_warnings,
+        size=src.size if size is None else size,
+        ended=ended,
+    )

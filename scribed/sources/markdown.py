@@ -1,0 +1,157 @@
+"""Markdown and plain-text transcripts: the convention is detected per file.
+
+- Aider chat history (``# aider chat started at …``): many sessions per file, see
+  :mod:`scribed.sources.markdown_aider`.
+- SpecStory exports (``_**User**_`` / ``_**Agent (model)**_`` sections): one session per file, see
+  :mod:`scribed.sources.markdown_specstory`.
+- Anything else: heading roles, speaker lines or plain paragraphs, see
+  :mod:`scribed.sources.markdown_chat`. A ``<!-- session: end -->`` line ends a session; one in
+  the middle of the file starts the next session in the same file.
+
+Every session gets its own id, stable as the file grows (Aider: the file name and the session's
+start time), and ``ended`` when another session follows it, so each one is compacted on its own.
+Dates come from the file itself where it has them: front matter (``date``/``started``/``ended``),
+session headers, per-turn timestamps, else the file name, else the first dated heading or ISO
+timestamp in the text, else the file's mtime (with a warning).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from scribed.models import ParseResult
+from scribed.names import normalize_name
+from scribed.sources import markdown_aider, markdown_specstory
+from scribed.sources.common import Draft, Source, Tally, finish, looks_binary, parse_ts, safe_id
+from scribed.sources.markdown_chat import chat_turns
+from scribed.sources.markdown_lines import Line, Part, front_matter, paragraphs, split_lines
+
+__all__ = ["Line", "front_matter", "paragraphs", "parse", "split_lines"]
+
+_ISO_DT = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+_TEXT_DATE = re.compile(
+    rf"^[ \t]*#{{1,6}}[ \t]+(?P<h>\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]\d{{2}}:\d{{2}}(?::\d{{2}})?(?:Z|[+-]\d{{2}}:?\d{{2}})?)?)|(?P<t>{_ISO_DT})",
+    re.MULTILINE,
+)
+_NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T_ ](\d{2})[-:](\d{2})(?:[-:](\d{2}))?(?:[.,]\d+)?Z?)?")
+_END_MARK = re.compile(r"<!--\s*session:\s*end\s*-->|[\W_]*session\s+ended\b.*", re.IGNORECASE)
+_END_COMMENT = re.compile(r"[ \t]*<!--\s*session:\s*end\s*-->[ \t]*", re.IGNORECASE)
+
+
+def _name_date(stem: str) -> datetime | None:
+    for m in _NAME_DATE.finditer(stem):
+        y, mo, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
+        try:
+            return datetime(y, mo, d, h, mi, s, tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def _text_date(lines: list[Line]) -> datetime | None:
+    for ln in lines:
+        for m in _TEXT_DATE.finditer(ln.text):
+            dt = parse_ts(m.group("h") or m.group("t"))
+            if dt is not None:
+                return dt
+    return None
+
+
+def _chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
+    """Front matter, then one session per ``<!-- session: end -->``-separated chunk.
+
+    Returns the parts and whether the file ends with an end marker.
+    """
+    fields, skip = front_matter(lines)
+    body = lines[skip:]
+    chunks: list[list[Line]] = [[]]
+    for ln in body:
+        if _END_COMMENT.fullmatch(ln.text):
+            chunks.append([])
+        else:
+            chunks[-1].append(ln)
+    ended = len(chunks) > 1 and not any(ln.text.strip() for ln in chunks[-1])
+    if ended:
+        chunks.pop()
+    else:
+        last = next((k for k in range(len(chunks[-1]) - 1, -1, -1) if chunks[-1][k].text.strip()), None)
+        if last is not None and _END_MARK.fullmatch(chunks[-1][last].text.strip()):
+            ended = True
+            chunks[-1] = chunks[-1][:last]
+
+    agent = normalize_name(fields.get("agent", "")) or ""
+    base = safe_id(fields.get("session", "")) or src.path.stem
+    fm_start = parse_ts(
+        fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
+    )
+    fm_end = parse_ts(fields.get("ended") or fields.get("end"))
+    parts: list[Part] = []
+    for k, chunk in enumerate(chunks):
+        turns = chat_turns(chunk)
+        if k == 0:
+            start = fm_start or fm_end or _name_date(src.path.stem) or _text_date(chunk)
+            sid = base
+        else:
+            start = _text_date(chunk)
+            sid = (
+                f"{base}@{start:%Y-%m-%dT%H:%M:%SZ}"
+                if start
+                else f"{base}@line-{chunk[0].no if chunk else 0}"
+            )
+        part = Part(session_id=sid, turns=turns, start=start, agent=agent)
+        if start is not None:
+            stamps = [t.ts for t in turns if t.ts is not None and t.ts >= start]
+            end = (fm_end if k == len(chunks) - 1 else None) or (max(stamps) if stamps else start)
+            part.end = max(end, start)
+        part.ended = k < len(chunks) - 1 or ended
+        parts.append(part)
+    return parts, ended
+
+
+def parse(src: Source) -> ParseResult:
+    """Read one markdown/plain-text transcript into one session per session it holds."""
+    data = src.path.read_bytes()
+    tally = Tally(src.kind, src.path)
+    if not data.strip():
+        return finish(src, [], tally, size=len(data), had_content=False)
+    if looks_binary(data):
+        return ParseResult(
+            sessions=[], warnings=[f"markdown: binary content in {src.path}; skipped"], size=len(data)
+        )
+    lines = split_lines(data)
+    warnings: list[str] = []
+    ended = False
+    if markdown_aider.detect(lines):
+        base = src.path.name.lstrip(".").removesuffix(".md") or "aider"
+        parts, warnings = markdown_aider.parse(lines, base)
+    elif markdown_specstory.detect(lines):
+        parts, warnings = markdown_specstory.parse(lines, src.path.stem)
+        for part in parts:
+            part.start = part.start or _name_date(src.path.stem)
+            part.end = part.end or part.start
+    else:
+        parts, ended = _chat_parts(src, lines)
+    return _assemble(src, parts, tally, warnings, ended, len(data))
+
+
+def _assemble(
+    src: Source, parts: list[Part], tally: Tally, warnings: list[str], ended: bool, size: int
+) -> ParseResult:
+    """Sessions from the parts that have turns, each with its own dates and end state."""
+    kept = [p for p in parts if p.turns]
+    undated = [p for p in kept if p.start is None]
+    if undated:
+        which = "" if len(kept) == 1 else f" ({len(undated)} of {len(kept)} sessions)"
+        warnings = [*warnings, f"markdown: no date in {src.path}{which}; using mtime"]
+    drafts = [
+        Draft(agent=p.agent or src.default_agent, session_id=p.session_id, turns=p.turns, warnings=p.warnings)
+        for p in kept
+    ]
+    result = finish(src, drafts, tally, warnings=warnings, ended=ended, size=size)
+    for sess, part in zip(result.sessions, kept, strict=True):
+        if part.start is not None:
+            sess.start = part.start
+            sess.end = max(part.end or part.start, part.start)
+        sess.ended = part.ended
+    return result

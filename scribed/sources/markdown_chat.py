@@ -1,0 +1,330 @@
+"""Hand-kept logs and generic exports: heading roles, speaker lines, or plain paragraphs.
+
+Roles are marked many ways (``User:``, ``**User:**``, ``## User``, ``> **user**``, ``Assistant:``,
+``Agent:``, ``Tool:``/``Output:``), so matching is generous but needs a colon, a heading or
+emphasis around the name, so prose starting with "User" stays prose. Chat logs also name people:
+``**Dana** (2025-01-03 10:15):`` or ``Dana (10:15):`` (a timestamp makes any name a speaker), and
+``**Dana**:`` / ``Dana:`` when the file has no role words, opens with such a line and at least two
+names speak twice or more (so a ``**Note**:`` inside an answer stays text). Without a role word,
+the first person to speak is the user and the others are assistants, unless a name is a known
+model; with three or more people each turn keeps its speaker's name.
+
+A fenced block right after a ``$ command`` line (or opening with one) is that command's output.
+Files with no speaker marker at all become one assistant turn per paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from scribed.models import Role, Turn, TurnKind
+from scribed.sources.common import parse_ts, turn
+from scribed.sources.markdown_lines import Line, fenced, outside_fences
+
+_USER = r"user|human|me|you"
+_ASSISTANT = r"assistant|agent|ai|model|bot|claude|copilot|codex|chatgpt|gemini"
+_TOOL = r"tool(?:[ \t]+(?:output|result))?|output|observation|stdout"
+_MARKER = re.compile(
+    r"[ \t]{0,3}(?:(?P<h>#{1,6})[ \t]+|(?P<q>>)[ \t]*)?"
+    r"(?P<b1>\*\*|__|\*|_)?[ \t]*"
+    rf"(?P<name>{_USER}|{_ASSISTANT}|system|{_TOOL})\b"
+    r"(?:[ \t]*\((?P<note>[^)\n]{0,60})\))?"
+    r"[ \t]*(?P<c1>[:：])?[ \t]*(?P<b2>\*\*|__|\*|_)?[ \t]*(?P<c2>[:：])?(?P<rest>.*)",
+    re.IGNORECASE,
+)
+_NAME = r"[^\W\d_][\w.'’-]{0,30}(?:[ \t][^\W\d_][\w.'’-]{0,30}){0,2}"
+_STAMP = r"[(\[](?P<ts>[^()\[\]\n]{4,40})[)\]]"
+_NAMED_BOLD = re.compile(
+    rf"[ \t]{{0,3}}(?P<b>\*\*|__)(?P<name>{_NAME})[ \t]*(?P<c0>[:：])?(?P=b)[ \t]*(?:{_STAMP})?"
+    r"[ \t]*(?P<c1>[:：])?(?:[ \t]+(?P<rest>.*))?"
+)
+_NAMED_PLAIN = re.compile(rf"(?P<name>{_NAME})[ \t]*(?:{_STAMP})?[ \t]*[:：](?:[ \t]+(?P<rest>.*))?")
+_LABELS = {
+    "note", "notes", "example", "examples", "warning", "tip", "important", "todo", "error", "result",
+    "summary", "answer", "question", "input", "step", "steps", "reason", "why", "what", "how", "pros",
+    "cons", "status", "problem", "solution", "fix", "cause", "root cause", "update", "edit", "source",
+    "sources", "file", "files", "path", "command", "usage", "description", "title", "date", "time",
+}  # fmt: skip
+_MODELS = re.compile(
+    r"(?:assistant|agent|ai|bot|model|claude|copilot|codex|chatgpt|gpt\S*|gemini|llama|mistral|qwen|"
+    r"deepseek|cursor|aider|o\d\S*)\b.*",
+    re.IGNORECASE,
+)
+_ISO_IN_LINE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
+_CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?[ \t]*(?P<p>[AaPp][Mm])?")
+_DATE_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+(?:.*?\b)?(?P<d>\d{4}-\d{2}-\d{2})\b.*")
+_COMMAND = re.compile(r"[ \t]*\$[ \t]+(?P<cmd>\S.*)")
+
+
+@dataclass(slots=True)
+class Speaker:
+    """A speaker line: who, in which role, when, and the words on the same line."""
+
+    role: Role
+    kind: TurnKind
+    name: str
+    quoted: bool
+    ts: datetime | None
+    rest: str
+
+
+def _role_of(name: str) -> tuple[Role, TurnKind]:
+    low = name.lower()
+    if re.fullmatch(_USER, low):
+        return "user", "message"
+    if low == "system":
+        return "system", "message"
+    if re.fullmatch(_TOOL, low):
+        return "tool", "tool_result"
+    return "assistant", "message"
+
+
+def _role_marker(text: str) -> re.Match[str] | None:
+    """A role-word marker, only when a colon, a heading or closed emphasis says so."""
+    m = _MARKER.match(text)
+    if m is None:
+        return None
+    if m.group("c1") or m.group("c2"):
+        return m
+    if m.group("b1") and m.group("b2") and m.group("b1") == m.group("b2"):
+        return m
+    rest = m.group("rest")
+    if m.group("h") and (not rest.strip() or not rest.lstrip()[0].isalnum()):
+        return m
+    return None
+
+
+def _stamp(raw: str | None, day: datetime | None) -> datetime | None:
+    """A full timestamp, or a clock time on the last date the file named."""
+    if not raw:
+        return None
+    iso = _ISO_IN_LINE.search(raw)
+    if iso:
+        return parse_ts(iso.group(0))
+    date_only = re.fullmatch(r"\s*(\d{4}-\d{2}-\d{2})\s*", raw)
+    if date_only:
+        return parse_ts(date_only.group(1))
+    clock = _CLOCK.fullmatch(raw.strip())
+    if clock is None or day is None:
+        return None
+    h, mi, s = int(clock.group("h")), int(clock.group("m")), int(clock.group("s") or 0)
+    if clock.group("p"):
+        h = h % 12 + (12 if clock.group("p").lower() == "pm" else 0)
+    try:
+        return day.replace(hour=h, minute=mi, second=s)
+    except ValueError:
+        return None
+
+
+def _named(text: str) -> tuple[str, str | None, str, bool] | None:
+    """(name, stamp, rest, strong) for a person's speaker line; strong when it has a timestamp."""
+    m = _NAMED_BOLD.fullmatch(text)
+    if m is not None and not (m.group("c0") or m.group("c1") or m.group("ts")):
+        m = None
+    if m is None:
+        m = _NAMED_PLAIN.fullmatch(text)
+    if m is None:
+        return None
+    name = m.group("name").strip()
+    if name.lower() in _LABELS:
+        return None
+    ts = m.group("ts")
+    strong = bool(
+        ts
+        and (_ISO_IN_LINE.search(ts) or _CLOCK.fullmatch(ts.strip()) or re.search(r"\d{4}-\d{2}-\d{2}", ts))
+    )
+    if ts and not strong:
+        return None
+    return name, ts, (m.group("rest") or "").strip(), strong
+
+
+@dataclass(slots=True)
+class Speakers:
+    """The file's speaker conventions, decided once from all its lines outside fences."""
+
+    roles: bool = False  # role words (User:/Assistant:) are in use
+    names: dict[str, Role] = field(default_factory=dict)  # accepted person names
+    show_names: bool = False
+
+    @classmethod
+    def scan(cls, lines: list[Line]) -> Speakers:
+        outside = outside_fences(lines)
+        out = cls(roles=any(_role_marker(ln.text) for ln in outside))
+        counts: dict[str, int] = {}
+        strong: set[str] = set()
+        order: list[str] = []
+        first_text = next((ln.text for ln in outside if ln.text.strip() and not ln.text.startswith("#")), "")
+        opens = _named(first_text) is not None
+        for ln in outside:
+            hit = _named(ln.text)
+            if hit is None or _role_marker(ln.text):
+                continue
+            name, _, _, is_strong = hit
+            if name not in counts:
+                order.append(name)
+            counts[name] = counts.get(name, 0) + 1
+            if is_strong:
+                strong.add(name)
+        weak_ok = not out.roles and opens and sum(1 for c in counts.values() if c >= 2) >= 2
+        accepted = [n for n in order if n in strong or (weak_ok and counts[n] >= 2)]
+        has_user = False
+        for name in accepted:
+            if _MODELS.fullmatch(name):
+                out.names[name] = "assistant"
+            elif not has_user:
+                out.names[name] = "user"
+                has_user = True
+            else:
+                out.names[name] = "assistant"
+        out.show_names = len(accepted) >= 3
+        return out
+
+    @property
+    def any(self) -> bool:
+        return self.roles or bool(self.names)
+
+    def match(self, text: str, day: datetime | None) -> Speaker | None:
+        m = _role_marker(text) if self.roles else None
+        if m is not None:
+            role, kind = _role_of(m.group("name"))
+            stamp = _ISO_IN_LINE.search(text)
+            rest = m.group("rest").strip().strip("*_").strip()
+            if stamp and rest.strip("()[]— -").strip() == stamp.group(0):
+                rest = ""
+            ts = parse_ts(stamp.group(0)) if stamp else _stamp(m.group("note"), day)
+            return Speaker(role, kind, m.group("name"), bool(m.group("q")), ts, rest)
+        hit = _named(text) if self.names else None
+        if hit is None or hit[0] not in self.names:
+            return None
+        name, raw, rest, _ = hit
+        if self.show_names:
+            rest = f"{name}: {rest}" if rest else f"{name}:"
+        return Speaker(self.names[name], "message", name, False, _stamp(raw, day), rest)
+
+
+@dataclass(slots=True)
+class _Scanner:
+    """Accumulates the current speaker's lines and emits turns."""
+
+    out: list[Turn] = field(default_factory=list)
+    role: Role = "system"
+    kind: TurnKind = "message"
+    quoted: bool = False
+    ts: datetime | None = None
+    buf: list[Line] = field(default_factory=list)
+    first: int = 0
+
+    def add(self, ln: Line, text: str | None = None) -> None:
+        if not self.first:
+            self.first = ln.no
+        body = ln.text if text is None else text
+        if self.quoted and body.lstrip().startswith(">"):
+            body = body.lstrip()[1:].removeprefix(" ")
+        self.buf.append(Line(ln.no, body, ln.end))
+
+    def flush(self) -> None:
+        text = "\n".join(ln.text for ln in self.buf).strip()
+        if text and not re.fullmatch(r"[\s*_>:-]*", text):
+            tool = "tool" if self.kind == "tool_result" else None
+            self.out.append(
+                turn(
+                    self.role,
+                    text,
+                    kind=self.kind,
+                    ts=self.ts,
+                    line=self.first,
+                    end_offset=self.buf[-1].end,
+                    tool_name=tool,
+                )
+            )
+        self.buf = []
+        self.first = 0
+
+    def command(self, cmd: str, ln: Line, output: list[Line]) -> None:
+        """A ``$ cmd`` line and its fenced output: a tool call and a tool result."""
+        self.flush()
+        self.out.append(
+            turn(
+                "assistant",
+                f"shell {cmd}",
+                kind="tool_call",
+                ts=self.ts,
+                line=ln.no,
+                end_offset=ln.end,
+                tool_name="shell",
+            )
+        )
+        text = "\n".join(o.text for o in output).strip("\n")
+        if text.strip():
+            self.out.append(
+                turn(
+                    "tool",
+                    text,
+                    kind="tool_result",
+                    ts=self.ts,
+                    line=output[0].no,
+                    end_offset=output[-1].end,
+                    tool_name="shell",
+                )
+            )
+
+
+def chat_turns(body: list[Line]) -> list[Turn]:
+    """Split the body on speaker markers (or paragraphs when there are none)."""
+    speakers = Speakers.scan(body)
+    has_markers = speakers.any
+    sc = _Scanner(role="system" if has_markers else "assistant")
+    day: datetime | None = None
+    i = 0
+    n = len(body)
+    while i < n:
+        ln = body[i]
+        block = fenced(body, i)
+        if block is not None:
+            inner, nxt = block
+            lead = next((k for k, x in enumerate(inner) if x.text.strip()), -1)
+            cmd = _COMMAND.fullmatch(inner[lead].text) if lead >= 0 else None
+            if cmd:
+                sc.command(cmd.group("cmd").strip(), inner[lead], inner[lead + 1 :])
+            elif sc.kind == "tool_result":
+                for x in inner:  # the section is output already; the fence adds nothing
+                    sc.add(x)
+            else:
+                for x in body[i:nxt]:
+                    sc.add(x)
+            i = nxt
+            continue
+        cmd = _COMMAND.fullmatch(ln.text)
+        if cmd:
+            j = i + 1
+            while j < n and not body[j].text.strip():
+                j += 1
+            block = fenced(body, j) if j < n else None
+            if block is not None:
+                inner, nxt = block
+                sc.command(cmd.group("cmd").strip(), ln, inner)
+                i = nxt
+                continue
+        dated = _DATE_HEADING.fullmatch(ln.text)
+        if dated:
+            day = parse_ts(dated.group("d")) or day
+        sp = speakers.match(ln.text, day) if has_markers else None
+        if sp is not None:
+            sc.flush()
+            sc.role, sc.kind, sc.quoted, sc.ts = sp.role, sp.kind, sp.quoted, sp.ts
+            if sp.ts is not None:
+                day = sp.ts.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+            sc.first = ln.no
+            if sp.rest:
+                sc.add(ln, sp.rest)
+            i += 1
+            continue
+        if not has_markers and not ln.text.strip():
+            sc.flush()
+        else:
+            sc.add(ln)
+        i += 1
+    sc.flush()
+    return sc.out

@@ -1,0 +1,174 @@
+"""Line-level helpers the markdown parsers share: exact byte offsets, front matter, fences.
+
+Every convention parser (Aider, SpecStory, speaker lines) works on the same :class:`Line` list so
+a turn's ``line`` and ``end_offset`` always point into the real file, whatever produced it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from scribed.models import Role, Turn, TurnKind
+from scribed.sources.common import turn
+
+_FM_KEY = re.compile(r"([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)")
+_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+
+
+@dataclass(slots=True)
+class Line:
+    """A decoded source line with its 1-based number and the byte offset just past it."""
+
+    no: int
+    text: str
+    end: int
+
+
+@dataclass(slots=True)
+class Part:
+    """One session found in a markdown file, before it becomes a :class:`Session`.
+
+    ``ended`` is True when something after it (another session's header, an end marker) shows it
+    is over; ``start``/``end`` are None when the file says nothing about time.
+    """
+
+    session_id: str
+    turns: list[Turn] = field(default_factory=list)
+    start: datetime | None = None
+    end: datetime | None = None
+    ended: bool = False
+    agent: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def split_lines(data: bytes) -> list[Line]:
+    """Split raw bytes into lines, decoding each one alone so offsets stay exact bytes."""
+    out: list[Line] = []
+    offset = 0
+    for no, raw in enumerate(data.splitlines(keepends=True), start=1):
+        offset += len(raw)
+        text = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if no == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        out.append(Line(no, text, offset))
+    return out
+
+
+def front_matter(lines: list[Line]) -> tuple[dict[str, str], int]:
+    """Simple ``key: value`` front matter (no YAML dependency) and how many lines it spans."""
+    if not lines or lines[0].text.strip() != "---":
+        return {}, 0
+    for i in range(1, min(len(lines), 200)):
+        if lines[i].text.strip() in ("---", "..."):
+            fields: dict[str, str] = {}
+            for ln in lines[1:i]:
+                m = _FM_KEY.fullmatch(ln.text.strip())
+                if m:
+                    fields.setdefault(m.group(1).lower(), m.group(2).strip().strip("\"'"))
+            return fields, i + 1
+    return {}, 0
+
+
+def fence_open(text: str) -> str:
+    """The fence marker (```` ``` ````, ``~~~``…) if the line opens a fenced block, else ""."""
+    m = _FENCE.match(text)
+    return m.group(1) if m else ""
+
+
+def fence_closes(fence: str, text: str) -> bool:
+    """Whether ``text`` closes a block opened with ``fence`` (same char, at least as long, bare)."""
+    m = _FENCE.match(text)
+    return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not text.strip(" \t`~"))
+
+
+def paragraphs(lines: list[Line]) -> list[list[Line]]:
+    """Blank-line separated blocks; a fenced code block is never split."""
+    blocks: list[list[Line]] = []
+    cur: list[Line] = []
+    fence = ""
+    for ln in lines:
+        if fence:
+            cur.append(ln)
+            if fence_closes(fence, ln.text):
+                fence = ""
+            continue
+        opened = fence_open(ln.text)
+        if opened:
+            fence = opened
+            cur.append(ln)
+            continue
+        if ln.text.strip():
+            cur.append(ln)
+        elif cur:
+            blocks.append(cur)
+            cur = []
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+def fenced(lines: list[Line], i: int) -> tuple[list[Line], int] | None:
+    """If ``lines[i]`` opens a fence, its inner lines and the index after the closing fence."""
+    fence = fence_open(lines[i].text)
+    if not fence:
+        return None
+    j = i + 1
+    while j < len(lines):
+        if fence_closes(fence, lines[j].text):
+            return lines[i + 1 : j], j + 1
+        j += 1
+    return lines[i + 1 :], j
+
+
+def outside_fences(lines: list[Line]) -> list[Line]:
+    """The lines that are not inside a fenced code block (nor its fence lines)."""
+    out: list[Line] = []
+    fence = ""
+    for ln in lines:
+        if fence:
+            if fence_closes(fence, ln.text):
+                fence = ""
+        else:
+            fence = fence_open(ln.text)
+            if not fence:
+                out.append(ln)
+    return out
+
+
+def trim(lines: list[Line]) -> list[Line]:
+    """Without leading and trailing blank lines."""
+    a, b = 0, len(lines)
+    while a < b and not lines[a].text.strip():
+        a += 1
+    while b > a and not lines[b - 1].text.strip():
+        b -= 1
+    return lines[a:b]
+
+
+def make_turn(
+    role: Role,
+    lines: list[Line],
+    *,
+    kind: TurnKind = "message",
+    ts: datetime | None = None,
+    tool_name: str | None = None,
+    text: str | None = None,
+) -> Turn | None:
+    """A turn spanning ``lines`` (first line number, byte offset past the last), or None if empty."""
+    lines = trim(lines)
+    if not lines:
+        return None
+    body = "\n".join(ln.text for ln in lines).strip() if text is None else text.strip()
+    if not body:
+        return None
+    return turn(
+        role,
+        body,
+        kind=kind,
+        ts=ts,
+        line=lines[0].no,
+        end_offset=lines[-1].end,
+        tool_name=tool_name,
+    )

@@ -1,0 +1,127 @@
+"""Squad REPL ``.squad/sessions/{ts}_{uuid}.json``: one JSON object, rewritten whole on save.
+
+Grouping rule. The default agent (the coordinator) gets one session holding every message, with
+named agents' replies prefixed ``[name]``. Each agent that replied under a valid ``agentName``
+also gets its own session (id ``<session id>/<name>``) holding, for every exchange it took part
+in, the user messages of that exchange followed by its own replies. An exchange is a run of user
+messages plus the agent/system messages that answer it, so when one user message is answered by
+two agents, both see it; user messages no named agent answered stay only in the default
+session. Replies under an invalid name stay only in the default session and the
+file gets a warning. There is no end marker: quiet time decides.
+
+Messages have no lines, so a turn's ``line`` and ``end_offset`` are the message's index + 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from scribed.models import ParseResult, Role, Turn
+from scribed.names import normalize_name
+from scribed.sources.common import (
+    Draft,
+    Source,
+    Tally,
+    finish,
+    get_list,
+    get_str,
+    loads,
+    parse_ts,
+    read_text,
+    safe_id,
+    show,
+    turn,
+)
+
+_ROLES: dict[str, Role] = {"user": "user", "agent": "assistant", "assistant": "assistant", "system": "system"}
+
+
+def parse(src: Source) -> ParseResult:
+    """Read one Squad REPL session file."""
+    tally = Tally(src.kind, src.path)
+    data = src.path.read_bytes()
+    size = len(data)
+    if not data.strip():
+        return finish(src, [], tally, size=size, had_content=False)
+    ok, doc = loads(read_text(data))
+    if not ok or not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        return ParseResult(
+            sessions=[],
+            warnings=[f"{src.kind}: not a Squad REPL session object in {src.path}"],
+            size=size,
+        )
+
+    stem_id = src.path.stem.rsplit("_", 1)[-1]
+    session_id = safe_id(doc.get("id")) or safe_id(stem_id) or src.path.stem
+    main = Draft(agent=src.default_agent, session_id=session_id)
+    named: dict[str, Draft] = {}
+    warnings: list[str] = []
+    invalid_seen: set[str] = set()
+
+    exchange: list[Turn] = []  # the user turns of the current exchange
+    given: set[str] = set()  # agents that already got this exchange's user turns
+    in_replies = False
+
+    messages = get_list(doc, "messages")
+    for index, msg in enumerate(messages):
+        pos = index + 1
+        if not isinstance(msg, dict):
+            tally.bad(pos)
+            continue
+        raw_role = msg.get("role")
+        content = msg.get("content")
+        role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
+        if role is None or not isinstance(content, str):
+            tally.bad(pos)
+            continue
+        text = content.strip()
+        if not text:
+            continue
+        ts = parse_ts(msg.get("timestamp"))
+        raw_name = get_str(msg, "agentName")
+        name = normalize_name(raw_name) if raw_name else None
+        if raw_name and name is None and raw_name not in invalid_seen:
+            invalid_seen.add(raw_name)
+            warnings.append(
+                f"squad-repl: invalid agent name '{show(raw_name)}' in {src.path}; "
+                f"messages kept under {src.default_agent}"
+            )
+
+        if role == "user":
+            if in_replies:
+                exchange, given, in_replies = [], set(), False
+            t = turn("user", text, ts=ts, line=pos, end_offset=pos)
+            main.turns.append(t)
+            exchange.append(t)
+            continue
+
+        in_replies = True
+        shown = f"[{name}] {text}" if name and name != src.default_agent and role == "assistant" else text
+        main.turns.append(turn(role, shown, ts=ts, line=pos, end_offset=pos))
+        if role != "assistant" or name is None or name == src.default_agent:
+            continue
+        draft = named.get(name)
+        if draft is None:
+            draft = named[name] = Draft(agent=name, session_id=f"{session_id}/{name}")
+        if name not in given:
+            given.add(name)
+            draft.turns.extend(replace(t) for t in exchange)  # own copies: redaction edits turns
+        draft.turns.append(turn("assistant", text, ts=ts, line=pos, end_offset=pos))
+
+    created = parse_ts(doc.get("createdAt"))
+    last = parse_ts(doc.get("lastActiveAt"))
+    result = finish(
+        src,
+        [main, *named.values()],
+        tally,
+        warnings=warnings,
+        size=size,
+        unit="message",
+        had_content=bool(messages),
+    )
+    for s in result.sessions:
+        # Whole-session times from the envelope beat the file's mtime when messages lack them.
+        if not any(t.ts for t in s.turns):
+            s.start = created or last or s.start
+            s.end = last or created or s.end
+    return result

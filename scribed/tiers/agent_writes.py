@@ -1,0 +1,263 @@
+"""What agents write to the wiki (``scribed wiki-write``, the inbox drop folder, deprecation) and
+where facts go: the wiki of a root (with its audit log), or review proposals in review mode."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scribed.compress.entry import one_line
+from scribed.config import Config
+from scribed.fsutil import atomic_write, ensure_dir
+from scribed.log import get as get_logger
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.tiers import audit, review
+from scribed.tiers.cold import Layout
+from scribed.tiers.wiki import (
+    TOPIC_KIND,
+    Fact,
+    MergeResult,
+    Source,
+    Wiki,
+    WikiError,
+    safe_body,
+    strip_supersedes,
+    valid_topic,
+)
+
+Clock = Callable[[], datetime]
+INBOX_MAX_BYTES = 256 * 1024
+_SUPERSEDES_LINE = re.compile(r"^\s*(?:[-*]\s+)?supersedes:\s*(?P<s>.+?)\s*$", re.I | re.M)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def inbox_dir(layout: Layout) -> Path:
+    return layout.memory / "inbox" / "wiki"
+
+
+def wiki_of(layout: Layout, action: str = "promote", clock: Clock = utcnow) -> Wiki:
+    """The wiki of a root; its changes go to the audit log as ``action``."""
+    return Wiki(layout.wiki, layout.memory, audit=audit.AuditLog(layout, action, clock))
+
+
+def fact_sink(layout: Layout, cfg: Config | None, wiki: Wiki, action: str, clock: Clock) -> Any:
+    """Where facts go: the wiki, or proposals when ``[promote] mode = "review"``."""
+    if cfg is None or cfg.promote.mode != "review":
+        return wiki
+    return review.ReviewSink(wiki, review.Proposals(layout), action, clock)
+
+
+def _fact_report(f: Fact, r: MergeResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "topic": f.topic,
+        "kind": f.kind,
+        "title": f.title,
+        "action": r.action,
+        "block": r.block,
+    }
+    if f.supersedes:
+        out["supersedes"] = f.supersedes
+    if r.superseded:
+        out["superseded"] = r.superseded
+    if r.superseded_by:
+        out["superseded_by"] = r.superseded_by
+    return out
+
+
+# --- agent-written facts -------------------------------------------------------------------------
+def agent_fact(topic: str, agent: str, text: str, *, title: str = "", date: str, via: str) -> Fact:
+    """A fact an agent wrote: redacted, dated, with the author as its source.
+
+    The id hashes topic, author, title and text (not the date), so writing the same fact again
+    (or re-applying an inbox file after a crash) merges nothing twice.
+    """
+    body = safe_body(redact(text).strip("\n"))
+    supersedes = ""
+    m = _SUPERSEDES_LINE.search(body)
+    if m:
+        supersedes = m.group("s").strip()
+        body = (body[: m.start()] + body[m.end() :]).strip("\n")
+    else:
+        first, old = strip_supersedes(body)
+        if old and "\n" not in body:
+            body, supersedes = first, old
+    if not body.strip():
+        raise WikiError("empty text: nothing to write")
+    first_line = next((ln for ln in body.splitlines() if ln.strip()), "")
+    title = redact(one_line(title or first_line.lstrip("#-*> ").strip(), 100))
+    ref = "w-" + hashlib.sha256(f"{topic}\0{agent}\0{title}\0{body}".encode()).hexdigest()[:12]
+    return Fact(
+        topic=topic,
+        kind=TOPIC_KIND.get(topic, "note"),
+        text=body.strip(),
+        date=date,
+        source=Source(date=date, ref=ref, agent=agent, via=via),
+        title=title,
+        supersedes=redact(supersedes),
+    )
+
+
+def _check_names(topic: str, agent: str) -> tuple[str, str]:
+    t = valid_topic(topic)
+    if t is None:
+        raise WikiError(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
+    a = normalize_name(agent)
+    if a is None:
+        raise WikiError(f"bad agent name {agent!r} (lowercase letters, digits, '-' and '_')")
+    return t, a
+
+
+def write_agent_fact(
+    layout: Layout,
+    topic: str,
+    agent: str,
+    text: str,
+    *,
+    title: str = "",
+    clock: Clock = utcnow,
+    via: str = "wiki-write",
+) -> dict[str, Any]:
+    """Append (or merge) an agent's fact into ``wiki/{topic}.md``. The caller holds the root lock."""
+    topic, agent = _check_names(topic, agent)
+    fact = agent_fact(topic, agent, text, title=title, date=clock().date().isoformat(), via=via)
+    wiki = wiki_of(layout, via, clock)
+    r = wiki.add(fact)
+    wiki.flush()
+    return {
+        "topic": topic,
+        "agent": agent,
+        "date": fact.date,
+        "entry": fact.source.ref,
+        **_fact_report(fact, r),
+    }
+
+
+def deprecate(
+    layout: Layout, topic: str, title: str, agent: str, *, reason: str = "", clock: Clock = utcnow
+) -> dict[str, Any]:
+    """Mark a wiki block deprecated by ``agent`` (kept, never deleted). The caller holds the root lock."""
+    topic, agent = _check_names(topic, agent)
+    if not (layout.wiki / f"{topic}.md").is_file():
+        raise WikiError(f"no wiki topic {topic!r} (wiki/{topic}.md does not exist)")
+    wiki = wiki_of(layout, "deprecate", clock)
+    block = wiki.deprecate(topic, title, agent, clock().date().isoformat(), redact(reason))
+    wiki.flush()
+    return {"topic": topic, "block": block.label, "status": block.status}
+
+
+# --- the inbox ---------------------------------------------------------------------------------
+def _front_matter(text: str) -> tuple[dict[str, str], str] | None:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None
+    for i in range(1, min(len(lines), 50)):
+        if lines[i].strip() in ("---", "..."):
+            fields: dict[str, str] = {}
+            for ln in lines[1:i]:
+                k, sep, v = ln.partition(":")
+                if sep and k.strip():
+                    fields.setdefault(k.strip().lower(), v.strip().strip("\"'"))
+            return fields, "\n".join(lines[i + 1 :])
+    return None
+
+
+def _inbox_files(folder: Path) -> Iterator[Path]:
+    if not folder.is_dir():
+        return
+    for p in sorted(folder.iterdir()):
+        if p.name.endswith(".md") and not p.name.startswith("."):
+            yield p
+
+
+def _quarantine(layout: Layout, path: Path, data: bytes, reason: str) -> Path:
+    """Move a bad inbox file to ``{state}/quarantine/`` with a ``.reason`` file next to it."""
+    ensure_dir(layout.quarantine)
+    dest = layout.quarantine / f"wiki-inbox-{path.name}"
+    n = 0
+    while dest.exists() or dest.is_symlink():
+        n += 1
+        dest = layout.quarantine / f"wiki-inbox-{path.stem}-{hashlib.sha256(data).hexdigest()[:8]}-{n}.md"
+    os.replace(path, dest)
+    atomic_write(dest.with_name(dest.name + ".reason"), redact(reason) + "\n", base=layout.memory)
+    return dest
+
+
+def apply_inbox(
+    layout: Layout,
+    cfg: Config | None = None,
+    clock: Clock = utcnow,
+    *,
+    dry_run: bool = False,
+    wiki: Wiki | None = None,
+) -> dict[str, Any]:
+    """Apply the drop folder ``.squad/memory/inbox/wiki/*.md`` to the wiki, then remove the files.
+
+    Each file has front matter ``topic:``, ``agent:`` and optionally ``title:``. A malformed one
+    goes to quarantine with its reason. The caller holds the root lock (``run-once`` and the
+    daemon do). Returns ``{"applied": [...], "quarantined": [...], "warnings": [...]}``.
+    """
+    log = get_logger()
+    wk = wiki or wiki_of(layout, "inbox", clock)
+    sink = fact_sink(layout, cfg, wk, "inbox", clock)
+    applied: list[dict[str, Any]] = []
+    quarantined: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    done: list[Path] = []
+    date = clock().date().isoformat()
+    for path in _inbox_files(inbox_dir(layout)):
+        data = b""
+        reason = ""
+        fact: Fact | None = None
+        if path.is_symlink() or not path.is_file():
+            reason = "not a regular file (symlinks are never followed)"
+        else:
+            data = path.read_bytes()
+            if len(data) > INBOX_MAX_BYTES:
+                reason = f"too large ({len(data)} bytes > {INBOX_MAX_BYTES})"
+            else:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text, reason = "", "not UTF-8 text"
+                parsed = _front_matter(text) if not reason else None
+                if not reason and parsed is None:
+                    reason = "no front matter (--- topic: NAME / agent: NAME ---)"
+                elif parsed is not None:
+                    fields, body = parsed
+                    try:
+                        topic, agent = _check_names(fields.get("topic", ""), fields.get("agent", ""))
+                        fact = agent_fact(
+                            topic, agent, body, title=fields.get("title", ""), date=date, via="inbox"
+                        )
+                    except WikiError as exc:
+                        reason = str(exc)
+        if fact is None:
+            reason = reason or "unreadable"
+            item: dict[str, Any] = {"file": path.name, "reason": reason}
+            warnings.append(f"inbox/wiki/{path.name}: {reason}; quarantined")
+            if not dry_run:
+                dest = _quarantine(layout, path, data, reason)
+                item["moved_to"] = str(dest.relative_to(layout.memory))
+                log.warning("inbox_quarantined", file=path.name, reason=reason, moved_to=item["moved_to"])
+            quarantined.append(item)
+            continue
+        r = sink.add(fact, note={"action": "inbox"})
+        applied.append({"file": path.name, "agent": fact.source.agent, **_fact_report(fact, r)})
+        done.append(path)
+    if not dry_run and done:
+        sink.flush()  # the inbox's facts (or proposals) are durable before their files go
+        for p in done:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+        log.info("inbox_applied", files=len(done))
+    return {"applied": applied, "quarantined": quarantined, "warnings": warnings}

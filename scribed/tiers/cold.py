@@ -1,0 +1,265 @@
+"""The cold tier: one file per agent of dated entries, kept under ``cold.max_bytes`` by folding.
+
+Appends re-read the file right before the atomic rewrite, so text an agent added in the
+meantime is kept. When the file would exceed its budget, the oldest entries are folded into a
+shorter dated digest that keeps their anchors (decisions, open items, files, key facts); the
+originals are archived (gzip) *before* the cold file is rewritten, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from scribed.compress.entry import Entry, iso, join_entries, one_line, split_entries
+from scribed.fsutil import atomic_write, check_state_dirs, read_text, write_gzip_archive
+from scribed.models import SECTIONS, Summary
+
+_SECTION_KEYS = {title: key for key, title in SECTIONS}
+_write_lock = threading.Lock()
+FOLDED_ID_CAP = 48
+
+
+@dataclass(slots=True)
+class Layout:
+    """Where everything lives under a squad root."""
+
+    root: Path
+
+    @property
+    def squad(self) -> Path:
+        return self.root / ".squad"
+
+    @property
+    def memory(self) -> Path:
+        return self.squad / "memory"
+
+    @property
+    def hot(self) -> Path:
+        return self.memory / "hot"
+
+    @property
+    def cold(self) -> Path:
+        return self.memory / "cold"
+
+    @property
+    def wiki(self) -> Path:
+        return self.memory / "wiki"
+
+    @property
+    def state(self) -> Path:
+        return self.memory / ".scribed"
+
+    @property
+    def archive(self) -> Path:
+        return self.state / "archive"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.state / "quarantine"
+
+    @property
+    def ledger(self) -> Path:
+        return self.state / "ledger.sqlite"
+
+    @property
+    def lock(self) -> Path:
+        return self.state / "lock"
+
+    def cold_file(self, agent: str) -> Path:
+        return self.cold / f"{agent}.md"
+
+    def check_state(self) -> None:
+        """Refuse state folders that are symlinks or lie outside the root (nothing is written through them)."""
+        subdirs = [self.archive, self.quarantine, *(self.archive / d for d in ("hot", "cold", "promoted"))]
+        check_state_dirs(self.root, self.state, subdirs)
+
+    def hot_file(self, agent: str) -> Path:
+        return self.hot / f"{agent}.md"
+
+
+def preamble(agent: str) -> str:
+    return (
+        f"# Cold memory: {agent}\n\n"
+        "<!-- Maintained by scribed: one dated entry per finished session, newest last. Older entries are folded\n"
+        "     into digests and archived under .squad/memory/.scribed/archive/. Edit with care. -->\n"
+    )
+
+
+def sections(entry_text: str) -> dict[str, list[str]]:
+    """Parse an entry's ``#### Section`` blocks into lists of lines (bullets without the dash)."""
+    out: dict[str, list[str]] = {}
+    cur: str | None = None
+    for line in entry_text.splitlines():
+        if line.startswith("#### "):
+            cur = _SECTION_KEYS.get(line[5:].strip())
+            if cur is not None:
+                out.setdefault(cur, [])
+            continue
+        if cur is None or not line.strip():
+            continue
+        out[cur].append(line[2:].strip() if line.startswith("- ") else line.strip())
+    return out
+
+
+def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> Entry:
+    """A shorter entry standing for ``folded``: their anchors, deduplicated, newest decisions win."""
+    merged: dict[str, list[str]] = {k: [] for k, _ in SECTIONS}
+    superseded: set[str] = set()
+    own: list[str] = []
+    nested: list[str] = []
+    for e in folded:
+        own.append(e.entry_id or "")
+        nested.extend(sorted(e.ids - {e.entry_id}))
+        sec = sections(e.text)
+        for key, items in sec.items():
+            if key in ("goal", "outcome"):
+                continue
+            for it in items:
+                if it not in merged[key]:
+                    merged[key].append(it)
+        for d in sec.get("decisions", []):
+            m = re.search(r"\(supersedes: (.+)\)\s*$", d)
+            if m:
+                superseded.add(m.group(1).strip())
+    merged["decisions"] = [d for d in merged["decisions"] if d not in superseded]
+    first = min((e.date for e in folded), default="")
+    last = max((e.date for e in folded), default="")
+    summary = Summary(
+        goal=f"Digest of {sessions_held(folded)} sessions, {first[:10]} – {last[:10]}",
+        outcome="; ".join(f"{e.date[:10]} {one_line(e.title, 60)}" for e in folded),
+        decisions=merged["decisions"],
+        files=merged["files"],
+        errors=merged["errors"],
+        open_items=merged["open_items"],
+        knowledge=merged["knowledge"],
+        key_facts=merged["key_facts"],
+    )
+    # The ids this digest folds, then (newest last) the ids older digests folded, capped so the line
+    # stays bounded however many sessions an agent has; older ones trace through the archive chain.
+    # Only session entries are listed (an earlier digest's own id names no session).
+    ids = [i for i in own if i and not i.startswith("d-")]
+    room = max(0, FOLDED_ID_CAP - len(ids))
+    more = [i for i in nested if i not in ids and not i.startswith("d-")]
+    ids += more[-room:] if room else []
+    held = sessions_held(folded)
+    listed = f" · listed={len(ids)} of {held}" if len(ids) < held else ""
+    digest_id = "d-" + hashlib.sha256(",".join(i for i in own if i).encode()).hexdigest()[:12]
+    when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
+    total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
+
+    def build(s: Summary) -> str:
+        kept = sum(len(getattr(s, k)) for k, _ in SECTIONS[2:])
+        trimmed = (
+            f" · trimmed={total_items - kept} items (full text in archive)" if kept < total_items else ""
+        )
+        body = []
+        for key, title in SECTIONS:
+            v = getattr(s, key)
+            if isinstance(v, str) and v:
+                body.append(f"#### {title}\n{v}")
+            elif isinstance(v, list) and v:
+                body.append(f"#### {title}\n" + "\n".join(f"- {x}" for x in v))
+        return (
+            f"### {iso(when)}: {s.goal}\n"
+            f"- provenance: id={digest_id} · agent={agent} · folded={','.join(ids)}{listed} · archive=`{archive_name}`"
+            f"{trimmed}\n\n" + "\n".join(body) + "\n"
+        )
+
+    s = summary
+    text = build(s)
+    order = ["knowledge", "errors", "key_facts", "files", "outcome", "open_items", "decisions"]
+    while len(text.encode()) > budget:
+        for key in order:
+            v = getattr(s, key)
+            if isinstance(v, list) and v:
+                v.pop()
+                break
+            if isinstance(v, str) and len(v) > 60:
+                setattr(s, key, one_line(v, len(v) // 2))
+                break
+        else:
+            break
+        text = build(s)
+    m = re.match(r"### (\S+): (.*)", text)
+    assert m is not None
+    return Entry(heading=text.split("\n", 1)[0], date=m.group(1), title=m.group(2), text=text)
+
+
+_HELD = re.compile(r"^Digest of (\d+) sessions?\b")
+
+
+def sessions_held(entries: list[Entry]) -> int:
+    """How many sessions these entries stand for: one each, or what an earlier digest says it holds."""
+    total = 0
+    for e in entries:
+        m = _HELD.match(e.title)
+        total += int(m.group(1)) if m and e.entry_id and e.entry_id.startswith("d-") else 1
+    return total
+
+
+def _size(pre: str, entries: list[Entry]) -> int:
+    return len(join_entries(pre, entries).encode())
+
+
+def fold(
+    agent: str, pre: str, entries: list[Entry], max_bytes: int, archive_dir: Path, now: datetime
+) -> tuple[list[Entry], int]:
+    """Fold oldest entries until the file fits. Archives originals first. Returns (entries, folded count)."""
+    folded_total = 0
+    guard = 0
+    while _size(pre, entries) > max_bytes and len(entries) >= 2 and guard < 20:
+        guard += 1
+        k = max(2, len(entries) // 2)
+        victims, rest = entries[:k], entries[k:]
+        stamp = now.strftime("%Y%m%dT%H%M%S")
+        blob = "".join(e.text for e in victims).encode()
+        name = f"cold/{agent}-{stamp}-{hashlib.sha256(blob).hexdigest()[:10]}.md.gz"
+        write_gzip_archive(archive_dir / name, blob)
+        budget = max(1024, max_bytes // 3)
+        digest = _digest(agent, victims, name, budget)
+        entries = [digest, *rest]
+        folded_total += len(victims)
+    return entries, folded_total
+
+
+def known_ids(path: Path) -> set[str]:
+    _, entries = split_entries(read_text(path))
+    out: set[str] = set()
+    for e in entries:
+        out |= e.ids
+    return out
+
+
+def append(
+    layout: Layout, agent: str, entry_text: str, entry_id: str, max_bytes: int, now: datetime
+) -> tuple[bool, int]:
+    """Add an entry to ``cold/{agent}.md`` in date order; fold if over budget.
+
+    Returns (written, folded). ``written`` is False when the entry was already there (a rerun
+    after a crash between the cold write and the ledger update).
+    """
+    path = layout.cold_file(agent)
+    with _write_lock:
+        text = read_text(path)
+        pre, entries = split_entries(text)
+        if any(entry_id in e.ids for e in entries):
+            return False, 0
+        if not pre.strip() and not entries:
+            pre = preamble(agent)
+        _, new = split_entries(entry_text)
+        if not new:
+            raise ValueError("entry text has no dated heading")
+        entry = new[0]
+        when = entry.when
+        pos = len(entries)
+        while pos > 0 and when is not None and (entries[pos - 1].when or when) > when:
+            pos -= 1
+        entries.insert(pos, entry)
+        entries, folded = fold(agent, pre, entries, max_bytes, layout.archive, now)
+        atomic_write(path, join_entries(pre, entries), base=layout.memory)
+        return True, folded

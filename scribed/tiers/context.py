@@ -1,0 +1,368 @@
+"""The spawn context: what a coordinator pastes into an agent's prompt (``scribed context AGENT``).
+
+Squad loads an agent's whole history at every spawn; the tiered model loads the hot file always,
+cold history and wiki pages only when the situation calls for them. The block is::
+
+    ## Memory Context
+    ### Hot (current session)
+    ### Cold (summarized history)   (when included: newest entries first)
+    ### Wiki (durable reference)    (when included: the named topics, or the index + relevant topics)
+
+Fitting ``max_bytes``: hot is always kept; then cold entries newest first until one does not fit;
+then wiki pages one by one. A part that does not fit is left out whole and a one-line note says
+how many were left out. Only the live-hot front matter is stripped. Everything is redacted.
+Files reached through a symlink that leads outside the squad root are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scribed.compress.entry import split_entries
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.sources.markdown import front_matter, split_lines
+from scribed.tiers.cold import Layout
+from scribed.tiers.live import MARKER, NOTICE, SEED_NOTICE
+
+# situation -> (cold, wiki); hot is always in.
+SITUATIONS: dict[str, tuple[bool, bool]] = {
+    "new-task": (False, False),
+    "resume": (True, False),
+    "debug": (True, False),
+    "spec": (False, True),
+    "onboarding": (False, True),
+    "post-incident": (True, True),
+}
+MAX_RELEVANT = 5
+HEAD = "## Memory Context\n"
+HOT_TITLE = "### Hot (current session)"
+COLD_TITLE = "### Cold (summarized history)"
+WIKI_TITLE = "### Wiki (durable reference)"
+INDEX = "index"
+
+_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?[A-Z][A-Za-z /-]{1,40}:(?:\*\*|__)?(?:\s|$)")
+_TASK = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?current task:?(?:\*\*|__)?:?\s*(?P<v>.*)$", re.IGNORECASE)
+_STOP = {
+    "the", "and", "for", "with", "this", "that", "from", "into", "onto", "are", "was", "were", "will",
+    "not", "now", "all", "any", "can", "our", "you", "your", "please", "add", "fix", "make", "use",
+    "see", "issue", "task", "current", "todo", "new", "get", "set", "then", "when", "also",
+}  # fmt: skip
+
+
+class ContextError(ValueError):
+    """A bad request (agent name, situation, topic); the message is one line."""
+
+
+@dataclass(slots=True)
+class Context:
+    """One built context block and its parts (as printed, redacted)."""
+
+    agent: str
+    situation: str | None
+    hot: str
+    cold: list[str] = field(default_factory=list)
+    wiki: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, int] = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return len(self.text.encode())
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "situation": self.situation,
+            "parts": {"hot": self.hot, "cold": self.cold, "wiki": self.wiki},
+            "left_out": self.left_out,
+            "bytes": self.bytes,
+            "text": self.text,
+        }
+
+
+def check_agent(raw: str) -> str:
+    name = normalize_name(raw)
+    if name is None:
+        raise ContextError(
+            f"invalid agent name {raw!r}: use lowercase letters, digits, '-' and '_' (e.g. 'picard')"
+        )
+    return name
+
+
+def check_situation(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    name = raw.strip().lower()
+    if name not in SITUATIONS:
+        raise ContextError(f"unknown situation {raw!r}; expected one of: {', '.join(SITUATIONS)}")
+    return name
+
+
+def read_safe(layout: Layout, path: Path) -> str:
+    """A regular file's text, or "" when missing or a symlink leading outside the root."""
+    try:
+        if not path.is_file():
+            return ""
+        if path.is_symlink():
+            root = layout.root.resolve()
+            if root not in path.resolve().parents:
+                return ""
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def strip_live(text: str) -> str:
+    """Drop scribed's live-hot front matter and notice (live view or seed); an agent's own front
+    matter stays."""
+    lines = split_lines(text.encode())
+    fields, skip = front_matter(lines)
+    if MARKER not in fields:
+        return text
+    body = [ln.text for ln in lines[skip:] if ln.text.strip() not in (NOTICE, SEED_NOTICE)]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(body)).strip("\n") + "\n"
+
+
+def hot_text(layout: Layout, agent: str) -> str:
+    return strip_live(read_safe(layout, layout.hot_file(agent)))
+
+
+def current_task(hot: str) -> str:
+    """The value of the hot file's ``Current task:`` field (its continuation lines too)."""
+    out: list[str] = []
+    taking = False
+    for line in hot.splitlines():
+        m = _TASK.match(line)
+        if m and not taking:
+            taking = True
+            out.append(m.group("v"))
+            continue
+        if taking:
+            if not line.strip() or line.lstrip().startswith("#") or _LABEL.match(line):
+                break
+            out.append(line)
+    return " ".join(s.strip() for s in out).strip()
+
+
+def words(text: str) -> set[str]:
+    """Content words, lightly stemmed (a trailing plural 's' dropped) for overlap scoring."""
+    out = set()
+    for w in re.findall(r"[a-z0-9]{3,}", text.lower()):
+        if w in _STOP:
+            continue
+        out.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+def wiki_pages(layout: Layout) -> dict[str, Path]:
+    """Topic -> page, ``.squad/memory/wiki/`` first, ``.squad/wiki/`` as the fallback location."""
+    pages: dict[str, Path] = {}
+    for folder in (layout.wiki, layout.squad / "wiki"):
+        try:
+            found = sorted(folder.glob("*.md")) if folder.is_dir() else []
+        except OSError:
+            found = []
+        for p in found:
+            name = normalize_name(p.stem)
+            if name is not None and name not in pages and not p.name.startswith("."):
+                pages[name] = p
+    return pages
+
+
+def relevant_topics(layout: Layout, task: str, pages: dict[str, Path]) -> list[str]:
+    """Topics sharing words with the task: name words count double, headings once; score ≥ 2."""
+    want = words(task)
+    if not want:
+        return []
+    scored: list[tuple[int, str]] = []
+    for topic, path in pages.items():
+        if topic == INDEX:
+            continue
+        name_words = words(topic.replace("-", " ").replace("_", " "))
+        text = read_safe(layout, path)
+        heads = " ".join(ln for ln in text.splitlines()[:60] if ln.lstrip().startswith("#"))
+        score = 2 * len(want & name_words) + len(want & words(heads))
+        if score >= 2:
+            scored.append((score, topic))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [t for _, t in scored[:MAX_RELEVANT]]
+
+
+def _generated_index(pages: dict[str, Path]) -> str:
+    topics = [t for t in pages if t != INDEX]
+    return "Topics: " + ", ".join(topics) + "\n" if topics else ""
+
+
+def cold_entries(layout: Layout, agent: str) -> list[str]:
+    """The agent's cold entries, newest first (undated ones last)."""
+    _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
+    floor = datetime.min.replace(tzinfo=UTC)
+    order = sorted(enumerate(entries), key=lambda ie: (ie[1].when or floor, ie[0]), reverse=True)
+    return [e.text for _, e in order]
+
+
+def _note(n: int, what: str, max_bytes: int) -> str:
+    noun = what if n == 1 else what[:-1] + "ies" if what.endswith("y") else what + "s"
+    return f"_({n} {noun} left out to fit {max_bytes} bytes)_\n"
+
+
+def render(
+    hot: str,
+    cold: list[str] | None,
+    wiki: dict[str, str] | None,
+    notes: dict[str, str],
+) -> str:
+    """The markdown block; ``None`` for a tier means it was not asked for."""
+    parts = [HEAD, "\n", HOT_TITLE, "\n", hot.strip("\n") + "\n" if hot.strip() else "_(empty)_\n"]
+    if cold is not None:
+        parts += ["\n", COLD_TITLE, "\n"]
+        if cold:
+            parts.append("\n".join(e.strip("\n") + "\n" for e in cold))
+        elif not notes.get("cold"):
+            parts.append("_(no cold entries yet)_\n")
+        parts.append(notes.get("cold", ""))
+    if wiki is not None:
+        parts += ["\n", WIKI_TITLE, "\n"]
+        if wiki:
+            parts.append("\n".join(f"#### {t}\n{body.strip(chr(10))}\n" for t, body in wiki.items()))
+        elif not notes.get("wiki"):
+            parts.append("_(no wiki pages yet)_\n")
+        parts.append(notes.get("wiki", ""))
+    return "".join(parts)
+
+
+def _size(text: str) -> int:
+    return len(text.encode())
+
+
+def build(
+    layout: Layout,
+    agent: str,
+    *,
+    situation: str | None = None,
+    include_cold: bool = False,
+    include_wiki: bool = False,
+    wiki_topics: Sequence[str] = (),
+    max_bytes: int = 0,
+    query: str = "",
+) -> Context:
+    """Assemble the context block. ``max_bytes`` ≤ 0 means no limit. Raises ContextError.
+
+    With ``query``, the cold and wiki tiers hold the best-matching whole entries and active wiki
+    facts (bm25, see :mod:`scribed.tiers.search`), best first, instead of the newest entries and the index.
+    """
+    name = check_agent(agent)
+    sit = check_situation(situation)
+    want_cold, want_wiki = SITUATIONS[sit] if sit else (False, False)
+    want_cold = want_cold or include_cold
+    topics = _topics(wiki_topics)
+    want_wiki = want_wiki or include_wiki or bool(topics)
+    if query.strip() and not (want_cold or want_wiki):
+        want_cold = want_wiki = True  # a query with no tier named searches both
+    limit = max_bytes if max_bytes > 0 else 0
+
+    hot = redact(hot_text(layout, name))
+    ctx = Context(agent=name, situation=sit, hot=hot.strip("\n") + "\n" if hot.strip() else "")
+    notes: dict[str, str] = {}
+    cold: list[str] | None = [] if want_cold else None
+    wiki: dict[str, str] | None = {} if want_wiki else None
+
+    def fits(c: list[str] | None, w: dict[str, str] | None, n: dict[str, str]) -> bool:
+        return not limit or _size(render(ctx.hot, c, w, n)) <= limit
+
+    matched = _matches(layout, name, query, cold is not None, wiki is not None) if query.strip() else None
+    if cold is not None:
+        entries = [redact(e) for e in (matched[0] if matched else cold_entries(layout, name))]
+        for i, e in enumerate(entries):
+            rest = len(entries) - i - 1
+            trial = dict(notes, cold=_note(rest, "older cold entry", limit)) if rest and limit else notes
+            if not fits([*cold, e], wiki, trial):
+                ctx.left_out["cold"] = len(entries) - i
+                notes["cold"] = _note(len(entries) - i, "older cold entry", limit)
+                break
+            cold.append(e)
+
+    if wiki is not None:
+        chosen, missing = (matched[1], []) if matched and not topics else _wiki_choice(layout, topics, hot)
+        left = 0
+        for i, (topic, body) in enumerate(chosen):
+            body = redact(body)
+            worst = left + len(chosen) - i - 1
+            trial = dict(notes, wiki=_note(worst, "wiki page", limit)) if worst and limit else notes
+            if fits(cold, {**wiki, topic: body}, trial):
+                wiki[topic] = body
+            else:
+                left += 1
+        if left:
+            ctx.left_out["wiki"] = left
+            notes["wiki"] = _note(left, "wiki page", limit)
+        if missing:
+            notes["wiki"] = notes.get("wiki", "") + "".join(
+                f"_(no wiki page named '{t}')_\n" for t in missing
+            )
+
+    ctx.cold = cold or []
+    ctx.wiki = wiki or {}
+    ctx.text = redact(render(ctx.hot, cold, wiki, notes))
+    return ctx
+
+
+def _matches(
+    layout: Layout, agent: str, query: str, want_cold: bool, want_wiki: bool
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """(cold entries, wiki facts as (label, body)) matching ``query``, best first."""
+    from scribed.tiers.search import Index, SearchError
+
+    cold: list[str] = []
+    wiki: list[tuple[str, str]] = []
+    try:
+        with Index(layout) as index:
+            index.refresh()
+            if want_cold:
+                cold = [h.text for h in index.search(query, agent=agent, tiers=("cold",), limit=50)]
+            if want_wiki:
+                for h in index.search(query, tiers=("wiki",), limit=50):
+                    if h.status == "active":
+                        wiki.append((f"{h.topic}: {h.heading}", h.text.split("\n", 1)[-1]))
+    except SearchError as exc:
+        raise ContextError(f"--query: {exc}") from exc
+    return cold, wiki
+
+
+def _topics(raw: Iterable[str]) -> list[str]:
+    """Named topics: repeatable and comma-separated; '.md' tolerated; bad names are an error."""
+    out: list[str] = []
+    for item in raw:
+        for part in item.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if part.lower().endswith(".md"):
+                part = part[:-3]
+            name = normalize_name(part)
+            if name is None:
+                raise ContextError(
+                    f"invalid wiki topic {part!r}: use lowercase letters, digits, '-' and '_' (e.g. 'decisions')"
+                )
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _wiki_choice(layout: Layout, topics: list[str], hot: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(pages to include in order, named topics that have no page)."""
+    pages = wiki_pages(layout)
+    if topics:
+        chosen = [(t, read_safe(layout, pages[t])) for t in topics if t in pages]
+        return chosen, [t for t in topics if t not in pages]
+    index = read_safe(layout, pages[INDEX]) if INDEX in pages else _generated_index(pages)
+    chosen = [(INDEX, index)] if index.strip() else []
+    for t in relevant_topics(layout, current_task(hot), pages):
+        chosen.append((t, read_safe(layout, pages[t])))
+    return chosen, []

@@ -1,0 +1,263 @@
+"""Seeded hot files: what the next spawn loads once a session has ended.
+
+The design has the Scribe write Hot at session start. Between sessions a blank hot file would give
+``scribed context AGENT`` (the default spawn) nothing, so when a session's cold entry is written the
+agent's hot file is re-seeded from that entry, in the Squad spawn-block fields:
+
+* ``Current task:`` none running, followed by the last session's open items;
+* ``Active decisions:`` the entry's decisions (final forms);
+* ``Last actions:`` the last session's date and goal, its outcome, and a pointer to its cold entry
+  (cold file relative to the root, entry id);
+* ``Blockers:`` its errors that no fix resolved;
+* ``Talking to:`` (none).
+
+It is ≤ 4096 bytes and redacted, and carries live.py's front matter (``scribed-live: seed:<kind>:<id>``,
+``updated:`` = the session's end, ``digest:``), so the hot adapter never compacts it and the live
+refresh of a newer session replaces it. Write rules: a missing or blank hot file, the ended session's
+own live view, or an older seed are replaced; a hot file an agent wrote (no marker, or a marked file
+whose body no longer matches its digest) and another running session's live view are never touched.
+
+When a hot file itself was compacted, :func:`reset` does compare-and-swap: the snapshot is the bytes
+that were compacted, the file is read again right before the rename, and whatever an agent appended
+since stays in hot after the seed (then the file is the agent's again: no marker, compacted next time).
+A file that changed in any other way is left in place with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from scribed.compress.entry import Entry, iso, one_line, parse_date, split_entries
+from scribed.fsutil import read_text
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.tiers import cold, live
+from scribed.tiers.cold import Layout
+
+ITEM_CHARS = 300
+OUTCOME_CHARS = 600
+SWAP_ATTEMPTS = 5
+_UNRESOLVED = ("unresolved", "(unresolved", "not fixed", "not resolved", "open", "still failing")
+
+
+@dataclass(slots=True)
+class LastSession:
+    """What a seed says about the session that ended (all redacted, one line per item)."""
+
+    entry_id: str
+    when: str
+    cold: str
+    goal: str
+    outcome: str
+    decisions: list[str] = field(default_factory=list)
+    open_items: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
+
+
+def _provenance(e: Entry) -> str:
+    for line in e.text.splitlines()[1:6]:
+        if line.startswith("- provenance:"):
+            return line + " · "
+    return ""
+
+
+def find_entry(layout: Layout, agent: str, session_id: str) -> Entry | None:
+    """The newest cold entry of ``session_id`` in the agent's cold file (None when there is none)."""
+    want = f" · session={one_line(redact(session_id), 200)} · "
+    _, entries = split_entries(read_text(layout.cold_file(agent)))
+    found = [(i, e) for i, e in enumerate(entries) if want in _provenance(e)]
+    if not found:
+        return None
+    return max(found, key=lambda ie: (ie[1].date, ie[0]))[1]
+
+
+def newest_entry(layout: Layout, agent: str) -> Entry | None:
+    _, entries = split_entries(read_text(layout.cold_file(agent)))
+    return max(enumerate(entries), key=lambda ie: (ie[1].date, ie[0]))[1] if entries else None
+
+
+def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
+    """Errors of an entry that nothing fixed: ``err → unresolved``, a bare ``err``, or an ``error:``
+    key fact, unless a resolved line of the same entry names it."""
+    resolved: list[str] = []
+    open_: list[str] = []
+    for item in errors:
+        err, arrow, fix = item.partition(" → ")
+        if arrow and not fix.strip().lower().startswith(_UNRESOLVED):
+            resolved.append(item)
+        else:
+            open_.append(err.strip())
+    for fact in key_facts:
+        if fact.lower().startswith("error:"):
+            open_.append(fact.split(":", 1)[1].strip())
+    out: list[str] = []
+    for err in open_:
+        bare = err.strip("` ")
+        if bare and not any(bare in r for r in resolved) and err not in out:
+            out.append(err)
+    return out
+
+
+def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
+    """The seed's content, read back from the cold entry as written."""
+    sec = cold.sections(e.text)
+
+    def items(key: str) -> list[str]:
+        return [live.redacted_line(v, ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
+
+    goal = " ".join(sec.get("goal", [])) or e.title.strip()  # the title is clipped shorter
+    return LastSession(
+        entry_id=e.entry_id or "",
+        when=iso(e.when) if e.when else e.date,
+        cold=str(layout.cold_file(agent).relative_to(layout.root)),
+        goal=live.redacted_line(goal, ITEM_CHARS),
+        outcome=live.redacted_line(" ".join(sec.get("outcome", [])), OUTCOME_CHARS),
+        decisions=items("decisions"),
+        open_items=items("open_items"),
+        blockers=[
+            live.redacted_line(b, ITEM_CHARS)
+            for b in unresolved(sec.get("errors", []), sec.get("key_facts", []))
+        ],
+    )
+
+
+def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
+    """The spawn-block fields. Unmarked (an agent's text follows it), it states no current task, so
+    the agent's own ``Current task:`` is the one read, and the open items go under Last actions."""
+
+    def block(label: str, items: list[str]) -> str:
+        return f"{label}\n" + "".join(f"- {i}\n" for i in items) if items else f"{label} (none)\n"
+
+    if s.open_items:
+        task = "Current task: (no session running) open items from the last session:\n"
+        task += "".join(f"- {i}\n" for i in s.open_items)
+    else:
+        task = "Current task: (no session running; the last session left no open items)\n"
+    actions = [f"{s.when} session ended: {s.goal or '(no goal recorded)'}"]
+    if outcome:
+        actions.append(f"outcome: {outcome}")
+    if not marked:
+        actions += [f"open: {i}" for i in s.open_items]
+    actions.append(f"cold entry: {s.cold} (id {s.entry_id})" if s.entry_id else f"cold entry: {s.cold}")
+    notice = f"{live.SEED_NOTICE}\n\n" if marked else ""
+    return (
+        f"# Hot memory: {agent}\n\n{notice}"
+        + (task if marked else "")
+        + block("Active decisions:", s.decisions)
+        + block("Last actions:", actions)
+        + block("Blockers:", s.blockers)
+        + "Talking to: (none)\n"
+    )
+
+
+def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> str:
+    """The seeded hot file, ≤ 4096 bytes: decisions and blockers are trimmed before open items."""
+    s = replace(s, decisions=list(s.decisions), open_items=list(s.open_items), blockers=list(s.blockers))
+    head = f"---\n{live.MARKER}: {marker}\ncold: {s.cold}\nentry: {s.entry_id}\nupdated: {s.when}\n---\n"
+    outcome = s.outcome
+    budget = live.HOT_BUDGET - live.DIGEST_LINE
+
+    def size() -> int:
+        return len((head + _body(agent, s, outcome, marked=marked)).encode())
+
+    rounds = [(s.decisions, 3), (s.blockers, 3), (s.open_items, 5), (s.decisions, 1), (s.blockers, 1)]
+    rounds += [(s.open_items, 1), (s.decisions, 0), (s.blockers, 0)]
+    for items, keep in rounds:
+        while size() > budget and len(items) > keep:
+            items.pop()
+    while size() > budget and len(outcome) > 1:
+        outcome = outcome[: max(1, len(outcome) * 3 // 4)].rstrip() + "…"
+    body = redact(_body(agent, s, outcome, marked=marked))
+    return live.sign(redact(head) + body) if marked else body
+
+
+def marker(kind: str, session_id: str) -> str:
+    return live.SEED_PREFIX + live.marker_value(kind, session_id)
+
+
+def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None) -> bool:
+    """The write rule of the module docstring for a hot file that exists."""
+    fields = live.live_fields(before)
+    if live.MARKER not in fields:
+        return live.is_blank(path, agent)
+    if not live.owned(before):
+        return False  # scribed's file, edited by hand since
+    value = fields[live.MARKER]
+    if value == mine:
+        return True
+    if value.startswith(live.SEED_PREFIX) and e is not None:
+        theirs = parse_date(fields.get("updated", ""))
+        return theirs is None or e.when is None or e.when >= theirs
+    return False  # another session's live view
+
+
+def reseed(layout: Layout, agent: str, kind: str, session_id: str, log: Any) -> bool:
+    """After a transcript session ended and was compacted: seed the agent's hot file from its newest
+    cold entry (rules in the module docstring). Returns whether the file was written. Never raises
+    for file problems: the compaction is already durable."""
+    name = normalize_name(agent)
+    if name is None:
+        return False
+    path = layout.hot_file(name)
+    mine = live.marker_value(kind, session_id)
+    try:
+        if path.is_symlink():
+            return False
+        e = find_entry(layout, name, session_id)
+        before = live.current_bytes(path)
+        if before is not None and not _may_seed(path, name, before, mine, e):
+            return False
+        if e is not None:
+            text = render(name, marker(kind, session_id), last_session(layout, name, e))
+        elif before is not None and live.live_fields(before).get(live.MARKER) == mine:
+            text = live.TEMPLATE.format(agent=name)  # nothing in cold to seed from: clear the live view
+        else:
+            return False
+        if before == text.encode() or not live.swap(path, before, text.encode(), base=layout.memory):
+            return False
+    except OSError as exc:
+        log.warning("hot_seed_failed", file=str(path), agent=name, reason=str(exc.strerror or exc))
+        return False
+    log.info("hot_seeded", agent=name, session=redact(session_id), entry=e.entry_id if e else None)
+    return True
+
+
+def snapshot(current: bytes, size: int, session_id: str) -> bytes | None:
+    """The bytes a hot file held when it was parsed (its session id is ``hot-`` + their sha256
+    prefix), if ``current`` still starts with them; None when the file changed in another way."""
+    if not session_id.startswith("hot-"):
+        return current  # an id this module does not know how to check: the file as it is now
+    snap = current[:size]
+    return snap if hashlib.sha256(snap).hexdigest().startswith(session_id[4:]) else None
+
+
+def reset(layout: Layout, path: Path, agent: str, snap: bytes, session_id: str, log: Any) -> bool:
+    """Replace a compacted hot file (``snap`` = the bytes compacted) by its seed, compare-and-swap.
+
+    Returns True when hot holds only the seed; False when an agent's appended text was kept after
+    the seed (the file is then the agent's, to be compacted on the next run) or the file changed in
+    another way (left in place, warned).
+    """
+    e = find_entry(layout, agent, session_id) or newest_entry(layout, agent)
+    seed = render(agent, marker("hot", session_id), last_session(layout, agent, e)) if e else ""
+    plain = render(agent, "", last_session(layout, agent, e), marked=False) if e else ""
+    for _ in range(SWAP_ATTEMPTS):
+        current = live.current_bytes(path)
+        if current is None or not current.startswith(snap):
+            log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
+            return False
+        extra = current[len(snap) :]
+        if extra.strip():
+            head = (plain or live.TEMPLATE.format(agent=agent)).encode()
+            new, clean = head + b"\n" + redact(extra.decode("utf-8", "replace")).encode(), False
+        else:
+            new, clean = (seed or live.TEMPLATE.format(agent=agent)).encode(), True
+        if live.swap(path, current, new, base=layout.memory):
+            if not clean:
+                log.info("hot_appended_kept", file=str(path), agent=agent, bytes=len(extra))
+            return clean
+    log.warning("hot_changed_during_compaction", file=str(path), reason="kept changing; left in place")
+    return False

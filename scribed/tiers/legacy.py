@@ -1,0 +1,338 @@
+"""Squad's legacy memory files as people and agents really write them, read with a markdown parser.
+
+``decisions.md`` (and ``decisions-archive*.md``, ``decisions/**/*.md`` drop-box files) mixes layouts,
+often in one file: ``### Title`` / ``### DATE: Title`` / ``### Title (DATE)`` / ``### Title (Agent)``
+blocks with ``**By:**``/``**What:**``/``**Why:**`` fields or free prose; ``## DATE — Title`` decisions
+whose ``###`` sub-sections (Context, Rationale, …) belong to them; a date-only ``## DATE`` grouping
+titled blocks; merged inbox files (``# Decision: Title`` with ``## Context``/``## Decision``/``## Why``);
+``## …`` sections grouping blocks, ``---`` separators and nested ``####`` sub-sections.
+``history.md`` (and ``history-archive*.md``): ``## Core Context``, ``## Learnings`` with ``###``
+entries and dated bullets, ``## DATE: Title`` sessions.
+
+markdown-it-py finds the headings, so a fenced block (``` or ~~~) never starts or ends an entry, and
+a heading inside a list or a quote is text. Every line of a file lands in exactly one block; what is
+not a decision (questions, priority labels, status tables, bare sections) is kept with a reason, so
+the caller can archive it rather than drop it. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from scribed.compress.entry import one_line
+from scribed.names import normalize_name
+from scribed.tiers.legacy_text import (
+    DATE_RE,
+    Md,
+    author,
+    clean,
+    fields_of,
+    is_debris,
+    is_priority,
+    is_question,
+    key,
+    md_blocks,
+    not_decision,
+    split_title,
+    statement,
+    when,
+)
+
+# Sub-section names: they belong to the decision or entry above them, never start one.
+GENERIC = {
+    "context", "decision", "decisions", "why", "rationale", "consequences", "alternatives",
+    "alternatives considered", "implementation", "implementation details", "implementation notes",
+    "changes", "team impact", "impact", "problem", "evidence", "validation", "status", "summary", "notes",
+    "risks", "background", "outcome", "details", "key decisions", "locked decisions", "implementation phases",
+    "next steps", "follow up", "follow ups", "action items", "scope", "approach", "options", "tradeoffs",
+    "risks tradeoffs", "what", "how", "who", "by", "result", "results", "verification", "testing", "tests",
+    "files", "files changed", "key implementation details", "task", "work completed", "key learnings",
+    "build test", "patterns established", "blocked deferred", "coordination notes", "what was built",
+}  # fmt: skip
+_RECORD = {"context", "decision", "why", "rationale", "problem", "evidence", "consequences"}
+# A section that groups blocks (a file title, "Active Decisions", "Archive"), by how its title starts.
+_GROUPISH = re.compile(
+    r"^\W*(?:(?:active|archived?|merged|recent|older|team|squad|key|past|project)\s+)?"
+    r"(?:decisions|archive[sd]?|tldr|governance|index|log|backlog|learnings)\b",
+    re.I,
+)
+_AGENT_SUFFIX = re.compile(r"\s*\((?P<a>[A-Z][\w.-]{1,30})(?:\s*[,/&]\s*[A-Z][\w.-]{1,30})*\)\s*$")
+
+
+@dataclass(slots=True)
+class Block:
+    """A run of a legacy file's lines and what it is."""
+
+    kind: str  # decision | entry | core | other
+    title: str
+    first: int  # 1-based, inclusive
+    last: int
+    text: str  # the lines as written (heading included)
+    date: datetime | None = None
+    titled: bool = True
+    by: str = ""
+    statement: str = ""
+    reason: str = ""  # why an "other" block is not a decision: question | priority | table | empty | section
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+# --- segmenting a file -------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Seg:
+    start: int  # 0-based line of its heading (or first line)
+    role: str  # decision | entry | core | group
+    head: Md | None
+    date: datetime | None = None
+
+
+def _children(heads: list[Md], i: int) -> list[Md]:
+    """The headings nested under ``heads[i]`` (up to the next heading of its level or higher)."""
+    out = []
+    for h in heads[i + 1 :]:
+        if h.level <= heads[i].level:
+            break
+        out.append(h)
+    return out
+
+
+def _decision_role(heads: list[Md], i: int) -> str:
+    h = heads[i]
+    date, title = split_title(h.title)
+    kids = _children(heads, i)
+    if h.level == 1:
+        # a merged inbox file (# Decision: T, # Design: T, # Plan …) owns its sections; a file title
+        # ("# Team Decisions") or a heading over dated decisions groups them
+        if re.match(r"\s*decision\s*:", h.title, re.I):
+            return "decision"
+        dated = any(k.level == 2 and all(split_title(k.title)) for k in kids)
+        return "group" if _GROUPISH.search(title) or dated else "decision"
+    if h.level == 2:
+        if date is not None and not title:
+            return "group"
+        if _GROUPISH.search(title) or (date is None and any(k.level == 3 for k in kids)):
+            return "group"
+    return "decision"
+
+
+def _history_role(heads: list[Md], i: int) -> str:
+    h = heads[i]
+    date, title = split_title(h.title)
+    if h.level == 1:
+        return "group"
+    if h.level == 2:
+        if key(title).startswith("core context"):
+            return "core"
+        if date is not None:
+            return "entry" if title else "group"
+        return "group"  # its ### entries, dated bullets and loose text are read by _loose
+    return "entry"
+
+
+def _segments(heads: list[Md], role_of: str) -> list[_Seg]:
+    segs: list[_Seg] = []
+    owner = 0  # level of the open decision/entry heading; its deeper headings belong to it
+    group_date: datetime | None = None
+    group_level = 0  # a date-only group dates the blocks under it, not those after it
+    for i, h in enumerate(heads):
+        if owner and h.level > owner:
+            continue
+        generic = key(h.title) in GENERIC
+        if h.level <= group_level and not generic:
+            group_date, group_level = None, 0
+        if generic and segs and segs[-1].role in ("decision", "entry", "core"):
+            continue  # a sub-section (Context, Why, …) of the block above
+        role = _decision_role(heads, i) if role_of == "decisions" else _history_role(heads, i)
+        if generic and role != "group":
+            segs.append(_Seg(h.start, "decision" if role_of == "decisions" else "entry", h, group_date))
+            owner = 0
+            continue
+        if role == "group":
+            group_date, group_level = split_title(h.title)[0], h.level
+            segs.append(_Seg(h.start, "group", h, group_date))
+            owner = 0
+        else:
+            segs.append(_Seg(h.start, role, h, group_date))
+            owner = h.level
+    return segs
+
+
+def _block(lines: list[str], kind: str, title: str, start: int, end: int, **kw: Any) -> Block:
+    """Lines [start, end) as a block (trailing blank lines belong to nobody)."""
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return Block(kind, title, start + 1, end, "\n".join(lines[start:end]), **kw)
+
+
+def _other(lines: list[str], start: int, end: int, title: str, reason: str) -> Block | None:
+    if not any(ln.strip() for ln in lines[start:end]):
+        return None
+    return _block(lines, "other", title, start, end, reason=reason, titled=False)
+
+
+def _date_field(fields: dict[str, str]) -> datetime | None:
+    m = DATE_RE.search(fields.get("date", ""))
+    return when(m.group(0)) if m else None
+
+
+def _title_from(stmt: str) -> str:
+    first = next((ln for ln in stmt.splitlines() if ln.strip()), "")
+    return one_line(re.sub(r"^\s*(?:[-*+]\s+)?\**[A-Za-z ]{1,20}:\**\s*", "", first), 100)
+
+
+def parse_decisions(text: str) -> list[Block]:
+    """Every block of a decisions file, in order: decisions and (with a reason) what is not one."""
+    lines = text.splitlines()
+    blocks = md_blocks(text)
+    heads = [b for b in blocks if b.kind == "heading"]
+    segs = _segments(heads, "decisions")
+    out: list[Block] = []
+    pre = _other(lines, 0, segs[0].start if segs else len(lines), "", "section")
+    if pre:
+        out.append(pre)
+    for n, s in enumerate(segs):
+        end = segs[n + 1].start if n + 1 < len(segs) else len(lines)
+        hd = s.head
+        title = ""
+        if hd is None or s.role == "group":
+            body = hd.end if hd is not None else s.start
+            if not fields_of(lines[body:end]).keys() & {"what", "decision"}:
+                b = _other(lines, s.start, end, hd.title if hd else "", "section")
+                if b:
+                    out.append(b)
+                continue
+        elif key(hd.title) in GENERIC:
+            body = s.start  # an untitled decision told by its sub-sections (# Decision, # Why)
+        else:
+            date, title = split_title(hd.title)
+            body = hd.end
+        stmt, fields = statement(lines, blocks, body, end)
+        date = (
+            (split_title(hd.title)[0] if hd is not None and title else None) or _date_field(fields) or s.date
+        )
+        by = author(fields.get("by") or fields.get("owner") or "")
+        m = _AGENT_SUFFIX.search(title)
+        if not by and m:
+            by = normalize_name(m.group("a")) or ""
+        title = re.sub(r"^\s*decision\s*:\s*", "", title, flags=re.I)
+        titled = bool(title)
+        reason = not_decision(title, stmt, lines, blocks, s.start, end)
+        out.append(
+            _block(
+                lines,
+                "other" if reason else "decision",
+                title or _title_from(stmt),
+                s.start,
+                end,
+                date=date,
+                titled=titled,
+                by=by,
+                statement=stmt,
+                reason=reason,
+                fields=fields,
+            )
+        )
+    return out
+
+
+_DATED_ITEM = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])\s+[*_`\[]*(?P<d>\d{4}-\d{2}-\d{2}(?:[T ][\d:.-]+Z?)?)[*_`\]]*\s*[:—–\-)]*\s*(?P<t>.*)$"
+)
+
+
+def parse_history(text: str) -> list[Block]:
+    """Every block of a history file, in order: ``core`` (the Core Context), ``entry`` (a ``###``
+    entry, a dated ``##`` session, a dated bullet with the bullets after it, a section's loose text)
+    and ``other`` (a file title with nothing under it)."""
+    lines = text.splitlines()
+    blocks = md_blocks(text)
+    heads = [b for b in blocks if b.kind == "heading"]
+    segs = _segments(heads, "history")
+    out: list[Block] = []
+    bounds: list[tuple[int, int, _Seg | None]] = []
+    if not segs or segs[0].start > 0:
+        bounds.append((0, segs[0].start if segs else len(lines), None))
+    for n, seg in enumerate(segs):
+        bounds.append((seg.start, segs[n + 1].start if n + 1 < len(segs) else len(lines), seg))
+    for start, end, s in bounds:
+        hd = s.head if s else None
+        if s is not None and hd is not None and s.role in ("entry", "core"):
+            date, title = split_title(hd.title)
+            if s.role == "core":
+                out.append(
+                    _block(
+                        lines,
+                        "core",
+                        title,
+                        start,
+                        end,
+                        date=date,
+                        statement=clean("\n".join(lines[hd.end : end])),
+                    )
+                )
+            else:
+                out.append(_block(lines, "entry", title or hd.title.strip(), start, end, date=date or s.date))
+            continue
+        out += _loose(lines, blocks, start, end, hd, s.date if s else None)
+    return out
+
+
+def _loose(
+    lines: list[str], blocks: list[Md], start: int, end: int, hd: Md | None, date: datetime | None
+) -> list[Block]:
+    """A section's own text (before its first entry): one entry per dated bullet (undated bullets
+    after it belong to it), the text before the first dated bullet an entry titled by the section."""
+    body = hd.end if hd is not None else start
+    cuts = [
+        b.start
+        for b in blocks
+        if b.kind == "item" and body <= b.start < end and _DATED_ITEM.match(lines[b.start])
+    ]
+    title = split_title(hd.title)[1] if hd is not None else ""
+    out: list[Block] = []
+    pieces = [(start, cuts[0] if cuts else end)]
+    pieces += list(zip(cuts, [*cuts[1:], end], strict=True)) if cuts else []
+    for n, (a, b) in enumerate(pieces):
+        if not any(ln.strip() for ln in lines[(body if n == 0 else a) : b]):
+            if n == 0 and hd is not None:
+                o = _other(lines, a, b, title, "section")
+                if o:
+                    out.append(o)
+            continue
+        if n == 0:
+            out.append(_block(lines, "entry", title or "notes", a, b, date=date, titled=bool(title)))
+            continue
+        m = _DATED_ITEM.match(lines[a])
+        assert m is not None
+        out.append(
+            _block(
+                lines,
+                "entry",
+                one_line(m.group("t"), 80) or title,
+                a,
+                b,
+                date=when(m.group("d")),
+                titled=False,
+            )
+        )
+    return out
+
+
+__all__ = [
+    "Block",
+    "author",
+    "clean",
+    "fields_of",
+    "is_debris",
+    "is_priority",
+    "is_question",
+    "key",
+    "md_blocks",
+    "parse_decisions",
+    "parse_history",
+    "split_title",
+    "statement",
+    "when",
+]

@@ -1,0 +1,425 @@
+"""Live hot files: ``hot/{agent}.md`` kept current while a transcript session is still running.
+
+Squad agents load their hot file at every spawn, but a session that lives only in a Copilot,
+Claude Code or Codex transcript never writes one. While such a session is not finished, the
+pipeline calls :func:`refresh` on each change of its file; the hot file then says what the
+agent is doing right now (task, decisions, last actions, blockers, who it talks to) in ≤ 4 KB.
+
+Rules that keep this safe next to agents that write their own hot files:
+
+* The file starts with front matter ``scribed-live: <kind>:<session id>``. The hot adapter skips
+  such files, so a live view is never compacted as a session of its own.
+* A hot file without that marker belongs to the agent: it is never overwritten (one warning),
+  except the blank template (nothing in it to lose). So does a marked file whose body no longer
+  matches the ``digest:`` scribed recorded (the agent edited it). A symlinked hot file is never
+  written. Writes are compare-and-swap (:func:`swap`): re-read right before the rename.
+* It is rewritten only when its content changes (the debounce for run-once and the daemon):
+  nothing in it depends on the clock, only on the transcript.
+* ``Current task`` is the session's substantive request, never a go-ahead (:func:`_current_task`).
+* When the session finishes and is compacted, the pipeline re-seeds the file from its cold entry
+  (:mod:`scribed.tiers.hot_seed`); :func:`clear` (reset to the blank template while the file still
+  carries that session's marker) is the fallback when there is no entry to seed from.
+* Blockers are the errors seen in the session's latest turns that no later turn fixed: an
+  assistant message or tool result that itself shows no error and says fixed/resolved/
+  pass(ed)/succeeded clears every error before it.
+* Everything is redacted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scribed import sources
+from scribed.compress import anchors
+from scribed.compress.entry import iso, parse_date
+from scribed.compress.sections import substantive
+from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir
+from scribed.models import Session, Turn
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.sources.markdown import front_matter, split_lines
+from scribed.tiers.cold import Layout
+
+MARKER = "scribed-live"
+HOT_BUDGET = 4096
+MAX_ACTIONS = 5
+MIN_ACTIONS = 3
+ITEM_CHARS = 300
+TASK_CHARS = 800
+PATH_CHARS = 240
+SCAN_TURNS = 500  # actions and blockers look at the latest turns only: bounded work per change
+NOTICE = "<!-- Written by scribed from a running session; replaced on each change, cleared when it ends. -->"
+SEED_NOTICE = (
+    "<!-- Seeded by scribed from the last session's cold entry; replaced when a new session starts. -->"
+)
+SEED_PREFIX = "seed:"  # marker value prefix of a seeded hot file: ``seed:<kind>:<session id>``
+DIGEST = "digest"  # front-matter key: sha256 (12 hex) of the body scribed wrote
+DIGEST_LINE = len(f"{DIGEST}: {'0' * 12}\n")
+TEMPLATE = (
+    "# Hot memory: {agent}\n\nCurrent task:\nActive decisions:\nLast actions:\nBlockers:\nTalking to:\n"
+)
+
+_FIX = re.compile(
+    r"\b(?:fix(?:ed|es)?|resolved|solved|pass(?:es|ed|ing)?|works now|working now|succeeded|green)\b",
+    re.IGNORECASE,
+)
+# Tool-call argument keys that name the sub-agent a task is handed to (Claude Task, Copilot task).
+_AGENT_KEYS = ("subagent_type", "agent_type", "agentName", "agent_name", "agent")
+_DELEGATE_TOOLS = {"task", "agent", "subagent", "delegate", "spawn_agent", "run_subagent"}
+
+_warned: set[tuple[str, str]] = set()
+_warn_lock = threading.Lock()
+
+
+def _warn_once(log: Any, event: str, path: Path, **kw: Any) -> None:
+    """Warn about a hot file once per process, not on every change of its transcript."""
+    key = (event, str(path))
+    with _warn_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    log.warning(event, file=str(path), **kw)
+
+
+def redacted_line(text: str, limit: int) -> str:
+    """Redact first, then collapse and clip: a clip must never cut a secret in half."""
+    s = re.sub(r"\s+", " ", redact(text)).strip()
+    if len(s) > limit:
+        s = s[: limit - 1].rstrip() + "…"
+    return s
+
+
+def marker_value(kind: str, session_id: str) -> str:
+    return f"{kind}:{redact(session_id)}"
+
+
+def _last_ts(session: Session) -> datetime | None:
+    stamps = [t.ts for t in session.turns if t.ts is not None]
+    if stamps:
+        return max(stamps)
+    if session.end is not None:
+        return session.end
+    try:
+        return datetime.fromtimestamp(session.source.stat().st_mtime, UTC)
+    except OSError:
+        return None
+
+
+def _current_task(session: Session) -> str:
+    """The session's substantive request: the latest user message that states a task.
+
+    "continue", "ok, go on", "yes", "thanks", greetings, slash commands and one- or two-word
+    acknowledgements never qualify, so a go-ahead never hides what the session is about; a later
+    substantive request (a pivot) replaces the earlier one.
+    """
+    for t in reversed(session.turns):
+        if t.role == "user" and t.kind == "message" and substantive(t.text):
+            return redacted_line(t.text, TASK_CHARS)
+    for t in reversed(session.turns):
+        if t.kind == "summary" and t.text.strip():
+            return redacted_line(redact(t.text).strip().splitlines()[0], TASK_CHARS)
+    return "(not stated yet)"
+
+
+def _stamp(t: Turn) -> str:
+    return t.ts.astimezone(UTC).strftime("%H:%M ") if t.ts else ""
+
+
+def _actions(session: Session) -> list[str]:
+    """The latest tool calls and assistant messages, most recent first."""
+    out: list[str] = []
+    for t in reversed(session.turns[-SCAN_TURNS:]):
+        if len(out) >= MAX_ACTIONS:
+            break
+        if t.kind != "tool_call" and not (t.role == "assistant" and t.kind == "message"):
+            continue
+        first = redact(t.text).strip().split("\n", 1)[0]  # redact the whole text: a secret may span lines
+        if not first:
+            continue
+        if t.kind == "tool_call":
+            out.append(f"{_stamp(t)}ran {redacted_line(first, ITEM_CHARS)}")
+        elif t.role == "assistant" and t.kind == "message":
+            out.append(f"{_stamp(t)}said: {redacted_line(first, ITEM_CHARS)}")
+    return out
+
+
+def _blockers(session: Session) -> list[str]:
+    """Errors no later turn fixed, most recent first (rule in the module docstring)."""
+    open_: dict[str, None] = {}
+    for t in session.turns[-SCAN_TURNS:]:
+        if t.kind not in ("message", "summary", "tool_result"):
+            continue
+        errors = [a.text for a in anchors.extract(session, [t]) if a.type == "error"]
+        if errors:
+            for e in errors:
+                open_.pop(e, None)
+                open_[e] = None
+        elif t.role in ("assistant", "tool", "summary") and _FIX.search(t.text):
+            open_.clear()
+    return [redacted_line(e, ITEM_CHARS) for e in reversed(open_)]
+
+
+def _delegates(session: Session) -> list[str]:
+    """Sub-agents this session handed work to through a task/agent tool call."""
+    out: list[str] = []
+    for t in session.turns:
+        if t.kind != "tool_call" or (t.tool_name or "").lower() not in _DELEGATE_TOOLS:
+            continue
+        _, _, rest = t.text.partition(" ")
+        try:
+            args = json.loads(rest)
+        except ValueError:
+            continue
+        if isinstance(args, dict):
+            for key in _AGENT_KEYS:
+                v = args.get(key)
+                if isinstance(v, str) and v.strip():
+                    out.append(redacted_line(v, 60))
+                    break
+    return out
+
+
+def _talking_to(session: Session, extra: Iterable[str]) -> list[str]:
+    names: list[str] = []
+    if any(t.role == "user" and t.kind == "message" for t in session.turns):
+        names.append("user")
+    if "/" in session.session_id:
+        names.append("coordinator (parent session)")
+    names += [redacted_line(n, 60) for n in extra]
+    names += _delegates(session)
+    out: list[str] = []
+    for n in names:
+        if n and n != session.agent and n not in out:
+            out.append(n)
+    return out
+
+
+def _render(
+    head: str,
+    agent: str,
+    task: str,
+    decisions: list[str],
+    actions: list[str],
+    blockers: list[str],
+    talking: list[str],
+) -> str:
+    def block(label: str, items: list[str]) -> str:
+        if not items:
+            return f"{label} (none)\n"
+        return f"{label}\n" + "".join(f"- {i}\n" for i in items)
+
+    return (
+        f"{head}"
+        f"# Hot memory: {agent}\n\n"
+        f"{NOTICE}\n\n"
+        f"Current task: {task}\n"
+        + block("Active decisions:", decisions)
+        + block("Last actions:", actions)
+        + block("Blockers:", blockers)
+        + f"Talking to: {', '.join(talking) if talking else '(none)'}\n"
+    )
+
+
+def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) -> str:
+    """The live hot file of a running session, ≤ 4096 bytes, oldest items trimmed first."""
+    src = redacted_line(str(session.source), PATH_CHARS)
+    last = _last_ts(session)
+    head = f"---\n{MARKER}: {marker_value(kind, session.session_id)}\nsource: {src}\n"
+    head += f"updated: {iso(last)}\n---\n" if last else "---\n"
+    task = _current_task(session)
+    decisions = [
+        redacted_line(a.text, ITEM_CHARS) for a in reversed(anchors.extract(session)) if a.type == "decision"
+    ]
+    actions = _actions(session)
+    blockers = _blockers(session)
+    talking = _talking_to(session, talking_to)
+
+    budget = HOT_BUDGET - DIGEST_LINE
+
+    def size() -> int:
+        return len(_render(head, session.agent, task, decisions, actions, blockers, talking).encode())
+
+    # Lists are newest first, so trimming pops from the end; keep a few of each as long as possible.
+    rounds = [
+        (actions, MIN_ACTIONS),
+        (decisions, 3),
+        (blockers, 3),
+        (actions, 1),
+        (decisions, 1),
+        (blockers, 1),
+        (talking, 1),
+        (actions, 0),
+        (decisions, 0),
+        (blockers, 0),
+        (talking, 0),
+    ]
+    for items, keep in rounds:
+        while size() > budget and len(items) > keep:
+            items.pop()
+    while size() > budget and len(task) > 1:
+        task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
+    text = redact(_render(head, session.agent, task, decisions, actions, blockers, talking))
+    data = text.encode()
+    if len(data) > budget:  # only a pathological source path gets here
+        text = data[:budget].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
+    return sign(text)
+
+
+def body_digest(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:12]
+
+
+def _split_front(data: bytes) -> tuple[dict[str, str], int, int]:
+    """(front-matter fields, byte offset where its closing line starts, byte offset of the body)."""
+    lines = split_lines(data)
+    fields, skip = front_matter(lines)
+    if not skip:
+        return fields, 0, 0
+    return fields, lines[skip - 2].end, lines[skip - 1].end
+
+
+def sign(text: str) -> str:
+    """Add ``digest:`` (of the body) to scribed's front matter, so a later hand edit is recognised."""
+    data = text.encode()
+    fields, close, body = _split_front(data)
+    if not body or DIGEST in fields:
+        return text
+    line = f"{DIGEST}: {body_digest(data[body:])}\n".encode()
+    return (data[:close] + line + data[close:]).decode("utf-8", "replace")
+
+
+def owned(data: bytes) -> bool:
+    """Whether these hot-file bytes are scribed's own to replace: its marker is in the front matter
+    and, when it recorded a body digest, the body is still exactly what it wrote (an agent that
+    edited a live or seeded file keeps its words)."""
+    fields, _, body = _split_front(data)
+    if MARKER not in fields:
+        return False
+    want = fields.get(DIGEST)
+    return not want or body_digest(data[body:]) == want
+
+
+def current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _still(path: Path, expected: bytes | None) -> bool:
+    """The compare of compare-and-swap: the file still holds ``expected`` (None: absent)."""
+    return current_bytes(path) == expected
+
+
+def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
+    """Replace ``path`` with ``data`` only if it still holds ``expected`` (None: it is absent).
+
+    The new bytes are written and synced to a temp file first and the target is read again right
+    before the rename, so an agent's write can only be lost inside the rename itself. Private mode,
+    no symlinks, nothing outside ``base``. Returns False (and leaves the file alone) if it changed.
+    """
+    check_inside(path, base)
+    ensure_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    done = False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
+        if _still(path, expected):
+            os.replace(tmp, path)
+            done = True
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    if done:
+        fsync_dir(path.parent)
+    return done
+
+
+def live_fields(data: bytes) -> dict[str, str]:
+    """The front matter of a hot file's bytes (empty when it has none)."""
+    fields, _ = front_matter(split_lines(data))
+    return fields
+
+
+def is_blank(path: Path, agent: str) -> bool:
+    """Whether the hot adapter sees nothing in the file (empty or only the template's labels)."""
+    parsed = sources.parse_file("hot", path, agent)
+    return not parsed.sessions and not parsed.warnings
+
+
+def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to: Iterable[str] = ()) -> bool:
+    """Write the session's live hot file if its content changed. Returns whether it was written.
+
+    Never raises for file problems: a live view is a convenience, the compaction must go on.
+    """
+    agent = normalize_name(session.agent)
+    if agent is None:
+        return False
+    path = layout.hot_file(agent)
+    try:
+        if path.is_symlink():
+            _warn_once(
+                log, "hot_symlink_not_written", path, reason="hot files that are symlinks are never written"
+            )
+            return False
+        before = current_bytes(path)
+        if before is not None:
+            fields = live_fields(before)
+            if MARKER not in fields or not owned(before):
+                if MARKER in fields or not is_blank(path, agent):
+                    _warn_once(
+                        log,
+                        "hot_agent_written",
+                        path,
+                        agent=agent,
+                        reason="hot file written by the agent; no live hot file written",
+                    )
+                    return False
+            elif fields[MARKER] != marker_value(kind, session.session_id):
+                theirs = parse_date(fields.get("updated", ""))
+                ours = _last_ts(session)
+                if theirs is not None and ours is not None and theirs > ours:
+                    return False  # another running session of this agent is more recent
+        text = render_live(session, kind, talking_to=talking_to)
+        if before == text.encode():
+            return False
+        if not swap(path, before, text.encode(), base=layout.memory):
+            return False  # changed under us (an agent writing): look again on the next change
+    except OSError as exc:
+        log.warning("live_hot_failed", file=str(path), agent=agent, reason=str(exc.strerror or exc))
+        return False
+    log.info("live_hot_written", agent=agent, session=redact(session.session_id), file=str(path))
+    return True
+
+
+def clear(layout: Layout, agent: str, kind: str, session_id: str) -> bool:
+    """Reset the agent's hot file to the blank template if it is still this session's live view
+    (the pipeline re-seeds instead, see :mod:`scribed.tiers.hot_seed`; this is the fallback)."""
+    name = normalize_name(agent)
+    if name is None:
+        return False
+    path = layout.hot_file(name)
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        data = path.read_bytes()
+        if live_fields(data).get(MARKER) != marker_value(kind, session_id) or not owned(data):
+            return False
+        return swap(path, data, TEMPLATE.format(agent=name).encode(), base=layout.memory)
+    except OSError:
+        return False

@@ -1,0 +1,277 @@
+"""The transcript archive: a redacted, zstd-compressed copy of each compacted transcript.
+
+Tools delete their raw transcripts (Claude Code after 30 days by default; Codex compresses and
+rotates them), and with them every fact a summary missed. When a session is compacted, scribed
+keeps a copy of its source file in its own state folder (``.squad/memory/.scribed/tiers/transcripts/`` or
+``[archive] folder``), redacted line by line and compressed as it streams, so memory stays bounded.
+
+One archive per source file: ``<kind>-<hash of the path>.zst`` with a ``.json`` sidecar naming the
+source, the sessions it holds and when it was archived. A file that grew is archived again and
+replaces its older copy; copies not refreshed for ``retention_days`` are deleted.
+``scribed show SESSION`` prints an archive back (:func:`find`, :func:`read_chunks`), and
+:func:`iter_archives` lets the search index read them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+import zstandard
+
+from scribed.config import Config
+from scribed.fsutil import FILE_MODE, TMP_PREFIX, atomic_write, ensure_dir, fsync_dir
+from scribed.session.redact import redact
+from scribed.sources import zst
+from scribed.tiers.cold import Layout
+
+SUFFIX = ".zst"
+META_SUFFIX = ".json"
+CHUNK_BYTES = 1 << 20  # redaction works on about this much text at a time, cut at line ends
+_LINE_LIMIT = 64 * 1024 * 1024
+PRUNE_EVERY_SECONDS = 3600.0
+MIN_SESSION_PREFIX = 6
+_prune_lock = threading.Lock()
+_last_prune: dict[str, float] = {}
+
+
+@dataclass(slots=True)
+class Archived:
+    """One archived transcript, as its sidecar describes it."""
+
+    path: Path  # the .zst archive
+    source: str  # the source file, redacted, as provenance shows it
+    kind: str
+    sessions: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    stamp: str = ""  # size:mtime_ns of the source when archived
+    archived_at: str = ""
+    bytes_in: int = 0  # redacted, uncompressed
+    bytes_out: int = 0  # compressed
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "archive": str(self.path),
+            "source": self.source,
+            "kind": self.kind,
+            "sessions": self.sessions,
+            "agents": self.agents,
+            "archived_at": self.archived_at,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+        }
+
+
+def folder(cfg: Config, layout: Layout) -> Path:
+    """Where archives go: ``[archive] folder`` or the state folder's ``transcripts/``."""
+    return cfg.archive.expanded or layout.state / "transcripts"
+
+
+def _names(dest: Path, kind: str, source: Path) -> tuple[Path, Path]:
+    digest = hashlib.sha256(str(source).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    base = dest / f"{kind}-{digest}"
+    return base.with_name(base.name + SUFFIX), base.with_name(base.name + META_SUFFIX)
+
+
+def _load(meta_path: Path) -> Archived | None:
+    """A sidecar, or None when it is missing or not ours."""
+    try:
+        data = json.loads(meta_path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("source"), str):
+        return None
+
+    def strs(key: str) -> list[str]:
+        value = data.get(key)
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    def num(key: str) -> int:
+        value = data.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return Archived(
+        path=meta_path.with_name(meta_path.name.removesuffix(META_SUFFIX) + SUFFIX),
+        source=data["source"],
+        kind=str(data.get("kind", "")),
+        sessions=strs("sessions"),
+        agents=strs("agents"),
+        stamp=str(data.get("stamp", "")),
+        archived_at=str(data.get("archived_at", "")),
+        bytes_in=num("bytes_in"),
+        bytes_out=num("bytes_out"),
+    )
+
+
+def _save(meta_path: Path, a: Archived) -> None:
+    data = a.public()
+    data.pop("archive")
+    data["stamp"] = a.stamp
+    atomic_write(meta_path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def _redacted_chunks(src: IO[bytes]) -> Iterator[bytes]:
+    """The stream's text with secrets replaced, about ``CHUNK_BYTES`` at a time, cut at line ends."""
+    buf: list[bytes] = []
+    size = 0
+    while True:
+        line = src.readline(_LINE_LIMIT)
+        if line:
+            buf.append(line)
+            size += len(line)
+        if size >= CHUNK_BYTES or (not line and buf):
+            text = b"".join(buf).decode("utf-8", "replace")
+            buf.clear()
+            size = 0
+            yield redact(text).encode("utf-8")
+        if not line:
+            return
+
+
+def _write(source: Path, data_path: Path) -> tuple[int, int]:
+    """Write the redacted, compressed copy atomically; returns (bytes in, bytes out)."""
+    ensure_dir(data_path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=data_path.parent)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as raw, zst.open_binary(source) as src:
+            cctx = zstandard.ZstdCompressor(level=10)
+            with cctx.stream_writer(raw, closefd=False) as writer:
+                for chunk in _redacted_chunks(src):
+                    writer.write(chunk)
+                    written += len(chunk)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, data_path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(data_path.parent)
+    return written, data_path.stat().st_size
+
+
+def archive(
+    cfg: Config,
+    layout: Layout,
+    source: Path,
+    *,
+    kind: str,
+    session: str,
+    agent: str,
+    shown_as: str,
+    now: datetime | None = None,
+) -> Archived | None:
+    """Archive ``source`` (redacted, compressed) after one of its sessions was compacted.
+
+    Cheap when nothing changed: a source archived at its current size and mtime only gains the
+    session's id. Returns None when archiving is off. Raises ``OSError`` on a failed write; the
+    caller logs it (a compaction never fails because its copy could not be kept).
+    """
+    if not cfg.archive.transcripts:
+        return None
+    dest = folder(cfg, layout)
+    when = now or datetime.now(UTC)
+    data_path, meta_path = _names(dest, kind, source)
+    st = source.stat()
+    stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    old = _load(meta_path)
+    session, agent = redact(session), redact(agent)
+    if old is not None and old.stamp == stamp and data_path.is_file():
+        if session in old.sessions and agent in old.agents:
+            return old
+        old.sessions = sorted({*old.sessions, session})
+        old.agents = sorted({*old.agents, agent})
+        _save(meta_path, old)
+        return old
+    bytes_in, bytes_out = _write(source, data_path)
+    rec = Archived(
+        path=data_path,
+        source=redact(shown_as),
+        kind=kind,
+        sessions=sorted({*(old.sessions if old else []), session}),
+        agents=sorted({*(old.agents if old else []), agent}),
+        stamp=stamp,
+        archived_at=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        bytes_in=bytes_in,
+        bytes_out=bytes_out,
+    )
+    _save(meta_path, rec)
+    maybe_prune(dest, cfg.archive.retention_days, when)
+    return rec
+
+
+def iter_archives(dest: Path) -> Iterator[Archived]:
+    """Every archive in ``dest`` whose sidecar and data are both there, in name order."""
+    try:
+        metas = sorted(
+            p for p in dest.iterdir() if p.name.endswith(META_SUFFIX) and not p.name.startswith(".")
+        )
+    except OSError:
+        return
+    for meta in metas:
+        rec = _load(meta)
+        if rec is not None and rec.path.is_file():
+            yield rec
+
+
+def find(dest: Path, session: str) -> list[Archived]:
+    """Archives holding ``session``: an exact id, else a unique prefix of at least 6 characters
+    (or the sub-agent sessions ``<session>/…`` of a parent)."""
+    exact: list[Archived] = []
+    partial: list[Archived] = []
+    for rec in iter_archives(dest):
+        if session in rec.sessions:
+            exact.append(rec)
+        elif len(session) >= MIN_SESSION_PREFIX and any(s.startswith(session) for s in rec.sessions):
+            partial.append(rec)
+    return exact or partial
+
+
+def read_chunks(rec: Archived) -> Iterator[bytes]:
+    """The archived (redacted) transcript, decompressed as it streams."""
+    with zst.open_binary(rec.path) as fh:
+        while chunk := fh.read(1 << 16):
+            yield chunk
+
+
+def prune(dest: Path, retention_days: int, now: datetime) -> int:
+    """Delete archives not refreshed for ``retention_days``. Returns how many went."""
+    cutoff = now - timedelta(days=retention_days)
+    gone = 0
+    for rec in list(iter_archives(dest)):
+        try:
+            when = datetime.strptime(rec.archived_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        except ValueError:
+            continue
+        if when < cutoff:
+            for p in (rec.path, rec.path.with_name(rec.path.name.removesuffix(SUFFIX) + META_SUFFIX)):
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+            gone += 1
+    return gone
+
+
+def maybe_prune(dest: Path, retention_days: int, now: datetime) -> int:
+    """:func:`prune`, at most once an hour per folder and process (it reads every sidecar)."""
+    key = str(dest)
+    with _prune_lock:
+        last = _last_prune.get(key, 0.0)
+        if time.monotonic() - last < PRUNE_EVERY_SECONDS and last:
+            return 0
+        _last_prune[key] = time.monotonic()
+    return prune(dest, retention_days, now)
+
+
+__all__ = ["Archived", "archive", "find", "folder", "iter_archives", "maybe_prune", "prune", "read_chunks"]

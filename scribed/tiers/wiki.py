@@ -1,0 +1,434 @@
+"""The wiki tier: durable facts in ``wiki/{topic}.md``, one block per fact, written to be read.
+
+A topic file::
+
+    # Wiki: decisions
+
+    > Decisions with their rationale; reversed ones are kept under Superseded.
+
+    ### Use Redis streams for the job queue
+    **By:** Riker
+    **What:** Use Redis streams for the job queue in src/jobs/queue.py instead of advisory locks
+    **Why:** Advisory locks starved the web workers under load.
+
+    *Source:* 2026-10-02 · entry=i-0a1b2c3d4e5f · agent=riker · via=import · file=.squad/decisions.md · lines=40-44 | confidence: 1 session, 1 agent
+
+    ## Superseded
+
+    ### Use PostgreSQL advisory locks for the job queue
+    *Status:* superseded by 2026-10-02: Use Redis streams for the job queue
+    …
+
+Each fact is its ``### Title``, the statement as written and ONE provenance line: the sources
+(``;``-separated: date, entry id, agent, session, file), the confidence and what it replaces. Facts
+are never deleted: a reversed one moves under ``## Superseded`` with a line naming what replaced it
+and when; a deprecated one too. Every source names the cold entry, import unit or agent write it came
+from, which is how a rerun after a crash recognises facts already merged. Nothing here reads the
+clock: dates come from sessions, so rewriting the same facts gives the same bytes. Blocks scribed did
+not change keep their bytes (people edit these files); blocks of the older format (``### DATE:
+title`` with ``- status:``/``- source:`` lines) are read, and rewritten in this one when changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from scribed.compress.entry import one_line
+from scribed.compress.reversal import (
+    NEAR_DUP,
+    OVERLAP,
+    jaccard,
+    near_dup,
+    norm,
+    reversal_score,
+    same_fact,
+    strip_supersedes,
+    tokens,
+    words,
+)
+from scribed.fsutil import atomic_write, read_text
+from scribed.tiers.wiki_block import (
+    STANDARD_TOPICS,
+    SUPERSEDED,
+    TITLE_CHARS,
+    TOPIC_KIND,
+    Block,
+    Fact,
+    Source,
+    WikiError,
+    _kind,
+    _titled,
+    default_preamble,
+    parse_block,
+    reverses,
+    safe_body,
+    split_blocks,
+    valid_topic,
+)
+
+INDEX = "index.md"
+INDEX_MAX_LINES = 200
+STRONG = 1.7  # a reversal across topics must name what it reverses (reversal_score above this)
+
+
+@dataclass(slots=True)
+class MergeResult:
+    topic: str
+    action: str  # added | merged | present (proposed | rejected in review mode)
+    block: str  # the block's label "date: title"
+    superseded: list[str] = field(default_factory=list)
+    superseded_by: str = ""
+    blk: Block | None = field(default=None, repr=False, compare=False)
+
+
+class AuditSink(Protocol):
+    """Where a flush reports the changes it made (scribed.tiers.audit.AuditLog)."""
+
+    def append(self, records: list[dict[str, Any]]) -> None: ...
+
+
+@dataclass(slots=True)
+class WikiDoc:
+    """One topic file."""
+
+    topic: str
+    preamble: str
+    blocks: list[Block]
+    original: str = ""
+    touched: bool = False  # only docs scribed changed are rewritten (never just reformatted)
+
+    @classmethod
+    def parse(cls, topic: str, text: str) -> WikiDoc:
+        pre, raws = split_blocks(text)
+        blocks = [parse_block(raw, sup) for raw, sup in raws]
+        for b in blocks:
+            b.kind = b.kind or _kind(topic)
+        return cls(
+            topic=topic,
+            preamble=pre if pre.strip() or blocks else default_preamble(topic),
+            blocks=blocks,
+            original=text,
+        )
+
+    def render(self) -> str:
+        parts = [self.preamble.rstrip("\n") + "\n"] if self.preamble.strip() else []
+        parts += [b.render().rstrip("\n") + "\n" for b in self.blocks if b.active]
+        old = [b.render().rstrip("\n") + "\n" for b in self.blocks if not b.active]
+        if old:
+            parts += [SUPERSEDED + "\n", *old]
+        return "\n".join(parts)
+
+    @property
+    def changed(self) -> bool:
+        return self.touched and self.render() != self.original
+
+    @property
+    def refs(self) -> set[str]:
+        out: set[str] = set()
+        for b in self.blocks:
+            out |= b.refs
+        return out
+
+    def description(self) -> str:
+        for line in self.preamble.splitlines():
+            if line.startswith("> ") and line[2:].strip():
+                return one_line(line[2:], 120)
+        if self.topic in STANDARD_TOPICS:
+            return STANDARD_TOPICS[self.topic]
+        latest = next((b for b in reversed(self.blocks) if b.active), None)
+        return f"Facts filed under '{self.topic}'" + (
+            f" (latest: {one_line(latest.title, 60)})" if latest else ""
+        )
+
+    def counts(self) -> dict[str, int]:
+        out = {"active": 0, "superseded": 0, "deprecated": 0}
+        for b in self.blocks:
+            key = (
+                "active"
+                if b.active
+                else ("superseded" if b.status.startswith("superseded") else "deprecated")
+            )
+            out[key] += 1
+        return out
+
+    # --- merging -------------------------------------------------------------------------------
+    def add(self, fact: Fact) -> MergeResult:
+        """Merge a fact: a duplicate adds a source, a new fact gets a block, reversals supersede."""
+        n = norm(fact.text)
+        toks = frozenset(n.split())
+        if fact.exact:
+            dups = [b for b in self.blocks if b.key()[0] == n]
+        else:
+            dups = [b for b in self.blocks if b.is_dup(n, toks)]
+        if _titled(fact.title, fact.text):
+            # two decisions with their own, different titles are two decisions, however alike
+            dups = [b for b in dups if not _titled(b.title, b.text) or norm(b.title) == norm(fact.title)]
+        for b in dups:
+            if fact.source.ref and fact.source.ref in b.refs:
+                return MergeResult(self.topic, "present", b.label)
+        self.touched = True
+        for b in dups:
+            if b.active or (b.status_date and fact.date <= b.status_date):
+                b.add_source(fact.source)
+                if fact.rationale and not b.rationale:
+                    b.rationale = fact.rationale
+                if fact.supersedes and not b.supersedes:
+                    b.supersedes = fact.supersedes
+                merged = MergeResult(self.topic, "merged", b.label, blk=b)
+                if b.active:
+                    for old in self._reversed_by(b):
+                        old.status = f"superseded by {b.label}"
+                        old.dirty = True
+                        merged.superseded.append(old.label)
+                return merged
+        block = Block(
+            date=fact.date,
+            title=one_line(fact.title, TITLE_CHARS),
+            kind=fact.kind,
+            supersedes=fact.supersedes,
+            rationale=fact.rationale,
+            sources=[fact.source],
+        )
+        body = fact.text.strip()
+        if fact.rationale and norm(fact.rationale) not in norm(body):
+            body += f"\n**Why:** {fact.rationale.strip()}"
+        block.body = "" if body == block.title else body
+        result = MergeResult(self.topic, "added", block.label, blk=block)
+        # A later fact that reverses this one is already here (facts promoted out of order).
+        for b in self.blocks:
+            if b.active and b.date >= fact.date and b.reverses_any() and reverses(b, block):
+                block.status = f"superseded by {b.label}"
+                result.superseded_by = b.label
+                break
+        if block.active:
+            for old in self._reversed_by(block):
+                old.status = f"superseded by {block.label}"
+                old.dirty = True
+                result.superseded.append(old.label)
+        self.blocks.append(block)
+        return result
+
+    def _reversed_by(self, new: Block, min_score: float = 0.0) -> list[Block]:
+        """Earlier active blocks ``new`` reverses: the one its ``supersedes`` names, else the best overlap."""
+        if not new.reverses_any():
+            return []
+        earlier = [
+            b
+            for b in self.blocks
+            if b is not new and b.active and b.date <= new.date and not (b.refs & new.refs)
+        ]
+        if new.supersedes:
+            named = [
+                b for b in earlier if same_fact(new.supersedes, b.text) or same_fact(new.supersedes, b.title)
+            ]
+            if named:
+                return named[-1:]
+        best: tuple[float, Block] | None = None
+        for b in earlier:
+            score = reversal_score(new.text, b.text)
+            if score > min_score and (best is None or score >= best[0]):
+                best = (score, b)
+        return [best[1]] if best else []
+
+    def deprecate(self, title: str, agent: str, date: str, reason: str = "") -> Block:
+        """Mark the block titled ``title`` deprecated (kept, not deleted)."""
+        want = norm(title)
+        exact = [b for b in self.blocks if norm(b.title) == want or norm(b.label) == want]
+        found = exact or [b for b in self.blocks if want and (want in norm(b.title) or want in norm(b.text))]
+        if not found:
+            raise WikiError(f"no block titled {title!r} in wiki/{self.topic}.md")
+        if len(found) > 1:
+            active = [b for b in found if b.active]
+            if len(active) != 1:
+                names = "; ".join(b.label for b in found[:5])
+                raise WikiError(f"{len(found)} blocks match {title!r} in wiki/{self.topic}.md: {names}")
+            found = active
+        b = found[0]
+        if b.status.startswith("deprecated"):
+            return b
+        self.touched = True
+        b.status = f"deprecated {date} by {agent}" + (f": {one_line(reason, 200)}" if reason.strip() else "")
+        b.dirty = True
+        return b
+
+
+# --- the folder ----------------------------------------------------------------------------------
+class Wiki:
+    """The wiki folder: loads topic docs lazily, writes changed ones atomically, then the index.
+
+    Every change (a fact added or merged, one superseded or deprecated) is noted as an event; with
+    an ``audit`` sink, :meth:`flush` hands the events of the topics it wrote to it, after the files
+    are durable (scribed.tiers.audit appends them to the audit log).
+    """
+
+    def __init__(self, folder: Path, base: Path, audit: AuditSink | None = None) -> None:
+        self.folder = folder
+        self.base = base
+        self.docs: dict[str, WikiDoc] = {}
+        self.audit = audit
+        self.events: list[dict[str, Any]] = []
+
+    def topics(self) -> list[str]:
+        """Topic files on disk plus any loaded in memory, sorted."""
+        names = set(self.docs)
+        if self.folder.is_dir():
+            for p in self.folder.glob("*.md"):
+                if p.is_file() and not p.is_symlink() and valid_topic(p.stem) == p.stem:
+                    names.add(p.stem)
+        return sorted(names)
+
+    def doc(self, topic: str) -> WikiDoc:
+        name = valid_topic(topic)
+        if name is None or name != topic:
+            raise WikiError(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
+        if topic not in self.docs:
+            self.docs[topic] = WikiDoc.parse(topic, read_text(self.folder / f"{topic}.md"))
+        return self.docs[topic]
+
+    def add(self, fact: Fact, note: dict[str, str] | None = None) -> MergeResult:
+        """Merge a fact into its topic; a reversal also supersedes what it reverses in other topics."""
+        r = self.doc(fact.topic).add(fact)
+        if r.action == "present":
+            return r
+        src = fact.source
+        base = {"source": src.ref, "agent": src.agent, "date": fact.date, **(note or {})}
+        if src.extra.get("file"):
+            base["file"] = src.extra["file"]
+        self.events.append({"change": r.action, "topic": fact.topic, "fact": r.block, **base})
+        self.events += [
+            {"change": "superseded", "topic": fact.topic, "fact": old, "by": r.block, **base}
+            for old in r.superseded
+        ]
+        new = r.blk
+        if new is not None and new.active and new.reverses_any():
+            for topic in self.topics():
+                if topic == fact.topic:
+                    continue
+                doc = self.doc(topic)
+                for old_b in doc._reversed_by(new, STRONG):
+                    old_b.status = f"superseded by {new.label}"
+                    old_b.dirty = True
+                    doc.touched = True
+                    r.superseded.append(old_b.label)
+                    self.events.append(
+                        {"change": "superseded", "topic": topic, "fact": old_b.label, "by": new.label, **base}
+                    )
+        return r
+
+    def deprecate(self, topic: str, title: str, agent: str, date: str, reason: str = "") -> Block:
+        doc = self.doc(topic)
+        before = {id(b): b.status for b in doc.blocks}
+        b = doc.deprecate(title, agent, date, reason)
+        if before.get(id(b)) != b.status:
+            self.events.append(
+                {
+                    "change": "deprecated",
+                    "topic": topic,
+                    "fact": b.label,
+                    "agent": agent,
+                    "date": date,
+                    "reason": reason,
+                    "source": "",
+                }
+            )
+        return b
+
+    def refs(self) -> set[str]:
+        out: set[str] = set()
+        for t in self.topics():
+            out |= self.doc(t).refs
+        return out
+
+    def changed(self) -> list[str]:
+        return [t for t, d in sorted(self.docs.items()) if d.changed and d.blocks]
+
+    def flush(self) -> list[str]:
+        """Write every changed topic (atomic, durable), then regenerate the index. Returns topics written."""
+        written = []
+        for topic in self.changed():
+            doc = self.docs[topic]
+            text = doc.render()
+            atomic_write(self.folder / f"{topic}.md", text, base=self.base)
+            doc.original = text
+            written.append(topic)
+        self.write_index()
+        events = [e for e in self.events if e["topic"] in written]
+        self.events = []
+        if self.audit is not None and events:
+            self.audit.append(events)  # after the files: a record never names a change not made
+        return written
+
+    def index_text(self) -> str:
+        return render_index(self.doc(t) for t in self.topics())
+
+    def write_index(self) -> bool:
+        """Regenerate ``index.md`` when it differs (and there is a wiki at all)."""
+        topics = self.topics()
+        if not topics:
+            return False
+        text = self.index_text()
+        path = self.folder / INDEX
+        if read_text(path) == text:
+            return False
+        atomic_write(path, text, base=self.base)
+        return True
+
+
+def render_index(docs: Iterable[WikiDoc]) -> str:
+    """``index.md``: one line per topic with its description and counts, at most 200 lines."""
+    head = [
+        "# Wiki index",
+        "",
+        "<!-- Generated by scribed on every wiki write; edit the topic files, not this one. -->",
+        "",
+    ]
+    lines = []
+    for d in docs:
+        if not d.blocks:
+            continue
+        c = d.counts()
+        extra = ", ".join(f"{n} {k}" for k, n in c.items() if n and k != "active")
+        counts = f"{c['active']} active" + (f", {extra}" if extra else "")
+        lines.append(f"- [{d.topic}]({d.topic}.md): {d.description()} ({counts})")
+    room = INDEX_MAX_LINES - len(head) - 1
+    if len(lines) > room:
+        more = len(lines) - (room - 1)
+        lines = [*lines[: room - 1], f"- … and {more} more topics (see the wiki folder)"]
+    return "\n".join(head + lines) + "\n"
+
+
+__all__ = [
+    "INDEX",
+    "INDEX_MAX_LINES",
+    "NEAR_DUP",
+    "OVERLAP",
+    "STANDARD_TOPICS",
+    "SUPERSEDED",
+    "TITLE_CHARS",
+    "TOPIC_KIND",
+    "Block",
+    "Fact",
+    "MergeResult",
+    "Source",
+    "Wiki",
+    "WikiDoc",
+    "WikiError",
+    "default_preamble",
+    "jaccard",
+    "near_dup",
+    "norm",
+    "parse_block",
+    "render_index",
+    "reversal_score",
+    "reverses",
+    "safe_body",
+    "same_fact",
+    "split_blocks",
+    "strip_supersedes",
+    "tokens",
+    "valid_topic",
+    "words",
+]

@@ -1,0 +1,345 @@
+"""The wiki's blocks: one fact each, as written to ``wiki/{topic}.md`` and read back.
+
+A block is ``### Title``, an optional ``*Status:*`` line (superseded or deprecated ones, which sit
+under ``## Superseded``), the statement as written, and ONE provenance line::
+
+    *Source:* 2026-09-15 · entry=e-3f2a9c1b7e4d · agent=picard · session=s-0915; 2026-09-20 · … | confidence: 2 sessions, 2 agents | replaces: …
+
+Blocks of the older format (``### DATE: title`` then ``- status:``/``- kind:``/``- source:`` lines)
+are read too. Parsing keeps each block's bytes, so a block scribed does not change is written back
+as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from scribed.compress.entry import one_line
+from scribed.compress.reversal import NEAR_DUP, REVERSAL, jaccard, norm, reversal_score, same_fact
+from scribed.names import normalize_name
+
+TITLE_CHARS = 100
+BODY_CHARS = 4000
+SUPERSEDED = "## Superseded"
+
+STANDARD_TOPICS: dict[str, str] = {
+    "decisions": "Decisions with their rationale; reversed ones are kept under Superseded.",
+    "conventions": "Team conventions: always / never / must rules agents follow.",
+    "constraints": "Constraints and limits: what must not, cannot or only may be done.",
+    "contracts": "Contracts: APIs, endpoints, schemas, interfaces and what they return.",
+    "patterns": "Recurring patterns and known issue → fix pairs.",
+}
+TOPIC_KIND = {
+    "decisions": "decision",
+    "conventions": "convention",
+    "constraints": "constraint",
+    "contracts": "contract",
+    "patterns": "pattern",
+}
+_META_RE = re.compile(r"^- (?P<k>status|kind|confidence|supersedes|rationale|source): ?(?P<v>.*)$")
+_OLD_HEADING = re.compile(r"^### (?P<d>\d{4}-\d{2}-\d{2})[^:]*:\s*(?P<t>.*)$")
+_SOURCE_LINE = "*Source:* "
+_STATUS_LINE = "*Status:* "
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
+
+
+class WikiError(ValueError):
+    """A user-facing wiki problem (bad topic, no such block); the CLI turns it into exit 2."""
+
+
+def valid_topic(raw: object) -> str | None:
+    """A topic is a file stem like an agent name; ``index`` is taken by the generated index."""
+    name = normalize_name(raw)
+    return None if name is None or name == "index" else name
+
+
+# --- text ------------------------------------------------------------------------------------
+def safe_body(text: str) -> str:
+    """A block body that cannot break the file: ``#``–``###`` headings outside code fences are
+    demoted to ``####`` (they would start a block or a section) and an unclosed fence is closed."""
+    out = []
+    fence = ""
+    for line in text.splitlines():
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
+                fence = ""
+        elif m:
+            fence = m.group(1)
+        elif _HEADING.match(line):
+            line = "####" + line.lstrip().lstrip("#")
+        out.append(line.rstrip())
+    if fence:
+        out.append(fence)
+    return "\n".join(out)
+
+
+# --- the model ---------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Source:
+    """Where a fact came from: the session's date, the entry id, the agent."""
+
+    date: str
+    ref: str  # cold entry id (e-/d-/h-), agent write (w-) or import (i-)
+    agent: str = ""
+    session: str = ""
+    via: str = ""  # "" for promotion from cold; wiki-write | inbox | import
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def render(self) -> str:
+        who = "author" if self.via in ("wiki-write", "inbox") else "agent"
+        parts = [self.date, f"entry={self.ref}"]
+        if self.agent:
+            parts.append(f"{who}={self.agent}")
+        if self.session:
+            parts.append(f"session={self.session}")
+        if self.via:
+            parts.append(f"via={self.via}")
+        parts += [f"{k}={v}" for k, v in self.extra.items()]
+        return " · ".join(parts)
+
+    @classmethod
+    def parse(cls, value: str) -> Source:
+        parts = [p.strip() for p in value.split(" · ")]
+        src = cls(date=parts[0][:10] if parts and _DATE_RE.match(parts[0]) else "", ref="")
+        for p in parts[1:] if src.date else parts:
+            k, sep, v = p.partition("=")
+            if not sep:
+                continue
+            if k == "entry":
+                src.ref = v
+            elif k in ("agent", "author"):
+                src.agent = v
+            elif k == "session":
+                src.session = v
+            elif k == "via":
+                src.via = v
+            else:
+                src.extra[k] = v
+        return src
+
+
+@dataclass(slots=True)
+class Fact:
+    """One durable fact to merge into a topic."""
+
+    topic: str
+    kind: str
+    text: str
+    date: str  # YYYY-MM-DD of the session it came from
+    source: Source
+    title: str = ""
+    supersedes: str = ""
+    rationale: str = ""
+    exact: bool = False  # only an identical text is a duplicate (a revised Core Context supersedes)
+
+    def __post_init__(self) -> None:
+        if not self.title:
+            self.title = one_line(self.text, TITLE_CHARS)
+
+
+@dataclass(slots=True)
+class Block:
+    """A ``### title`` block of a topic doc (``date``: its first source's date)."""
+
+    date: str
+    title: str
+    status: str = "active"
+    kind: str = ""
+    supersedes: str = ""
+    rationale: str = ""
+    sources: list[Source] = field(default_factory=list)
+    body: str = ""
+    raw: str = ""  # the block's text as read; rendered anew only when dirty
+    dirty: bool = True
+    _key: tuple[str, str, frozenset[str]] | None = None  # (text, norm, tokens) cache for matching
+    _rev: tuple[str, bool] | None = None  # (text, has reversal wording) cache
+
+    def key(self) -> tuple[str, frozenset[str]]:
+        text = self.text
+        if self._key is None or self._key[0] != text:
+            n = norm(text)
+            self._key = (text, n, frozenset(n.split()))
+        return self._key[1], self._key[2]
+
+    def reverses_any(self) -> bool:
+        """Whether this fact could reverse another at all (names one, or has reversal wording)."""
+        if self.supersedes:
+            return True
+        if self._rev is None or self._rev[0] != self.text:
+            self._rev = (self.text, bool(REVERSAL.search(self.text)))
+        return self._rev[1]
+
+    def is_dup(self, n: str, toks: frozenset[str]) -> bool:
+        """``near_dup`` against a pre-normalized text (merging hundreds of facts stays fast)."""
+        bn, bt = self.key()
+        if not n or not bn:
+            return False
+        return bn == n or jaccard(set(bt), set(toks)) >= NEAR_DUP
+
+    @property
+    def text(self) -> str:
+        """The fact itself (body, else title) for matching."""
+        return self.body or self.title
+
+    @property
+    def refs(self) -> set[str]:
+        """Ids of the entries behind this block, including those folded into a digest."""
+        out = {s.ref for s in self.sources if s.ref}
+        for s in self.sources:
+            out.update(i for i in s.extra.get("folded", "").split(",") if i)
+        return out
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    @property
+    def status_date(self) -> str:
+        m = _DATE_RE.search(self.status)
+        return m.group(0) if m else ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.date}: {self.title}"
+
+    def confidence(self) -> str:
+        sessions = {s.session or s.ref for s in self.sources if s.session or s.ref}
+        agents = {s.agent for s in self.sources if s.agent}
+        n, a = len(sessions), len(agents)
+        return f"{n} session{'s' if n != 1 else ''}, {a} agent{'s' if a != 1 else ''}"
+
+    def provenance(self) -> str:
+        """The ONE provenance line: sources, confidence and what this fact replaces."""
+        line = _SOURCE_LINE + "; ".join(src.render() for src in self.sources)
+        line += f" | confidence: {self.confidence()}"
+        if self.supersedes:
+            line += f" | replaces: {one_line(self.supersedes, 300)}"
+        return line
+
+    def render(self) -> str:
+        if not self.dirty and self.raw:
+            return self.raw
+        lines = [f"### {self.title}"]
+        if not self.active:
+            lines.append(_STATUS_LINE + self.status)
+        if self.body and self.body != self.title:
+            lines += [self.body.rstrip(), ""]
+        lines.append(self.provenance())
+        return "\n".join(lines) + "\n"
+
+    def add_source(self, src: Source) -> bool:
+        if src.ref and src.ref in self.refs:
+            return False
+        self.sources.append(src)
+        self.dirty = True
+        return True
+
+
+def parse_block(raw: str, superseded: bool = False) -> Block:
+    """A block as read (either format). ``superseded``: it sits under ``## Superseded``."""
+    lines = raw.splitlines()
+    heading = lines[0][4:].strip() if lines else ""
+    old = _OLD_HEADING.match(lines[0]) if lines else None
+    if old and len(lines) > 1 and _META_RE.match(lines[1]):
+        return _parse_old(old.group("d"), old.group("t"), raw)
+    b = Block(date="", title=heading, raw=raw, dirty=False, status="superseded" if superseded else "active")
+    rest = lines[1:]
+    if rest and rest[0].startswith(_STATUS_LINE):
+        b.status = rest.pop(0)[len(_STATUS_LINE) :].strip() or b.status
+    while rest and not rest[-1].strip():
+        rest.pop()
+    if rest and rest[-1].startswith(_SOURCE_LINE):
+        prov = rest.pop()[len(_SOURCE_LINE) :]
+        srcs, _, more = prov.partition(" | confidence: ")
+        b.sources = [Source.parse(x) for x in srcs.split("; ") if x.strip()]
+        _, sep, replaces = more.partition(" | replaces: ")
+        b.supersedes = replaces.strip() if sep else ""
+    b.body = "\n".join(rest).strip("\n")
+    b.date = next((src.date for src in b.sources if src.date), "")
+    return b
+
+
+def _parse_old(date: str, title: str, raw: str) -> Block:
+    """A block of the older format: ``### DATE: title``, ``- key: value`` lines, then its body."""
+    lines = raw.splitlines()[1:]
+    b = Block(date=date[:10], title=title.strip(), raw=raw, dirty=False)
+    i = 0
+    while i < len(lines):
+        m = _META_RE.match(lines[i])
+        if not m:
+            break
+        k, v = m.group("k"), m.group("v").strip()
+        if k == "status":
+            b.status = v or "active"
+        elif k == "kind":
+            b.kind = v
+        elif k == "supersedes":
+            b.supersedes = v
+        elif k == "rationale":
+            b.rationale = v
+        elif k == "source":
+            b.sources.append(Source.parse(v))
+        i += 1
+    b.body = "\n".join(lines[i:]).strip("\n")
+    return b
+
+
+def split_blocks(text: str) -> tuple[str, list[tuple[str, bool]]]:
+    """A topic file's preamble and its blocks' raw text (``###`` headings outside code fences),
+    each with whether it sits under ``## Superseded``."""
+    pre: list[str] = []
+    blocks: list[tuple[list[str], bool]] = []
+    fence = ""
+    under = False
+    for line in text.splitlines():
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
+                fence = ""
+        elif m:
+            fence = m.group(1)
+        elif line.rstrip() == SUPERSEDED:
+            under = True
+            continue
+        elif line.startswith("### "):
+            blocks.append(([line], under))
+            continue
+        (blocks[-1][0] if blocks else pre).append(line)
+    return "\n".join(pre), [("\n".join(ls).rstrip("\n") + "\n", sup) for ls, sup in blocks]
+
+
+def _titled(title: str, text: str) -> bool:
+    """Whether a fact has a title of its own (not its text's first words)."""
+    t, x = norm(title).rstrip(" …"), norm(text)
+    return bool(t) and not x.startswith(t)
+
+
+def _kind(topic: str) -> str:
+    return TOPIC_KIND.get(topic, "context" if topic.startswith("agent-") else "note")
+
+
+def default_preamble(topic: str) -> str:
+    desc = STANDARD_TOPICS.get(topic, f"Durable facts filed under '{topic}'.")
+    if topic not in STANDARD_TOPICS and topic.startswith("agent-"):
+        desc = f"Pinned context of agent {topic[6:]} (Core Context and conventions scoped to it)."
+    return (
+        f"# Wiki: {topic}\n\n> {desc}\n\n"
+        "<!-- Maintained by scribed: one `### Title` per durable fact, its statement as written and one\n"
+        "     provenance line. Reversed and deprecated facts move under Superseded; nothing is deleted.\n"
+        "     Agents: add facts with `scribed wiki-write` or the inbox. -->\n"
+    )
+
+
+def reverses(newer: Block, older: Block) -> bool:
+    """Whether ``newer`` names ``older`` in its ``supersedes`` or reverses it by wording and overlap."""
+    if older.refs & newer.refs:
+        return False  # one session's own facts do not reverse each other here
+    if newer.supersedes and (
+        same_fact(newer.supersedes, older.text) or same_fact(newer.supersedes, older.title)
+    ):
+        return True
+    return reversal_score(newer.text, older.text) > 0
