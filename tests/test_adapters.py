@@ -615,9 +615,9 @@ def test_unreadable_path_is_a_warning(tmp_path: Path, kind: str) -> None:
 
 
 def test_unknown_kind_is_a_caller_bug(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown source kind 'nope'"):
         parse_file("nope", tmp_path / "x", "scribe")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown source kind 'nope'"):
         list(discover("nope", tmp_path))
 
 

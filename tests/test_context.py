@@ -270,16 +270,17 @@ def _copilot(path: Path, sid: str, steps: list[tuple[str, dict[str, Any]]], star
 def _legacy_history(n: int) -> str:
     out = ["# picard history\n\n## Core Context\n\nCaptain of the squad.\n\n## Learnings\n"]
     day = datetime(2026, 6, 1, tzinfo=UTC)
-    for i in range(n):
-        out.append(
-            f"\n### {(day + timedelta(days=i)).date()}: learning {i}\n"
-            "Looked at the export pipeline again, re-ran the profiler, noted chunk sizes and memory; "
-            "nothing conclusive, see the logs of that day for the numbers and the graphs we made.\n"
-        )
+    out.extend(
+        f"\n### {(day + timedelta(days=i)).date()}: learning {i}\n"
+        "Looked at the export pipeline again, re-ran the profiler, noted chunk sizes and memory; "
+        "nothing conclusive, see the logs of that day for the numbers and the graphs we made.\n"
+        for i in range(n)
+    )
     return "".join(out)
 
 
-def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
+def _acceptance_root(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A squad with a 24 KB legacy history, one ended and one live Copilot session: (root, live file, history)."""
     root = tmp_path / "squad"
     squad = root / ".squad"
     (squad / "memory/wiki").mkdir(parents=True)
@@ -323,7 +324,31 @@ def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
         'root = "."\n[compress]\nbackend = "extractive"\n'
         '[[sources]]\nkind = "copilot"\npath = "transcripts"\nagent = "picard"\n'
     )
+    return root, live_file, history
 
+
+def _check_report(cfg: Path, history: str, default_block: str) -> None:
+    """`scribed report` measures the legacy baseline and exactly what `context` printed."""
+    code, out, err = cli("--config", str(cfg), "report", "--json")
+    assert code == 0, err
+    rows = {r["agent"]: r for r in json.loads(out)["agents"]}
+    row = rows["picard"]
+    for key in (
+        "baseline_bytes", "baseline_tokens", "old_noise_pct", "hot_only_bytes",
+        "spawn_bytes", "savings_pct", "cold_bytes", "wiki_bytes",
+    ):  # fmt: skip
+        assert key in row
+    assert row["baseline_bytes"] >= len(history.encode())
+    assert row["hot_only_bytes"] == len(default_block.encode()), "report measures what context prints"
+    assert row["spawn_empty"] is False
+    assert row["old_noise_pct"] == 100.0, "the legacy history predates the live session's window"
+    assert row["savings_pct"] > 80
+
+
+def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
+    root, live_file, history = _acceptance_root(tmp_path)
+    squad = root / ".squad"
+    cfg = root / "scribed.toml"
     p = run_cli("--config", str(cfg), "run-once", "--json")
     assert p.returncode == 0, p.stderr.decode()
     ran = json.loads(p.stdout)
@@ -346,21 +371,7 @@ def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
     code, out, _ = cli(*c, "--situation", "new-task")
     assert titles(out) == [HOT]
     code, default_block, _ = cli(*c)
-
-    code, out, err = cli("--config", str(cfg), "report", "--json")
-    assert code == 0, err
-    rows = {r["agent"]: r for r in json.loads(out)["agents"]}
-    row = rows["picard"]
-    for key in (
-        "baseline_bytes", "baseline_tokens", "old_noise_pct", "hot_only_bytes",
-        "spawn_bytes", "savings_pct", "cold_bytes", "wiki_bytes",
-    ):  # fmt: skip
-        assert key in row
-    assert row["baseline_bytes"] >= len(history.encode())
-    assert row["hot_only_bytes"] == len(default_block.encode()), "report measures what context prints"
-    assert row["spawn_empty"] is False
-    assert row["old_noise_pct"] == 100.0, "the legacy history predates the live session's window"
-    assert row["savings_pct"] > 80
+    _check_report(cfg, history, default_block)
 
     # the session ends: the next run-once compacts it and re-seeds hot for the next spawn
     with live_file.open("a") as fh:

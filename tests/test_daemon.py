@@ -131,14 +131,14 @@ SECOND = [
 ]
 
 
-@pytest.fixture()
+@pytest.fixture
 def sock_dir() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="sd-", dir="/tmp"))  # AF_UNIX paths must stay short
     yield d
     shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.fixture()
+@pytest.fixture
 def squad(tmp_path: Path) -> tuple[Path, Path]:
     root, src = tmp_path / "root", tmp_path / "sessions"
     root.mkdir()
@@ -535,7 +535,7 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> tuple[int,
     return code, time.monotonic() - t0
 
 
-@pytest.fixture()
+@pytest.fixture
 def notifier(sock_dir: Path) -> Iterator[Notifications]:
     n = Notifications(str(sock_dir / "notify.sock"))
     yield n

@@ -477,10 +477,10 @@ def rollout(source: Any = "cli", sid: str = CX_ID, extra: int = 0) -> list[dict[
         cx(11, "event_msg", {"type": "token_count", "info": None}),
         cx(12, "response_item", {"type": "future_item", "x": 1}),
     ]  # fmt: skip
-    for k in range(extra):
-        records.append(
-            cx(20 + k, "response_item", msg("user", f"Follow-up {k}: also log the rounding mode."))
-        )
+    records += [
+        cx(20 + k, "response_item", msg("user", f"Follow-up {k}: also log the rounding mode."))
+        for k in range(extra)
+    ]
     return records
 
 

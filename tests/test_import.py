@@ -88,11 +88,11 @@ NARRATIVE = [
 
 def _log_block(rng: random.Random, n: int) -> str:
     lines = ["```"]
-    for i in range(n):
-        lines.append(
-            f"2026-0{rng.randint(5, 9)}-{rng.randint(10, 28)}T{rng.randint(10, 23)}:{rng.randint(10, 59)}:00Z "
-            f"INFO worker-{rng.randint(1, 9)} job={rng.randint(1000, 9999)} took {rng.randint(3, 900)}ms step={i}"
-        )
+    lines.extend(
+        f"2026-0{rng.randint(5, 9)}-{rng.randint(10, 28)}T{rng.randint(10, 23)}:{rng.randint(10, 59)}:00Z "
+        f"INFO worker-{rng.randint(1, 9)} job={rng.randint(1000, 9999)} took {rng.randint(3, 900)}ms step={i}"
+        for i in range(n)
+    )
     lines.append("```")
     return "\n".join(lines)
 
@@ -261,7 +261,7 @@ def memory_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.fixture()
+@pytest.fixture
 def legacy(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     root = tmp_path / "repo"
     root.mkdir()
@@ -282,22 +282,8 @@ def test_fixture_is_realistic(legacy: tuple[Path, dict[str, Any]]) -> None:
     assert len(m["decisions"]) == 60
 
 
-def test_import_all_seeds_cold_and_wiki(legacy: tuple[Path, dict[str, Any]]) -> None:
-    root, m = legacy
-    before = legacy_bytes(root)
-    cfg = str(root / "scribed.toml")
-    code, out, err = scribed_json("--config", cfg, "import", "--all", "--as-of", AS_OF)
-    assert code == 0, err
-    assert "Traceback" not in err
-    assert out["agents"] == sorted(AGENTS)
-    assert out["cold"] and out["promoted"] and out["archived"], {
-        k: len(v) for k, v in out.items() if isinstance(v, list)
-    }
-    # the legacy files are untouched
-    assert legacy_bytes(root) == before
-
-    layout = Layout(root)
-    cutoff = datetime(2026, 10, 30, tzinfo=UTC)
+def _check_import_cold(layout: Layout, m: dict[str, Any], cutoff: datetime) -> None:
+    """Each agent's cold file holds its recent history entries, within the cold budget, with provenance."""
     for agent, info in m["agents"].items():
         text = (layout.cold / f"{agent}.md").read_text()
         _, entries = split_entries(text)
@@ -311,8 +297,10 @@ def test_import_all_seeds_cold_and_wiki(legacy: tuple[Path, dict[str, Any]]) -> 
         assert all(i.startswith(("i-", "d-")) for i in ids)
         assert "- provenance: id=" in text and "compressor=extractive" in text
 
-    wiki = layout.wiki
-    decisions = (wiki / "decisions.md").read_text()
+
+def _check_import_decisions(layout: Layout, m: dict[str, Any], cutoff: datetime) -> WikiDoc:
+    """decisions.md holds every decision as a wiki fact with provenance; the reversal supersedes."""
+    decisions = (layout.wiki / "decisions.md").read_text()
     # an old history decision, with its provenance naming the history file's entry
     old = next(
         f for f in m["agents"]["riker"]["entries"] if f.get("decision") and f["date"] and f["date"] < cutoff
@@ -338,6 +326,28 @@ def test_import_all_seeds_cold_and_wiki(legacy: tuple[Path, dict[str, Any]]) -> 
     assert adv.status.startswith("superseded by 2026-10-02"), adv.status
     assert redis.active
     assert decisions.index("## Superseded") < decisions.index("### Job queue backend\n")
+    return doc
+
+
+def test_import_all_seeds_cold_and_wiki(legacy: tuple[Path, dict[str, Any]]) -> None:
+    root, m = legacy
+    before = legacy_bytes(root)
+    cfg = str(root / "scribed.toml")
+    code, out, err = scribed_json("--config", cfg, "import", "--all", "--as-of", AS_OF)
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert out["agents"] == sorted(AGENTS)
+    assert out["cold"] and out["promoted"] and out["archived"], {
+        k: len(v) for k, v in out.items() if isinstance(v, list)
+    }
+    # the legacy files are untouched
+    assert legacy_bytes(root) == before
+
+    layout = Layout(root)
+    cutoff = datetime(2026, 10, 30, tzinfo=UTC)
+    _check_import_cold(layout, m, cutoff)
+    doc = _check_import_decisions(layout, m, cutoff)
+    wiki = layout.wiki
     # knowledge classified into topics
     assert "make check-" in (wiki / "conventions.md").read_text()
     assert "open connections per worker" in (wiki / "constraints.md").read_text()

@@ -319,7 +319,7 @@ def make_scribe(root: Path, **kw: Any) -> Scribe:
     return Scribe(cfg, **kw)
 
 
-@pytest.fixture()
+@pytest.fixture
 def live_root(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "squad"
     (root / ".squad/memory").mkdir(parents=True)

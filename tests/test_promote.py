@@ -102,7 +102,7 @@ SESSIONS = {
 }
 
 
-@pytest.fixture()
+@pytest.fixture
 def scenario(tmp_path: Path) -> Path:
     root = tmp_path / "squad"
     sessions = root / "sessions"

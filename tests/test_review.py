@@ -178,7 +178,7 @@ def test_a_crash_mid_approval_leaves_one_record_per_change(
 
     # 1. crash after the wiki write, before its audit records
     monkeypatch.setattr(audit, "append", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk gone"):
         review.approve(layout, ids, clock_at(OCT))
     monkeypatch.undo()
     wiki_text = (layout.wiki / "decisions.md").read_text()
@@ -195,7 +195,7 @@ def test_a_crash_mid_approval_leaves_one_record_per_change(
     promote.promote(cfg(tmp_path, "review"), as_of=datetime(2026, 10, 5, tzinfo=UTC), clock=clock_at(OCT))
     [p3] = [p["id"] for p in review.listing(layout)]
     monkeypatch.setattr(review.Proposals, "save", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk gone"):
         review.approve(layout, [p3], clock_at(OCT))
     monkeypatch.undo()
     review.approve(layout, [p3], clock_at(OCT))

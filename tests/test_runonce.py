@@ -15,7 +15,7 @@ from scribed.compress.entry import split_entries
 from scribed.session.redact import redact
 
 
-@pytest.fixture()
+@pytest.fixture
 def squad(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
     root = tmp_path / "squad"
     root.mkdir()
@@ -24,6 +24,25 @@ def squad(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
 
 def cold_text(root: Path, agent: str) -> str:
     return (root / ".squad/memory/cold" / f"{agent}.md").read_text()
+
+
+def _check_cold_entries(root: Path, manifest: dict[str, Any], agents: list[str]) -> None:
+    """One dated entry per session, every planted fact kept, reversed decisions marked, provenance."""
+    for agent, facts in manifest["agents"].items():
+        text = cold_text(root, agent)
+        _, entries = split_entries(text)
+        assert len(entries) == agents.count(agent), agent
+        assert re.match(r"### \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z: ", entries[0].heading)
+        assert all(e.date.startswith("2026-11-20") for e in entries), "dates come from the session"
+        for kind in ("decisions", "paths", "errors", "issues", "todos", "commands"):
+            for fact in facts.get(kind, []):
+                assert fact in text, f"{agent}: {kind} {fact!r} missing from cold entry"
+        for stale in facts.get("stale", []):
+            for line in text.splitlines():
+                if stale in line:
+                    assert "supersedes" in line, f"reversed decision presented as current: {line}"
+        # provenance
+        assert "- provenance: id=e-" in text and "sha256=" in text and "compressor=extractive" in text
 
 
 def test_acceptance_run_once(squad: tuple[Path, dict[str, Any]]) -> None:
@@ -43,21 +62,7 @@ def test_acceptance_run_once(squad: tuple[Path, dict[str, Any]]) -> None:
     # the malformed Copilot line was reported with the file named
     assert "malformed" in err and "events.jsonl" in err
 
-    for agent, facts in manifest["agents"].items():
-        text = cold_text(root, agent)
-        _, entries = split_entries(text)
-        assert len(entries) == agents.count(agent), agent
-        assert re.match(r"### \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z: ", entries[0].heading)
-        assert all(e.date.startswith("2026-11-20") for e in entries), "dates come from the session"
-        for kind in ("decisions", "paths", "errors", "issues", "todos", "commands"):
-            for fact in facts.get(kind, []):
-                assert fact in text, f"{agent}: {kind} {fact!r} missing from cold entry"
-        for stale in facts.get("stale", []):
-            for line in text.splitlines():
-                if stale in line:
-                    assert "supersedes" in line, f"reversed decision presented as current: {line}"
-        # provenance
-        assert "- provenance: id=e-" in text and "sha256=" in text and "compressor=extractive" in text
+    _check_cold_entries(root, manifest, agents)
 
     # size: each agent's cold file ≤ 12% of the bytes of its sessions
     by_agent: dict[str, int] = {}

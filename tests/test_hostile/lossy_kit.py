@@ -80,14 +80,14 @@ def codex(session: str, start: datetime, texts: list[tuple[str, str]], *, meta: 
 def facts(i: int, part: int = 0, n: int = 4) -> list[tuple[str, str]]:
     """A session's turns, each naming a fact unique to (session, part, turn)."""
     out = [("user", f"Session {i} part {part}: please fix the flaky job number {i}{part} in ci/job_{i}.yml.")]
-    for j in range(n):
-        out.append(
-            (
-                "assistant",
-                f"Decision: pin worker_{i}_{part}_{j} to queue q{i}{part}{j} in src/w{i}/p{part}_{j}.py. "
-                + "The rest of this reply is filler about the build so the session has some size. " * 6,
-            )
+    out += [
+        (
+            "assistant",
+            f"Decision: pin worker_{i}_{part}_{j} to queue q{i}{part}{j} in src/w{i}/p{part}_{j}.py. "
+            + "The rest of this reply is filler about the build so the session has some size. " * 6,
         )
+        for j in range(n)
+    ]
     return out
 
 
@@ -134,14 +134,9 @@ def memory_entries(root: Path) -> list[str]:
     texts = [p.read_text() for p in sorted((mem / "cold").glob("*.md"))]
     arch = mem / ".scribed/archive"
     for sub in ("cold", "promoted"):
-        for p in sorted((arch / sub).rglob("*.md.gz")) if (arch / sub).is_dir() else []:
-            texts.append(gzip.decompress(p.read_bytes()).decode())
-    out = []
-    for text in texts:
-        for e in split_entries(text)[1]:
-            if "· session=" in e.text:
-                out.append(e.text)
-    return out
+        if (arch / sub).is_dir():
+            texts += [gzip.decompress(p.read_bytes()).decode() for p in sorted((arch / sub).rglob("*.md.gz"))]
+    return [e.text for text in texts for e in split_entries(text)[1] if "· session=" in e.text]
 
 
 def session_counts(root: Path) -> Counter[str]:
