@@ -71,10 +71,6 @@ class Session:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def text_bytes(self) -> int:
-        return sum(len(t.text.encode("utf-8", "replace")) for t in self.turns)
-
-    @property
     def first_line(self) -> int:
         return self.turns[0].line if self.turns else 0
 
