@@ -10,6 +10,7 @@ The manifest returned by :func:`build` is what the tests check against.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -88,342 +89,274 @@ def _iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def build(root: Path, *, seed: int = 7, base: datetime | None = None) -> dict[str, Any]:
-    """Write the demo squad root. Returns the manifest of planted facts per agent."""
-    rng = random.Random(seed)
-    base = base or datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-    tdir = root / "transcripts"
-    for d in (root / ".squad/memory/hot", tdir / "claude/-repo", tdir / "codex/2026/11/20", tdir / "copilot"):
-        d.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, Any] = {"secrets": FAKE_SECRETS, "agents": {}}
+class _Log:
+    """Records of one session, each a few random seconds after the last, as a live agent writes them."""
 
-    # --- Claude Code session: agent riker -------------------------------------------------------
-    t = base
-    recs: list[dict[str, Any]] = []
-    sid = "4f35c1aa-9d0e-4c55-8a41-6b2f2d9e1c01"
+    def __init__(self, rng: random.Random, start: datetime, step: tuple[int, int]) -> None:
+        self.rng, self.t, self.step = rng, start, step
+        self.lines: list[str] = []
 
-    def claude(kind: str, content: Any, **extra: Any) -> None:
-        nonlocal t
-        t += timedelta(seconds=rng.randint(5, 90))
-        recs.append(
-            {
-                "type": kind,
-                "uuid": f"u{len(recs)}",
-                "parentUuid": f"u{len(recs) - 1}" if recs else None,
-                "sessionId": sid,
-                "timestamp": _iso(t),
-                "cwd": "/repo",
-                "gitBranch": "main",
-                "message": {"role": kind, "content": content},
-                **extra,
-            }
-        )
+    def tick(self) -> str:
+        self.t += timedelta(seconds=self.rng.randint(*self.step))
+        return _iso(self.t)
 
-    claude("user", "Add rate limiting to the public API, see issue #412. Never log raw API keys.")
-    claude("user", "<command-name>/clear</command-name>", isMeta=True)
-    for i in range(6):
-        claude(
-            "assistant",
-            [
-                {"type": "text", "text": _chatter(rng)},
-                {
-                    "type": "tool_use",
-                    "id": f"toolu_{i}",
-                    "name": "Read",
-                    "input": {"file_path": f"/repo/{_NOISE_FILES[i % len(_NOISE_FILES)]}"},
-                },
-            ],
-        )
-        claude(
-            "user", [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": _file_dump(rng, 120)}]
-        )
-    claude(
-        "assistant",
-        [
-            {
-                "type": "text",
-                "text": "Decision: use a token bucket in src/app/ratelimit.py keyed by API key, 100 requests per minute.",
-            }
-        ],
-    )
-    claude(
-        "assistant",
-        [
-            {
-                "type": "tool_use",
-                "id": "toolu_t",
-                "name": "Bash",
-                "input": {"command": "pytest tests/test_ratelimit.py -x"},
-            }
-        ],
-    )
-    claude(
-        "user",
-        [
-            {
-                "type": "tool_result",
-                "tool_use_id": "toolu_t",
-                "content": _pytest_log(rng, 40)
-                + "\nE   KeyError: 'X-Api-Key' header missing in RateLimiter.check\nFAILED tests/test_ratelimit.py::test_burst",
-            }
-        ],
-    )
-    claude(
-        "assistant",
-        [
-            {
-                "type": "text",
-                "text": "The failure `KeyError: 'X-Api-Key' header missing in RateLimiter.check` was fixed by falling back to the "
-                "client IP when the header is absent. The config also had OPENAI_API_KEY="
-                + FAKE_SECRETS[0]
-                + " in .env.example, which I replaced with a placeholder.",
-            }
-        ],
-    )
-    claude("assistant", [{"type": "text", "text": _diff(rng, 30)}])
-    claude(
-        "assistant",
-        [
-            {
-                "type": "text",
-                "text": "Done: all 41 tests pass. TODO: add Redis-backed storage for the bucket so limits hold across workers.",
-            }
-        ],
-    )
-    with (tdir / "claude/-repo" / f"{sid}.jsonl").open("w") as fh:
-        for r in recs:
-            fh.write(json.dumps(r) + "\n")
-        fh.write(json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}) + "\n")
-    claude_end = t
-    manifest["agents"]["riker"] = {
-        "decisions": ["use a token bucket in src/app/ratelimit.py keyed by API key, 100 requests per minute"],
-        "paths": ["src/app/ratelimit.py", "tests/test_ratelimit.py"],
-        "errors": ["KeyError: 'X-Api-Key' header missing in RateLimiter.check"],
-        "issues": ["#412"],
-        "todos": ["add Redis-backed storage for the bucket so limits hold across workers"],
-        "commands": ["pytest tests/test_ratelimit.py -x"],
-    }
+    def write(self, path: Path) -> None:
+        """The session file, one JSON record a line."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(line + "\n" for line in self.lines))
 
-    # --- Codex session: agent worf ---------------------------------------------------------------
-    t = base + timedelta(hours=2)
-    lines: list[dict[str, Any]] = []
 
-    def codex(kind: str, payload: dict[str, Any]) -> None:
-        nonlocal t
-        t += timedelta(seconds=rng.randint(5, 60))
-        lines.append({"timestamp": _iso(t), "type": kind, "payload": payload})
+# --- Claude Code session: agent riker ---------------------------------------------------------------
 
-    codex(
-        "session_meta",
-        {
-            "id": "0197a2b4-5c6d-7e8f-9012-3456789abcde",
+CLAUDE_SID = "4f35c1aa-9d0e-4c55-8a41-6b2f2d9e1c01"
+CLAUDE_DECISION = "Decision: use a token bucket in src/app/ratelimit.py keyed by API key, 100 requests per minute."
+CLAUDE_ERROR = "\nE   KeyError: 'X-Api-Key' header missing in RateLimiter.check\nFAILED tests/test_ratelimit.py::test_burst"
+CLAUDE_FIX = (
+    "The failure `KeyError: 'X-Api-Key' header missing in RateLimiter.check` was fixed by falling back to the "
+    "client IP when the header is absent. The config also had OPENAI_API_KEY="
+    + FAKE_SECRETS[0]
+    + " in .env.example, which I replaced with a placeholder."
+)
+CLAUDE_DONE = "Done: all 41 tests pass. TODO: add Redis-backed storage for the bucket so limits hold across workers."
+
+
+class _ClaudeLog(_Log):
+    def add(self, kind: str, content: Any, **extra: Any) -> None:
+        n = len(self.lines)
+        rec = {
+            "type": kind,
+            "uuid": f"u{n}",
+            "parentUuid": f"u{n - 1}" if n else None,
+            "sessionId": CLAUDE_SID,
+            "timestamp": self.tick(),
             "cwd": "/repo",
-            "originator": "codex_cli",
-            "cli_version": "0.128.0",
-            "git": {"branch": "fix/migrations"},
-        },
-    )
-    codex(
-        "response_item",
-        {
-            "type": "message",
-            "role": "user",
-            "content": [
-                {
-                    "type": "input_text",
-                    "text": "The migration in db/migrations/0042_add_index.sql fails on Postgres 16 (issue #977). Please fix it.",
-                }
-            ],
-        },
-    )
+            "gitBranch": "main",
+            "message": {"role": kind, "content": content},
+            **extra,
+        }
+        self.lines.append(json.dumps(rec))
+
+    def say(self, text: str) -> None:
+        self.add("assistant", [{"type": "text", "text": text}])
+
+
+def _claude(rng: random.Random, base: datetime, path: Path) -> datetime:
+    """riker adds rate limiting: file reads, one failing test run and its fix, a leaked key. Its end."""
+    log = _ClaudeLog(rng, base, (5, 90))
+    log.add("user", "Add rate limiting to the public API, see issue #412. Never log raw API keys.")
+    log.add("user", "<command-name>/clear</command-name>", isMeta=True)
+    for i in range(6):
+        read = {"file_path": f"/repo/{_NOISE_FILES[i % len(_NOISE_FILES)]}"}
+        text = {"type": "text", "text": _chatter(rng)}
+        log.add("assistant", [text, {"type": "tool_use", "id": f"toolu_{i}", "name": "Read", "input": read}])
+        dump = _file_dump(rng, 120)
+        log.add("user", [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": dump}])
+    log.say(CLAUDE_DECISION)
+    bash = {"command": "pytest tests/test_ratelimit.py -x"}
+    log.add("assistant", [{"type": "tool_use", "id": "toolu_t", "name": "Bash", "input": bash}])
+    result = _pytest_log(rng, 40) + CLAUDE_ERROR
+    log.add("user", [{"type": "tool_result", "tool_use_id": "toolu_t", "content": result}])
+    log.say(CLAUDE_FIX)
+    log.say(_diff(rng, 30))
+    log.say(CLAUDE_DONE)
+    log.lines.append(json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}))
+    log.write(path)
+    return log.t
+
+
+# --- Codex session: agent worf ------------------------------------------------------------------------
+
+CODEX_ID = "0197a2b4-5c6d-7e8f-9012-3456789abcde"
+CODEX_META = {
+    "id": CODEX_ID,
+    "cwd": "/repo",
+    "originator": "codex_cli",
+    "cli_version": "0.128.0",
+    "git": {"branch": "fix/migrations"},
+}
+CODEX_ASK = "The migration in db/migrations/0042_add_index.sql fails on Postgres 16 (issue #977). Please fix it."
+CODEX_ERROR = (
+    "psql: ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block\n"
+    "make: *** [migrate-test] Error 1"
+)
+CODEX_DECISION = (
+    "Decision: split 0042 into a non-transactional migration using `run_outside_transaction()`. "
+    "Connection string was postgres://app:S3cretPassw0rd@db.internal:5432/app — redacted from the notes."
+)
+CODEX_DONE = "Fixed: `make migrate-test` passes now. Open item: backfill the index on the replica before Friday."
+
+
+class _CodexLog(_Log):
+    def add(self, kind: str, payload: dict[str, Any]) -> None:
+        self.lines.append(json.dumps({"timestamp": self.tick(), "type": kind, "payload": payload}))
+
+    def say(self, text: str) -> None:
+        content = [{"type": "output_text", "text": text}]
+        self.add("response_item", {"type": "message", "role": "assistant", "content": content})
+
+    def shell(self, call_id: str, command: str, output: str) -> None:
+        args = json.dumps({"command": ["bash", "-lc", command]})
+        self.add("response_item", {"type": "function_call", "name": "shell", "call_id": call_id, "arguments": args})
+        self.add("response_item", {"type": "function_call_output", "call_id": call_id, "output": output})
+
+
+def _codex(rng: random.Random, base: datetime, path: Path) -> datetime:
+    """worf fixes a failing migration: file reads, the error, the decision (with a password). Its end."""
+    log = _CodexLog(rng, base + timedelta(hours=2), (5, 60))
+    log.add("session_meta", CODEX_META)
+    ask = [{"type": "input_text", "text": CODEX_ASK}]
+    log.add("response_item", {"type": "message", "role": "user", "content": ask})
     for i in range(8):
-        codex(
-            "response_item",
-            {
-                "type": "message",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": _chatter(rng)}],
-            },
-        )
-        codex(
-            "response_item",
-            {
-                "type": "function_call",
-                "name": "shell",
-                "call_id": f"call_{i}",
-                "arguments": json.dumps({"command": ["bash", "-lc", f"cat src/db/file_{i}.py"]}),
-            },
-        )
-        codex(
-            "response_item",
-            {"type": "function_call_output", "call_id": f"call_{i}", "output": _file_dump(rng, 150)},
-        )
-    codex(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "shell",
-            "call_id": "call_m",
-            "arguments": json.dumps({"command": ["bash", "-lc", "make migrate-test"]}),
-        },
-    )
-    codex(
-        "response_item",
-        {
-            "type": "function_call_output",
-            "call_id": "call_m",
-            "output": "psql: ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block\nmake: *** [migrate-test] Error 1",
-        },
-    )
-    codex(
-        "response_item",
-        {
-            "type": "message",
-            "role": "assistant",
-            "content": [
-                {
-                    "type": "output_text",
-                    "text": "Decision: split 0042 into a non-transactional migration using `run_outside_transaction()`. "
-                    "Connection string was postgres://app:S3cretPassw0rd@db.internal:5432/app — redacted from the notes.",
-                }
-            ],
-        },
-    )
-    codex(
-        "response_item",
-        {
-            "type": "message",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": _pytest_log(rng, 60)}],
-        },
-    )
-    codex(
-        "response_item",
-        {
-            "type": "message",
-            "role": "assistant",
-            "content": [
-                {
-                    "type": "output_text",
-                    "text": "Fixed: `make migrate-test` passes now. Open item: backfill the index on the replica before Friday.",
-                }
-            ],
-        },
-    )
-    codex_path = (
-        tdir / "codex/2026/11/20" / "rollout-2026-11-20T11-00-00-0197a2b4-5c6d-7e8f-9012-3456789abcde.jsonl"
-    )
-    with codex_path.open("w") as fh:
-        for rec in lines:
-            fh.write(json.dumps(rec) + "\n")
-    codex_end = t
-    manifest["agents"]["worf"] = {
+        log.say(_chatter(rng))
+        # the call is dated before its output is drawn (the draw order fixes the demo's bytes)
+        args = json.dumps({"command": ["bash", "-lc", f"cat src/db/file_{i}.py"]})
+        call = {"type": "function_call", "name": "shell", "call_id": f"call_{i}", "arguments": args}
+        log.add("response_item", call)
+        output = _file_dump(rng, 150)
+        log.add("response_item", {"type": "function_call_output", "call_id": f"call_{i}", "output": output})
+    log.shell("call_m", "make migrate-test", CODEX_ERROR)
+    log.say(CODEX_DECISION)
+    log.say(_pytest_log(rng, 60))
+    log.say(CODEX_DONE)
+    log.write(path)
+    return log.t
+
+
+# --- Copilot CLI session: agent picard with sub-agent troi -------------------------------------------
+
+COPILOT_ID = "37f4e2d1-aaaa-bbbb-cccc-0123456789ab"
+TROI_DECISION = (
+    "Decision: document the 15-minute session timeout in docs/auth.md. "
+    "TODO: add a sequence diagram for the refresh flow."
+)
+STALE_DECISION = "Decision: retry the login test with a fixed clock via `freeze_time()` instead of sleeping."
+LOGIN_ERROR = "\nAssertionError: expected session to expire after 900s, got 899.7s"
+FINAL_DECISION = (
+    "Decision (reversed): use an injected clock in src/auth/session.py instead of "
+    "freeze_time(), so the production code path is tested."
+)
+PICARD_DONE = (
+    "Fixed the flaky test; token ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i was "
+    "revoked. All login tests pass. TODO: remove the sleep-based retry helper "
+    "in tests/helpers/retry.py."
+)
+MALFORMED = '{"type": "assistant.message", "id": "broken", "data": {"content": "unterminated'
+
+
+class _CopilotLog(_Log):
+    n = 0  # events numbered so far (the malformed line has no number)
+
+    def add(self, kind: str, data: dict[str, Any], agent_id: str | None = None) -> None:
+        stamp = self.tick()
+        self.n += 1
+        rec: dict[str, Any] = {
+            "type": kind,
+            "id": f"e{self.n}",
+            "timestamp": stamp,
+            "parentId": f"e{self.n - 1}",
+            "data": data,
+        }
+        if agent_id:
+            rec["agentId"] = agent_id
+        self.lines.append(json.dumps(rec))
+
+
+def _copilot(rng: random.Random, base: datetime, path: Path) -> datetime:
+    """picard fixes a flaky test, reversing one decision; troi reviews docs as a sub-agent. Its end."""
+    log = _CopilotLog(rng, base + timedelta(hours=4), (3, 40))
+    context = {"cwd": "/repo", "gitRoot": "/repo", "branch": "main"}
+    log.add("session.start", {"sessionId": COPILOT_ID, "context": context})
+    ask = "Fix the flaky login test from #590 and ask troi to review the auth docs."
+    log.add("user.message", {"content": ask})
+    for i in range(6):
+        log.add("assistant.message", {"content": _chatter(rng)})
+        log.add("tool.execution_start", {"toolName": "bash", "arguments": {"command": f"cat src/auth/mod_{i}.py"}})
+        output = _file_dump(rng, 130)
+        log.add("tool.execution_complete", {"toolName": "bash", "result": {"content": output}})
+    troi = {"agentName": "troi", "agentDisplayName": "Troi", "agentId": "sa-1", "toolCallId": "tc-1"}
+    log.add("subagent.started", troi)
+    review = "Reviewing docs/auth.md for accuracy against src/auth/session.py."
+    log.add("assistant.message", {"content": review}, "sa-1")
+    output = _file_dump(rng, 150)
+    log.add("tool.execution_complete", {"toolName": "view", "result": {"content": output}}, "sa-1")
+    log.add("assistant.message", {"content": TROI_DECISION}, "sa-1")
+    log.add("assistant.message", {"content": _diff(rng, 14)}, "sa-1")
+    log.add("subagent.completed", {"agentName": "troi", "agentId": "sa-1"}, "sa-1")
+    log.lines.append(MALFORMED)
+    log.add("assistant.message", {"content": STALE_DECISION})
+    command = "pytest tests/test_login.py -k flaky"
+    log.add("tool.execution_start", {"toolName": "bash", "arguments": {"command": command}})
+    output = _pytest_log(rng, 50) + LOGIN_ERROR
+    log.add("tool.execution_complete", {"toolName": "bash", "result": {"content": output}})
+    log.add("assistant.message", {"content": FINAL_DECISION})
+    log.add("assistant.message", {"content": PICARD_DONE})
+    log.add("session.shutdown", {"shutdownType": "routine"})
+    log.write(path)
+    return log.t
+
+
+# --- a hot file written by agent riker itself (its current session) ----------------------------------
+
+HOT_HEAD = [
+    "# Hot memory: data",
+    "",
+    "Current task: profile the nightly export job (#1201)",
+    "",
+    "Active decisions:",
+    "- Decision: stream rows with server-side cursors in src/export/job.py",
+    "",
+    "Last actions:",
+]
+HOT_TAIL = [
+    "",
+    "Blockers:",
+    "- MemoryError: Unable to allocate 2.1 GiB for the export buffer",
+    "",
+    "TODO: cap the buffer at 256 MB",
+    "",
+    "Talking to: worf",
+    "",
+    "Note: staging password=Tr0ub4dor&3horse must rotate.",
+]
+
+
+def _hot(rng: random.Random, base: datetime, path: Path) -> None:
+    """riker's own hot file: 60 profiling runs, a blocker, a TODO and a password."""
+    actions = [
+        f"- {(base + timedelta(minutes=i)).strftime('%H:%M')} ran `python -m export.profile --chunk "
+        f"{1000 + i * 10}` → {rng.randint(200, 900)} ms per chunk, memory {rng.randint(300, 900)} MB"
+        for i in range(60)
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join([*HOT_HEAD, *actions, *HOT_TAIL]) + "\n")
+
+
+# --- what the tests check against ----------------------------------------------------------------------
+
+MANIFEST_AGENTS: dict[str, dict[str, list[str]]] = {
+    "riker": {
+        "decisions": [
+            "use a token bucket in src/app/ratelimit.py keyed by API key, 100 requests per minute",
+            "stream rows with server-side cursors in src/export/job.py",  # from the hot file
+        ],
+        "paths": ["src/app/ratelimit.py", "tests/test_ratelimit.py", "src/export/job.py"],
+        "errors": [
+            "KeyError: 'X-Api-Key' header missing in RateLimiter.check",
+            "MemoryError: Unable to allocate 2.1 GiB for the export buffer",
+        ],
+        "issues": ["#412", "#1201"],
+        "todos": ["add Redis-backed storage for the bucket so limits hold across workers", "cap the buffer at 256 MB"],
+        "commands": ["pytest tests/test_ratelimit.py -x"],
+    },
+    "worf": {
         "decisions": ["split 0042 into a non-transactional migration using `run_outside_transaction()`"],
         "paths": ["db/migrations/0042_add_index.sql"],
         "errors": ["ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block"],
         "issues": ["#977"],
         "todos": ["backfill the index on the replica before Friday"],
         "commands": ["make migrate-test"],
-    }
-
-    # --- Copilot CLI session: agent picard with sub-agent troi -----------------------------------
-    t = base + timedelta(hours=4)
-    ev: list[str] = []
-    n = 0
-
-    def cp(kind: str, data: dict[str, Any], agent_id: str | None = None) -> None:
-        nonlocal t, n
-        t += timedelta(seconds=rng.randint(3, 40))
-        n += 1
-        rec: dict[str, Any] = {
-            "type": kind,
-            "id": f"e{n}",
-            "timestamp": _iso(t),
-            "parentId": f"e{n - 1}",
-            "data": data,
-        }
-        if agent_id:
-            rec["agentId"] = agent_id
-        ev.append(json.dumps(rec))
-
-    cp(
-        "session.start",
-        {
-            "sessionId": "37f4e2d1-aaaa-bbbb-cccc-0123456789ab",
-            "context": {"cwd": "/repo", "gitRoot": "/repo", "branch": "main"},
-        },
-    )
-    cp(
-        "user.message",
-        {"content": "Fix the flaky login test from #590 and ask troi to review the auth docs."},
-    )
-    for i in range(6):
-        cp("assistant.message", {"content": _chatter(rng)})
-        cp("tool.execution_start", {"toolName": "bash", "arguments": {"command": f"cat src/auth/mod_{i}.py"}})
-        cp("tool.execution_complete", {"toolName": "bash", "result": {"content": _file_dump(rng, 130)}})
-    cp(
-        "subagent.started",
-        {"agentName": "troi", "agentDisplayName": "Troi", "agentId": "sa-1", "toolCallId": "tc-1"},
-    )
-    cp(
-        "assistant.message",
-        {"content": "Reviewing docs/auth.md for accuracy against src/auth/session.py."},
-        "sa-1",
-    )
-    cp("tool.execution_complete", {"toolName": "view", "result": {"content": _file_dump(rng, 150)}}, "sa-1")
-    cp(
-        "assistant.message",
-        {
-            "content": "Decision: document the 15-minute session timeout in docs/auth.md. "
-            "TODO: add a sequence diagram for the refresh flow."
-        },
-        "sa-1",
-    )
-    cp("assistant.message", {"content": _diff(rng, 14)}, "sa-1")
-    cp("subagent.completed", {"agentName": "troi", "agentId": "sa-1"}, "sa-1")
-    ev.append('{"type": "assistant.message", "id": "broken", "data": {"content": "unterminated')
-    cp(
-        "assistant.message",
-        {
-            "content": "Decision: retry the login test with a fixed clock via `freeze_time()` "
-            "instead of sleeping."
-        },
-    )
-    cp(
-        "tool.execution_start",
-        {"toolName": "bash", "arguments": {"command": "pytest tests/test_login.py -k flaky"}},
-    )
-    cp(
-        "tool.execution_complete",
-        {
-            "toolName": "bash",
-            "result": {
-                "content": _pytest_log(rng, 50)
-                + "\nAssertionError: expected session to expire after 900s, got 899.7s"
-            },
-        },
-    )
-    cp(
-        "assistant.message",
-        {
-            "content": "Decision (reversed): use an injected clock in src/auth/session.py instead of "
-            "freeze_time(), so the production code path is tested."
-        },
-    )
-    cp(
-        "assistant.message",
-        {
-            "content": "Fixed the flaky test; token ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i was "
-            "revoked. All login tests pass. TODO: remove the sleep-based retry helper "
-            "in tests/helpers/retry.py."
-        },
-    )
-    cp("session.shutdown", {"shutdownType": "routine"})
-    cdir = tdir / "copilot" / "37f4e2d1-aaaa-bbbb-cccc-0123456789ab"
-    cdir.mkdir(parents=True, exist_ok=True)
-    (cdir / "events.jsonl").write_text("\n".join(ev) + "\n")
-    copilot_end = t
-    manifest["agents"]["picard"] = {
+    },
+    "picard": {
         "decisions": [
             "use an injected clock in src/auth/session.py instead of freeze_time(), so the production "
             "code path is tested"
@@ -434,65 +367,47 @@ def build(root: Path, *, seed: int = 7, base: datetime | None = None) -> dict[st
         "todos": ["remove the sleep-based retry helper in tests/helpers/retry.py"],
         "commands": ["pytest tests/test_login.py -k flaky"],
         "stale": ["retry the login test with a fixed clock via `freeze_time()` instead of sleeping"],
-    }
-    manifest["agents"]["troi"] = {
+    },
+    "troi": {
         "decisions": ["document the 15-minute session timeout in docs/auth.md"],
         "paths": ["docs/auth.md"],
         "todos": ["add a sequence diagram for the refresh flow"],
-    }
+    },
+}
+EXTRA_SECRETS = ["S3cretPassw0rd", "Tr0ub4dor&3horse"]
 
-    # --- a hot file written by agent riker itself (its current session) --------------------------------------------------------
+CONFIG = (
+    "# Demo config written by `scribed demo`. Paths are relative to this file.\n"
+    'root = "."\n\n'
+    '[compress]\nbackend = "extractive"\n\n'
+    '[[sources]]\nkind = "claude"\npath = "transcripts/claude"\nagent = "riker"\n\n'
+    '[[sources]]\nkind = "codex"\npath = "transcripts/codex"\nagent = "worf"\n\n'
+    '[[sources]]\nkind = "copilot"\npath = "transcripts/copilot"\nagent = "picard"\n'
+)
+
+
+def build(root: Path, *, seed: int = 7, base: datetime | None = None) -> dict[str, Any]:
+    """Write the demo squad root. Returns the manifest of planted facts per agent.
+
+    One random generator drives every session in turn, so a seed always writes the same bytes.
+    """
+    rng = random.Random(seed)
+    base = base or datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    tdir = root / "transcripts"
+    for d in (root / ".squad/memory/hot", tdir / "claude/-repo", tdir / "codex/2026/11/20", tdir / "copilot"):
+        d.mkdir(parents=True, exist_ok=True)
+    claude_path = tdir / "claude/-repo" / f"{CLAUDE_SID}.jsonl"
+    codex_path = tdir / "codex/2026/11/20" / f"rollout-2026-11-20T11-00-00-{CODEX_ID}.jsonl"
+    copilot_path = tdir / "copilot" / COPILOT_ID / "events.jsonl"
     hot = root / ".squad/memory/hot/riker.md"
-    body = [
-        "# Hot memory: data",
-        "",
-        "Current task: profile the nightly export job (#1201)",
-        "",
-        "Active decisions:",
-        "- Decision: stream rows with server-side cursors in src/export/job.py",
-        "",
-        "Last actions:",
+    ends = [
+        (claude_path, _claude(rng, base, claude_path)),
+        (codex_path, _codex(rng, base, codex_path)),
+        (copilot_path, _copilot(rng, base, copilot_path)),
     ]
-    for i in range(60):
-        body.append(
-            f"- {(base + timedelta(minutes=i)).strftime('%H:%M')} ran `python -m export.profile --chunk "
-            f"{1000 + i * 10}` → {rng.randint(200, 900)} ms per chunk, memory {rng.randint(300, 900)} MB"
-        )
-    body += [
-        "",
-        "Blockers:",
-        "- MemoryError: Unable to allocate 2.1 GiB for the export buffer",
-        "",
-        "TODO: cap the buffer at 256 MB",
-        "",
-        "Talking to: worf",
-        "",
-        "Note: staging password=Tr0ub4dor&3horse must rotate.",
-    ]
-    hot.write_text("\n".join(body) + "\n")
-    riker = manifest["agents"]["riker"]
-    riker["decisions"].append("stream rows with server-side cursors in src/export/job.py")
-    riker["paths"].append("src/export/job.py")
-    riker["errors"].append("MemoryError: Unable to allocate 2.1 GiB for the export buffer")
-    riker["issues"].append("#1201")
-    riker["todos"].append("cap the buffer at 256 MB")
-    manifest["extra_secrets"] = ["S3cretPassw0rd", "Tr0ub4dor&3horse"]
-
+    _hot(rng, base, hot)
     # Sessions ended in the past: make the files quiet.
-    for p, end in [
-        ((tdir / "claude/-repo" / f"{sid}.jsonl"), claude_end),
-        (codex_path, codex_end),
-        (cdir / "events.jsonl", copilot_end),
-        (hot, base + timedelta(hours=5)),
-    ]:
+    for p, end in [*ends, (hot, base + timedelta(hours=5))]:
         os.utime(p, (end.timestamp(), end.timestamp()))
-
-    (root / "scribed.toml").write_text(
-        "# Demo config written by `scribed demo`. Paths are relative to this file.\n"
-        'root = "."\n\n'
-        '[compress]\nbackend = "extractive"\n\n'
-        '[[sources]]\nkind = "claude"\npath = "transcripts/claude"\nagent = "riker"\n\n'
-        '[[sources]]\nkind = "codex"\npath = "transcripts/codex"\nagent = "worf"\n\n'
-        '[[sources]]\nkind = "copilot"\npath = "transcripts/copilot"\nagent = "picard"\n'
-    )
-    return manifest
+    (root / "scribed.toml").write_text(CONFIG)
+    return {"secrets": FAKE_SECRETS, "agents": copy.deepcopy(MANIFEST_AGENTS), "extra_secrets": list(EXTRA_SECRETS)}
