@@ -281,14 +281,8 @@ class _Reader:
     def record_turns(self, obj: JsonObj, rtype: str, line: int, end: int) -> list[Turn] | None:
         """The turns of one conversation record; None when its fields have unusable types."""
         ts = parse_ts(obj.get("timestamp"))
-        if rtype == "summary":
-            text = get_str(obj, "summary").strip()
-            return [turn("summary", text, kind="summary", ts=ts, line=line, end_offset=end)] if text else []
-        if rtype == "system":
-            if get_str(obj, "subtype") in _SYSTEM_NOISE:
-                return []
-            text = (get_str(obj, "content") or text_of(get_dict(obj, "message").get("content"))).strip()
-            return [turn("system", text, ts=ts, line=line, end_offset=end)] if text else []
+        if rtype in ("summary", "system"):
+            return _notice_turns(obj, rtype, ts, line, end)
         message = obj.get("message")
         if not isinstance(message, dict):
             return None
@@ -299,16 +293,25 @@ class _Reader:
         compact = rtype == "user" and get_bool(obj, "isCompactSummary")
         if isinstance(content, str):
             text = content.strip()
-            if not text:
-                return []
-            if compact:
+            if compact and text:
                 return [turn("summary", text, kind="summary", ts=ts, line=line, end_offset=end)]
-            return [turn(role, text, ts=ts, line=line, end_offset=end)]
+            return [turn(role, text, ts=ts, line=line, end_offset=end)] if text else []
         if isinstance(content, list):
             if rtype == "assistant":
                 return self.assistant_content(obj, content, ts, line, end)
             return self.blocks(content, role, summary=compact, ts=ts, line=line, end=end, rec=obj)
         return None
+
+
+def _notice_turns(obj: JsonObj, rtype: str, ts: datetime | None, line: int, end: int) -> list[Turn]:
+    """A ``summary`` record (a compaction) or a ``system`` notice as one turn; noise and empty text: none."""
+    if rtype == "summary":
+        text = get_str(obj, "summary").strip()
+        return [turn("summary", text, kind="summary", ts=ts, line=line, end_offset=end)] if text else []
+    if get_str(obj, "subtype") in _SYSTEM_NOISE:
+        return []
+    text = (get_str(obj, "content") or text_of(get_dict(obj, "message").get("content"))).strip()
+    return [turn("system", text, ts=ts, line=line, end_offset=end)] if text else []
 
 
 def parse(src: Source) -> ParseResult:

@@ -18,6 +18,7 @@ as ``<parent thread>/<its id>``, under its role's name when that is a valid agen
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from scribed.models import ParseResult, Role, Turn
 from scribed.names import normalize_name
@@ -80,10 +81,11 @@ def _message_text(payload: JsonObj) -> str | None:
         return content
     if not isinstance(content, list):
         return None
-    parts: list[str] = []
-    for item in content:
-        if isinstance(item, dict) and item.get("type") in ("input_text", "output_text", "text"):
-            parts.append(get_str(item, "text"))
+    parts = [
+        get_str(item, "text")
+        for item in content
+        if isinstance(item, dict) and item.get("type") in ("input_text", "output_text", "text")
+    ]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -144,17 +146,89 @@ def _item_turn(payload: JsonObj, tool_names: dict[str, str], ts: object, line: i
     return None
 
 
+class _Rollout:
+    """What one rollout has said so far: its id and agent, its turns, its tool names."""
+
+    def __init__(self, src: Source, tally: Tally) -> None:
+        self.src, self.tally = src, tally
+        self.agent = src.default_agent
+        self.session_id: str | None = None
+        self.items: list[Turn] = []
+        self.fallback: list[Turn] = []  # event_msg messages, used only if no response_item message exists
+        self.has_item_messages = False
+        self.tool_names: dict[str, str] = {}
+
+    def meta(self, payload: JsonObj) -> str | None:
+        """Take the id and agent from the first ``session_meta``; why to skip the rollout, if so."""
+        why = own_rollout(payload.get("source"))
+        if why is not None:
+            return why
+        self.session_id = safe_id(payload.get("id"))
+        spawn = _spawn(payload.get("source"))
+        parent = safe_id(spawn.get("parent_thread_id"))
+        if spawn and parent and self.session_id:
+            self.session_id = f"{parent}/{self.session_id}"
+            role = get_str(spawn, "agent_role") or get_str(spawn, "agent_type")
+            named = normalize_name(role) if role not in _GENERIC_ROLES else None
+            self.agent = named or self.agent
+        return None
+
+    def event(self, payload: JsonObj, ts: datetime | None, line: int, end: int) -> None:
+        """An ``event_msg`` user or agent message: kept aside, in case there are no item messages."""
+        ptype = get_str(payload, "type")
+        text = get_str(payload, "message").strip()
+        if text and not (ptype == "user_message" and text.startswith(_BOILERPLATE)):
+            who: Role = "user" if ptype == "user_message" else "assistant"
+            self.fallback.append(turn(who, text, ts=ts, line=line, end_offset=end))
+
+    def message(self, payload: JsonObj, ts: datetime | None, line: int, end: int) -> None:
+        """A ``response_item`` message; developer and system prompts are instructions, not conversation."""
+        raw_role = payload.get("role")
+        if raw_role not in ("user", "assistant"):
+            return
+        body = _message_text(payload)
+        if body is None:
+            self.tally.bad(line)
+            return
+        self.has_item_messages = True
+        body = body.strip()
+        if not body or (raw_role == "user" and body.startswith(_BOILERPLATE)):
+            return
+        who: Role = "user" if raw_role == "user" else "assistant"
+        self.items.append(turn(who, body, ts=ts, line=line, end_offset=end))
+
+    def item(self, obj: JsonObj, payload: JsonObj, line: int, end: int) -> None:
+        """A ``response_item``: a message, a tool call or output, or a type we do not know yet."""
+        ptype = get_str(payload, "type")
+        if ptype not in _ITEM_TYPES:
+            drift.unknown(self.src.kind, f"response_item.{ptype}")
+        elif ptype == "message":
+            self.message(payload, parse_ts(obj.get("timestamp")), line, end)
+        else:
+            new = _item_turn(payload, self.tool_names, obj.get("timestamp"), line, end)
+            if new is not None:
+                self.items.append(new)
+
+    def draft(self) -> Draft:
+        """The session: item turns (event messages only when there were none), named after the file if
+        no ``session_meta`` named it."""
+        turns = self.items
+        if not self.has_item_messages and self.fallback:
+            turns = sorted([*self.items, *self.fallback], key=lambda t: t.line)
+        session_id = self.session_id
+        if session_id is None:
+            name = self.src.path.name
+            m = _UUID_IN_NAME.search(name)
+            stem = name.removesuffix(".zst").removesuffix(".jsonl")
+            session_id = m.group(1) if m and name.startswith("rollout-") else stem
+        return Draft(agent=self.agent, session_id=session_id, turns=turns)
+
+
 def parse(src: Source) -> ParseResult:
     """Read one Codex rollout file (plain or zstd-compressed)."""
     tally = Tally(src.kind, src.path)
-    session_id: str | None = None
-    agent = src.default_agent
-    items: list[Turn] = []
-    fallback: list[Turn] = []  # event_msg messages, used only if no response_item message exists
-    has_item_messages = False
-    tool_names: dict[str, str] = {}
+    r = _Rollout(src, tally)
     had_content = False
-
     for rec in iter_jsonl(src.path):
         had_content = True
         obj = rec.obj
@@ -166,61 +240,20 @@ def parse(src: Source) -> ParseResult:
         if rtype not in _TOP_TYPES:
             drift.unknown(src.kind, rtype)
             continue
-        ts = parse_ts(obj.get("timestamp"))
         line, end = rec.line_no, rec.end_offset
-        ptype = get_str(payload, "type")
-
-        if rtype == "session_meta" and session_id is None:
-            why = own_rollout(payload.get("source"))
+        if rtype == "session_meta" and r.session_id is None:
+            why = r.meta(payload)
             if why is not None:
                 drift.note(src.kind, f"skipped {why} rollout")
                 return ParseResult(sessions=[], size=src.size)
-            session_id = safe_id(payload.get("id"))
-            spawn = _spawn(payload.get("source"))
-            parent = safe_id(spawn.get("parent_thread_id"))
-            if spawn and parent and session_id:
-                session_id = f"{parent}/{session_id}"
-                role = get_str(spawn, "agent_role") or get_str(spawn, "agent_type")
-                named = normalize_name(role) if role not in _GENERIC_ROLES else None
-                agent = named or agent
         elif rtype == "compacted":
             text = get_str(payload, "message").strip()
             if text:
-                items.append(turn("summary", text, kind="summary", ts=ts, line=line, end_offset=end))
-        elif rtype == "event_msg" and ptype in ("user_message", "agent_message"):
-            text = get_str(payload, "message").strip()
-            if text and not (ptype == "user_message" and text.startswith(_BOILERPLATE)):
-                who: Role = "user" if ptype == "user_message" else "assistant"
-                fallback.append(turn(who, text, ts=ts, line=line, end_offset=end))
+                ts = parse_ts(obj.get("timestamp"))
+                r.items.append(turn("summary", text, kind="summary", ts=ts, line=line, end_offset=end))
+        elif rtype == "event_msg" and get_str(payload, "type") in ("user_message", "agent_message"):
+            r.event(payload, parse_ts(obj.get("timestamp")), line, end)
         elif rtype == "response_item":
-            if ptype not in _ITEM_TYPES:
-                drift.unknown(src.kind, f"response_item.{ptype}")
-            elif ptype == "message":
-                raw_role = payload.get("role")
-                if raw_role not in ("user", "assistant"):
-                    continue  # developer/system prompts: instructions, not conversation
-                body = _message_text(payload)
-                if body is None:
-                    tally.bad(line)
-                    continue
-                has_item_messages = True
-                body = body.strip()
-                if not body or (raw_role == "user" and body.startswith(_BOILERPLATE)):
-                    continue
-                who = "user" if raw_role == "user" else "assistant"
-                items.append(turn(who, body, ts=ts, line=line, end_offset=end))
-            else:
-                new = _item_turn(payload, tool_names, obj.get("timestamp"), line, end)
-                if new is not None:
-                    items.append(new)
+            r.item(obj, payload, line, end)
         # turn_context, other event_msg types: bookkeeping
-
-    turns = items
-    if not has_item_messages and fallback:
-        turns = sorted([*items, *fallback], key=lambda t: t.line)
-    if session_id is None:
-        m = _UUID_IN_NAME.search(src.path.name)
-        stem = src.path.name.removesuffix(".zst").removesuffix(".jsonl")
-        session_id = m.group(1) if m and src.path.name.startswith("rollout-") else stem
-    draft = Draft(agent=agent, session_id=session_id, turns=turns)
-    return finish(src, [draft], tally, had_content=had_content)
+    return finish(src, [r.draft()], tally, had_content=had_content)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -173,6 +174,10 @@ def get_bool(d: object, key: str) -> bool:
     return isinstance(d, dict) and d.get(key) is True
 
 
+_EPOCH_MIN_DIGITS = 9  # a string of fewer digits is no epoch time (1e8 s is 1973)
+_EPOCH_MS_ABOVE = 1e11  # a larger epoch number is in milliseconds (1e11 s is the year 5138)
+
+
 def parse_ts(value: object) -> datetime | None:
     """A tz-aware UTC datetime from an ISO string (``Z`` allowed) or epoch seconds/milliseconds."""
     try:
@@ -180,7 +185,7 @@ def parse_ts(value: object) -> datetime | None:
             s = value.strip()
             if not s:
                 return None
-            if s[0].isdigit() and s.replace(".", "", 1).isdigit() and len(s) >= 9:
+            if s[0].isdigit() and s.replace(".", "", 1).isdigit() and len(s) >= _EPOCH_MIN_DIGITS:
                 return parse_ts(float(s))
             if s[-1] in "zZ":
                 s = s[:-1] + "+00:00"
@@ -188,9 +193,9 @@ def parse_ts(value: object) -> datetime | None:
             return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
         if isinstance(value, int | float) and not isinstance(value, bool):
             secs = float(value)
-            if secs != secs or secs <= 0:  # NaN or before the epoch: not a real session time
+            if math.isnan(secs) or secs <= 0:  # NaN or before the epoch: not a real session time
                 return None
-            if secs > 1e11:  # milliseconds (1e11 s is the year 5138)
+            if secs > _EPOCH_MS_ABOVE:  # milliseconds
                 secs /= 1000.0
             return datetime.fromtimestamp(secs, tz=UTC)
     except (ValueError, OverflowError, OSError):

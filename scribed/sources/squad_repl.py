@@ -15,6 +15,7 @@ Messages have no lines, so a turn's ``line`` and ``end_offset`` are the message'
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from scribed.models import ParseResult, Role, Turn
 from scribed.names import normalize_name
@@ -36,6 +37,56 @@ from scribed.sources.common import (
 _ROLES: dict[str, Role] = {"user": "user", "agent": "assistant", "assistant": "assistant", "system": "system"}
 
 
+class _Grouper:
+    """Deals each message to the default session and to the named agents' own sessions."""
+
+    def __init__(self, src: Source, session_id: str) -> None:
+        self.src, self.session_id = src, session_id
+        self.main = Draft(agent=src.default_agent, session_id=session_id)
+        self.named: dict[str, Draft] = {}
+        self.warnings: list[str] = []
+        self.invalid_seen: set[str] = set()
+        self.exchange: list[Turn] = []  # the user turns of the current exchange
+        self.given: set[str] = set()  # agents that already got this exchange's user turns
+        self.in_replies = False
+
+    def agent_name(self, msg: dict[str, object]) -> str | None:
+        """The message's valid ``agentName``; an invalid one is warned about once per file."""
+        raw_name = get_str(msg, "agentName")
+        name = normalize_name(raw_name) if raw_name else None
+        if raw_name and name is None and raw_name not in self.invalid_seen:
+            self.invalid_seen.add(raw_name)
+            self.warnings.append(
+                f"squad-repl: invalid agent name '{show(raw_name)}' in {self.src.path}; "
+                f"messages kept under {self.src.default_agent}"
+            )
+        return name
+
+    def user(self, text: str, ts: datetime | None, pos: int) -> None:
+        """A user message: it starts a new exchange when replies came before it."""
+        if self.in_replies:
+            self.exchange, self.given, self.in_replies = [], set(), False
+        t = turn("user", text, ts=ts, line=pos, end_offset=pos)
+        self.main.turns.append(t)
+        self.exchange.append(t)
+
+    def reply(self, role: Role, name: str | None, text: str, ts: datetime | None, pos: int) -> None:
+        """An agent or system message: in the default session, and a named agent's in its own."""
+        default = self.src.default_agent
+        self.in_replies = True
+        shown = f"[{name}] {text}" if name and name != default and role == "assistant" else text
+        self.main.turns.append(turn(role, shown, ts=ts, line=pos, end_offset=pos))
+        if role != "assistant" or name is None or name == default:
+            return
+        draft = self.named.get(name)
+        if draft is None:
+            draft = self.named[name] = Draft(agent=name, session_id=f"{self.session_id}/{name}")
+        if name not in self.given:
+            self.given.add(name)
+            draft.turns.extend(replace(t) for t in self.exchange)  # own copies: redaction edits turns
+        draft.turns.append(turn("assistant", text, ts=ts, line=pos, end_offset=pos))
+
+
 def parse(src: Source) -> ParseResult:
     """Read one Squad REPL session file."""
     tally = Tally(src.kind, src.path)
@@ -52,16 +103,7 @@ def parse(src: Source) -> ParseResult:
         )
 
     stem_id = src.path.stem.rsplit("_", 1)[-1]
-    session_id = safe_id(doc.get("id")) or safe_id(stem_id) or src.path.stem
-    main = Draft(agent=src.default_agent, session_id=session_id)
-    named: dict[str, Draft] = {}
-    warnings: list[str] = []
-    invalid_seen: set[str] = set()
-
-    exchange: list[Turn] = []  # the user turns of the current exchange
-    given: set[str] = set()  # agents that already got this exchange's user turns
-    in_replies = False
-
+    g = _Grouper(src, safe_id(doc.get("id")) or safe_id(stem_id) or src.path.stem)
     messages = get_list(doc, "messages")
     for index, msg in enumerate(messages):
         pos = index + 1
@@ -78,43 +120,19 @@ def parse(src: Source) -> ParseResult:
         if not text:
             continue
         ts = parse_ts(msg.get("timestamp"))
-        raw_name = get_str(msg, "agentName")
-        name = normalize_name(raw_name) if raw_name else None
-        if raw_name and name is None and raw_name not in invalid_seen:
-            invalid_seen.add(raw_name)
-            warnings.append(
-                f"squad-repl: invalid agent name '{show(raw_name)}' in {src.path}; "
-                f"messages kept under {src.default_agent}"
-            )
-
+        name = g.agent_name(msg)
         if role == "user":
-            if in_replies:
-                exchange, given, in_replies = [], set(), False
-            t = turn("user", text, ts=ts, line=pos, end_offset=pos)
-            main.turns.append(t)
-            exchange.append(t)
-            continue
-
-        in_replies = True
-        shown = f"[{name}] {text}" if name and name != src.default_agent and role == "assistant" else text
-        main.turns.append(turn(role, shown, ts=ts, line=pos, end_offset=pos))
-        if role != "assistant" or name is None or name == src.default_agent:
-            continue
-        draft = named.get(name)
-        if draft is None:
-            draft = named[name] = Draft(agent=name, session_id=f"{session_id}/{name}")
-        if name not in given:
-            given.add(name)
-            draft.turns.extend(replace(t) for t in exchange)  # own copies: redaction edits turns
-        draft.turns.append(turn("assistant", text, ts=ts, line=pos, end_offset=pos))
+            g.user(text, ts, pos)
+        else:
+            g.reply(role, name, text, ts, pos)
 
     created = parse_ts(doc.get("createdAt"))
     last = parse_ts(doc.get("lastActiveAt"))
     result = finish(
         src,
-        [main, *named.values()],
+        [g.main, *g.named.values()],
         tally,
-        warnings=warnings,
+        warnings=g.warnings,
         size=size,
         unit="message",
         had_content=bool(messages),
