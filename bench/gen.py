@@ -22,7 +22,7 @@ import math
 import random
 import string
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -629,59 +629,87 @@ class Noise:
         return "\n".join(text for _, text in r.sample(LOOKALIKES, 3))
 
     def events(self) -> list[Event]:
-        """One noise step: a tool call and its output, or a message."""
-        r = self.rng
-        x = r.random()
-        f = r.choice(self.files)
-        if x < 0.32:
-            return [
-                Event("assistant", "tool_call", tool="read", args={"path": f}),
-                Event("tool", "tool_result", self.code(max(8, int(r.randint(40, 260) * self.k)))),
-            ]
-        if x < 0.44:
-            cmd = r.choice([f"pytest tests/{self.comp} -q", "pytest -q", f"pytest tests/{self.comp} -q -x"])
-            return [
-                Event("assistant", "tool_call", tool="shell", args={"command": cmd}),
-                Event("tool", "tool_result", self.pytest_ok(max(5, int(r.randint(20, 400) * self.k)))),
-            ]
-        if x < 0.54:
-            old = f"return legacy_{r.choice(NOUNS)}(value)"
-            new = f"return {r.choice(NOUNS)}.{r.choice(VERBS)}(value)"
-            return [
-                Event("assistant", "tool_call", tool="edit", args={"path": f, "old": old, "new": new}),
-                Event(
-                    "tool",
-                    "tool_result",
-                    f"The file {f} has been updated.\n" + self.diff(max(1, int(r.randint(2, 12) * self.k))),
-                ),
-            ]
-        if x < 0.6:
-            p = r.choice(self.idents)
-            return [
-                Event("assistant", "tool_call", tool="grep", args={"pattern": p, "path": "src"}),
-                Event("tool", "tool_result", self.grep(p)),
-            ]
-        if x < 0.64:
-            return [
-                Event("assistant", "tool_call", tool="shell", args={"command": "git log -n 8"}),
-                Event("tool", "tool_result", self.git_log(max(2, int(8 * self.k)))),
-            ]
-        if x < 0.67:
-            return [Event("assistant", "tool_call", tool="shell", args={"command": "git status --short && git diff --stat"}),
-                    Event("tool", "tool_result", self.lookalike_dump())]  # fmt: skip
-        if x < 0.7:
-            return [
-                Event("assistant", "tool_call", tool="shell", args={"command": "pip install -e '.[test]'"}),
-                Event("tool", "tool_result", self.pip_log()),
-            ]
-        if x < 0.74:
-            return [Event("assistant", "tool_call", tool="shell", args={"command": f"curl -s localhost:8000/api/{self.comp}/items"}),
-                    Event("tool", "tool_result", self.json_blob())]  # fmt: skip
-        if x < 0.84:
-            return [Event("assistant", "message", self.chatter())]
-        if x < 0.93:
-            return [Event("assistant", "message", self.explanation())]
+        """One noise step: a tool call and its output, or a message (``STEPS`` gives the odds)."""
+        x = self.rng.random()
+        f = self.rng.choice(self.files)
+        for upto, step in self.STEPS:
+            if x < upto:
+                return step(self, f)
         return [Event("assistant", "thinking", self.thinking())]
+
+    def _read(self, f: str) -> list[Event]:
+        return [
+            Event("assistant", "tool_call", tool="read", args={"path": f}),
+            Event("tool", "tool_result", self.code(max(8, int(self.rng.randint(40, 260) * self.k)))),
+        ]
+
+    def _pytest(self, f: str) -> list[Event]:
+        r = self.rng
+        cmd = r.choice([f"pytest tests/{self.comp} -q", "pytest -q", f"pytest tests/{self.comp} -q -x"])
+        return [
+            Event("assistant", "tool_call", tool="shell", args={"command": cmd}),
+            Event("tool", "tool_result", self.pytest_ok(max(5, int(r.randint(20, 400) * self.k)))),
+        ]
+
+    def _edit(self, f: str) -> list[Event]:
+        r = self.rng
+        old = f"return legacy_{r.choice(NOUNS)}(value)"
+        new = f"return {r.choice(NOUNS)}.{r.choice(VERBS)}(value)"
+        return [
+            Event("assistant", "tool_call", tool="edit", args={"path": f, "old": old, "new": new}),
+            Event(
+                "tool",
+                "tool_result",
+                f"The file {f} has been updated.\n" + self.diff(max(1, int(r.randint(2, 12) * self.k))),
+            ),
+        ]
+
+    def _grep(self, f: str) -> list[Event]:
+        p = self.rng.choice(self.idents)
+        return [
+            Event("assistant", "tool_call", tool="grep", args={"pattern": p, "path": "src"}),
+            Event("tool", "tool_result", self.grep(p)),
+        ]
+
+    def _git_log(self, f: str) -> list[Event]:
+        return [
+            Event("assistant", "tool_call", tool="shell", args={"command": "git log -n 8"}),
+            Event("tool", "tool_result", self.git_log(max(2, int(8 * self.k)))),
+        ]
+
+    def _git_status(self, f: str) -> list[Event]:
+        return [Event("assistant", "tool_call", tool="shell", args={"command": "git status --short && git diff --stat"}),
+                Event("tool", "tool_result", self.lookalike_dump())]  # fmt: skip
+
+    def _pip(self, f: str) -> list[Event]:
+        return [
+            Event("assistant", "tool_call", tool="shell", args={"command": "pip install -e '.[test]'"}),
+            Event("tool", "tool_result", self.pip_log()),
+        ]
+
+    def _curl(self, f: str) -> list[Event]:
+        return [Event("assistant", "tool_call", tool="shell", args={"command": f"curl -s localhost:8000/api/{self.comp}/items"}),
+                Event("tool", "tool_result", self.json_blob())]  # fmt: skip
+
+    def _chat(self, f: str) -> list[Event]:
+        return [Event("assistant", "message", self.chatter())]
+
+    def _explain(self, f: str) -> list[Event]:
+        return [Event("assistant", "message", self.explanation())]
+
+    # Cumulative odds of each noise step; the rest is thinking.
+    STEPS: ClassVar[list[tuple[float, Callable[[Noise, str], list[Event]]]]] = [
+        (0.32, _read),
+        (0.44, _pytest),
+        (0.54, _edit),
+        (0.6, _grep),
+        (0.64, _git_log),
+        (0.67, _git_status),
+        (0.7, _pip),
+        (0.74, _curl),
+        (0.84, _chat),
+        (0.93, _explain),
+    ]
 
 
 # --- planted facts --------------------------------------------------------------------------
@@ -1176,7 +1204,7 @@ class Planter:
 # --- a whole session --------------------------------------------------------------------------
 
 
-def _writer(fmt: str, sid: str, start: datetime, rng: random.Random, agent: str, title: str) -> _Writer:
+def _writer(fmt: str, sid: str, start: datetime, rng: random.Random, *, agent: str, title: str) -> _Writer:
     if fmt == "claude":
         return ClaudeWriter(sid, start, rng)
     if fmt == "codex":
@@ -1194,6 +1222,34 @@ def _rel(fmt: str, sid: str, start: datetime, slug: str) -> str:
     if fmt == "copilot":
         return f"copilot/{sid}/events.jsonl"
     return f"markdown/{start:%Y-%m-%d}-{slug}-{sid}.md"
+
+
+def _story(
+    pl: Planter, r: random.Random, comp: str, scale: float
+) -> tuple[list[Event], list[list[Event]], list[Event]]:
+    """The planted beats of a session (opening, middle beats in story order, closing); more for a
+    bigger ``scale``."""
+    opening = pl.opening(1 + int(scale > 2 and r.random() < 0.5))
+    todo_early, todo_late = pl.todos(1 + int(r.random() < 0.15 * scale), r.randint(0, 1 + int(scale > 2)))
+    rev = pl.reversal() if r.random() < 0.35 + 0.1 * scale else []
+    middle: list[list[Event]] = [
+        [pl.decision(pl.plain_decision_text())] for _ in range(1 + r.randint(0, int(scale // 2)))
+    ]
+    middle.append(pl.paths_and_idents(1 + r.randint(0, int(scale)), 1 + r.randint(0, int(scale // 2))))
+    middle += [pl.error() for _ in range(1 + r.randint(0, int(scale // 3)))]
+    middle += [pl.command() for _ in range(1 + r.randint(0, int(scale // 2)))]
+    middle.append(pl.numbers(1 + int(scale > 2 and r.random() < 0.5)))
+    middle.append(pl.secret_events(min(3, 1 + r.randint(0, int(scale // 2)))))
+    if r.random() < 0.15 + 0.1 * scale:
+        middle.append(pl.lookalike_facts())
+    r.shuffle(middle)
+    # Story order where it matters: TODOs opened early, a decision before its reversal.
+    beats = [todo_early, *(rev[:1] and [rev[:1]]), *middle, *(rev[1:] and [rev[1:]])]
+    closing = [
+        *todo_late,
+        Event("assistant", "message", f"Done: the {comp} change is in and all tests pass."),
+    ]
+    return opening, beats, closing
 
 
 def make_session(
@@ -1218,64 +1274,36 @@ def make_session(
     pl = Planter(rng, comp, unrecognised_rate)
 
     scale = max(1.0, math.log2(max(target_bytes, 4096) / 4096))  # 1 at 4 KB, ~5 at 120 KB
-    r = rng
-    opening = pl.opening(1 + int(scale > 2 and r.random() < 0.5))
-    todo_early, todo_late = pl.todos(1 + int(r.random() < 0.15 * scale), r.randint(0, 1 + int(scale > 2)))
-    rev = pl.reversal() if r.random() < 0.35 + 0.1 * scale else []
-    middle: list[list[Event]] = []
-    for _ in range(1 + r.randint(0, int(scale // 2))):
-        middle.append([pl.decision(pl.plain_decision_text())])
-    middle.append(pl.paths_and_idents(1 + r.randint(0, int(scale)), 1 + r.randint(0, int(scale // 2))))
-    for _ in range(1 + r.randint(0, int(scale // 3))):
-        middle.append(pl.error())
-    for _ in range(1 + r.randint(0, int(scale // 2))):
-        middle.append(pl.command())
-    middle.append(pl.numbers(1 + int(scale > 2 and r.random() < 0.5)))
-    middle.append(pl.secret_events(min(3, 1 + r.randint(0, int(scale // 2)))))
-    if r.random() < 0.15 + 0.1 * scale:
-        middle.append(pl.lookalike_facts())
-    r.shuffle(middle)
-    # Story order where it matters: TODOs opened early, a decision before its reversal.
-    beats = [todo_early, *(rev[:1] and [rev[:1]]), *middle, *(rev[1:] and [rev[1:]])]
-    closing = [
-        *todo_late,
-        Event("assistant", "message", f"Done: the {comp} change is in and all tests pass."),
-    ]
+    opening, beats, closing = _story(pl, rng, comp, scale)
 
     def est(evs: list[Event]) -> float:
         per = {"claude": 720, "codex": 330, "copilot": 330, "markdown": 25}[fmt]
         return sum(len(ev.text) + len(json.dumps(ev.args)) for ev in evs) * 1.1 + per * len(evs)
 
     noise_total = max(0.0, target_bytes - est([*opening, *(e for b in beats for e in b), *closing]))
-    weights = [r.random() + 0.2 for _ in beats]
-    total_w = sum(weights)
-
-    w = _writer(fmt, sid, start, rng, agent, title)
+    weights = [rng.random() + 0.2 for _ in beats]
+    w = _writer(fmt, sid, start, rng, agent=agent, title=title)
     plain = PlainWriter()
 
-    def emit(ev: Event) -> None:
-        w.add(ev)
-        plain.add(ev)
+    def emit(evs: list[Event]) -> None:
+        for ev in evs:
+            w.add(ev)
+            plain.add(ev)
 
-    for ev in opening:
-        emit(ev)
+    emit(opening)
     noise_done = 0
     acc = 0.0
     for b, wt in zip(beats, weights, strict=True):
-        acc += wt / total_w
+        acc += wt / sum(weights)
         while noise_done < noise_total * acc:
             before = w.size
-            for ev in noise.events():
-                emit(ev)
+            emit(noise.events())
             noise_done += w.size - before
-        for ev in b:
-            emit(ev)
+        emit(b)
     closing_est = est(closing)
     while w.size + closing_est < target_bytes:
-        for ev in noise.events():
-            emit(ev)
-    for ev in closing:
-        emit(ev)
+        emit(noise.events())
+    emit(closing)
     data = w.close()
     end = w.t
     man = pl.m

@@ -41,7 +41,7 @@ import gen  # noqa: E402
 from scribed import config as config_mod  # noqa: E402
 from scribed import log as log_mod  # noqa: E402
 from scribed.compress import entry as entry_mod  # noqa: E402
-from scribed.core.pipeline import Scribe  # noqa: E402
+from scribed.core.pipeline import RunReport, Scribe  # noqa: E402
 from scribed.session.redact import redact  # noqa: E402
 
 TYPES = ("decision", "path", "identifier", "error", "command", "number", "issue", "todo", "directive")
@@ -385,12 +385,33 @@ def score(
     source_path: Path | None = None,
 ) -> None:
     """Add one session's output to ``t``."""
-    m = s.manifest
     t.sessions += 1
     anchored = extracted_anchors(s.fmt, source_path, s.agent) if provenance and source_path else None
     t.ratios.append(len(output.encode()) / len(s.data))
-    n_out = norm(output)
-    for f in m.facts:
+    _score_facts(t, s, norm(output), anchored)
+    live = norm(strip_supersedes(output))
+    for st in s.manifest.stale:
+        t.stale_planted += 1
+        if norm(st["text"]) in live:
+            t.stale_leaks += 1
+            t.fail("stale_leak", {"session": s.id, "format": s.fmt, **st})
+    _score_todos(t, s, output)
+    n_tok, n_bad, bad = invented(output, source)
+    t.tokens += n_tok
+    t.invented += n_bad
+    for b in bad[:3]:
+        t.fail("invented", {"session": s.id, "format": s.fmt, "token": b})
+    _score_secrets(t, s, output)
+    if provenance:
+        ok = _provenance_ok(output, source_path)
+        t.prov_ok += ok
+        if not ok:
+            t.fail("provenance", {"session": s.id, "format": s.fmt})
+
+
+def _score_facts(t: Tally, s: gen.GenSession, n_out: str, anchored: str | None) -> None:
+    """Recall of the planted facts, weighted and by phrasing; why each miss was missed."""
+    for f in s.manifest.facts:
         hit = norm(f.text) in n_out
         w = WEIGHTS.get(f.type, 1.0)
         t.planted[f.type] += 1
@@ -404,60 +425,57 @@ def score(
             t.wfound += w
             if f.recognised:
                 t.wfound_rec += w
-        else:
-            why = ""
-            if anchored is not None:  # scribed only: did anchors.py find it (so the budget dropped it)?
-                why = "anchor-dropped" if norm(f.text) in anchored else "not-extracted"
-            label = "recognised" if f.recognised else "unrecognised"
-            t.missed_by[f"{f.type}/{f.phrasing}/{label}" + (f"/{why}" if why else "")] += 1
-            item = {"session": s.id, "format": s.fmt, "type": f.type, "phrasing": f.phrasing}
-            t.fail("missed", {**item, "recognised": f.recognised, "text": f.text, "why": why})
-    live = norm(strip_supersedes(output))
-    for st in m.stale:
-        t.stale_planted += 1
-        if norm(st["text"]) in live:
-            t.stale_leaks += 1
-            t.fail("stale_leak", {"session": s.id, "format": s.fmt, **st})
+            continue
+        why = ""
+        if anchored is not None:  # scribed only: did anchors.py find it (so the budget dropped it)?
+            why = "anchor-dropped" if norm(f.text) in anchored else "not-extracted"
+        label = "recognised" if f.recognised else "unrecognised"
+        t.missed_by[f"{f.type}/{f.phrasing}/{label}" + (f"/{why}" if why else "")] += 1
+        item = {"session": s.id, "format": s.fmt, "type": f.type, "phrasing": f.phrasing}
+        t.fail("missed", {**item, "recognised": f.recognised, "text": f.text, "why": why})
+
+
+def _score_todos(t: Tally, s: gen.GenSession, output: str) -> None:
+    """A closed TODO listed as open, or an open one not where open items go, is a TODO state error."""
+    m = s.manifest
     secs = sections(output)
-    if secs:
-        open_area = norm(secs.get("Open items", ""))
-        key_open = norm(
-            "\n".join(
-                ln for ln in secs.get("Key facts", "").splitlines() if ln.lstrip("- ").startswith("open:")
-            )
-        )
-        held = norm(secs.get("Open items", "") + secs.get("Key facts", ""))
-        for ct in m.closed_todos:
-            if norm(ct["text"]) in open_area or norm(ct["text"]) in key_open:
-                t.todo_errors += 1
-                t.fail(
-                    "todo_state",
-                    {"session": s.id, "format": s.fmt, "what": "closed TODO listed as open", **ct},
-                )
-        for f in m.facts:
-            if f.type == "todo" and norm(f.text) not in held:
-                t.todo_errors += 1
-                t.fail(
-                    "todo_state",
-                    {"session": s.id, "format": s.fmt, "what": "open TODO not under Open items/Key facts", "text": f.text, "phrasing": f.phrasing, "recognised": f.recognised},
-                )  # fmt: skip
-    else:
+    if not secs:
+        n_out = norm(output)
         for ct in m.closed_todos:
             if norm(ct["text"]) in n_out and norm(ct["close"]) not in n_out:
                 t.todo_errors += 1
         t.todo_errors += sum(1 for f in m.facts if f.type == "todo" and norm(f.text) not in n_out)
-    n_tok, n_bad, bad = invented(output, source)
-    t.tokens += n_tok
-    t.invented += n_bad
-    for b in bad[:3]:
-        t.fail("invented", {"session": s.id, "format": s.fmt, "token": b})
-    for sec in m.secrets:
+        return
+    open_area = norm(secs.get("Open items", ""))
+    key_open = norm(
+        "\n".join(ln for ln in secs.get("Key facts", "").splitlines() if ln.lstrip("- ").startswith("open:"))
+    )
+    held = norm(secs.get("Open items", "") + secs.get("Key facts", ""))
+    for ct in m.closed_todos:
+        if norm(ct["text"]) in open_area or norm(ct["text"]) in key_open:
+            t.todo_errors += 1
+            t.fail(
+                "todo_state",
+                {"session": s.id, "format": s.fmt, "what": "closed TODO listed as open", **ct},
+            )
+    for f in m.facts:
+        if f.type == "todo" and norm(f.text) not in held:
+            t.todo_errors += 1
+            t.fail(
+                "todo_state",
+                {"session": s.id, "format": s.fmt, "what": "open TODO not under Open items/Key facts", "text": f.text, "phrasing": f.phrasing, "recognised": f.recognised},
+            )  # fmt: skip
+
+
+def _score_secrets(t: Tally, s: gen.GenSession, output: str) -> None:
+    """Planted secrets must be gone from the output, planted look-alikes kept."""
+    for sec in s.manifest.secrets:
         t.secrets_planted += 1
         leaked = [v for v in sec["values"] if v and v in output]
         if leaked:
             t.secret_leaks += 1
             t.fail("secret_leak", {"session": s.id, "format": s.fmt, "name": sec["name"]})
-    for lk in m.lookalikes:
+    for lk in s.manifest.lookalikes:
         t.look_planted += 1
         if lk["value"] in output:
             t.look_kept += 1
@@ -470,21 +488,39 @@ def score(
                     "redacted_by_redactor": lk["value"] not in redact(lk["line"]),
                 },
             )
-    if provenance:
-        ok = False
-        for line in output.splitlines():
-            if not line.startswith("- provenance:"):
-                continue
-            sha = re.search(r"\bsha256=([0-9a-f]{64})\b", line)
-            has = re.search(r"\bsource=`[^`]+`", line) and re.search(r"\bsession=\S+", line)
-            real = hashlib.sha256(source_path.read_bytes()).hexdigest() if source_path else None
-            ok = bool(has and sha and (real is None or sha.group(1) == real))
-        t.prov_ok += ok
-        if not ok:
-            t.fail("provenance", {"session": s.id, "format": s.fmt})
+
+
+def _provenance_ok(output: str, source_path: Path | None) -> bool:
+    """The last provenance line names the source and session, with the source file's sha256."""
+    ok = False
+    for line in output.splitlines():
+        if not line.startswith("- provenance:"):
+            continue
+        sha = re.search(r"\bsha256=([0-9a-f]{64})\b", line)
+        has = re.search(r"\bsource=`[^`]+`", line) and re.search(r"\bsession=\S+", line)
+        real = hashlib.sha256(source_path.read_bytes()).hexdigest() if source_path else None
+        ok = bool(has and sha and (real is None or sha.group(1) == real))
+    return ok
 
 
 # --- running scribed --------------------------------------------------------------------------
+
+
+def _entries_by_session(report: RunReport, files: dict[str, Path], workdir: Path) -> dict[str, str]:
+    """The cold entry text scribed wrote for each generated session, by session id."""
+    by_file = {str(p): sid for sid, p in files.items()}
+    cold_texts: dict[str, str] = {}
+    for f in (workdir / "squad/.squad/memory/cold").glob("*.md"):
+        _, entries = entry_mod.split_entries(f.read_text())
+        cold_texts.update((e.entry_id, e.text) for e in entries if e.entry_id)
+    out: dict[str, str] = {}
+    for rep in report.entries:
+        sid = by_file.get(rep.source)  # transcripts live outside the root: display paths are absolute
+        if sid is None:
+            sid = next((v for k, v in by_file.items() if k.endswith(rep.source.lstrip("~"))), None)
+        if sid is not None and rep.entry_id in cold_texts:
+            out[sid] = cold_texts[rep.entry_id]
+    return out
 
 
 def run_scribed(
@@ -520,24 +556,12 @@ def run_scribed(
     finally:
         scribe.close()
     elapsed = time.perf_counter() - t0
-    by_file = {str(p): sid for sid, p in files.items()}
-    cold_texts: dict[str, str] = {}
-    for f in (workdir / "squad/.squad/memory/cold").glob("*.md"):
-        _, entries = entry_mod.split_entries(f.read_text())
-        for e in entries:
-            if e.entry_id:
-                cold_texts[e.entry_id] = e.text
-    out: dict[str, str] = {}
     info: dict[str, Any] = {"seconds": elapsed, "failed": report.failed, "failures": report.failures}
+    out = _entries_by_session(report, files, workdir)
     tokens_in = tokens_out = 0
     compressors: Counter[str] = Counter()
     llm_errors: Counter[str] = Counter()
     for rep in report.entries:
-        sid = by_file.get(rep.source)  # transcripts live outside the root: display paths are absolute
-        if sid is None:
-            sid = next((v for k, v in by_file.items() if k.endswith(rep.source.lstrip("~"))), None)
-        if sid is not None and rep.entry_id in cold_texts:
-            out[sid] = cold_texts[rep.entry_id]
         tokens_in += rep.tokens_in
         tokens_out += rep.tokens_out
         compressors[rep.compressor.split(":", 1)[0]] += 1
@@ -562,7 +586,7 @@ def run_scribed(
     return out, files, info
 
 
-def evaluate(
+def evaluate(  # noqa: PLR0913 -- keyword-only, one per command-line flag
     *,
     seed: int = 1,
     sessions: int = 48,
@@ -735,8 +759,7 @@ def table(res: dict[str, Any]) -> str:
     methods = {f"scribed ({res['backend']})": res, **res["peers"]}
     head_ = "| metric | " + " | ".join(methods) + " |\n|---|" + "---:|" * len(methods)
     rows = [head_]
-    for t in TYPES:
-        rows.append(f"| recall: {t} | " + " | ".join(_fmt(m["recall"][t]) for m in methods.values()) + " |")
+    rows += [f"| recall: {t} | " + " | ".join(_fmt(m["recall"][t]) for m in methods.values()) + " |" for t in TYPES]
     for key, get in [
         ("recall, recognised phrasing", lambda m: m["recall_by_phrasing"]["recognised"]),
         ("recall, unrecognised phrasing", lambda m: m["recall_by_phrasing"]["unrecognised"]),

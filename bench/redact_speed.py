@@ -141,16 +141,15 @@ def _code(rng: random.Random, sources: list[str]) -> str:
 
 
 def _log(rng: random.Random) -> str:
-    lines = []
-    for _ in range(rng.randint(5, 40)):
-        lines.append(
-            f"2024-05-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:"
-            f"{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}Z {rng.choice(['INFO', 'DEBUG', 'WARN'])} "
-            f"[worker-{rng.randint(1, 8)}] request_id={_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}-"
-            f"{_hex(rng, 4)}-{_hex(rng, 12)} status={rng.choice([200, 201, 404, 500])} "
-            f"latency_ms={rng.random() * 200:.1f} path=/api/v1/items/{rng.randint(1, 99999)} "
-            f"max_tokens={rng.choice([256, 1024, 4096])} token_count={rng.randint(10, 9000)}"
-        )
+    lines = [
+        f"2024-05-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:"
+        f"{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}Z {rng.choice(['INFO', 'DEBUG', 'WARN'])} "
+        f"[worker-{rng.randint(1, 8)}] request_id={_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}-"
+        f"{_hex(rng, 4)}-{_hex(rng, 12)} status={rng.choice([200, 201, 404, 500])} "
+        f"latency_ms={rng.random() * 200:.1f} path=/api/v1/items/{rng.randint(1, 99999)} "
+        f"max_tokens={rng.choice([256, 1024, 4096])} token_count={rng.randint(10, 9000)}"
+        for _ in range(rng.randint(5, 40))
+    ]
     return "\n".join(lines) + "\n"
 
 

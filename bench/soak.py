@@ -54,6 +54,27 @@ def _ledger_entries(path: Path) -> int | None:
         return None
 
 
+def _arrive(s: gen.GenSession, transcripts: Path) -> int:
+    """Write one session the way an agent's file appears whole (write, then rename); its size."""
+    p = transcripts / s.rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name("." + p.name + ".part")
+    tmp.write_bytes(s.data)
+    tmp.rename(p)
+    return len(s.data)
+
+
+def _sample(pid: int) -> dict[str, Any]:
+    """The daemon's memory, open files, threads and CPU time now."""
+    st = _proc_status(pid)
+    return {
+        "rss_mb": round(st["VmRSS"], 1),
+        "fds": st["fds"],
+        "threads": st.get("Threads"),
+        "cpu_s": round(_proc_cpu(pid), 2),
+    }
+
+
 def soak(minutes: float, every: float, workdir: Path, seed: int = 7) -> dict[str, Any]:
     cmd, note = daemon_command()
     if cmd is None:
@@ -78,27 +99,11 @@ def soak(minutes: float, every: float, workdir: Path, seed: int = 7) -> dict[str
         while time.monotonic() < end and proc.poll() is None:
             now = time.monotonic()
             if now >= next_arrival:
-                s = next(sessions)
-                p = transcripts / s.rel
-                p.parent.mkdir(parents=True, exist_ok=True)
-                tmp = p.with_name("." + p.name + ".part")  # appear whole: write, then rename
-                tmp.write_bytes(s.data)
-                tmp.rename(p)
+                written += _arrive(next(sessions), transcripts)
                 arrivals += 1
-                written += len(s.data)
                 next_arrival += every
             if now >= next_sample:
-                st = _proc_status(proc.pid)
-                samples.append(
-                    {
-                        "t": round(now - t0, 1),
-                        "rss_mb": round(st["VmRSS"], 1),
-                        "fds": st["fds"],
-                        "threads": st.get("Threads"),
-                        "cpu_s": round(_proc_cpu(proc.pid), 2),
-                        "arrivals": arrivals,
-                    }
-                )
+                samples.append({"t": round(now - t0, 1), **_sample(proc.pid), "arrivals": arrivals})
                 next_sample += 10
             time.sleep(0.2)
         time.sleep(8)  # let the last arrivals pass their quiet time
