@@ -375,7 +375,7 @@ def test_import_all_seeds_cold_and_wiki(legacy: tuple[Path, dict[str, Any]]) -> 
     assert code == 0, err
     assert again["cold"] == again["promoted"] == again["archived"] == again["decisions"] == []
     assert again["skipped"] == sum(len(out[k]) for k in ("cold", "promoted", "archived", "decisions"))
-    assert all(p["action"] == "present" for p in again["pinned"])
+    assert out["pinned"] and [p["action"] for p in again["pinned"]] == ["present"] * len(out["pinned"])
     assert memory_bytes(root) == snap
     assert legacy_bytes(root) == before
 
