@@ -239,5 +239,5 @@ def test_breaker_pauses_a_failing_endpoint_then_retries(tmp_path: Path) -> None:
     assert sum("llm paused after 3 consecutive failures: server error 503" in e for e in errors) == 2
     # after the pause the endpoint is tried again (half-open)
     now[0] += timedelta(seconds=BREAKER_PAUSE_SECONDS + 1)
-    assert s._breaker_reason() == ""
+    assert s.compressors.breaker_reason() == ""
     s.close()

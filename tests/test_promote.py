@@ -20,7 +20,7 @@ from scribed.compress.entry import split_entries
 from scribed.config import from_dict
 from scribed.core import promote
 from scribed.core.ledger import Ledger
-from scribed.fsutil import root_lock
+from scribed.core.lock import root_lock
 from scribed.models import Summary
 from scribed.tiers.cold import Layout, append
 from scribed.tiers.wiki import WikiDoc

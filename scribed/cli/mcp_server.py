@@ -25,11 +25,13 @@ from pydantic import Field
 
 from scribed import __version__
 from scribed.names import normalize_name
-from scribed.session.redact import redact
+from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from scribed.config import Config
 
 NAME = "scribed"
 URI_PREFIX = "scribed://memory/"
@@ -157,11 +159,11 @@ def tool_search(
 
 
 def tool_wiki_write(
-    layout: Layout, topic: str, agent: str, text: str = "", title: str = "", file: str = ""
+    layout: Layout, topic: str, agent: str, text: str = "", title: str = "", file: str = "", *, cfg: Config
 ) -> dict[str, Any]:
-    """``scribed wiki-write``: the same function under the same root lock (validation, merge, inbox)."""
-    from scribed.core.promote import write_agent_fact
-    from scribed.fsutil import RootBusy, root_lock
+    """``scribed wiki-write``: the same core operation (validation, redaction, merge, root lock)."""
+    from scribed.core.lock import RootBusyError
+    from scribed.core.scribe import Scribe
     from scribed.tiers.wiki import WikiError
 
     name = check_name(topic, "topic", layout)
@@ -176,13 +178,15 @@ def tool_wiki_write(
         if path.stat().st_size > MAX_FILE_BYTES:
             raise BadArgument(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
         text = path.read_bytes().decode("utf-8", "replace")
+    scribe = Scribe(cfg)
     try:
-        with root_lock(layout.lock, timeout=LOCK_TIMEOUT):
-            return write_agent_fact(layout, name, author, text, title=title)
+        return scribe.write_fact(name, author, text, title=title, timeout=LOCK_TIMEOUT).to_json()
     except WikiError as exc:
         raise BadArgument(str(exc)) from exc
-    except RootBusy as exc:
+    except RootBusyError as exc:
         raise BadArgument(f"{exc}; nothing written, try again") from exc
+    finally:
+        scribe.close()
 
 
 def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> dict[str, Any]:
@@ -195,7 +199,11 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
     if agent.strip():
         files = [check_tier_file(layout, layout.cold_file(check_name(agent, "agent", layout)), "cold file")]
     else:
-        files = sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p)) if layout.cold.is_dir() else []
+        files = (
+            sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p))
+            if layout.cold.is_dir()
+            else []
+        )
     floor = datetime.min.replace(tzinfo=UTC)
     rows: list[tuple[datetime, dict[str, Any]]] = []
     for path in files:
@@ -206,16 +214,21 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
         lines = {ln: no for no, ln in reversed(list(enumerate(text.splitlines(), start=1)))}
         for e in split_entries(text)[1]:
             session = _SESSION.search(e.text)
-            rows.append((e.when or floor, {
-                "agent": path.stem,
-                "date": e.date,
-                "title": redact(e.title),
-                "heading": redact(e.heading.removeprefix("### ")),
-                "session": session.group("s") if session else "",
-                "entry": e.entry_id or "",
-                "file": str(path.relative_to(layout.root)),
-                "line": lines.get(e.heading, 0),
-            }))
+            rows.append(
+                (
+                    e.when or floor,
+                    {
+                        "agent": path.stem,
+                        "date": e.date,
+                        "title": redacted(e.title),
+                        "heading": redacted(e.heading.removeprefix("### ")),
+                        "session": session.group("s") if session else "",
+                        "entry": e.entry_id or "",
+                        "file": str(path.relative_to(layout.root)),
+                        "line": lines.get(e.heading, 0),
+                    },
+                )
+            )
     rows.sort(key=lambda r: r[0], reverse=True)
     return {"sessions": [r for _, r in rows[: max(1, min(limit, 500))]]}
 
@@ -241,11 +254,11 @@ def read_resource(layout: Layout, tier: str, name: str) -> str:
     path = check_tier_file(layout, getattr(layout, tier) / f"{stem}.md", f"{tier} file")
     if not path.is_file():
         raise BadArgument(f"no {tier} file named {stem!r}")
-    return redact(path.read_bytes().decode("utf-8", "replace"))
+    return redacted(path.read_bytes().decode("utf-8", "replace"))  # a file read: the door
 
 
 # --- the SDK layer --------------------------------------------------------------------------------
-def build_server(layout: Layout) -> MCPServer:
+def build_server(layout: Layout, cfg: Config) -> MCPServer:
     """The MCP server over one squad root (tools and resources registered)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -278,11 +291,17 @@ def build_server(layout: Layout) -> MCPServer:
         agent: Annotated[str, Field(description="The agent whose memory to load (a name, e.g. 'picard').")],
         situation: Annotated[
             Literal["", "new-task", "resume", "debug", "spec", "onboarding", "post-incident"],
-            Field(description="Which tiers to load: new-task (hot), resume/debug (+cold), "
-                  "spec/onboarding (+wiki), post-incident (all)."),
+            Field(
+                description="Which tiers to load: new-task (hot), resume/debug (+cold), "
+                "spec/onboarding (+wiki), post-incident (all)."
+            ),
         ] = "",
-        query: Annotated[str, Field(description="Fill cold/wiki with the entries and facts best matching this.")] = "",
-        max_bytes: Annotated[int, Field(ge=0, description="Fit the block in this many bytes (0: no limit).")] = 0,
+        query: Annotated[
+            str, Field(description="Fill cold/wiki with the entries and facts best matching this.")
+        ] = "",
+        max_bytes: Annotated[
+            int, Field(ge=0, description="Fit the block in this many bytes (0: no limit).")
+        ] = 0,
         wiki_topics: Annotated[list[str] | None, Field(description="Wiki topics to include by name.")] = None,
     ) -> str:
         """An agent's Memory Context block (hot, plus cold and wiki as the situation or query asks)."""
@@ -299,16 +318,20 @@ def build_server(layout: Layout) -> MCPServer:
         """Search cold entries, wiki facts (superseded ones marked) and archived originals, with provenance."""
         return dict(guard(tool_search, query, agent, tier, since, limit))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
+    @server.tool(
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    )
     def wiki_write(
         topic: Annotated[str, Field(description="The wiki topic (a name, e.g. 'decisions'; never a path).")],
         agent: Annotated[str, Field(description="The author (an agent name).")],
         text: Annotated[str, Field(description="The fact or decision (first line is the title).")] = "",
         title: Annotated[str, Field(description="Block title (default: the text's first line).")] = "",
-        file: Annotated[str, Field(description="Read the text from this file instead (a path under the root).")] = "",
+        file: Annotated[
+            str, Field(description="Read the text from this file instead (a path under the root).")
+        ] = "",
     ) -> dict[str, Any]:
         """Record a durable fact or decision in wiki/TOPIC.md, stamped with its author and today's date."""
-        return dict(guard(tool_wiki_write, topic, agent, text, title, file))
+        return dict(guard(tool_wiki_write, topic, agent, text, title, file, cfg=cfg))
 
     @server.tool(annotations=read_only)
     def recent_sessions(
@@ -341,7 +364,7 @@ def register(main: click.Group) -> None:
 
         cfg = load_config(ctx, root)
         try:
-            server = build_server(Layout(cfg.root_path))
+            server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:
             fail(f"scribed mcp needs the MCP SDK ({exc.name or exc}): pip install 'scribed-memory[mcp]'")
         server.run("stdio")

@@ -7,11 +7,13 @@ Exit codes as everywhere: 0 ok, 1 work failed, 2 usage error (bad name, bad date
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,12 +21,27 @@ from scribed.cli import common as cli_mod
 from scribed.config import Config
 from scribed.tiers.cold import Layout
 
+if TYPE_CHECKING:
+    from scribed.core.scribe import Scribe
+
 
 def _cfg(ctx: click.Context, root: str | None) -> Config:
     cfg = cli_mod.load_config(ctx, root)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     return cfg
+
+
+@contextlib.contextmanager
+def _scribe(cfg: Config, *, dry_run: bool = False) -> Iterator[Scribe]:
+    """The core for one command; it takes the root lock for the write it is asked for."""
+    from scribed.core.scribe import Scribe
+
+    scribe = Scribe(cfg, dry_run=dry_run)
+    try:
+        yield scribe
+    finally:
+        scribe.close()
 
 
 def _emit(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
@@ -84,11 +101,10 @@ def register(main: click.Group) -> None:
         ctx: click.Context, root: str | None, as_of: str | None, dry_run: bool, as_json: bool
     ) -> None:
         """Move cold entries older than cold.ttl_days into the wiki (facts) and the archive."""
-        from scribed.core.promote import promote
-
         cfg = _cfg(ctx, root)
         when = _as_of(as_of)
-        data = promote(cfg, as_of=when, dry_run=dry_run)
+        with _scribe(cfg, dry_run=dry_run) as scribe:
+            data = scribe.promote(as_of=when).to_json()
         _emit(data, as_json, _promote_lines(data))
 
     @main.command("wiki-write")
@@ -111,8 +127,6 @@ def register(main: click.Group) -> None:
         as_json: bool,
     ) -> None:
         """Add a fact to wiki/TOPIC.md from FILE or stdin, stamped with its author and today's date."""
-        from scribed.core.promote import write_agent_fact
-        from scribed.fsutil import root_lock
         from scribed.tiers.wiki import WikiError, valid_topic
 
         if valid_topic(topic) is None:
@@ -125,10 +139,9 @@ def register(main: click.Group) -> None:
         else:
             raw = sys.stdin.buffer.read()
         text = raw.decode("utf-8", "replace")
-        layout = Layout(cfg.root_path)
         try:
-            with root_lock(layout.lock):
-                data = write_agent_fact(layout, topic, agent, text, title=title)
+            with _scribe(cfg) as scribe:
+                data = scribe.write_fact(topic, agent, text, title=title).to_json()
         except WikiError as exc:
             cli_mod.fail(str(exc))
         _emit(
@@ -147,15 +160,12 @@ def register(main: click.Group) -> None:
         ctx: click.Context, topic: str, title: str, agent: str, reason: str, root: str | None, as_json: bool
     ) -> None:
         """Mark the block TITLE of wiki/TOPIC.md deprecated (it is kept, not deleted)."""
-        from scribed.core.promote import deprecate
-        from scribed.fsutil import root_lock
         from scribed.tiers.wiki import WikiError
 
         cfg = _cfg(ctx, root)
-        layout = Layout(cfg.root_path)
         try:
-            with root_lock(layout.lock):
-                data = deprecate(layout, topic, title, agent, reason=reason)
+            with _scribe(cfg) as scribe:
+                data = scribe.deprecate(topic, title, agent, reason=reason).to_json()
         except WikiError as exc:
             cli_mod.fail(str(exc))
         _emit(data, as_json, [f"wiki/{data['topic']}.md: “{data['block']}” is now {data['status']}"])
@@ -178,15 +188,16 @@ def register(main: click.Group) -> None:
         root: str | None,
     ) -> None:
         """Seed cold and wiki from a legacy Squad repo (history.md, decisions.md); never changes them."""
-        from scribed.core.importer import ImportRefused, import_squad
+        from scribed.core.importer import ImportRefusedError
 
         if bool(agents) == all_:
             cli_mod.fail("name the agents to import, or pass --all (not both)")
         cfg = _cfg(ctx, root)
         when = _as_of(as_of)
         try:
-            data = import_squad(cfg, None if all_ else list(agents), dry_run=dry_run, as_of=when)
-        except ImportRefused as exc:
+            with _scribe(cfg, dry_run=dry_run) as scribe:
+                data = scribe.import_squad(None if all_ else list(agents), as_of=when).to_json()
+        except ImportRefusedError as exc:
             cli_mod.fail(str(exc))
         head = "dry run, nothing written: " if dry_run else ""
         lines = [f"{head}import of {', '.join(data['agents']) or 'no agents'} as of {data['as_of']}"]
@@ -238,26 +249,19 @@ def _decide(
     ctx: click.Context, root: str | None, ids: tuple[str, ...], as_json: bool, what: str, reason: str
 ) -> None:
     """Approve or reject proposals under the root lock; unknown ids exit 2 (after the known ones)."""
-    from scribed.core.promote import utcnow
-    from scribed.fsutil import root_lock
-    from scribed.tiers import review
     from scribed.tiers.wiki import WikiError
 
-    layout = Layout(_cfg(ctx, root).root_path)
     try:
-        with root_lock(layout.lock):
-            if what == "approve":
-                data = review.approve(layout, list(ids), utcnow)
-            else:
-                data = review.reject(layout, list(ids), utcnow, reason)
+        with _scribe(_cfg(ctx, root)) as scribe:
+            res = scribe.review(list(ids), approve=what == "approve", reason=reason)
     except WikiError as exc:
         cli_mod.fail(str(exc))
     lines = [
         f"{r['id']}: {r['result']}" + (f" ({r['topic']}: {r['title']})" if "title" in r else "")
-        for r in data["results"]
+        for r in res.results
     ]
-    _emit(data, as_json, lines)
-    unknown = [r["id"] for r in data["results"] if r["result"] == "unknown"]
+    _emit(res.to_json(), as_json, lines)
+    unknown = res.unknown
     if unknown:
         cli_mod.fail(f"no such proposal: {', '.join(unknown)} (scribed review lists them)")
 

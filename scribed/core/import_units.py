@@ -23,6 +23,7 @@ from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config
 from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import slug
+from scribed.session.door import redacted
 from scribed.session.redact import redact
 from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout
@@ -158,7 +159,7 @@ def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: 
     last = hot_seed.last_session(layout, agent, e)
     if where:
         last = replace(last, cold=where)
-    text = hot_seed.render(agent, hot_seed.marker(IMPORT_SEED, e.entry_id or "import"), last)
+    text = hot_seed.render(agent, hot_seed.marker(IMPORT_SEED, redacted(e.entry_id or "import")), last)
     if before == text.encode() or not live.swap(path, before, text.encode(), base=layout.memory):
         return False
     log.info("hot_seeded", agent=agent, entry=e.entry_id, via="import")
