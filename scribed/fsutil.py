@@ -69,7 +69,7 @@ def check_state_dirs(root: Path, state: Path, subdirs: list[Path]) -> None:
                     "state folders must be real folders inside the root",
                     str(cur),
                 )
-            if cur == state or cur == cur.parent:
+            if cur in {state, cur.parent}:
                 break
             cur = cur.parent
         real = d.resolve()  # a folder not made yet resolves through its existing parents

@@ -77,11 +77,22 @@ def test_a_session_is_redacted_at_the_door_and_only_there(tmp_path: Path, monkey
     door._cache.clear()
     cfg = config.load(root / "scribed.toml")
     scribe = Scribe(cfg)
+    seen: list[str] = []  # every text the compressor was handed
+    real_compress = scribe.compressors.compress
+
+    def recording(red: door.RedactedSession, anchors: Any, budget: int) -> Any:
+        seen.extend(t.text for t in red.session.turns)
+        return real_compress(red, anchors, budget)
+
+    monkeypatch.setattr(scribe.compressors, "compress", recording)
     try:
         report = scribe.run()
     finally:
         scribe.close()
     assert report.compacted and not report.failed
+    assert seen and any("[DOOR]" in t for t in seen)
+    for s in secrets:
+        assert not any(s in t for t in seen), f"{s!r} reached the compressor"
     written = [p for p in (root / ".squad").rglob("*") if p.is_file() and p.suffix == ".md"]
     texts = {p: p.read_text(errors="replace") for p in written}
     for p, text in texts.items():

@@ -15,10 +15,10 @@ from helpers import run_cli
 from secrets_corpus import SECRETS
 
 from scribed import config
-from scribed.core.pipeline import Scribe
+from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
-from scribed.sources.markdown import front_matter, split_lines
 from scribed.session.door import redact_session
+from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers import cold, hot_seed, live
 from scribed.tiers.cold import Layout
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from scribed import config
-from scribed.core.pipeline import HOT_TEMPLATE, Scribe
+from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
-from scribed.sources.markdown import front_matter, split_lines
 from scribed.session.door import redact_session
+from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers import live
 from scribed.tiers.cold import Layout
 
@@ -217,7 +217,7 @@ def test_refresh_replaces_blank_template_and_clear_restores_it(tmp_path: Path) -
     layout = Layout(tmp_path)
     hot = layout.hot_file("picard")
     hot.parent.mkdir(parents=True)
-    hot.write_text(HOT_TEMPLATE.format(agent="picard"))
+    hot.write_text(live.TEMPLATE.format(agent="picard"))
     s = busy_session()
     assert live.refresh(layout, redact_session(s), "copilot", FakeLog()) is True
     assert fields_of(hot.read_text())["scribed-live"] == "copilot:s-1"
@@ -225,7 +225,7 @@ def test_refresh_replaces_blank_template_and_clear_restores_it(tmp_path: Path) -
     assert live.clear(layout, "picard", "claude", "s-1") is False
     assert "scribed-live" in hot.read_text()
     assert live.clear(layout, "picard", "copilot", "s-1") is True
-    assert hot.read_text() == HOT_TEMPLATE.format(agent="picard")
+    assert hot.read_text() == live.TEMPLATE.format(agent="picard")
     assert live.clear(layout, "picard", "copilot", "s-1") is False, "nothing of ours left to clear"
 
 
@@ -320,7 +320,7 @@ def make_scribe(root: Path, **kw: Any) -> Scribe:
     return Scribe(cfg, **kw)
 
 
-@pytest.fixture()
+@pytest.fixture
 def live_root(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "squad"
     (root / ".squad/memory").mkdir(parents=True)

@@ -217,7 +217,8 @@ def test_breaker_pauses_a_failing_endpoint_then_retries(tmp_path: Path) -> None:
 
     from scribed import config as config_mod
     from scribed.compress.base import CompressError
-    from scribed.core.pipeline import BREAKER_PAUSE_SECONDS, Scribe
+    from scribed.core.compressors import BREAKER_PAUSE_SECONDS
+    from scribed.core.scribe import Scribe
 
     calls: list[str] = []
 

@@ -462,7 +462,7 @@ def test_root_lock_excludes_concurrent_runs(scenario: Path) -> None:
 
 
 def test_daemon_style_call_with_a_scribe_does_not_relock(tmp_path: Path) -> None:
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     layout = Layout(tmp_path)
     cold_entry(

@@ -48,11 +48,11 @@ INSTRUCTIONS = (
 )
 
 
-class Refused(ValueError):
+class RefusedError(ValueError):
     """A tool argument names something outside the root; the message says which and why."""
 
 
-class BadArgument(ValueError):
+class BadArgumentError(ValueError):
     """A tool argument that is not valid (bad name, bad date, empty text); one line."""
 
 
@@ -66,13 +66,13 @@ def check_name(raw: str, what: str, layout: Layout) -> str:
     """A plain name (agent, topic): a path-like value is refused, a malformed one is a bad argument."""
     text = raw.strip()
     if "\0" in text or "/" in text or "\\" in text or text.startswith("~") or ".." in text:
-        raise Refused(
+        raise RefusedError(
             f"refused: {what} {raw!r} is a path; scribed mcp reads and writes only under {layout.root}, "
             f"and {what} names are plain names (lowercase letters, digits, '-' and '_')"
         )
     name = normalize_name(text)
     if name is None:
-        raise BadArgument(f"bad {what} name {raw!r} (lowercase letters, digits, '-' and '_')")
+        raise BadArgumentError(f"bad {what} name {raw!r} (lowercase letters, digits, '-' and '_')")
     return name
 
 
@@ -80,18 +80,18 @@ def check_tier_file(layout: Layout, path: Path, what: str) -> Path:
     """A tier file that is a symlink leading outside the root is refused (never read or written)."""
     if (path.is_symlink() or path.exists()) and not _inside(layout.root, path):
         rel = path.relative_to(layout.root)
-        raise Refused(f"refused: {what} {rel} leads outside the root {layout.root} (a symlink out)")
+        raise RefusedError(f"refused: {what} {rel} leads outside the root {layout.root} (a symlink out)")
     return path
 
 
 def check_path(layout: Layout, raw: str, what: str) -> Path:
     """A path argument: relative to the root; one resolving outside it (``..``, absolute, symlink) is refused."""
     if "\0" in raw or not raw.strip():
-        raise BadArgument(f"bad {what}: empty or holds a NUL byte")
+        raise BadArgumentError(f"bad {what}: empty or holds a NUL byte")
     p = Path(os.path.expanduser(raw.strip()))
     path = p if p.is_absolute() else layout.root / p
     if not _inside(layout.root, path):
-        raise Refused(f"refused: {what} {raw!r} resolves outside the root {layout.root}")
+        raise RefusedError(f"refused: {what} {raw!r} resolves outside the root {layout.root}")
     return path
 
 
@@ -99,6 +99,7 @@ def check_path(layout: Layout, raw: str, what: str) -> Path:
 def tool_context(
     layout: Layout,
     agent: str,
+    *,
     situation: str = "",
     query: str = "",
     max_bytes: int = 0,
@@ -124,7 +125,7 @@ def tool_context(
             query=query,
         )
     except context.ContextError as exc:
-        raise BadArgument(str(exc)) from exc
+        raise BadArgumentError(str(exc)) from exc
     return block.text
 
 
@@ -134,18 +135,18 @@ def _since(raw: str) -> str:
     try:
         return date.fromisoformat(raw.strip()[:10]).isoformat()
     except ValueError:
-        raise BadArgument(f"since: {raw!r} is not a date (YYYY-MM-DD)") from None
+        raise BadArgumentError(f"since: {raw!r} is not a date (YYYY-MM-DD)") from None
 
 
 def tool_search(
-    layout: Layout, query: str, agent: str = "", tier: str = "", since: str = "", limit: int = 10
+    layout: Layout, query: str, *, agent: str = "", tier: str = "", since: str = "", limit: int = 10
 ) -> dict[str, Any]:
     """``scribed search --json``: best matches first, each with its provenance."""
     from scribed.tiers.search import TIERS, Index, SearchError
 
     who = check_name(agent, "agent", layout) if agent.strip() else ""
     if tier and tier not in TIERS:
-        raise BadArgument(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
+        raise BadArgumentError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
     day = _since(since)
     with Index(layout) as index:
         index.refresh()
@@ -154,12 +155,12 @@ def tool_search(
                 query, agent=who, tiers=(tier,) if tier else (), since=day, limit=max(1, min(limit, 200))
             )
         except SearchError as exc:
-            raise BadArgument(str(exc)) from exc
+            raise BadArgumentError(str(exc)) from exc
     return {"query": query, "hits": [h.public() for h in hits]}
 
 
 def tool_wiki_write(
-    layout: Layout, topic: str, agent: str, text: str = "", title: str = "", file: str = "", *, cfg: Config
+    layout: Layout, topic: str, agent: str, *, text: str = "", title: str = "", file: str = "", cfg: Config
 ) -> dict[str, Any]:
     """``scribed wiki-write``: the same core operation (validation, redaction, merge, root lock)."""
     from scribed.core.lock import RootBusyError
@@ -170,21 +171,21 @@ def tool_wiki_write(
     author = check_name(agent, "agent", layout)
     check_tier_file(layout, layout.wiki / f"{name}.md", "wiki page")
     if bool(text.strip()) == bool(file.strip()):
-        raise BadArgument("give the fact as `text` or as `file` (a path under the root), not both")
+        raise BadArgumentError("give the fact as `text` or as `file` (a path under the root), not both")
     if file.strip():
         path = check_path(layout, file, "file")
         if not path.is_file():
-            raise BadArgument(f"file {file!r}: not a file under {layout.root}")
+            raise BadArgumentError(f"file {file!r}: not a file under {layout.root}")
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise BadArgument(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
+            raise BadArgumentError(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
         text = path.read_bytes().decode("utf-8", "replace")
     scribe = Scribe(cfg)
     try:
         return scribe.write_fact(name, author, text, title=title, timeout=LOCK_TIMEOUT).to_json()
     except WikiError as exc:
-        raise BadArgument(str(exc)) from exc
+        raise BadArgumentError(str(exc)) from exc
     except RootBusyError as exc:
-        raise BadArgument(f"{exc}; nothing written, try again") from exc
+        raise BadArgumentError(f"{exc}; nothing written, try again") from exc
     finally:
         scribe.close()
 
@@ -240,20 +241,22 @@ def resource_files(layout: Layout) -> list[tuple[str, str, Path]]:
         folder: Path = getattr(layout, tier)
         if not folder.is_dir():
             continue
-        for p in sorted(folder.glob("*.md")):
-            if normalize_name(p.stem) == p.stem and _inside(layout.root, p):
-                out.append((tier, p.stem, p))
+        out.extend(
+            (tier, p.stem, p)
+            for p in sorted(folder.glob("*.md"))
+            if normalize_name(p.stem) == p.stem and _inside(layout.root, p)
+        )
     return out
 
 
 def read_resource(layout: Layout, tier: str, name: str) -> str:
     """One tier file's text, redacted; a path-like name or a symlink out is refused."""
     if tier not in RESOURCE_TIERS:
-        raise BadArgument(f"tier {tier!r}: expected one of {', '.join(RESOURCE_TIERS)}")
+        raise BadArgumentError(f"tier {tier!r}: expected one of {', '.join(RESOURCE_TIERS)}")
     stem = check_name(name.removesuffix(".md"), "name", layout)
     path = check_tier_file(layout, getattr(layout, tier) / f"{stem}.md", f"{tier} file")
     if not path.is_file():
-        raise BadArgument(f"no {tier} file named {stem!r}")
+        raise BadArgumentError(f"no {tier} file named {stem!r}")
     return redacted(path.read_bytes().decode("utf-8", "replace"))  # a file read: the door
 
 
@@ -267,7 +270,7 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
     def guard(fn: Any, *args: Any, **kw: Any) -> Any:
         try:
             return fn(layout, *args, **kw)
-        except (Refused, BadArgument) as exc:
+        except (RefusedError, BadArgumentError) as exc:
             raise ToolError(str(exc)) from None
 
     class Server(MCPServer):
@@ -305,7 +308,16 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
         wiki_topics: Annotated[list[str] | None, Field(description="Wiki topics to include by name.")] = None,
     ) -> str:
         """An agent's Memory Context block (hot, plus cold and wiki as the situation or query asks)."""
-        return str(guard(tool_context, agent, situation, query, max_bytes, wiki_topics))
+        return str(
+            guard(
+                tool_context,
+                agent,
+                situation=situation,
+                query=query,
+                max_bytes=max_bytes,
+                wiki_topics=wiki_topics,
+            )
+        )
 
     @server.tool(annotations=read_only)
     def search(
@@ -316,7 +328,7 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
     ) -> dict[str, Any]:
         """Search cold entries, wiki facts (superseded ones marked) and archived originals, with provenance."""
-        return dict(guard(tool_search, query, agent, tier, since, limit))
+        return dict(guard(tool_search, query, agent=agent, tier=tier, since=since, limit=limit))
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -331,7 +343,7 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
         ] = "",
     ) -> dict[str, Any]:
         """Record a durable fact or decision in wiki/TOPIC.md, stamped with its author and today's date."""
-        return dict(guard(tool_wiki_write, topic, agent, text, title, file, cfg=cfg))
+        return dict(guard(tool_wiki_write, topic, agent, text=text, title=title, file=file, cfg=cfg))
 
     @server.tool(annotations=read_only)
     def recent_sessions(
@@ -346,7 +358,7 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
         """A hot, cold or wiki file of the squad root (redacted)."""
         try:
             return read_resource(layout, tier, name)
-        except (Refused, BadArgument) as exc:
+        except (RefusedError, BadArgumentError) as exc:
             raise ResourceError(str(exc)) from None
 
     return server

@@ -59,6 +59,10 @@ class Unit:
         return "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 
+MIN_ITEM_CHARS = 12  # shorter lines of a legacy entry are labels, not knowledge
+MAX_KNOWLEDGE = 12  # key facts kept per imported unit
+
+
 def decision_fact(u: Unit) -> Fact:
     """A decision as a wiki fact: title, statement as written, provenance naming file and lines."""
     date = u.date.date().isoformat()
@@ -100,11 +104,11 @@ def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
     for t in turns:
         for line in t.text.splitlines():
             item = line.strip().lstrip("-*+>").strip()
-            if len(item) < 12 or item in have or item.startswith(("#", "```", "|")):
+            if len(item) < MIN_ITEM_CHARS or item in have or item.startswith(("#", "```", "|")):
                 continue
             if anchors_mod._DECISION.search(item) or anchors_mod._DECISION_VERB.search(item):
                 continue
-            if _DURABLE.search(item) and len(s.knowledge) < 12:
+            if _DURABLE.search(item) and len(s.knowledge) < MAX_KNOWLEDGE:
                 s.knowledge.append(item)
                 have.add(item)
     return s, found, sess

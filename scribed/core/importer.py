@@ -104,13 +104,14 @@ def _archived_refs(layout: Layout) -> set[str]:
 
 
 def discover_agents(squad: Path) -> list[str]:
-    out = []
     folder = squad / "agents"
-    if folder.is_dir():
-        for p in sorted(folder.iterdir()):
-            if (p / "history.md").is_file() and normalize_name(p.name) is not None:
-                out.append(p.name)
-    return out
+    if not folder.is_dir():
+        return []
+    return [
+        p.name
+        for p in sorted(folder.iterdir())
+        if (p / "history.md").is_file() and normalize_name(p.name) is not None
+    ]
 
 
 def import_squad(
@@ -133,10 +134,21 @@ def import_squad(
 
 
 def run_import(
-    cfg: Config, names: list[str], *, everything: bool, dry_run: bool, as_of: datetime, clock: Clock
+    cfg: Config,
+    names: list[str],
+    *,
+    everything: bool,
+    dry_run: bool,
+    as_of: datetime,
+    clock: Clock,
+    ledger: Ledger | None = None,
 ) -> dict[str, Any]:
-    """The import itself, for agents :func:`plan` accepted. The caller holds the root lock."""
-    return _import(cfg, Layout(cfg.root_path), names, everything, dry_run, as_of, clock)
+    """The import itself, for agents :func:`plan` accepted. The caller holds the root lock; a
+    :class:`scribed.core.scribe.Scribe` passes its ledger (else one is opened for the call)."""
+    layout = Layout(cfg.root_path)
+    return _import(
+        cfg, layout, names, everything=everything, dry_run=dry_run, as_of=as_of, clock=clock, ledger=ledger
+    )
 
 
 def plan(cfg: Config, agents: list[str] | None) -> list[str]:
@@ -226,23 +238,29 @@ def _import(
     cfg: Config,
     layout: Layout,
     names: list[str],
+    *,
     everything: bool,
     dry_run: bool,
     as_of: datetime,
     clock: Clock,
+    ledger: Ledger | None,
 ) -> dict[str, Any]:
     run = _read_all(layout, names, everything)
-    if dry_run:
-        ledger = Ledger(layout.ledger, readonly=True) if layout.ledger.exists() else Ledger(None)
-    else:
+    if not dry_run:
         audit.ensure_state(layout)
-        ledger = Ledger(layout.ledger)
-    try:
-        return _apply(
-            cfg, layout, ledger, run, as_of - timedelta(days=cfg.cold.ttl_days), as_of, dry_run, clock
+    own = ledger is None
+    if ledger is None:
+        ledger = (
+            (Ledger(layout.ledger, readonly=True) if layout.ledger.exists() else Ledger(None))
+            if dry_run
+            else Ledger(layout.ledger)
         )
+    try:
+        cutoff = as_of - timedelta(days=cfg.cold.ttl_days)
+        return _apply(cfg, layout, ledger, run, cutoff=cutoff, as_of=as_of, dry_run=dry_run, clock=clock)
     finally:
-        ledger.close()
+        if own:
+            ledger.close()
 
 
 class _Apply:
@@ -339,6 +357,7 @@ def _apply(
     layout: Layout,
     ledger: Ledger,
     run: _Run,
+    *,
     cutoff: datetime,
     as_of: datetime,
     dry_run: bool,

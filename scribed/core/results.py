@@ -225,6 +225,7 @@ class ImportResult(_Result):
     decisions: list[Record]
     not_decisions: list[Record]
     skipped: int
+    dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
     mode: str = ""
     rest: Record = field(default_factory=dict)

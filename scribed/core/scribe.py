@@ -258,7 +258,7 @@ class Scribe:
         with self.locked():
             data = importer.run_import(
                 self.cfg, names, everything=agents is None, dry_run=self.dry_run,
-                as_of=as_of or self.clock(), clock=self.clock,
+                as_of=as_of or self.clock(), clock=self.clock, ledger=self.ledger,
             )  # fmt: skip
         return ImportResult.of(data)
 

@@ -209,6 +209,7 @@ def _render(
     head: str,
     agent: str,
     task: str,
+    *,
     decisions: list[str],
     actions: list[str],
     blockers: list[str],
@@ -249,7 +250,17 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
     budget = HOT_BUDGET - DIGEST_LINE
 
     def size() -> int:
-        return len(_render(head, session.agent, task, decisions, actions, blockers, talking).encode())
+        return len(
+            _render(
+                head,
+                session.agent,
+                task,
+                decisions=decisions,
+                actions=actions,
+                blockers=blockers,
+                talking=talking,
+            ).encode()
+        )
 
     # Lists are newest first, so trimming pops from the end; keep a few of each as long as possible.
     rounds = [
@@ -270,7 +281,9 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
             items.pop()
     while size() > budget and len(task) > 1:
         task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
-    text = _render(head, session.agent, task, decisions, actions, blockers, talking)
+    text = _render(
+        head, session.agent, task, decisions=decisions, actions=actions, blockers=blockers, talking=talking
+    )
     data = text.encode()
     if len(data) > budget:  # only a pathological source path gets here
         text = data[:budget].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
