@@ -74,7 +74,7 @@ def test_a_session_is_redacted_at_the_door_and_only_there(tmp_path: Path, monkey
         return out.replace("[REDACTED_SECRET]", "[DOOR]") if out != text else out
 
     monkeypatch.setattr(door, "redact", stamped)
-    door._cache.clear()
+    door.clear_cache()
     cfg = config.load(root / "scribed.toml")
     scribe = Scribe(cfg)
     seen: list[str] = []  # every text the compressor was handed
@@ -100,7 +100,7 @@ def test_a_session_is_redacted_at_the_door_and_only_there(tmp_path: Path, monkey
             assert s not in text, f"{s!r} leaked into {p}"
         assert "[REDACTED_SECRET]" not in text, f"{p}: redacted by something other than the door"
     assert any("[DOOR]" in t for t in texts.values())
-    door._cache.clear()
+    door.clear_cache()
 
 
 def test_door_redacts_turns_and_keeps_the_session_shape() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import IO, NewType
@@ -17,11 +18,12 @@ from scribed.session.redact import redact
 Redacted = NewType("Redacted", str)
 NOTHING = Redacted("")  # the empty text, for defaults
 
-# Redacted turn texts by the sha256 of their raw text: a live view re-reads a growing session on
-# every change, and its old turns must not cost the redactor again. Keys are digests, so no secret
-# is kept; values are redacted.
-_CACHE_MAX = 4096
-_cache: dict[bytes, Redacted] = {}
+# Redacted turn texts by the sha256 of their raw text, least recently used first out: a live view
+# re-reads a growing session on every change, and its old turns must not cost the redactor again.
+# Keys are digests, so no secret is kept; values are redacted. Bounded by the characters held.
+_CACHE_CHARS = 16 * 1024 * 1024
+_cache: OrderedDict[bytes, Redacted] = OrderedDict()
+_cache_size = [0]
 _cache_lock = threading.Lock()
 
 
@@ -34,14 +36,24 @@ def _turn_text(text: str) -> Redacted:
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     with _cache_lock:
         hit = _cache.get(key)
-    if hit is not None:
-        return hit
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
     out = redacted(text)
     with _cache_lock:
-        if len(_cache) >= _CACHE_MAX:
-            _cache.clear()
-        _cache[key] = out
+        if key not in _cache:
+            _cache[key] = out
+            _cache_size[0] += len(out)
+        while _cache_size[0] > _CACHE_CHARS and _cache:
+            _cache_size[0] -= len(_cache.popitem(last=False)[1])
     return out
+
+
+def clear_cache() -> None:
+    """Forget the cached redactions (tests that swap the engine)."""
+    with _cache_lock:
+        _cache.clear()
+        _cache_size[0] = 0
 
 
 def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
@@ -95,4 +107,13 @@ def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> Red
     return RedactedSession(red, redacted(str(session.source)))
 
 
-__all__ = ["NOTHING", "Redacted", "RedactedSession", "redact_session", "redacted", "redacted_chunks", "unwrap"]
+__all__ = [
+    "NOTHING",
+    "Redacted",
+    "RedactedSession",
+    "clear_cache",
+    "redact_session",
+    "redacted",
+    "redacted_chunks",
+    "unwrap",
+]
