@@ -13,10 +13,7 @@ import gzip
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 TMP_PREFIX = ".scribed-tmp-"
 FILE_MODE = 0o600
@@ -72,7 +69,7 @@ def check_state_dirs(root: Path, state: Path, subdirs: list[Path]) -> None:
                     "state folders must be real folders inside the root",
                     str(cur),
                 )
-            if cur == state or cur == cur.parent:
+            if cur in {state, cur.parent}:
                 break
             cur = cur.parent
         real = d.resolve()  # a folder not made yet resolves through its existing parents
@@ -189,25 +186,3 @@ def clean_temp_files(folder: Path) -> int:
                         p.unlink()
                         n += 1
     return n
-
-
-class RootBusy(RuntimeError):
-    """Another scribed holds the lock on this root."""
-
-
-@contextlib.contextmanager
-def root_lock(lock_path: Path, timeout: float = -1) -> Iterator[None]:
-    """Exclusive lock per squad root: daemon, run-once and other containers take turns.
-
-    ``timeout`` < 0 waits forever; 0 fails at once with :class:`RootBusy`.
-    """
-    ensure_dir(lock_path.parent)
-    lock = FileLock(str(lock_path), mode=FILE_MODE)
-    try:
-        lock.acquire(timeout=timeout)
-    except Timeout as exc:
-        raise RootBusy(f"another scribed is working on this root (lock {lock_path})") from exc
-    try:
-        yield
-    finally:
-        lock.release()

@@ -139,7 +139,7 @@ def test_disk_full_is_a_clear_error_and_retried(tmp_path: Path, monkeypatch: pyt
     n = 3
     cfg_path = backlog(tmp_path, n)
     from scribed import fsutil
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     real_fsync = os.fsync
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from scribed.compress import anchors, entry, errors
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
-from scribed.core.pipeline import entry_budget
+from scribed.core.budget import entry_budget
 from scribed.models import Session, Turn
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

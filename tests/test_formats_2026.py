@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from scribed import config
 from scribed.cli.main import main
 from scribed.compress.entry import split_entries
-from scribed.core.pipeline import Scribe
+from scribed.core.scribe import Scribe
 from scribed.models import ParseResult, Session
 from scribed.sources import discover, drift, injected, parse_file, zst
 from scribed.sources.common import iter_jsonl

@@ -247,7 +247,7 @@ def test_30mb_transcript_memory_bounded(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from scribed.cli.main import main\n"
-        "from scribed.core.pipeline import peak_rss_mb\n"
+        "from scribed.core.discovery import peak_rss_mb\n"
         "try:\n    main()\nexcept SystemExit as e:\n    rc = e.code\n"
         "print('RSS', int(peak_rss_mb() * 1024), file=sys.stderr)\nsys.exit(rc)\n"
     )
@@ -300,7 +300,7 @@ def test_backlog_of_300_sessions_over_30_agents(tmp_path: Path) -> None:
 def test_a_bug_on_one_file_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from scribed import config
     from scribed.compress import anchors
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     _root, src, cfg_path = make_root(tmp_path)
     good_codex(src / "rollout-a.jsonl", "good-a", "use write-through invalidation")

@@ -15,8 +15,9 @@ from helpers import run_cli
 from secrets_corpus import SECRETS
 
 from scribed import config
-from scribed.core.pipeline import Scribe
+from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
+from scribed.session.door import redact_session
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers import cold, hot_seed, live
 from scribed.tiers.cold import Layout
@@ -170,7 +171,7 @@ def test_reseed_write_rules(tmp_path: Path) -> None:
     edited = hot.read_text().replace("Talking to: (none)", "Talking to: worf (about the gate)")
     hot.write_text(edited)
     assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
-    assert live.refresh(layout, live_session("s-2", T0 + timedelta(days=3)), "copilot", Log()) is False
+    assert live.refresh(layout, redact_session(live_session("s-2", T0 + timedelta(days=3))), "copilot", Log()) is False
     assert hot.read_text() == edited
 
 
@@ -180,10 +181,10 @@ def test_live_refresh_of_a_new_session_replaces_the_seed_and_not_the_reverse(tmp
     write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))
     assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is True
     # a live view of a session older than the seed does not replace it
-    assert live.refresh(layout, live_session("s-0", T0 - timedelta(days=1)), "copilot", Log()) is False
+    assert live.refresh(layout, redact_session(live_session("s-0", T0 - timedelta(days=1))), "copilot", Log()) is False
     assert fields_of(hot.read_text())["scribed-live"] == "seed:copilot:s-1"
     # the next session starts: its live view replaces the seed
-    assert live.refresh(layout, live_session("s-2", T0 + timedelta(days=1)), "copilot", Log()) is True
+    assert live.refresh(layout, redact_session(live_session("s-2", T0 + timedelta(days=1))), "copilot", Log()) is True
     text = hot.read_text()
     assert fields_of(text)["scribed-live"] == "copilot:s-2" and "Wire the limiter" in text
     # ...and the end of another session never overwrites that running session's live view

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from scribed import config
-from scribed.core.pipeline import HOT_TEMPLATE, Scribe
+from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
+from scribed.session.door import redact_session
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers import live
 from scribed.tiers.cold import Layout
@@ -88,7 +89,7 @@ def fields_of(text: str) -> dict[str, str]:
 
 # --- rendering ----------------------------------------------------------------------------------
 def test_render_live_fields_and_marker() -> None:
-    text = live.render_live(busy_session(), "copilot", talking_to=["worf"])
+    text = live.render_live(redact_session(busy_session()), "copilot", talking_to=["worf"])
     fm = fields_of(text)
     assert fm["scribed-live"] == "copilot:s-1"
     assert fm["source"] == "/x/events.jsonl"
@@ -111,7 +112,7 @@ def test_render_live_fields_and_marker() -> None:
 
 def test_render_live_is_stable_and_clock_free() -> None:
     s = busy_session()
-    assert live.render_live(s, "copilot") == live.render_live(s, "copilot")
+    assert live.render_live(redact_session(s), "copilot") == live.render_live(redact_session(s), "copilot")
 
 
 def test_render_live_trims_oldest_first_to_4k() -> None:
@@ -120,7 +121,7 @@ def test_render_live_trims_oldest_first_to_4k() -> None:
         turns.append(t("assistant", f"Decision: option {i:02d} " + "because " * 30, i))
         turns.append(t("assistant", f"bash make step-{i:02d} " + "y" * 280, 100 + i, "tool_call", "bash"))
     turns.append(t("user", "Ship release 2.0 " + "z" * 2000, 500))
-    text = live.render_live(session(turns), "codex")
+    text = live.render_live(redact_session(session(turns)), "codex")
     assert len(text.encode()) <= 4096
     assert "option 39" in text, "the newest decision is kept"
     assert "option 01" not in text, "the oldest decisions go first"
@@ -137,18 +138,18 @@ def test_blocker_after_fix_stays_open() -> None:
             t("tool", "Traceback ...\nValueError: bad literal for int()", 2, "tool_result"),
         ]
     )
-    blockers = live.render_live(s, "claude").split("Blockers:")[1].split("Talking to:")[0]
+    blockers = live.render_live(redact_session(s), "claude").split("Blockers:")[1].split("Talking to:")[0]
     assert "ValueError: bad literal" in blockers and "KeyError" not in blockers
 
 
 def test_empty_lists_say_none() -> None:
-    text = live.render_live(session([t("user", "hello there", 0)]), "copilot")
+    text = live.render_live(redact_session(session([t("user", "hello there", 0)])), "copilot")
     assert "Active decisions: (none)" in text and "Blockers: (none)" in text
     assert "Talking to: user" in text
 
 
 def task_of(s: Session) -> str:
-    return live.render_live(s, "copilot").split("Current task: ")[1].split("\n")[0]
+    return live.render_live(redact_session(s), "copilot").split("Current task: ")[1].split("\n")[0]
 
 
 @pytest.mark.parametrize(
@@ -185,15 +186,15 @@ def test_refresh_writes_once_then_only_on_change(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     log = FakeLog()
     s = busy_session()
-    assert live.refresh(layout, s, "copilot", log) is True
+    assert live.refresh(layout, redact_session(s), "copilot", log) is True
     hot = layout.hot_file("picard")
     assert hot.stat().st_mode & 0o777 == 0o600
     before = hot.stat().st_mtime_ns
     time.sleep(0.01)
-    assert live.refresh(layout, s, "copilot", log) is False
+    assert live.refresh(layout, redact_session(s), "copilot", log) is False
     assert hot.stat().st_mtime_ns == before, "unchanged content is not rewritten"
     s.turns.append(t("user", "Now update the changelog", 20))
-    assert live.refresh(layout, s, "copilot", log) is True
+    assert live.refresh(layout, redact_session(s), "copilot", log) is True
     assert "Current task: Now update the changelog" in hot.read_text()
 
 
@@ -205,9 +206,9 @@ def test_refresh_never_overwrites_agent_written_hot(tmp_path: Path) -> None:
     hot.write_text(mine)
     log = FakeLog()
     s = busy_session()
-    assert live.refresh(layout, s, "copilot", log) is False
+    assert live.refresh(layout, redact_session(s), "copilot", log) is False
     s.turns.append(t("user", "another request", 30))
-    assert live.refresh(layout, s, "copilot", log) is False
+    assert live.refresh(layout, redact_session(s), "copilot", log) is False
     assert hot.read_text() == mine
     assert log.events("warning") == ["hot_agent_written"], "warned once, not on every change"
 
@@ -216,15 +217,15 @@ def test_refresh_replaces_blank_template_and_clear_restores_it(tmp_path: Path) -
     layout = Layout(tmp_path)
     hot = layout.hot_file("picard")
     hot.parent.mkdir(parents=True)
-    hot.write_text(HOT_TEMPLATE.format(agent="picard"))
+    hot.write_text(live.TEMPLATE.format(agent="picard"))
     s = busy_session()
-    assert live.refresh(layout, s, "copilot", FakeLog()) is True
+    assert live.refresh(layout, redact_session(s), "copilot", FakeLog()) is True
     assert fields_of(hot.read_text())["scribed-live"] == "copilot:s-1"
     assert live.clear(layout, "picard", "copilot", "other-session") is False
     assert live.clear(layout, "picard", "claude", "s-1") is False
     assert "scribed-live" in hot.read_text()
     assert live.clear(layout, "picard", "copilot", "s-1") is True
-    assert hot.read_text() == HOT_TEMPLATE.format(agent="picard")
+    assert hot.read_text() == live.TEMPLATE.format(agent="picard")
     assert live.clear(layout, "picard", "copilot", "s-1") is False, "nothing of ours left to clear"
 
 
@@ -232,12 +233,12 @@ def test_live_file_edited_by_hand_is_the_agents(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     log = FakeLog()
     s = busy_session()
-    assert live.refresh(layout, s, "copilot", log) is True
+    assert live.refresh(layout, redact_session(s), "copilot", log) is True
     hot = layout.hot_file("picard")
     edited = hot.read_text() + "My own note: ask worf about the gate.\n"  # front matter kept
     hot.write_text(edited)
     s.turns.append(t("user", "Now update the changelog", 20))
-    assert live.refresh(layout, s, "copilot", log) is False
+    assert live.refresh(layout, redact_session(s), "copilot", log) is False
     assert live.clear(layout, "picard", "copilot", "s-1") is False
     assert hot.read_text() == edited
     assert log.events("warning") == ["hot_agent_written"]
@@ -261,7 +262,7 @@ def test_symlinked_hot_is_never_written(tmp_path: Path) -> None:
     layout.hot.mkdir(parents=True)
     layout.hot_file("picard").symlink_to(target)
     log = FakeLog()
-    assert live.refresh(layout, busy_session(), "copilot", log) is False
+    assert live.refresh(layout, redact_session(busy_session()), "copilot", log) is False
     assert target.read_text() == "not yours\n"
     assert log.events("warning") == ["hot_symlink_not_written"]
     # even a symlink to a file carrying our marker is not cleared
@@ -274,8 +275,8 @@ def test_newer_live_session_of_the_same_agent_wins(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     newer = busy_session()
     older = session([t("user", "old work", -600)], sid="s-0")
-    assert live.refresh(layout, newer, "copilot", FakeLog()) is True
-    assert live.refresh(layout, older, "copilot", FakeLog()) is False
+    assert live.refresh(layout, redact_session(newer), "copilot", FakeLog()) is True
+    assert live.refresh(layout, redact_session(older), "copilot", FakeLog()) is False
     assert fields_of(layout.hot_file("picard").read_text())["scribed-live"] == "copilot:s-1"
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from scribed import config, sources
 from scribed.compress.entry import split_entries
-from scribed.core.pipeline import Scribe
+from scribed.core.scribe import Scribe
 from scribed.daemon.service import Daemon
 from scribed.models import ParseResult
 from scribed.sources import discover, match, parse_file

@@ -217,7 +217,8 @@ def test_breaker_pauses_a_failing_endpoint_then_retries(tmp_path: Path) -> None:
 
     from scribed import config as config_mod
     from scribed.compress.base import CompressError
-    from scribed.core.pipeline import BREAKER_PAUSE_SECONDS, Scribe
+    from scribed.core.compressors import BREAKER_PAUSE_SECONDS
+    from scribed.core.scribe import Scribe
 
     calls: list[str] = []
 
@@ -239,5 +240,5 @@ def test_breaker_pauses_a_failing_endpoint_then_retries(tmp_path: Path) -> None:
     assert sum("llm paused after 3 consecutive failures: server error 503" in e for e in errors) == 2
     # after the pause the endpoint is tried again (half-open)
     now[0] += timedelta(seconds=BREAKER_PAUSE_SECONDS + 1)
-    assert s._breaker_reason() == ""
+    assert s.compressors.breaker_reason() == ""
     s.close()

@@ -20,7 +20,7 @@ from scribed.compress.entry import split_entries
 from scribed.config import from_dict
 from scribed.core import promote
 from scribed.core.ledger import Ledger
-from scribed.fsutil import root_lock
+from scribed.core.lock import root_lock
 from scribed.models import Summary
 from scribed.tiers.cold import Layout, append
 from scribed.tiers.wiki import WikiDoc
@@ -462,7 +462,7 @@ def test_root_lock_excludes_concurrent_runs(scenario: Path) -> None:
 
 
 def test_daemon_style_call_with_a_scribe_does_not_relock(tmp_path: Path) -> None:
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     layout = Layout(tmp_path)
     cold_entry(

@@ -39,7 +39,7 @@ from scribed import config as config_mod  # noqa: E402
 from scribed.compress import anchors as anchors_mod  # noqa: E402
 from scribed.compress import entry as entry_mod  # noqa: E402
 from scribed.compress.llm import LlmCompressor, LlmError  # noqa: E402
-from scribed.core.pipeline import Scribe  # noqa: E402
+from scribed.core.scribe import Scribe  # noqa: E402
 from scribed.models import Session, Turn  # noqa: E402
 from scribed.session.redact import redact  # noqa: E402
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from scribed import config
 from scribed.cli.main import main
-from scribed.core.pipeline import Scribe
+from scribed.core.scribe import Scribe
 from scribed.sources import zst
 from scribed.tiers import transcripts
 

@@ -60,6 +60,7 @@ def _layout(ctx: click.Context, root: str | None) -> Layout:
 @click.pass_context
 def context_cmd(
     ctx: click.Context,
+    *,
     agent: str,
     include_cold: bool,
     wiki_topics: tuple[str, ...],
@@ -118,6 +119,7 @@ def context_cmd(
 @click.pass_context
 def report_cmd(
     ctx: click.Context,
+    *,
     agents: tuple[str, ...],
     as_json: bool,
     as_markdown: bool,

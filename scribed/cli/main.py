@@ -1,4 +1,4 @@
-"""The ``scribed`` command: a thin click layer over :class:`scribed.core.pipeline.Scribe`.
+"""The ``scribed`` command: a thin click layer over :class:`scribed.core.scribe.Scribe`.
 
 Exit codes: 0 ok, 1 some work failed (it stays queued for the next run), 2 usage/config error.
 The group's own options (``--config``, ``--init``) are accepted before or after the subcommand.
@@ -24,7 +24,7 @@ from scribed.cli import transcripts as cli_transcripts
 from scribed.cli import wiki as cli_wiki
 from scribed.cli.common import check_agents, fail, load_config, note, warn
 from scribed.config import ConfigError
-from scribed.fsutil import RootBusy, root_lock
+from scribed.core.lock import RootBusyError
 
 # The group's options a user may also put after the subcommand (`scribed run-once --config X`).
 GROUP_VALUE_OPTIONS = ("--config",)
@@ -72,7 +72,7 @@ class Main(click.Group):
             raise  # a reader that stopped early (`| head`): click exits quietly
         except ConfigError as exc:
             fail(str(exc))
-        except RootBusy as exc:
+        except RootBusyError as exc:
             fail(str(exc), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
@@ -119,24 +119,12 @@ def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
 @click.pass_context
 def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, as_json: bool) -> None:
     """Compact every finished session once, then exit."""
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     cfg = load_config(ctx, root)
     scribe = Scribe(cfg, dry_run=dry_run)
-    log = log_mod.get()
     try:
-        progress = _progress(sys.stderr.isatty())
-        if dry_run:
-            report = scribe.run_once(force=force, progress=progress)
-        else:
-            lock = scribe.layout.lock
-            try:
-                with root_lock(lock, timeout=0):
-                    report = scribe.run_once(force=force, progress=progress)
-            except RootBusy:
-                log.info("waiting_for_lock", lock=str(lock))
-                with root_lock(lock):
-                    report = scribe.run_once(force=force, progress=progress)
+        report = scribe.run(force=force, progress=_progress(sys.stderr.isatty()))
     finally:
         scribe.close()
     data = report.public()
@@ -199,10 +187,10 @@ def check_config(ctx: click.Context, strict: bool) -> None:
 @main.command("redact")
 def redact_cmd() -> None:
     """Read stdin, print it with secrets replaced by [REDACTED_SECRET]."""
-    from scribed.session.redact import redact
+    from scribed.session.door import redacted
 
     data = sys.stdin.buffer.read().decode("utf-8", "replace")
-    sys.stdout.write(redact(data))
+    sys.stdout.write(redacted(data))
     sys.stdout.flush()
 
 

@@ -25,11 +25,13 @@ from pydantic import Field
 
 from scribed import __version__
 from scribed.names import normalize_name
-from scribed.session.redact import redact
+from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from scribed.config import Config
 
 NAME = "scribed"
 URI_PREFIX = "scribed://memory/"
@@ -46,11 +48,11 @@ INSTRUCTIONS = (
 )
 
 
-class Refused(ValueError):
+class RefusedError(ValueError):
     """A tool argument names something outside the root; the message says which and why."""
 
 
-class BadArgument(ValueError):
+class BadArgumentError(ValueError):
     """A tool argument that is not valid (bad name, bad date, empty text); one line."""
 
 
@@ -64,13 +66,13 @@ def check_name(raw: str, what: str, layout: Layout) -> str:
     """A plain name (agent, topic): a path-like value is refused, a malformed one is a bad argument."""
     text = raw.strip()
     if "\0" in text or "/" in text or "\\" in text or text.startswith("~") or ".." in text:
-        raise Refused(
+        raise RefusedError(
             f"refused: {what} {raw!r} is a path; scribed mcp reads and writes only under {layout.root}, "
             f"and {what} names are plain names (lowercase letters, digits, '-' and '_')"
         )
     name = normalize_name(text)
     if name is None:
-        raise BadArgument(f"bad {what} name {raw!r} (lowercase letters, digits, '-' and '_')")
+        raise BadArgumentError(f"bad {what} name {raw!r} (lowercase letters, digits, '-' and '_')")
     return name
 
 
@@ -78,18 +80,18 @@ def check_tier_file(layout: Layout, path: Path, what: str) -> Path:
     """A tier file that is a symlink leading outside the root is refused (never read or written)."""
     if (path.is_symlink() or path.exists()) and not _inside(layout.root, path):
         rel = path.relative_to(layout.root)
-        raise Refused(f"refused: {what} {rel} leads outside the root {layout.root} (a symlink out)")
+        raise RefusedError(f"refused: {what} {rel} leads outside the root {layout.root} (a symlink out)")
     return path
 
 
 def check_path(layout: Layout, raw: str, what: str) -> Path:
     """A path argument: relative to the root; one resolving outside it (``..``, absolute, symlink) is refused."""
     if "\0" in raw or not raw.strip():
-        raise BadArgument(f"bad {what}: empty or holds a NUL byte")
+        raise BadArgumentError(f"bad {what}: empty or holds a NUL byte")
     p = Path(os.path.expanduser(raw.strip()))
     path = p if p.is_absolute() else layout.root / p
     if not _inside(layout.root, path):
-        raise Refused(f"refused: {what} {raw!r} resolves outside the root {layout.root}")
+        raise RefusedError(f"refused: {what} {raw!r} resolves outside the root {layout.root}")
     return path
 
 
@@ -97,6 +99,7 @@ def check_path(layout: Layout, raw: str, what: str) -> Path:
 def tool_context(
     layout: Layout,
     agent: str,
+    *,
     situation: str = "",
     query: str = "",
     max_bytes: int = 0,
@@ -122,7 +125,7 @@ def tool_context(
             query=query,
         )
     except context.ContextError as exc:
-        raise BadArgument(str(exc)) from exc
+        raise BadArgumentError(str(exc)) from exc
     return block.text
 
 
@@ -132,18 +135,18 @@ def _since(raw: str) -> str:
     try:
         return date.fromisoformat(raw.strip()[:10]).isoformat()
     except ValueError:
-        raise BadArgument(f"since: {raw!r} is not a date (YYYY-MM-DD)") from None
+        raise BadArgumentError(f"since: {raw!r} is not a date (YYYY-MM-DD)") from None
 
 
 def tool_search(
-    layout: Layout, query: str, agent: str = "", tier: str = "", since: str = "", limit: int = 10
+    layout: Layout, query: str, *, agent: str = "", tier: str = "", since: str = "", limit: int = 10
 ) -> dict[str, Any]:
     """``scribed search --json``: best matches first, each with its provenance."""
     from scribed.tiers.search import TIERS, Index, SearchError
 
     who = check_name(agent, "agent", layout) if agent.strip() else ""
     if tier and tier not in TIERS:
-        raise BadArgument(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
+        raise BadArgumentError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
     day = _since(since)
     with Index(layout) as index:
         index.refresh()
@@ -152,37 +155,39 @@ def tool_search(
                 query, agent=who, tiers=(tier,) if tier else (), since=day, limit=max(1, min(limit, 200))
             )
         except SearchError as exc:
-            raise BadArgument(str(exc)) from exc
+            raise BadArgumentError(str(exc)) from exc
     return {"query": query, "hits": [h.public() for h in hits]}
 
 
 def tool_wiki_write(
-    layout: Layout, topic: str, agent: str, text: str = "", title: str = "", file: str = ""
+    layout: Layout, topic: str, agent: str, *, text: str = "", title: str = "", file: str = "", cfg: Config
 ) -> dict[str, Any]:
-    """``scribed wiki-write``: the same function under the same root lock (validation, merge, inbox)."""
-    from scribed.core.promote import write_agent_fact
-    from scribed.fsutil import RootBusy, root_lock
+    """``scribed wiki-write``: the same core operation (validation, redaction, merge, root lock)."""
+    from scribed.core.lock import RootBusyError
+    from scribed.core.scribe import Scribe
     from scribed.tiers.wiki import WikiError
 
     name = check_name(topic, "topic", layout)
     author = check_name(agent, "agent", layout)
     check_tier_file(layout, layout.wiki / f"{name}.md", "wiki page")
     if bool(text.strip()) == bool(file.strip()):
-        raise BadArgument("give the fact as `text` or as `file` (a path under the root), not both")
+        raise BadArgumentError("give the fact as `text` or as `file` (a path under the root), not both")
     if file.strip():
         path = check_path(layout, file, "file")
         if not path.is_file():
-            raise BadArgument(f"file {file!r}: not a file under {layout.root}")
+            raise BadArgumentError(f"file {file!r}: not a file under {layout.root}")
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise BadArgument(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
+            raise BadArgumentError(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
         text = path.read_bytes().decode("utf-8", "replace")
+    scribe = Scribe(cfg)
     try:
-        with root_lock(layout.lock, timeout=LOCK_TIMEOUT):
-            return write_agent_fact(layout, name, author, text, title=title)
+        return scribe.write_fact(name, author, text, title=title, timeout=LOCK_TIMEOUT).to_json()
     except WikiError as exc:
-        raise BadArgument(str(exc)) from exc
-    except RootBusy as exc:
-        raise BadArgument(f"{exc}; nothing written, try again") from exc
+        raise BadArgumentError(str(exc)) from exc
+    except RootBusyError as exc:
+        raise BadArgumentError(f"{exc}; nothing written, try again") from exc
+    finally:
+        scribe.close()
 
 
 def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> dict[str, Any]:
@@ -195,7 +200,11 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
     if agent.strip():
         files = [check_tier_file(layout, layout.cold_file(check_name(agent, "agent", layout)), "cold file")]
     else:
-        files = sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p)) if layout.cold.is_dir() else []
+        files = (
+            sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p))
+            if layout.cold.is_dir()
+            else []
+        )
     floor = datetime.min.replace(tzinfo=UTC)
     rows: list[tuple[datetime, dict[str, Any]]] = []
     for path in files:
@@ -206,16 +215,21 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
         lines = {ln: no for no, ln in reversed(list(enumerate(text.splitlines(), start=1)))}
         for e in split_entries(text)[1]:
             session = _SESSION.search(e.text)
-            rows.append((e.when or floor, {
-                "agent": path.stem,
-                "date": e.date,
-                "title": redact(e.title),
-                "heading": redact(e.heading.removeprefix("### ")),
-                "session": session.group("s") if session else "",
-                "entry": e.entry_id or "",
-                "file": str(path.relative_to(layout.root)),
-                "line": lines.get(e.heading, 0),
-            }))
+            rows.append(
+                (
+                    e.when or floor,
+                    {
+                        "agent": path.stem,
+                        "date": e.date,
+                        "title": redacted(e.title),
+                        "heading": redacted(e.heading.removeprefix("### ")),
+                        "session": session.group("s") if session else "",
+                        "entry": e.entry_id or "",
+                        "file": str(path.relative_to(layout.root)),
+                        "line": lines.get(e.heading, 0),
+                    },
+                )
+            )
     rows.sort(key=lambda r: r[0], reverse=True)
     return {"sessions": [r for _, r in rows[: max(1, min(limit, 500))]]}
 
@@ -227,25 +241,27 @@ def resource_files(layout: Layout) -> list[tuple[str, str, Path]]:
         folder: Path = getattr(layout, tier)
         if not folder.is_dir():
             continue
-        for p in sorted(folder.glob("*.md")):
-            if normalize_name(p.stem) == p.stem and _inside(layout.root, p):
-                out.append((tier, p.stem, p))
+        out.extend(
+            (tier, p.stem, p)
+            for p in sorted(folder.glob("*.md"))
+            if normalize_name(p.stem) == p.stem and _inside(layout.root, p)
+        )
     return out
 
 
 def read_resource(layout: Layout, tier: str, name: str) -> str:
     """One tier file's text, redacted; a path-like name or a symlink out is refused."""
     if tier not in RESOURCE_TIERS:
-        raise BadArgument(f"tier {tier!r}: expected one of {', '.join(RESOURCE_TIERS)}")
+        raise BadArgumentError(f"tier {tier!r}: expected one of {', '.join(RESOURCE_TIERS)}")
     stem = check_name(name.removesuffix(".md"), "name", layout)
     path = check_tier_file(layout, getattr(layout, tier) / f"{stem}.md", f"{tier} file")
     if not path.is_file():
-        raise BadArgument(f"no {tier} file named {stem!r}")
-    return redact(path.read_bytes().decode("utf-8", "replace"))
+        raise BadArgumentError(f"no {tier} file named {stem!r}")
+    return redacted(path.read_bytes().decode("utf-8", "replace"))  # a file read: the door
 
 
 # --- the SDK layer --------------------------------------------------------------------------------
-def build_server(layout: Layout) -> MCPServer:
+def build_server(layout: Layout, cfg: Config) -> MCPServer:
     """The MCP server over one squad root (tools and resources registered)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -254,7 +270,7 @@ def build_server(layout: Layout) -> MCPServer:
     def guard(fn: Any, *args: Any, **kw: Any) -> Any:
         try:
             return fn(layout, *args, **kw)
-        except (Refused, BadArgument) as exc:
+        except (RefusedError, BadArgumentError) as exc:
             raise ToolError(str(exc)) from None
 
     class Server(MCPServer):
@@ -278,15 +294,30 @@ def build_server(layout: Layout) -> MCPServer:
         agent: Annotated[str, Field(description="The agent whose memory to load (a name, e.g. 'picard').")],
         situation: Annotated[
             Literal["", "new-task", "resume", "debug", "spec", "onboarding", "post-incident"],
-            Field(description="Which tiers to load: new-task (hot), resume/debug (+cold), "
-                  "spec/onboarding (+wiki), post-incident (all)."),
+            Field(
+                description="Which tiers to load: new-task (hot), resume/debug (+cold), "
+                "spec/onboarding (+wiki), post-incident (all)."
+            ),
         ] = "",
-        query: Annotated[str, Field(description="Fill cold/wiki with the entries and facts best matching this.")] = "",
-        max_bytes: Annotated[int, Field(ge=0, description="Fit the block in this many bytes (0: no limit).")] = 0,
+        query: Annotated[
+            str, Field(description="Fill cold/wiki with the entries and facts best matching this.")
+        ] = "",
+        max_bytes: Annotated[
+            int, Field(ge=0, description="Fit the block in this many bytes (0: no limit).")
+        ] = 0,
         wiki_topics: Annotated[list[str] | None, Field(description="Wiki topics to include by name.")] = None,
     ) -> str:
         """An agent's Memory Context block (hot, plus cold and wiki as the situation or query asks)."""
-        return str(guard(tool_context, agent, situation, query, max_bytes, wiki_topics))
+        return str(
+            guard(
+                tool_context,
+                agent,
+                situation=situation,
+                query=query,
+                max_bytes=max_bytes,
+                wiki_topics=wiki_topics,
+            )
+        )
 
     @server.tool(annotations=read_only)
     def search(
@@ -297,18 +328,22 @@ def build_server(layout: Layout) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
     ) -> dict[str, Any]:
         """Search cold entries, wiki facts (superseded ones marked) and archived originals, with provenance."""
-        return dict(guard(tool_search, query, agent, tier, since, limit))
+        return dict(guard(tool_search, query, agent=agent, tier=tier, since=since, limit=limit))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
+    @server.tool(
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    )
     def wiki_write(
         topic: Annotated[str, Field(description="The wiki topic (a name, e.g. 'decisions'; never a path).")],
         agent: Annotated[str, Field(description="The author (an agent name).")],
         text: Annotated[str, Field(description="The fact or decision (first line is the title).")] = "",
         title: Annotated[str, Field(description="Block title (default: the text's first line).")] = "",
-        file: Annotated[str, Field(description="Read the text from this file instead (a path under the root).")] = "",
+        file: Annotated[
+            str, Field(description="Read the text from this file instead (a path under the root).")
+        ] = "",
     ) -> dict[str, Any]:
         """Record a durable fact or decision in wiki/TOPIC.md, stamped with its author and today's date."""
-        return dict(guard(tool_wiki_write, topic, agent, text, title, file))
+        return dict(guard(tool_wiki_write, topic, agent, text=text, title=title, file=file, cfg=cfg))
 
     @server.tool(annotations=read_only)
     def recent_sessions(
@@ -323,7 +358,7 @@ def build_server(layout: Layout) -> MCPServer:
         """A hot, cold or wiki file of the squad root (redacted)."""
         try:
             return read_resource(layout, tier, name)
-        except (Refused, BadArgument) as exc:
+        except (RefusedError, BadArgumentError) as exc:
             raise ResourceError(str(exc)) from None
 
     return server
@@ -341,7 +376,7 @@ def register(main: click.Group) -> None:
 
         cfg = load_config(ctx, root)
         try:
-            server = build_server(Layout(cfg.root_path))
+            server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:
             fail(f"scribed mcp needs the MCP SDK ({exc.name or exc}): pip install 'scribed-memory[mcp]'")
         server.run("stdio")

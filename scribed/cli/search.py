@@ -30,7 +30,10 @@ def _since(raw: str | None) -> str:
 @click.argument("query", nargs=-1)
 @click.option("--agent", default="", help="Only this agent's entries and facts.")
 @click.option(
-    "--tier", "tiers", multiple=True, type=click.Choice(["cold", "wiki", "archive"]),
+    "--tier",
+    "tiers",
+    multiple=True,
+    type=click.Choice(["cold", "wiki", "archive"]),
     help="Only these tiers (repeatable); default all.",
 )
 @click.option("--since", default=None, help="Only entries dated on or after YYYY-MM-DD.")
@@ -41,6 +44,7 @@ def _since(raw: str | None) -> str:
 @click.pass_context
 def search_cmd(
     ctx: click.Context,
+    *,
     query: tuple[str, ...],
     agent: str,
     tiers: tuple[str, ...],
@@ -69,7 +73,9 @@ def search_cmd(
         except SearchError as exc:
             fail(str(exc))
     if as_json:
-        click.echo(json.dumps({"query": text, "hits": [h.public() for h in hits]}, indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps({"query": text, "hits": [h.public() for h in hits]}, indent=2, ensure_ascii=False)
+        )
     elif not hits:
         click.echo(f"no match for {text!r}", err=True)
     for h in [] if as_json else hits:

@@ -7,11 +7,13 @@ Exit codes as everywhere: 0 ok, 1 work failed, 2 usage error (bad name, bad date
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,12 +21,28 @@ from scribed.cli import common as cli_mod
 from scribed.config import Config
 from scribed.tiers.cold import Layout
 
+if TYPE_CHECKING:
+    from scribed.core.results import ImportResult, PromoteResult
+    from scribed.core.scribe import Scribe
+
 
 def _cfg(ctx: click.Context, root: str | None) -> Config:
     cfg = cli_mod.load_config(ctx, root)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     return cfg
+
+
+@contextlib.contextmanager
+def _scribe(cfg: Config, *, dry_run: bool = False) -> Iterator[Scribe]:
+    """The core for one command; it takes the root lock for the write it is asked for."""
+    from scribed.core.scribe import Scribe
+
+    scribe = Scribe(cfg, dry_run=dry_run)
+    try:
+        yield scribe
+    finally:
+        scribe.close()
 
 
 def _emit(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
@@ -35,26 +53,51 @@ def _emit(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
             click.echo(line)
 
 
-def _promote_lines(data: dict[str, Any]) -> list[str]:
-    head = "dry run, nothing written: " if data["dry_run"] else ""
-    out = [f"{head}promotion as of {data['as_of']} (entries before {data['cutoff']})"]
-    for p in data["promoted"]:
+def _promote_lines(res: PromoteResult) -> list[str]:
+    head = "dry run, nothing written: " if res.dry_run else ""
+    out = [f"{head}promotion as of {res.as_of} (entries before {res.cutoff})"]
+    for p in res.promoted:
         out.append(f"promote {p['agent']:<12} {p['entry']} {p['date'][:10]} {p['title']}")
-        for f in p["facts"]:
-            extra = f" (supersedes {f['superseded'][0]})" if f.get("superseded") else ""
-            out.append(f"    → {f['topic']:<12} {f['action']:<8} {f['title']}{extra}")
-    for a in data["archived"]:
-        out.append(f"archive {a['agent']:<12} {a['entry']} {a['date'][:10]} {a['title']} (nothing durable)")
-    inbox = data.get("inbox") or {}
-    for a in inbox.get("applied", []):
-        out.append(f"inbox   {a['file']} → {a['topic']} ({a['action']})")
-    for q in inbox.get("quarantined", []):
-        out.append(f"inbox   {q['file']} quarantined: {q['reason']}")
+        out.extend(
+            f"    → {f['topic']:<12} {f['action']:<8} {f['title']}"
+            + (f" (supersedes {f['superseded'][0]})" if f.get("superseded") else "")
+            for f in p["facts"]
+        )
+    out.extend(
+        f"archive {a['agent']:<12} {a['entry']} {a['date'][:10]} {a['title']} (nothing durable)"
+        for a in res.archived
+    )
+    out.extend(f"inbox   {a['file']} → {a['topic']} ({a['action']})" for a in res.inbox.get("applied", []))
+    out.extend(f"inbox   {q['file']} quarantined: {q['reason']}" for q in res.inbox.get("quarantined", []))
     out.append(
-        f"{len(data['promoted'])} promoted, {len(data['archived'])} archived, {data['kept']} kept in cold; "
-        f"topics: {', '.join(sorted(data['topics'])) or '-'}"
+        f"{len(res.promoted)} promoted, {len(res.archived)} archived, {res.kept} kept in cold; "
+        f"topics: {', '.join(sorted(res.topics)) or '-'}"
     )
     return out
+
+
+def _import_lines(res: ImportResult) -> list[str]:
+    head = "dry run, nothing written: " if res.dry_run else ""
+    lines = [f"{head}import of {', '.join(res.agents) or 'no agents'} as of {res.as_of}"]
+    lines += [f"cold    {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in res.cold]
+    lines += [
+        f"wiki    {c['agent']:<12} {c['date'][:10]} {c['title']} → {', '.join(c['topics'])}"
+        for c in res.promoted
+    ]
+    lines += [f"archive {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in res.archived]
+    lines += [f"pinned  {p['agent']:<12} → {p['topic']}: {p['title']} ({p['action']})" for p in res.pinned]
+    lines += [
+        f"decided {d['agent']:<12} {d['date'][:10]} {d['title']} → {d['topic']} ({d['action']})"
+        for d in res.decisions
+    ]
+    lines += [f"skip    {n['source']}:{n['lines']} {n['title']} ({n['reason']})" for n in res.not_decisions]
+    lines.append(
+        f"{len(res.cold)} to cold, {len(res.promoted)} to wiki, {len(res.archived)} archived, "
+        f"{len(res.pinned)} pinned, {len(res.decisions)} decisions"
+        + (" proposed for review" if res.mode == "review" else "")
+        + f", {len(res.not_decisions)} not decisions, {res.skipped} already imported"
+    )
+    return lines
 
 
 def _as_of(value: str | None) -> datetime | None:
@@ -84,81 +127,13 @@ def register(main: click.Group) -> None:
         ctx: click.Context, root: str | None, as_of: str | None, dry_run: bool, as_json: bool
     ) -> None:
         """Move cold entries older than cold.ttl_days into the wiki (facts) and the archive."""
-        from scribed.core.promote import promote
-
         cfg = _cfg(ctx, root)
         when = _as_of(as_of)
-        data = promote(cfg, as_of=when, dry_run=dry_run)
-        _emit(data, as_json, _promote_lines(data))
+        with _scribe(cfg, dry_run=dry_run) as scribe:
+            res = scribe.promote(as_of=when)
+        _emit(res.to_json(), as_json, _promote_lines(res))
 
-    @main.command("wiki-write")
-    @click.argument("topic")
-    @click.option("--agent", required=True, help="The author (an agent name).")
-    @click.option("--title", default="", help="Block title (default: the text's first line).")
-    @click.option(
-        "--file", "file_", type=click.Path(dir_okay=False, exists=True), help="Read the text from FILE."
-    )
-    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
-    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-    @click.pass_context
-    def wiki_write(
-        ctx: click.Context,
-        topic: str,
-        agent: str,
-        title: str,
-        file_: str | None,
-        root: str | None,
-        as_json: bool,
-    ) -> None:
-        """Add a fact to wiki/TOPIC.md from FILE or stdin, stamped with its author and today's date."""
-        from scribed.core.promote import write_agent_fact
-        from scribed.fsutil import root_lock
-        from scribed.tiers.wiki import WikiError, valid_topic
-
-        if valid_topic(topic) is None:
-            cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
-        cfg = _cfg(ctx, root)
-        if file_:
-            raw = Path(file_).read_bytes()
-        elif sys.stdin is None or sys.stdin.isatty():
-            cli_mod.fail("no text: pass --file FILE or pipe the text on stdin")
-        else:
-            raw = sys.stdin.buffer.read()
-        text = raw.decode("utf-8", "replace")
-        layout = Layout(cfg.root_path)
-        try:
-            with root_lock(layout.lock):
-                data = write_agent_fact(layout, topic, agent, text, title=title)
-        except WikiError as exc:
-            cli_mod.fail(str(exc))
-        _emit(
-            data, as_json, [f"wiki/{data['topic']}.md: {data['action']} “{data['title']}” by {data['agent']}"]
-        )
-
-    @main.command("wiki-deprecate")
-    @click.argument("topic")
-    @click.argument("title")
-    @click.option("--agent", required=True, help="Who deprecates it (an agent name).")
-    @click.option("--reason", default="", help="Why it no longer holds.")
-    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
-    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-    @click.pass_context
-    def wiki_deprecate(
-        ctx: click.Context, topic: str, title: str, agent: str, reason: str, root: str | None, as_json: bool
-    ) -> None:
-        """Mark the block TITLE of wiki/TOPIC.md deprecated (it is kept, not deleted)."""
-        from scribed.core.promote import deprecate
-        from scribed.fsutil import root_lock
-        from scribed.tiers.wiki import WikiError
-
-        cfg = _cfg(ctx, root)
-        layout = Layout(cfg.root_path)
-        try:
-            with root_lock(layout.lock):
-                data = deprecate(layout, topic, title, agent, reason=reason)
-        except WikiError as exc:
-            cli_mod.fail(str(exc))
-        _emit(data, as_json, [f"wiki/{data['topic']}.md: “{data['block']}” is now {data['status']}"])
+    _register_writes(main)
 
     @main.command("import")
     @click.argument("agents", nargs=-1)
@@ -170,6 +145,7 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def import_cmd(
         ctx: click.Context,
+        *,
         agents: tuple[str, ...],
         all_: bool,
         as_of: str | None,
@@ -178,43 +154,20 @@ def register(main: click.Group) -> None:
         root: str | None,
     ) -> None:
         """Seed cold and wiki from a legacy Squad repo (history.md, decisions.md); never changes them."""
-        from scribed.core.importer import ImportRefused, import_squad
+        from scribed.core.importer import ImportRefusedError
 
         if bool(agents) == all_:
             cli_mod.fail("name the agents to import, or pass --all (not both)")
         cfg = _cfg(ctx, root)
         when = _as_of(as_of)
         try:
-            data = import_squad(cfg, None if all_ else list(agents), dry_run=dry_run, as_of=when)
-        except ImportRefused as exc:
+            with _scribe(cfg, dry_run=dry_run) as scribe:
+                res = scribe.import_squad(None if all_ else list(agents), as_of=when)
+        except ImportRefusedError as exc:
             cli_mod.fail(str(exc))
-        head = "dry run, nothing written: " if dry_run else ""
-        lines = [f"{head}import of {', '.join(data['agents']) or 'no agents'} as of {data['as_of']}"]
-        lines += [f"cold    {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in data["cold"]]
-        lines += [
-            f"wiki    {c['agent']:<12} {c['date'][:10]} {c['title']} → {', '.join(c['topics'])}"
-            for c in data["promoted"]
-        ]
-        lines += [f"archive {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in data["archived"]]
-        lines += [
-            f"pinned  {p['agent']:<12} → {p['topic']}: {p['title']} ({p['action']})" for p in data["pinned"]
-        ]
-        lines += [
-            f"decided {d['agent']:<12} {d['date'][:10]} {d['title']} → {d['topic']} ({d['action']})"
-            for d in data["decisions"]
-        ]
-        lines += [
-            f"skip    {n['source']}:{n['lines']} {n['title']} ({n['reason']})" for n in data["not_decisions"]
-        ]
-        lines.append(
-            f"{len(data['cold'])} to cold, {len(data['promoted'])} to wiki, {len(data['archived'])} archived, "
-            f"{len(data['pinned'])} pinned, {len(data['decisions'])} decisions"
-            + (" proposed for review" if data.get("mode") == "review" else "")
-            + f", {len(data['not_decisions'])} not decisions, {data['skipped']} already imported"
-        )
-        for w in data["warnings"]:
+        for w in res.warnings:
             click.echo(f"scribed: warning: {w}", err=True)
-        _emit(data, as_json, lines)
+        _emit(res.to_json(), as_json, _import_lines(res))
 
     _register_review(main)
 
@@ -235,29 +188,22 @@ def _review_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _decide(
-    ctx: click.Context, root: str | None, ids: tuple[str, ...], as_json: bool, what: str, reason: str
+    ctx: click.Context, root: str | None, ids: tuple[str, ...], *, as_json: bool, what: str, reason: str
 ) -> None:
     """Approve or reject proposals under the root lock; unknown ids exit 2 (after the known ones)."""
-    from scribed.core.promote import utcnow
-    from scribed.fsutil import root_lock
-    from scribed.tiers import review
     from scribed.tiers.wiki import WikiError
 
-    layout = Layout(_cfg(ctx, root).root_path)
     try:
-        with root_lock(layout.lock):
-            if what == "approve":
-                data = review.approve(layout, list(ids), utcnow)
-            else:
-                data = review.reject(layout, list(ids), utcnow, reason)
+        with _scribe(_cfg(ctx, root)) as scribe:
+            res = scribe.review(list(ids), approve=what == "approve", reason=reason)
     except WikiError as exc:
         cli_mod.fail(str(exc))
     lines = [
         f"{r['id']}: {r['result']}" + (f" ({r['topic']}: {r['title']})" if "title" in r else "")
-        for r in data["results"]
+        for r in res.results
     ]
-    _emit(data, as_json, lines)
-    unknown = [r["id"] for r in data["results"] if r["result"] == "unknown"]
+    _emit(res.to_json(), as_json, lines)
+    unknown = res.unknown
     if unknown:
         cli_mod.fail(f"no such proposal: {', '.join(unknown)} (scribed review lists them)")
 
@@ -285,7 +231,7 @@ def _register_review(main: click.Group) -> None:
     @click.pass_context
     def approve_cmd(ctx: click.Context, ids: tuple[str, ...], root: str | None, as_json: bool) -> None:
         """Merge the proposals IDS into the wiki (each change goes to the audit log)."""
-        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json, "approve", "")
+        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json=as_json, what="approve", reason="")
 
     @review_cmd.command("reject")
     @click.argument("ids", nargs=-1, required=True)
@@ -297,7 +243,7 @@ def _register_review(main: click.Group) -> None:
         ctx: click.Context, ids: tuple[str, ...], reason: str, root: str | None, as_json: bool
     ) -> None:
         """Reject the proposals IDS: they never reach the wiki and are never proposed again."""
-        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json, "reject", reason)
+        _decide(ctx, root or ctx.obj.get("review_root"), ids, as_json=as_json, what="reject", reason=reason)
 
     @main.group("wiki")
     def wiki_group() -> None:
@@ -324,3 +270,78 @@ def _register_review(main: click.Group) -> None:
             for r in rows
         ] or [f"no recorded changes to wiki/{topic}.md"]
         _emit({"topic": topic, "records": rows}, as_json, lines)
+
+
+def _register_writes(main: click.Group) -> None:
+    """``wiki-write`` and ``wiki-deprecate``."""
+
+    @main.command("wiki-write")
+    @click.argument("topic")
+    @click.option("--agent", required=True, help="The author (an agent name).")
+    @click.option("--title", default="", help="Block title (default: the text's first line).")
+    @click.option(
+        "--file", "file_", type=click.Path(dir_okay=False, exists=True), help="Read the text from FILE."
+    )
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def wiki_write(
+        ctx: click.Context,
+        *,
+        topic: str,
+        agent: str,
+        title: str,
+        file_: str | None,
+        root: str | None,
+        as_json: bool,
+    ) -> None:
+        """Add a fact to wiki/TOPIC.md from FILE or stdin, stamped with its author and today's date."""
+        from scribed.tiers.wiki import WikiError, valid_topic
+
+        if valid_topic(topic) is None:
+            cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
+        cfg = _cfg(ctx, root)
+        if file_:
+            raw = Path(file_).read_bytes()
+        elif sys.stdin is None or sys.stdin.isatty():
+            cli_mod.fail("no text: pass --file FILE or pipe the text on stdin")
+        else:
+            raw = sys.stdin.buffer.read()
+        text = raw.decode("utf-8", "replace")
+        try:
+            with _scribe(cfg) as scribe:
+                data = scribe.write_fact(topic, agent, text, title=title).to_json()
+        except WikiError as exc:
+            cli_mod.fail(str(exc))
+        _emit(
+            data, as_json, [f"wiki/{data['topic']}.md: {data['action']} “{data['title']}” by {data['agent']}"]
+        )
+
+    @main.command("wiki-deprecate")
+    @click.argument("topic")
+    @click.argument("title")
+    @click.option("--agent", required=True, help="Who deprecates it (an agent name).")
+    @click.option("--reason", default="", help="Why it no longer holds.")
+    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+    @click.pass_context
+    def wiki_deprecate(
+        ctx: click.Context,
+        *,
+        topic: str,
+        title: str,
+        agent: str,
+        reason: str,
+        root: str | None,
+        as_json: bool,
+    ) -> None:
+        """Mark the block TITLE of wiki/TOPIC.md deprecated (it is kept, not deleted)."""
+        from scribed.tiers.wiki import WikiError
+
+        cfg = _cfg(ctx, root)
+        try:
+            with _scribe(cfg) as scribe:
+                data = scribe.deprecate(topic, title, agent, reason=reason).to_json()
+        except WikiError as exc:
+            cli_mod.fail(str(exc))
+        _emit(data, as_json, [f"wiki/{data['topic']}.md: “{data['block']}” is now {data['status']}"])

@@ -23,6 +23,7 @@ from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config
 from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import slug
+from scribed.session.door import redacted
 from scribed.session.redact import redact
 from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout
@@ -56,6 +57,10 @@ class Unit:
     def ref(self) -> str:
         ident = f"{self.source}\0{self.title}\0{self.text.strip()}"
         return "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+
+MIN_ITEM_CHARS = 12  # shorter lines of a legacy entry are labels, not knowledge
+MAX_KNOWLEDGE = 12  # key facts kept per imported unit
 
 
 def decision_fact(u: Unit) -> Fact:
@@ -99,11 +104,11 @@ def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
     for t in turns:
         for line in t.text.splitlines():
             item = line.strip().lstrip("-*+>").strip()
-            if len(item) < 12 or item in have or item.startswith(("#", "```", "|")):
+            if len(item) < MIN_ITEM_CHARS or item in have or item.startswith(("#", "```", "|")):
                 continue
             if anchors_mod._DECISION.search(item) or anchors_mod._DECISION_VERB.search(item):
                 continue
-            if _DURABLE.search(item) and len(s.knowledge) < 12:
+            if _DURABLE.search(item) and len(s.knowledge) < MAX_KNOWLEDGE:
                 s.knowledge.append(item)
                 have.add(item)
     return s, found, sess
@@ -158,7 +163,7 @@ def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: 
     last = hot_seed.last_session(layout, agent, e)
     if where:
         last = replace(last, cold=where)
-    text = hot_seed.render(agent, hot_seed.marker(IMPORT_SEED, e.entry_id or "import"), last)
+    text = hot_seed.render(agent, hot_seed.marker(IMPORT_SEED, redacted(e.entry_id or "import")), last)
     if before == text.encode() or not live.swap(path, before, text.encode(), base=layout.memory):
         return False
     log.info("hot_seeded", agent=agent, entry=e.entry_id, via="import")

@@ -49,8 +49,9 @@ from scribed.core.import_read import (
 )
 from scribed.core.import_units import Unit, decision_fact, render_unit, seed_hot
 from scribed.core.ledger import Ledger
+from scribed.core.lock import root_lock
 from scribed.core.promote import extract_facts, fact_sink, wiki_of
-from scribed.fsutil import root_lock, write_gzip_archive
+from scribed.fsutil import write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
 from scribed.names import normalize_name
@@ -63,7 +64,7 @@ Clock = Callable[[], datetime]
 STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
 
 
-class ImportRefused(ValueError):
+class ImportRefusedError(ValueError):
     """The repo cannot be imported as asked (state on another branch, bad agent name); exit 2."""
 
 
@@ -86,7 +87,7 @@ def state_backend(squad: Path) -> str:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportRefused(f"{path}: cannot read it ({exc}); not importing") from None
+        raise ImportRefusedError(f"{path}: cannot read it ({exc}); not importing") from None
     value = data.get("stateBackend", "") if isinstance(data, dict) else ""
     return str(value or "")
 
@@ -103,13 +104,14 @@ def _archived_refs(layout: Layout) -> set[str]:
 
 
 def discover_agents(squad: Path) -> list[str]:
-    out = []
     folder = squad / "agents"
-    if folder.is_dir():
-        for p in sorted(folder.iterdir()):
-            if (p / "history.md").is_file() and normalize_name(p.name) is not None:
-                out.append(p.name)
-    return out
+    if not folder.is_dir():
+        return []
+    return [
+        p.name
+        for p in sorted(folder.iterdir())
+        if (p / "history.md").is_file() and normalize_name(p.name) is not None
+    ]
 
 
 def import_squad(
@@ -122,13 +124,43 @@ def import_squad(
     lock: bool = True,
 ) -> dict[str, Any]:
     """Import the named agents' histories (all, and the decision files, when ``agents`` is None)."""
+    names = plan(cfg, agents)
+    layout = Layout(cfg.root_path)
+    ctx = root_lock(layout.lock) if lock and not dry_run else contextlib.nullcontext()
+    with ctx:
+        return run_import(
+            cfg, names, everything=agents is None, dry_run=dry_run, as_of=as_of or clock(), clock=clock
+        )
+
+
+def run_import(
+    cfg: Config,
+    names: list[str],
+    *,
+    everything: bool,
+    dry_run: bool,
+    as_of: datetime,
+    clock: Clock,
+    ledger: Ledger | None = None,
+) -> dict[str, Any]:
+    """The import itself, for agents :func:`plan` accepted. The caller holds the root lock; a
+    :class:`scribed.core.scribe.Scribe` passes its ledger (else one is opened for the call)."""
+    layout = Layout(cfg.root_path)
+    return _import(
+        cfg, layout, names, everything=everything, dry_run=dry_run, as_of=as_of, clock=clock, ledger=ledger
+    )
+
+
+def plan(cfg: Config, agents: list[str] | None) -> list[str]:
+    """The agents to import, or :class:`ImportRefusedError` before anything is written (the lock
+    folder included)."""
     layout = Layout(cfg.root_path)
     squad = layout.squad
     if not squad.is_dir():
-        raise ImportRefused(f"{squad}: no .squad folder here; point --root at a Squad repo")
+        raise ImportRefusedError(f"{squad}: no .squad folder here; point --root at a Squad repo")
     backend = state_backend(squad)
     if backend in STATE_BRANCH_BACKENDS:
-        raise ImportRefused(
+        raise ImportRefusedError(
             f".squad/config.json sets stateBackend={backend!r}: Squad keeps mutable state (memory, histories) "
             "on the 'squad-state' branch, not in this working tree, and a pre-commit hook refuses it here. "
             "scribed import writes to the working tree only, so it stops: nothing was written."
@@ -141,13 +173,11 @@ def import_squad(
         for raw in agents:
             name = normalize_name(raw)
             if name is None:
-                raise ImportRefused(f"bad agent name {raw!r} (lowercase letters, digits, '-' and '_')")
+                raise ImportRefusedError(f"bad agent name {raw!r} (lowercase letters, digits, '-' and '_')")
             if name not in available:
-                raise ImportRefused(f"no history for agent {name!r} (.squad/agents/{name}/history.md)")
+                raise ImportRefusedError(f"no history for agent {name!r} (.squad/agents/{name}/history.md)")
             names.append(name)
-    ctx = root_lock(layout.lock) if lock and not dry_run else contextlib.nullcontext()
-    with ctx:
-        return _import(cfg, layout, names, agents is None, dry_run, as_of or clock(), clock)
+    return names
 
 
 @dataclass(slots=True)
@@ -208,23 +238,29 @@ def _import(
     cfg: Config,
     layout: Layout,
     names: list[str],
+    *,
     everything: bool,
     dry_run: bool,
     as_of: datetime,
     clock: Clock,
+    ledger: Ledger | None,
 ) -> dict[str, Any]:
     run = _read_all(layout, names, everything)
-    if dry_run:
-        ledger = Ledger(layout.ledger, readonly=True) if layout.ledger.exists() else Ledger(None)
-    else:
+    if not dry_run:
         audit.ensure_state(layout)
-        ledger = Ledger(layout.ledger)
-    try:
-        return _apply(
-            cfg, layout, ledger, run, as_of - timedelta(days=cfg.cold.ttl_days), as_of, dry_run, clock
+    own = ledger is None
+    if ledger is None:
+        ledger = (
+            (Ledger(layout.ledger, readonly=True) if layout.ledger.exists() else Ledger(None))
+            if dry_run
+            else Ledger(layout.ledger)
         )
+    try:
+        cutoff = as_of - timedelta(days=cfg.cold.ttl_days)
+        return _apply(cfg, layout, ledger, run, cutoff=cutoff, as_of=as_of, dry_run=dry_run, clock=clock)
     finally:
-        ledger.close()
+        if own:
+            ledger.close()
 
 
 class _Apply:
@@ -321,6 +357,7 @@ def _apply(
     layout: Layout,
     ledger: Ledger,
     run: _Run,
+    *,
     cutoff: datetime,
     as_of: datetime,
     dry_run: bool,
@@ -450,4 +487,12 @@ def _pin(
     return out
 
 
-__all__ = ["ImportRefused", "import_squad", "parse_decisions", "parse_history", "state_backend"]
+__all__ = [
+    "ImportRefusedError",
+    "import_squad",
+    "parse_decisions",
+    "parse_history",
+    "plan",
+    "run_import",
+    "state_backend",
+]

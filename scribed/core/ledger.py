@@ -328,16 +328,6 @@ class Ledger:
         with self.tx() as db:
             db.execute(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", fields)
 
-    def entries(self, path: str | None = None) -> list[dict[str, Any]]:
-        with self._lock:
-            if path is None:
-                rows = self._db.execute("SELECT * FROM entries ORDER BY created_at, id").fetchall()
-            else:
-                rows = self._db.execute(
-                    "SELECT * FROM entries WHERE path=? ORDER BY created_at, id", (path,)
-                ).fetchall()
-        return [dict(r) for r in rows]
-
     def session_entries(self, session: str) -> list[tuple[str, int, int]]:
         """(id, first line, last line) of the entries of one session, from any source path."""
         with self._lock:

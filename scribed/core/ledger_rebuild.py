@@ -55,23 +55,36 @@ def _entry_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
         if _ID.fullmatch(eid) and not eid.startswith("d-"):
             sm = _QUOTED.match(f.get("source", ""))
             src = sm.group(1) if sm else f.get("source", "").strip("`")
-            yield _row(eid, origin, f.get("session", ""), f.get("agent", ""), e.date, first, last, f, src)
+            yield _row(
+                eid,
+                origin,
+                session=f.get("session", ""),
+                agent=f.get("agent", ""),
+                date=e.date,
+                lines=(first, last),
+                f=f,
+                src=src,
+            )
         for fid in f.get("folded", "").split(","):
             if _ID.fullmatch(fid) and not fid.startswith("d-"):
-                yield _row(fid, origin, "", f.get("agent", ""), e.date, 0, 0, {}, "")
+                yield _row(
+                    fid, origin, session="", agent=f.get("agent", ""), date=e.date, lines=(0, 0), f={}, src=""
+                )
 
 
 def _row(
     eid: str,
     origin: str,
+    *,
     session: str,
     agent: str,
     date: str,
-    first: int,
-    last: int,
+    lines: tuple[int, int],
     f: dict[str, str],
     src: str,
 ) -> dict[str, Any]:
+    first, last = lines
+
     def num(key: str) -> float:
         try:
             return float(f.get(key, "0"))
@@ -103,7 +116,7 @@ def _wiki_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
     for m in _WIKI_REF.finditer(text):
         for eid in m.group(1).split(","):
             if _ID.fullmatch(eid) and eid.startswith("e-"):
-                yield _row(eid, origin, "", "", "", 0, 0, {}, "")
+                yield _row(eid, origin, session="", agent="", date="", lines=(0, 0), f={}, src="")
 
 
 def _texts(folder: Path, pattern: str, *, gz: bool) -> Iterator[tuple[str, str]]:

@@ -34,7 +34,8 @@ from typing import Any, Protocol
 from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
 from scribed.compress.reversal import REVERSAL
 from scribed.config import Config
-from scribed.fsutil import atomic_write, read_text, root_lock, write_gzip_archive
+from scribed.core.lock import root_lock
+from scribed.fsutil import atomic_write, read_text, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
 from scribed.session.redact import redact

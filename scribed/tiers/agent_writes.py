@@ -17,7 +17,7 @@ from scribed.config import Config
 from scribed.fsutil import atomic_write, ensure_dir
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
-from scribed.session.redact import redact
+from scribed.session.door import NOTHING, Redacted, redacted
 from scribed.tiers import audit, review
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import (
@@ -75,13 +75,15 @@ def _fact_report(f: Fact, r: MergeResult) -> dict[str, Any]:
 
 
 # --- agent-written facts -------------------------------------------------------------------------
-def agent_fact(topic: str, agent: str, text: str, *, title: str = "", date: str, via: str) -> Fact:
-    """A fact an agent wrote: redacted, dated, with the author as its source.
+def agent_fact(
+    topic: str, agent: str, text: Redacted, *, title: Redacted = NOTHING, date: str, via: str
+) -> Fact:
+    """A fact an agent wrote (redacted at the door), dated, with the author as its source.
 
     The id hashes topic, author, title and text (not the date), so writing the same fact again
     (or re-applying an inbox file after a crash) merges nothing twice.
     """
-    body = safe_body(redact(text).strip("\n"))
+    body = safe_body(text.strip("\n"))
     supersedes = ""
     m = _SUPERSEDES_LINE.search(body)
     if m:
@@ -94,16 +96,16 @@ def agent_fact(topic: str, agent: str, text: str, *, title: str = "", date: str,
     if not body.strip():
         raise WikiError("empty text: nothing to write")
     first_line = next((ln for ln in body.splitlines() if ln.strip()), "")
-    title = redact(one_line(title or first_line.lstrip("#-*> ").strip(), 100))
-    ref = "w-" + hashlib.sha256(f"{topic}\0{agent}\0{title}\0{body}".encode()).hexdigest()[:12]
+    label = one_line(title or first_line.lstrip("#-*> ").strip(), 100)
+    ref = "w-" + hashlib.sha256(f"{topic}\0{agent}\0{label}\0{body}".encode()).hexdigest()[:12]
     return Fact(
         topic=topic,
         kind=TOPIC_KIND.get(topic, "note"),
         text=body.strip(),
         date=date,
         source=Source(date=date, ref=ref, agent=agent, via=via),
-        title=title,
-        supersedes=redact(supersedes),
+        title=label,
+        supersedes=supersedes,
     )
 
 
@@ -121,9 +123,9 @@ def write_agent_fact(
     layout: Layout,
     topic: str,
     agent: str,
-    text: str,
+    text: Redacted,
     *,
-    title: str = "",
+    title: Redacted = NOTHING,
     clock: Clock = utcnow,
     via: str = "wiki-write",
 ) -> dict[str, Any]:
@@ -143,14 +145,20 @@ def write_agent_fact(
 
 
 def deprecate(
-    layout: Layout, topic: str, title: str, agent: str, *, reason: str = "", clock: Clock = utcnow
+    layout: Layout,
+    topic: str,
+    title: str,
+    agent: str,
+    *,
+    reason: Redacted = NOTHING,
+    clock: Clock = utcnow,
 ) -> dict[str, Any]:
     """Mark a wiki block deprecated by ``agent`` (kept, never deleted). The caller holds the root lock."""
     topic, agent = _check_names(topic, agent)
     if not (layout.wiki / f"{topic}.md").is_file():
         raise WikiError(f"no wiki topic {topic!r} (wiki/{topic}.md does not exist)")
     wiki = wiki_of(layout, "deprecate", clock)
-    block = wiki.deprecate(topic, title, agent, clock().date().isoformat(), redact(reason))
+    block = wiki.deprecate(topic, title, agent, clock().date().isoformat(), reason)
     wiki.flush()
     return {"topic": topic, "block": block.label, "status": block.status}
 
@@ -179,7 +187,7 @@ def _inbox_files(folder: Path) -> Iterator[Path]:
             yield p
 
 
-def _quarantine(layout: Layout, path: Path, data: bytes, reason: str) -> Path:
+def _quarantine(layout: Layout, path: Path, data: bytes, reason: Redacted) -> Path:
     """Move a bad inbox file to ``{state}/quarantine/`` with a ``.reason`` file next to it."""
     ensure_dir(layout.quarantine)
     dest = layout.quarantine / f"wiki-inbox-{path.name}"
@@ -188,8 +196,36 @@ def _quarantine(layout: Layout, path: Path, data: bytes, reason: str) -> Path:
         n += 1
         dest = layout.quarantine / f"wiki-inbox-{path.stem}-{hashlib.sha256(data).hexdigest()[:8]}-{n}.md"
     os.replace(path, dest)
-    atomic_write(dest.with_name(dest.name + ".reason"), redact(reason) + "\n", base=layout.memory)
+    atomic_write(dest.with_name(dest.name + ".reason"), reason + "\n", base=layout.memory)
     return dest
+
+
+def _read_inbox_file(path: Path, date: str) -> tuple[Fact | None, bytes, Redacted]:
+    """One inbox file → its fact, or None and why not. Its text passes the door as it is read, so
+    every field (and a reason quoting one) is redacted."""
+    if path.is_symlink() or not path.is_file():
+        return None, b"", Redacted("not a regular file (symlinks are never followed)")
+    data = path.read_bytes()
+    if len(data) > INBOX_MAX_BYTES:
+        return None, data, Redacted(f"too large ({len(data)} bytes > {INBOX_MAX_BYTES})")
+    try:
+        text = redacted(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, data, Redacted("not UTF-8 text")
+    parsed = _front_matter(text)
+    if parsed is None:
+        return None, data, Redacted("no front matter (--- topic: NAME / agent: NAME ---)")
+    fields, body = parsed
+    try:
+        topic, agent = _check_names(fields.get("topic", ""), fields.get("agent", ""))
+        title = Redacted(fields.get("title", ""))
+        return (
+            agent_fact(topic, agent, Redacted(body), title=title, date=date, via="inbox"),
+            data,
+            Redacted(""),
+        )
+    except WikiError as exc:
+        return None, data, Redacted(str(exc))
 
 
 def apply_inbox(
@@ -215,34 +251,9 @@ def apply_inbox(
     done: list[Path] = []
     date = clock().date().isoformat()
     for path in _inbox_files(inbox_dir(layout)):
-        data = b""
-        reason = ""
-        fact: Fact | None = None
-        if path.is_symlink() or not path.is_file():
-            reason = "not a regular file (symlinks are never followed)"
-        else:
-            data = path.read_bytes()
-            if len(data) > INBOX_MAX_BYTES:
-                reason = f"too large ({len(data)} bytes > {INBOX_MAX_BYTES})"
-            else:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    text, reason = "", "not UTF-8 text"
-                parsed = _front_matter(text) if not reason else None
-                if not reason and parsed is None:
-                    reason = "no front matter (--- topic: NAME / agent: NAME ---)"
-                elif parsed is not None:
-                    fields, body = parsed
-                    try:
-                        topic, agent = _check_names(fields.get("topic", ""), fields.get("agent", ""))
-                        fact = agent_fact(
-                            topic, agent, body, title=fields.get("title", ""), date=date, via="inbox"
-                        )
-                    except WikiError as exc:
-                        reason = str(exc)
+        fact, data, reason = _read_inbox_file(path, date)
         if fact is None:
-            reason = reason or "unreadable"
+            reason = reason or Redacted("unreadable")
             item: dict[str, Any] = {"file": path.name, "reason": reason}
             warnings.append(f"inbox/wiki/{path.name}: {reason}; quarantined")
             if not dry_run:

@@ -25,7 +25,7 @@ from typing import Any
 
 from scribed.compress.entry import split_entries
 from scribed.names import normalize_name
-from scribed.session.redact import redact
+from scribed.session.door import redacted
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
 from scribed.tiers.live import MARKER, NOTICE, SEED_NOTICE
@@ -267,7 +267,7 @@ def build(
         want_cold = want_wiki = True  # a query with no tier named searches both
     limit = max_bytes if max_bytes > 0 else 0
 
-    hot = redact(hot_text(layout, name))
+    hot = redacted(hot_text(layout, name))  # file reads pass the door
     ctx = Context(agent=name, situation=sit, hot=hot.strip("\n") + "\n" if hot.strip() else "")
     notes: dict[str, str] = {}
     cold: list[str] | None = [] if want_cold else None
@@ -278,7 +278,7 @@ def build(
 
     matched = _matches(layout, name, query, cold is not None, wiki is not None) if query.strip() else None
     if cold is not None:
-        entries = [redact(e) for e in (matched[0] if matched else cold_entries(layout, name))]
+        entries = [redacted(e) for e in (matched[0] if matched else cold_entries(layout, name))]
         for i, e in enumerate(entries):
             rest = len(entries) - i - 1
             trial = dict(notes, cold=_note(rest, "older cold entry", limit)) if rest and limit else notes
@@ -292,7 +292,7 @@ def build(
         chosen, missing = (matched[1], []) if matched and not topics else _wiki_choice(layout, topics, hot)
         left = 0
         for i, (topic, body) in enumerate(chosen):
-            body = redact(body)
+            body = redacted(body)
             worst = left + len(chosen) - i - 1
             trial = dict(notes, wiki=_note(worst, "wiki page", limit)) if worst and limit else notes
             if fits(cold, {**wiki, topic: body}, trial):
@@ -309,7 +309,7 @@ def build(
 
     ctx.cold = cold or []
     ctx.wiki = wiki or {}
-    ctx.text = redact(render(ctx.hot, cold, wiki, notes))
+    ctx.text = redacted(render(ctx.hot, cold, wiki, notes))
     return ctx
 
 

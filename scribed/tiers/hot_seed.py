@@ -33,7 +33,7 @@ from typing import Any
 from scribed.compress.entry import Entry, iso, one_line, parse_date, split_entries
 from scribed.fsutil import read_text
 from scribed.names import normalize_name
-from scribed.session.redact import redact
+from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
 from scribed.tiers.cold import Layout
 
@@ -64,9 +64,9 @@ def _provenance(e: Entry) -> str:
     return ""
 
 
-def find_entry(layout: Layout, agent: str, session_id: str) -> Entry | None:
+def find_entry(layout: Layout, agent: str, session_id: Redacted) -> Entry | None:
     """The newest cold entry of ``session_id`` in the agent's cold file (None when there is none)."""
-    want = f" · session={one_line(redact(session_id), 200)} · "
+    want = f" · session={one_line(session_id, 200)} · "
     _, entries = split_entries(read_text(layout.cold_file(agent)))
     found = [(i, e) for i, e in enumerate(entries) if want in _provenance(e)]
     if not found:
@@ -90,9 +90,7 @@ def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
             resolved.append(item)
         else:
             open_.append(err.strip())
-    for fact in key_facts:
-        if fact.lower().startswith("error:"):
-            open_.append(fact.split(":", 1)[1].strip())
+    open_ += [fact.split(":", 1)[1].strip() for fact in key_facts if fact.lower().startswith("error:")]
     out: list[str] = []
     for err in open_:
         bare = err.strip("` ")
@@ -102,23 +100,24 @@ def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
 
 
 def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
-    """The seed's content, read back from the cold entry as written."""
+    """The seed's content, read back from the cold entry as written (a file anyone may edit: each
+    field passes the door)."""
     sec = cold.sections(e.text)
 
     def items(key: str) -> list[str]:
-        return [live.redacted_line(v, ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
+        return [live.redacted_line(redacted(v), ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
 
     goal = " ".join(sec.get("goal", [])) or e.title.strip()  # the title is clipped shorter
     return LastSession(
         entry_id=e.entry_id or "",
         when=iso(e.when) if e.when else e.date,
         cold=str(layout.cold_file(agent).relative_to(layout.root)),
-        goal=live.redacted_line(goal, ITEM_CHARS),
-        outcome=live.redacted_line(" ".join(sec.get("outcome", [])), OUTCOME_CHARS),
+        goal=live.redacted_line(redacted(goal), ITEM_CHARS),
+        outcome=live.redacted_line(redacted(" ".join(sec.get("outcome", []))), OUTCOME_CHARS),
         decisions=items("decisions"),
         open_items=items("open_items"),
         blockers=[
-            live.redacted_line(b, ITEM_CHARS)
+            live.redacted_line(redacted(b), ITEM_CHARS)
             for b in unresolved(sec.get("errors", []), sec.get("key_facts", []))
         ],
     )
@@ -170,11 +169,11 @@ def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> s
             items.pop()
     while size() > budget and len(outcome) > 1:
         outcome = outcome[: max(1, len(outcome) * 3 // 4)].rstrip() + "…"
-    body = redact(_body(agent, s, outcome, marked=marked))
-    return live.sign(redact(head) + body) if marked else body
+    body = _body(agent, s, outcome, marked=marked)
+    return live.sign(head + body) if marked else body
 
 
-def marker(kind: str, session_id: str) -> str:
+def marker(kind: str, session_id: Redacted) -> str:
     return live.SEED_PREFIX + live.marker_value(kind, session_id)
 
 
@@ -194,7 +193,7 @@ def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None)
     return False  # another session's live view
 
 
-def reseed(layout: Layout, agent: str, kind: str, session_id: str, log: Any) -> bool:
+def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Any) -> bool:
     """After a transcript session ended and was compacted: seed the agent's hot file from its newest
     cold entry (rules in the module docstring). Returns whether the file was written. Never raises
     for file problems: the compaction is already durable."""
@@ -221,7 +220,7 @@ def reseed(layout: Layout, agent: str, kind: str, session_id: str, log: Any) -> 
     except OSError as exc:
         log.warning("hot_seed_failed", file=str(path), agent=name, reason=str(exc.strerror or exc))
         return False
-    log.info("hot_seeded", agent=name, session=redact(session_id), entry=e.entry_id if e else None)
+    log.info("hot_seeded", agent=name, session=session_id, entry=e.entry_id if e else None)
     return True
 
 
@@ -234,7 +233,7 @@ def snapshot(current: bytes, size: int, session_id: str) -> bytes | None:
     return snap if hashlib.sha256(snap).hexdigest().startswith(session_id[4:]) else None
 
 
-def reset(layout: Layout, path: Path, agent: str, snap: bytes, session_id: str, log: Any) -> bool:
+def reset(layout: Layout, path: Path, agent: str, snap: bytes, *, session_id: Redacted, log: Any) -> bool:
     """Replace a compacted hot file (``snap`` = the bytes compacted) by its seed, compare-and-swap.
 
     Returns True when hot holds only the seed; False when an agent's appended text was kept after
@@ -252,7 +251,10 @@ def reset(layout: Layout, path: Path, agent: str, snap: bytes, session_id: str, 
         extra = current[len(snap) :]
         if extra.strip():
             head = (plain or live.TEMPLATE.format(agent=agent)).encode()
-            new, clean = head + b"\n" + redact(extra.decode("utf-8", "replace")).encode(), False
+            new, clean = (
+                head + b"\n" + redacted(extra.decode("utf-8", "replace")).encode(),
+                False,
+            )  # a hot read
         else:
             new, clean = (seed or live.TEMPLATE.format(agent=agent)).encode(), True
         if live.swap(path, current, new, base=layout.memory):

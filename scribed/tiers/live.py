@@ -46,7 +46,7 @@ from scribed.compress.sections import substantive
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
-from scribed.session.redact import redact
+from scribed.session.door import Redacted, RedactedSession, unwrap
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
 
@@ -92,15 +92,16 @@ def _warn_once(log: Any, event: str, path: Path, **kw: Any) -> None:
 
 
 def redacted_line(text: str, limit: int) -> str:
-    """Redact first, then collapse and clip: a clip must never cut a secret in half."""
-    s = re.sub(r"\s+", " ", redact(text)).strip()
+    """Collapse and clip text that came through the door (redacted before the clip: a clip must
+    never cut a secret in half). Plain ``str`` is accepted for the texts of a RedactedSession."""
+    s = re.sub(r"\s+", " ", text).strip()
     if len(s) > limit:
         s = s[: limit - 1].rstrip() + "…"
     return s
 
 
-def marker_value(kind: str, session_id: str) -> str:
-    return f"{kind}:{redact(session_id)}"
+def marker_value(kind: str, session_id: Redacted) -> str:
+    return f"{kind}:{session_id}"
 
 
 def _last_ts(session: Session) -> datetime | None:
@@ -127,7 +128,7 @@ def _current_task(session: Session) -> str:
             return redacted_line(t.text, TASK_CHARS)
     for t in reversed(session.turns):
         if t.kind == "summary" and t.text.strip():
-            return redacted_line(redact(t.text).strip().splitlines()[0], TASK_CHARS)
+            return redacted_line(t.text.strip().splitlines()[0], TASK_CHARS)
     return "(not stated yet)"
 
 
@@ -143,7 +144,7 @@ def _actions(session: Session) -> list[str]:
             break
         if t.kind != "tool_call" and not (t.role == "assistant" and t.kind == "message"):
             continue
-        first = redact(t.text).strip().split("\n", 1)[0]  # redact the whole text: a secret may span lines
+        first = t.text.strip().split("\n", 1)[0]  # the door redacted the whole text: a secret may span lines
         if not first:
             continue
         if t.kind == "tool_call":
@@ -208,6 +209,7 @@ def _render(
     head: str,
     agent: str,
     task: str,
+    *,
     decisions: list[str],
     actions: list[str],
     blockers: list[str],
@@ -230,11 +232,12 @@ def _render(
     )
 
 
-def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) -> str:
+def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacted] = ()) -> str:
     """The live hot file of a running session, ≤ 4096 bytes, oldest items trimmed first."""
-    src = redacted_line(str(session.source), PATH_CHARS)
+    session = unwrap(red)
+    src = redacted_line(red.source, PATH_CHARS)
     last = _last_ts(session)
-    head = f"---\n{MARKER}: {marker_value(kind, session.session_id)}\nsource: {src}\n"
+    head = f"---\n{MARKER}: {marker_value(kind, red.session_id)}\nsource: {src}\n"
     head += f"updated: {iso(last)}\n---\n" if last else "---\n"
     task = _current_task(session)
     decisions = [
@@ -247,7 +250,17 @@ def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) 
     budget = HOT_BUDGET - DIGEST_LINE
 
     def size() -> int:
-        return len(_render(head, session.agent, task, decisions, actions, blockers, talking).encode())
+        return len(
+            _render(
+                head,
+                session.agent,
+                task,
+                decisions=decisions,
+                actions=actions,
+                blockers=blockers,
+                talking=talking,
+            ).encode()
+        )
 
     # Lists are newest first, so trimming pops from the end; keep a few of each as long as possible.
     rounds = [
@@ -268,7 +281,9 @@ def render_live(session: Session, kind: str, *, talking_to: Iterable[str] = ()) 
             items.pop()
     while size() > budget and len(task) > 1:
         task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
-    text = redact(_render(head, session.agent, task, decisions, actions, blockers, talking))
+    text = _render(
+        head, session.agent, task, decisions=decisions, actions=actions, blockers=blockers, talking=talking
+    )
     data = text.encode()
     if len(data) > budget:  # only a pathological source path gets here
         text = data[:budget].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
@@ -362,11 +377,14 @@ def is_blank(path: Path, agent: str) -> bool:
     return not parsed.sessions and not parsed.warnings
 
 
-def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to: Iterable[str] = ()) -> bool:
+def refresh(
+    layout: Layout, red: RedactedSession, kind: str, log: Any, *, talking_to: Iterable[Redacted] = ()
+) -> bool:
     """Write the session's live hot file if its content changed. Returns whether it was written.
 
     Never raises for file problems: a live view is a convenience, the compaction must go on.
     """
+    session = unwrap(red)
     agent = normalize_name(session.agent)
     if agent is None:
         return False
@@ -390,12 +408,12 @@ def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to
                         reason="hot file written by the agent; no live hot file written",
                     )
                     return False
-            elif fields[MARKER] != marker_value(kind, session.session_id):
+            elif fields[MARKER] != marker_value(kind, red.session_id):
                 theirs = parse_date(fields.get("updated", ""))
                 ours = _last_ts(session)
                 if theirs is not None and ours is not None and theirs > ours:
                     return False  # another running session of this agent is more recent
-        text = render_live(session, kind, talking_to=talking_to)
+        text = render_live(red, kind, talking_to=talking_to)
         if before == text.encode():
             return False
         if not swap(path, before, text.encode(), base=layout.memory):
@@ -403,11 +421,11 @@ def refresh(layout: Layout, session: Session, kind: str, log: Any, *, talking_to
     except OSError as exc:
         log.warning("live_hot_failed", file=str(path), agent=agent, reason=str(exc.strerror or exc))
         return False
-    log.info("live_hot_written", agent=agent, session=redact(session.session_id), file=str(path))
+    log.info("live_hot_written", agent=agent, session=red.session_id, file=str(path))
     return True
 
 
-def clear(layout: Layout, agent: str, kind: str, session_id: str) -> bool:
+def clear(layout: Layout, agent: str, kind: str, session_id: Redacted) -> bool:
     """Reset the agent's hot file to the blank template if it is still this session's live view
     (the pipeline re-seeds instead, see :mod:`scribed.tiers.hot_seed`; this is the fallback)."""
     name = normalize_name(agent)

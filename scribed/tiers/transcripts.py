@@ -25,13 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import zstandard
 
 from scribed.config import Config
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, atomic_write, ensure_dir, fsync_dir
-from scribed.session.redact import redact
+from scribed.session.door import Redacted, redacted_chunks
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
 
@@ -120,24 +120,6 @@ def _save(meta_path: Path, a: Archived) -> None:
     atomic_write(meta_path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-def _redacted_chunks(src: IO[bytes]) -> Iterator[bytes]:
-    """The stream's text with secrets replaced, about ``CHUNK_BYTES`` at a time, cut at line ends."""
-    buf: list[bytes] = []
-    size = 0
-    while True:
-        line = src.readline(_LINE_LIMIT)
-        if line:
-            buf.append(line)
-            size += len(line)
-        if size >= CHUNK_BYTES or (not line and buf):
-            text = b"".join(buf).decode("utf-8", "replace")
-            buf.clear()
-            size = 0
-            yield redact(text).encode("utf-8")
-        if not line:
-            return
-
-
 def _write(source: Path, data_path: Path) -> tuple[int, int]:
     """Write the redacted, compressed copy atomically; returns (bytes in, bytes out)."""
     ensure_dir(data_path.parent)
@@ -147,7 +129,7 @@ def _write(source: Path, data_path: Path) -> tuple[int, int]:
         with os.fdopen(fd, "wb") as raw, zst.open_binary(source) as src:
             cctx = zstandard.ZstdCompressor(level=10)
             with cctx.stream_writer(raw, closefd=False) as writer:
-                for chunk in _redacted_chunks(src):
+                for chunk in redacted_chunks(src, CHUNK_BYTES, _LINE_LIMIT):  # the door, streamed
                     writer.write(chunk)
                     written += len(chunk)
             raw.flush()
@@ -168,9 +150,9 @@ def archive(
     source: Path,
     *,
     kind: str,
-    session: str,
-    agent: str,
-    shown_as: str,
+    session: Redacted,
+    agent: Redacted,
+    shown_as: Redacted,
     now: datetime | None = None,
 ) -> Archived | None:
     """Archive ``source`` (redacted, compressed) after one of its sessions was compacted.
@@ -187,7 +169,6 @@ def archive(
     st = source.stat()
     stamp = f"{st.st_size}:{st.st_mtime_ns}"
     old = _load(meta_path)
-    session, agent = redact(session), redact(agent)
     if old is not None and old.stamp == stamp and data_path.is_file():
         if session in old.sessions and agent in old.agents:
             return old
@@ -198,7 +179,7 @@ def archive(
     bytes_in, bytes_out = _write(source, data_path)
     rec = Archived(
         path=data_path,
-        source=redact(shown_as),
+        source=shown_as,
         kind=kind,
         sessions=sorted({*(old.sessions if old else []), session}),
         agents=sorted({*(old.agents if old else []), agent}),

@@ -35,7 +35,7 @@ def install() -> None:
         io.open = builtins.open = guarded  # type: ignore[assignment]
     action = os.environ.get("LOSSY_LEDGER")
     if action:
-        from scribed.core import pipeline
+        from scribed.core import scribe as pipeline
 
         after = int(os.environ.get("LOSSY_AFTER", "3"))
         real_process = pipeline.Scribe.process

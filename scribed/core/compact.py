@@ -1,0 +1,382 @@
+"""One unit of work: one source file. Parse it (streaming), decide whether it is finished, take the
+part not compacted yet, pass it through the redaction door, compact it (see
+:mod:`scribed.core.compact_session`) and record it in the ledger. The steps are methods of
+:class:`Compactor`; the state one file carries between them is a :class:`_Job`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from scribed import sources
+from scribed.compress.base import CompressError
+from scribed.config import Config
+from scribed.core import ledger as ledger_mod
+from scribed.core.compact_session import SessionCompactor
+from scribed.core.discovery import sha256_bytes, sha256_prefix
+from scribed.core.ledger import Ledger, SourceRow, adopt_twin
+from scribed.core.results import EntryReport, FileOutcome, SourceItem
+from scribed.fsutil import read_error, skip_newline, write_gzip_archive
+from scribed.models import ParseResult, Session, Turn
+from scribed.names import case_collisions
+from scribed.session.door import redact_session, redacted
+from scribed.sources import zst
+from scribed.sources.common import hold_partial_tail
+from scribed.tiers import hot_seed, live
+from scribed.tiers.cold import Layout
+
+# Kinds whose Turn.end_offset is a byte offset in an append-only file.
+BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
+
+
+@dataclass(slots=True)
+class _Job:
+    """One source file between the steps of :meth:`Compactor.process`."""
+
+    item: SourceItem
+    st: os.stat_result
+    row: SourceRow | None
+    parsed: ParseResult
+    finished: bool
+    todo: list[Session] = field(default_factory=list)
+    live: list[Session] = field(default_factory=list)
+    offset_done: int = 0
+    new_offset: int = 0
+
+    @property
+    def key(self) -> str:
+        return str(self.item.path)
+
+
+class Compactor:
+    """The per-file steps; :class:`scribed.core.scribe.Scribe` owns it and holds the lock."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        layout: Layout,
+        ledger: Ledger,
+        sessions: SessionCompactor,
+        *,
+        clock: Callable[[], datetime],
+        dry_run: bool,
+        log: Any,
+    ) -> None:
+        self.cfg = cfg
+        self.layout = layout
+        self.ledger = ledger
+        self.sessions = sessions
+        self.clock = clock
+        self.dry_run = dry_run
+        self.log = log
+
+    def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
+        """Compact whatever is finished and new in one source file."""
+        ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)  # lost or empty: rebuilt
+        opened = self._open(item)
+        if isinstance(opened, FileOutcome):
+            return opened
+        st, row = opened
+        now = self.clock()
+        mtime = ledger_mod.effective_mtime(st, row, now)  # a future mtime counts from when it was seen
+        quiet = (now.timestamp() - mtime) >= self.cfg.session.quiet_seconds
+        parsed = self._parse(item, st, row, hold=not (quiet or force))
+        if isinstance(parsed, FileOutcome):
+            return parsed
+        self._note_future_mtime(item, st, row, now)
+        if not parsed.sessions:
+            self._mark(
+                item,
+                st,
+                row,
+                status="done",
+                offset=row.offset_done if row else 0,
+                sha=row.sha256 if row else "",
+            )
+            return FileOutcome("empty")
+        job = _Job(item, st, row, parsed, finished=parsed.ended or quiet or force)
+        waiting = self._pick(job)
+        if waiting is not None:
+            return waiting
+        job.offset_done = job.new_offset = self._resume_offset(job)
+        if not job.finished:  # only ended sessions wholly before every open session's new turns
+            job.todo = self._before_open(job)
+        out = self._compact_all(job)
+        if out.failed:
+            return self._fail(job, out)
+        return self._finish(job, out)
+
+    # --- steps ----------------------------------------------------------------------------------
+    def _open(self, item: SourceItem) -> FileOutcome | tuple[os.stat_result, SourceRow | None]:
+        """The file's stat and ledger row, or the outcome when there is nothing to do."""
+        path, key = item.path, str(item.path)
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            return FileOutcome("skipped", reason="disappeared")
+        if item.kind == "hot" and path.is_symlink():
+            self.log.warning(
+                "hot_symlink_skipped", file=key, reason="hot files that are symlinks are never read or reset"
+            )
+            return FileOutcome("skipped", reason="symlink")
+        row = self.ledger.source(key) or adopt_twin(self.ledger, path, st)  # .jsonl.zst: its twin's row
+        if row and ledger_mod.same_state(row, st) and row.status in ("done", "quarantined"):
+            return FileOutcome("unchanged")
+        if item.kind == "hot":
+            for other in case_collisions(path):
+                self.log.warning(
+                    "agent_name_collision", file=key, other=str(other), agent=item.agent,
+                    reason="names that differ only by case are one agent",
+                )  # fmt: skip
+        return st, row
+
+    def _parse(
+        self, item: SourceItem, st: os.stat_result, row: SourceRow | None, *, hold: bool
+    ) -> ParseResult | FileOutcome:
+        """Parse the file; a failed read is a retry (with backoff under the daemon), never "done"."""
+        key = str(item.path)
+        problem = read_error(item.path)
+        if problem is None:
+            with hold_partial_tail(hold):  # an open session's unterminated line waits
+                parsed = sources.parse_file(item.kind, item.path, item.agent)
+            if not parsed.sessions:  # the parser reports a failed read as a warning
+                problem = next((w for w in parsed.warnings if ": cannot read " in w), None)
+        if problem is not None:
+            attempts = (row.attempts if row else 0) + 1
+            self.log.error("source_unreadable", file=key, reason=problem, attempts=attempts)
+            offset, sha = (row.offset_done, row.sha256) if row else (0, "")
+            self._mark(
+                item, st, row, status="failed", offset=offset, sha=sha, error=problem, attempts=attempts
+            )
+            return FileOutcome("failed", failed=1, reason=problem)
+        for w in parsed.warnings:
+            self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
+        return parsed
+
+    def _note_future_mtime(
+        self, item: SourceItem, st: os.stat_result, row: SourceRow | None, now: datetime
+    ) -> None:
+        if st.st_mtime > now.timestamp() and not ledger_mod.same_state(row, st) and not self.dry_run:
+            self.log.warning(
+                "future_mtime", file=str(item.path), reason="modified in the future: counted from now"
+            )
+            offset, sha = (row.offset_done, row.sha256) if row else (0, "")
+            self._mark(item, st, row, status="pending", offset=offset, sha=sha)  # remembers when it was seen
+
+    def _pick(self, job: _Job) -> FileOutcome | None:
+        """Which sessions to compact now. A file holding several sessions (an Aider history) finishes
+        them one by one: a session followed by another one's header is compacted now, the open last
+        one once the file is quiet. Returns the outcome when nothing can be compacted yet."""
+        sessions = job.parsed.sessions
+        job.todo = sessions
+        if job.finished:
+            return None
+        n = len(sessions)
+        job.todo = [s for s in sessions if s.ended and s.turns] if job.item.kind in BYTE_KINDS else []
+        job.live = [s for s in sessions if not s.ended] if job.todo else sessions
+        if job.todo:
+            return None
+        if job.item.kind != "hot" and not self.dry_run:
+            self._refresh_live(job)
+        return FileOutcome(
+            "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
+        )
+
+    def _refresh_live(self, job: _Job) -> None:
+        for sess in job.live:
+            peers = [redacted(s.agent) for s in job.parsed.sessions if s is not sess]
+            live.refresh(self.layout, redact_session(sess), job.item.kind, self.log, talking_to=peers)
+
+    def _resume_offset(self, job: _Job) -> int:
+        """Where compaction resumes: 0 for hot files and for a file rewritten before that point."""
+        item, row, path = job.item, job.row, job.item.path
+        offset_done = row.offset_done if row else 0
+        if item.kind == "hot":
+            return 0
+        if (
+            item.kind in BYTE_KINDS
+            and offset_done > 0
+            and row is not None
+            and self._rewritten(job, offset_done)
+        ):
+            self.log.warning(
+                "source_rewritten",
+                file=job.key,
+                reason="content before the compacted offset changed; compacting the whole file again",
+            )
+            return 0
+        if item.kind in BYTE_KINDS and offset_done > 0 and path.suffix != ".zst":
+            offset_done = skip_newline(path, offset_done)  # a line compacted before its newline came
+        return offset_done
+
+    @staticmethod
+    def _rewritten(job: _Job, offset_done: int) -> bool:
+        path = job.item.path
+        return zst.logical_size(path, job.st.st_size) < offset_done or (
+            job.row is not None and sha256_prefix(path, offset_done) != job.row.sha256
+        )
+
+    @staticmethod
+    def _before_open(job: _Job) -> list[Session]:
+        first_open = min(
+            (t.end_offset for s in job.live for t in s.turns if t.end_offset > job.offset_done),
+            default=None,
+        )
+        return [s for s in job.todo if first_open is None or max(t.end_offset for t in s.turns) < first_open]
+
+    def _compact_all(self, job: _Job) -> FileOutcome:
+        raw_sizes = self._raw_sizes(job.item, job.parsed)
+        out = FileOutcome("compacted")
+        for sess in job.todo:
+            turns = [t for t in sess.turns if t.end_offset > job.offset_done]
+            if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
+                turns = ledger_mod.uncovered(
+                    self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns
+                )
+            if sess.turns:
+                job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
+            # A session with no message (only a tool's banner or output) has nothing to remember.
+            if not any(t.text.strip() and t.kind in ("message", "summary") for t in turns):
+                continue
+            out.sessions += 1
+            bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
+            self._compact_one(job, sess, turns, bytes_in, out)
+        return out
+
+    def _compact_one(
+        self, job: _Job, sess: Session, turns: list[Turn], bytes_in: int, out: FileOutcome
+    ) -> None:
+        rep: EntryReport | None
+        try:
+            rep = self.sessions.compact(job.item, sess, turns, bytes_in, job.offset_done)
+        except CompressError as exc:
+            out.failed += 1
+            out.reason = f"{sess.agent}/{sess.session_id}: {exc.reason}"
+            self.log.error(
+                "compaction_failed",
+                agent=sess.agent,
+                session=sess.session_id,
+                file=job.key,
+                reason=exc.reason,
+            )
+            return
+        except OSError as exc:
+            out.failed += 1
+            out.reason = f"write failed: {exc.strerror or exc}"
+            self.log.error(
+                "write_failed",
+                agent=sess.agent,
+                file=job.key,
+                reason=out.reason,
+                target=getattr(exc, "filename", None),
+            )
+            return
+        if rep is None:
+            out.skipped += 1
+        else:
+            out.entries.append(rep)
+
+    def _fail(self, job: _Job, out: FileOutcome) -> FileOutcome:
+        row = job.row
+        attempts = (row.attempts if row else 0) + 1
+        status = "quarantined" if attempts >= self.cfg.daemon.max_attempts else "failed"
+        offset, sha = (row.offset_done, row.sha256) if row else (0, "")
+        self._mark(
+            job.item, job.st, row, status=status, offset=offset, sha=sha, error=out.reason, attempts=attempts
+        )
+        out.status = "failed"
+        return out
+
+    def _finish(self, job: _Job, out: FileOutcome) -> FileOutcome:
+        item, path, st = job.item, job.item.path, job.st
+        sha = ""
+        if item.kind in BYTE_KINDS:
+            sha = sha256_prefix(path, job.new_offset)
+        elif item.kind == "hot":
+            sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
+        if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, job.parsed):
+            st = path.lstat() if path.exists() else st  # else the kept text is compacted next run
+        if item.kind != "hot" and not self.dry_run:
+            for sess in job.todo:
+                hot_seed.reseed(self.layout, sess.agent, item.kind, redacted(sess.session_id), self.log)
+        if not job.finished:
+            # Not "done": the unchanged-check must not skip the file, or its open session would never
+            # be compacted once it goes quiet. The offset covers only what was compacted.
+            if not self.dry_run:
+                self._refresh_live(job)
+            if job.new_offset > job.offset_done:
+                self._mark(item, st, job.row, status="pending", offset=job.new_offset, sha=sha)
+            out.status, out.reason = "not-finished", "open session not quiet yet"
+            out.sessions += len(job.live)
+            out.skipped += len(job.live)
+            return out
+        self._mark(item, st, job.row, status="done", offset=job.new_offset, sha=sha)
+        if not out.entries:
+            out.status = "unchanged"
+        return out
+
+    # --- helpers --------------------------------------------------------------------------------
+    @staticmethod
+    def _raw_sizes(item: SourceItem, parsed: ParseResult) -> dict[int, int]:
+        """Attribute the file's bytes to turns (each turn owns the bytes since the previous record)."""
+        if item.kind not in BYTE_KINDS and item.kind != "hot":
+            return {}
+        all_turns = sorted((t for s in parsed.sessions for t in s.turns), key=lambda t: t.end_offset)
+        out: dict[int, int] = {}
+        prev = 0
+        for t in all_turns:
+            out[id(t)] = max(0, t.end_offset - prev)
+            prev = max(prev, t.end_offset)
+        return out
+
+    def _mark(
+        self,
+        item: SourceItem,
+        st: os.stat_result,
+        row: SourceRow | None,
+        *,
+        status: str,
+        offset: int,
+        sha: str,
+        error: str = "",
+        attempts: int | None = None,
+    ) -> None:
+        if self.dry_run:
+            return
+        if attempts is None:
+            attempts = 0 if status == "done" else (row.attempts if row else 0)
+        self.ledger.upsert_source(
+            SourceRow(
+                path=str(item.path),
+                kind=item.kind,
+                agent=item.agent,
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                sha256=sha,
+                offset_done=offset,
+                status=status,
+                attempts=attempts,
+                last_error=redacted(error),
+                updated_at=self.sessions.iso_now(),
+            )
+        )
+
+    def _archive_and_reset_hot(self, item: SourceItem, parsed: ParseResult) -> bool:
+        """Archive the compacted bytes, redacted (after the cold entry is durable), then reset hot
+        to the seed of that entry, compare-and-swap (see :mod:`scribed.tiers.hot_seed`): text an agent
+        appended since the parse stays in hot. Returns whether hot now holds only the seed.
+        """
+        path = item.path
+        agent = path.stem.lower()
+        sid = parsed.sessions[0].session_id if parsed.sessions else ""
+        snap = hot_seed.snapshot(path.read_bytes(), parsed.size, sid)
+        if snap is None:
+            self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
+            return False
+        clean = redacted(snap.decode("utf-8", "replace")).encode()
+        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{sha256_bytes(snap)[:12]}.md.gz", clean)
+        return hot_seed.reset(self.layout, path, agent, snap, session_id=redacted(sid), log=self.log)

@@ -1,0 +1,87 @@
+"""Finding the work: the configured sources' files and the hot files, and facts about a file
+(content hashes, how it is shown in provenance)."""
+
+from __future__ import annotations
+
+import hashlib
+import resource
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scribed import sources
+from scribed.config import Config, ConfigError
+from scribed.core.results import SourceItem
+from scribed.names import normalize_name
+from scribed.sources import zst
+from scribed.tiers.cold import Layout
+
+
+def validate_sources(cfg: Config) -> None:
+    """Refuse a root that is not a folder or a source whose agent is not a valid name."""
+    root = cfg.root_path
+    if not root.is_dir():
+        raise ConfigError(f"root: not a folder: {root}")
+    for i, src in enumerate(cfg.sources):
+        if src.agent and normalize_name(src.agent) is None:
+            raise ConfigError(
+                f"bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+                "(lowercase letters, digits, '-' and '_')"
+            )
+
+
+def items(cfg: Config, layout: Layout, log: Any) -> Iterator[SourceItem]:
+    """Every file of every configured source, plus the hot files."""
+    for src in cfg.sources:
+        agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")
+        folder = src.expanded
+        if not folder.exists():
+            log.warning("source_missing", source=str(folder), kind=src.kind)
+            continue
+        for p in sources.discover(src.kind, folder, src.glob):
+            yield SourceItem(p, src.kind, agent)
+    for p in sources.discover("hot", layout.hot):
+        yield SourceItem(p, "hot", p.stem.lower())
+
+
+def display_path(root: Path, path: Path) -> str:
+    """A source path for provenance: relative to the root inside it, ``~/…`` under home."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        pass
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS. VmHWM, not ru_maxrss: the latter survives exec and would report
+    the parent's size for a process started by fork+exec."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def sha256_prefix(path: Path, length: int) -> str:
+    """sha256 of the first ``length`` bytes, streamed."""
+    h = hashlib.sha256()
+    left = length
+    with zst.open_binary(path) as fh:  # a .jsonl.zst: its decompressed content, as offsets count it
+        while left > 0:
+            chunk = fh.read(min(1 << 20, left))
+            if not chunk:
+                break
+            h.update(chunk)
+            left -= len(chunk)
+    return h.hexdigest()
+
+
+def sha256_bytes(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()

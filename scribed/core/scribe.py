@@ -1,0 +1,301 @@
+"""The one core both drivers (the CLI and the daemon) call. A :class:`Scribe` owns the root's layout,
+its ledger and its lock, and every write: compacting sources, promotion, import, wiki writes,
+deprecation, review decisions and the inbox. Drivers never take the lock or open the ledger.
+
+Two kinds of methods: the whole operations (:meth:`Scribe.run`, :meth:`Scribe.promote`,
+:meth:`Scribe.import_squad`, :meth:`Scribe.write_fact`, :meth:`Scribe.deprecate`,
+:meth:`Scribe.review`) take the root lock themselves; the steps the daemon schedules
+(:meth:`Scribe.process`, :meth:`Scribe.apply_inbox`, :meth:`Scribe.run_once`) expect the caller to
+hold it (the daemon holds it through its own gate).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+
+from scribed.compress.base import Compressor
+from scribed.compress.extractive import ExtractiveCompressor
+from scribed.config import Config, ConfigError
+from scribed.core import discovery
+from scribed.core.compact import Compactor
+from scribed.core.compact_session import SessionCompactor
+from scribed.core.compressors import Compressors
+from scribed.core.ledger import Ledger
+from scribed.core.lock import RootBusyError, root_lock
+from scribed.core.results import (
+    DeprecateResult,
+    FactResult,
+    FileOutcome,
+    ImportResult,
+    InboxResult,
+    PromoteResult,
+    ReviewResult,
+    RunReport,
+    SourceItem,
+)
+from scribed.fsutil import UnsafePathError, clean_temp_files, ensure_dir
+from scribed.log import get as get_logger
+from scribed.session.door import redacted
+from scribed.tiers.cold import Layout
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Scribe:
+    """The core object both drivers (run-once and the daemon) call."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        dry_run: bool = False,
+        clock: Callable[[], datetime] = utcnow,
+        environ: Mapping[str, str] | None = None,
+        llm_factory: Callable[[], Compressor] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.dry_run = dry_run
+        self.clock = clock
+        self.environ = dict(os.environ if environ is None else environ)
+        self.layout = Layout(cfg.root_path)
+        self.log = get_logger()
+        discovery.validate_sources(cfg)
+        try:
+            self.layout.check_state()  # before anything is created in them
+        except UnsafePathError as exc:
+            raise ConfigError(str(exc.strerror or exc)) from exc
+        self.compressors = Compressors(cfg, clock, self.environ, llm_factory, self.log)
+        self._ledger: Ledger | None = None  # opened on first use: a refused command writes nothing
+        self._compactor: Compactor | None = None
+        self._lock_depth = 0
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            self._ledger = self._open_ledger()
+        return self._ledger
+
+    @property
+    def compactor(self) -> Compactor:
+        """The per-file steps (see :mod:`scribed.core.compact`), built with the ledger on first use."""
+        if self._compactor is None:
+            sessions = SessionCompactor(
+                self.cfg, self.layout, self.ledger, self.compressors,
+                clock=self.clock, dry_run=self.dry_run, log=self.log,
+            )  # fmt: skip
+            self._compactor = Compactor(
+                self.cfg,
+                self.layout,
+                self.ledger,
+                sessions,
+                clock=self.clock,
+                dry_run=self.dry_run,
+                log=self.log,
+            )
+        return self._compactor
+
+    def _open_ledger(self) -> Ledger:
+        if self.dry_run:
+            return Ledger(self.layout.ledger, readonly=True) if self.layout.ledger.exists() else Ledger(None)
+        ensure_dir(self.layout.state)
+        return Ledger(self.layout.ledger)
+
+    @property
+    def extractive(self) -> ExtractiveCompressor:
+        return self.compressors.extractive
+
+    def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
+
+    # --- the lock -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, *, timeout: float = -1, wait: bool = False) -> Iterator[None]:
+        """Hold the root lock (re-entrant for this Scribe; a dry run never locks). ``wait``: try at
+        once, and if another scribed holds it, say so in the log and wait."""
+        if self.dry_run or self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        with self._take_lock(timeout, wait):
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+
+    @contextlib.contextmanager
+    def _take_lock(self, timeout: float, wait: bool) -> Iterator[None]:
+        lock = self.layout.lock
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(root_lock(lock, timeout=0 if wait else timeout))
+        except RootBusyError:
+            if not wait:
+                raise
+            self.log.info("waiting_for_lock", lock=str(lock))
+            stack.enter_context(root_lock(lock, timeout=timeout))
+        with stack:
+            yield
+
+    # --- discovery ------------------------------------------------------------------------------
+    def items(self) -> Iterator[SourceItem]:
+        """Every file of every configured source, plus the hot files."""
+        return discovery.items(self.cfg, self.layout, self.log)
+
+    def prepare(self) -> None:
+        """Start-of-run housekeeping: temp files a crash left behind."""
+        if self.dry_run:
+            return
+        for d in (
+            self.layout.hot,
+            self.layout.cold,
+            self.layout.wiki,
+            self.layout.state,
+            self.layout.memory / "inbox",
+        ):
+            n = clean_temp_files(d)
+            if n:
+                self.log.warning("temp_files_removed", folder=str(d), count=n)
+
+    def display_path(self, path: os.PathLike[str] | str) -> str:
+        """A source path for provenance: relative to the root inside it, ``~/…`` under home."""
+        from pathlib import Path
+
+        return discovery.display_path(self.layout.root, Path(path))
+
+    # --- steps (the caller holds the lock) ------------------------------------------------------
+    def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
+        """Compact whatever is finished and new in one source file (see :mod:`scribed.core.compact`)."""
+        return self.compactor.process(item, force=force)
+
+    def apply_inbox(self, report: RunReport | None = None) -> InboxResult:
+        """Apply agent-written wiki entries dropped in ``.squad/memory/inbox/wiki/``."""
+        from scribed.core.promote import apply_inbox
+
+        res = InboxResult.of(apply_inbox(self.layout, self.cfg, self.clock, dry_run=self.dry_run))
+        for w in res.warnings:
+            self.log.warning("inbox_warning", reason=w)
+        if report is not None:
+            report.inbox = {"applied": len(res.applied), "quarantined": len(res.quarantined)}
+            report.warnings += len(res.warnings)
+        return res
+
+    def run_once(
+        self,
+        *,
+        force: bool = False,
+        progress: Callable[[list[SourceItem]], Iterator[SourceItem]] | None = None,
+    ) -> RunReport:
+        """Process every source file once."""
+        t0 = time.monotonic()
+        self.prepare()
+        report = RunReport()
+        self.apply_inbox(report)
+        items = list(self.items())
+        it: Iterator[SourceItem] = progress(items) if progress else iter(items)
+        for item in it:
+            report.add(item, self._process_guarded(item, force))
+        self.log.info(
+            "run_complete",
+            files=report.files,
+            sessions=report.sessions,
+            compacted=report.compacted,
+            skipped=report.skipped,
+            failed=report.failed,
+            bytes_in=sum(e.bytes_in for e in report.entries),
+            bytes_out=sum(e.bytes_out for e in report.entries),
+            ms=int((time.monotonic() - t0) * 1000),
+            peak_rss_mb=discovery.peak_rss_mb(),
+            dry_run=self.dry_run or None,
+        )
+        return report
+
+    def _process_guarded(self, item: SourceItem, force: bool) -> FileOutcome:
+        """A failure on one file (a bug included) must not stop the others; it stays queued."""
+        try:
+            return self.process(item, force=force)
+        except OSError as exc:
+            self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
+            return FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
+        except Exception as exc:
+            reason = redacted(f"internal error: {type(exc).__name__}: {exc}")
+            self.log.error("source_failed", file=str(item.path), reason=reason)
+            return FileOutcome("failed", failed=1, reason=reason)
+
+    # --- whole operations (they take the lock) --------------------------------------------------
+    def run(
+        self,
+        *,
+        force: bool = False,
+        progress: Callable[[list[SourceItem]], Iterator[SourceItem]] | None = None,
+    ) -> RunReport:
+        """``scribed run-once``: every source once, under the root lock (waits for another scribed)."""
+        with self.locked(wait=True):
+            return self.run_once(force=force, progress=progress)
+
+    def promote(self, *, as_of: datetime | None = None) -> PromoteResult:
+        """Cold → wiki promotion under the root lock; records when it ran (once, in the ledger)."""
+        from scribed.core.promote import promote
+
+        with self.locked():
+            return PromoteResult.of(promote(self, as_of=as_of, dry_run=self.dry_run, lock=False))
+
+    def import_squad(self, agents: list[str] | None, *, as_of: datetime | None = None) -> ImportResult:
+        """Seed cold and wiki from a legacy Squad repo. Raises ``ImportRefusedError``."""
+        from scribed.core import importer
+
+        names = importer.plan(self.cfg, agents)  # a refusal writes nothing, not even the lock
+        with self.locked():
+            data = importer.run_import(
+                self.cfg, names, everything=agents is None, dry_run=self.dry_run,
+                as_of=as_of or self.clock(), clock=self.clock, ledger=self.ledger,
+            )  # fmt: skip
+        return ImportResult.of(data)
+
+    def write_fact(
+        self,
+        topic: str,
+        agent: str,
+        text: str,
+        *,
+        title: str = "",
+        via: str = "wiki-write",
+        timeout: float = -1,
+    ) -> FactResult:
+        """An agent's fact into ``wiki/{topic}.md``; its text and title pass the door here."""
+        from scribed.tiers.agent_writes import write_agent_fact
+
+        with self.locked(timeout=timeout):
+            data = write_agent_fact(
+                self.layout, topic, agent, redacted(text), title=redacted(title), clock=self.clock, via=via
+            )
+        return FactResult.of(data)
+
+    def deprecate(self, topic: str, title: str, agent: str, *, reason: str = "") -> DeprecateResult:
+        """Mark a wiki block deprecated (kept, never deleted)."""
+        from scribed.tiers.agent_writes import deprecate
+
+        with self.locked():
+            data = deprecate(self.layout, topic, title, agent, reason=redacted(reason), clock=self.clock)
+        return DeprecateResult.of(data)
+
+    def review(self, ids: list[str], *, approve: bool, reason: str = "") -> ReviewResult:
+        """Approve (merge into the wiki) or reject review proposals."""
+        from scribed.tiers import review
+
+        with self.locked():
+            if approve:
+                data = review.approve(self.layout, ids, self.clock)
+            else:
+                data = review.reject(self.layout, ids, self.clock, redacted(reason))
+        return ReviewResult.of(data)

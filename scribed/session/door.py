@@ -1,0 +1,119 @@
+"""The one door through which outside text enters scribed: everything a writer stores was redacted
+here, once. The types say so: a tier writer takes :data:`Redacted` text or a
+:class:`RedactedSession`, never a plain ``str`` or :class:`~scribed.models.Session`, so mypy rejects
+a writer handed text that did not come through the door (logs keep their own scrubbing)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import IO, NewType
+
+from scribed.models import Session, Turn
+from scribed.session.redact import redact
+
+Redacted = NewType("Redacted", str)
+NOTHING = Redacted("")  # the empty text, for defaults
+
+# Redacted turn texts by the sha256 of their raw text, least recently used first out: a live view
+# re-reads a growing session on every change, and its old turns must not cost the redactor again.
+# Keys are digests, so no secret is kept; values are redacted. Bounded by the characters held.
+_CACHE_CHARS = 16 * 1024 * 1024
+_cache: OrderedDict[bytes, Redacted] = OrderedDict()
+_cache_size = [0]
+_cache_lock = threading.Lock()
+
+
+def redacted(text: str) -> Redacted:
+    """Text from outside (a transcript, a user's argument, a legacy file), with secrets replaced."""
+    return Redacted(redact(text))
+
+
+def _turn_text(text: str) -> Redacted:
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    out = redacted(text)
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = out
+            _cache_size[0] += len(out)
+        while _cache_size[0] > _CACHE_CHARS and _cache:
+            _cache_size[0] -= len(_cache.popitem(last=False)[1])
+    return out
+
+
+def clear_cache() -> None:
+    """Forget the cached redactions (tests that swap the engine)."""
+    with _cache_lock:
+        _cache.clear()
+        _cache_size[0] = 0
+
+
+def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
+    """A raw file's text with secrets replaced, about ``chunk_bytes`` at a time, cut at line ends
+    (a transcript copied whole: memory stays bounded)."""
+    buf: list[bytes] = []
+    size = 0
+    while True:
+        line = src.readline(line_limit)
+        if line:
+            buf.append(line)
+            size += len(line)
+        if size >= chunk_bytes or (not line and buf):
+            text = b"".join(buf).decode("utf-8", "replace")
+            buf.clear()
+            size = 0
+            yield redacted(text).encode("utf-8")
+        if not line:
+            return
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedSession:
+    """A parsed session whose id and turn texts went through the door. ``session`` is what writers
+    and compressors read; the raw id stays with the core (ledger keys), never in a file."""
+
+    session: Session
+    source: Redacted  # the source path, as outside text
+
+    @property
+    def session_id(self) -> Redacted:
+        return Redacted(self.session.session_id)
+
+    @property
+    def agent(self) -> str:
+        return self.session.agent
+
+
+def unwrap(red: RedactedSession) -> Session:
+    """The session inside ``red``; a writer calls this first, so a plain Session (one that skipped
+    the door) is refused at run time too, not only by mypy."""
+    if not isinstance(red, RedactedSession):
+        raise TypeError(f"{type(red).__name__} did not come through the redaction door (redact_session)")
+    return red.session
+
+
+def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> RedactedSession:
+    """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
+    kept = [replace(t, text=_turn_text(t.text)) for t in (session.turns if turns is None else turns)]
+    red = replace(session, session_id=redacted(session.session_id), turns=kept)
+    return RedactedSession(red, redacted(str(session.source)))
+
+
+__all__ = [
+    "NOTHING",
+    "Redacted",
+    "RedactedSession",
+    "clear_cache",
+    "redact_session",
+    "redacted",
+    "redacted_chunks",
+    "unwrap",
+]
