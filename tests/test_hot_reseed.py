@@ -17,6 +17,7 @@ from secrets_corpus import SECRETS
 from scribed import config
 from scribed.core.pipeline import Scribe
 from scribed.models import Session, Turn
+from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers import cold, hot_seed, live
 from scribed.tiers.cold import Layout
@@ -390,7 +391,9 @@ def test_default_spawn_after_a_session_ended_prints_its_outcome_and_open_items(t
     assert p.returncode == 0, p.stderr.decode()
     out = p.stdout.decode()
     assert len(p.stdout) <= 4096
-    assert "scribed-live" not in out and "<!--" not in out
+    assert "scribed-live" not in out
+    assert out.startswith(MARK_OPEN + "\n") and out.endswith(MARK_CLOSE + "\n")
+    assert "<!--" not in out.removeprefix(MARK_OPEN).removesuffix(MARK_CLOSE + "\n")
     _, (entry,) = cold.split_entries(Layout(root).cold_file("picard").read_text())
     outcome = " ".join(cold.sections(entry.text)["outcome"])
     assert outcome and f"outcome: {outcome}" in out
