@@ -329,7 +329,7 @@ def _matches(
     wiki: list[tuple[str, str]] = []
     try:
         with Index(layout) as index:
-            index.refresh()
+            index.refresh(tiers=("cold", "wiki"))  # a spawn never waits on indexing transcripts
             if want_cold:
                 cold = [h.text for h in index.search(query, agent=agent, tiers=("cold",), limit=50)]
             if want_wiki:
