@@ -59,6 +59,7 @@ def search_cmd(
     """Search cold entries, wiki facts (superseded ones marked), archived originals and archived
     transcripts for QUERY."""
     from scribed.cli.common import fail, load_config
+    from scribed.session.redact import redact
     from scribed.tiers import transcripts
     from scribed.tiers.search import Index, SearchError
 
@@ -77,12 +78,13 @@ def search_cmd(
             hits = index.search(text, agent=agent.lower(), tiers=tiers, since=since_day, limit=limit)
         except SearchError as exc:
             fail(str(exc))
+    shown = redact(text)  # a pasted secret is searched for, never echoed
     if as_json:
         click.echo(
-            json.dumps({"query": text, "hits": [h.public() for h in hits]}, indent=2, ensure_ascii=False)
+            json.dumps({"query": shown, "hits": [h.public() for h in hits]}, indent=2, ensure_ascii=False)
         )
     elif not hits:
-        click.echo(f"no match for {text!r}", err=True)
+        click.echo(f"no match for {shown!r}", err=True)
     for h in [] if as_json else hits:
         where = f"{h.file}:{h.line}" if h.line else h.file
         mark = "" if h.status == "active" else f" [{h.status}]"

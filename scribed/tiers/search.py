@@ -425,7 +425,7 @@ class Index:
         try:
             rows = self._db.execute(sql, args).fetchall()
         except sqlite3.OperationalError as exc:
-            raise SearchError(f"cannot search for {match!r}: {exc}") from exc
+            raise SearchError(redact(f"cannot search for {match!r}: {exc}")) from exc
         return [
             Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], int(r[7] or 0), r[8], " ".join(r[9].split()), -r[10],
                 source=r[11], text=r[12])
