@@ -69,6 +69,9 @@ class Session:
     ended: bool = False  # an explicit end marker was the last record
     malformed: int = 0  # skipped records (bad JSON, unexpected types)
     warnings: list[str] = field(default_factory=list)
+    # what the tool recorded about the session's place: cwd, git_root, repository, branch, summary
+    # (Copilot CLI's session.start and workspace.yaml); raw file content, not redacted yet
+    meta: dict[str, str] = field(default_factory=dict)
 
     @property
     def first_line(self) -> int:

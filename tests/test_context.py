@@ -15,6 +15,7 @@ from helpers import run_cli
 
 from scribed.cli.context import register
 from scribed.cli.main import Main, main
+from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
 from scribed.tiers import context
 from scribed.tiers.cold import Layout
 
@@ -91,7 +92,8 @@ HOT, COLD, WIKI = context.HOT_TITLE, context.COLD_TITLE, context.WIKI_TITLE
 )
 def test_situations(tmp_path: Path, situation: str, expected: list[str]) -> None:
     ctx = build(make_root(tmp_path), situation=situation)
-    assert ctx.text.startswith("## Memory Context\n\n### Hot (current session)\n")
+    assert ctx.text.startswith(f"{MARK_OPEN}\n## Memory Context\n\n### Hot (current session)\n")
+    assert ctx.text.endswith(f"\n{MARK_CLOSE}\n") and ctx.text.count(MARK_OPEN) == 1
     assert titles(ctx.text) == expected
     assert ("fact-12" in ctx.text) == (COLD in expected)
 
@@ -99,7 +101,9 @@ def test_situations(tmp_path: Path, situation: str, expected: list[str]) -> None
 def test_default_is_hot_only_without_live_front_matter(tmp_path: Path) -> None:
     ctx = build(make_root(tmp_path))
     assert titles(ctx.text) == [HOT]
-    assert "scribed-live" not in ctx.text and "updated:" not in ctx.text and "<!--" not in ctx.text
+    assert "scribed-live" not in ctx.text and "updated:" not in ctx.text
+    body = ctx.text.removeprefix(MARK_OPEN + "\n").removesuffix(MARK_CLOSE + "\n")
+    assert "<!--" not in body  # only scribed's own marker pair is a comment
     assert "Current task: Migrate the billing webhooks" in ctx.text
     assert ctx.situation is None
 
@@ -182,12 +186,12 @@ def test_empty_agent_gets_a_valid_block(tmp_path: Path) -> None:
     root = make_root(tmp_path)
     ctx = build(root, "nobody", situation="resume")
     assert ctx.text == (
-        "## Memory Context\n\n### Hot (current session)\n_(empty)_\n\n"
-        "### Cold (summarized history)\n_(no cold entries yet)_\n"
+        f"{MARK_OPEN}\n## Memory Context\n\n### Hot (current session)\n_(empty)_\n\n"
+        f"### Cold (summarized history)\n_(no cold entries yet)_\n{MARK_CLOSE}\n"
     )
     bare = tmp_path / "bare"
     bare.mkdir()
-    assert build(bare, "nobody", situation="post-incident").text.endswith("_(no wiki pages yet)_\n")
+    assert build(bare, "nobody", situation="post-incident").text.endswith(f"_(no wiki pages yet)_\n{MARK_CLOSE}\n")
 
 
 def test_secrets_never_appear(tmp_path: Path) -> None:

@@ -477,10 +477,10 @@ def rollout(source: Any = "cli", sid: str = CX_ID, extra: int = 0) -> list[dict[
         cx(11, "event_msg", {"type": "token_count", "info": None}),
         cx(12, "response_item", {"type": "future_item", "x": 1}),
     ]  # fmt: skip
-    records += [
+    records.extend(
         cx(20 + k, "response_item", msg("user", f"Follow-up {k}: also log the rounding mode."))
         for k in range(extra)
-    ]
+    )
     return records
 
 
@@ -657,12 +657,18 @@ def memory_tree(root: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("marked", [False, True])
-def test_scribed_context_fed_back_adds_nothing(tmp_path: Path, marked: bool) -> None:
+@pytest.mark.parametrize("form", ["printed", "older", "wrapped"])
+def test_scribed_context_fed_back_adds_nothing(tmp_path: Path, form: str) -> None:
+    """As printed today (markers), as printed before the markers existed (heading only), and
+    wrapped once more by a template that marks what it pastes (nested markers)."""
     root, md = compacted_root(tmp_path)
     block = context.build(Layout(root), "picard", situation="post-incident", wiki_topics=["decisions"]).text
     assert "Never use float for money" in block and "#### Goal" in block
-    block = injected.mark(block) if marked else block
+    assert block.startswith(injected.MARK_OPEN + "\n## Memory Context\n")
+    if form == "older":
+        block = block.removeprefix(injected.MARK_OPEN + "\n").removesuffix(injected.MARK_CLOSE + "\n")
+    elif form == "wrapped":
+        block = injected.mark(block)
     (md / "spawn.md").write_text(block)
     spawn_prompt = [user(1, block), asst(2, "m1", text("No response requested."), model="<synthetic>")]
     write_jsonl(md.parent / "claude-spawn" / f"{CL_SID}.jsonl", spawn_prompt)

@@ -18,6 +18,7 @@ from scribed import config
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
 from scribed.session.door import redact_session
+from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers import cold, hot_seed, live
 from scribed.tiers.cold import Layout
@@ -391,7 +392,9 @@ def test_default_spawn_after_a_session_ended_prints_its_outcome_and_open_items(t
     assert p.returncode == 0, p.stderr.decode()
     out = p.stdout.decode()
     assert len(p.stdout) <= 4096
-    assert "scribed-live" not in out and "<!--" not in out
+    assert "scribed-live" not in out
+    assert out.startswith(MARK_OPEN + "\n") and out.endswith(MARK_CLOSE + "\n")
+    assert "<!--" not in out.removeprefix(MARK_OPEN).removesuffix(MARK_CLOSE + "\n")
     _, (entry,) = cold.split_entries(Layout(root).cold_file("picard").read_text())
     outcome = " ".join(cold.sections(entry.text)["outcome"])
     assert outcome and f"outcome: {outcome}" in out

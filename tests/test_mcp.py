@@ -18,11 +18,12 @@ import anyio
 from click.testing import CliRunner
 from helpers import tree_bytes
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 
 from scribed.cli.main import main
 from scribed.compress import entry
 from scribed.models import Summary
+from scribed.sources.injected import MARK_OPEN
 
 TOOLS = {"context", "search", "wiki_write", "recent_sessions"}
 FACT = "Use an injected clock in src/auth/session.py instead of freeze_time()\nfreeze_time leaked across tests."
@@ -66,7 +67,11 @@ def _session(root: Path, cfg: Path, body: Callable[[Client], Awaitable[None]]) -
     """Run ``body`` with a client connected to a real ``scribed --config CFG mcp`` subprocess."""
     script = Path(sys.executable).with_name("scribed")
     cmd, args = (str(script), []) if script.exists() else (sys.executable, ["-m", "scribed"])
-    params = StdioServerParameters(command=cmd, args=[*args, "--config", str(cfg), "mcp"], cwd=str(root))
+    # the server imports the scribed under test (PYTHONPATH), not whichever one the script was installed from
+    env = {**get_default_environment(), **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}
+    params = StdioServerParameters(
+        command=cmd, args=[*args, "--config", str(cfg), "mcp"], cwd=str(root), env=env
+    )
 
     async def run() -> None:
         async with Client(params, read_timeout_seconds=60) as client:
@@ -123,7 +128,7 @@ def test_client_lists_tools_searches_writes_and_reads(tmp_path: Path) -> None:
     assert found and found[0]["topic"] == "decisions" and "injected clock" in found[0]["heading"]
 
     block = _text(seen["context"])
-    assert block.startswith("## Memory Context") and "Current task: tidy the release notes" in block
+    assert block.startswith(f"{MARK_OPEN}\n## Memory Context") and "Current task: tidy the release notes" in block
     assert "Chase the flaky login test" in block and len(block.encode()) <= 3000
 
     recent = seen["recent"].structured_content["sessions"]

@@ -12,6 +12,7 @@ from helpers import run_cli
 
 from scribed.cli.context import register
 from scribed.cli.main import Main, main
+from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
 from scribed.tiers import report
 from scribed.tiers.cold import Layout
 
@@ -100,7 +101,8 @@ def sized_root(tmp_path: Path) -> Path:
     pad(sq / "decisions.md", "# Decisions\n", 1800)
     pad(sq / "memory/cold/picard.md", "# Cold memory: picard\n", 2000)
     pad(sq / "memory/wiki/decisions.md", "# Decisions\n", 1000)
-    pad(sq / "memory/hot/picard.md", "Current task: ", 255)
+    # the printed block is 300 bytes: this hot file, the titles and scribed's marker pair
+    pad(sq / "memory/hot/picard.md", "Current task: ", 255 - len(MARK_OPEN) - len(MARK_CLOSE) - 2)
     (root / "scribed.toml").write_text('root = "."\n')
     return root
 

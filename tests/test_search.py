@@ -7,6 +7,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -126,3 +127,88 @@ def test_cli_prints_hits_and_json(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "no match" in res.output
     res = runner.invoke(main, ["search", "--root", str(tmp_path), "--since", "yesterday", "x"])
     assert res.exit_code == 2
+
+
+# --------------------------------------------------------------------------- transcript archive
+
+SID = "7e57a1c0-5e4c-4b1d-9f00-5ea5c4ed0001"
+ONLY_IN_TRANSCRIPT = "quokka ledger drift 7731"
+
+
+def _claude_transcript(folder: Path) -> Path:
+    """A session whose tool output, deep in a long listing, holds a phrase no summary keeps."""
+    listing = "\n".join(f"worker-{i:03d} ok, heap {200 + i} MB" for i in range(120))
+    listing = listing.replace("worker-061 ok", f"worker-061 {ONLY_IN_TRANSCRIPT} ok")
+
+    def rec(i: int, role: str, content: Any) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": role, "content": content}
+        if role == "assistant":
+            message |= {"id": f"m{i}", "type": "message", "model": "claude-sonnet-4-5"}
+        return {"type": role, "uuid": f"u{i}", "parentUuid": f"u{i - 1}", "sessionId": SID,
+                "timestamp": f"2026-11-07T10:0{i}:00Z", "cwd": "/home/dev/ops", "message": message}  # fmt: skip
+
+    records = [
+        rec(1, "user", "Find out why the nightly worker pool restarts."),
+        rec(2, "assistant", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "poolctl status"}}]),
+        rec(3, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": listing}]),
+        rec(4, "assistant", [{"type": "text", "text": "The pool restarts because the OOM killer hits workers above 300 MB."}]),
+    ]  # fmt: skip
+    folder.mkdir(parents=True)
+    path = folder / f"{SID}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_deleted_transcript_is_found_in_the_archive(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".squad/memory/cold").mkdir(parents=True)
+    src = _claude_transcript(tmp_path / "claude" / "-home-dev-ops")
+    (root / "scribed.toml").write_text(
+        f'root = "."\n[[sources]]\nkind = "claude"\npath = "{src.parent}"\nagent = "geordi"\n'
+    )
+    runner = CliRunner()
+
+    def search(*args: str) -> list[dict[str, Any]]:
+        res = runner.invoke(main, ["--config", str(root / "scribed.toml"), "search", "--json", *args])
+        assert res.exit_code == 0, res.output
+        hits: list[dict[str, Any]] = json.loads(res.output)["hits"]
+        return hits
+
+    assert search(ONLY_IN_TRANSCRIPT) == []  # the index exists before the session is archived
+    res = runner.invoke(main, ["--config", str(root / "scribed.toml"), "run-once", "--force"])
+    assert res.exit_code == 0, res.output
+    cold = (root / ".squad/memory/cold/geordi.md").read_text()
+    assert "OOM killer" in cold and "7731" not in cold, "the phrase must exist only in the transcript"
+    src.unlink()
+
+    (hit,) = search(ONLY_IN_TRANSCRIPT)  # found without a rebuild: the refresh saw the new archive
+    assert hit["tier"] == "transcript" and hit["session"] == SID and hit["agent"] == "geordi"
+    assert hit["date"] == "2026-11-07" and hit["source"].endswith(f"{SID}.jsonl") and hit["line"] == 1  # its chunk starts there
+    assert hit["file"].startswith(".squad/memory/.scribed/transcripts/claude-") and "«7731»" in hit["snippet"]
+    assert search("--tier", "transcript", "OOM", "killer")[0]["session"] == SID
+    assert search("--tier", "cold", ONLY_IN_TRANSCRIPT) == []
+    assert search("--agent", "geordi", "--tier", "transcript", "7731")[0]["session"] == SID
+    assert search("--agent", "worf", "7731") == []
+
+    (root / ".squad/memory/.scribed/search.sqlite").unlink()
+    res = runner.invoke(main, ["--config", str(root / "scribed.toml"), "search", "--rebuild"])
+    assert res.exit_code == 0 and "index rebuilt" in res.output
+    assert search(ONLY_IN_TRANSCRIPT) == [hit]
+    res = runner.invoke(main, ["--config", str(root / "scribed.toml"), "search", ONLY_IN_TRANSCRIPT])
+    assert f"transcript [archived] {hit['file']}:1" in res.output and SID in res.output
+
+
+def test_an_old_index_is_rebuilt_in_the_new_shape(tmp_path: Path) -> None:
+    lay = _root(tmp_path)
+    lay.state.mkdir(parents=True, exist_ok=True)
+    import sqlite3
+
+    old = sqlite3.connect(lay.state / "search.sqlite")
+    old.executescript(
+        "CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);"
+        "CREATE VIRTUAL TABLE docs USING fts5(text, heading, tier UNINDEXED);"
+    )
+    old.close()
+    with Index(lay) as ix:
+        ix.refresh()
+        assert ix.search("token bucket")[0].agent == "riker"

@@ -1,4 +1,4 @@
-"""``scribed search``: full-text search over cold, wiki and archive, with provenance.
+"""``scribed search``: full-text search over cold, wiki, archive and the transcript archive, with provenance.
 
 Read-only on the memory files; it writes only its own index in the state folder. Kept apart from
 :mod:`scribed.cli.main` so a search imports nothing of the pipeline, the LLM client or the daemon.
@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import sys
 from datetime import date
+from pathlib import Path
 
 import click
 
-from scribed.cli.context import _ROOT_HELP, _layout
+from scribed.cli.context import _ROOT_HELP
+from scribed.tiers.cold import Layout
 
 
 def _since(raw: str | None) -> str:
@@ -33,7 +35,7 @@ def _since(raw: str | None) -> str:
     "--tier",
     "tiers",
     multiple=True,
-    type=click.Choice(["cold", "wiki", "archive"]),
+    type=click.Choice(["cold", "wiki", "archive", "transcript"]),
     help="Only these tiers (repeatable); default all.",
 )
 @click.option("--since", default=None, help="Only entries dated on or after YYYY-MM-DD.")
@@ -54,16 +56,20 @@ def search_cmd(
     rebuild: bool,
     root: str | None,
 ) -> None:
-    """Search cold entries, wiki facts (superseded ones marked) and archived originals for QUERY."""
-    from scribed.cli.common import fail
+    """Search cold entries, wiki facts (superseded ones marked), archived originals and archived
+    transcripts for QUERY."""
+    from scribed.cli.common import fail, load_config
+    from scribed.session.door import redacted
+    from scribed.tiers import transcripts
     from scribed.tiers.search import Index, SearchError
 
     text = " ".join(query).strip()
     if not text and not rebuild:
         fail("search: give a QUERY (one or more words), or --rebuild")
-    layout = _layout(ctx, root)
+    cfg = load_config(ctx, root)
+    layout = Layout(Path(cfg.root_path))
     since_day = _since(since)
-    with Index(layout) as index:
+    with Index(layout, transcripts.folder(cfg, layout)) as index:
         n = index.refresh(rebuild=rebuild)
         if not text:
             click.echo(f"index rebuilt: {n} files")
@@ -72,16 +78,17 @@ def search_cmd(
             hits = index.search(text, agent=agent.lower(), tiers=tiers, since=since_day, limit=limit)
         except SearchError as exc:
             fail(str(exc))
+    shown = redacted(text)  # a pasted secret is searched for, never echoed
     if as_json:
         click.echo(
-            json.dumps({"query": text, "hits": [h.public() for h in hits]}, indent=2, ensure_ascii=False)
+            json.dumps({"query": shown, "hits": [h.public() for h in hits]}, indent=2, ensure_ascii=False)
         )
     elif not hits:
-        click.echo(f"no match for {text!r}", err=True)
+        click.echo(f"no match for {shown!r}", err=True)
     for h in [] if as_json else hits:
         where = f"{h.file}:{h.line}" if h.line else h.file
         mark = "" if h.status == "active" else f" [{h.status}]"
-        who = " · ".join(x for x in (h.agent, h.topic, h.session, h.date) if x)
+        who = " · ".join(x for x in (h.agent, h.topic, h.session, h.date, h.source) if x)
         click.echo(f"{h.tier}{mark} {where} — {h.heading}")
         click.echo(f"    {who}")
         click.echo(f"    {h.snippet}")

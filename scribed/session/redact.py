@@ -28,7 +28,9 @@ from scribed.session import redact_context as ctx
 from scribed.session import redact_values as val
 from scribed.session.redact_values import REDACTED, Rule, Spans
 
-__all__ = ["REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_obj", "rules"]
+__all__ = [
+    "REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_obj", "redact_path", "rules",
+]  # fmt: skip
 
 # The rarest anchors are located with bytes.find (memchr), which beats a regex scan there.
 _FIND_ANCHORS = b"~JK"
@@ -113,6 +115,9 @@ _PASSES = _passes()
 _XML_CLOSE_RE = ctx.xml_close_re(val.ASSIGNMENT_WORDS)
 _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
 _RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
+_MIXED_MIN = 16  # a `mixed` token has at least this many letters and digits after its keyword
+_SPLIT_TAIL_MIN = 4  # a wrapped token's second half is at least this long
+_SHORTEST_SECRET = 6  # no rule matches a shorter text
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
 _NEWLINE_RE = re.compile(rb"\r?\n|\\r\\n|\\n")
 
@@ -135,7 +140,7 @@ def _checked(rule: Rule, v: str) -> bool:
 
 def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     """The per-rule checks: ``body`` (after the keyword) mixes classes, ``secret`` is random."""
-    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < 16):
+    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < _MIXED_MIN):
         return False
     text = secret.decode("latin-1")
     return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
@@ -197,7 +202,7 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
     assert rule.pattern is not None
     nl = _NEWLINE_RE.match(st.data, end)
     tail = _RUN_RE.match(st.data, nl.end()) if nl else None
-    if not nl or not tail or tail.end() - nl.end() < 4:
+    if not nl or not tail or tail.end() - nl.end() < _SPLIT_TAIL_MIN:
         return False
     if matched and not val.looks_random(tail.group().decode("latin-1")):
         return False  # a whole token followed by an ordinary word, a date, a short id
@@ -298,7 +303,7 @@ def _rare_hits(rx: re.Pattern[bytes], anchor: int, rdata: bytes) -> list[re.Matc
 def _spans(text: str) -> Spans:
     """Every secret span in ``text`` with the rule that found it, unsorted."""
     n = len(text)
-    if n < 6:
+    if n < _SHORTEST_SECRET:
         return []
     # One byte per character (non-latin-1 becomes '?'), so byte offsets are str offsets, and
     # the scan runs over compact bytes even when the str holds emoji (4 bytes per character).
@@ -366,6 +371,18 @@ def redact(text: str) -> str:
         pos = e
     out.append(text[pos:])
     return "".join(out)
+
+
+_PATH_SEP = re.compile(r"([/\\])")
+
+
+def redact_path(path: str) -> str:
+    """A file path for display or storage (provenance, the ledger, an archive's sidecar), redacted
+    whole and then one component at a time: in running text a name right after ``/`` is a path,
+    never an assignment (``/etc/passwd: …``), but a file name can itself be
+    ``DB_PASSWORD=hunter2 notes.md``."""
+    parts = _PATH_SEP.split(redact(path))
+    return "".join(p if p in ("/", "\\") else redact(p) for p in parts)
 
 
 def count_secrets(text: str) -> int:

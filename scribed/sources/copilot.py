@@ -15,13 +15,22 @@ continuation) are not the user's words and are skipped. Unknown event types are 
 
 The file has ended only when the last event is ``session.shutdown``; a resumed session appends
 ``session.resume`` and more events after it.
+
+A session-state folder also holds ``workspace.yaml`` beside ``events.jsonl``: flat ``key: value``
+lines (``id``, ``cwd``, ``git_root``, ``repository``, ``branch``, ``summary``, ``created_at``,
+``updated_at``). Its place and summary fields become the sessions' :attr:`Session.meta`, over what
+``session.start`` recorded; the agent name never comes from it. It is read without a YAML library:
+a file that is not flat ``key: value`` lines (or too big, or unreadable) is ignored, with a debug log.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
+from scribed.log import get as get_logger
 from scribed.models import ParseResult, Role, Turn
 from scribed.names import normalize_name
 from scribed.sources import drift
@@ -43,6 +52,12 @@ from scribed.sources.common import (
     turn,
 )
 
+WORKSPACE = "workspace.yaml"
+MAX_WORKSPACE_BYTES = 64 * 1024
+# workspace.yaml keys kept as session metadata, and session.start's context keys under their names
+_WORKSPACE_KEYS = ("cwd", "git_root", "repository", "branch", "summary")
+_CONTEXT_KEYS = {"cwd": "cwd", "gitRoot": "git_root", "repository": "repository", "branch": "branch"}
+_BLOCK = ("|", "|-", "|+", ">", ">-", ">+")
 _SUBAGENT_EVENTS = frozenset({"subagent.started", "subagent.completed", "subagent.failed"})
 _TURN_TYPES = frozenset(
     {
@@ -113,6 +128,75 @@ def _injected_user(data: JsonObj) -> bool:
     return get_str(data, "source").startswith("skill-") or get_bool(data, "isAutopilotContinuation")
 
 
+def _scalar(raw: str) -> str | None:
+    """A flat YAML scalar: plain, 'single' or "double" quoted; None for anything else (a list, a
+    mapping, an unterminated quote)."""
+    value = raw.strip()
+    if value.startswith('"'):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, str) else None
+    if value.startswith("'"):
+        if len(value) < 2 or not value.endswith("'"):  # noqa: PLR2004 - the two quotes
+            return None
+        return value[1:-1].replace("''", "'")
+    if value.startswith(("[", "{", "&", "*", "!")):
+        return None
+    return value.split(" #", 1)[0].rstrip()
+
+
+def parse_workspace(text: str) -> dict[str, str] | None:
+    """``key: value`` pairs of a flat YAML document (block scalars ``|``/``>`` joined); None when
+    the text is anything else."""
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#") or line.strip() == "---":
+            continue
+        key, sep, rest = line.partition(":")
+        if not sep or line[:1].isspace() or not key.strip() or (rest and not rest[:1].isspace()):
+            return None
+        if rest.strip() in _BLOCK:
+            block: list[str] = []
+            while i < len(lines) and (not lines[i].strip() or lines[i][:1].isspace()):
+                block.append(lines[i].strip())
+                i += 1
+            joiner = "\n" if rest.strip().startswith("|") else " "
+            out[key.strip()] = joiner.join(block).strip()
+            continue
+        value = _scalar(rest)
+        if value is None:
+            return None
+        out[key.strip()] = value
+    return out
+
+
+def workspace_meta(events: Path) -> dict[str, str]:
+    """The place and summary fields of the ``workspace.yaml`` beside ``events``; {} when it is
+    missing or not a flat ``key: value`` file."""
+    path = events.with_name(WORKSPACE)
+    try:
+        if path.stat().st_size > MAX_WORKSPACE_BYTES:
+            get_logger(__name__).debug("copilot_workspace_ignored", file=str(path), reason="too big")
+            return {}
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        get_logger(__name__).debug("copilot_workspace_ignored", file=str(path), reason=str(exc))
+        return {}
+    fields = parse_workspace(text)
+    if fields is None:
+        get_logger(__name__).debug("copilot_workspace_ignored", file=str(path), reason="not flat key: value")
+        return {}
+    return {k: fields[k] for k in _WORKSPACE_KEYS if fields.get(k)}
+
+
 @dataclass(slots=True)
 class _Reader:
     """State of one pass over an events file."""
@@ -127,6 +211,7 @@ class _Reader:
     segment: int = 0  # main-agent conversations separated by session.context_cleared
     last_type: str = ""
     had_content: bool = False
+    meta: dict[str, str] = field(default_factory=dict)  # session.start's context
 
     def learn_name(self, etype: str, data: JsonObj, agent_id: str | None) -> None:
         name = data.get("agentName")
@@ -141,20 +226,24 @@ class _Reader:
             else:  # completed/failed confirm; the started event wins when both exist
                 self.names.setdefault(key, name)
 
+    def message(self, etype: str, data: JsonObj, ts: datetime | None, line: int, end: int) -> Turn | None:
+        """A user or assistant message's turn; None when it is empty, malformed or injected."""
+        content = data.get("content")
+        if content is not None and not isinstance(content, str):
+            self.tally.bad(line)
+            return None
+        if not content or not content.strip():
+            return None
+        if etype == "user.message" and _injected_user(data):
+            drift.note(self.src.kind, "skipped injected user message")
+            return None
+        role: Role = "user" if etype == "user.message" else "assistant"
+        return turn(role, content.strip(), ts=ts, line=line, end_offset=end)
+
     def turn_of(self, etype: str, data: JsonObj, ts: datetime | None, line: int, end: int) -> Turn | None:
         """The turn one conversation event contributes; None when it has nothing to keep."""
         if etype in ("user.message", "assistant.message"):
-            content = data.get("content")
-            if content is not None and not isinstance(content, str):
-                self.tally.bad(line)
-                return None
-            if not content or not content.strip():
-                return None
-            if etype == "user.message" and _injected_user(data):
-                drift.note(self.src.kind, "skipped injected user message")
-                return None
-            role: Role = "user" if etype == "user.message" else "assistant"
-            return turn(role, content.strip(), ts=ts, line=line, end_offset=end)
+            return self.message(etype, data, ts, line, end)
         if etype == "tool.execution_start":
             name = get_str(data, "toolName") or get_str(data, "name") or "tool"
             call_id = get_str(data, "toolCallId")
@@ -173,6 +262,15 @@ class _Reader:
         if not summary.strip():
             return None
         return turn("summary", summary.strip(), kind="summary", ts=ts, line=line, end_offset=end)
+
+    def start(self, data: JsonObj) -> None:
+        """``session.start``: the session's id and, from its context, where it ran (first one wins)."""
+        self.session_id = self.session_id or safe_id(data.get("sessionId"))
+        context = get_dict(data, "context")
+        for key, name in _CONTEXT_KEYS.items():
+            value = get_str(context, key)
+            if value and name not in self.meta:
+                self.meta[name] = value
 
     def read(self) -> None:
         for rec in iter_jsonl(self.src.path):
@@ -194,7 +292,7 @@ class _Reader:
             ts = parse_ts(obj.get("timestamp"))
             agent_id = get_str(obj, "agentId") or None
             if etype == "session.start":
-                self.session_id = self.session_id or safe_id(data.get("sessionId"))
+                self.start(data)
             elif etype == "session.shutdown":
                 self.shutdown_ts = ts or self.shutdown_ts
             elif etype == "session.context_cleared" and agent_id is None:
@@ -261,7 +359,9 @@ def parse(src: Source) -> ParseResult:
         src, [*mains, *subs.values()], r.tally, warnings=warnings, ended=ended, had_content=r.had_content
     )
     cleared = {d.session_id for d in mains[:-1]}
+    meta = {**r.meta, **(workspace_meta(src.path) if src.path.name == "events.jsonl" else {})}
     for sess in result.sessions:
+        sess.meta = dict(meta)
         if sess.session_id in cleared:
             sess.ended = True  # the agent's context was cleared after it: that conversation is over
     return result

@@ -57,51 +57,80 @@ def mark(text: str) -> str:
 
 
 class _Spawn:
-    """Line-by-line recogniser of spawn blocks; its state carries over to the speaker's next turn."""
+    """Line-by-line recogniser of spawn blocks; its state carries over to the speaker's next turn.
 
-    __slots__ = ("fence", "state")
+    Marker blocks nest (a printed block wrapped once more by a template), a stray closing marker
+    is scribed's own too, and the blank line a block leaves behind is not doubled."""
+
+    __slots__ = ("closed", "depth", "fence", "state")
 
     def __init__(self) -> None:
         self.state = ""  # "" outside, "marker" or "heading" inside a block
         self.fence = False
+        self.depth = 0  # open markers inside a "marker" block
+        self.closed = False  # a block just ended: a blank line that would double is dropped
 
     def reset(self) -> None:
-        self.state, self.fence = "", False
+        self.state, self.fence, self.depth, self.closed = "", False, 0, False
 
     def strip(self, text: str) -> str:
-        if self.state == "" and MARK_OPEN not in text and HEADING not in text:
+        if self.state == "" and MARK_OPEN not in text and HEADING not in text and MARK_CLOSE not in text:
             return text
         kept: list[str] = []
         for line in text.split("\n"):
             if self.state == "marker":
-                if MARK_CLOSE in line:
-                    self.state = ""
-                    rest = line.split(MARK_CLOSE, 1)[1]
-                    if rest.strip():
-                        kept.append(rest)
+                self._in_marker(line, kept)
                 continue
-            if self.state == "heading":
-                if _FENCE.match(line):
-                    self.fence = not self.fence
-                    continue
-                if MARK_CLOSE in line:
-                    self.state = ""
-                    continue
-                if self.fence or not _TOP_HEADING.match(line) or line.startswith(_INNER_TOP):
-                    continue
-                self.state = ""  # a heading of what follows the block: keep it
-            stripped = line.strip()
-            if stripped.startswith(MARK_OPEN):
-                self.state, self.fence = "marker", False
-                rest = stripped[len(MARK_OPEN) :]
-                if MARK_CLOSE in rest:  # an empty block on one line
-                    self.state = ""
+            if self.state == "heading" and self._in_heading(line):
                 continue
-            if stripped == HEADING:
-                self.state, self.fence = "heading", False
-                continue
-            kept.append(line)
+            if not self._opens(line):
+                self._keep(line, kept)
         return "\n".join(kept)
+
+    def _keep(self, line: str, kept: list[str]) -> None:
+        if self.closed and not line.strip() and (not kept or not kept[-1].strip()):
+            return
+        self.closed = False
+        kept.append(line)
+
+    def _close(self) -> None:
+        self.state, self.depth, self.closed = "", 0, True
+
+    def _in_marker(self, line: str, kept: list[str]) -> None:
+        self.depth += line.count(MARK_OPEN)
+        if MARK_CLOSE not in line:
+            return
+        self.depth -= line.count(MARK_CLOSE)
+        if self.depth <= 0:
+            self._close()
+            rest = line.rsplit(MARK_CLOSE, 1)[1]
+            if rest.strip():
+                self._keep(rest, kept)
+
+    def _in_heading(self, line: str) -> bool:
+        """Whether ``line`` still belongs to a block recognised by its heading."""
+        if _FENCE.match(line):
+            self.fence = not self.fence
+            return True
+        if MARK_CLOSE in line:
+            self._close()
+            return True
+        if self.fence or not _TOP_HEADING.match(line) or line.startswith(_INNER_TOP):
+            return True
+        self.state = ""  # a heading of what follows the block: keep it
+        return False
+
+    def _opens(self, line: str) -> bool:
+        """Whether ``line`` opens a block (or is a stray closing marker); updates the state."""
+        stripped = line.strip()
+        if stripped.startswith(MARK_OPEN):
+            self.state, self.fence, self.depth = "marker", False, 0
+            self._in_marker(stripped, [])  # counts this line's markers; an empty block closes here
+            return True
+        if stripped == HEADING:
+            self.state, self.fence = "heading", False
+            return True
+        return stripped == MARK_CLOSE
 
 
 def _commands(text: str) -> str:

@@ -3,10 +3,12 @@
 Squad loads an agent's whole history at every spawn; the tiered model loads the hot file always,
 cold history and wiki pages only when the situation calls for them. The block is::
 
-    ## Memory Context
+    <!-- scribed:context -->            (the stable marker: scribed strips its own output from
+    ## Memory Context                     transcripts before compressing them)
     ### Hot (current session)
     ### Cold (summarized history)   (when included: newest entries first)
     ### Wiki (durable reference)    (when included: the named topics, or the index + relevant topics)
+    <!-- /scribed:context -->
 
 Fitting ``max_bytes``: hot is always kept; then cold entries newest first until one does not fit;
 then wiki pages one by one. A part that does not fit is left out whole and a one-line note says
@@ -26,6 +28,8 @@ from typing import Any
 from scribed.compress.entry import split_entries
 from scribed.names import normalize_name
 from scribed.session.door import redacted
+
+from scribed.sources.injected import mark
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
 from scribed.tiers.live import MARKER, NOTICE, SEED_NOTICE
@@ -40,6 +44,8 @@ SITUATIONS: dict[str, tuple[bool, bool]] = {
     "post-incident": (True, True),
 }
 MAX_RELEVANT = 5
+MIN_TOPIC_SCORE = 2  # one shared name word, or two shared heading words
+_PLURAL_MIN = 5  # shorter words keep a trailing 's' ("bus", "this")
 HEAD = "## Memory Context\n"
 HOT_TITLE = "### Hot (current session)"
 COLD_TITLE = "### Cold (summarized history)"
@@ -156,7 +162,7 @@ def words(text: str) -> set[str]:
     for w in re.findall(r"[a-z0-9]{3,}", text.lower()):
         if w in _STOP:
             continue
-        out.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+        out.add(w[:-1] if len(w) >= _PLURAL_MIN and w.endswith("s") and not w.endswith("ss") else w)
     return out
 
 
@@ -188,7 +194,7 @@ def relevant_topics(layout: Layout, task: str, pages: dict[str, Path]) -> list[s
         text = read_safe(layout, path)
         heads = " ".join(ln for ln in text.splitlines()[:60] if ln.lstrip().startswith("#"))
         score = 2 * len(want & name_words) + len(want & words(heads))
-        if score >= 2:
+        if score >= MIN_TOPIC_SCORE:
             scored.append((score, topic))
     scored.sort(key=lambda s: (-s[0], s[1]))
     return [t for _, t in scored[:MAX_RELEVANT]]
@@ -218,7 +224,8 @@ def render(
     wiki: dict[str, str] | None,
     notes: dict[str, str],
 ) -> str:
-    """The markdown block; ``None`` for a tier means it was not asked for."""
+    """The markdown block between scribed's markers (so a transcript that quotes it back is not
+    compressed again, see :mod:`scribed.sources.injected`); ``None`` for a tier means it was not asked for."""
     parts = [HEAD, "\n", HOT_TITLE, "\n", hot.strip("\n") + "\n" if hot.strip() else "_(empty)_\n"]
     if cold is not None:
         parts += ["\n", COLD_TITLE, "\n"]
@@ -234,7 +241,7 @@ def render(
         elif not notes.get("wiki"):
             parts.append("_(no wiki pages yet)_\n")
         parts.append(notes.get("wiki", ""))
-    return "".join(parts)
+    return mark("".join(parts))
 
 
 def _size(text: str) -> int:
@@ -323,13 +330,15 @@ def _matches(
     wiki: list[tuple[str, str]] = []
     try:
         with Index(layout) as index:
-            index.refresh()
+            index.refresh(tiers=("cold", "wiki"))  # a spawn never waits on indexing transcripts
             if want_cold:
                 cold = [h.text for h in index.search(query, agent=agent, tiers=("cold",), limit=50)]
             if want_wiki:
-                for h in index.search(query, tiers=("wiki",), limit=50):
-                    if h.status == "active":
-                        wiki.append((f"{h.topic}: {h.heading}", h.text.split("\n", 1)[-1]))
+                wiki = [
+                    (f"{h.topic}: {h.heading}", h.text.split("\n", 1)[-1])
+                    for h in index.search(query, tiers=("wiki",), limit=50)
+                    if h.status == "active"
+                ]
     except SearchError as exc:
         raise ContextError(f"--query: {exc}") from exc
     return cold, wiki

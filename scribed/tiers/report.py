@@ -34,6 +34,7 @@ from scribed.tiers.cold import Layout
 from scribed.tiers.live import MARKER, is_blank, live_fields
 
 WINDOW = timedelta(hours=24)
+_THOUSAND = 1000  # token counts print as ~1.2K from here
 
 
 @dataclass(slots=True)
@@ -190,7 +191,7 @@ def _kb(n: float) -> str:
 
 
 def _tokens(n: float) -> str:
-    return f"~{n / 1000:.1f}K tokens" if n >= 1000 else f"~{n:.0f} tokens"
+    return f"~{n / _THOUSAND:.1f}K tokens" if n >= _THOUSAND else f"~{n:.0f} tokens"
 
 
 def _savings(v: float | None) -> str:
@@ -205,11 +206,11 @@ def markdown(data: dict[str, Any]) -> str:
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     rows: list[dict[str, Any]] = data["agents"]
-    for r in rows:
-        lines.append(
-            f"| {r['agent']} | {_kb(r['baseline_bytes'])} ({_tokens(r['baseline_tokens'])}) | "
-            f"{r['old_noise_pct']:.0f}% | {_kb(r['hot_only_bytes'])} | {_savings(r['savings_pct'])} |"
-        )
+    lines.extend(
+        f"| {r['agent']} | {_kb(r['baseline_bytes'])} ({_tokens(r['baseline_tokens'])}) | "
+        f"{r['old_noise_pct']:.0f}% | {_kb(r['hot_only_bytes'])} | {_savings(r['savings_pct'])} |"
+        for r in rows
+    )
     if rows:
         a = data["average"]
         lines.append(
