@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
 import zstandard
 from helpers import run_cli
 from hypothesis import HealthCheck, given, settings
@@ -196,11 +195,6 @@ def test_no_rule_example_leaks_through_any_writer(seed: int) -> None:
     assert leaks == [], "\n".join(leaks[:40])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core stores and shows source paths unredacted: the ledger keeps the raw path, and the "
-    "cold provenance and the archive sidecar use redact() where session.redact.redact_path is needed",
-)
 def test_secrets_in_transcript_file_names_leak_nowhere() -> None:
     leaks = leaks_of(20261201, secret_names=True)
     assert leaks == [], "\n".join(leaks[:40])

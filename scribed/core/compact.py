@@ -18,7 +18,7 @@ from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import SessionCompactor
 from scribed.core.discovery import sha256_bytes, sha256_prefix
-from scribed.core.ledger import Ledger, SourceRow, adopt_twin
+from scribed.core.ledger import Ledger, SourceRow, adopt_twin, source_key
 from scribed.core.results import EntryReport, FileOutcome, SourceItem
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive
 from scribed.models import ParseResult, Session, Turn
@@ -113,7 +113,7 @@ class Compactor:
     # --- steps ----------------------------------------------------------------------------------
     def _open(self, item: SourceItem) -> FileOutcome | tuple[os.stat_result, SourceRow | None]:
         """The file's stat and ledger row, or the outcome when there is nothing to do."""
-        path, key = item.path, str(item.path)
+        path, key = item.path, source_key(item.path)
         try:
             st = path.lstat()
         except FileNotFoundError:
@@ -138,7 +138,7 @@ class Compactor:
         self, item: SourceItem, st: os.stat_result, row: SourceRow | None, *, hold: bool
     ) -> ParseResult | FileOutcome:
         """Parse the file; a failed read is a retry (with backoff under the daemon), never "done"."""
-        key = str(item.path)
+        key = source_key(item.path)
         problem = read_error(item.path)
         if problem is None:
             with hold_partial_tail(hold):  # an open session's unterminated line waits
@@ -351,7 +351,7 @@ class Compactor:
             attempts = 0 if status == "done" else (row.attempts if row else 0)
         self.ledger.upsert_source(
             SourceRow(
-                path=str(item.path),
+                path=source_key(item.path),
                 kind=item.kind,
                 agent=item.agent,
                 size=st.st_size,

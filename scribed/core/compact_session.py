@@ -18,11 +18,11 @@ from scribed.core import ledger as ledger_mod
 from scribed.core.budget import HARD_CAP, entry_budget
 from scribed.core.compressors import Compressors
 from scribed.core.discovery import display_path, sha256_prefix
-from scribed.core.ledger import Ledger
+from scribed.core.ledger import Ledger, source_key
 from scribed.core.results import EntryReport, SourceItem
 from scribed.fsutil import ensure_dir
 from scribed.models import Anchor, Session, Turn
-from scribed.session.door import Redacted, RedactedSession, redact_session, redacted
+from scribed.session.door import Redacted, RedactedSession, redact_session, redacted, redacted_path
 from scribed.sources import zst
 from scribed.tiers import cold, transcripts
 from scribed.tiers.cold import Layout
@@ -102,7 +102,7 @@ class SessionCompactor:
             entry_id=entry_id,
             agent=sess.agent,
             session=sub.session_id,
-            source=redacted(display_path(self.layout.root, item.path)),
+            source=redacted_path(display_path(self.layout.root, item.path)),
             kind=item.kind,
             end=end,
             first_line=sub.turns[0].line,
@@ -144,7 +144,7 @@ class SessionCompactor:
         cold.append(self.layout, agent, w.text, rep.entry_id, self.cfg.cold.max_bytes, self.clock())
         self.ledger.add_entry(
             id=rep.entry_id,
-            path=str(item.path),
+            path=source_key(item.path),
             session=sub.session_id,
             agent=agent,
             session_end=entry.iso(w.meta.end),
@@ -206,7 +206,7 @@ class SessionCompactor:
         try:
             transcripts.archive(
                 self.cfg, self.layout, item.path, kind=item.kind, session=session, agent=agent,
-                shown_as=redacted(shown_as), now=self.clock(),
+                shown_as=redacted_path(shown_as), now=self.clock(),
             )  # fmt: skip
         except OSError as exc:
             self.log.warning("transcript_archive_failed", file=shown_as, reason=str(exc.strerror or exc))

@@ -30,6 +30,7 @@ from typing import Any
 from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.fsutil import ensure_dir
 from scribed.models import Turn
+from scribed.session.redact import redact_path
 from scribed.sources import zst
 
 MIGRATIONS: list[list[str]] = [
@@ -78,6 +79,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE sources ADD COLUMN retry_at TEXT NOT NULL DEFAULT ''",
         "CREATE INDEX entries_session ON entries(session)",
     ],
+    # 3: a source's key is its path with any secret in it redacted (plus a digest of the real path),
+    # so the ledger stores no secret even when a file name carries one.
+    [
+        "UPDATE OR IGNORE sources SET path = scribed_source_key(path)",
+        "UPDATE entries SET path = scribed_source_key(path)",
+    ],
 ]
 
 STATUSES = ("pending", "done", "failed", "quarantined")
@@ -104,6 +111,16 @@ def _log() -> Any:
     from scribed.log import get
 
     return get()
+
+
+def source_key(path: Path | str) -> str:
+    """The ledger's key for a source file: its path, or, where a name in it holds a secret, the
+    redacted path and a digest of the real one (still unique; nothing secret is stored)."""
+    raw = str(path)
+    shown = redact_path(raw)
+    if shown == raw:
+        return raw
+    return f"{shown}#{hashlib.sha256(raw.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
 
 
 def _unlink(path: Path) -> None:
@@ -176,6 +193,7 @@ class Ledger:
         with self._lock:
             if self._version() >= len(MIGRATIONS):
                 return
+            self._db.create_function("scribed_source_key", 1, source_key, deterministic=True)
             _busy_retry(lambda: self._db.execute("BEGIN IMMEDIATE"))
             try:
                 version = self._version()
@@ -492,9 +510,9 @@ def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | No
     plain = zst.twin(path)
     with contextlib.suppress(OSError):
         if plain.is_file():
-            row = ledger.source(str(plain))
+            row = ledger.source(source_key(plain))
             return SourceRow(
-                path=str(path),
+                path=source_key(path),
                 kind=row.kind if row else "",
                 agent=row.agent if row else "",
                 size=st.st_size,
@@ -506,7 +524,7 @@ def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | No
                 last_error="",
                 updated_at="",
             )
-    row = ledger.source(str(plain))
+    row = ledger.source(source_key(plain))
     if row is None or row.offset_done <= 0 or not row.sha256:
         return None
     try:
@@ -514,4 +532,4 @@ def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | No
             return None
     except OSError:
         return None
-    return dataclasses.replace(row, path=str(path), size=-1, mtime_ns=-1, status="pending")
+    return dataclasses.replace(row, path=source_key(path), size=-1, mtime_ns=-1, status="pending")

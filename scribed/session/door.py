@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import IO, NewType
 
 from scribed.models import Session, Turn
-from scribed.session.redact import redact
+from scribed.session.redact import redact, redact_path
 
 Redacted = NewType("Redacted", str)
 NOTHING = Redacted("")  # the empty text, for defaults
@@ -30,6 +30,12 @@ _cache_lock = threading.Lock()
 def redacted(text: str) -> Redacted:
     """Text from outside (a transcript, a user's argument, a legacy file), with secrets replaced."""
     return Redacted(redact(text))
+
+
+def redacted_path(path: str) -> Redacted:
+    """A file path as provenance, the ledger and the archive show it: redacted one name at a time,
+    because a file name can itself be ``DB_PASSWORD=hunter2 notes.md``."""
+    return Redacted(redact_path(path))
 
 
 def _turn_text(text: str) -> Redacted:
@@ -115,5 +121,6 @@ __all__ = [
     "redact_session",
     "redacted",
     "redacted_chunks",
+    "redacted_path",
     "unwrap",
 ]
