@@ -212,3 +212,13 @@ def test_an_old_index_is_rebuilt_in_the_new_shape(tmp_path: Path) -> None:
     with Index(lay) as ix:
         ix.refresh()
         assert ix.search("token bucket")[0].agent == "riker"
+
+
+def test_mcp_search_never_echoes_a_pasted_secret(tmp_path: Path) -> None:
+    """The MCP `search` tool answers with the query it ran, redacted like the CLI's."""
+    from scribed.cli.mcp_server import tool_search
+
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0EdCbA1"
+    (tmp_path / ".squad/memory/cold").mkdir(parents=True)
+    out = tool_search(Layout(tmp_path), f"deploy {token}", transcripts_at=tmp_path / "elsewhere")
+    assert token not in json.dumps(out) and out["hits"] == []

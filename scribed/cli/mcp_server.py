@@ -139,16 +139,25 @@ def _since(raw: str) -> str:
 
 
 def tool_search(
-    layout: Layout, query: str, *, agent: str = "", tier: str = "", since: str = "", limit: int = 10
+    layout: Layout,
+    query: str,
+    *,
+    agent: str = "",
+    tier: str = "",
+    since: str = "",
+    limit: int = 10,
+    transcripts_at: Path | None = None,
 ) -> dict[str, Any]:
-    """``scribed search --json``: best matches first, each with its provenance."""
+    """``scribed search --json``: best matches first, each with its provenance (a pasted secret in
+    the query is searched for, never echoed)."""
+    from scribed.session.door import redacted
     from scribed.tiers.search import TIERS, Index, SearchError
 
     who = check_name(agent, "agent", layout) if agent.strip() else ""
     if tier and tier not in TIERS:
         raise BadArgumentError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
     day = _since(since)
-    with Index(layout) as index:
+    with Index(layout, transcripts_at) as index:
         index.refresh()
         try:
             hits = index.search(
@@ -156,7 +165,7 @@ def tool_search(
             )
         except SearchError as exc:
             raise BadArgumentError(str(exc)) from exc
-    return {"query": query, "hits": [h.public() for h in hits]}
+    return {"query": redacted(query), "hits": [h.public() for h in hits]}
 
 
 def tool_wiki_write(
@@ -323,12 +332,20 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
     def search(
         query: Annotated[str, Field(description="Words to find (all of them, else any), ranked by bm25.")],
         agent: Annotated[str, Field(description="Only this agent's entries and facts.")] = "",
-        tier: Annotated[Literal["", "cold", "wiki", "archive"], Field(description="Only this tier.")] = "",
+        tier: Annotated[
+            Literal["", "cold", "wiki", "archive", "transcript"], Field(description="Only this tier.")
+        ] = "",
         since: Annotated[str, Field(description="Only entries dated on or after YYYY-MM-DD.")] = "",
         limit: Annotated[int, Field(ge=1, le=200)] = 10,
     ) -> dict[str, Any]:
-        """Search cold entries, wiki facts (superseded ones marked) and archived originals, with provenance."""
-        return dict(guard(tool_search, query, agent=agent, tier=tier, since=since, limit=limit))
+        """Search cold entries, wiki facts (superseded ones marked), archived originals and archived
+        transcripts, with provenance."""
+        from scribed.tiers import transcripts
+
+        at = transcripts.folder(cfg, layout)
+        return dict(
+            guard(tool_search, query, agent=agent, tier=tier, since=since, limit=limit, transcripts_at=at)
+        )
 
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
