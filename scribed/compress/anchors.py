@@ -359,17 +359,33 @@ def _reversal_target(
 
 def present(anchor: Anchor, text: str) -> bool:
     """Whether an anchor's exact text survives in ``text`` (whitespace-insensitive)."""
-    return _norm(anchor.text) in _norm(text)
+    return _norm(anchor.text) in _norm_text(text)
+
+
+_WS = re.compile(r"\s+")
+# The last text normalised: callers test every anchor against the same entry text, which is
+# normalised once instead of once per anchor. (A tuple swap: safe to share between threads.)
+_last_norm: tuple[str, str] = ("", "")
 
 
 def _norm(s: str) -> str:
-    return re.sub(r"\s+", " ", s)
+    return _WS.sub(" ", s)
+
+
+def _norm_text(text: str) -> str:
+    global _last_norm
+    last = _last_norm
+    if last[0] is text or last[0] == text:
+        return last[1]
+    norm = _norm(text)
+    _last_norm = (text, norm)
+    return norm
 
 
 def recall(anchors: list[Anchor], text: str) -> float:
     if not anchors:
         return 1.0
-    norm = _norm(text)
+    norm = _norm_text(text)
     return sum(1 for a in anchors if _norm(a.text) in norm) / len(anchors)
 
 

@@ -52,10 +52,16 @@ _EDIT_TOOLS = re.compile(
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _PATHISH = re.compile(r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b")
 MAX_ERRORS = 12
+# A line none of the error patterns can match lacks all of these: one C-level scan rules out
+# most lines before the patterns run (every pattern above is case-sensitive, so this is too).
+_MAYBE = re.compile(r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAILED|E\s\s|Segm|failed|exit")
+_MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
 
 def error_in_line(line: str, *, strict: bool = False) -> str | None:
     """The error a line states, or None. ``strict`` accepts exception lines only (assistant prose)."""
+    if (_MAYBE_EXC if strict else _MAYBE).search(line) is None:
+        return None
     s = _LEAD.sub("", line.strip())
     if len(s) < 6 or _NOT_ERROR.search(s):
         return None
