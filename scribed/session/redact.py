@@ -20,6 +20,7 @@ time. A scan rule whose keyword has no anchor costs a full ``in`` check: keep th
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -65,7 +66,6 @@ for _r in RULES:
 _SCAN = [
     (r, tuple(k.encode("ascii") for k in r.keywords if val.anchor(k) < 0)) for r in RULES if r.kind == "scan"
 ]
-_NAMED_RE = re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
 # (anchor, the text before it that the trie matched) -> keywords ending there: (length of the
 # part before the anchor, keyword, rules). A shorter keyword whose part before the anchor is a
 # suffix of a longer one's is listed under the longer one too (the trie reports the longest).
@@ -96,9 +96,10 @@ def _token_alts(anchor: str) -> list[str]:
     return ctx.trie_alts(entries) if entries else []
 
 
+@functools.cache
 def _passes() -> tuple[tuple[int, re.Pattern[bytes]], ...]:
     """One regex per anchor: the keyword trie (no group: a hit has ``lastgroup`` None), then
-    the context patterns (each ends in a named group)."""
+    the context patterns (each ends in a named group). Built on the first redaction, not at import."""
     context = ctx.branches()
     out = []
     for anchor in val.ANCHORS:
@@ -109,8 +110,17 @@ def _passes() -> tuple[tuple[int, re.Pattern[bytes]], ...]:
     return tuple(out)
 
 
-_PASSES = _passes()
-_XML_CLOSE_RE = ctx.xml_close_re(val.ASSIGNMENT_WORDS)
+
+
+@functools.cache
+def _xml_close_re() -> re.Pattern[bytes]:
+    return ctx.xml_close_re(val.ASSIGNMENT_WORDS)
+
+
+@functools.cache
+def _named_re() -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
+
 _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
 _RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
@@ -216,7 +226,7 @@ def _on_named(name: str, value: str, vstart: int, spans: Spans) -> bool:
     """Named rules: a vendor keyword in the assignment's name and a value of the vendor's shape."""
     if not value or val.is_placeholder(value):
         return False
-    for km in _NAMED_RE.finditer(name.lower()):
+    for km in _named_re().finditer(name.lower()):
         for rule in _NAMED_KW[km.group()]:
             assert rule.value is not None
             if rule.value.fullmatch(value) and val.entropy(value) >= max(rule.entropy, 2.5):
@@ -305,7 +315,7 @@ def _spans(text: str) -> Spans:
     data = text.encode("latin-1", "replace")
     st = _Scan(text, data, data[::-1])
     keywords: list[tuple[int, int]] = []
-    for anchor, rx in _PASSES:
+    for anchor, rx in _passes():
         if anchor not in st.rdata:
             continue  # one memchr; short texts lack most anchors
         for m in _rare_hits(rx, anchor, st.rdata) if anchor in _FIND_ANCHORS else rx.finditer(st.rdata):
@@ -315,7 +325,7 @@ def _spans(text: str) -> Spans:
             else:
                 _dispatch(st, anchor, m)
     if b"</" in data:
-        for m in _XML_CLOSE_RE.finditer(data):
+        for m in _xml_close_re().finditer(data):
             ctx.on_xml(text, m.start(), m.group("name").decode("latin-1"), st.spans)
     if _SCAN:
         _on_scan(st)

@@ -50,8 +50,8 @@ class Rule:
     secret: str
     lookalike: str
     description: str = ""
-    pattern: re.Pattern[bytes] | None = None  # token and scan rules
-    value: re.Pattern[str] | None = None  # named rules
+    regex: str | None = None  # token and scan rules (compiled on first use: see ``pattern``)
+    value_regex: str | None = None  # named rules (see ``value``)
     back: int = 0
     boundary: bool = True
     mixed: bool = False
@@ -59,24 +59,46 @@ class Rule:
     check: str = ""
     window: int = 0  # scan rules: search this far around each keyword (0: the whole text)
 
+    # Compiled on first use, not at import: a ``scribed context`` spawn loads this module but
+    # meets few keywords, and compiling all rules up front was most of its import time.
+    @property
+    def pattern(self) -> re.Pattern[bytes] | None:
+        """The token or scan regex (matched on latin-1 bytes)."""
+        return _compiled(self.regex) if self.regex else None
+
+    @property
+    def value(self) -> re.Pattern[str] | None:
+        """A named rule's value shape (case-insensitive)."""
+        return _compiled_value(self.value_regex) if self.value_regex else None
+
+
+@functools.cache
+def _compiled(regex: str) -> re.Pattern[bytes]:
+    return re.compile(regex.encode("ascii"))
+
+
+@functools.cache
+def _compiled_value(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.IGNORECASE)
+
 
 def compile_rule(raw: dict[str, Any]) -> Rule:
-    """One ``[[rule]]`` table, checked and compiled (a bad rule file fails at import)."""
+    """One ``[[rule]]`` table, checked (its regexes compile on first use; tests compile them all)."""
     kind, regex, value = raw["kind"], raw.get("regex"), raw.get("value")
     fields = ("id", "family", "kind", "example", "secret", "lookalike", "description")
     rule = Rule(
         keywords=tuple(raw["keywords"]),
-        pattern=re.compile(regex.encode("ascii")) if regex else None,
-        value=re.compile(value, re.IGNORECASE) if value else None,
+        regex=regex or None,
+        value_regex=value or None,
         **{
             k: raw[k]
             for k in (*fields, "back", "boundary", "mixed", "entropy", "check", "window")
             if k in raw
         },
     )
-    if kind not in KINDS or (kind in ("token", "scan")) != (rule.pattern is not None):
+    if kind not in KINDS or (kind in ("token", "scan")) != (rule.regex is not None):
         raise ValueError(f"secrets.toml: rule {rule.id}: bad kind or missing regex")
-    if kind == "named" and rule.value is None:
+    if kind == "named" and rule.value_regex is None:
         raise ValueError(f"secrets.toml: rule {rule.id}: a named rule needs a value")
     if kind == "token" and any(anchor(k) < 0 for k in rule.keywords):
         raise ValueError(f"secrets.toml: rule {rule.id}: each keyword needs one of {ANCHORS}")
