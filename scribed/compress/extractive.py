@@ -48,8 +48,22 @@ def _prose(line: str) -> bool:
     """Whether a line reads as prose rather than code, a diff or a log dump."""
     if _CODEISH.match(line):
         return False
-    letters = sum(c.isalpha() or c == " " for c in line)
-    return letters >= 0.6 * len(line)
+    return _letters(line) >= PROSE_LETTERS * len(line)
+
+
+PROSE_LETTERS = 0.6  # share of letters and spaces that makes a line prose
+# ASCII bytes that are neither a letter nor a space: deleted, the length left is the count.
+_NOT_LETTER = bytes(b for b in range(128) if not (chr(b).isalpha() or b == ord(" ")))
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _letters(line: str) -> int:
+    """How many characters of ``line`` are letters (``str.isalpha``) or spaces, counted in C."""
+    ascii_part = line.encode("ascii", "ignore")
+    n = len(ascii_part.translate(None, _NOT_LETTER))
+    if len(ascii_part) != len(line):
+        n += sum(c.isalpha() for c in _NON_ASCII.findall(line))
+    return n
 
 
 _ASSIGN = re.compile(r"^[\w.\[\]'\"]+\s*[:+*/-]?=\s*\S")
