@@ -58,6 +58,9 @@ _RESULT = re.compile(
 )
 _LOG = re.compile(r"\b(?:DEBUG|TRACE|INFO)\b")
 _NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
+_CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
+MIN_TOKEN_CHARS = 3
+NEAR_DUPLICATE = 0.7  # Jaccard overlap of tokens that makes a unit a repeat of a chosen one
 TOOL_HEAD_LINES = 150
 TOOL_TAIL_LINES = 50
 MAX_UNIT_CHARS = 480
@@ -83,9 +86,9 @@ class Unit:
 def tokens(text: str) -> frozenset[str]:
     """Informative tokens, lowercased for coverage."""
     out = set()
-    for m in _TOKEN.finditer(text):
-        t = m.group(0).strip(".:-/\\")
-        if len(t) < 3 and not t[:1].isdigit() and not t.startswith("#"):
+    for tok in _TOKEN.findall(text):
+        t = tok.strip(".:-/\\")
+        if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
             continue
         low = t.lower()
         if low in _STOP:
@@ -107,7 +110,7 @@ def token_weight(tok: str) -> float:
 
 def _camel_bonus(text: str) -> set[str]:
     """CamelCase and ALLCAPS names count as identifiers even without punctuation."""
-    return {m.group(0).lower() for m in re.finditer(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b", text)}
+    return {m.lower() for m in _CAMEL_OR_CAPS.findall(text)}
 
 
 @dataclass(slots=True)
@@ -237,14 +240,21 @@ def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
 
 
 def _near_duplicate(u: Unit, chosen_by_token: dict[str, list[Unit]]) -> bool:
+    """Whether a chosen unit shares at least 70% of the two units' tokens (Jaccard) with ``u``.
+
+    Sizes alone rule most pairs out: the overlap is at most the smaller set and the union at least
+    the larger, so sizes under 7:10 can never reach 0.7 (checked in integers, exactly).
+    """
     seen: set[int] = set()
+    n = len(u.tokens)
     for t in u.tokens:
         for c in chosen_by_token.get(t, ()):
-            if c.pos in seen:
+            m = len(c.tokens)
+            if 10 * min(n, m) < 7 * max(n, m) or c.pos in seen:
                 continue
             seen.add(c.pos)
             inter = len(u.tokens & c.tokens)
-            if inter / max(1, len(u.tokens | c.tokens)) >= 0.7:
+            if inter / max(1, len(u.tokens | c.tokens)) >= NEAR_DUPLICATE:
                 return True
     return False
 
