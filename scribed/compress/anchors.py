@@ -137,6 +137,8 @@ _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 MIN_ANCHOR_CHARS = 2
+MAX_FIGURES = 3  # a message stating more figures is a measurement dump, not a fact
+MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repeat to name it
 MIN_DECISION_CHARS = 4
 
 
@@ -329,8 +331,12 @@ def _line_anchors(t: Turn, line: str, found: _Found, few: dict[int, bool]) -> No
     if "#" in line:
         for m in _ISSUE.finditer(line):
             found.add("issue", "#" + m.group("n"), t.line)
-    if not message:
-        return
+    if message:
+        _message_anchors(t, line, found)
+
+
+def _message_anchors(t: Turn, line: str, found: _Found) -> None:
+    """What only a message line holds: the user's directives, identifiers and commands."""
     if t.role == "user":
         for m in _DIRECTIVE.finditer(line):
             found.add("directive", m.group("d"), t.line)
@@ -371,7 +377,7 @@ def _few_numbers(t: Turn, cache: dict[int, bool]) -> bool:
     """A stated figure ("p95 is down to 217 ms") is a fact; a turn full of them is a measurement dump."""
     key = id(t)
     if key not in cache:
-        cache[key] = len(_NUMBER.findall(t.text, 0, 20_000)) <= 3
+        cache[key] = len(_NUMBER.findall(t.text, 0, 20_000)) <= MAX_FIGURES
     return cache[key]
 
 
@@ -439,7 +445,7 @@ def _reversal_target(
         if not w:
             continue
         score = len(words & w) / len(w)
-        if score > 0.25 and (best is None or score > best[0]):
+        if score > MIN_REVERSAL_OVERLAP and (best is None or score > best[0]):
             best = (score, a)
     return best[1] if best else None
 

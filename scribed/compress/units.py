@@ -60,6 +60,9 @@ _LOG = re.compile(r"\b(?:DEBUG|TRACE|INFO)\b")
 _NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
 _CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
 MIN_TOKEN_CHARS = 3
+WORD_CHARS = 4  # a plain word this long carries some meaning
+MIN_CODE_ALNUM = 6  # a code line with fewer letters and digits is punctuation
+MIN_ROOM = 24  # bytes left under which no unit fits usefully
 NEAR_DUPLICATE = 0.7  # Jaccard overlap of tokens that makes a unit a repeat of a chosen one
 TOOL_HEAD_LINES = 150
 TOOL_TAIL_LINES = 50
@@ -99,13 +102,13 @@ def tokens(text: str) -> frozenset[str]:
 
 def token_weight(tok: str) -> float:
     """How much a term is worth on its own: identifiers and figures above plain words."""
-    if tok.startswith("#") or tok.startswith("-") or any(c in tok for c in "_./:\\@()$"):
+    if tok.startswith(("#", "-")) or any(c in tok for c in "_./:\\@()$"):
         return 3.0
     if tok[:1].isdigit():
         return 1.5
     if any(c.isdigit() for c in tok):
         return 2.0
-    return 0.6 if len(tok) >= 4 else 0.2
+    return 0.6 if len(tok) >= WORD_CHARS else 0.2
 
 
 def _camel_bonus(text: str) -> set[str]:
@@ -156,7 +159,7 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
                 fence = ""
                 continue
             code = raw.strip()
-            if code and not _MERGE_MARK.match(code) and sum(c.isalnum() for c in code) >= 6:
+            if code and not _MERGE_MARK.match(code) and sum(c.isalnum() for c in code) >= MIN_CODE_ALNUM:
                 wrapped = f"`{code}`" if "`" not in code else code
                 b.add(wrapped, turn.line, "code", weight * 0.3)
             continue
@@ -300,7 +303,7 @@ class _Selection:
     def run(self, candidates: list[Unit]) -> None:
         heap = [(-self.gain(u), u.pos) for u in candidates]
         heapq.heapify(heap)
-        while heap and self.left > 24:
+        while heap and self.left > MIN_ROOM:
             _, pos = heapq.heappop(heap)
             u = self.units[pos]
             if u.size > self.left or (u.kind == "code" and u.size > self.code_left):
