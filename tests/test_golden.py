@@ -91,3 +91,33 @@ if __name__ == "__main__":  # print the hash of a run in the folder given (to re
 
     log.configure("json", "error")
     print(run(Path(sys.argv[1])))
+
+
+def test_prefilters_never_skip_a_match() -> None:
+    """Each anchor prefilter is a superset of the patterns it guards, on generated lines and on
+    the characters re.IGNORECASE folds to ASCII (İ ı ſ K)."""
+    import random
+
+    from scribed.compress import anchors as a
+    from scribed.compress import errors
+
+    lines = [ln for s in gen.iter_sessions(5, 6, min_kb=4, max_kb=40) for ln in s.plain.splitlines()]
+    rng = random.Random(5)
+    odd = ["Decısion: use X", "we ſtill need to ship", "TODO: fix İt", "Done: retry", "- [X] done item", "→ decided: Y",
+           "Scratch that. We should use Redis", "E   AssertionError: x", "npm ERR! code 1", "exited with code 2"]
+    words = "decision decided go with scratch actually, todo fixme done finished complete next step follow-up"
+    for _ in range(400):
+        w = rng.sample(words.split(), 3)
+        lines.append(rng.choice(["", "→ ", "é "]) + " ".join(x.upper() if rng.random() < 0.3 else x for x in w))
+    for line in [*lines, *odd]:
+        if a._DECISION.search(line) or a._DECISION_VERB.search(line) or a._DECISION_MORE.search(line):
+            assert a._mentions(a._DECISION_ANY, line), line
+        if a._TODO_OPEN.search(line) or a._TODO_DONE.search(line) or a._TODO_DONE_SUFFIX.match(line):
+            assert a._mentions(a._TODO_ANY, line), line
+        if a._PATH.search(line):
+            assert "." in line and ("/" in line or a._PATH_EXT.search(line)), line
+        e = errors._PYTEST_E.sub("", errors._LEAD.sub("", line.strip()))
+        if errors._EXC.match(e):
+            assert errors._MAYBE_EXC.search(line), line
+        if errors._EXC.match(e) or errors._GENERIC.match(e) or errors._EXIT.search(e):
+            assert errors._MAYBE.search(line), line
