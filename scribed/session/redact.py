@@ -33,6 +33,9 @@ __all__ = ["REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "reda
 
 # The rarest anchors are located with bytes.find (memchr), which beats a regex scan there.
 _FIND_ANCHORS = b"~JK"
+MIXED_MIN_ALNUM = 16  # a "mixed" token needs this many letters and digits after its keyword
+SPLIT_TAIL_MIN = 4  # a token's continuation after a line break: at least this long
+MIN_SECRET_TEXT = 6  # shorter text holds no keyword and value
 
 
 class Finding(NamedTuple):
@@ -145,7 +148,7 @@ def _checked(rule: Rule, v: str) -> bool:
 
 def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     """The per-rule checks: ``body`` (after the keyword) mixes classes, ``secret`` is random."""
-    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < 16):
+    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < MIXED_MIN_ALNUM):
         return False
     text = secret.decode("latin-1")
     return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
@@ -207,7 +210,7 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
     assert rule.pattern is not None
     nl = _NEWLINE_RE.match(st.data, end)
     tail = _RUN_RE.match(st.data, nl.end()) if nl else None
-    if not nl or not tail or tail.end() - nl.end() < 4:
+    if not nl or not tail or tail.end() - nl.end() < SPLIT_TAIL_MIN:
         return False
     if matched and not val.looks_random(tail.group().decode("latin-1")):
         return False  # a whole token followed by an ordinary word, a date, a short id
@@ -308,7 +311,7 @@ def _rare_hits(rx: re.Pattern[bytes], anchor: int, rdata: bytes) -> list[re.Matc
 def _spans(text: str) -> Spans:
     """Every secret span in ``text`` with the rule that found it, unsorted."""
     n = len(text)
-    if n < 6:
+    if n < MIN_SECRET_TEXT:
         return []
     # One byte per character (non-latin-1 becomes '?'), so byte offsets are str offsets, and
     # the scan runs over compact bytes even when the str holds emoji (4 bytes per character).

@@ -32,6 +32,9 @@ from scribed.session.redact_values import (
     secret_span,
 )
 
+TOKEN_USER_CHARS = 20  # a URL user this long, alphanumeric and mixed, is a token
+COOKIE_MIN = 8  # a cookie value shorter than this is a flag, not a session
+COOKIE_WORD_MAX = 16  # an all-letter cookie value shorter than this is a word
 # (name, value, value start, spans) -> True when a named rule redacted the value.
 NamedCheck = Callable[[str, str, int, Spans], bool]
 
@@ -330,7 +333,7 @@ def on_url(text: str, colon: int, spans: Spans) -> None:
 
 def _token_like(user: str) -> bool:
     """A URL user part that is a token (long, alphanumeric, with digits), not a login name."""
-    return len(user) >= 20 and user.isalnum() and user.isascii() and not user.isalpha() and not user.isdigit()
+    return len(user) >= TOKEN_USER_CHARS and user.isalnum() and user.isascii() and not user.isalpha() and not user.isdigit()
 
 
 def on_pem(text: str, private_pos: int, spans: Spans) -> None:
@@ -423,9 +426,9 @@ def cookie_spans(text: str, pos: int, rule: str, spans: Spans, end: int = -1) ->
     stop = region.end(1) if end < 0 else min(end, region.end(1))
     for m in _COOKIE_PAIR_RE.finditer(text, region.start(1), stop):
         name, v = m.group(1), m.group(2).strip("\"'")
-        if name.lower() in COOKIE_ATTRS or is_placeholder(v) or len(v) < 8 or NUM_RE.fullmatch(v):
+        if name.lower() in COOKIE_ATTRS or is_placeholder(v) or len(v) < COOKIE_MIN or NUM_RE.fullmatch(v):
             continue
-        if v.isalpha() and len(v) < 16:
+        if v.isalpha() and len(v) < COOKIE_WORD_MAX:
             continue  # theme=production
         spans.append((*m.span(2), rule))
 

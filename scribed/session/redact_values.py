@@ -36,6 +36,18 @@ Spans = list[Span]
 # rarest few are located with bytes.find (memchr), which beats a regex scan when hits are rare.
 ANCHORS = "~JKA:._=-"
 KINDS = ("token", "named", "scan", "context")
+# Thresholds of the value judges below (tuned on tests/secrets_corpus.py and its look-alikes).
+MIXED_CLASSES = 2  # character classes a token mixes
+RANDOM_MIN_CHARS = 16
+RANDOM_MIN_ALNUM = 12
+RANDOM_MIN_CHANGES = 0.15  # share of class changes between neighbouring characters
+RANDOM_MIN_ENTROPY = 3.0
+PROSE_WORDS = (2, 8)  # a value of this many words may be a phrase, not a password
+PROSE_SENTENCE_WORDS = 3
+PW_DIGITS = 4
+HEX_KEY_CHARS = 32
+MIN_VALUE = 3
+CLI_WORD_MAX = 20
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: rules are keys on the hot path
@@ -173,20 +185,20 @@ def mixed(s: str) -> bool:
     chars = set(s)
     return (not chars.isdisjoint(_LOWER)) + (not chars.isdisjoint(_UPPER)) + (
         not chars.isdisjoint(_DIGITS)
-    ) >= 2
+    ) >= MIXED_CLASSES
 
 
 def looks_random(v: str) -> bool:
     """True for machine-generated strings (keys, tokens), false for words, names and versions."""
-    if len(v) < 16 or not v.isprintable() or " " in v or not mixed(v):
+    if len(v) < RANDOM_MIN_CHARS or not v.isprintable() or " " in v or not mixed(v):
         return False
     alnum = _NONALNUM_RE.sub("", v)
-    if len(alnum) < 12 or _WORDS_SHAPE_RE.fullmatch(alnum):
+    if len(alnum) < RANDOM_MIN_ALNUM or _WORDS_SHAPE_RE.fullmatch(alnum):
         return False
     # Words, versions and dates change character class rarely; random strings change often.
     classes = ["d" if c in _DIGITS else ("u" if c in _UPPER else "l") for c in alnum]
     changes = sum(a != b for a, b in itertools.pairwise(classes))
-    return changes / len(alnum) >= 0.15 and entropy(v) >= 3.0
+    return changes / len(alnum) >= RANDOM_MIN_CHANGES and entropy(v) >= RANDOM_MIN_ENTROPY
 
 
 def is_placeholder(v: str) -> bool:
@@ -235,12 +247,12 @@ def _is_code_ref(v: str, quoted: bool, follow: str) -> bool:
 def _is_prose(v: str) -> bool:
     """Error messages and sentences stored under a password-ish key are not passwords."""
     words = v.split()
-    if len(words) < 2:
+    if len(words) < PROSE_WORDS[0]:
         return False
-    if len(words) > 8:
+    if len(words) > PROSE_WORDS[1]:
         return True
     hits = sum(1 for w in words if w.lower().strip(".,:;!?") in FUNCTION_WORDS)
-    return hits >= 1 and (len(words) >= 3 or v.rstrip().endswith((".", "!", "?")))
+    return hits >= 1 and (len(words) >= PROSE_SENTENCE_WORDS or v.rstrip().endswith((".", "!", "?")))
 
 
 def _basic_userpass(v: str) -> bool:
@@ -280,7 +292,7 @@ def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
     if _PATH_RE.fullmatch(s) and not looks_random(s):
         return None
     if NUM_RE.fullmatch(s):
-        return full if kind == "pw" and sum(c in _DIGITS for c in s) >= 4 else None
+        return full if kind == "pw" and sum(c in _DIGITS for c in s) >= PW_DIGITS else None
     if kind == "weak":
         if kw in ("auth", "credential", "credentials", "creds"):
             m = _USERPASS_VALUE_RE.fullmatch(s)
@@ -288,16 +300,16 @@ def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
                 return (lead + m.start(2), lead + m.end(2), full[2])
             if _basic_userpass(s):
                 return full
-        if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= 32 and not _plain_key(name, kw):
+        if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= HEX_KEY_CHARS and not _plain_key(name, kw):
             return (full[0], full[1], "generic-high-entropy-key")
         if not looks_random(s) or _is_code_ref(s, quoted, follow):
             return None
         if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
             return None  # digests, ids and cache keys
         return full
-    if _is_code_ref(s, quoted, follow) or len(s) < 3 or (len(s) <= 3 and s.isalpha()) or _is_prose(s):
+    if _is_code_ref(s, quoted, follow) or len(s) < MIN_VALUE or (len(s) <= MIN_VALUE and s.isalpha()) or _is_prose(s):
         return None
-    if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < 20:
+    if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < CLI_WORD_MAX:
         return None  # ``--password X`` in prose ("use the --password flag"): want a non-word value
     return full
 
