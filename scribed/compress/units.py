@@ -87,16 +87,20 @@ class Unit:
 
 
 def tokens(text: str) -> frozenset[str]:
-    """Informative tokens, lowercased for coverage."""
+    """Informative tokens, lowercased for coverage.
+
+    ASCII text is lowercased once, before the scan: the token pattern treats both cases alike, so
+    the tokens are the same, in the same order (elsewhere ``lower()`` may change lengths).
+    """
+    ascii_text = text.isascii()
     out = set()
-    for tok in _TOKEN.findall(text):
+    for tok in _TOKEN.findall(text.lower() if ascii_text else text):
         t = tok.strip(".:-/\\")
         if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
             continue
-        low = t.lower()
-        if low in _STOP:
-            continue
-        out.add(low)
+        low = t if ascii_text else t.lower()
+        if low not in _STOP:
+            out.add(low)
     return frozenset(out)
 
 
