@@ -274,8 +274,28 @@ def _plain_key(name: str, kw: str) -> bool:
     return not last or last in KEY_PLAIN_MODS
 
 
+def _weak_span(s: str, full: Span, *, quoted: bool, follow: str, kw: str, name: str) -> Span | None:
+    """A value after a weak name (``auth``, ``key``, ``sig``): a secret only if it looks like one."""
+    lead = full[0]
+    if kw in ("auth", "credential", "credentials", "creds"):
+        m = _USERPASS_VALUE_RE.fullmatch(s)
+        if m and not is_placeholder(m.group(2)) and not NUM_RE.fullmatch(m.group(2)):
+            return (lead + m.start(2), lead + m.end(2), full[2])
+        if _basic_userpass(s):
+            return full
+    if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= HEX_KEY_CHARS and not _plain_key(name, kw):
+        return (full[0], full[1], "generic-high-entropy-key")
+    if not looks_random(s) or _is_code_ref(s, quoted, follow):
+        return None
+    if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
+        return None  # digests, ids and cache keys
+    return full
+
+
 @functools.lru_cache(maxsize=4096)
-def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str) -> Span | None:
+def secret_span(  # noqa: PLR0917 - an lru_cache key, called positionally on the hot path
+    v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
+) -> Span | None:
     """Decide whether a value found after a secret-ish name is a secret.
 
     Returns the offsets inside ``v`` to redact and the rule id, or None to keep it. Cached: the
@@ -294,19 +314,7 @@ def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
     if NUM_RE.fullmatch(s):
         return full if kind == "pw" and sum(c in _DIGITS for c in s) >= PW_DIGITS else None
     if kind == "weak":
-        if kw in ("auth", "credential", "credentials", "creds"):
-            m = _USERPASS_VALUE_RE.fullmatch(s)
-            if m and not is_placeholder(m.group(2)) and not NUM_RE.fullmatch(m.group(2)):
-                return (lead + m.start(2), lead + m.end(2), full[2])
-            if _basic_userpass(s):
-                return full
-        if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= HEX_KEY_CHARS and not _plain_key(name, kw):
-            return (full[0], full[1], "generic-high-entropy-key")
-        if not looks_random(s) or _is_code_ref(s, quoted, follow):
-            return None
-        if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
-            return None  # digests, ids and cache keys
-        return full
+        return _weak_span(s, full, quoted=quoted, follow=follow, kw=kw, name=name)
     if _is_code_ref(s, quoted, follow) or len(s) < MIN_VALUE or (len(s) <= MIN_VALUE and s.isalpha()) or _is_prose(s):
         return None
     if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < CLI_WORD_MAX:
