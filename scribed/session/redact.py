@@ -339,7 +339,7 @@ def _spans(text: str) -> Spans:
     for kw_start, kw_end in keywords:
         if cov_start <= kw_start and kw_end + 8 < cov_end:
             continue
-        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, st.spans, _on_named)
+        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, spans=st.spans, named=_on_named)
         if cov is not None and cov[1] > cov_end:
             cov_start, cov_end = cov
     return st.spans
