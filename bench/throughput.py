@@ -11,6 +11,9 @@ Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200]``.
   wrappers is why this run is a separate one.
 * ``floor``: reading the same bytes and JSON-decoding every line (markdown: UTF-8 decoding):
   the least any transcript reader must do. ``floor_ratio`` = pipeline MB/s ÷ floor MB/s.
+* ``floor_ratio_cpu``: the same ratio in CPU seconds (steadier on a shared machine).
+* ``hot_file``: one run over a root holding only a ``--hot-mb`` MB agent-written hot file (issue 13).
+* ``spawn``: the median wall time of ``scribed context AGENT`` over ``--spawn-runs`` fresh processes.
 * ``idle``: a running ``scribed run`` daemon after catch-up: CPU seconds per idle minute and
   RSS, per watch mode (inotify and polling). Measured from ``/proc/<pid>``.
 
@@ -211,6 +214,55 @@ def child_pipeline(transcripts: str, root: str, stages: bool) -> dict[str, Any]:
     return out
 
 
+def hot_text(mb: float) -> str:
+    """An agent-written hot file of about ``mb`` MB: generated sessions' plain text, as notes."""
+    parts: list[str] = []
+    n = 0
+    for s in gen.iter_sessions(11, 100_000, min_kb=20, max_kb=120, formats=("markdown",)):
+        parts.append(s.plain)
+        n += len(s.plain)
+        if n > mb * 1e6:
+            break
+    return "# Current work\n\n" + "\n\n".join(parts)
+
+
+def child_hot(mb: str, root: str) -> dict[str, Any]:
+    """One run_once over a root holding only one big agent-written hot file (issue 13)."""
+    from scribed.core.pipeline import Scribe
+
+    hot = Path(root) / ".squad/memory/hot/data.md"
+    hot.parent.mkdir(parents=True, exist_ok=True)
+    hot.write_text(hot_text(float(mb)), encoding="utf-8")
+    size = hot.stat().st_size
+    from scribed import config as config_mod
+
+    cfg = config_mod.from_dict(
+        {"root": root, "session": {"quiet_seconds": 0}, "compress": {"backend": "extractive"}, "sources": []}
+    )
+    scribe = Scribe(cfg)
+    t0, c0 = time.perf_counter(), time.process_time()
+    rep = scribe.run_once(force=True)
+    out = {"bytes": size, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
+    scribe.close()
+    return {**out, "compacted": rep.compacted}
+
+
+def measure_spawn(runs: int, workdir: Path) -> dict[str, Any]:
+    """Wall time of ``scribed context AGENT`` (a fresh interpreter, as at an agent's spawn)."""
+    hot = workdir / ".squad/memory/hot/data.md"
+    hot.parent.mkdir(parents=True, exist_ok=True)
+    hot.write_text("# Hot memory: data\n\nCurrent task: fix the export retry loop in `src/export/run.py`.\n")
+    cmd = [sys.executable, "-m", "scribed", "context", "data", "--root", str(workdir)]
+    subprocess.run(cmd, capture_output=True, check=True)  # warm: byte-compiled files, page cache
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True)
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return {"runs": runs, "median_ms": round(1000 * times[len(times) // 2], 1), "min_ms": round(1000 * times[0], 1)}
+
+
 def _child(kind: str, *args: str) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, *args]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -344,10 +396,14 @@ def run(
     mb: float,
     seed: int,
     base: Path,
+    *,
     idle_seconds: float,
     idle_modes: list[str],
     repeat: int = 3,
+    extra: tuple[float, int] = (0, 0),
 ) -> dict[str, Any]:
+    """The figures; ``extra`` = (hot-file MB, spawn runs), 0 skipping each."""
+    hot_mb, spawn_runs = extra
     transcripts = backlog(seed, sessions, mb, base)
     info = backlog_info(transcripts)
     total_mb = info["bytes"] / 1e6
@@ -387,7 +443,15 @@ def run(
             "what": "read every file + json.loads every line",
         },
         "floor_ratio": round(mbps / floor_mbps, 3),
+        # CPU seconds: steadier than wall time on a shared machine (others stretch wall time only)
+        "floor_ratio_cpu": round(floor["cpu_seconds"] / plain["cpu_seconds"], 3),
     }
+    if hot_mb:
+        with tempfile.TemporaryDirectory(prefix="scribed-hot-") as tmp:
+            res["hot_file"] = _child("hot", str(hot_mb), str(Path(tmp) / "root"))
+    if spawn_runs:
+        with tempfile.TemporaryDirectory(prefix="scribed-spawn-") as tmp:
+            res["spawn"] = measure_spawn(spawn_runs, Path(tmp))
     res["idle"] = {}
     for mode in idle_modes:
         with tempfile.TemporaryDirectory(prefix="scribed-idle-") as tmp:
@@ -399,7 +463,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         kind, *rest = argv[1:]
-        out = child_floor(rest[0]) if kind == "floor" else child_pipeline(rest[0], rest[1], rest[2] == "1")
+        if kind == "hot":
+            out = child_hot(rest[0], rest[1])
+        else:
+            out = child_floor(rest[0]) if kind == "floor" else child_pipeline(rest[0], rest[1], rest[2] == "1")
         print(json.dumps(out))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -415,9 +482,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--idle-modes", default="auto,polling", help="watch modes to measure idle cost in; '' skips"
     )
+    ap.add_argument("--hot-mb", type=float, default=5, help="size of the agent-written hot file run; 0 skips")
+    ap.add_argument("--spawn-runs", type=int, default=10, help="`scribed context` runs (median); 0 skips")
     a = ap.parse_args(argv)
     modes = [m for m in a.idle_modes.split(",") if m]
-    res = run(a.sessions, a.mb, a.seed, a.backlog, a.idle_seconds, modes, max(1, a.repeat))
+    res = run(
+        a.sessions,
+        a.mb,
+        a.seed,
+        a.backlog,
+        idle_seconds=a.idle_seconds,
+        idle_modes=modes,
+        repeat=max(1, a.repeat),
+        extra=(a.hot_mb, a.spawn_runs),
+    )
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
@@ -425,9 +503,15 @@ def main(argv: list[str] | None = None) -> int:
         f"backlog: {res['backlog']['sessions']} sessions, {res['backlog']['mb']} MB\n"
         f"pipeline: {res['mb_per_s']} MB/s ({res['sessions_per_s']} sessions/s), peak RSS {res['peak_rss_mb']} MB, "
         f"{res['compacted']} entries, {res['failed']} failed\n"
-        f"floor (read + JSON decode): {res['floor']['mb_per_s']} MB/s; pipeline/floor = {res['floor_ratio']}\n"
+        f"floor (read + JSON decode): {res['floor']['mb_per_s']} MB/s; pipeline/floor = {res['floor_ratio']} "
+        f"(in CPU seconds: {res['mb_per_cpu_s']} MB/s; {res['floor_ratio_cpu']}; load {os.getloadavg()[0]:.1f})\n"
         f"stages (s): {res['stages_seconds']}"
     )
+    if "hot_file" in res:
+        h = res["hot_file"]
+        print(f"hot file {h['bytes'] / 1e6:.1f} MB: {h['seconds']:.2f} s wall, {h['cpu_seconds']:.2f} s CPU")
+    if "spawn" in res:
+        print(f"scribed context: median {res['spawn']['median_ms']} ms of {res['spawn']['runs']} runs")
     for mode, idle in res["idle"].items():
         print(f"idle daemon ({mode}): {idle}")
     return 0

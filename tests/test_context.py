@@ -393,3 +393,29 @@ def test_acceptance_live_session_context_and_report(tmp_path: Path) -> None:
     assert "keep v1 behind a flag until March" in out.split("Active decisions:")[1]
     code, out, _ = cli(*c, "--include-cold")
     assert "keep v1 behind a flag until March" in out and SECRET not in out
+
+
+def test_spawn_path_imports_no_llm_scheduler_or_watcher(tmp_path: Path) -> None:
+    """``scribed context`` runs at every agent spawn: it loads no LLM client, scheduler or watcher,
+    and compiles only the secret rules the text it prints meets (issue 15)."""
+    import subprocess
+    import sys
+
+    hot = tmp_path / ".squad/memory/hot/data.md"
+    hot.parent.mkdir(parents=True)
+    hot.write_text("# Hot memory: data\n\nCurrent task: fix the export retry loop in `src/export/run.py`.\n")
+    code = (
+        "import sys\n"
+        "from scribed.cli.main import main\n"
+        f"try: main(['context', 'data', '--root', {str(tmp_path)!r}])\n"
+        "except SystemExit: pass\n"
+        "from scribed.session import redact_values as v\n"
+        "heavy = ('openai', 'httpx', 'apscheduler', 'watchdog', 'scribed.compress.llm', 'scribed.daemon.service')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+        "print('COMPILED', v._compiled.cache_info().currsize)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "fix the export retry loop" in out
+    assert "LOADED []" in out
+    compiled = int(out.split("COMPILED ")[1].split()[0])
+    assert compiled < 20, f"{compiled} secret rules compiled for a short hot file"

@@ -709,3 +709,22 @@ def test_wrapped_token_joins_only_a_random_continuation() -> None:
     log = "2024-05-27T19:36:47.683Z DEBUG [worker-1] ok"
     assert redact(f"key {tok}\n{log}") == f"key {REDACTED}\n{log}"
     assert redact(f"key {tok}\nNext we deploy") == f"key {REDACTED}\nNext we deploy"
+
+
+def test_rules_compile_lazily() -> None:
+    """Importing the engine compiles no rule and no pass: a ``scribed context`` spawn pays for
+    what it meets, not for all rules (issue 15)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import scribed.session.redact as r, scribed.session.redact_values as v; "
+        "print(v._compiled.cache_info().currsize, v._compiled_value.cache_info().currsize, "
+        "r._passes.cache_info().currsize)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "0", "0"]
+    from scribed.session import redact_values
+
+    redact("aws AKIAIOSFODNN7EXAMPLE and ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    assert redact_values._compiled.cache_info().currsize > 0

@@ -118,6 +118,29 @@ _CMD_START = re.compile(
 )
 _BACKTICK = re.compile(r"`([^`\n]{3,180})`")
 
+# Prefilters: each pattern below needs one of these literals, so a line without them skips it
+# (same flags as the pattern they guard, so they never skip a line the pattern would match).
+_DECISION_WORDS = r"decision|decided|agreed|chose|go with|going with|plan is to|change of plan|actually,|scratch"
+_TODO_WORDS = (
+    r"\[[ xX]\]|todo|fixme|done|finished|complete|open item|follow[- ]up|next step|remaining work|"
+    r"still to do|still need to"
+)
+# Case-insensitive via ``_mentions``: the plain pattern on the lowercased ASCII of the line is
+# several times faster than re.I.
+_DECISION_ANY = (re.compile(_DECISION_WORDS), re.compile(_DECISION_WORDS, re.I))
+_TODO_ANY = (re.compile(_TODO_WORDS.replace("xX", "x")), re.compile(_TODO_WORDS, re.I))
+_PATH_EXT = re.compile(
+    r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|toml|yaml|yml|json|jsonl|ini|"
+    r"cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle)(?![\w/])"
+)
+_DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\d+")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+MIN_ANCHOR_CHARS = 2
+MAX_FIGURES = 3  # a message stating more figures is a measurement dump, not a fact
+MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repeat to name it
+MIN_DECISION_CHARS = 4
+
 
 def _clean(s: str) -> str:
     s = s.strip().strip("*").strip()
@@ -162,12 +185,42 @@ _STOP = {
 }
 
 
-def _lines(turns: Iterable[Turn], kinds: set[str]) -> Iterable[tuple[Turn, str]]:
-    for t in turns:
-        if t.kind in kinds:
-            for line in t.text.splitlines():
-                if line.strip() and not _DIFF_LINE.match(line):
-                    yield t, line
+# Turn kinds whose lines carry anchors; decisions and TODOs come from the first two only.
+_LINE_KINDS = frozenset({"message", "tool_call", "summary"})
+_PROSE_KINDS = frozenset({"message", "summary"})
+TurnLines = list[tuple[Turn, list[str]]]
+
+
+def _lines(turns: Iterable[Turn], kinds: set[str] | frozenset[str]) -> Iterable[tuple[Turn, str]]:
+    for t, lines in _turn_lines(turns, kinds):
+        for line in lines:
+            yield t, line
+
+
+def _turn_lines(turns: Iterable[Turn], kinds: set[str] | frozenset[str] = _LINE_KINDS) -> TurnLines:
+    """Each turn of ``kinds`` with its non-blank lines outside diffs: split once, read by every pass."""
+    return [
+        (t, [ln for ln in t.text.splitlines() if ln.strip() and not _DIFF_LINE.match(ln)])
+        for t in turns
+        if t.kind in kinds
+    ]
+
+
+# The only non-ASCII characters re.IGNORECASE matches to an ASCII letter (İ ı ſ K).
+_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+
+
+def _mentions(words: tuple[re.Pattern[str], re.Pattern[str]], line: str) -> bool:
+    """Whether ``line`` holds one of the words (case-insensitive): a prefilter.
+
+    The words are ASCII, so a match is a run of ASCII characters (or of those four): dropping the
+    other characters keeps every match, and an ASCII string's ``lower()`` is exact.
+    """
+    if not line.isascii():
+        if not _FOLDS_TO_ASCII.isdisjoint(line):
+            return words[1].search(line) is not None
+        line = line.encode("ascii", "ignore").decode("ascii")
+    return words[0].search(line.lower()) is not None
 
 
 def _first_sentence(text: str) -> str:
@@ -186,72 +239,42 @@ def _command(raw: str) -> str | None:
     return c.group("c") if c else None
 
 
-def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
-    """All anchors of a session (or of the given subset of its turns), deterministic order."""
-    turns = session.turns if turns is None else turns
-    out: list[Anchor] = []
-    seen: set[tuple[str, str]] = set()
-    counts: dict[str, int] = {}
+class _Found:
+    """Anchors in order, deduplicated by (kind, shape) and capped per kind."""
 
-    def add(kind: str, text: str, line: int, superseded: str | None = None) -> None:
+    def __init__(self) -> None:
+        self.out: list[Anchor] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.counts: dict[str, int] = {}
+
+    def add(self, kind: str, text: str, line: int, superseded: str | None = None) -> None:
         text = _clean(text)
-        shape = re.sub(r"\d+", "0", text) if kind in ("command", "error") else text
-        if len(text) < 2 or (kind, shape) in seen or counts.get(kind, 0) >= CAPS[kind]:
+        shape = _DIGITS.sub("0", text) if kind in ("command", "error") else text
+        if len(text) < MIN_ANCHOR_CHARS or (kind, shape) in self.seen or self.counts.get(kind, 0) >= CAPS[kind]:
             return
-        seen.add((kind, shape))
-        counts[kind] = counts.get(kind, 0) + 1
-        out.append(Anchor(kind, text, line, superseded))  # type: ignore[arg-type]
+        self.seen.add((kind, shape))
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.out.append(Anchor(kind, text, line, superseded))  # type: ignore[arg-type]
 
-    for a in _decisions(turns):
-        add("decision", a.text, a.line, a.superseded)
 
-    open_todos: dict[str, int] = {}
-    done: set[str] = set()
-    for t, line in _lines(turns, {"message", "summary"}):
-        for m in _TODO_DONE.finditer(line):
-            done.add(_clean(m.group("t")).lower())
-        suffix = _TODO_DONE_SUFFIX.match(line)
-        if suffix:
-            done.add(_clean(suffix.group("t")).lower())
-        for m in _TODO_OPEN.finditer(line):
-            key = _clean(m.group("t"))
-            if key.lower() in done:
-                continue
-            open_todos.setdefault(key, t.line)
-    for text, line_no in open_todos.items():
-        if text.lower() not in done:
-            add("todo", text, line_no)
+def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
+    """All anchors of a session (or of the given subset of its turns), deterministic order.
 
+    Each turn is split into lines once; every pattern runs only on lines holding the literal
+    text it needs (a keyword, a ``/``, a backtick), which is most of the time saved (issue 15).
+    """
+    turns = session.turns if turns is None else turns
+    found = _Found()
+    lines = _turn_lines(turns)
+    prose = [(t, ls) for t, ls in lines if t.kind in _PROSE_KINDS]
+    for a in _decisions(turns, prose):
+        found.add("decision", a.text, a.line, a.superseded)
+    for text, line_no in _open_todos(prose).items():
+        found.add("todo", text, line_no)
     few: dict[int, bool] = {}
-    for t, line in _lines(turns, {"message", "tool_call", "summary"}):
-        scrubbed = _URLISH.sub(" ", line)
-        for m in _PATH.finditer(scrubbed):
-            p = m.group("p")
-            if not _looks_like_version(p):
-                add("path", p, t.line)
-        for m in _PATH_NOEXT.finditer(scrubbed):
-            add("path", m.group("p"), t.line)
-        if t.kind == "message" and _few_numbers(t, few):
-            for m in _NUMBER.finditer(scrubbed):
-                add("number", m.group("n"), t.line)
-        for m in _ISSUE.finditer(line):
-            add("issue", "#" + m.group("n"), t.line)
-        if t.kind == "message" and t.role == "user":
-            for m in _DIRECTIVE.finditer(line):
-                add("directive", m.group("d"), t.line)
-        if t.kind == "message":
-            for m in _IDENT.finditer(line):
-                ident = m.group("i")
-                if "_" in ident or "." in ident or "(" in ident or re.search(r"[a-z][A-Z]", ident):
-                    add("identifier", ident, t.line)
-            for m in _BACKTICK.finditer(line):
-                cmd = _command(m.group(1))
-                if cmd:
-                    add("command", cmd, t.line)
-            if line.lstrip().startswith("$ "):
-                cmd = _command(line.strip()[2:])
-                if cmd:
-                    add("command", cmd, t.line)
+    for t, ls in lines:
+        for line in ls:
+            _line_anchors(t, line, found, few)
     for t in turns:
         if t.kind == "tool_call" and (t.tool_name or "").lower() in _SHELL_TOOLS:
             first = t.text.split("\n", 1)[0]
@@ -259,14 +282,77 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
                 first = first[len(t.tool_name or "") :].strip(" :")
             cmd = _command(first)
             if cmd:
-                add("command", cmd, t.line)
+                found.add("command", cmd, t.line)
 
-    _relative_paths(out)
+    _relative_paths(found.out)
     # Errors: only error-shaped text (see compress/errors.py); prose that mentions "error" is not one.
     for t in turns:
         for err in errors_in_turn(t):
-            add("error", err, t.line)
-    return out
+            found.add("error", err, t.line)
+    return found.out
+
+
+def _open_todos(prose: TurnLines) -> dict[str, int]:
+    """Open TODOs (text -> line), minus those marked done anywhere before or after."""
+    open_todos: dict[str, int] = {}
+    done: set[str] = set()
+    for t, ls in prose:
+        for line in ls:
+            if not _mentions(_TODO_ANY, line):
+                continue
+            for m in _TODO_DONE.finditer(line):
+                done.add(_clean(m.group("t")).lower())
+            suffix = _TODO_DONE_SUFFIX.match(line)
+            if suffix:
+                done.add(_clean(suffix.group("t")).lower())
+            for m in _TODO_OPEN.finditer(line):
+                key = _clean(m.group("t"))
+                if key.lower() in done:
+                    continue
+                open_todos.setdefault(key, t.line)
+    return {text: line_no for text, line_no in open_todos.items() if text.lower() not in done}
+
+
+def _line_anchors(t: Turn, line: str, found: _Found, few: dict[int, bool]) -> None:
+    """Paths, numbers, issues, directives, identifiers and commands of one line."""
+    scrubbed = _URLISH.sub(" ", line) if "://" in line else line
+    if "." in scrubbed and ("/" in scrubbed or _PATH_EXT.search(scrubbed)):
+        for m in _PATH.finditer(scrubbed):
+            p = m.group("p")
+            if not _looks_like_version(p):
+                found.add("path", p, t.line)
+    if "/" in scrubbed:
+        for m in _PATH_NOEXT.finditer(scrubbed):
+            found.add("path", m.group("p"), t.line)
+    message = t.kind == "message"
+    if message and _DIGIT.search(scrubbed) and _few_numbers(t, few):
+        for m in _NUMBER.finditer(scrubbed):
+            found.add("number", m.group("n"), t.line)
+    if "#" in line:
+        for m in _ISSUE.finditer(line):
+            found.add("issue", "#" + m.group("n"), t.line)
+    if message:
+        _message_anchors(t, line, found)
+
+
+def _message_anchors(t: Turn, line: str, found: _Found) -> None:
+    """What only a message line holds: the user's directives, identifiers and commands."""
+    if t.role == "user":
+        for m in _DIRECTIVE.finditer(line):
+            found.add("directive", m.group("d"), t.line)
+    if "`" in line:
+        for m in _IDENT.finditer(line):
+            ident = m.group("i")
+            if "_" in ident or "." in ident or "(" in ident or _CAMEL.search(ident):
+                found.add("identifier", ident, t.line)
+        for m in _BACKTICK.finditer(line):
+            cmd = _command(m.group(1))
+            if cmd:
+                found.add("command", cmd, t.line)
+    if line.lstrip().startswith("$ "):
+        cmd = _command(line.strip()[2:])
+        if cmd:
+            found.add("command", cmd, t.line)
 
 
 def _relative_paths(out: list[Anchor]) -> None:
@@ -291,7 +377,7 @@ def _few_numbers(t: Turn, cache: dict[int, bool]) -> bool:
     """A stated figure ("p95 is down to 217 ms") is a fact; a turn full of them is a measurement dump."""
     key = id(t)
     if key not in cache:
-        cache[key] = len(_NUMBER.findall(t.text, 0, 20_000)) <= 3
+        cache[key] = len(_NUMBER.findall(t.text, 0, 20_000)) <= MAX_FIGURES
     return cache[key]
 
 
@@ -299,7 +385,7 @@ def _looks_like_version(p: str) -> bool:
     return bool(re.fullmatch(r"v?\d+(?:\.\d+)+", p))
 
 
-def _decisions(turns: list[Turn]) -> list[Anchor]:
+def _decisions(turns: list[Turn], prose: TurnLines | None = None) -> list[Anchor]:
     """Decisions in order; a later reversal replaces the decision it reverses.
 
     Linear in the session: decisions are kept by text (unique, in order of their last statement)
@@ -307,24 +393,31 @@ def _decisions(turns: list[Turn]) -> list[Anchor]:
     """
     found: dict[str, Anchor] = {}
     keys: dict[str, tuple[str, set[str]]] = {}  # text -> (lowercased, words)
-    for t, line in _lines(turns, {"message", "summary"}):
-        m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
-        if not m:
-            continue
-        text = _clean(_first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
-        if len(text) < 4:
-            continue
-        superseded: str | None = None
-        if found and _REVERSAL.search(line):
-            target = _reversal_target(line, found, keys)
-            if target is not None:
-                superseded = target.text
-                del found[target.text]
-        found.pop(text, None)
-        found[text] = Anchor("decision", text, t.line, superseded)
-        if text not in keys:
-            keys[text] = (text.lower(), _words(text))
+    for t, ls in _turn_lines(turns, _PROSE_KINDS) if prose is None else prose:
+        for line in ls:
+            if _mentions(_DECISION_ANY, line):
+                _decision_line(t, line, found, keys)
     return list(found.values())
+
+
+def _decision_line(t: Turn, line: str, found: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]) -> None:
+    """Record the decision one line states (a reversal replaces the decision it reverses)."""
+    m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
+    if not m:
+        return
+    text = _clean(_first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
+    if len(text) < MIN_DECISION_CHARS:
+        return
+    superseded: str | None = None
+    if found and _REVERSAL.search(line):
+        target = _reversal_target(line, found, keys)
+        if target is not None:
+            superseded = target.text
+            del found[target.text]
+    found.pop(text, None)
+    found[text] = Anchor("decision", text, t.line, superseded)
+    if text not in keys:
+        keys[text] = (text.lower(), _words(text))
 
 
 # How many of the most recent decisions a reversal is matched against (bounds the work per line).
@@ -352,24 +445,40 @@ def _reversal_target(
         if not w:
             continue
         score = len(words & w) / len(w)
-        if score > 0.25 and (best is None or score > best[0]):
+        if score > MIN_REVERSAL_OVERLAP and (best is None or score > best[0]):
             best = (score, a)
     return best[1] if best else None
 
 
 def present(anchor: Anchor, text: str) -> bool:
     """Whether an anchor's exact text survives in ``text`` (whitespace-insensitive)."""
-    return _norm(anchor.text) in _norm(text)
+    return _norm(anchor.text) in _norm_text(text)
+
+
+_WS = re.compile(r"\s+")
+# The last text normalised: callers test every anchor against the same entry text, which is
+# normalised once instead of once per anchor. (A tuple swap: safe to share between threads.)
+_last_norm: tuple[str, str] = ("", "")
 
 
 def _norm(s: str) -> str:
-    return re.sub(r"\s+", " ", s)
+    return _WS.sub(" ", s)
+
+
+def _norm_text(text: str) -> str:
+    global _last_norm
+    last = _last_norm
+    if last[0] is text or last[0] == text:
+        return last[1]
+    norm = _norm(text)
+    _last_norm = (text, norm)
+    return norm
 
 
 def recall(anchors: list[Anchor], text: str) -> float:
     if not anchors:
         return 1.0
-    norm = _norm(text)
+    norm = _norm_text(text)
     return sum(1 for a in anchors if _norm(a.text) in norm) / len(anchors)
 
 

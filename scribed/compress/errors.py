@@ -52,12 +52,20 @@ _EDIT_TOOLS = re.compile(
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _PATHISH = re.compile(r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b")
 MAX_ERRORS = 12
+MIN_ERROR_CHARS = 6
+FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, not a paragraph
+# A line none of the error patterns can match lacks all of these: one C-level scan rules out
+# most lines before the patterns run (every pattern above is case-sensitive, so this is too).
+_MAYBE = re.compile(r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAILED|E\s\s|Segm|failed|exit")
+_MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
 
 def error_in_line(line: str, *, strict: bool = False) -> str | None:
     """The error a line states, or None. ``strict`` accepts exception lines only (assistant prose)."""
+    if (_MAYBE_EXC if strict else _MAYBE).search(line) is None:
+        return None
     s = _LEAD.sub("", line.strip())
-    if len(s) < 6 or _NOT_ERROR.search(s):
+    if len(s) < MIN_ERROR_CHARS or _NOT_ERROR.search(s):
         return None
     s = _PYTEST_E.sub("", s)
     m = _EXC.match(s)
@@ -115,7 +123,7 @@ def _fix_from_turn(turn: Turn) -> str:
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
         for sent in _SENT_END.split(line):
-            if 12 <= len(sent) <= 300 and _FIX_SENT.search(sent) and not error_in_line(sent):
+            if FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1] and _FIX_SENT.search(sent) and not error_in_line(sent):
                 return sent.strip()
     return ""
 
@@ -133,22 +141,7 @@ def pair(turns: list[Turn]) -> list[str]:
     for i, t in enumerate(turns):
         errs = errors_in_turn(t)
         if errs:
-            group: list[_Open] = []
-            for e in _specific(errs):
-                sh = shape(e)
-                known = by_shape.get(sh)
-                if known is not None:
-                    if known.fix:  # it came back after its fix
-                        known.recurred = True
-                        known.fix = ""
-                        group.append(known)
-                    continue
-                if len(found) >= MAX_ERRORS:
-                    continue
-                op = _Open(e, sh, i)
-                found.append(op)
-                by_shape[sh] = op
-                group.append(op)
+            group = _failure(errs, i, found, by_shape)
             if group:
                 waiting.append(group)
             continue
@@ -166,6 +159,27 @@ def pair(turns: list[Turn]) -> list[str]:
             tail += " (after it recurred)"
         out.append(f"{err} → {tail}")
     return out
+
+
+def _failure(errs: list[str], i: int, found: list[_Open], by_shape: dict[str, _Open]) -> list[_Open]:
+    """The open errors one turn shows: new ones (up to MAX_ERRORS) and fixed ones that came back."""
+    group: list[_Open] = []
+    for e in _specific(errs):
+        sh = shape(e)
+        known = by_shape.get(sh)
+        if known is not None:
+            if known.fix:  # it came back after its fix
+                known.recurred = True
+                known.fix = ""
+                group.append(known)
+            continue
+        if len(found) >= MAX_ERRORS:
+            continue
+        op = _Open(e, sh, i)
+        found.append(op)
+        by_shape[sh] = op
+        group.append(op)
+    return group
 
 
 def _specific(errs: list[str]) -> list[str]:

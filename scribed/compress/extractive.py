@@ -48,8 +48,25 @@ def _prose(line: str) -> bool:
     """Whether a line reads as prose rather than code, a diff or a log dump."""
     if _CODEISH.match(line):
         return False
-    letters = sum(c.isalpha() or c == " " for c in line)
-    return letters >= 0.6 * len(line)
+    return _letters(line) >= PROSE_LETTERS * len(line)
+
+
+PROSE_LETTERS = 0.6  # share of letters and spaces that makes a line prose
+MIN_SENTENCE_CHARS = 4
+MAX_SENTENCE_CHARS = 300  # longer is a paragraph or a dump, not one statement
+MIN_KNOWLEDGE_SCORE = 2
+# ASCII bytes that are neither a letter nor a space: deleted, the length left is the count.
+_NOT_LETTER = bytes(b for b in range(128) if not (chr(b).isalpha() or b == ord(" ")))
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _letters(line: str) -> int:
+    """How many characters of ``line`` are letters (``str.isalpha``) or spaces, counted in C."""
+    ascii_part = line.encode("ascii", "ignore")
+    n = len(ascii_part.translate(None, _NOT_LETTER))
+    if len(ascii_part) != len(line):
+        n += sum(c.isalpha() for c in _NON_ASCII.findall(line))
+    return n
 
 
 _ASSIGN = re.compile(r"^[\w.\[\]'\"]+\s*[:+*/-]?=\s*\S")
@@ -69,10 +86,10 @@ def _sentences(text: str) -> list[str]:
             diff = False
         if fence or diff or raw.startswith(("    ", "\t")) or _ASSIGN.match(line):
             continue
-        if len(line) < 4 or line.startswith("|") or not _prose(line):
+        if len(line) < MIN_SENTENCE_CHARS or line.startswith("|") or not _prose(line):
             continue
         line = line.lstrip("#>*- ").strip()
-        out.extend(s.strip() for s in _SENT_SPLIT.split(line) if len(s.strip()) >= 4)
+        out.extend(s.strip() for s in _SENT_SPLIT.split(line) if len(s.strip()) >= MIN_SENTENCE_CHARS)
     return out
 
 
@@ -91,7 +108,7 @@ def score(sentence: str) -> float:
         s += 0.5
     if _CHATTER.match(sentence):
         s -= 2
-    if len(sentence) > 300:
+    if len(sentence) > MAX_SENTENCE_CHARS:
         s -= 1
     return s
 
@@ -108,7 +125,7 @@ def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
             continue
         for sent in _sentences(t.text):
             sc = score(sent)
-            if sc >= 2 and sent not in used and len(sent) <= 300 and not _MARKERS.search(sent):
+            if sc >= MIN_KNOWLEDGE_SCORE and sent not in used and len(sent) <= MAX_SENTENCE_CHARS and not _MARKERS.search(sent):
                 found.append((sc, t.line, sent))
     found.sort(key=lambda k: (-k[0], k[1]))
     return [k[2] for k in sorted(found[:4], key=lambda k: k[1])]

@@ -18,6 +18,11 @@ _META = re.compile(r"^(?:current task|goal|task)\s*:\s*", re.I)
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#])")
 GOAL_CHARS = 240  # with a pivot's half, within the Summary's 400-char goal
 MAX_GOALS = 2
+SHORT_WORDS = 2  # a message this short is a request only with a verb or an identifier
+PIVOT_WORDS = 6  # a later request this long about new things is a second goal
+PIVOT_OVERLAP = 0.2
+OUTCOME_WORDS = 3
+OUTCOME_CHARS = 400
 
 
 def request_text(text: str) -> str:
@@ -70,7 +75,7 @@ def substantive(text: str) -> bool:
     words = [w for w in words if w]
     if not words or all(w in _ACK for w in words):
         return False
-    if len(raw) <= 2:
+    if len(raw) <= SHORT_WORDS:
         return words[0] in _VERBS or any(_INFORMATIVE.search(w) for w in raw)
     return True
 
@@ -101,7 +106,7 @@ def goal(turns: list[Turn]) -> str:
             seen = toks
             continue
         overlap = len(toks & seen) / max(1, len(toks))
-        if len(body.split()) >= 6 and overlap < 0.2 and len(goals) < MAX_GOALS:
+        if len(body.split()) >= PIVOT_WORDS and overlap < PIVOT_OVERLAP and len(goals) < MAX_GOALS:
             goals.append(_sentences(body, GOAL_CHARS // 2))
         seen = seen | toks
     if goals:
@@ -126,13 +131,13 @@ def outcome(turns: list[Turn]) -> str:
             for ln in _outside_fences(t.text)
             if ln.strip() and not ln.strip().startswith(("#", "|", "<<<<<<<", ">>>>>>>", "======="))
         ]
-        sents = [s for s in _SENT_END.split(" ".join(prose)) if len(s.split()) >= 3]
+        sents = [s for s in _SENT_END.split(" ".join(prose)) if len(s.split()) >= OUTCOME_WORDS]
         if not sents:
             continue
         out = ""
         for s in reversed(sents[-3:]):
             cand = f"{s} {out}".strip()
-            if len(cand) > 400:
+            if len(cand) > OUTCOME_CHARS:
                 break
             out = cand
         return out or _sentences(sents[-1], 400)

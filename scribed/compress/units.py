@@ -58,6 +58,12 @@ _RESULT = re.compile(
 )
 _LOG = re.compile(r"\b(?:DEBUG|TRACE|INFO)\b")
 _NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
+_CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
+MIN_TOKEN_CHARS = 3
+WORD_CHARS = 4  # a plain word this long carries some meaning
+MIN_CODE_ALNUM = 6  # a code line with fewer letters and digits is punctuation
+MIN_ROOM = 24  # bytes left under which no unit fits usefully
+NEAR_DUPLICATE = 0.7  # Jaccard overlap of tokens that makes a unit a repeat of a chosen one
 TOOL_HEAD_LINES = 150
 TOOL_TAIL_LINES = 50
 MAX_UNIT_CHARS = 480
@@ -81,33 +87,37 @@ class Unit:
 
 
 def tokens(text: str) -> frozenset[str]:
-    """Informative tokens, lowercased for coverage."""
+    """Informative tokens, lowercased for coverage.
+
+    ASCII text is lowercased once, before the scan: the token pattern treats both cases alike, so
+    the tokens are the same, in the same order (elsewhere ``lower()`` may change lengths).
+    """
+    ascii_text = text.isascii()
     out = set()
-    for m in _TOKEN.finditer(text):
-        t = m.group(0).strip(".:-/\\")
-        if len(t) < 3 and not t[:1].isdigit() and not t.startswith("#"):
+    for tok in _TOKEN.findall(text.lower() if ascii_text else text):
+        t = tok.strip(".:-/\\")
+        if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
             continue
-        low = t.lower()
-        if low in _STOP:
-            continue
-        out.add(low)
+        low = t if ascii_text else t.lower()
+        if low not in _STOP:
+            out.add(low)
     return frozenset(out)
 
 
 def token_weight(tok: str) -> float:
     """How much a term is worth on its own: identifiers and figures above plain words."""
-    if tok.startswith("#") or tok.startswith("-") or any(c in tok for c in "_./:\\@()$"):
+    if tok.startswith(("#", "-")) or any(c in tok for c in "_./:\\@()$"):
         return 3.0
     if tok[:1].isdigit():
         return 1.5
     if any(c.isdigit() for c in tok):
         return 2.0
-    return 0.6 if len(tok) >= 4 else 0.2
+    return 0.6 if len(tok) >= WORD_CHARS else 0.2
 
 
 def _camel_bonus(text: str) -> set[str]:
     """CamelCase and ALLCAPS names count as identifiers even without punctuation."""
-    return {m.group(0).lower() for m in re.finditer(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b", text)}
+    return {m.lower() for m in _CAMEL_OR_CAPS.findall(text)}
 
 
 @dataclass(slots=True)
@@ -153,7 +163,7 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
                 fence = ""
                 continue
             code = raw.strip()
-            if code and not _MERGE_MARK.match(code) and sum(c.isalnum() for c in code) >= 6:
+            if code and not _MERGE_MARK.match(code) and sum(c.isalnum() for c in code) >= MIN_CODE_ALNUM:
                 wrapped = f"`{code}`" if "`" not in code else code
                 b.add(wrapped, turn.line, "code", weight * 0.3)
             continue
@@ -237,14 +247,24 @@ def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
 
 
 def _near_duplicate(u: Unit, chosen_by_token: dict[str, list[Unit]]) -> bool:
+    """Whether a chosen unit shares at least 70% of the two units' tokens (Jaccard) with ``u``.
+
+    Exact, but only a few candidates are compared: such a unit shares at least ``k`` = ⌈0.7·n⌉ of
+    u's ``n`` tokens, so it holds one of any ``n - k + 1`` of them (the ones fewest chosen units
+    hold are read); and sizes under 7:10 can never reach 0.7 (checked in integers).
+    """
+    n = len(u.tokens)
+    need = (7 * n + 9) // 10
+    postings = sorted((chosen_by_token.get(t, ()) for t in u.tokens), key=len)[: n - need + 1]
     seen: set[int] = set()
-    for t in u.tokens:
-        for c in chosen_by_token.get(t, ()):
-            if c.pos in seen:
+    for chosen in postings:
+        for c in chosen:
+            m = len(c.tokens)
+            if 10 * min(n, m) < 7 * max(n, m) or c.pos in seen:
                 continue
             seen.add(c.pos)
             inter = len(u.tokens & c.tokens)
-            if inter / max(1, len(u.tokens | c.tokens)) >= 0.7:
+            if inter / max(1, len(u.tokens | c.tokens)) >= NEAR_DUPLICATE:
                 return True
     return False
 
@@ -280,13 +300,14 @@ class _Selection:
         self.by_token: dict[str, list[Unit]] = {}
 
     def gain(self, u: Unit) -> float:
-        g = sum(self.weights.get(t, 0.0) for t in u.tokens if t not in self.have)
+        have, weights = self.have, self.weights
+        g = sum([weights.get(t, 0.0) for t in u.tokens if t not in have])  # same order, same float sum
         return float(u.weight * g / (u.size**0.75))
 
     def run(self, candidates: list[Unit]) -> None:
         heap = [(-self.gain(u), u.pos) for u in candidates]
         heapq.heapify(heap)
-        while heap and self.left > 24:
+        while heap and self.left > MIN_ROOM:
             _, pos = heapq.heappop(heap)
             u = self.units[pos]
             if u.size > self.left or (u.kind == "code" and u.size > self.code_left):

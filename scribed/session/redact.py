@@ -20,6 +20,7 @@ time. A scan rule whose keyword has no anchor costs a full ``in`` check: keep th
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -34,6 +35,9 @@ __all__ = [
 
 # The rarest anchors are located with bytes.find (memchr), which beats a regex scan there.
 _FIND_ANCHORS = b"~JK"
+MIXED_MIN_ALNUM = 16  # a "mixed" token needs this many letters and digits after its keyword
+SPLIT_TAIL_MIN = 4  # a token's continuation after a line break: at least this long
+MIN_SECRET_TEXT = 6  # shorter text holds no keyword and value
 
 
 class Finding(NamedTuple):
@@ -67,7 +71,6 @@ for _r in RULES:
 _SCAN = [
     (r, tuple(k.encode("ascii") for k in r.keywords if val.anchor(k) < 0)) for r in RULES if r.kind == "scan"
 ]
-_NAMED_RE = re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
 # (anchor, the text before it that the trie matched) -> keywords ending there: (length of the
 # part before the anchor, keyword, rules). A shorter keyword whose part before the anchor is a
 # suffix of a longer one's is listed under the longer one too (the trie reports the longest).
@@ -98,9 +101,10 @@ def _token_alts(anchor: str) -> list[str]:
     return ctx.trie_alts(entries) if entries else []
 
 
+@functools.cache
 def _passes() -> tuple[tuple[int, re.Pattern[bytes]], ...]:
     """One regex per anchor: the keyword trie (no group: a hit has ``lastgroup`` None), then
-    the context patterns (each ends in a named group)."""
+    the context patterns (each ends in a named group). Built on the first redaction, not at import."""
     context = ctx.branches()
     out = []
     for anchor in val.ANCHORS:
@@ -111,13 +115,19 @@ def _passes() -> tuple[tuple[int, re.Pattern[bytes]], ...]:
     return tuple(out)
 
 
-_PASSES = _passes()
-_XML_CLOSE_RE = ctx.xml_close_re(val.ASSIGNMENT_WORDS)
+
+
+@functools.cache
+def _xml_close_re() -> re.Pattern[bytes]:
+    return ctx.xml_close_re(val.ASSIGNMENT_WORDS)
+
+
+@functools.cache
+def _named_re() -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
+
 _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
 _RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
-_MIXED_MIN = 16  # a `mixed` token has at least this many letters and digits after its keyword
-_SPLIT_TAIL_MIN = 4  # a wrapped token's second half is at least this long
-_SHORTEST_SECRET = 6  # no rule matches a shorter text
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
 _NEWLINE_RE = re.compile(rb"\r?\n|\\r\\n|\\n")
 
@@ -140,7 +150,7 @@ def _checked(rule: Rule, v: str) -> bool:
 
 def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     """The per-rule checks: ``body`` (after the keyword) mixes classes, ``secret`` is random."""
-    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < _MIXED_MIN):
+    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < MIXED_MIN_ALNUM):
         return False
     text = secret.decode("latin-1")
     return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
@@ -202,7 +212,7 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
     assert rule.pattern is not None
     nl = _NEWLINE_RE.match(st.data, end)
     tail = _RUN_RE.match(st.data, nl.end()) if nl else None
-    if not nl or not tail or tail.end() - nl.end() < _SPLIT_TAIL_MIN:
+    if not nl or not tail or tail.end() - nl.end() < SPLIT_TAIL_MIN:
         return False
     if matched and not val.looks_random(tail.group().decode("latin-1")):
         return False  # a whole token followed by an ordinary word, a date, a short id
@@ -221,7 +231,7 @@ def _on_named(name: str, value: str, vstart: int, spans: Spans) -> bool:
     """Named rules: a vendor keyword in the assignment's name and a value of the vendor's shape."""
     if not value or val.is_placeholder(value):
         return False
-    for km in _NAMED_RE.finditer(name.lower()):
+    for km in _named_re().finditer(name.lower()):
         for rule in _NAMED_KW[km.group()]:
             assert rule.value is not None
             if rule.value.fullmatch(value) and val.entropy(value) >= max(rule.entropy, 2.5):
@@ -303,14 +313,14 @@ def _rare_hits(rx: re.Pattern[bytes], anchor: int, rdata: bytes) -> list[re.Matc
 def _spans(text: str) -> Spans:
     """Every secret span in ``text`` with the rule that found it, unsorted."""
     n = len(text)
-    if n < _SHORTEST_SECRET:
+    if n < MIN_SECRET_TEXT:
         return []
     # One byte per character (non-latin-1 becomes '?'), so byte offsets are str offsets, and
     # the scan runs over compact bytes even when the str holds emoji (4 bytes per character).
     data = text.encode("latin-1", "replace")
     st = _Scan(text, data, data[::-1])
     keywords: list[tuple[int, int]] = []
-    for anchor, rx in _PASSES:
+    for anchor, rx in _passes():
         if anchor not in st.rdata:
             continue  # one memchr; short texts lack most anchors
         for m in _rare_hits(rx, anchor, st.rdata) if anchor in _FIND_ANCHORS else rx.finditer(st.rdata):
@@ -320,7 +330,7 @@ def _spans(text: str) -> Spans:
             else:
                 _dispatch(st, anchor, m)
     if b"</" in data:
-        for m in _XML_CLOSE_RE.finditer(data):
+        for m in _xml_close_re().finditer(data):
             ctx.on_xml(text, m.start(), m.group("name").decode("latin-1"), st.spans)
     if _SCAN:
         _on_scan(st)
@@ -331,7 +341,7 @@ def _spans(text: str) -> Spans:
     for kw_start, kw_end in keywords:
         if cov_start <= kw_start and kw_end + 8 < cov_end:
             continue
-        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, st.spans, _on_named)
+        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, spans=st.spans, named=_on_named)
         if cov is not None and cov[1] > cov_end:
             cov_start, cov_end = cov
     return st.spans

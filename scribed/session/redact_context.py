@@ -32,6 +32,9 @@ from scribed.session.redact_values import (
     secret_span,
 )
 
+TOKEN_USER_CHARS = 20  # a URL user this long, alphanumeric and mixed, is a token
+COOKIE_MIN = 8  # a cookie value shorter than this is a flag, not a session
+COOKIE_WORD_MAX = 16  # an all-letter cookie value shorter than this is a word
 # (name, value, value start, spans) -> True when a named rule redacted the value.
 NamedCheck = Callable[[str, str, int, Spans], bool]
 
@@ -168,22 +171,14 @@ def _skip_escape(text: str, start: int, limit: int) -> int:
 
 
 def on_assignment(
-    text: str, rtext: bytes, kw_start: int, kw_end: int, spans: Spans, named: NamedCheck
+    text: str, rtext: bytes, kw_start: int, kw_end: int, *, spans: Spans, named: NamedCheck
 ) -> tuple[int, int] | None:
     """``name<sep>value`` around a secret-ish keyword (or a vendor name for the named rules).
 
     Returns the span of a redacted *unquoted* value, so later keywords deep inside it can be
     skipped (``password=password=...`` must stay linear), else None.
     """
-    n = len(text)
-    back = _NAME_BACK_RE.match(rtext, n - kw_start)
-    name_start = kw_start - (back.end() - (n - kw_start) if back else 0)
-    before = text[name_start - 1] if name_start > 0 else ""
-    if before == "\\":
-        name_start = _skip_escape(text, name_start, kw_start)
-        before = text[name_start - 1]
-        if before == "\\" and text[name_start - 2 : name_start] != "\\\\":
-            before = "\n"  # the name follows a JSON escape such as \n
+    name_start, before = _name_start(text, rtext, kw_start)
     if before in ("/", "\\"):
         return None  # a path component: /etc/passwd: ...
     prefix, kw = text[name_start:kw_start], text[kw_start:kw_end]
@@ -194,24 +189,51 @@ def on_assignment(
         p = text[kw_start - 1]
         boundary = (p.islower() or p.isdigit()) and kw[0].isupper()
     m = _SEP_VALUE_RE.match(text, kw_end)
-    if not m:
+    if not m or _not_assignment(text, m, before):
         return None
-    sep, (sep_start, sep_end) = m.group("sep"), m.span("sep")
-    nxt = text[sep_end : sep_end + 2]
-    if sep == "=" and (nxt[:1] in ("=", "~") or (sep_start > 0 and text[sep_start - 1] in _COMPARE_BEFORE)):
-        return None  # ==, =~, !=, <=, >=, +=, ...
-    if (sep == ">" and (before != "<" or nxt[:1] == "=")) or (sep == ":" and (nxt[:1] == ":" or nxt == "//")):
-        return None
-    name, kwl = text[name_start:kw_end], kw.lower()
+    name = text[name_start:kw_end]
     kind = name_kind(prefix, kw, boundary)
     group = m.lastgroup
     if group in ("dq", "sq", "bq", "uv") and named(name, m.group(group), m.start(group), spans):
         return None
     if kind == "cookie":
-        cookie_spans(text, sep_end, "cookie-header", spans)
+        cookie_spans(text, m.end("sep"), "cookie-header", spans)
         return None
     if kind is None:
         return None
+    return _assigned_value(text, m, name_start, (kind, kw.lower(), name), spans)
+
+
+def _name_start(text: str, rtext: bytes, kw_start: int) -> tuple[int, str]:
+    """Where the name holding the keyword starts, and the character before it ("\\n" after a
+    JSON escape)."""
+    n = len(text)
+    back = _NAME_BACK_RE.match(rtext, n - kw_start)
+    name_start = kw_start - (back.end() - (n - kw_start) if back else 0)
+    before = text[name_start - 1] if name_start > 0 else ""
+    if before == "\\":
+        name_start = _skip_escape(text, name_start, kw_start)
+        before = text[name_start - 1]
+        if before == "\\" and text[name_start - 2 : name_start] != "\\\\":
+            before = "\n"  # the name follows a JSON escape such as \n
+    return name_start, before
+
+
+def _not_assignment(text: str, m: re.Match[str], before: str) -> bool:
+    """A comparison or an operator, not an assignment: ``==``, ``=~``, ``!=``, ``<=``, ``->``, ``::``, ``://``."""
+    sep, (sep_start, sep_end) = m.group("sep"), m.span("sep")
+    nxt = text[sep_end : sep_end + 2]
+    if sep == "=" and (nxt[:1] in ("=", "~") or (sep_start > 0 and text[sep_start - 1] in _COMPARE_BEFORE)):
+        return True  # ==, =~, !=, <=, >=, +=, ...
+    return (sep == ">" and (before != "<" or nxt[:1] == "=")) or (sep == ":" and (nxt[:1] == ":" or nxt == "//"))
+
+
+def _assigned_value(
+    text: str, m: re.Match[str], name_start: int, who: tuple[str, str, str], spans: Spans
+) -> tuple[int, int] | None:
+    """Judge the value of a secret-ish name; ``who`` is (kind, keyword lowercased, name)."""
+    kind, kwl, name = who
+    sep, sep_end, group = m.group("sep"), m.end("sep"), m.lastgroup
     if kwl == "authorization":
         am = AUTH_VALUE_RE.match(text, sep_end)
         if am:
@@ -221,7 +243,7 @@ def on_assignment(
         return None
     if group in (None, "sep") or (group == "uv" and m.group("uv") in _BLOCK_MARKS):
         if sep == ":":
-            _next_line(text, name_start, m.end(), kind, kwl, name, spans)
+            _next_line(text, name_start, m.end(), who=who, spans=spans)
         return None
     if group == "ph":
         return None
@@ -231,13 +253,14 @@ def on_assignment(
         if sub:
             spans.append((vstart + sub[0], vstart + sub[1], sub[2]))
         return None
-    return _unquoted(text, v, vstart, vend, kind, kwl, name, spans)
+    return _unquoted(text, v, (vstart, vend), who=who, spans=spans)
 
 
 def _unquoted(
-    text: str, v: str, vstart: int, vend: int, kind: str, kwl: str, name: str, spans: Spans
+    text: str, v: str, span: tuple[int, int], *, who: tuple[str, str, str], spans: Spans
 ) -> tuple[int, int] | None:
     """Judge an unquoted value, which may end at a query parameter or continue past the cap."""
+    (vstart, vend), (kind, kwl, name) = span, who
     cut = _QUERY_CUT_RE.search(v)
     if cut:
         v, vend = v[: cut.start()], vstart + cut.start()
@@ -271,8 +294,9 @@ def _run_end(text: str, pos: int) -> int:
     return cut.start() if cut else end
 
 
-def _next_line(text: str, name_start: int, pos: int, kind: str, kwl: str, name: str, spans: Spans) -> None:
+def _next_line(text: str, name_start: int, pos: int, *, who: tuple[str, str, str], spans: Spans) -> None:
     """``password:`` (or ``password: |``) with the value alone on the next, deeper line."""
+    kind, kwl, name = who
     m = _NEXT_LINE_RE.match(text, pos)
     if not m:
         return
@@ -330,7 +354,7 @@ def on_url(text: str, colon: int, spans: Spans) -> None:
 
 def _token_like(user: str) -> bool:
     """A URL user part that is a token (long, alphanumeric, with digits), not a login name."""
-    return len(user) >= 20 and user.isalnum() and user.isascii() and not user.isalpha() and not user.isdigit()
+    return len(user) >= TOKEN_USER_CHARS and user.isalnum() and user.isascii() and not user.isalpha() and not user.isdigit()
 
 
 def on_pem(text: str, private_pos: int, spans: Spans) -> None:
@@ -423,9 +447,9 @@ def cookie_spans(text: str, pos: int, rule: str, spans: Spans, end: int = -1) ->
     stop = region.end(1) if end < 0 else min(end, region.end(1))
     for m in _COOKIE_PAIR_RE.finditer(text, region.start(1), stop):
         name, v = m.group(1), m.group(2).strip("\"'")
-        if name.lower() in COOKIE_ATTRS or is_placeholder(v) or len(v) < 8 or NUM_RE.fullmatch(v):
+        if name.lower() in COOKIE_ATTRS or is_placeholder(v) or len(v) < COOKIE_MIN or NUM_RE.fullmatch(v):
             continue
-        if v.isalpha() and len(v) < 16:
+        if v.isalpha() and len(v) < COOKIE_WORD_MAX:
             continue  # theme=production
         spans.append((*m.span(2), rule))
 

@@ -36,6 +36,18 @@ Spans = list[Span]
 # rarest few are located with bytes.find (memchr), which beats a regex scan when hits are rare.
 ANCHORS = "~JKA:._=-"
 KINDS = ("token", "named", "scan", "context")
+# Thresholds of the value judges below (tuned on tests/secrets_corpus.py and its look-alikes).
+MIXED_CLASSES = 2  # character classes a token mixes
+RANDOM_MIN_CHARS = 16
+RANDOM_MIN_ALNUM = 12
+RANDOM_MIN_CHANGES = 0.15  # share of class changes between neighbouring characters
+RANDOM_MIN_ENTROPY = 3.0
+PROSE_WORDS = (2, 8)  # a value of this many words may be a phrase, not a password
+PROSE_SENTENCE_WORDS = 3
+PW_DIGITS = 4
+HEX_KEY_CHARS = 32
+MIN_VALUE = 3
+CLI_WORD_MAX = 20
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: rules are keys on the hot path
@@ -50,8 +62,8 @@ class Rule:
     secret: str
     lookalike: str
     description: str = ""
-    pattern: re.Pattern[bytes] | None = None  # token and scan rules
-    value: re.Pattern[str] | None = None  # named rules
+    regex: str | None = None  # token and scan rules (compiled on first use: see ``pattern``)
+    value_regex: str | None = None  # named rules (see ``value``)
     back: int = 0
     boundary: bool = True
     mixed: bool = False
@@ -59,24 +71,46 @@ class Rule:
     check: str = ""
     window: int = 0  # scan rules: search this far around each keyword (0: the whole text)
 
+    # Compiled on first use, not at import: a ``scribed context`` spawn loads this module but
+    # meets few keywords, and compiling all rules up front was most of its import time.
+    @property
+    def pattern(self) -> re.Pattern[bytes] | None:
+        """The token or scan regex (matched on latin-1 bytes)."""
+        return _compiled(self.regex) if self.regex else None
+
+    @property
+    def value(self) -> re.Pattern[str] | None:
+        """A named rule's value shape (case-insensitive)."""
+        return _compiled_value(self.value_regex) if self.value_regex else None
+
+
+@functools.cache
+def _compiled(regex: str) -> re.Pattern[bytes]:
+    return re.compile(regex.encode("ascii"))
+
+
+@functools.cache
+def _compiled_value(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.IGNORECASE)
+
 
 def compile_rule(raw: dict[str, Any]) -> Rule:
-    """One ``[[rule]]`` table, checked and compiled (a bad rule file fails at import)."""
+    """One ``[[rule]]`` table, checked (its regexes compile on first use; tests compile them all)."""
     kind, regex, value = raw["kind"], raw.get("regex"), raw.get("value")
     fields = ("id", "family", "kind", "example", "secret", "lookalike", "description")
     rule = Rule(
         keywords=tuple(raw["keywords"]),
-        pattern=re.compile(regex.encode("ascii")) if regex else None,
-        value=re.compile(value, re.IGNORECASE) if value else None,
+        regex=regex or None,
+        value_regex=value or None,
         **{
             k: raw[k]
             for k in (*fields, "back", "boundary", "mixed", "entropy", "check", "window")
             if k in raw
         },
     )
-    if kind not in KINDS or (kind in ("token", "scan")) != (rule.pattern is not None):
+    if kind not in KINDS or (kind in ("token", "scan")) != (rule.regex is not None):
         raise ValueError(f"secrets.toml: rule {rule.id}: bad kind or missing regex")
-    if kind == "named" and rule.value is None:
+    if kind == "named" and rule.value_regex is None:
         raise ValueError(f"secrets.toml: rule {rule.id}: a named rule needs a value")
     if kind == "token" and any(anchor(k) < 0 for k in rule.keywords):
         raise ValueError(f"secrets.toml: rule {rule.id}: each keyword needs one of {ANCHORS}")
@@ -151,20 +185,20 @@ def mixed(s: str) -> bool:
     chars = set(s)
     return (not chars.isdisjoint(_LOWER)) + (not chars.isdisjoint(_UPPER)) + (
         not chars.isdisjoint(_DIGITS)
-    ) >= 2
+    ) >= MIXED_CLASSES
 
 
 def looks_random(v: str) -> bool:
     """True for machine-generated strings (keys, tokens), false for words, names and versions."""
-    if len(v) < 16 or not v.isprintable() or " " in v or not mixed(v):
+    if len(v) < RANDOM_MIN_CHARS or not v.isprintable() or " " in v or not mixed(v):
         return False
     alnum = _NONALNUM_RE.sub("", v)
-    if len(alnum) < 12 or _WORDS_SHAPE_RE.fullmatch(alnum):
+    if len(alnum) < RANDOM_MIN_ALNUM or _WORDS_SHAPE_RE.fullmatch(alnum):
         return False
     # Words, versions and dates change character class rarely; random strings change often.
     classes = ["d" if c in _DIGITS else ("u" if c in _UPPER else "l") for c in alnum]
     changes = sum(a != b for a, b in itertools.pairwise(classes))
-    return changes / len(alnum) >= 0.15 and entropy(v) >= 3.0
+    return changes / len(alnum) >= RANDOM_MIN_CHANGES and entropy(v) >= RANDOM_MIN_ENTROPY
 
 
 def is_placeholder(v: str) -> bool:
@@ -213,12 +247,12 @@ def _is_code_ref(v: str, quoted: bool, follow: str) -> bool:
 def _is_prose(v: str) -> bool:
     """Error messages and sentences stored under a password-ish key are not passwords."""
     words = v.split()
-    if len(words) < 2:
+    if len(words) < PROSE_WORDS[0]:
         return False
-    if len(words) > 8:
+    if len(words) > PROSE_WORDS[1]:
         return True
     hits = sum(1 for w in words if w.lower().strip(".,:;!?") in FUNCTION_WORDS)
-    return hits >= 1 and (len(words) >= 3 or v.rstrip().endswith((".", "!", "?")))
+    return hits >= 1 and (len(words) >= PROSE_SENTENCE_WORDS or v.rstrip().endswith((".", "!", "?")))
 
 
 def _basic_userpass(v: str) -> bool:
@@ -240,8 +274,28 @@ def _plain_key(name: str, kw: str) -> bool:
     return not last or last in KEY_PLAIN_MODS
 
 
+def _weak_span(s: str, full: Span, *, quoted: bool, follow: str, kw: str, name: str) -> Span | None:
+    """A value after a weak name (``auth``, ``key``, ``sig``): a secret only if it looks like one."""
+    lead = full[0]
+    if kw in ("auth", "credential", "credentials", "creds"):
+        m = _USERPASS_VALUE_RE.fullmatch(s)
+        if m and not is_placeholder(m.group(2)) and not NUM_RE.fullmatch(m.group(2)):
+            return (lead + m.start(2), lead + m.end(2), full[2])
+        if _basic_userpass(s):
+            return full
+    if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= HEX_KEY_CHARS and not _plain_key(name, kw):
+        return (full[0], full[1], "generic-high-entropy-key")
+    if not looks_random(s) or _is_code_ref(s, quoted, follow):
+        return None
+    if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
+        return None  # digests, ids and cache keys
+    return full
+
+
 @functools.lru_cache(maxsize=4096)
-def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str) -> Span | None:
+def secret_span(  # noqa: PLR0917 - an lru_cache key, called positionally on the hot path
+    v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
+) -> Span | None:
     """Decide whether a value found after a secret-ish name is a secret.
 
     Returns the offsets inside ``v`` to redact and the rule id, or None to keep it. Cached: the
@@ -258,24 +312,12 @@ def secret_span(v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
     if _PATH_RE.fullmatch(s) and not looks_random(s):
         return None
     if NUM_RE.fullmatch(s):
-        return full if kind == "pw" and sum(c in _DIGITS for c in s) >= 4 else None
+        return full if kind == "pw" and sum(c in _DIGITS for c in s) >= PW_DIGITS else None
     if kind == "weak":
-        if kw in ("auth", "credential", "credentials", "creds"):
-            m = _USERPASS_VALUE_RE.fullmatch(s)
-            if m and not is_placeholder(m.group(2)) and not NUM_RE.fullmatch(m.group(2)):
-                return (lead + m.start(2), lead + m.end(2), full[2])
-            if _basic_userpass(s):
-                return full
-        if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= 32 and not _plain_key(name, kw):
-            return (full[0], full[1], "generic-high-entropy-key")
-        if not looks_random(s) or _is_code_ref(s, quoted, follow):
-            return None
-        if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
-            return None  # digests, ids and cache keys
-        return full
-    if _is_code_ref(s, quoted, follow) or len(s) < 3 or (len(s) <= 3 and s.isalpha()) or _is_prose(s):
+        return _weak_span(s, full, quoted=quoted, follow=follow, kw=kw, name=name)
+    if _is_code_ref(s, quoted, follow) or len(s) < MIN_VALUE or (len(s) <= MIN_VALUE and s.isalpha()) or _is_prose(s):
         return None
-    if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < 20:
+    if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < CLI_WORD_MAX:
         return None  # ``--password X`` in prose ("use the --password flag"): want a non-word value
     return full
 

@@ -1,0 +1,123 @@
+"""Golden output: the extractive pipeline's cold entries for a fixed generated backlog, byte for byte.
+
+Speed work (issue 15) must not change a single output byte. The hash below was recorded from the
+code before that work; a change that alters any entry (an anchor found or lost, a key point
+ranked differently, a byte of rendering) fails here. If an output change is intended, record the
+new hash in the same commit and say why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "bench") not in sys.path:
+    sys.path.insert(0, str(ROOT / "bench"))
+
+import gen  # noqa: E402
+
+from scribed import config as config_mod  # noqa: E402
+from scribed.core.pipeline import Scribe  # noqa: E402
+
+# sha256 over every cold file (name + bytes), recorded at c6c6d22 (before issue 15's speed work).
+GOLDEN = "26e2fddcca0ebf29c83a5256028a3206cb6d0d7c677d35b731001faaa3afd3e1"
+SESSIONS = 24
+
+
+def _hot_text() -> str:
+    """An agent-written hot file: several generated sessions' plain text, as notes."""
+    parts = [s.plain for s in gen.iter_sessions(7, 4, min_kb=20, max_kb=60, formats=("markdown",))]
+    return "# Current work\n\n" + "\n\n".join(parts)
+
+
+def build(root: Path) -> Path:
+    """A root holding the backlog (transcripts inside it, so provenance paths are relative) and a hot file."""
+    transcripts = root / "transcripts"
+    for s in gen.iter_sessions(3, SESSIONS, min_kb=2, max_kb=240):
+        gen.write_session(s, transcripts)
+    hot = root / ".squad/memory/hot/data.md"
+    hot.parent.mkdir(parents=True)
+    hot.write_text(_hot_text(), encoding="utf-8")
+    ts = datetime(2026, 11, 5, 12, 0, tzinfo=UTC).timestamp()
+    os.utime(hot, (ts, ts))
+    return transcripts
+
+
+def digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted((root / ".squad/memory/cold").glob("*.md")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def run(root: Path) -> str:
+    transcripts = build(root)
+    cfg = config_mod.from_dict(
+        {
+            "root": str(root),
+            "session": {"quiet_seconds": 0},
+            "compress": {"backend": "extractive"},
+            "log": {"format": "json", "level": "error"},
+            "sources": gen.sources(transcripts),
+        }
+    )
+    scribe = Scribe(cfg)
+    try:
+        rep = scribe.run_once(force=True)
+    finally:
+        scribe.close()
+    assert rep.failed == 0
+    assert rep.compacted == SESSIONS + 1  # every session and the hot file
+    return digest(root)
+
+
+def test_extractive_output_is_byte_identical(tmp_path: Path) -> None:
+    # A fresh process with a fixed hash seed: the key-point ranking sums floats over token sets,
+    # whose iteration order (so the last bits of a score, so a tie) follows the hash seed.
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(Path(__file__).resolve()), str(tmp_path / "squad")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == GOLDEN
+
+
+if __name__ == "__main__":  # print the hash of a run in the folder given (to record it)
+    from scribed import log
+
+    log.configure("json", "error")
+    print(run(Path(sys.argv[1])))
+
+
+def test_prefilters_never_skip_a_match() -> None:
+    """Each anchor prefilter is a superset of the patterns it guards, on generated lines and on
+    the characters re.IGNORECASE folds to ASCII (İ ı ſ K)."""
+    import random
+
+    from scribed.compress import anchors as a
+    from scribed.compress import errors
+
+    lines = [ln for s in gen.iter_sessions(5, 6, min_kb=4, max_kb=40) for ln in s.plain.splitlines()]
+    rng = random.Random(5)
+    odd = ["Decısion: use X", "we ſtill need to ship", "TODO: fix İt", "Done: retry", "- [X] done item", "→ decided: Y",
+           "Scratch that. We should use Redis", "E   AssertionError: x", "npm ERR! code 1", "exited with code 2"]
+    words = "decision decided go with scratch actually, todo fixme done finished complete next step follow-up"
+    for _ in range(400):
+        w = rng.sample(words.split(), 3)
+        lines.append(rng.choice(["", "→ ", "é "]) + " ".join(x.upper() if rng.random() < 0.3 else x for x in w))
+    for line in [*lines, *odd]:
+        if a._DECISION.search(line) or a._DECISION_VERB.search(line) or a._DECISION_MORE.search(line):
+            assert a._mentions(a._DECISION_ANY, line), line
+        if a._TODO_OPEN.search(line) or a._TODO_DONE.search(line) or a._TODO_DONE_SUFFIX.match(line):
+            assert a._mentions(a._TODO_ANY, line), line
+        if a._PATH.search(line):
+            assert "." in line and ("/" in line or a._PATH_EXT.search(line)), line
+        e = errors._PYTEST_E.sub("", errors._LEAD.sub("", line.strip()))
+        if errors._EXC.match(e):
+            assert errors._MAYBE_EXC.search(line), line
+        if errors._EXC.match(e) or errors._GENERIC.match(e) or errors._EXIT.search(e):
+            assert errors._MAYBE.search(line), line
