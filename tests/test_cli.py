@@ -325,3 +325,19 @@ def test_old_python_gets_one_line_before_any_311_import() -> None:
     # the entry modules parse on old Pythons (nothing there needs 3.11 syntax)
     for name in ("__init__.py", "__main__.py"):
         ast.parse((PKG / name).read_text(), feature_version=(3, 7))
+
+
+def test_lazy_command_table_matches_what_modules_register() -> None:
+    """Every command a subcommand module registers is in the lazy table, under that module."""
+    import importlib
+
+    import click
+
+    from scribed.cli.main import LAZY
+
+    found: dict[str, str] = {}
+    for module in sorted(set(LAZY.values())):
+        group = click.Group()
+        importlib.import_module(f"scribed.cli.{module}").register(group)
+        found.update(dict.fromkeys(group.commands, module))
+    assert found == LAZY

@@ -6,6 +6,7 @@ The group's own options (``--config``, ``--init``) are accepted before or after 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -16,12 +17,6 @@ import click
 
 from scribed import __version__
 from scribed import log as log_mod
-from scribed.cli import context as cli_context
-from scribed.cli import daemon as cli_daemon
-from scribed.cli import mcp_server
-from scribed.cli import search as cli_search
-from scribed.cli import transcripts as cli_transcripts
-from scribed.cli import wiki as cli_wiki
 from scribed.cli.common import check_agents, fail, load_config, note, warn
 from scribed.config import ConfigError
 from scribed.core.lock import RootBusyError
@@ -57,8 +52,28 @@ def hoist_group_options(args: list[str]) -> list[str]:
     return moved + head + rest
 
 
+# Subcommands living in their own modules, imported only when named: a spawn's `scribed context`
+# loads no daemon, ledger or MCP code. Each module's register() adds its commands to the group.
+LAZY: dict[str, str] = {
+    "context": "context", "report": "context",
+    "run": "daemon", "healthcheck": "daemon", "status": "daemon",
+    "promote": "wiki", "import": "wiki", "review": "wiki", "wiki": "wiki",
+    "wiki-write": "wiki", "wiki-deprecate": "wiki",
+    "search": "search", "mcp": "mcp_server", "show": "transcripts", "doctor": "transcripts",
+}  # fmt: skip
+
+
 class Main(click.Group):
-    """Turns unexpected exceptions into one line (set SCRIBED_DEBUG=1 for the traceback)."""
+    """Turns unexpected exceptions into one line (set SCRIBED_DEBUG=1 for the traceback), and
+    loads a subcommand's module only when that command is named."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY:
+            importlib.import_module(f"scribed.cli.{LAZY[cmd_name]}").register(self)
+        return self.commands.get(cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, hoist_group_options(list(args)))
@@ -211,6 +226,3 @@ def demo_cmd(folder: str) -> None:
     click.echo(f"next: scribed --config {root / 'scribed.toml'} run-once")
 
 
-# Command groups live in their own modules; each registers onto `main`.
-for _module in (cli_context, cli_daemon, cli_wiki, cli_search, mcp_server, cli_transcripts):
-    _module.register(main)
