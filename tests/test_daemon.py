@@ -26,19 +26,15 @@ import pytest
 from helpers import run_cli, run_json
 from watchdog.events import DirCreatedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent
 
-from scribed import config, sources
+from scribed import config
 from scribed.compress.entry import split_entries
 from scribed.config import ConfigError
 from scribed.daemon import sdnotify
-from scribed.daemon.service import (
-    Daemon,
-    Timers,
-    WorkQueue,
-    _Handler,
-    glob_regex,
-    is_temp_name,
-    previous_fire,
-)
+from scribed.daemon.schedule import previous_fire
+from scribed.daemon.service import Daemon
+from scribed.daemon.timers import Timers
+from scribed.daemon.watch import EventHandler
+from scribed.daemon.workqueue import WorkQueue
 
 DEADLINE = 30.0
 
@@ -131,14 +127,14 @@ SECOND = [
 ]
 
 
-@pytest.fixture()
+@pytest.fixture
 def sock_dir() -> Iterator[Path]:
     d = Path(tempfile.mkdtemp(prefix="sd-", dir="/tmp"))  # AF_UNIX paths must stay short
     yield d
     shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.fixture()
+@pytest.fixture
 def squad(tmp_path: Path) -> tuple[Path, Path]:
     root, src = tmp_path / "root", tmp_path / "sessions"
     root.mkdir()
@@ -209,18 +205,18 @@ def test_event_rearms_quiet_timer(tmp_path: Path, squad: tuple[Path, Path]) -> N
         f.write_text(codex_records("a", datetime(2026, 11, 20, 10, tzinfo=UTC), FIRST))
         t0 = clock().timestamp()
         assert d.on_path_event(str(f))
-        assert d.timers.deadline(str(f)) == pytest.approx(t0 + 60)
+        assert d.dispatch.timers.deadline(str(f)) == pytest.approx(t0 + 60)
         # the live-hot refresh is throttled (kept), not debounced (pushed back) by later events
-        assert d.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
+        assert d.dispatch.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
         clock.advance(45)
         assert d.on_path_event(str(f))
-        assert d.timers.deadline(str(f)) == pytest.approx(t0 + 105)
-        assert d.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
-        assert d.timers.pop_due() == [str(f)]  # the live refresh fires
+        assert d.dispatch.timers.deadline(str(f)) == pytest.approx(t0 + 105)
+        assert d.dispatch.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
+        assert d.dispatch.timers.pop_due() == [str(f)]  # the live refresh fires
         clock.advance(59)
-        assert d.timers.pop_due() == []
+        assert d.dispatch.timers.pop_due() == []
         clock.advance(2)
-        assert d.timers.pop_due() == [str(f)]
+        assert d.dispatch.timers.pop_due() == [str(f)]
     finally:
         d.scribe.close()
 
@@ -228,24 +224,25 @@ def test_event_rearms_quiet_timer(tmp_path: Path, squad: tuple[Path, Path]) -> N
 def test_pending_set_dedups_a_flood() -> None:
     q = WorkQueue(maxsize=100)
     results = [q.offer(f"/s/f{i % 10}.jsonl") for i in range(10_000)]
-    assert results.count("queued") == 10 and q.depth == 10 and q.pending() == 10
+    assert results.count("queued") == 10 and q.depth == 10
     distinct = [q.offer(f"/s/g{i}.jsonl") for i in range(10_000)]
     assert q.depth == 100 and distinct.count("queued") == 90 and q.overflows == 10_000 - 90
     taken = q.take(0.1)
-    assert taken == "/s/f0.jsonl" and q.pending() == 99
+    assert taken == "/s/f0.jsonl" and q.depth == 99
     assert q.offer(taken) == "queued"  # once taken it may be queued again
 
 
 def test_flood_through_daemon_is_bounded(tmp_path: Path, squad: tuple[Path, Path]) -> None:
     clock = FakeClock(datetime.now(UTC))
     d = make_daemon(tmp_path, squad, clock, extra="")
-    d.queue = WorkQueue(maxsize=50)
+    w = d.dispatch
+    w.queue = WorkQueue(maxsize=50)
     try:
         for i in range(10_000):
-            d.submit(f"{squad[1]}/x{i % 500}.jsonl")
-        assert d.queue.depth == 50
-        assert len(d.timers) == 450  # the overflow waits on one retry timer per file, not per event
-        assert d.timers.heap_size() <= 2 * 450 + 64
+            w.submit(f"{squad[1]}/x{i % 500}.jsonl")
+        assert w.queue.depth == 50
+        assert len(w.timers) == 450  # the overflow waits on one retry timer per file, not per event
+        assert w.timers.heap_size() <= 2 * 450 + 64
     finally:
         d.scribe.close()
 
@@ -275,18 +272,16 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
         for p in ignored:
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(good.read_text())
-        h = _Handler(d)
+        h = EventHandler(d.on_path_event)
         for p in ignored:
             h.on_any_event(FileCreatedEvent(str(p)))
         h.on_any_event(DirCreatedEvent(str(day)))
-        assert len(d.timers) == 0
+        assert len(d.dispatch.timers) == 0
         h.on_any_event(FileMovedEvent(str(day / ".tmp123"), str(good)))  # atomic rename: dest counts
-        assert d.timers.deadline(str(good)) is not None
-        assert all(is_temp_name(p.name) for p in ignored[:6])
+        assert d.dispatch.timers.deadline(str(good)) is not None
 
         # A handler that meets a bug logs it and lives on.
-        d.on_path_event = lambda raw: 1 / 0  # type: ignore[assignment,method-assign,return-value]
-        h.on_any_event(FileClosedEvent(str(good)))
+        EventHandler(lambda raw: 1 / 0).on_any_event(FileClosedEvent(str(good)))
 
         # Scribed's own writes: a compacted hot file is reset by scribed; that echo is not new work.
         d2 = make_daemon(tmp_path, squad, FakeClock(datetime.now(UTC) + timedelta(hours=1)), quiet=60)
@@ -296,12 +291,12 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
             "# Hot memory: data\n\nCurrent task: fix the flaky login test in src/auth/login.py\n"
             "Active decisions: retry the token fetch twice before failing\n"
         )
-        out = d2.work(str(hot))
+        out = d2.dispatch.work(str(hot))
         assert out is not None and out.status == "compacted", out
         assert "scribed-live: seed:hot:" in hot.read_text()  # re-seeded by scribed from the entry
         assert not d2.on_path_event(str(hot))
         # ...and an already-compacted, unchanged source is no news either.
-        assert d2.work(str(good)) is not None
+        assert d2.dispatch.work(str(good)) is not None
         assert not d2.on_path_event(str(good))
         with good.open("a") as fh:  # the agent goes on: that is news
             fh.write(codex_records("x", datetime(2026, 11, 20, 11, tzinfo=UTC), SECOND, meta=False))
@@ -309,23 +304,6 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
         d2.scribe.close()
     finally:
         d.scribe.close()
-
-
-def test_glob_regex_agrees_with_discover(tmp_path: Path) -> None:
-    for rel in ["rollout-a.jsonl", "2026/11/20/rollout-b.jsonl", "x/notes.jsonl", "2026/rollout-c.txt"]:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("{}\n")
-    found = {p.relative_to(tmp_path).as_posix() for p in sources.discover("codex", tmp_path)}
-    rx = glob_regex("**/rollout-*.jsonl")
-    matched = {
-        r
-        for r in ["rollout-a.jsonl", "2026/11/20/rollout-b.jsonl", "x/notes.jsonl", "2026/rollout-c.txt"]
-        if rx.match(r)
-    }
-    assert matched == found == {"rollout-a.jsonl", "2026/11/20/rollout-b.jsonl"}
-    assert glob_regex("*/events.jsonl").match("abc/events.jsonl")
-    assert not glob_regex("*/events.jsonl").match("a/b/events.jsonl")
-    assert glob_regex("**/*.md").match("x.md") and glob_regex("[!.]*.md").match("a.md")
 
 
 # --- promotion schedule -----------------------------------------------------------------------
@@ -375,19 +353,19 @@ def test_real_observer_sees_file_in_new_subfolder(
     clock = FakeClock(datetime.now(UTC))
     d = make_daemon(tmp_path, squad, clock, mode=mode, quiet=60)
     try:
-        d.start_observers()
-        assert d.watch_mode == mode
+        d.watcher.start()
+        assert d.watcher.mode == mode
         sub = squad[1] / "2026" / "11" / "20"
         sub.mkdir(parents=True)  # a folder created after start-up
         f = sub / "rollout-new.jsonl"
         f.write_text(codex_records("n", datetime(2026, 11, 20, 10, tzinfo=UTC), FIRST))
-        wait_for(lambda: d.timers.deadline(str(f)) is not None, 10, f"{mode} event")
+        wait_for(lambda: d.dispatch.timers.deadline(str(f)) is not None, 10, f"{mode} event")
         (sub / ".swap.tmp").write_text("x")
         time.sleep(0.5)
-        assert len(d.timers) == 2  # the file's quiet timer and its live-hot refresh; not the swap file
+        assert len(d.dispatch.timers) == 2  # the file's quiet timer and its live-hot refresh; not the swap file
         assert not d.dead_threads()
     finally:
-        d.stop_observers()
+        d.watcher.stop()
         d.scribe.close()
 
 
@@ -403,12 +381,12 @@ def test_auto_mode_falls_back_to_polling(tmp_path: Path, squad: tuple[Path, Path
             pass
 
     d = make_daemon(tmp_path, squad, FakeClock(datetime.now(UTC)), mode="auto")
-    d._native_observer = NoWatches  # type: ignore[assignment,method-assign]
+    d.watcher.native_observer = NoWatches  # type: ignore[assignment,method-assign]
     try:
-        d.start_observers()
-        assert d.watch_mode == "polling"
+        d.watcher.start()
+        assert d.watcher.mode == "polling"
     finally:
-        d.stop_observers()
+        d.watcher.stop()
         d.scribe.close()
 
 
@@ -439,7 +417,7 @@ def test_run_loop_exit_codes(tmp_path: Path, squad: tuple[Path, Path], kill_a_th
             dead = threading.Thread(target=lambda: None, name="scribed-worker-x")
             dead.start()
             dead.join()
-            d._workers.append(dead)
+            d.dispatch.workers.append(dead)
         else:
             d.request_stop()
         t.join(15)
@@ -535,7 +513,7 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> tuple[int,
     return code, time.monotonic() - t0
 
 
-@pytest.fixture()
+@pytest.fixture
 def notifier(sock_dir: Path) -> Iterator[Notifications]:
     n = Notifications(str(sock_dir / "notify.sock"))
     yield n

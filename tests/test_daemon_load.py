@@ -31,7 +31,7 @@ from scribed.compress.entry import split_entries
 fake_llm = llmserver.fake_llm
 
 
-@pytest.fixture()
+@pytest.fixture
 def notifier(sock_dir: Path) -> Notifications:  # noqa: F811
     n = Notifications(str(sock_dir / "notify.sock"))
     yield n  # type: ignore[misc]
