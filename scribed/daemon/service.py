@@ -33,7 +33,7 @@ from scribed.core.pipeline import Scribe, SourceItem, utcnow
 from scribed.daemon import sdnotify
 from scribed.daemon.schedule import MISFIRE_GRACE, next_fire, parse_iso, previous_fire, promotion_trigger
 from scribed.daemon.watch import Watcher
-from scribed.daemon.work import Dispatcher, hold_root
+from scribed.daemon.work import Dispatcher
 from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir
 from scribed.tiers.cold import Layout
 
@@ -158,7 +158,7 @@ class Daemon:
             return
         scribe = self.scribe
         try:
-            with hold_root(scribe, self._stopping, self.log) as held:
+            with self.dispatch.gate.hold(scribe, self._stopping, self.log) as held:
                 if held:
                     scribe.apply_inbox()
         except Exception as exc:  # one bad inbox pass must not stop the service
@@ -170,7 +170,7 @@ class Daemon:
 
         scribe = self.scribe
         try:
-            with hold_root(scribe, self._stopping, self.log) as held:
+            with self.dispatch.gate.hold(scribe, self._stopping, self.log) as held:
                 if not held:
                     return False
                 result = promote(scribe)  # given a Scribe, promote() knows we hold the lock

@@ -39,10 +39,58 @@ LOCK_POLL = 0.5
 END_MARKER_KINDS = frozenset({"copilot", "markdown"})
 
 
+class RootGate:
+    """Turns on the core's root lock for the daemon's threads, first come first served.
+
+    The lock itself is the core's (:func:`scribed.fsutil.root_lock`, a fresh flock per unit, so
+    other processes wait too). A flock is not fair: a worker that releases it and takes the next
+    file at once would win it again and again, starving a promotion or the inbox during a backlog.
+    Tickets make the daemon's own threads queue in order.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._next = 0
+        self._serving = 0
+        self._abandoned: set[int] = set()
+
+    def _advance(self) -> None:
+        self._serving += 1
+        while self._serving in self._abandoned:
+            self._abandoned.discard(self._serving)
+            self._serving += 1
+        self._cond.notify_all()
+
+    def _my_turn(self, stopping: threading.Event) -> int | None:
+        with self._cond:
+            ticket, self._next = self._next, self._next + 1
+            while self._serving != ticket:
+                if stopping.is_set():
+                    self._abandoned.add(ticket)
+                    return None
+                self._cond.wait(LOCK_POLL)
+            return ticket
+
+    def _done(self) -> None:
+        with self._cond:
+            self._advance()
+
+    @contextlib.contextmanager
+    def hold(self, scribe: Scribe, stopping: threading.Event, log: Any) -> Iterator[bool]:
+        """The root lock, waited for in short steps so a stop request is noticed; yields False
+        (lock not taken) once stopping."""
+        if self._my_turn(stopping) is None:
+            yield False
+            return
+        try:
+            with _root_lock(scribe, stopping, log) as held:
+                yield held
+        finally:
+            self._done()
+
+
 @contextlib.contextmanager
-def hold_root(scribe: Scribe, stopping: threading.Event, log: Any) -> Iterator[bool]:
-    """The core's root lock, waited for in short steps so a stop request is noticed; yields False
-    (lock not taken) once stopping."""
+def _root_lock(scribe: Scribe, stopping: threading.Event, log: Any) -> Iterator[bool]:
     waited = False
     while True:
         held = root_lock(scribe.layout.lock, timeout=LOCK_POLL)
@@ -77,6 +125,7 @@ class Dispatcher:
         self._dirty: set[str] = set()
         self._own: dict[str, tuple[int, float]] = {}
         self.workers: list[threading.Thread] = []
+        self.gate = RootGate()
         self.last_result: dict[str, Any] = {}
 
     def _now(self) -> float:
@@ -217,7 +266,7 @@ class Dispatcher:
         if item is None:
             return None  # gone, renamed away, or no longer a source after a reload
         scribe = self.scribe
-        with hold_root(scribe, self.stopping, self.log) as held:
+        with self.gate.hold(scribe, self.stopping, self.log) as held:
             if not held:
                 return None  # stopping: left for the catch-up of the next start
             try:
