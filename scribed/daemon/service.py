@@ -247,18 +247,16 @@ class Daemon:
         )
         self.dispatch.timers.start()
         self.dispatch.start_workers(self.cfg.daemon.workers)
+        self.write_heartbeat()
+        self.notify("READY=1")  # before the scheduler and the walk, whose threads would compete for the GIL
+        ready_ms = int((time.monotonic() - t0) * 1000)
         self.start_scheduler()
         self._startup = threading.Thread(target=self._watch_and_catch_up, name="scribed-startup", daemon=True)
         self._startup.start()
-        self.write_heartbeat()
-        self.notify("READY=1")
         self.notify(f"STATUS={self.status_line()}")
         nxt = self.next_promotion()
         self.log.info(
-            "ready",
-            watch=self.cfg.watch.mode,
-            next_promotion=nxt.isoformat() if nxt else None,
-            ms=int((time.monotonic() - t0) * 1000),
+            "ready", watch=self.cfg.watch.mode, next_promotion=nxt.isoformat() if nxt else None, ms=ready_ms
         )
 
     def _watch_and_catch_up(self) -> None:
