@@ -362,7 +362,9 @@ def test_real_observer_sees_file_in_new_subfolder(
         wait_for(lambda: d.dispatch.timers.deadline(str(f)) is not None, 10, f"{mode} event")
         (sub / ".swap.tmp").write_text("x")
         time.sleep(0.5)
-        assert len(d.dispatch.timers) == 2  # the file's quiet timer and its live-hot refresh; not the swap file
+        assert (
+            len(d.dispatch.timers) == 2
+        )  # the file's quiet timer and its live-hot refresh; not the swap file
         assert not d.dead_threads()
     finally:
         d.watcher.stop()
@@ -520,6 +522,60 @@ def notifier(sock_dir: Path) -> Iterator[Notifications]:
     n.close()
 
 
+def check_status_of_running(cfg: Path) -> None:
+    code, status, err = run_json("--config", str(cfg), "status")
+    assert code == 0, err
+    assert status["daemon"]["alive"] and status["next_promotion"]
+    assert status["sources"]["done"] == 1 and status["last_compaction"]
+    assert status["last_promotion"]  # overdue on first start: ran at once
+    assert status["tiers"]["agents"][0]["agent"] == "worf"
+
+
+def check_reloads(proc: subprocess.Popen[bytes], cfg: Path, log: Path, root: Path) -> None:
+    """SIGHUP with a broken config keeps the daemon (and its config) running; a good one reloads."""
+    good_cfg = cfg.read_text()
+    cfg.write_text("root = [broken\n")
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload_failed" in log_events(log), what="reload_failed")
+    assert proc.poll() is None
+    hb = root / ".squad/memory/.scribed/heartbeat"
+    beat = json.loads(hb.read_text())["unix"]
+    wait_for(lambda: json.loads(hb.read_text())["unix"] > beat, what="heartbeat after a bad reload")
+    cfg.write_text(good_cfg)
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload" in log_events(log), what="reload")
+    assert run_cli("--config", str(cfg), "healthcheck").returncode == 0
+
+
+def check_catch_up_after_restart(
+    cfg: Path, log: Path, notifier: Notifications, root: Path, src: Path
+) -> float:
+    """Written while the daemon was down: compacted after the restart (catch-up). Returns seconds."""
+    later = src / "2026" / "11" / "21"
+    later.mkdir(parents=True)
+    facts = [
+        ("user", "Ship it."),
+        ("assistant", "Decision: tag v1.4.0 from the release branch in docs/RELEASE.md."),
+    ]
+    (later / "rollout-2026-11-21T09-00-00-bbbb.jsonl").write_text(
+        codex_records("sess-b", datetime(2026, 11, 21, 9, tzinfo=UTC), facts)
+    )
+    t0 = time.monotonic()
+    proc = start_service(cfg, log, notifier.path)
+    try:
+        notifier.wait_ready(proc, log)
+        wait_for(lambda: any("docs/RELEASE.md" in e for e in cold_entries(root)), what="catch-up compaction")
+        took = time.monotonic() - t0
+        assert len(cold_entries(root)) == 3
+        code, _ = stop(proc, signal.SIGINT)
+        assert code == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return took
+
+
 def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: Notifications) -> None:
     root, src = squad
     cfg = write_config(tmp_path / "c.toml", root, src, mode="auto", quiet=2)
@@ -553,26 +609,9 @@ def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: 
         assert "src/cache.py" in entries[1] and "src/cache.py" not in entries[0]
         assert "src/lockfile.py" not in entries[1]
 
-        code, status, err = run_json("--config", str(cfg), "status")
-        assert code == 0, err
-        assert status["daemon"]["alive"] and status["next_promotion"]
-        assert status["sources"]["done"] == 1 and status["last_compaction"]
-        assert status["last_promotion"]  # overdue on first start: ran at once
-        assert status["tiers"]["agents"][0]["agent"] == "worf"
+        check_status_of_running(cfg)
 
-        # SIGHUP with a broken config keeps the daemon (and its config) running.
-        good_cfg = cfg.read_text()
-        cfg.write_text("root = [broken\n")
-        proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: "reload_failed" in log_events(log), what="reload_failed")
-        assert proc.poll() is None
-        hb = root / ".squad/memory/.scribed/heartbeat"
-        beat = json.loads(hb.read_text())["unix"]
-        wait_for(lambda: json.loads(hb.read_text())["unix"] > beat, what="heartbeat after a bad reload")
-        cfg.write_text(good_cfg)
-        proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: "reload" in log_events(log), what="reload")
-        assert run_cli("--config", str(cfg), "healthcheck").returncode == 0
+        check_reloads(proc, cfg, log, root)
 
         code, timings["stop"] = stop(proc)
         assert code == 0, log.read_text()
@@ -586,29 +625,7 @@ def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: 
     hc = run_cli("--config", str(cfg), "healthcheck")
     assert hc.returncode == 1 and b"stopped" in hc.stderr
 
-    # Written while the daemon was down: compacted after the restart (catch-up).
-    later = src / "2026" / "11" / "21"
-    later.mkdir(parents=True)
-    facts = [
-        ("user", "Ship it."),
-        ("assistant", "Decision: tag v1.4.0 from the release branch in docs/RELEASE.md."),
-    ]
-    (later / "rollout-2026-11-21T09-00-00-bbbb.jsonl").write_text(
-        codex_records("sess-b", datetime(2026, 11, 21, 9, tzinfo=UTC), facts)
-    )
-    t0 = time.monotonic()
-    proc = start_service(cfg, log, notifier.path)
-    try:
-        notifier.wait_ready(proc, log)
-        wait_for(lambda: any("docs/RELEASE.md" in e for e in cold_entries(root)), what="catch-up compaction")
-        timings["catch_up"] = time.monotonic() - t0
-        assert len(cold_entries(root)) == 3
-        code, _ = stop(proc, signal.SIGINT)
-        assert code == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    timings["catch_up"] = check_catch_up_after_restart(cfg, log, notifier, root, src)
     events = log_events(log)
     for ev in ("started", "ready", "stopping", "stopped", "compacted"):
         assert ev in events, ev
