@@ -125,6 +125,9 @@ def _start_ms(log: Path) -> dict[str, Any]:
 
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("SCRIBED_", "NOTIFY_SOCKET", "WATCHDOG_"))}
+# The code measured is the one on PYTHONPATH (default: this checkout); the processes run in the temp
+# folder, so `python -m` does not pick up whatever tree the bench was started from.
+ENV.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
 
 
 def prepare(args: argparse.Namespace, base: Path) -> tuple[Path, dict[str, Any]]:
@@ -135,7 +138,7 @@ def prepare(args: argparse.Namespace, base: Path) -> tuple[Path, dict[str, Any]]
     if args.warm and not args.ready_only:
         t = time.monotonic()
         cmd = [sys.executable, "-m", "scribed", "--config", str(cfg), "run-once"]
-        subprocess.run(cmd, env=ENV, check=True, capture_output=True)
+        subprocess.run(cmd, env=ENV, cwd=base, check=True, capture_output=True)
         info["warm_run_once_s"] = round(time.monotonic() - t, 1)
     return cfg, info
 
@@ -157,6 +160,7 @@ def measure(args: argparse.Namespace, base: Path, cfg: Path, mode: str) -> dict[
     proc = subprocess.Popen(
         [*scribed, "run"],
         env={**env, "NOTIFY_SOCKET": str(sock_path)},
+        cwd=base,
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
     )
