@@ -98,7 +98,9 @@ class Daemon:
         self._stopping = threading.Event()
         self.dispatch = Dispatcher(Scribe(cfg, clock=clock), clock, self._stopping)
         self.layout = self.scribe.layout
-        self.watcher = Watcher(cfg, self.layout, self.dispatch.on_path_event, self.dispatch.is_source)
+        self.watcher = Watcher(
+            cfg, self.layout, self.dispatch.on_path_event, self.dispatch.is_source, self.dispatch.known_files
+        )
         self._retired: list[Scribe] = []
         self._scheduler_factory = scheduler_factory or self._default_scheduler
         self._scheduler: Any = None

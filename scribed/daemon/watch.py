@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -57,12 +57,18 @@ class Watcher:
     """Owns the one observer of the daemon: start, stop, restart and its health."""
 
     def __init__(
-        self, cfg: Config, layout: Layout, on_path: Callable[[str], object], wanted: Callable[[str], bool]
+        self,
+        cfg: Config,
+        layout: Layout,
+        on_path: Callable[[str], object],
+        wanted: Callable[[str], bool],
+        known: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self.cfg = cfg
         self.layout = layout
         self._on_path = on_path
         self._wanted = wanted
+        self._known = known
         self.observer: Observer | None = None
         self.mode = ""
         self.missing: set[Path] = set()
@@ -105,7 +111,10 @@ class Watcher:
             else:
                 obs.schedule(handler, str(folder), recursive=recursive)
         try:
-            obs.start()
+            if isinstance(obs, Poller) and self._known is not None:
+                obs.start(self._known())
+            else:
+                obs.start()
         except BaseException:
             with contextlib.suppress(Exception):
                 obs.stop()

@@ -155,6 +155,10 @@ class Dispatcher:
             return False
         return self.resolve(path) is not None
 
+    def known_files(self) -> list[str]:
+        """Every source file the core's discovery lists now (the polling baseline)."""
+        return [str(item.path) for item in self.scribe.items()]
+
     def _unchanged(self, key: str, st: os.stat_result) -> bool:
         row = self.scribe.ledger.source(key)
         return (
