@@ -26,19 +26,15 @@ import pytest
 from helpers import run_cli, run_json
 from watchdog.events import DirCreatedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent
 
-from scribed import config, sources
+from scribed import config
 from scribed.compress.entry import split_entries
 from scribed.config import ConfigError
 from scribed.daemon import sdnotify
-from scribed.daemon.service import (
-    Daemon,
-    Timers,
-    WorkQueue,
-    _Handler,
-    glob_regex,
-    is_temp_name,
-    previous_fire,
-)
+from scribed.daemon.schedule import previous_fire
+from scribed.daemon.service import Daemon
+from scribed.daemon.timers import Timers
+from scribed.daemon.watch import EventHandler
+from scribed.daemon.workqueue import WorkQueue
 
 DEADLINE = 30.0
 
@@ -209,18 +205,18 @@ def test_event_rearms_quiet_timer(tmp_path: Path, squad: tuple[Path, Path]) -> N
         f.write_text(codex_records("a", datetime(2026, 11, 20, 10, tzinfo=UTC), FIRST))
         t0 = clock().timestamp()
         assert d.on_path_event(str(f))
-        assert d.timers.deadline(str(f)) == pytest.approx(t0 + 60)
+        assert d.dispatch.timers.deadline(str(f)) == pytest.approx(t0 + 60)
         # the live-hot refresh is throttled (kept), not debounced (pushed back) by later events
-        assert d.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
+        assert d.dispatch.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
         clock.advance(45)
         assert d.on_path_event(str(f))
-        assert d.timers.deadline(str(f)) == pytest.approx(t0 + 105)
-        assert d.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
-        assert d.timers.pop_due() == [str(f)]  # the live refresh fires
+        assert d.dispatch.timers.deadline(str(f)) == pytest.approx(t0 + 105)
+        assert d.dispatch.timers.deadline(str(f), "live") == pytest.approx(t0 + 10)
+        assert d.dispatch.timers.pop_due() == [str(f)]  # the live refresh fires
         clock.advance(59)
-        assert d.timers.pop_due() == []
+        assert d.dispatch.timers.pop_due() == []
         clock.advance(2)
-        assert d.timers.pop_due() == [str(f)]
+        assert d.dispatch.timers.pop_due() == [str(f)]
     finally:
         d.scribe.close()
 
@@ -228,24 +224,25 @@ def test_event_rearms_quiet_timer(tmp_path: Path, squad: tuple[Path, Path]) -> N
 def test_pending_set_dedups_a_flood() -> None:
     q = WorkQueue(maxsize=100)
     results = [q.offer(f"/s/f{i % 10}.jsonl") for i in range(10_000)]
-    assert results.count("queued") == 10 and q.depth == 10 and q.pending() == 10
+    assert results.count("queued") == 10 and q.depth == 10
     distinct = [q.offer(f"/s/g{i}.jsonl") for i in range(10_000)]
     assert q.depth == 100 and distinct.count("queued") == 90 and q.overflows == 10_000 - 90
     taken = q.take(0.1)
-    assert taken == "/s/f0.jsonl" and q.pending() == 99
+    assert taken == "/s/f0.jsonl" and q.depth == 99
     assert q.offer(taken) == "queued"  # once taken it may be queued again
 
 
 def test_flood_through_daemon_is_bounded(tmp_path: Path, squad: tuple[Path, Path]) -> None:
     clock = FakeClock(datetime.now(UTC))
     d = make_daemon(tmp_path, squad, clock, extra="")
-    d.queue = WorkQueue(maxsize=50)
+    w = d.dispatch
+    w.queue = WorkQueue(maxsize=50)
     try:
         for i in range(10_000):
-            d.submit(f"{squad[1]}/x{i % 500}.jsonl")
-        assert d.queue.depth == 50
-        assert len(d.timers) == 450  # the overflow waits on one retry timer per file, not per event
-        assert d.timers.heap_size() <= 2 * 450 + 64
+            w.submit(f"{squad[1]}/x{i % 500}.jsonl")
+        assert w.queue.depth == 50
+        assert len(w.timers) == 450  # the overflow waits on one retry timer per file, not per event
+        assert w.timers.heap_size() <= 2 * 450 + 64
     finally:
         d.scribe.close()
 
@@ -275,18 +272,16 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
         for p in ignored:
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(good.read_text())
-        h = _Handler(d)
+        h = EventHandler(d.on_path_event)
         for p in ignored:
             h.on_any_event(FileCreatedEvent(str(p)))
         h.on_any_event(DirCreatedEvent(str(day)))
-        assert len(d.timers) == 0
+        assert len(d.dispatch.timers) == 0
         h.on_any_event(FileMovedEvent(str(day / ".tmp123"), str(good)))  # atomic rename: dest counts
-        assert d.timers.deadline(str(good)) is not None
-        assert all(is_temp_name(p.name) for p in ignored[:6])
+        assert d.dispatch.timers.deadline(str(good)) is not None
 
         # A handler that meets a bug logs it and lives on.
-        d.on_path_event = lambda raw: 1 / 0  # type: ignore[assignment,method-assign,return-value]
-        h.on_any_event(FileClosedEvent(str(good)))
+        EventHandler(lambda raw: 1 / 0).on_any_event(FileClosedEvent(str(good)))
 
         # Scribed's own writes: a compacted hot file is reset by scribed; that echo is not new work.
         d2 = make_daemon(tmp_path, squad, FakeClock(datetime.now(UTC) + timedelta(hours=1)), quiet=60)
@@ -296,12 +291,12 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
             "# Hot memory: data\n\nCurrent task: fix the flaky login test in src/auth/login.py\n"
             "Active decisions: retry the token fetch twice before failing\n"
         )
-        out = d2.work(str(hot))
+        out = d2.dispatch.work(str(hot))
         assert out is not None and out.status == "compacted", out
         assert "scribed-live: seed:hot:" in hot.read_text()  # re-seeded by scribed from the entry
         assert not d2.on_path_event(str(hot))
         # ...and an already-compacted, unchanged source is no news either.
-        assert d2.work(str(good)) is not None
+        assert d2.dispatch.work(str(good)) is not None
         assert not d2.on_path_event(str(good))
         with good.open("a") as fh:  # the agent goes on: that is news
             fh.write(codex_records("x", datetime(2026, 11, 20, 11, tzinfo=UTC), SECOND, meta=False))
@@ -309,23 +304,6 @@ def test_handler_ignores_temp_dot_state_and_own_writes(tmp_path: Path, squad: tu
         d2.scribe.close()
     finally:
         d.scribe.close()
-
-
-def test_glob_regex_agrees_with_discover(tmp_path: Path) -> None:
-    for rel in ["rollout-a.jsonl", "2026/11/20/rollout-b.jsonl", "x/notes.jsonl", "2026/rollout-c.txt"]:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("{}\n")
-    found = {p.relative_to(tmp_path).as_posix() for p in sources.discover("codex", tmp_path)}
-    rx = glob_regex("**/rollout-*.jsonl")
-    matched = {
-        r
-        for r in ["rollout-a.jsonl", "2026/11/20/rollout-b.jsonl", "x/notes.jsonl", "2026/rollout-c.txt"]
-        if rx.match(r)
-    }
-    assert matched == found == {"rollout-a.jsonl", "2026/11/20/rollout-b.jsonl"}
-    assert glob_regex("*/events.jsonl").match("abc/events.jsonl")
-    assert not glob_regex("*/events.jsonl").match("a/b/events.jsonl")
-    assert glob_regex("**/*.md").match("x.md") and glob_regex("[!.]*.md").match("a.md")
 
 
 # --- promotion schedule -----------------------------------------------------------------------
@@ -375,19 +353,21 @@ def test_real_observer_sees_file_in_new_subfolder(
     clock = FakeClock(datetime.now(UTC))
     d = make_daemon(tmp_path, squad, clock, mode=mode, quiet=60)
     try:
-        d.start_observers()
-        assert d.watch_mode == mode
+        d.watcher.start()
+        assert d.watcher.mode == mode
         sub = squad[1] / "2026" / "11" / "20"
         sub.mkdir(parents=True)  # a folder created after start-up
         f = sub / "rollout-new.jsonl"
         f.write_text(codex_records("n", datetime(2026, 11, 20, 10, tzinfo=UTC), FIRST))
-        wait_for(lambda: d.timers.deadline(str(f)) is not None, 10, f"{mode} event")
+        wait_for(lambda: d.dispatch.timers.deadline(str(f)) is not None, 10, f"{mode} event")
         (sub / ".swap.tmp").write_text("x")
         time.sleep(0.5)
-        assert len(d.timers) == 2  # the file's quiet timer and its live-hot refresh; not the swap file
+        assert (
+            len(d.dispatch.timers) == 2
+        )  # the file's quiet timer and its live-hot refresh; not the swap file
         assert not d.dead_threads()
     finally:
-        d.stop_observers()
+        d.watcher.stop()
         d.scribe.close()
 
 
@@ -403,12 +383,12 @@ def test_auto_mode_falls_back_to_polling(tmp_path: Path, squad: tuple[Path, Path
             pass
 
     d = make_daemon(tmp_path, squad, FakeClock(datetime.now(UTC)), mode="auto")
-    d._native_observer = NoWatches  # type: ignore[assignment,method-assign]
+    d.watcher.native_observer = NoWatches  # type: ignore[assignment,method-assign]
     try:
-        d.start_observers()
-        assert d.watch_mode == "polling"
+        d.watcher.start()
+        assert d.watcher.mode == "polling"
     finally:
-        d.stop_observers()
+        d.watcher.stop()
         d.scribe.close()
 
 
@@ -439,7 +419,7 @@ def test_run_loop_exit_codes(tmp_path: Path, squad: tuple[Path, Path], kill_a_th
             dead = threading.Thread(target=lambda: None, name="scribed-worker-x")
             dead.start()
             dead.join()
-            d._workers.append(dead)
+            d.dispatch.workers.append(dead)
         else:
             d.request_stop()
         t.join(15)
@@ -542,6 +522,60 @@ def notifier(sock_dir: Path) -> Iterator[Notifications]:
     n.close()
 
 
+def check_status_of_running(cfg: Path) -> None:
+    code, status, err = run_json("--config", str(cfg), "status")
+    assert code == 0, err
+    assert status["daemon"]["alive"] and status["next_promotion"]
+    assert status["sources"]["done"] == 1 and status["last_compaction"]
+    assert status["last_promotion"]  # overdue on first start: ran at once
+    assert status["tiers"]["agents"][0]["agent"] == "worf"
+
+
+def check_reloads(proc: subprocess.Popen[bytes], cfg: Path, log: Path, root: Path) -> None:
+    """SIGHUP with a broken config keeps the daemon (and its config) running; a good one reloads."""
+    good_cfg = cfg.read_text()
+    cfg.write_text("root = [broken\n")
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload_failed" in log_events(log), what="reload_failed")
+    assert proc.poll() is None
+    hb = root / ".squad/memory/.scribed/heartbeat"
+    beat = json.loads(hb.read_text())["unix"]
+    wait_for(lambda: json.loads(hb.read_text())["unix"] > beat, what="heartbeat after a bad reload")
+    cfg.write_text(good_cfg)
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload" in log_events(log), what="reload")
+    assert run_cli("--config", str(cfg), "healthcheck").returncode == 0
+
+
+def check_catch_up_after_restart(
+    cfg: Path, log: Path, notifier: Notifications, root: Path, src: Path
+) -> float:
+    """Written while the daemon was down: compacted after the restart (catch-up). Returns seconds."""
+    later = src / "2026" / "11" / "21"
+    later.mkdir(parents=True)
+    facts = [
+        ("user", "Ship it."),
+        ("assistant", "Decision: tag v1.4.0 from the release branch in docs/RELEASE.md."),
+    ]
+    (later / "rollout-2026-11-21T09-00-00-bbbb.jsonl").write_text(
+        codex_records("sess-b", datetime(2026, 11, 21, 9, tzinfo=UTC), facts)
+    )
+    t0 = time.monotonic()
+    proc = start_service(cfg, log, notifier.path)
+    try:
+        notifier.wait_ready(proc, log)
+        wait_for(lambda: any("docs/RELEASE.md" in e for e in cold_entries(root)), what="catch-up compaction")
+        took = time.monotonic() - t0
+        assert len(cold_entries(root)) == 3
+        code, _ = stop(proc, signal.SIGINT)
+        assert code == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return took
+
+
 def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: Notifications) -> None:
     root, src = squad
     cfg = write_config(tmp_path / "c.toml", root, src, mode="auto", quiet=2)
@@ -575,26 +609,9 @@ def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: 
         assert "src/cache.py" in entries[1] and "src/cache.py" not in entries[0]
         assert "src/lockfile.py" not in entries[1]
 
-        code, status, err = run_json("--config", str(cfg), "status")
-        assert code == 0, err
-        assert status["daemon"]["alive"] and status["next_promotion"]
-        assert status["sources"]["done"] == 1 and status["last_compaction"]
-        assert status["last_promotion"]  # overdue on first start: ran at once
-        assert status["tiers"]["agents"][0]["agent"] == "worf"
+        check_status_of_running(cfg)
 
-        # SIGHUP with a broken config keeps the daemon (and its config) running.
-        good_cfg = cfg.read_text()
-        cfg.write_text("root = [broken\n")
-        proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: "reload_failed" in log_events(log), what="reload_failed")
-        assert proc.poll() is None
-        hb = root / ".squad/memory/.scribed/heartbeat"
-        beat = json.loads(hb.read_text())["unix"]
-        wait_for(lambda: json.loads(hb.read_text())["unix"] > beat, what="heartbeat after a bad reload")
-        cfg.write_text(good_cfg)
-        proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: "reload" in log_events(log), what="reload")
-        assert run_cli("--config", str(cfg), "healthcheck").returncode == 0
+        check_reloads(proc, cfg, log, root)
 
         code, timings["stop"] = stop(proc)
         assert code == 0, log.read_text()
@@ -608,29 +625,7 @@ def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: 
     hc = run_cli("--config", str(cfg), "healthcheck")
     assert hc.returncode == 1 and b"stopped" in hc.stderr
 
-    # Written while the daemon was down: compacted after the restart (catch-up).
-    later = src / "2026" / "11" / "21"
-    later.mkdir(parents=True)
-    facts = [
-        ("user", "Ship it."),
-        ("assistant", "Decision: tag v1.4.0 from the release branch in docs/RELEASE.md."),
-    ]
-    (later / "rollout-2026-11-21T09-00-00-bbbb.jsonl").write_text(
-        codex_records("sess-b", datetime(2026, 11, 21, 9, tzinfo=UTC), facts)
-    )
-    t0 = time.monotonic()
-    proc = start_service(cfg, log, notifier.path)
-    try:
-        notifier.wait_ready(proc, log)
-        wait_for(lambda: any("docs/RELEASE.md" in e for e in cold_entries(root)), what="catch-up compaction")
-        timings["catch_up"] = time.monotonic() - t0
-        assert len(cold_entries(root)) == 3
-        code, _ = stop(proc, signal.SIGINT)
-        assert code == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    timings["catch_up"] = check_catch_up_after_restart(cfg, log, notifier, root, src)
     events = log_events(log)
     for ev in ("started", "ready", "stopping", "stopped", "compacted"):
         assert ev in events, ev

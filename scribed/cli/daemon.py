@@ -34,17 +34,37 @@ _ROOT_HELP = "Squad root (the folder holding .squad/)."
 _ROOT_LINE = re.compile(r"""^\s*root\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.MULTILINE)
 
 
-def daemon_health(layout: Layout, now: float | None = None) -> tuple[bool, str, dict[str, Any]]:
-    """(alive, one-line reason, heartbeat) from ``{state}/heartbeat``: fresh and its pid running."""
-    path = layout.state / "heartbeat"
+def _read_heartbeat(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """The heartbeat's JSON object, or None and why it cannot be had."""
     try:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
-        return False, f"no daemon: no heartbeat at {path}", {}
+        return None, f"no daemon: no heartbeat at {path}"
     except (OSError, ValueError) as exc:
-        return False, f"heartbeat unreadable: {exc}", {}
+        return None, f"heartbeat unreadable: {exc}"
     if not isinstance(data, dict):
-        return False, "heartbeat unreadable: not a JSON object", {}
+        return None, "heartbeat unreadable: not a JSON object"
+    return data, ""
+
+
+def _pid_gone(data: dict[str, Any], pid: int) -> bool:
+    """The heartbeat's pid is not running here (another host's pid means nothing here)."""
+    if data.get("host", socket.gethostname()) != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # alive, owned by another user
+    return False
+
+
+def daemon_health(layout: Layout, now: float | None = None) -> tuple[bool, str, dict[str, Any]]:
+    """(alive, one-line reason, heartbeat) from ``{state}/heartbeat``: fresh and its pid running."""
+    data, why = _read_heartbeat(layout.state / "heartbeat")
+    if data is None:
+        return False, why, {}
     if data.get("stopped"):
         return False, f"daemon stopped at {data.get('time', '?')}", data
     try:
@@ -58,15 +78,8 @@ def daemon_health(layout: Layout, now: float | None = None) -> tuple[bool, str, 
         return False, f"heartbeat stale: {age:.0f} s old (limit {limit:.0f} s)", data
     if pid <= 0:
         return False, f"heartbeat names a bad pid {pid}", data
-    if (
-        data.get("host", socket.gethostname()) == socket.gethostname()
-    ):  # another host's pid means nothing here
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False, f"daemon pid {pid} is not running", data
-        except PermissionError:
-            pass  # alive, owned by another user
+    if _pid_gone(data, pid):
+        return False, f"daemon pid {pid} is not running", data
     return True, f"ok: pid {pid}, heartbeat {max(age, 0):.0f} s old, queue {data.get('queue', 0)}", data
 
 
@@ -122,7 +135,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
     nxt: str | None = None
     promo_error = None
     try:
-        from scribed.daemon.service import next_fire, promotion_trigger
+        from scribed.daemon.schedule import next_fire, promotion_trigger
 
         fire = next_fire(promotion_trigger(cfg), datetime.now(UTC))
         nxt = fire.isoformat() if fire else None
@@ -219,13 +232,13 @@ def _say_if_empty(cfg: Config, d: dict[str, Any]) -> None:
 @click.pass_context
 def run_cmd(ctx: click.Context, root: str | None) -> None:
     """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM)."""
-    from scribed.daemon.service import AlreadyRunning, Daemon
+    from scribed.daemon.service import AlreadyRunningError, Daemon
 
     cfg = load_config(ctx, root)
     daemon = Daemon(cfg)
     try:
         code = daemon.run()
-    except AlreadyRunning as exc:
+    except AlreadyRunningError as exc:
         fail(str(exc))
     sys.exit(code)
 

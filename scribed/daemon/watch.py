@@ -1,0 +1,180 @@
+"""Watching the source folders: inotify (watchdog's native observer) or the stat-light poller.
+
+Events only name a path; the daemon's ``on_path`` decides whether it is a source file and arms its
+timer. ``auto`` takes inotify where it can start and falls back to polling (watch limits).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+from scribed import log as log_mod
+from scribed.config import Config
+from scribed.daemon.poll import Poller
+from scribed.fsutil import ensure_dir
+from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
+
+WATCH_EVENTS = frozenset({"created", "modified", "closed", "moved"})
+_INOTIFY_LIMITS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
+
+
+class Observer(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def join(self, timeout: float | None = None) -> None: ...
+    def is_alive(self) -> bool: ...
+
+
+class EventHandler(FileSystemEventHandler):
+    """Turns watchdog events into ``on_path`` calls. Never does work, never raises."""
+
+    def __init__(self, on_path: Callable[[str], object]) -> None:
+        self._on_path = on_path
+        self.log = log_mod.get()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        try:
+            if event.is_directory or event.event_type not in WATCH_EVENTS:
+                return
+            raw = event.dest_path if event.event_type == "moved" else event.src_path
+            self._on_path(os.fsdecode(raw))
+        except Exception as exc:  # a dead dispatcher thread would silently stop all watching
+            with contextlib.suppress(Exception):
+                self.log.error("event_failed", reason=f"{type(exc).__name__}: {exc}")
+
+
+class Watcher:
+    """Owns the one observer of the daemon: start, stop, restart and its health."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        layout: Layout,
+        on_path: Callable[[str], object],
+        wanted: Callable[[str], bool],
+        known: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.layout = layout
+        self._on_path = on_path
+        self._wanted = wanted
+        self._known = known
+        self.observer: Observer | None = None
+        self.mode = ""
+        self.missing: set[Path] = set()
+        self.restart_needed = False
+        self.log = log_mod.get()
+
+    def native_observer(self) -> BaseObserver:
+        from watchdog.observers import Observer as NativeObserver
+
+        return NativeObserver()
+
+    def polling_observer(self) -> Poller:
+        state = str(self.layout.state)
+        return Poller(self.cfg.watch.poll_interval, self._on_path, self._wanted, skip=lambda p: p == state)
+
+    def folders(self) -> list[tuple[Path, bool]]:
+        """(folder, recursive) for every existing source folder and the hot folder."""
+        out: list[tuple[Path, bool]] = []
+        self.missing = set()
+        for src in self.cfg.sources:
+            folder = src.expanded
+            if folder.is_dir():
+                if (folder, True) not in out:
+                    out.append((folder, True))
+            else:
+                self.missing.add(folder)
+                self.log.warning(
+                    "source_missing", source=str(folder), kind=src.kind, reason="not watched until it exists"
+                )
+        ensure_dir(self.layout.hot)
+        out.append((self.layout.hot, False))
+        return out
+
+    def _observe(self, make: Callable[[], Any], folders: list[tuple[Path, bool]]) -> Observer:
+        obs = make()
+        handler = EventHandler(self._on_path) if not isinstance(obs, Poller) else None
+        for folder, recursive in folders:
+            if handler is None:
+                obs.schedule(str(folder), recursive=recursive)
+            else:
+                obs.schedule(handler, str(folder), recursive=recursive)
+        try:
+            if isinstance(obs, Poller) and self._known is not None:
+                obs.start(self._known())
+            else:
+                obs.start()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                obs.stop()
+            raise
+        return obs  # type: ignore[no-any-return]
+
+    def start(self) -> None:
+        """Start watching; ``auto`` falls back to polling when inotify cannot start (watch limits)."""
+        folders = self.folders()
+        mode = self.cfg.watch.mode
+        if mode == "polling":
+            self.observer, self.mode = self._observe(self.polling_observer, folders), "polling"
+            return
+        try:
+            self.observer, self.mode = self._observe(self.native_observer, folders), "inotify"
+        except OSError as exc:
+            if mode != "auto":
+                raise
+            hint = (
+                " (raise fs.inotify.max_user_watches / max_user_instances)"
+                if exc.errno in _INOTIFY_LIMITS
+                else ""
+            )
+            self.log.warning(
+                "observer_fallback",
+                reason=f"{exc.strerror or exc}{hint}",
+                errno=exc.errno,
+                mode="polling",
+                poll_interval=self.cfg.watch.poll_interval,
+            )
+            self.observer, self.mode = self._observe(self.polling_observer, folders), "polling"
+
+    def stop(self, timeout: float = 5.0) -> None:
+        obs, self.observer = self.observer, None
+        if obs is None:
+            return
+        with contextlib.suppress(Exception):
+            obs.stop()
+        with contextlib.suppress(RuntimeError):
+            obs.join(timeout)
+
+    def dead(self) -> list[str]:
+        """Threads that should be alive and are not. A vanished watch folder only asks for a restart."""
+        obs = self.observer
+        if obs is None:
+            return []
+        if not obs.is_alive():
+            return ["observer"]
+        if isinstance(obs, Poller):
+            self.restart_needed |= obs.vanished
+            return []
+        dead: list[str] = []
+        for em in list(getattr(obs, "emitters", [])):
+            if not em.is_alive():
+                if Path(em.watch.path).is_dir():
+                    dead.append(f"watch {em.watch.path}")
+                else:
+                    self.restart_needed = True  # folder deleted: watch the parent's future instead
+        return dead
+
+    def should_restart(self) -> bool:
+        """A watched folder vanished, or a missing one appeared."""
+        return self.restart_needed or any(p.is_dir() for p in self.missing)
