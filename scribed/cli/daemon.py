@@ -13,7 +13,6 @@ import json
 import os
 import re
 import socket
-import sqlite3
 import sys
 import time
 import tomllib
@@ -26,7 +25,7 @@ import click
 from scribed import config as config_mod
 from scribed.cli.common import fail, load_config, note, warn
 from scribed.config import Config, ConfigError
-from scribed.core.ledger import STATUSES, Ledger
+from scribed.core.status import ledger_status
 from scribed.tiers.cold import Layout
 
 HOT_BUDGET = 4096
@@ -113,25 +112,9 @@ def tier_bytes(layout: Layout, cfg: Config) -> dict[str, Any]:
 def collect_status(cfg: Config) -> dict[str, Any]:
     layout = Layout(cfg.root_path)
     alive, reason, hb = daemon_health(layout)
-    counts = dict.fromkeys(STATUSES, 0)
-    hot_counts = dict.fromkeys(STATUSES, 0)
-    last_entry = last_promo = ledger_error = None
-    retrying: list[dict[str, Any]] = []
-    if layout.ledger.exists():
-        try:
-            led = Ledger(layout.ledger, readonly=True)
-            try:
-                counts, hot_counts, last_entry, last_promo = (
-                    led.counts(),
-                    led.counts(hot=True),
-                    led.last_entry_at(),
-                    led.get_meta("last_promotion_at"),
-                )
-                retrying = _retrying(led)
-            finally:
-                led.close()
-        except sqlite3.Error as exc:
-            ledger_error = str(exc)
+    st = ledger_status(layout)
+    counts, hot_counts, last_entry, last_promo = st.counts, st.hot_counts, st.last_entry, st.last_promotion
+    ledger_error, retrying = st.error, st.retrying
     nxt: str | None = None
     promo_error = None
     try:
@@ -167,23 +150,6 @@ def collect_status(cfg: Config) -> dict[str, Any]:
 
 def _counts(c: dict[str, int]) -> str:
     return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
-
-
-def _retrying(led: Ledger) -> list[dict[str, Any]]:
-    """Sources that failed (unreadable, a failed compaction) and are tried again: the daemon with
-    backoff at ``next_retry``, ``run-once`` on its next run."""
-    from scribed.session.redact import redact
-
-    return [
-        {
-            "source": redact(r.path),
-            "kind": r.kind,
-            "attempts": r.attempts,
-            "reason": redact(r.last_error),
-            "next_retry": r.retry_at or None,
-        }
-        for r in led.sources("failed")
-    ]
 
 
 def _print_status(d: dict[str, Any]) -> None:

@@ -113,7 +113,7 @@ def _log() -> Any:
     return get()
 
 
-def source_key(path: Path | str) -> str:
+def source_key(path: os.PathLike[str] | str) -> str:
     """The ledger's key for a source file: its path, or, where a name in it holds a secret, the
     redacted path and a digest of the real one (still unique; nothing secret is stored)."""
     raw = str(path)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -24,7 +26,7 @@ from scribed.core import discovery
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import SessionCompactor
 from scribed.core.compressors import Compressors
-from scribed.core.ledger import Ledger
+from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.lock import RootBusyError, root_lock
 from scribed.core.results import (
     DeprecateResult,
@@ -73,7 +75,7 @@ class Scribe:
         self.compressors = Compressors(cfg, clock, self.environ, llm_factory, self.log)
         self._ledger: Ledger | None = None  # opened on first use: a refused command writes nothing
         self._compactor: Compactor | None = None
-        self._lock_depth = 0
+        self._held = threading.local()  # per thread: the daemon's threads share one Scribe
 
     @property
     def ledger(self) -> Ledger:
@@ -119,19 +121,40 @@ class Scribe:
     def locked(self, *, timeout: float = -1, wait: bool = False) -> Iterator[None]:
         """Hold the root lock (re-entrant for this Scribe; a dry run never locks). ``wait``: try at
         once, and if another scribed holds it, say so in the log and wait."""
-        if self.dry_run or self._lock_depth:
-            self._lock_depth += 1
+        depth = getattr(self._held, "depth", 0)
+        if self.dry_run or depth:
+            self._held.depth = depth + 1
             try:
                 yield
             finally:
-                self._lock_depth -= 1
+                self._held.depth = depth
             return
         with self._take_lock(timeout, wait):
-            self._lock_depth += 1
+            self._held.depth = 1
             try:
                 yield
             finally:
-                self._lock_depth -= 1
+                self._held.depth = 0
+
+    @contextlib.contextmanager
+    def locked_unless(self, stopping: threading.Event, *, poll: float = 0.5) -> Iterator[bool]:
+        """The root lock, waited for in ``poll`` steps so a stop request is noticed: yields False
+        (not taken) once ``stopping`` is set. The daemon takes it once per unit of work."""
+        stack = contextlib.ExitStack()
+        waited = False
+        while True:
+            try:
+                stack.enter_context(self.locked(timeout=poll))
+                break
+            except RootBusyError:
+                if stopping.is_set():
+                    yield False
+                    return
+                if not waited:
+                    waited = True
+                    self.log.info("waiting_for_lock", lock=str(self.layout.lock))
+        with stack:
+            yield True
 
     @contextlib.contextmanager
     def _take_lock(self, timeout: float, wait: bool) -> Iterator[None]:
@@ -249,6 +272,19 @@ class Scribe:
 
         with self.locked():
             return PromoteResult.of(promote(self, as_of=as_of, dry_run=self.dry_run, lock=False))
+
+    # --- what a driver may read or note in the ledger -------------------------------------------
+    def source_state(self, path: os.PathLike[str] | str) -> SourceRow | None:
+        """The ledger's row for a source file (the daemon's "unchanged since last time" check)."""
+        return self.ledger.source(source_key(path))
+
+    def schedule_retry(self, path: os.PathLike[str] | str, when: datetime) -> None:
+        """Note when a failed source is tried again (``scribed status`` shows it)."""
+        with contextlib.suppress(sqlite3.Error):
+            self.ledger.set_retry_at(source_key(path), when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def last_promotion_at(self) -> str | None:
+        return self.ledger.get_meta("last_promotion_at")
 
     def import_squad(self, agents: list[str] | None, *, as_of: datetime | None = None) -> ImportResult:
         """Seed cold and wiki from a legacy Squad repo. Raises ``ImportRefusedError``."""

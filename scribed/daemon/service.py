@@ -29,7 +29,8 @@ from scribed import config as config_mod
 from scribed import log as log_mod
 from scribed.compress.entry import iso
 from scribed.config import Config, ConfigError
-from scribed.core.pipeline import Scribe, SourceItem, utcnow
+from scribed.core.results import SourceItem
+from scribed.core.scribe import Scribe, utcnow
 from scribed.daemon import sdnotify
 from scribed.daemon.schedule import MISFIRE_GRACE, next_fire, parse_iso, previous_fire, promotion_trigger
 from scribed.daemon.watch import Watcher
@@ -140,7 +141,7 @@ class Daemon:
         return next_fire(self.trigger, self.clock())
 
     def last_promotion(self) -> datetime | None:
-        return parse_iso(self.scribe.ledger.get_meta("last_promotion_at"))
+        return parse_iso(self.scribe.last_promotion_at())
 
     def promotion_overdue(self) -> bool:
         """True when the last scheduled promotion time passed without a promotion (asleep, stopped)."""
@@ -168,14 +169,12 @@ class Daemon:
 
     def promote(self) -> bool:
         """Cold → wiki promotion under the root lock: never while a file is being compacted."""
-        from scribed.core.promote import promote
-
         scribe = self.scribe
         try:
             with self.dispatch.gate.hold(scribe, self._stopping, self.log) as held:
                 if not held:
                     return False
-                result = promote(scribe)  # given a Scribe, promote() knows we hold the lock
+                result = scribe.promote().to_json()  # re-entrant: this thread holds the lock
         except Exception as exc:  # the scheduler thread logs nothing useful; we do
             self.log.error("promotion_failed", reason=f"{type(exc).__name__}: {exc}")
             return False

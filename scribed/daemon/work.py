@@ -1,7 +1,7 @@
 """Events → timers → queue → workers → :meth:`Scribe.process`, one file at a time under the root lock.
 
 Every unit of work (a file, the inbox, a promotion) takes the core's root lock
-(:func:`scribed.fsutil.root_lock`) on its own: a fresh flock per unit excludes the daemon's other
+(:meth:`Scribe.locked_unless`) on its own: a fresh flock per unit excludes the daemon's other
 threads as well as other processes, so promotion never runs while a file is being compacted.
 The ledger is the only retry counter: the core records each failure's attempt and quarantines a
 source at ``daemon.max_attempts``; the daemon only decides *when* to try again.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,10 +21,10 @@ from typing import Any
 from scribed import log as log_mod
 from scribed import sources
 from scribed.compress.entry import iso
-from scribed.core.pipeline import FileOutcome, Scribe, SourceItem
+from scribed.core.results import FileOutcome, SourceItem
+from scribed.core.scribe import Scribe
 from scribed.daemon.timers import Timers
 from scribed.daemon.workqueue import WorkQueue
-from scribed.fsutil import RootBusy, root_lock
 from scribed.names import normalize_name
 
 WORKER_IDLE_WAIT = 30.0  # idle workers block; shutdown wakes them with sentinels
@@ -42,7 +41,7 @@ END_MARKER_KINDS = frozenset({"copilot", "markdown"})
 class RootGate:
     """Turns on the core's root lock for the daemon's threads, first come first served.
 
-    The lock itself is the core's (:func:`scribed.fsutil.root_lock`, a fresh flock per unit, so
+    The lock itself is the core's (:meth:`Scribe.locked_unless`, a fresh flock per unit, so
     other processes wait too). A flock is not fair: a worker that releases it and takes the next
     file at once would win it again and again, starving a promotion or the inbox during a backlog.
     Tickets make the daemon's own threads queue in order.
@@ -83,31 +82,10 @@ class RootGate:
             yield False
             return
         try:
-            with _root_lock(scribe, stopping, log) as held:
+            with scribe.locked_unless(stopping, poll=LOCK_POLL) as held:
                 yield held
         finally:
             self._done()
-
-
-@contextlib.contextmanager
-def _root_lock(scribe: Scribe, stopping: threading.Event, log: Any) -> Iterator[bool]:
-    waited = False
-    while True:
-        held = root_lock(scribe.layout.lock, timeout=LOCK_POLL)
-        try:
-            held.__enter__()
-            break
-        except RootBusy:
-            if stopping.is_set():
-                yield False
-                return
-            if not waited:
-                waited = True
-                log.info("waiting_for_lock", lock=str(scribe.layout.lock))
-    try:
-        yield True
-    finally:
-        held.__exit__(None, None, None)
 
 
 class Dispatcher:
@@ -160,7 +138,7 @@ class Dispatcher:
         return [str(item.path) for item in self.scribe.items()]
 
     def _unchanged(self, key: str, st: os.stat_result) -> bool:
-        row = self.scribe.ledger.source(key)
+        row = self.scribe.source_state(key)
         return (
             row is not None
             and row.size == st.st_size
@@ -311,7 +289,7 @@ class Dispatcher:
 
     def _retry_later(self, key: str, reason: str, scribe: Scribe) -> None:
         """Back off by the ledger's attempt count; a quarantined source waits for a change."""
-        row = scribe.ledger.source(key)
+        row = scribe.source_state(key)
         if row is not None and row.status == "quarantined":
             self.log.error("source_given_up", file=key, attempts=row.attempts, reason=reason)
             return
@@ -320,8 +298,7 @@ class Dispatcher:
         else:  # the core raised before it could count the failure
             attempts, delay = 0, UNRECORDED_RETRY
         self.timers.arm(key, self._now() + delay, "retry")
-        with contextlib.suppress(sqlite3.Error):  # shown by `scribed status`
-            scribe.ledger.set_retry_at(key, iso(self.clock() + timedelta(seconds=delay)))
+        scribe.schedule_retry(key, self.clock() + timedelta(seconds=delay))  # shown by `scribed status`
         self.log.warning("retry_scheduled", file=key, attempts=attempts, in_seconds=delay)
 
     def join(self, grace: float) -> list[str]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import split_entries
 from scribed.fsutil import ensure_dir
-from scribed.session.redact import redact
+from scribed.session.door import redacted, redacted_path
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
@@ -207,12 +207,12 @@ def _line_text(line: str) -> tuple[str, str]:
 def _transcript_docs(lines: Iterable[str], rec: Archived) -> Iterator[_Doc]:
     """An archived transcript in chunks of about ``CHUNK_CHARS``, each with its first line and the
     first date its records carry (else the day it was archived)."""
-    heading = redact(f"{rec.kind} transcript {rec.source}")
-    source, agents, sessions = redact(rec.source), " ".join(rec.agents), " ".join(rec.sessions)
+    heading = redacted(f"{rec.kind} transcript {rec.source}")
+    source, agents, sessions = redacted_path(rec.source), " ".join(rec.agents), " ".join(rec.sessions)
 
     def doc(chunk: list[str], start: int, date: str) -> _Doc:
         return _Doc(
-            text=redact("\n".join(chunk)), heading=heading, tier="transcript", agent=agents, topic="",
+            text=redacted("\n".join(chunk)), heading=heading, tier="transcript", agent=agents, topic="",
             session=sessions, date=date or rec.archived_at[:10], line=start, status="archived", source=source,
         )  # fmt: skip
 
@@ -318,7 +318,7 @@ class Index:
         if tier == "transcript":
             yield from self._transcript(path)
             return
-        text = redact(_read(path))
+        text = redacted(_read(path))
         if tier == "wiki":
             yield from _wiki_docs(text, path.stem)
         elif tier in ("cold", "archive"):
@@ -425,7 +425,7 @@ class Index:
         try:
             rows = self._db.execute(sql, args).fetchall()
         except sqlite3.OperationalError as exc:
-            raise SearchError(redact(f"cannot search for {match!r}: {exc}")) from exc
+            raise SearchError(redacted(f"cannot search for {match!r}: {exc}")) from exc
         return [
             Hit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], int(r[7] or 0), r[8], " ".join(r[9].split()), -r[10],
                 source=r[11], text=r[12])
