@@ -28,7 +28,6 @@ from typing import Any
 from scribed.compress.entry import split_entries
 from scribed.names import normalize_name
 from scribed.session.door import redacted
-
 from scribed.sources.injected import mark
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
