@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from scribed import config, sources
 from scribed.compress.entry import split_entries
@@ -560,3 +561,34 @@ def test_a_session_of_only_tool_banner_gives_no_entry(tmp_path: Path) -> None:
     now = [datetime.now(UTC) + timedelta(hours=1)]
     assert run(root, src, now) == 1
     assert cold_entries(root) == ["2025-06-01T10:00:00Z"]
+
+
+def test_aider_empty_submit_is_no_message_and_no_entry(tmp_path: Path) -> None:
+    """Aider writes ``#### <blank>`` for an empty submit: it is not a goal, and a run that holds
+    nothing else (a banner, an empty submit) gives no cold entry."""
+    hb = "  "
+    empty_run = (
+        "# aider chat started at 2025-08-31 05:53:17\n\n"
+        f"> /usr/bin/aider --watch-files{hb}\n"
+        f"> Aider v0.86.1{hb}\n\n"
+        f"#### <blank>{hb}\n\n"
+    )
+    real_run = aider_session("2025-08-31 06:10:00", "billing", 3).replace(
+        "#### and log each attempt", f"#### <blank>{hb}\n#### and log each attempt"
+    )
+    path = write(tmp_path / ".aider.chat.history.md", empty_run + real_run)
+    sessions = parse(path).sessions
+    assert all("<blank>" not in t.text for s in sessions for t in s.turns)
+    said = [t.text for t in sessions[-1].turns if t.role == "user"]
+    assert "please make billing retry 3 times before giving up\nand log each attempt" in said
+    squad = tmp_path / "root"
+    (squad / ".squad").mkdir(parents=True)
+    cfg = squad / "scribed.toml"
+    cfg.write_text(
+        f'root = "{squad}"\n[[sources]]\nkind = "markdown"\npath = "{tmp_path}"\n'
+        'glob = ".aider.chat.history.md"\nagent = "aider"\n'
+    )
+    p = run_cli("--config", str(cfg), "run-once", "--force", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    cold = (squad / ".squad/memory/cold/aider.md").read_text()
+    assert "<blank>" not in cold and cold.count("\n### 2025-08-31") == 1

@@ -30,6 +30,9 @@ _RUNNING = re.compile(r">[ \t]+Running[ \t]+(?P<cmd>\S.*?)\s*")
 _APPLIED = re.compile(r">[ \t]+Applied edit to[ \t]+(?P<path>\S.*?)\s*")
 
 
+BLANK = "<blank>"  # what aider writes for a message the user sent empty
+
+
 def detect(lines: list[Line]) -> bool:
     """An Aider history has at least one session header at the start of a line."""
     return any(ln.text.startswith("# aider chat started at") and HEADER.fullmatch(ln.text) for ln in lines)
@@ -87,7 +90,8 @@ class _Reader:
         while j < len(self.lines) and self.is_user(self.lines[j].text):
             j += 1
         block = self.lines[i:j]
-        words = "\n".join(ln.text[4:].removeprefix(" ").rstrip() for ln in block)
+        said = (ln.text[4:].removeprefix(" ").rstrip() for ln in block)
+        words = "\n".join(w for w in said if w != BLANK)  # an empty submit says nothing
         self._add(make_turn("user", block, text=words))
         return j
 
