@@ -4,7 +4,7 @@ Run: ``python bench/quality.py [--json] [--backend extractive|llm|auto] [--seed 
 (``llm``/``auto`` need ``--llm-url`` or ``SCRIBED_REAL_LLM_URL``; see ``scripts/local-llm``).
 
 It generates seeded sessions in all four transcript formats (``bench/gen.py``), writes them into
-a temporary squad root, runs :meth:`scribed.core.pipeline.Scribe.run_once` on it (``--force``, so
+a temporary squad root, runs :meth:`scribed.core.scribe.Scribe.run_once` on it (``--force``, so
 quiet time does not matter), and scores every cold entry against the session's ground truth.
 The peers (head, head+tail truncation, sumy LexRank and TextRank) get the same sessions as
 plain ``role: text`` lines (what a user would feed them, unredacted) and the same byte budget:
@@ -41,7 +41,8 @@ import gen  # noqa: E402
 from scribed import config as config_mod  # noqa: E402
 from scribed import log as log_mod  # noqa: E402
 from scribed.compress import entry as entry_mod  # noqa: E402
-from scribed.core.pipeline import RunReport, Scribe  # noqa: E402
+from scribed.core.results import RunReport  # noqa: E402
+from scribed.core.scribe import Scribe  # noqa: E402
 from scribed.session.redact import redact  # noqa: E402
 
 TYPES = ("decision", "path", "identifier", "error", "command", "number", "issue", "todo", "directive")

@@ -166,7 +166,7 @@ def run_scribed(root: Path, cfg_path: Path, log_path: Path) -> tuple[Any, list[C
     from scribed import config as config_mod
     from scribed import log as log_mod
     from scribed.compress.entry import split_entries
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     with log_path.open("w") as fh:
         log_mod.configure("json", "warning", stream=fh)

@@ -254,12 +254,12 @@ def memory_text(memory: Path, *, archive: bool) -> str:
 def run_import(root: Path, as_of: datetime | None) -> tuple[dict[str, Any] | None, str]:
     from scribed import log as log_mod
     from scribed.config import from_dict
-    from scribed.core.importer import ImportRefused, import_squad
+    from scribed.core.importer import ImportRefusedError, import_squad
 
     log_mod.configure("json", "error")
     try:
         return import_squad(from_dict({"root": str(root)}), None, as_of=as_of), ""
-    except ImportRefused as exc:
+    except ImportRefusedError as exc:
         return None, f"refused: {exc}"
 
 

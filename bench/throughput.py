@@ -138,7 +138,7 @@ def _instrument() -> dict[str, float]:
     from scribed import sources
     from scribed.compress import anchors, entry
     from scribed.compress.extractive import ExtractiveCompressor
-    from scribed.core import pipeline
+    from scribed.core import compact, compact_session
     from scribed.core.ledger import Ledger
     from scribed.tiers import cold, live
 
@@ -160,12 +160,15 @@ def _instrument() -> dict[str, float]:
         return wrapper
 
     sources.parse_file = timed("parse", sources.parse_file)
-    pipeline.redact = timed("redact", pipeline.redact)
+    from scribed.session import door
+
+    door.redact = timed("redact", door.redact)  # the one door every session passes
     anchors.extract = timed("anchors", anchors.extract)
     ExtractiveCompressor.compress = timed("compress", ExtractiveCompressor.compress)  # type: ignore[method-assign]
     for name in ("fit_with_room", "guard", "render"):
         setattr(entry, name, timed("compress", getattr(entry, name)))
-    pipeline.sha256_prefix = timed("hash", pipeline.sha256_prefix)
+    compact.sha256_prefix = timed("hash", compact.sha256_prefix)
+    compact_session.sha256_prefix = timed("hash", compact_session.sha256_prefix)
     cold.append = timed("write", cold.append)
     live.clear = timed("write", live.clear)
     live.refresh = timed("write", live.refresh)
@@ -188,7 +191,7 @@ def _instrument() -> dict[str, float]:
 def child_pipeline(transcripts: str, root: str, stages: bool) -> dict[str, Any]:
     """One run_once over the backlog in this fresh process."""
     totals = _instrument() if stages else {}
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     Path(root).mkdir(parents=True, exist_ok=True)
     cfg = _config(transcripts, root)
@@ -228,7 +231,7 @@ def hot_text(mb: float) -> str:
 
 def child_hot(mb: str, root: str) -> dict[str, Any]:
     """One run_once over a root holding only one big agent-written hot file (issue 13)."""
-    from scribed.core.pipeline import Scribe
+    from scribed.core.scribe import Scribe
 
     hot = Path(root) / ".squad/memory/hot/data.md"
     hot.parent.mkdir(parents=True, exist_ok=True)

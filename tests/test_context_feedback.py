@@ -16,7 +16,7 @@ import pytest
 
 from scribed import config
 from scribed.compress.entry import split_entries
-from scribed.core.pipeline import Scribe
+from scribed.core.scribe import Scribe
 from scribed.sources import injected
 from scribed.tiers import context
 from scribed.tiers.cold import Layout

@@ -22,7 +22,7 @@ if str(ROOT / "bench") not in sys.path:
 import gen  # noqa: E402
 
 from scribed import config as config_mod  # noqa: E402
-from scribed.core.pipeline import Scribe  # noqa: E402
+from scribed.core.scribe import Scribe  # noqa: E402
 
 # sha256 over every cold file (name + bytes), recorded at c6c6d22 (before issue 15's speed work).
 GOLDEN = "26e2fddcca0ebf29c83a5256028a3206cb6d0d7c677d35b731001faaa3afd3e1"

@@ -291,7 +291,7 @@ def promote(
 ) -> dict[str, Any]:
     """Promote every cold entry older than ``cold.ttl_days`` at ``as_of`` (default now).
 
-    ``cfg`` may also be a :class:`scribed.core.pipeline.Scribe` (the daemon passes one while it holds
+    ``cfg`` may also be a :class:`scribed.core.scribe.Scribe` (the daemon passes one while it holds
     the root lock). ``lock`` defaults to taking the root lock for a Config and not for a Scribe,
     whose owner holds it already; a dry run never locks and never writes.
     """
