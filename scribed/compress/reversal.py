@@ -76,10 +76,6 @@ def norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def tokens(text: str) -> set[str]:
-    return set(norm(text).split())
-
-
 def words(text: str) -> set[str]:
     """Content words for overlap tests (short and stop words dropped)."""
     return {w for w in norm(text).split() if len(w) >= 3 and w not in _STOP}

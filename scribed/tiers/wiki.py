@@ -46,7 +46,6 @@ from scribed.compress.reversal import (
     reversal_score,
     same_fact,
     strip_supersedes,
-    tokens,
     words,
 )
 from scribed.fsutil import atomic_write, read_text
@@ -428,7 +427,6 @@ __all__ = [
     "same_fact",
     "split_blocks",
     "strip_supersedes",
-    "tokens",
     "valid_topic",
     "words",
 ]
