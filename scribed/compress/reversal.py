@@ -57,6 +57,7 @@ _STOP = {
     "they", "but", "via", "we", "to", "of", "in", "on", "at", "is", "it", "an", "be", "by", "or", "as",
     "no", "so", "do", "go", "up",
 }  # fmt: skip
+STOP = frozenset(_STOP)
 
 
 def strip_supersedes(text: str) -> tuple[str, str]:
@@ -116,6 +117,14 @@ def _lead(x: str) -> str:
     while lead and lead[0] in _STOP:
         lead.pop(0)
     return " ".join(lead)
+
+
+def _named(new_text: str) -> list[str]:
+    """What "instead of X" / "rather than X" name, normalised (X's lead)."""
+    leads = (
+        norm(m.group("code")) if m.group("code") else _lead(m.group("x")) for m in _INSTEAD_OF.finditer(new_text)
+    )
+    return [x for x in leads if x]
 
 
 def _codeish(raw: str, term: str) -> bool:
@@ -187,14 +196,7 @@ def reversal_score(new_text: str, old_text: str) -> float:
         return 0.0
     old_text = claim(old_text)
     old_norm = f" {norm(old_text)} "
-    named = [
-        x
-        for x in (
-            norm(m.group("code")) if m.group("code") else _lead(m.group("x"))
-            for m in _INSTEAD_OF.finditer(new_text)
-        )
-        if x
-    ]
+    named = _named(new_text)
     old_seq = set(_seq(old_text))
     for x in named:
         # X is there, and is what the earlier fact is about: a quarter of its terms (one term: an
@@ -213,3 +215,31 @@ def reversal_score(new_text: str, old_text: str) -> float:
         return 0.0
     hit = len(nw & ow)
     return hit / len(ow) if hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 else 0.0
+
+
+def probes(new_text: str) -> list[tuple[frozenset[str], int]]:
+    """What an earlier fact must hold for :func:`reversal_score` to be above 0: for each probe
+    ``(terms, need)``, at least ``need`` of ``terms`` among the earlier fact's :func:`seq_terms`
+    (of its :func:`claim`), for one probe at least. No probe: nothing can be reversed. Lets an index
+    look at the few facts holding a rare term instead of scoring every fact (bounds rounded down)."""
+    if not REVERSAL.search(new_text):
+        return []
+    named, tgts = _named(new_text), targets(new_text)
+    if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
+        nw = words(new_text)
+        return [(frozenset(nw), max(1, int(len(nw) * OVERLAP / 2)))] if nw else []
+    out = []
+    for x in named:  # "instead of X": all of X's terms, and at least one of them
+        xs = frozenset(_seq(x))
+        if xs:
+            out.append((xs, len(xs)))
+    for t in tgts:  # a named target: three quarters of its terms
+        want = frozenset(_seq(t))
+        if want:
+            out.append((want, max(1, int(len(want) * TARGET_SHARE))))
+    return out
+
+
+def seq_terms(text: str) -> set[str]:
+    """The terms :func:`probes` speaks of (content words and short identifiers)."""
+    return set(_seq(text))

@@ -416,7 +416,8 @@ def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[st
     so the wiki never keeps a reversed decision active for a month. The entry stays in cold (its
     other facts are promoted when it is due; this one is then already present)."""
     out: list[dict[str, Any]] = []
-    active = [b for t in wiki.topics() for b in wiki.doc(t).blocks if b.active]
+    docs = [wiki.doc(t) for t in wiki.topics()]
+    active = {id(b) for d in docs for b in d.blocks if b.active}  # as they were before this pass
     if not active:
         return out
     for d in sorted(fresh, key=lambda d: (d.when, d.agent, entry_ref(d.entry))):
@@ -427,7 +428,11 @@ def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[st
             probe = Block(
                 date=f.date, title=f.title, body=f.text, supersedes=f.supersedes, sources=[f.source]
             )
-            if any(b.date <= f.date and reverses(probe, b) for b in active):
+            if any(
+                id(b) in active and b.date <= f.date and reverses(probe, b)
+                for d in docs
+                for b in d.reversal_candidates(probe)
+            ):
                 warnings += warn
                 r = sink.add(f)
                 out.append({"agent": d.agent, "entry": entry_ref(d.entry), **_fact_report(f, r)})

@@ -1,0 +1,159 @@
+"""An index over one topic's blocks, so merging a fact costs a few lookups, not a scan.
+
+Merging looks for three things: duplicates (same normalised text, or token sets at least
+``NEAR_DUP`` alike), what a ``supersedes`` names (:func:`same_fact`) and what reversal wording
+reverses (:func:`reversal_score`). Scanning every block for each new fact made promotion
+quadratic. The index answers each question with a *superset* of the blocks that can match, found
+through postings (normalised text → blocks, term → blocks, and prefix filters for the Jaccard
+thresholds); the caller then applies the exact same test to those few, in block order, so the
+result is the one a scan gives.
+
+Prefix filter: two token sets with Jaccard ≥ t share a token among the first
+``|A| - floor(t·|A|) + 1`` of each, in any one fixed order (here: stop words last, then by text).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable
+
+from scribed.compress.reversal import NEAR_DUP, STOP, claim, norm, probes, seq_terms
+from scribed.tiers.wiki_block import Block
+
+SAME_FACT_JACCARD = 0.6  # reversal.same_fact's threshold
+SAME_FACT_CONTAINS = 12  # reversal.same_fact: a text this long contained in the other names it
+_FEW_TOKENS = 2  # a contained text of this many tokens may start or end inside a word
+
+
+def _order(tok: str) -> tuple[bool, str]:
+    return tok in STOP, tok
+
+
+def prefix(toks: Iterable[str], t: float) -> list[str]:
+    """The prefix-filter tokens of a token set for Jaccard threshold ``t``."""
+    ordered = sorted(set(toks), key=_order)
+    return ordered[: len(ordered) - int(len(ordered) * t) + 1] if ordered else []
+
+
+def _inner(toks: list[str]) -> str:
+    """One token of a text that any text containing it holds whole: the longest inner token."""
+    return max(toks[1:-1], key=len)
+
+
+class BlockIndex:
+    """Postings over the blocks of one doc, in doc order; catches up with appended blocks."""
+
+    def __init__(self) -> None:
+        self._reset(None)
+
+    def _reset(self, src: list[Block] | None) -> None:
+        self.src = src
+        self.blocks: list[Block] = []
+        self.pos: dict[int, int] = {}
+        self.exact: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text) → blocks
+        self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
+        self.dup: defaultdict[str, list[Block]] = defaultdict(list)  # NEAR_DUP prefix token → blocks
+        self.like: defaultdict[str, list[Block]] = defaultdict(list)  # same_fact prefix token → blocks
+        self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
+        self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
+        self.short: list[Block] = []  # text or title of ≤ 2 tokens, long enough to be "contained"
+        self.terms: defaultdict[str, list[Block]] = defaultdict(list)  # seq_terms of the claim
+        self.refs: dict[str, int] = {}
+        self.reversing: list[tuple[str, int, Block]] = []  # (date, position) of blocks with reversal wording
+        self.rev_ids: set[int] = set()
+
+    def sync(self, blocks: list[Block]) -> BlockIndex:
+        """Index the blocks appended since the last call (all of them for another list)."""
+        if blocks is not self.src or len(blocks) < len(self.blocks):
+            self._reset(blocks)
+        for b in blocks[len(self.blocks) :]:
+            self._add(b)
+        return self
+
+    def _add(self, b: Block) -> None:
+        self.pos[id(b)] = len(self.blocks)
+        self.blocks.append(b)
+        n, toks = b.key()
+        self.exact[n].append(b)
+        for tok in prefix(toks, NEAR_DUP):
+            self.dup[tok].append(b)
+        seen: set[str] = set()
+        for name in {n, norm(b.title)}:
+            self.names[name].append(b)
+            words = name.split()
+            for tok in prefix(words, SAME_FACT_JACCARD):
+                _once(self.like, tok, b)
+            for tok in set(words) - seen:
+                self.tokens[tok].append(b)
+            seen |= set(words)
+            if len(words) > _FEW_TOKENS:
+                _once(self.inner, _inner(words), b)
+            elif len(name) >= SAME_FACT_CONTAINS and (not self.short or self.short[-1] is not b):
+                self.short.append(b)
+        for tok in seq_terms(claim(b.text)):
+            self.terms[tok].append(b)
+        self.note_refs(b.refs)
+        self.note_reversing(b)
+
+    def note_refs(self, refs: Iterable[str]) -> None:
+        """Entry ids a block now names (it was added, or gained a source)."""
+        for r in refs:
+            self.refs[r] = self.refs.get(r, 0) + 1
+
+    def note_reversing(self, b: Block) -> None:
+        """Record a block that reverses others (added, or given a ``supersedes`` by a merge)."""
+        if b.reverses_any() and id(b) not in self.rev_ids:
+            self.rev_ids.add(id(b))
+            bisect.insort(self.reversing, (b.date, self.pos[id(b)], b), key=lambda r: (r[0], r[1]))
+
+    def ordered(self, found: Iterable[Block]) -> list[Block]:
+        uniq = {id(b): b for b in found}
+        return sorted(uniq.values(), key=lambda b: self.pos[id(b)])
+
+    # --- questions ---------------------------------------------------------------------------
+    def dups(self, n: str, toks: frozenset[str]) -> list[Block]:
+        """Blocks that may be near-duplicates of a text (normalised ``n``, tokens ``toks``)."""
+        found = list(self.exact.get(n, ()))
+        for tok in prefix(toks, NEAR_DUP):
+            found += self.dup.get(tok, ())
+        return self.ordered(found)
+
+    def named(self, ref: str) -> list[Block]:
+        """Blocks whose text or title ``same_fact(ref, …)`` may hold for."""
+        a = norm(ref)
+        if not a:
+            return []
+        words = a.split()
+        found = list(self.names.get(a, ()))
+        for tok in prefix(words, SAME_FACT_JACCARD):
+            found += self.like.get(tok, ())
+        if len(a) >= SAME_FACT_CONTAINS:  # ref inside a block's text
+            if len(words) > _FEW_TOKENS:
+                found += self.tokens.get(_inner(words), ())
+            else:
+                found += self.blocks
+        for tok in set(words):  # a block's text inside ref
+            found += self.inner.get(tok, ())
+        found += self.short
+        return self.ordered(found)
+
+    def reversed_by(self, text: str) -> list[Block]:
+        """Blocks ``reversal_score(text, block.text)`` may be above 0 for."""
+        found: list[Block] = []
+        for terms, need in probes(text):
+            rare = sorted(terms, key=lambda t: len(self.terms.get(t, ())))
+            for tok in rare[: len(rare) - need + 1]:
+                found += self.terms.get(tok, ())
+        return self.ordered(found)
+
+    def reversing_since(self, date: str) -> list[Block]:
+        """Blocks with reversal wording dated ``date`` or later, in doc order."""
+        i = bisect.bisect_left(self.reversing, date, key=lambda r: r[0])
+        return self.ordered(b for _, _, b in self.reversing[i:])
+
+
+def _once(index: defaultdict[str, list[Block]], tok: str, b: Block) -> None:
+    posting = index[tok]
+    if not posting or posting[-1] is not b:
+        posting.append(b)
