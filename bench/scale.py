@@ -34,28 +34,38 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-_MODULES = [f"{a}_{b}" for a in ("auth", "billing", "jobs", "export", "search", "cache", "api", "ui") for b in
-            ("store", "queue", "worker", "client", "router", "schema", "batch", "index")]  # fmt: skip
+_SYL = ["ka", "lo", "mi", "ren", "tas", "vu", "zor", "pel", "dri", "nox", "qua", "sel", "tum", "bar", "fen",
+        "gil", "hod", "jex", "lux", "mor", "nep", "ost", "pry", "rim", "sug", "tev", "ulm", "vak", "wen", "yor"]  # fmt: skip
+VOCAB = [a + b for a in _SYL for b in _SYL]  # 900 made-up words, drawn Zipf-like as words in prose are
 _TOOLS = ["redis", "postgres", "sqlite", "kafka", "nats", "celery", "rq", "grpc", "rest", "protobuf",
           "msgpack", "orjson", "httpx", "aiohttp", "uvicorn", "gunicorn"]  # fmt: skip
-_RULES = ["must validate input", "must not log tokens", "only runs on the primary", "requires a lock",
-          "returns a cursor", "retries three times", "never blocks the loop", "always uses UTC"]  # fmt: skip
-_ERRORS = ["KeyError: 'tenant'", "TimeoutError", "IntegrityError: duplicate key", "OOMKilled",
-           "ConnectionResetError", "ValueError: bad date"]  # fmt: skip
+_RULES = ["must validate the {w}", "must not log the {w}", "only runs on the {w}", "requires a {w} lock",
+          "returns a {w} cursor", "retries the {w} three times", "never blocks the {w}", "always uses {w} time"]  # fmt: skip
+_ERRORS = ["KeyError: '{w}'", "TimeoutError in {w}", "IntegrityError: duplicate {w}", "OOMKilled in {w}",
+           "ConnectionResetError from {w}", "ValueError: bad {w}"]  # fmt: skip
+
+
+def _w(rng: random.Random) -> str:
+    """A word, rank drawn log-uniformly (Zipf's law: a few common words, a long tail of rare ones)."""
+    return VOCAB[int(len(VOCAB) ** rng.random()) - 1]
 
 
 # --- synthetic cold entries ----------------------------------------------------------------------
 def _entry(i: int, rng: random.Random, agent: str, day: int) -> str:
-    mod = _MODULES[rng.randrange(len(_MODULES))]
+    mod = f"{_w(rng)}_{_w(rng)}"
     tool, other = rng.sample(_TOOLS, 2)
     num = rng.randrange(10_000)
-    decisions = [f"use {tool} for `{mod}` in src/{mod.replace('_', '/')}/core_{num}.py because it scales"]
+    decisions = [f"use {tool} for the {_w(rng)} {_w(rng)} in `{mod}` (src/{mod}/core_{num}.py) because it scales"]
     if rng.random() < 0.25:
-        decisions.append(f"use {tool} instead of {other} for {mod} writes (ticket {num})")
+        decisions.append(f"use {tool} instead of {other} for {mod} {_w(rng)} writes (ticket {num})")
     if rng.random() < 0.05:
         decisions.append(f"reverse the earlier decision to use {other} for `{mod}`")
-    knowledge = [f"`{mod}` {rng.choice(_RULES)} (case {num})", f"{mod} batch size is {num % 500 + 10} rows"]
-    errors = [f"`{rng.choice(_ERRORS)}` in {mod} → pin the {tool} client to {num % 9}.{num % 7}"]
+    knowledge = [
+        f"`{mod}` {rng.choice(_RULES).format(w=_w(rng))} (case {num})",
+        f"the {_w(rng)} {_w(rng)} batch size of {mod} is {num % 500 + 10} rows",
+    ]
+    err = rng.choice(_ERRORS).format(w=_w(rng))
+    errors = [f"`{err}` in {mod} → pin the {tool} {_w(rng)} client to {num % 9}.{num % 7}"]
     stamp = f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T{i % 24:02d}:{i % 60:02d}:00Z"
     return (
         f"### {stamp}: Work on {mod} #{i}\n"

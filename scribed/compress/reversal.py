@@ -57,7 +57,6 @@ _STOP = {
     "they", "but", "via", "we", "to", "of", "in", "on", "at", "is", "it", "an", "be", "by", "or", "as",
     "no", "so", "do", "go", "up",
 }  # fmt: skip
-STOP = frozenset(_STOP)
 
 
 def strip_supersedes(text: str) -> tuple[str, str]:
@@ -217,26 +216,27 @@ def reversal_score(new_text: str, old_text: str) -> float:
     return hit / len(ow) if hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 else 0.0
 
 
-def probes(new_text: str) -> list[tuple[frozenset[str], int]]:
-    """What an earlier fact must hold for :func:`reversal_score` to be above 0: for each probe
-    ``(terms, need)``, at least ``need`` of ``terms`` among the earlier fact's :func:`seq_terms`
-    (of its :func:`claim`), for one probe at least. No probe: nothing can be reversed. Lets an index
-    look at the few facts holding a rare term instead of scoring every fact (bounds rounded down)."""
+def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
+    """What an earlier fact must hold for :func:`reversal_score` to be above 0: for one probe
+    ``(terms, need, most)`` at least, ``need`` of ``terms`` among the earlier fact's
+    :func:`seq_terms` (of its :func:`claim`), and at most ``most`` such terms in all (0: any
+    number). No probe: nothing can be reversed. Lets an index look at the few facts holding a rare
+    term instead of scoring every fact (the bounds are loose, never tight)."""
     if not REVERSAL.search(new_text):
         return []
     named, tgts = _named(new_text), targets(new_text)
     if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
         nw = words(new_text)
-        return [(frozenset(nw), max(1, int(len(nw) * OVERLAP / 2)))] if nw else []
+        return [(frozenset(nw), max(1, int(len(nw) * OVERLAP / 2)), 0)] if nw else []
     out = []
-    for x in named:  # "instead of X": all of X's terms, and at least one of them
+    for x in named:  # "instead of X": all of X's terms, and they are a quarter of the earlier fact's
         xs = frozenset(_seq(x))
         if xs:
-            out.append((xs, len(xs)))
+            out.append((xs, len(xs), 4 * len(xs)))
     for t in tgts:  # a named target: three quarters of its terms
         want = frozenset(_seq(t))
         if want:
-            out.append((want, max(1, int(len(want) * TARGET_SHARE))))
+            out.append((want, max(1, int(len(want) * TARGET_SHARE)), 0))
     return out
 
 

@@ -4,36 +4,27 @@ Merging looks for three things: duplicates (same normalised text, or token sets 
 ``NEAR_DUP`` alike), what a ``supersedes`` names (:func:`same_fact`) and what reversal wording
 reverses (:func:`reversal_score`). Scanning every block for each new fact made promotion
 quadratic. The index answers each question with a *superset* of the blocks that can match, found
-through postings (normalised text → blocks, term → blocks, and prefix filters for the Jaccard
+through postings (normalised text → blocks, token → blocks, term → blocks; the counting filter for the Jaccard
 thresholds); the caller then applies the exact same test to those few, in block order, so the
 result is the one a scan gives.
 
-Prefix filter: two token sets with Jaccard ≥ t share a token among the first
-``|A| - floor(t·|A|) + 1`` of each, in any one fixed order (here: stop words last, then by text).
+Counting filter: a token set with Jaccard ≥ t to ``A`` holds at least ``floor(t·|A|)`` of ``A``'s
+tokens, so at least one of any ``|A| - floor(t·|A|) + 1`` of them: the index looks up the rarest.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from scribed.compress.reversal import NEAR_DUP, STOP, claim, norm, probes, seq_terms
+from scribed.compress.reversal import NEAR_DUP, claim, norm, probes, seq_terms
 from scribed.tiers.wiki_block import Block
 
 SAME_FACT_JACCARD = 0.6  # reversal.same_fact's threshold
 SAME_FACT_CONTAINS = 12  # reversal.same_fact: a text this long contained in the other names it
+EXTRA = 2  # postings counted beyond the least needed (see holding)
 _FEW_TOKENS = 2  # a contained text of this many tokens may start or end inside a word
-
-
-def _order(tok: str) -> tuple[bool, str]:
-    return tok in STOP, tok
-
-
-def prefix(toks: Iterable[str], t: float) -> list[str]:
-    """The prefix-filter tokens of a token set for Jaccard threshold ``t``."""
-    ordered = sorted(set(toks), key=_order)
-    return ordered[: len(ordered) - int(len(ordered) * t) + 1] if ordered else []
 
 
 def _inner(toks: list[str]) -> str:
@@ -53,12 +44,11 @@ class BlockIndex:
         self.pos: dict[int, int] = {}
         self.exact: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text) → blocks
         self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
-        self.dup: defaultdict[str, list[Block]] = defaultdict(list)  # NEAR_DUP prefix token → blocks
-        self.like: defaultdict[str, list[Block]] = defaultdict(list)  # same_fact prefix token → blocks
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
         self.short: list[Block] = []  # text or title of ≤ 2 tokens, long enough to be "contained"
         self.terms: defaultdict[str, list[Block]] = defaultdict(list)  # seq_terms of the claim
+        self.sized: defaultdict[tuple[str, int], list[Block]] = defaultdict(list)  # (term, how many)
         self.refs: dict[str, int] = {}
         self.reversing: list[tuple[str, int, Block]] = []  # (date, position) of blocks with reversal wording
         self.rev_ids: set[int] = set()
@@ -76,14 +66,10 @@ class BlockIndex:
         self.blocks.append(b)
         n, toks = b.key()
         self.exact[n].append(b)
-        for tok in prefix(toks, NEAR_DUP):
-            self.dup[tok].append(b)
         seen: set[str] = set()
         for name in {n, norm(b.title)}:
             self.names[name].append(b)
             words = name.split()
-            for tok in prefix(words, SAME_FACT_JACCARD):
-                _once(self.like, tok, b)
             for tok in set(words) - seen:
                 self.tokens[tok].append(b)
             seen |= set(words)
@@ -91,8 +77,10 @@ class BlockIndex:
                 _once(self.inner, _inner(words), b)
             elif len(name) >= SAME_FACT_CONTAINS and (not self.short or self.short[-1] is not b):
                 self.short.append(b)
-        for tok in seq_terms(claim(b.text)):
+        terms = seq_terms(claim(b.text))
+        for tok in terms:
             self.terms[tok].append(b)
+            self.sized[tok, len(terms)].append(b)
         self.note_refs(b.refs)
         self.note_reversing(b)
 
@@ -114,10 +102,13 @@ class BlockIndex:
     # --- questions ---------------------------------------------------------------------------
     def dups(self, n: str, toks: frozenset[str]) -> list[Block]:
         """Blocks that may be near-duplicates of a text (normalised ``n``, tokens ``toks``)."""
-        found = list(self.exact.get(n, ()))
-        for tok in prefix(toks, NEAR_DUP):
-            found += self.dup.get(tok, ())
-        return self.ordered(found)
+        return self.ordered([*self.exact.get(n, ()), *self._sharing(toks, NEAR_DUP)])
+
+    def _sharing(self, toks: Iterable[str], t: float) -> list[Block]:
+        """Blocks whose tokens may be at least ``t`` Jaccard-alike with ``toks`` (they hold
+        ``floor(t·|toks|)`` of them at least)."""
+        uniq = set(toks)
+        return holding(self.tokens, uniq, max(1, int(len(uniq) * t)), extra=0)
 
     def named(self, ref: str) -> list[Block]:
         """Blocks whose text or title ``same_fact(ref, …)`` may hold for."""
@@ -125,14 +116,11 @@ class BlockIndex:
         if not a:
             return []
         words = a.split()
-        found = list(self.names.get(a, ()))
-        for tok in prefix(words, SAME_FACT_JACCARD):
-            found += self.like.get(tok, ())
-        if len(a) >= SAME_FACT_CONTAINS:  # ref inside a block's text
-            if len(words) > _FEW_TOKENS:
-                found += self.tokens.get(_inner(words), ())
-            else:
-                found += self.blocks
+        found = [*self.names.get(a, ()), *self._sharing(words, SAME_FACT_JACCARD)]
+        if len(a) >= SAME_FACT_CONTAINS and len(words) <= _FEW_TOKENS:
+            # ref inside a block's text, where it may start or end inside a word (longer refs: the
+            # block holds all of ref's inner tokens, which _sharing's count already admits)
+            found += self.blocks
         for tok in set(words):  # a block's text inside ref
             found += self.inner.get(tok, ())
         found += self.short
@@ -141,16 +129,38 @@ class BlockIndex:
     def reversed_by(self, text: str) -> list[Block]:
         """Blocks ``reversal_score(text, block.text)`` may be above 0 for."""
         found: list[Block] = []
-        for terms, need in probes(text):
-            rare = sorted(terms, key=lambda t: len(self.terms.get(t, ())))
-            for tok in rare[: len(rare) - need + 1]:
-                found += self.terms.get(tok, ())
+        for terms, need, most in probes(text):
+            if most and need == len(terms):  # all of a few terms, in a short fact
+                tok = min(terms, key=lambda t: len(self.terms.get(t, ())))
+                for k in range(1, most + 1):
+                    found += self.sized.get((tok, k), ())
+            else:
+                found += holding(self.terms, terms, need)
         return self.ordered(found)
 
     def reversing_since(self, date: str) -> list[Block]:
         """Blocks with reversal wording dated ``date`` or later, in doc order."""
         i = bisect.bisect_left(self.reversing, date, key=lambda r: r[0])
         return self.ordered(b for _, _, b in self.reversing[i:])
+
+
+def holding(postings: dict[str, list[Block]], terms: Iterable[str], need: int, extra: int = EXTRA) -> list[Block]:
+    """The blocks that may hold ``need`` of ``terms`` (a superset, from the rarest postings).
+
+    One that does misses at most ``len(terms) - need`` of them, so it holds ``1 + j`` of the
+    ``len(terms) - need + 1 + j`` rarest, for any ``j < need``: counting hits over ``extra`` more
+    postings than the least needed keeps out blocks that share a single common word (worth it
+    where checking a candidate costs more than counting, as scoring a reversal does)."""
+    rare = sorted(set(terms), key=lambda tok: len(postings.get(tok, ())))
+    if not rare or need < 1:
+        return []
+    j = min(extra, need - 1)
+    picked = rare[: len(rare) - need + 1 + j]
+    if j == 0:
+        return [b for tok in picked for b in postings.get(tok, ())]
+    hits = Counter(id(b) for tok in picked for b in postings.get(tok, ()))
+    keep = {i for i, n in hits.items() if n > j}
+    return [b for tok in picked for b in postings.get(tok, ()) if id(b) in keep]
 
 
 def _once(index: defaultdict[str, list[Block]], tok: str, b: Block) -> None:
