@@ -227,7 +227,7 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
     named, tgts = _named(new_text), targets(new_text)
     if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
         nw = words(new_text)
-        return [(frozenset(nw), max(1, int(len(nw) * OVERLAP / 2)), 0)] if nw else []
+        return [(frozenset(nw), least(len(nw), OVERLAP / 2), 0)] if nw else []
     out = []
     for x in named:  # "instead of X": all of X's terms, and they are a quarter of the earlier fact's
         xs = frozenset(_seq(x))
@@ -236,8 +236,13 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
     for t in tgts:  # a named target: three quarters of its terms
         want = frozenset(_seq(t))
         if want:
-            out.append((want, max(1, int(len(want) * TARGET_SHARE)), 0))
+            out.append((want, least(len(want), TARGET_SHARE), 0))
     return out
+
+
+def least(n: int, share: float) -> int:
+    """The fewest of ``n`` items that make ``share`` (``hits / n >= share`` as the rules compute it)."""
+    return next((h for h in range(1, n + 1) if h / n >= share), n)
 
 
 def seq_terms(text: str) -> set[str]:

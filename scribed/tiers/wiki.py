@@ -174,7 +174,7 @@ class WikiDoc:
         block = _new_block(fact)
         result = MergeResult(self.topic, "added", block.label, blk=block)
         # A later fact that reverses this one is already here (facts promoted out of order).
-        for b in self.index().reversing_since(fact.date):
+        for b in self.index().reversing_since(fact.date, block):
             if b.active and b.reverses_any() and reverses(b, block):
                 block.status = f"superseded by {b.label}"
                 result.superseded_by = b.label

@@ -8,8 +8,8 @@ through postings (normalised text → blocks, token → blocks, term → blocks;
 thresholds); the caller then applies the exact same test to those few, in block order, so the
 result is the one a scan gives.
 
-Counting filter: a token set with Jaccard ≥ t to ``A`` holds at least ``floor(t·|A|)`` of ``A``'s
-tokens, so at least one of any ``|A| - floor(t·|A|) + 1`` of them: the index looks up the rarest.
+Counting filter: a token set with Jaccard ≥ t to ``A`` holds ``need`` ≥ t·|A| of ``A``'s tokens,
+so at least one of any ``|A| - need + 1`` of them: the index looks up the rarest.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import bisect
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from scribed.compress.reversal import NEAR_DUP, claim, norm, probes, seq_terms
+from scribed.compress.reversal import NEAR_DUP, claim, least, norm, probes, seq_terms
 from scribed.tiers.wiki_block import Block
 
 SAME_FACT_JACCARD = 0.6  # reversal.same_fact's threshold
@@ -43,6 +43,8 @@ class BlockIndex:
         self.blocks: list[Block] = []
         self.pos: dict[int, int] = {}
         self.exact: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text) → blocks
+        # (token, how many tokens) → (block, its text's tokens): near-duplicates have alike sizes
+        self.text_tokens: defaultdict[tuple[str, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
         self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
@@ -52,6 +54,7 @@ class BlockIndex:
         self.refs: dict[str, int] = {}
         self.reversing: list[tuple[str, int, Block]] = []  # (date, position) of blocks with reversal wording
         self.rev_ids: set[int] = set()
+        self.probe_of: dict[int, list[tuple[frozenset[str], int, int]]] = {}
 
     def sync(self, blocks: list[Block]) -> BlockIndex:
         """Index the blocks appended since the last call (all of them for another list)."""
@@ -66,6 +69,9 @@ class BlockIndex:
         self.blocks.append(b)
         n, toks = b.key()
         self.exact[n].append(b)
+        pair = (b, toks)
+        for tok in toks:
+            self.text_tokens[tok, len(toks)].append(pair)
         seen: set[str] = set()
         for name in {n, norm(b.title)}:
             self.names[name].append(b)
@@ -102,13 +108,27 @@ class BlockIndex:
     # --- questions ---------------------------------------------------------------------------
     def dups(self, n: str, toks: frozenset[str]) -> list[Block]:
         """Blocks that may be near-duplicates of a text (normalised ``n``, tokens ``toks``)."""
-        return self.ordered([*self.exact.get(n, ()), *self._sharing(toks, NEAR_DUP)])
+        # A near-duplicate B holds ``need`` of the tokens at least, so one of the ``len - need + 1``
+        # rarest; and |A|/|B| ≥ Jaccard ≥ NEAR_DUP bounds its size.
+        need = least(len(toks), NEAR_DUP)
+        sizes = range(need, int(len(toks) / NEAR_DUP) + 2)
+        postings = self.text_tokens
+
+        def count(tok: str) -> int:
+            return sum(len(postings.get((tok, k), ())) for k in sizes)
+
+        rare = sorted(toks, key=count)
+        found = list(self.exact.get(n, ()))
+        for tok in rare[: len(rare) - need + 1]:
+            for k in sizes:
+                found += [b for b, bt in postings.get((tok, k), ()) if len(bt & toks) >= need]
+        return self.ordered(found)
 
     def _sharing(self, toks: Iterable[str], t: float) -> list[Block]:
         """Blocks whose tokens may be at least ``t`` Jaccard-alike with ``toks`` (they hold
-        ``floor(t·|toks|)`` of them at least)."""
+        ``t·|toks|`` of them at least)."""
         uniq = set(toks)
-        return holding(self.tokens, uniq, max(1, int(len(uniq) * t)), extra=0)
+        return holding(self.tokens, uniq, least(len(uniq), t), extra=0)
 
     def named(self, ref: str) -> list[Block]:
         """Blocks whose text or title ``same_fact(ref, …)`` may hold for."""
@@ -138,10 +158,30 @@ class BlockIndex:
                 found += holding(self.terms, terms, need)
         return self.ordered(found)
 
-    def reversing_since(self, date: str) -> list[Block]:
-        """Blocks with reversal wording dated ``date`` or later, in doc order."""
+    def reversing_since(self, date: str, older: Block) -> list[Block]:
+        """Blocks with reversal wording dated ``date`` or later that may reverse ``older``, in doc
+        order: by their ``supersedes`` (for the exact test to decide), or by what their wording
+        needs the reversed fact to hold (the probes, kept per block)."""
         i = bisect.bisect_left(self.reversing, date, key=lambda r: r[0])
-        return self.ordered(b for _, _, b in self.reversing[i:])
+        terms: set[str] | None = None
+        found = []
+        for _, _, b in self.reversing[i:]:
+            if b.supersedes:
+                found.append(b)
+                continue
+            if terms is None:
+                terms = seq_terms(claim(older.text))
+            if any(
+                len(want & terms) >= need and (not most or len(terms) <= most) for want, need, most in self._probes(b)
+            ):
+                found.append(b)
+        return self.ordered(found)
+
+    def _probes(self, b: Block) -> list[tuple[frozenset[str], int, int]]:
+        got = self.probe_of.get(id(b))
+        if got is None:
+            got = self.probe_of[id(b)] = probes(b.text)
+        return got
 
 
 def holding(postings: dict[str, list[Block]], terms: Iterable[str], need: int, extra: int = EXTRA) -> list[Block]:
