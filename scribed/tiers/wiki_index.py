@@ -55,6 +55,8 @@ class BlockIndex:
         self.reversing: list[tuple[str, int, Block]] = []  # (date, position) of blocks with reversal wording
         self.rev_ids: set[int] = set()
         self.probe_of: dict[int, list[tuple[frozenset[str], int, int]]] = {}
+        self.named_upto = 0  # blocks in names/tokens/inner/short so far
+        self.terms_upto = 0  # blocks in terms/sized so far
 
     def sync(self, blocks: list[Block]) -> BlockIndex:
         """Index the blocks appended since the last call (all of them for another list)."""
@@ -65,6 +67,8 @@ class BlockIndex:
         return self
 
     def _add(self, b: Block) -> None:
+        """What every merge asks about: same text, near-duplicates, refs and reversing blocks. The
+        postings only some merges need (names, terms) are built on first use."""
         self.pos[id(b)] = len(self.blocks)
         self.blocks.append(b)
         n, toks = b.key()
@@ -72,23 +76,31 @@ class BlockIndex:
         pair = (b, toks)
         for tok in toks:
             self.text_tokens[tok, len(toks)].append(pair)
-        seen: set[str] = set()
-        for name in {n, norm(b.title)}:
-            self.names[name].append(b)
-            words = name.split()
-            for tok in set(words) - seen:
-                self.tokens[tok].append(b)
-            seen |= set(words)
-            if len(words) > _FEW_TOKENS:
-                _once(self.inner, _inner(words), b)
-            elif len(name) >= SAME_FACT_CONTAINS and (not self.short or self.short[-1] is not b):
-                self.short.append(b)
-        terms = seq_terms(claim(b.text))
-        for tok in terms:
-            self.terms[tok].append(b)
-            self.sized[tok, len(terms)].append(b)
         self.note_refs(b.refs)
         self.note_reversing(b)
+
+    def _sync_names(self) -> None:
+        for b in self.blocks[self.named_upto :]:
+            seen: set[str] = set()
+            for name in {b.key()[0], norm(b.title)}:
+                self.names[name].append(b)
+                words = name.split()
+                for tok in set(words) - seen:
+                    self.tokens[tok].append(b)
+                seen |= set(words)
+                if len(words) > _FEW_TOKENS:
+                    _once(self.inner, _inner(words), b)
+                elif len(name) >= SAME_FACT_CONTAINS and (not self.short or self.short[-1] is not b):
+                    self.short.append(b)
+        self.named_upto = len(self.blocks)
+
+    def _sync_terms(self) -> None:
+        for b in self.blocks[self.terms_upto :]:
+            terms = seq_terms(claim(b.text))
+            for tok in terms:
+                self.terms[tok].append(b)
+                self.sized[tok, len(terms)].append(b)
+        self.terms_upto = len(self.blocks)
 
     def note_refs(self, refs: Iterable[str]) -> None:
         """Entry ids a block now names (it was added, or gained a source)."""
@@ -135,6 +147,7 @@ class BlockIndex:
         a = norm(ref)
         if not a:
             return []
+        self._sync_names()
         words = a.split()
         found = [*self.names.get(a, ()), *self._sharing(words, SAME_FACT_JACCARD)]
         if len(a) >= SAME_FACT_CONTAINS and len(words) <= _FEW_TOKENS:
@@ -149,7 +162,10 @@ class BlockIndex:
     def reversed_by(self, text: str) -> list[Block]:
         """Blocks ``reversal_score(text, block.text)`` may be above 0 for."""
         found: list[Block] = []
-        for terms, need, most in probes(text):
+        pr = probes(text)
+        if pr:
+            self._sync_terms()
+        for terms, need, most in pr:
             if most and need == len(terms):  # all of a few terms, in a short fact
                 tok = min(terms, key=lambda t: len(self.terms.get(t, ())))
                 for k in range(1, most + 1):
