@@ -20,6 +20,7 @@ it the curves are printed only.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -153,7 +154,7 @@ print(json.dumps({"seconds": time.perf_counter() - t0}))
 
 def make_wiki(base: Path, n: int) -> Path:
     """A wiki folder of ``n`` blocks over the five standard topics, written by scribed itself."""
-    from scribed.tiers.wiki import TOPIC_KIND, Fact, Source, Wiki
+    from scribed.tiers.wiki import TOPIC_KIND, Wiki
 
     folder = base / f"wiki-{n}" / "wiki"
     folder.mkdir(parents=True)
@@ -252,7 +253,7 @@ def bench_transcript(sizes: list[float], base: Path) -> list[dict[str, Any]]:
 
 # --- output --------------------------------------------------------------------------------------
 def _growth(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    for prev, row in zip(rows, rows[1:], strict=False):
+    for prev, row in itertools.pairwise(rows):
         if prev["seconds"] > 0:
             row["growth"] = round(row["seconds"] / prev["seconds"], 2)
             row["size_ratio"] = round(row[key] / prev[key], 2)

@@ -228,7 +228,7 @@ class Entry:
 def parse_date(s: str) -> datetime | None:
     s = s.strip().replace(" ", "T")
     try:
-        if len(s) == 10:
+        if len(s) == len("YYYY-MM-DD"):
             return datetime.fromisoformat(s).replace(tzinfo=UTC)
         dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:
@@ -287,6 +287,5 @@ def _mk(m: re.Match[str], lines: list[str]) -> Entry:
 
 def join_entries(preamble: str, entries: list[Entry]) -> str:
     parts = [preamble.rstrip("\n") + "\n\n"] if preamble.strip() else []
-    for e in entries:
-        parts.append(e.text.rstrip("\n") + "\n\n")
+    parts += [e.text.rstrip("\n") + "\n\n" for e in entries]
     return "".join(parts).rstrip("\n") + "\n" if parts else ""

@@ -20,6 +20,11 @@ import re
 NEAR_DUP = 0.9  # token-set Jaccard at or above which two facts are the same fact
 OVERLAP = 0.5  # share of an earlier fact's content words a reversal must repeat
 TARGET_SHARE = 0.75  # share of a named target's words the earlier fact must hold
+SAME_FACT_SHARE = 0.6  # token-set Jaccard at or above which a reference names a fact
+CONTAINED_CHARS = 12  # a reference this long inside a fact (or a fact inside it) names it
+MIN_WORD = 3  # shorter words are not content words (unless they hold a digit)
+SHORT_FACT_TERMS = 6  # a fact this short is about any one term "instead of" names
+MIN_OVERLAP_WORDS = 3  # an earlier fact needs this many content words for an overlap reversal
 
 _SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
 _MD = re.compile(r"[`*_>#\[\]()~|]")
@@ -78,12 +83,12 @@ def norm(text: str) -> str:
 
 def words(text: str) -> set[str]:
     """Content words for overlap tests (short and stop words dropped)."""
-    return {w for w in norm(text).split() if len(w) >= 3 and w not in _STOP}
+    return {w for w in norm(text).split() if len(w) >= MIN_WORD and w not in _STOP}
 
 
 def terms(text: str) -> set[str]:
     """What a named target is made of: content words and short identifiers such as ``p1``."""
-    return {w for w in norm(text).split() if w not in _STOP and (len(w) >= 3 or any(c.isdigit() for c in w))}
+    return set(_seq(text))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -104,9 +109,9 @@ def same_fact(ref: str, text: str) -> bool:
     a, b = norm(ref), norm(text)
     if not a or not b:
         return False
-    if a == b or (len(a) >= 12 and a in b) or (len(b) >= 12 and b in a):
+    if a == b or (len(a) >= CONTAINED_CHARS and a in b) or (len(b) >= CONTAINED_CHARS and b in a):
         return True
-    return jaccard(set(a.split()), set(b.split())) >= 0.6
+    return jaccard(set(a.split()), set(b.split())) >= SAME_FACT_SHARE
 
 
 def _lead(x: str) -> str:
@@ -159,7 +164,7 @@ def targets(text: str) -> tuple[str, ...]:
 
 
 def _seq(text: str) -> list[str]:
-    return [w for w in norm(text).split() if w not in _STOP and (len(w) >= 3 or any(c.isdigit() for c in w))]
+    return [w for w in norm(text).split() if w not in _STOP and (len(w) >= MIN_WORD or any(c.isdigit() for c in w))]
 
 
 def _names(target: str, old_text: str) -> float:
@@ -202,7 +207,7 @@ def reversal_score(new_text: str, old_text: str) -> float:
         # identifier, or a short fact), and one more term in common besides X
         xs = set(_seq(x))
         about = len(xs & old_seq) >= max(1, len(old_seq) / 4) and (
-            len(xs) > 1 or len(old_seq) <= 6 or _codeish(old_text, x)
+            len(xs) > 1 or len(old_seq) <= SHORT_FACT_TERMS or _codeish(old_text, x)
         )
         if f" {x} " in old_norm and about and (old_seq - xs) & set(_seq(new_text)):
             return 2.0
@@ -210,7 +215,7 @@ def reversal_score(new_text: str, old_text: str) -> float:
     if best or named or targets(new_text):
         return best  # it names what it reverses, and that is not this fact
     ow, nw = words(old_text), words(new_text)
-    if len(ow) < 3 or not nw:
+    if len(ow) < MIN_OVERLAP_WORDS or not nw:
         return 0.0
     hit = len(nw & ow)
     return hit / len(ow) if hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 else 0.0

@@ -18,11 +18,18 @@ import bisect
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from scribed.compress.reversal import NEAR_DUP, claim, least, norm, probes, seq_terms
+from scribed.compress.reversal import (
+    CONTAINED_CHARS,
+    NEAR_DUP,
+    SAME_FACT_SHARE,
+    claim,
+    least,
+    norm,
+    probes,
+    seq_terms,
+)
 from scribed.tiers.wiki_block import Block
 
-SAME_FACT_JACCARD = 0.6  # reversal.same_fact's threshold
-SAME_FACT_CONTAINS = 12  # reversal.same_fact: a text this long contained in the other names it
 EXTRA = 2  # postings counted beyond the least needed (see holding)
 _FEW_TOKENS = 2  # a contained text of this many tokens may start or end inside a word
 
@@ -90,7 +97,7 @@ class BlockIndex:
                 seen |= set(words)
                 if len(words) > _FEW_TOKENS:
                     _once(self.inner, _inner(words), b)
-                elif len(name) >= SAME_FACT_CONTAINS and (not self.short or self.short[-1] is not b):
+                elif len(name) >= CONTAINED_CHARS and (not self.short or self.short[-1] is not b):
                     self.short.append(b)
         self.named_upto = len(self.blocks)
 
@@ -149,8 +156,8 @@ class BlockIndex:
             return []
         self._sync_names()
         words = a.split()
-        found = [*self.names.get(a, ()), *self._sharing(words, SAME_FACT_JACCARD)]
-        if len(a) >= SAME_FACT_CONTAINS and len(words) <= _FEW_TOKENS:
+        found = [*self.names.get(a, ()), *self._sharing(words, SAME_FACT_SHARE)]
+        if len(a) >= CONTAINED_CHARS and len(words) <= _FEW_TOKENS:
             # ref inside a block's text, where it may start or end inside a word (longer refs: the
             # block holds all of ref's inner tokens, which _sharing's count already admits)
             found += self.blocks
