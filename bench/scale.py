@@ -228,16 +228,17 @@ def run_once_rss(root: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of a real ``scribed run-once`` subprocess."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
     env["PYTHONPATH"] = str(ROOT)
+    errs = root / "run-once.stderr"  # a file, not a pipe: a full pipe would block the child
     t0 = time.perf_counter()
-    p = subprocess.Popen(
-        [sys.executable, "-m", "scribed", "run-once", "--config", str(root / "scribed.toml"), "--force"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root,
-    )  # fmt: skip
-    _, status, usage = os.wait4(p.pid, 0)
+    with errs.open("wb") as err_fh:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "scribed", "run-once", "--config", str(root / "scribed.toml"), "--force"],
+            env=env, stdout=subprocess.DEVNULL, stderr=err_fh, cwd=root,
+        )  # fmt: skip
+        _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
-    err = p.stderr.read().decode() if p.stderr else ""
     if p.returncode:
-        raise RuntimeError(f"run-once failed ({p.returncode}): {err[-2000:]}")
+        raise RuntimeError(f"run-once failed ({p.returncode}): {errs.read_text()[-2000:]}")
     return time.perf_counter() - t0, usage.ru_maxrss / 1024
 
 
