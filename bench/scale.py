@@ -56,7 +56,9 @@ def _entry(i: int, rng: random.Random, agent: str, day: int) -> str:
     mod = f"{_w(rng)}_{_w(rng)}"
     tool, other = rng.sample(_TOOLS, 2)
     num = rng.randrange(10_000)
-    decisions = [f"use {tool} for the {_w(rng)} {_w(rng)} in `{mod}` (src/{mod}/core_{num}.py) because it scales"]
+    decisions = [
+        f"use {tool} for the {_w(rng)} {_w(rng)} in `{mod}` (src/{mod}/core_{num}.py) because it scales"
+    ]
     if rng.random() < 0.25:
         decisions.append(f"use {tool} instead of {other} for {mod} {_w(rng)} writes (ticket {num})")
     if rng.random() < 0.05:
@@ -72,8 +74,11 @@ def _entry(i: int, rng: random.Random, agent: str, day: int) -> str:
         f"### {stamp}: Work on {mod} #{i}\n"
         f"- provenance: id=e-{i:012x} · agent={agent} · session=s-{i} · compressor=extractive\n\n"
         f"#### Goal\nImprove {mod} ({num})\n"
-        "#### Decisions\n" + "".join(f"- {d}\n" for d in decisions) + "#### Reusable knowledge\n"
-        "".join(f"- {k}\n" for k in knowledge) + "#### Errors → fixes\n" + "".join(f"- {e}\n" for e in errors)
+        "#### Decisions\n"
+        + "".join(f"- {d}\n" for d in decisions)
+        + "#### Reusable knowledge\n".join(f"- {k}\n" for k in knowledge)
+        + "#### Errors → fixes\n"
+        + "".join(f"- {e}\n" for e in errors)
     )
 
 
@@ -110,7 +115,12 @@ print(json.dumps({"seconds": dt, "promoted": len(r["promoted"]), "written": r["w
 def _child(code: str, *args: str, timeout: float = 3600) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     if p.returncode:
         raise RuntimeError(f"child failed ({p.returncode}): {p.stderr[-2000:]}")
@@ -126,7 +136,9 @@ def bench_promote(sizes: list[int], base: Path) -> list[dict[str, Any]]:
         blocks = sum(
             p.read_text().count("\n### ") for p in (root / ".squad" / "memory" / "wiki").glob("*.md")
         )
-        rows.append({"entries": n, "seconds": round(r["seconds"], 3), "promoted": r["promoted"], "blocks": blocks})
+        rows.append(
+            {"entries": n, "seconds": round(r["seconds"], 3), "promoted": r["promoted"], "blocks": blocks}
+        )
     return _growth(rows, "entries")
 
 
@@ -278,7 +290,11 @@ def plot(results: dict[str, list[dict[str, Any]]], path: Path) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed: no plot (the tables above hold the same curves)"
-    axes_of = {"promote": ("entries", "seconds"), "wiki": ("blocks", "seconds"), "transcript": ("mb", "peak_rss_mb")}
+    axes_of = {
+        "promote": ("entries", "seconds"),
+        "wiki": ("blocks", "seconds"),
+        "transcript": ("mb", "peak_rss_mb"),
+    }
     shown = [k for k in axes_of if results.get(k)]
     fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 4), squeeze=False)
     for ax, name in zip(axes[0], shown, strict=True):

@@ -39,7 +39,9 @@ def _blocks(texts: list[str]) -> list[Block]:
     out = []
     for i, t in enumerate(texts):
         title = t.split("\n")[0][:24] if i % 3 else ""
-        out.append(Block(date="2026-01-01", title=title or t[:40], body=t, sources=[Source("2026-01-01", f"e-{i}")]))
+        out.append(
+            Block(date="2026-01-01", title=title or t[:40], body=t, sources=[Source("2026-01-01", f"e-{i}")])
+        )
     return out
 
 
@@ -91,12 +93,16 @@ def test_index_follows_appends_and_a_new_list() -> None:
 
 def test_named_by_containment() -> None:
     long = "use redis queue jobs for the export cursor in session clock tests"
-    olds = _blocks([long, "redisqueue jobs", "redisqueue jobs runner", *(f"fact number {i} here" for i in range(50))])
+    olds = _blocks(
+        [long, "redisqueue jobs", "redisqueue jobs runner", *(f"fact number {i} here" for i in range(50))]
+    )
     ix = BlockIndex().sync(olds)
     assert same_fact("redis queue jobs", long)
     assert long in [b.body for b in ix.named("redis queue jobs")]  # a ref inside a block
     assert same_fact("we moved redisqueue jobs to kafka", "redisqueue jobs")
-    assert "redisqueue jobs" in [b.body for b in ix.named("we moved redisqueue jobs to kafka")]  # a block inside a ref
+    assert "redisqueue jobs" in [
+        b.body for b in ix.named("we moved redisqueue jobs to kafka")
+    ]  # a block inside a ref
     ref = "we moved the redisqueue jobs runner to kafka today at noon"
     assert same_fact(ref, "redisqueue jobs runner")
     assert "redisqueue jobs runner" in [b.body for b in ix.named(ref)]

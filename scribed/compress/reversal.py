@@ -126,7 +126,8 @@ def _lead(x: str) -> str:
 def _named(new_text: str) -> list[str]:
     """What "instead of X" / "rather than X" name, normalised (X's lead)."""
     leads = (
-        norm(m.group("code")) if m.group("code") else _lead(m.group("x")) for m in _INSTEAD_OF.finditer(new_text)
+        norm(m.group("code")) if m.group("code") else _lead(m.group("x"))
+        for m in _INSTEAD_OF.finditer(new_text)
     )
     return [x for x in leads if x]
 
@@ -164,7 +165,11 @@ def targets(text: str) -> tuple[str, ...]:
 
 
 def _seq(text: str) -> list[str]:
-    return [w for w in norm(text).split() if w not in _STOP and (len(w) >= MIN_WORD or any(c.isdigit() for c in w))]
+    return [
+        w
+        for w in norm(text).split()
+        if w not in _STOP and (len(w) >= MIN_WORD or any(c.isdigit() for c in w))
+    ]
 
 
 def _names(target: str, old_text: str) -> float:

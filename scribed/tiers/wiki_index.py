@@ -195,7 +195,8 @@ class BlockIndex:
             if terms is None:
                 terms = seq_terms(claim(older.text))
             if any(
-                len(want & terms) >= need and (not most or len(terms) <= most) for want, need, most in self._probes(b)
+                len(want & terms) >= need and (not most or len(terms) <= most)
+                for want, need, most in self._probes(b)
             ):
                 found.append(b)
         return self.ordered(found)
@@ -207,7 +208,9 @@ class BlockIndex:
         return got
 
 
-def holding(postings: dict[str, list[Block]], terms: Iterable[str], need: int, extra: int = EXTRA) -> list[Block]:
+def holding(
+    postings: dict[str, list[Block]], terms: Iterable[str], need: int, extra: int = EXTRA
+) -> list[Block]:
     """The blocks that may hold ``need`` of ``terms`` (a superset, from the rarest postings).
 
     One that does misses at most ``len(terms) - need`` of them, so it holds ``1 + j`` of the
