@@ -126,8 +126,9 @@ def skip_newline(path: Path, offset: int) -> int:
     return offset + 1 if head[1:2] == b"\n" else offset
 
 
-def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600."""
+def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, sync: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600. ``sync=False``
+    skips both fsyncs: for a batch the caller makes durable at once with ``os.sync()``."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     if base is not None:
@@ -140,14 +141,16 @@ def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None) -> 
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
 
 
 def fsync_dir(path: Path) -> None:
@@ -168,10 +171,10 @@ def read_text(path: Path) -> str:
         return ""
 
 
-def write_gzip_archive(dest: Path, data: bytes) -> None:
+def write_gzip_archive(dest: Path, data: bytes, *, sync: bool = True) -> None:
     """Archive bytes as a gzip file, atomically (mtime 0 so reruns are byte-stable)."""
     _refuse_linked_state(dest)
-    atomic_write(dest, gzip.compress(data, mtime=0))
+    atomic_write(dest, gzip.compress(data, mtime=0), sync=sync)
 
 
 def clean_temp_files(folder: Path) -> int:

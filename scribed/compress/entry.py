@@ -228,7 +228,7 @@ class Entry:
 def parse_date(s: str) -> datetime | None:
     s = s.strip().replace(" ", "T")
     try:
-        if len(s) == 10:
+        if len(s) == len("YYYY-MM-DD"):
             return datetime.fromisoformat(s).replace(tzinfo=UTC)
         dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:
@@ -236,17 +236,35 @@ def parse_date(s: str) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
+_FENCE_OPEN = re.compile(r"^ {0,3}(?P<f>`{3,}(?=[^`]*$)|~{3,})")
+
+
+def fence_step(line: str, fence: str) -> str:
+    """The code fence open after ``line`` given the one open before it ("" = none), by the
+    CommonMark rules: an opening fence is 3+ backticks or tildes indented at most 3 spaces (a
+    backtick fence's info string holds no backtick); only the same character, at least as long,
+    with nothing after it, closes it. A tilde block hides a backtick fence line and vice versa,
+    which a toggle on either misses."""
+    m = _FENCE_OPEN.match(line)
+    if not fence:
+        return m.group("f") if m else ""
+    if m and m.group("f")[0] == fence[0] and len(m.group("f")) >= len(fence) and not line[m.end() :].strip():
+        return ""
+    return fence
+
+
 def split_entries(text: str) -> tuple[str, list[Entry]]:
-    """Split a cold file into its preamble and its dated ``### `` entries (outside code fences)."""
+    """Split a cold file into its preamble and its dated ``### `` entries. Headings inside code
+    fences (either kind, any length) are text: a fixture in an entry never forges another."""
     pre: list[str] = []
     entries: list[Entry] = []
     cur: list[str] | None = None
     head: re.Match[str] | None = None
-    fence = False
+    fence = ""
     for line in text.splitlines(keepends=True):
-        if line.lstrip().startswith("```"):
-            fence = not fence
-        m = None if fence else ENTRY_HEADING.match(line.rstrip("\n"))
+        was = fence
+        fence = fence_step(line.rstrip("\r\n"), fence)
+        m = None if (was or fence) else ENTRY_HEADING.match(line.rstrip("\n"))
         if m:
             if cur is not None and head is not None:
                 entries.append(_mk(head, cur))
@@ -269,6 +287,5 @@ def _mk(m: re.Match[str], lines: list[str]) -> Entry:
 
 def join_entries(preamble: str, entries: list[Entry]) -> str:
     parts = [preamble.rstrip("\n") + "\n\n"] if preamble.strip() else []
-    for e in entries:
-        parts.append(e.text.rstrip("\n") + "\n\n")
+    parts += [e.text.rstrip("\n") + "\n\n" for e in entries]
     return "".join(parts).rstrip("\n") + "\n" if parts else ""

@@ -20,6 +20,11 @@ import re
 NEAR_DUP = 0.9  # token-set Jaccard at or above which two facts are the same fact
 OVERLAP = 0.5  # share of an earlier fact's content words a reversal must repeat
 TARGET_SHARE = 0.75  # share of a named target's words the earlier fact must hold
+SAME_FACT_SHARE = 0.6  # token-set Jaccard at or above which a reference names a fact
+CONTAINED_CHARS = 12  # a reference this long inside a fact (or a fact inside it) names it
+MIN_WORD = 3  # shorter words are not content words (unless they hold a digit)
+SHORT_FACT_TERMS = 6  # a fact this short is about any one term "instead of" names
+MIN_OVERLAP_WORDS = 3  # an earlier fact needs this many content words for an overlap reversal
 
 _SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
 _MD = re.compile(r"[`*_>#\[\]()~|]")
@@ -76,18 +81,14 @@ def norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def tokens(text: str) -> set[str]:
-    return set(norm(text).split())
-
-
 def words(text: str) -> set[str]:
     """Content words for overlap tests (short and stop words dropped)."""
-    return {w for w in norm(text).split() if len(w) >= 3 and w not in _STOP}
+    return {w for w in norm(text).split() if len(w) >= MIN_WORD and w not in _STOP}
 
 
 def terms(text: str) -> set[str]:
     """What a named target is made of: content words and short identifiers such as ``p1``."""
-    return {w for w in norm(text).split() if w not in _STOP and (len(w) >= 3 or any(c.isdigit() for c in w))}
+    return set(_seq(text))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -108,9 +109,9 @@ def same_fact(ref: str, text: str) -> bool:
     a, b = norm(ref), norm(text)
     if not a or not b:
         return False
-    if a == b or (len(a) >= 12 and a in b) or (len(b) >= 12 and b in a):
+    if a == b or (len(a) >= CONTAINED_CHARS and a in b) or (len(b) >= CONTAINED_CHARS and b in a):
         return True
-    return jaccard(set(a.split()), set(b.split())) >= 0.6
+    return jaccard(set(a.split()), set(b.split())) >= SAME_FACT_SHARE
 
 
 def _lead(x: str) -> str:
@@ -120,6 +121,15 @@ def _lead(x: str) -> str:
     while lead and lead[0] in _STOP:
         lead.pop(0)
     return " ".join(lead)
+
+
+def _named(new_text: str) -> list[str]:
+    """What "instead of X" / "rather than X" name, normalised (X's lead)."""
+    leads = (
+        norm(m.group("code")) if m.group("code") else _lead(m.group("x"))
+        for m in _INSTEAD_OF.finditer(new_text)
+    )
+    return [x for x in leads if x]
 
 
 def _codeish(raw: str, term: str) -> bool:
@@ -155,7 +165,11 @@ def targets(text: str) -> tuple[str, ...]:
 
 
 def _seq(text: str) -> list[str]:
-    return [w for w in norm(text).split() if w not in _STOP and (len(w) >= 3 or any(c.isdigit() for c in w))]
+    return [
+        w
+        for w in norm(text).split()
+        if w not in _STOP and (len(w) >= MIN_WORD or any(c.isdigit() for c in w))
+    ]
 
 
 def _names(target: str, old_text: str) -> float:
@@ -191,21 +205,14 @@ def reversal_score(new_text: str, old_text: str) -> float:
         return 0.0
     old_text = claim(old_text)
     old_norm = f" {norm(old_text)} "
-    named = [
-        x
-        for x in (
-            norm(m.group("code")) if m.group("code") else _lead(m.group("x"))
-            for m in _INSTEAD_OF.finditer(new_text)
-        )
-        if x
-    ]
+    named = _named(new_text)
     old_seq = set(_seq(old_text))
     for x in named:
         # X is there, and is what the earlier fact is about: a quarter of its terms (one term: an
         # identifier, or a short fact), and one more term in common besides X
         xs = set(_seq(x))
         about = len(xs & old_seq) >= max(1, len(old_seq) / 4) and (
-            len(xs) > 1 or len(old_seq) <= 6 or _codeish(old_text, x)
+            len(xs) > 1 or len(old_seq) <= SHORT_FACT_TERMS or _codeish(old_text, x)
         )
         if f" {x} " in old_norm and about and (old_seq - xs) & set(_seq(new_text)):
             return 2.0
@@ -213,7 +220,41 @@ def reversal_score(new_text: str, old_text: str) -> float:
     if best or named or targets(new_text):
         return best  # it names what it reverses, and that is not this fact
     ow, nw = words(old_text), words(new_text)
-    if len(ow) < 3 or not nw:
+    if len(ow) < MIN_OVERLAP_WORDS or not nw:
         return 0.0
     hit = len(nw & ow)
     return hit / len(ow) if hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 else 0.0
+
+
+def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
+    """What an earlier fact must hold for :func:`reversal_score` to be above 0: for one probe
+    ``(terms, need, most)`` at least, ``need`` of ``terms`` among the earlier fact's
+    :func:`seq_terms` (of its :func:`claim`), and at most ``most`` such terms in all (0: any
+    number). No probe: nothing can be reversed. Lets an index look at the few facts holding a rare
+    term instead of scoring every fact (the bounds are loose, never tight)."""
+    if not REVERSAL.search(new_text):
+        return []
+    named, tgts = _named(new_text), targets(new_text)
+    if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
+        nw = words(new_text)
+        return [(frozenset(nw), least(len(nw), OVERLAP / 2), 0)] if nw else []
+    out = []
+    for x in named:  # "instead of X": all of X's terms, and they are a quarter of the earlier fact's
+        xs = frozenset(_seq(x))
+        if xs:
+            out.append((xs, len(xs), 4 * len(xs)))
+    for t in tgts:  # a named target: three quarters of its terms
+        want = frozenset(_seq(t))
+        if want:
+            out.append((want, least(len(want), TARGET_SHARE), 0))
+    return out
+
+
+def least(n: int, share: float) -> int:
+    """The fewest of ``n`` items that make ``share`` (``hits / n >= share`` as the rules compute it)."""
+    return next((h for h in range(1, n + 1) if h / n >= share), n)
+
+
+def seq_terms(text: str) -> set[str]:
+    """The terms :func:`probes` speaks of (content words and short identifiers)."""
+    return set(_seq(text))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ from scribed.tiers.wiki import (
 )
 
 Clock = Callable[[], datetime]
+MIN_FACT_CHARS = 4  # shorter items are fragments, not facts
 
 _MUST_NOT = re.compile(r"\b(?:must not|mustn't|may not|cannot|can't|can not)\b", re.I)
 _CONVENTION = re.compile(r"\b(?:always|never|must|conventions?)\b", re.I)
@@ -177,7 +179,7 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
         kind_topic: str, text: str, *, supersedes: str = "", rationale: str = "", title: str = ""
     ) -> None:
         text = redact(one_line(text, 2000))
-        if len(text) < 4 or _TOPIC_LINE.fullmatch(text):
+        if len(text) < MIN_FACT_CHARS or _TOPIC_LINE.fullmatch(text):
             return
         if legacy.is_question(text) or legacy.is_priority(text):
             return  # an open question or a priority label is not a durable fact
@@ -194,15 +196,9 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
             )
         )
 
-    decisions = list(secs.get("decisions", []))
-    for kf in secs.get("key_facts", []):
-        if kf.lower().startswith("decision: "):
-            decisions.append(kf[len("decision: ") :])
-        elif kf.lower().startswith("user: "):
-            directive = kf[len("user: ") :]
-            topic = classify(directive)
-            if topic in ("conventions", "constraints"):
-                add(topic, directive)
+    decisions, directives = _key_facts(secs)
+    for topic, directive in directives:
+        add(topic, directive)
     for d in decisions:
         text, old, why = _decision(d)
         add("decisions", text, supersedes=old, rationale=why)
@@ -210,18 +206,35 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
         if not _STATUS.match(k) or _KEEP.search(k):
             add(classify(k), k)
     for e in secs.get("errors", []):
-        parts = _ARROW.split(e, maxsplit=1)
-        if len(parts) == 2 and parts[1].strip():
-            err = parts[0].strip().strip("`")
+        err, fix = _fix(e)
+        if fix:
             add("patterns", f"Known issue: {e}", title=one_line(f"Known issue: {err}", 100))
-    seen: set[tuple[str, str]] = set()
-    unique = []
+    first: dict[tuple[str, str], Fact] = {}
     for f in facts:
-        key = (f.topic, f.text)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique, warnings
+        first.setdefault((f.topic, f.text), f)
+    return list(first.values()), warnings
+
+
+def _key_facts(secs: dict[str, list[str]]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Decisions (with the ``decision:`` lines the retention guard restored under Key facts) and the
+    ``user:`` directives that are conventions or constraints, as (topic, text)."""
+    decisions = list(secs.get("decisions", []))
+    directives = []
+    for kf in secs.get("key_facts", []):
+        if kf.lower().startswith("decision: "):
+            decisions.append(kf[len("decision: ") :])
+        elif kf.lower().startswith("user: "):
+            directive = kf[len("user: ") :]
+            topic = classify(directive)
+            if topic in ("conventions", "constraints"):
+                directives.append((topic, directive))
+    return decisions, directives
+
+
+def _fix(error_line: str) -> tuple[str, str]:
+    """(error, fix) of an ``error → fix`` line; fix is "" when it names none."""
+    err, *fix = _ARROW.split(error_line, maxsplit=1)
+    return err.strip().strip("`"), "".join(fix).strip()
 
 
 # --- archive and cold removal ------------------------------------------------------------------
@@ -229,10 +242,12 @@ def archive_name(agent: str, entry: Entry) -> str:
     return f"promoted/{agent}/{entry.date[:10]}-{entry_ref(entry)}.md.gz"
 
 
-def archive_entry(layout: Layout, agent: str, entry: Entry) -> str:
-    """gzip the entry under ``archive/promoted/`` (same bytes on a rerun)."""
+def archive_entry(layout: Layout, agent: str, entry: Entry, *, sync: bool = True) -> str:
+    """gzip the entry under ``archive/promoted/`` (same bytes on a rerun). ``sync=False``: the
+    caller makes a whole batch durable with one ``os.sync()`` (two fsyncs per entry made archiving
+    thousands of entries take longer than promoting them)."""
     name = archive_name(agent, entry)
-    write_gzip_archive(layout.archive / name, entry.text.encode())
+    write_gzip_archive(layout.archive / name, entry.text.encode(), sync=sync)
     return name
 
 
@@ -274,11 +289,11 @@ class _TopicTally:
 def cold_agents(layout: Layout) -> list[str]:
     if not layout.cold.is_dir():
         return []
-    out = []
-    for p in sorted(layout.cold.glob("*.md")):
-        if p.is_file() and not p.is_symlink() and normalize_name(p.stem) == p.stem:
-            out.append(p.stem)
-    return out
+    return [
+        p.stem
+        for p in sorted(layout.cold.glob("*.md"))
+        if p.is_file() and not p.is_symlink() and normalize_name(p.stem) == p.stem
+    ]
 
 
 def promote(
@@ -333,22 +348,7 @@ def _promote_locked(
     sink = fact_sink(layout, cfg, wiki, "promote", clock)
     warnings: list[str] = []
     inbox = apply_inbox(layout, cfg, clock, dry_run=dry_run, wiki=wiki)
-    due: list[_Due] = []
-    fresh: list[_Due] = []
-    kept = 0
-    for agent in cold_agents(layout):
-        _, entries = split_entries(read_text(layout.cold_file(agent)))
-        for e in entries:
-            when = e.when
-            if when is None:
-                warnings.append(f"cold/{agent}.md: entry {e.heading[:80]!r} has no readable date; kept")
-                kept += 1
-            elif when < cutoff:
-                due.append(_Due(when, agent, e))
-            else:
-                kept += 1
-                fresh.append(_Due(when, agent, e))
-    due.sort(key=lambda d: (d.when, d.agent, entry_ref(d.entry)))
+    due, fresh, kept = _scan_cold(layout, cutoff, warnings)
     reversals = _early_reversals(sink, wiki, fresh, warnings)
 
     tally = _TopicTally()
@@ -378,13 +378,7 @@ def _promote_locked(
 
     written: list[str] = []
     if not dry_run and (due or reversals):
-        written = sink.flush()  # 1. the wiki (or the proposals) is durable …
-        by_agent: dict[str, set[str]] = {}
-        for d in due:
-            archive_entry(layout, d.agent, d.entry)  # 2. … then the archive …
-            by_agent.setdefault(d.agent, set()).add(entry_ref(d.entry))
-        for agent, refs in sorted(by_agent.items()):
-            _remove_from_cold(layout, agent, refs)  # 3. … and only then the entry leaves cold
+        written = _commit(layout, sink, due)
     for w in warnings:
         log.warning("promotion_warning", reason=w)
     if not dry_run and (due or inbox["applied"]):
@@ -412,12 +406,48 @@ def _promote_locked(
     }
 
 
+def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[list[_Due], list[_Due], int]:
+    """Cold entries due (older than ``cutoff``, oldest first) and still fresh, and how many stay."""
+    due: list[_Due] = []
+    fresh: list[_Due] = []
+    kept = 0
+    for agent in cold_agents(layout):
+        _, entries = split_entries(read_text(layout.cold_file(agent)))
+        for e in entries:
+            when = e.when
+            if when is None:
+                warnings.append(f"cold/{agent}.md: entry {e.heading[:80]!r} has no readable date; kept")
+                kept += 1
+            elif when < cutoff:
+                due.append(_Due(when, agent, e))
+            else:
+                kept += 1
+                fresh.append(_Due(when, agent, e))
+    due.sort(key=lambda d: (d.when, d.agent, entry_ref(d.entry)))
+    return due, fresh, kept
+
+
+def _commit(layout: Layout, sink: Any, due: list[_Due]) -> list[str]:
+    """Write in the order that makes a crash harmless; returns the topics written."""
+    written: list[str] = sink.flush()  # 1. the wiki (or the proposals) is durable …
+    by_agent: dict[str, set[str]] = {}
+    for d in due:
+        archive_entry(layout, d.agent, d.entry, sync=False)  # 2. … then the archive …
+        by_agent.setdefault(d.agent, set()).add(entry_ref(d.entry))
+    if due:
+        os.sync()  # … durable as one batch …
+    for agent, refs in sorted(by_agent.items()):
+        _remove_from_cold(layout, agent, refs)  # 3. … and only then the entries leave cold
+    return written
+
+
 def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[str]) -> list[dict[str, Any]]:
     """Decisions of cold entries still within the TTL that reverse an active wiki fact: promoted now,
     so the wiki never keeps a reversed decision active for a month. The entry stays in cold (its
     other facts are promoted when it is due; this one is then already present)."""
     out: list[dict[str, Any]] = []
-    active = [b for t in wiki.topics() for b in wiki.doc(t).blocks if b.active]
+    docs = [wiki.doc(t) for t in wiki.topics()]
+    active = {id(b) for d in docs for b in d.blocks if b.active}  # as they were before this pass
     if not active:
         return out
     for d in sorted(fresh, key=lambda d: (d.when, d.agent, entry_ref(d.entry))):
@@ -428,7 +458,11 @@ def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[st
             probe = Block(
                 date=f.date, title=f.title, body=f.text, supersedes=f.supersedes, sources=[f.source]
             )
-            if any(b.date <= f.date and reverses(probe, b) for b in active):
+            if any(
+                id(b) in active and b.date <= f.date and reverses(probe, b)
+                for d in docs
+                for b in d.reversal_candidates(probe)
+            ):
                 warnings += warn
                 r = sink.add(f)
                 out.append({"agent": d.agent, "entry": entry_ref(d.entry), **_fact_report(f, r)})

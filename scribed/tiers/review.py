@@ -117,7 +117,7 @@ class ReviewSink:
     def add(self, fact: Fact, note: dict[str, str] | None = None) -> MergeResult:
         doc = self.wiki.doc(fact.topic)
         label = f"{fact.date}: {fact.title}"
-        if fact.source.ref and fact.source.ref in doc.refs:
+        if fact.source.ref and doc.has_ref(fact.source.ref):
             return MergeResult(fact.topic, "present", label)
         pid = proposal_id(fact)
         known = self.proposals.items.get(pid)

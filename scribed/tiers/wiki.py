@@ -46,7 +46,6 @@ from scribed.compress.reversal import (
     reversal_score,
     same_fact,
     strip_supersedes,
-    tokens,
     words,
 )
 from scribed.fsutil import atomic_write, read_text
@@ -68,6 +67,7 @@ from scribed.tiers.wiki_block import (
     split_blocks,
     valid_topic,
 )
+from scribed.tiers.wiki_index import BlockIndex
 
 INDEX = "index.md"
 INDEX_MAX_LINES = 200
@@ -99,6 +99,7 @@ class WikiDoc:
     blocks: list[Block]
     original: str = ""
     touched: bool = False  # only docs scribed changed are rewritten (never just reformatted)
+    _ix: BlockIndex = field(default_factory=BlockIndex, repr=False, compare=False)
 
     @classmethod
     def parse(cls, topic: str, text: str) -> WikiDoc:
@@ -125,12 +126,17 @@ class WikiDoc:
     def changed(self) -> bool:
         return self.touched and self.render() != self.original
 
+    def index(self) -> BlockIndex:
+        """The lookup index over the blocks, caught up with any appended since."""
+        return self._ix.sync(self.blocks)
+
     @property
     def refs(self) -> set[str]:
-        out: set[str] = set()
-        for b in self.blocks:
-            out |= b.refs
-        return out
+        return set(self.index().refs)
+
+    def has_ref(self, ref: str) -> bool:
+        """Whether a block already names this entry id (a rerun merges nothing twice)."""
+        return ref in self.index().refs
 
     def description(self) -> str:
         for line in self.preamble.splitlines():
@@ -157,49 +163,19 @@ class WikiDoc:
     # --- merging -------------------------------------------------------------------------------
     def add(self, fact: Fact) -> MergeResult:
         """Merge a fact: a duplicate adds a source, a new fact gets a block, reversals supersede."""
-        n = norm(fact.text)
-        toks = frozenset(n.split())
-        if fact.exact:
-            dups = [b for b in self.blocks if b.key()[0] == n]
-        else:
-            dups = [b for b in self.blocks if b.is_dup(n, toks)]
-        if _titled(fact.title, fact.text):
-            # two decisions with their own, different titles are two decisions, however alike
-            dups = [b for b in dups if not _titled(b.title, b.text) or norm(b.title) == norm(fact.title)]
+        dups = self._dups(fact)
         for b in dups:
             if fact.source.ref and fact.source.ref in b.refs:
                 return MergeResult(self.topic, "present", b.label)
         self.touched = True
         for b in dups:
             if b.active or (b.status_date and fact.date <= b.status_date):
-                b.add_source(fact.source)
-                if fact.rationale and not b.rationale:
-                    b.rationale = fact.rationale
-                if fact.supersedes and not b.supersedes:
-                    b.supersedes = fact.supersedes
-                merged = MergeResult(self.topic, "merged", b.label, blk=b)
-                if b.active:
-                    for old in self._reversed_by(b):
-                        old.status = f"superseded by {b.label}"
-                        old.dirty = True
-                        merged.superseded.append(old.label)
-                return merged
-        block = Block(
-            date=fact.date,
-            title=one_line(fact.title, TITLE_CHARS),
-            kind=fact.kind,
-            supersedes=fact.supersedes,
-            rationale=fact.rationale,
-            sources=[fact.source],
-        )
-        body = fact.text.strip()
-        if fact.rationale and norm(fact.rationale) not in norm(body):
-            body += f"\n**Why:** {fact.rationale.strip()}"
-        block.body = "" if body == block.title else body
+                return self._merge(b, fact)
+        block = _new_block(fact)
         result = MergeResult(self.topic, "added", block.label, blk=block)
         # A later fact that reverses this one is already here (facts promoted out of order).
-        for b in self.blocks:
-            if b.active and b.date >= fact.date and b.reverses_any() and reverses(b, block):
+        for b in self.index().reversing_since(fact.date, block):
+            if b.active and b.reverses_any() and reverses(b, block):
                 block.status = f"superseded by {b.label}"
                 result.superseded_by = b.label
                 break
@@ -211,23 +187,66 @@ class WikiDoc:
         self.blocks.append(block)
         return result
 
+    def _dups(self, fact: Fact) -> list[Block]:
+        """The blocks that hold this fact already (same text; near-duplicate unless ``exact``)."""
+        n = norm(fact.text)
+        toks = frozenset(n.split())
+        ix = self.index()
+        if fact.exact:
+            dups = ix.ordered(ix.exact.get(n, ()))
+        else:
+            dups = [b for b in ix.dups(n, toks) if b.is_dup(n, toks)]
+        if _titled(fact.title, fact.text):
+            # two decisions with their own, different titles are two decisions, however alike
+            dups = [b for b in dups if not _titled(b.title, b.text) or norm(b.title) == norm(fact.title)]
+        return dups
+
+    def _merge(self, b: Block, fact: Fact) -> MergeResult:
+        """Add a duplicate's source (and missing rationale or supersedes) to the block holding it."""
+        ix = self.index()
+        if b.add_source(fact.source):
+            ix.note_refs(Block(date="", title="", sources=[fact.source]).refs)
+        if fact.rationale and not b.rationale:
+            b.rationale = fact.rationale
+        if fact.supersedes and not b.supersedes:
+            b.supersedes = fact.supersedes
+            ix.note_reversing(b)
+        merged = MergeResult(self.topic, "merged", b.label, blk=b)
+        if b.active:
+            for old in self._reversed_by(b):
+                old.status = f"superseded by {b.label}"
+                old.dirty = True
+                merged.superseded.append(old.label)
+        return merged
+
+    def reversal_candidates(self, new: Block) -> list[Block]:
+        """The blocks ``new`` may reverse (what its ``supersedes`` names, what its wording names),
+        found through the index: a superset for :func:`reverses` to decide on, in block order."""
+        ix = self.index()
+        named = ix.named(new.supersedes) if new.supersedes else []
+        return ix.ordered([*named, *ix.reversed_by(new.text)])
+
     def _reversed_by(self, new: Block, min_score: float = 0.0) -> list[Block]:
         """Earlier active blocks ``new`` reverses: the one its ``supersedes`` names, else the best overlap."""
         if not new.reverses_any():
             return []
-        earlier = [
-            b
-            for b in self.blocks
-            if b is not new and b.active and b.date <= new.date and not (b.refs & new.refs)
-        ]
+        ix = self.index()
+
+        def earlier(b: Block) -> bool:
+            return b is not new and b.active and b.date <= new.date and not (b.refs & new.refs)
+
         if new.supersedes:
             named = [
-                b for b in earlier if same_fact(new.supersedes, b.text) or same_fact(new.supersedes, b.title)
+                b
+                for b in ix.named(new.supersedes)
+                if earlier(b) and (same_fact(new.supersedes, b.text) or same_fact(new.supersedes, b.title))
             ]
             if named:
                 return named[-1:]
         best: tuple[float, Block] | None = None
-        for b in earlier:
+        for b in ix.reversed_by(new.text):
+            if not earlier(b):
+                continue
             score = reversal_score(new.text, b.text)
             if score > min_score and (best is None or score >= best[0]):
                 best = (score, b)
@@ -253,6 +272,23 @@ class WikiDoc:
         b.status = f"deprecated {date} by {agent}" + (f": {one_line(reason, 200)}" if reason.strip() else "")
         b.dirty = True
         return b
+
+
+def _new_block(fact: Fact) -> Block:
+    """The block a new fact gets (its rationale as a ``**Why:**`` line when the text lacks it)."""
+    block = Block(
+        date=fact.date,
+        title=one_line(fact.title, TITLE_CHARS),
+        kind=fact.kind,
+        supersedes=fact.supersedes,
+        rationale=fact.rationale,
+        sources=[fact.source],
+    )
+    body = fact.text.strip()
+    if fact.rationale and norm(fact.rationale) not in norm(body):
+        body += f"\n**Why:** {fact.rationale.strip()}"
+    block.body = "" if body == block.title else body
+    return block
 
 
 # --- the folder ----------------------------------------------------------------------------------
@@ -428,7 +464,6 @@ __all__ = [
     "same_fact",
     "split_blocks",
     "strip_supersedes",
-    "tokens",
     "valid_topic",
     "words",
 ]

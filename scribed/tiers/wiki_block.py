@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from scribed.compress.entry import one_line
-from scribed.compress.reversal import NEAR_DUP, REVERSAL, jaccard, norm, reversal_score, same_fact
+from scribed.compress.entry import fence_step, one_line
+from scribed.compress.reversal import NEAR_DUP, REVERSAL, norm, reversal_score, same_fact
 from scribed.names import normalize_name
 
 TITLE_CHARS = 100
@@ -42,7 +42,6 @@ _OLD_HEADING = re.compile(r"^### (?P<d>\d{4}-\d{2}-\d{2})[^:]*:\s*(?P<t>.*)$")
 _SOURCE_LINE = "*Source:* "
 _STATUS_LINE = "*Status:* "
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
 
 
@@ -63,13 +62,9 @@ def safe_body(text: str) -> str:
     out = []
     fence = ""
     for line in text.splitlines():
-        m = _FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
-                fence = ""
-        elif m:
-            fence = m.group(1)
-        elif _HEADING.match(line):
+        was = fence
+        fence = fence_step(line, fence)
+        if not (was or fence) and _HEADING.match(line):
             line = "####" + line.lstrip().lstrip("#")
         out.append(line.rstrip())
     if fence:
@@ -178,7 +173,7 @@ class Block:
         bn, bt = self.key()
         if not n or not bn:
             return False
-        return bn == n or jaccard(set(bt), set(toks)) >= NEAR_DUP
+        return bn == n or len(bt & toks) / len(bt | toks) >= NEAR_DUP  # reversal.jaccard, without copies
 
     @property
     def text(self) -> str:
@@ -296,16 +291,12 @@ def split_blocks(text: str) -> tuple[str, list[tuple[str, bool]]]:
     fence = ""
     under = False
     for line in text.splitlines():
-        m = _FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
-                fence = ""
-        elif m:
-            fence = m.group(1)
-        elif line.rstrip() == SUPERSEDED:
+        code = bool(fence or fence_step(line, fence))
+        fence = fence_step(line, fence)
+        if not code and line.rstrip() == SUPERSEDED:
             under = True
             continue
-        elif line.startswith("### "):
+        if not code and line.startswith("### "):
             blocks.append(([line], under))
             continue
         (blocks[-1][0] if blocks else pre).append(line)
