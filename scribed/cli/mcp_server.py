@@ -274,7 +274,7 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
     """The MCP server over one squad root (tools and resources registered)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-    from mcp_types import Resource, ToolAnnotations
+    from mcp_types import Resource
 
     def guard(fn: Any, *args: Any, **kw: Any) -> Any:
         try:
@@ -296,6 +296,17 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
             ]
 
     server = Server(NAME, version=__version__, instructions=INSTRUCTIONS)
+    _read_tools(server, guard, layout, cfg)
+    _write_tools(server, guard, cfg)
+    _resources(server, layout, ResourceError)
+
+    return server
+
+
+def _read_tools(server: MCPServer, guard: Any, layout: Layout, cfg: Config) -> None:
+    """``context``, ``search`` and ``recent_sessions``: read-only tools."""
+    from mcp_types import ToolAnnotations
+
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only, structured_output=False)
@@ -347,6 +358,19 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
             guard(tool_search, query, agent=agent, tier=tier, since=since, limit=limit, transcripts_at=at)
         )
 
+    @server.tool(annotations=read_only)
+    def recent_sessions(
+        agent: Annotated[str, Field(description="Only this agent (default: every agent).")] = "",
+        limit: Annotated[int, Field(ge=1, le=500)] = 10,
+    ) -> dict[str, Any]:
+        """The newest sessions in cold memory: heading, date, session id and entry id, newest first."""
+        return dict(guard(tool_recent_sessions, agent, limit))
+
+
+def _write_tools(server: MCPServer, guard: Any, cfg: Config) -> None:
+    """``wiki_write``: the one tool that writes, through the core like ``scribed wiki-write``."""
+    from mcp_types import ToolAnnotations
+
     @server.tool(
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     )
@@ -362,13 +386,9 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
         """Record a durable fact or decision in wiki/TOPIC.md, stamped with its author and today's date."""
         return dict(guard(tool_wiki_write, topic, agent, text=text, title=title, file=file, cfg=cfg))
 
-    @server.tool(annotations=read_only)
-    def recent_sessions(
-        agent: Annotated[str, Field(description="Only this agent (default: every agent).")] = "",
-        limit: Annotated[int, Field(ge=1, le=500)] = 10,
-    ) -> dict[str, Any]:
-        """The newest sessions in cold memory: heading, date, session id and entry id, newest first."""
-        return dict(guard(tool_recent_sessions, agent, limit))
+
+def _resources(server: MCPServer, layout: Layout, resource_error: type[Exception]) -> None:
+    """The tier files as ``scribed://`` resources."""
 
     @server.resource(URI_PREFIX + "{tier}/{name}", name="tier-file", mime_type="text/markdown")
     def tier_file(tier: str, name: str) -> str:
@@ -376,9 +396,7 @@ def build_server(layout: Layout, cfg: Config) -> MCPServer:
         try:
             return read_resource(layout, tier, name)
         except (RefusedError, BadArgumentError) as exc:
-            raise ResourceError(str(exc)) from None
-
-    return server
+            raise resource_error(str(exc)) from None
 
 
 def register(main: click.Group) -> None:

@@ -17,8 +17,8 @@ from scribed.compress.base import CompressError
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import SessionCompactor
-from scribed.core.discovery import sha256_bytes, sha256_prefix
-from scribed.core.ledger import Ledger, SourceRow, adopt_twin, source_key
+from scribed.core.discovery import adopt_twin, sha256_bytes, sha256_prefix
+from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import EntryReport, FileOutcome, SourceItem
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive
 from scribed.models import ParseResult, Session, Turn

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
+import os
 import resource
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +14,7 @@ from typing import Any
 
 from scribed import sources
 from scribed.config import Config, ConfigError
+from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
 from scribed.names import normalize_name
 from scribed.sources import zst
@@ -85,3 +89,41 @@ def sha256_prefix(path: Path, length: int) -> str:
 
 def sha256_bytes(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
+
+
+def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | None:
+    """The ledger row a ``.jsonl.zst`` continues from when it has none of its own.
+
+    While its ``.jsonl`` twin still exists the compressed copy is not read at all (a row that says
+    "unchanged"; nothing is stored). Once the twin is gone, the twin's row carries over if the
+    compressed content starts with exactly the bytes that row compacted, so a rollout compacted
+    before Codex compressed it is never compacted twice.
+    """
+    if not zst.is_zst(path):
+        return None
+    plain = zst.twin(path)
+    with contextlib.suppress(OSError):
+        if plain.is_file():
+            row = ledger.source(source_key(plain))
+            return SourceRow(
+                path=source_key(path),
+                kind=row.kind if row else "",
+                agent=row.agent if row else "",
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                sha256="",
+                offset_done=0,
+                status="done",
+                attempts=0,
+                last_error="",
+                updated_at="",
+            )
+    row = ledger.source(source_key(plain))
+    if row is None or row.offset_done <= 0 or not row.sha256:
+        return None
+    try:
+        if zst.sha256_prefix(path, row.offset_done) != row.sha256:
+            return None
+    except OSError:
+        return None
+    return dataclasses.replace(row, path=source_key(path), size=-1, mtime_ns=-1, status="pending")

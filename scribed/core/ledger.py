@@ -15,7 +15,6 @@ the source's path, so a renamed or rotated transcript is recognized as already c
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 import sqlite3
@@ -31,7 +30,6 @@ from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.fsutil import ensure_dir
 from scribed.models import Turn
 from scribed.session.redact import redact_path
-from scribed.sources import zst
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -495,41 +493,3 @@ def ensure(ledger: Ledger, memory: Path, archive: Path) -> str:
                 entries=len(rows),
             )
         return f"rebuilt {len(rows)} entries ({why or 'empty'})"
-
-
-def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | None:
-    """The ledger row a ``.jsonl.zst`` continues from when it has none of its own.
-
-    While its ``.jsonl`` twin still exists the compressed copy is not read at all (a row that says
-    "unchanged"; nothing is stored). Once the twin is gone, the twin's row carries over if the
-    compressed content starts with exactly the bytes that row compacted, so a rollout compacted
-    before Codex compressed it is never compacted twice.
-    """
-    if not zst.is_zst(path):
-        return None
-    plain = zst.twin(path)
-    with contextlib.suppress(OSError):
-        if plain.is_file():
-            row = ledger.source(source_key(plain))
-            return SourceRow(
-                path=source_key(path),
-                kind=row.kind if row else "",
-                agent=row.agent if row else "",
-                size=st.st_size,
-                mtime_ns=st.st_mtime_ns,
-                sha256="",
-                offset_done=0,
-                status="done",
-                attempts=0,
-                last_error="",
-                updated_at="",
-            )
-    row = ledger.source(source_key(plain))
-    if row is None or row.offset_done <= 0 or not row.sha256:
-        return None
-    try:
-        if zst.sha256_prefix(path, row.offset_done) != row.sha256:
-            return None
-    except OSError:
-        return None
-    return dataclasses.replace(row, path=source_key(path), size=-1, mtime_ns=-1, status="pending")
