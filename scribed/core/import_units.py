@@ -20,7 +20,8 @@ from scribed.compress import anchors as anchors_mod
 from scribed.compress import entry
 from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
-from scribed.config import Config
+from scribed.config import CompressCfg, Config
+from scribed.core.budget import entry_budget
 from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import slug
 from scribed.session.door import redacted
@@ -77,8 +78,9 @@ def decision_fact(u: Unit) -> Fact:
     )
 
 
-def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
-    """The extractive summary of one unit (the same compressor as live sessions)."""
+def _summary(unit: Unit, ccfg: CompressCfg) -> tuple[Summary, list[Anchor], Session, int]:
+    """The extractive summary of one unit (the same compressor and budget rule as live sessions)
+    and its budget."""
     turns: list[Turn] = []
     line_no = unit.first_line + 1
     offset = 0
@@ -98,6 +100,7 @@ def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
         ended=True,
     )
     found = anchors_mod.extract(sess)
+    budget = entry_budget(ccfg, len(unit.text.encode()) or 1, found)
     s = ExtractiveCompressor().compress(sess, found, budget).summary
     s.goal = redact(one_line(unit.title, 160))
     have = {*s.decisions, *s.knowledge}
@@ -111,15 +114,13 @@ def _summary(unit: Unit, budget: int) -> tuple[Summary, list[Anchor], Session]:
             if _DURABLE.search(item) and len(s.knowledge) < MAX_KNOWLEDGE:
                 s.knowledge.append(item)
                 have.add(item)
-    return s, found, sess
+    return s, found, sess, budget
 
 
 def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
     """The unit as a cold entry (fitted to the compress budget when it goes to the cold tier)."""
     bytes_in = len(unit.text.encode()) or 1
-    ccfg = cfg.compress
-    budget = int(min(ccfg.max_bytes, max(ccfg.min_bytes, bytes_in * ccfg.ratio)))
-    summary, found, sess = _summary(unit, budget)
+    summary, found, sess, budget = _summary(unit, cfg.compress)
     meta = entry.EntryMeta(
         entry_id=unit.ref,
         agent=unit.agent,

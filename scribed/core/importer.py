@@ -437,12 +437,7 @@ def _legacy_name(layout: Layout, path: Path) -> str:
 
 def _record_all(ledger: Ledger, rows: list[dict[str, Any]]) -> None:
     """Record imported units in the ledger's entries table, one transaction for the run."""
-    if not rows:
-        return
-    cols = ", ".join(rows[0])
-    marks = ", ".join(f":{k}" for k in rows[0])
-    with ledger.tx() as db:
-        db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
+    ledger.add_entries(rows)
 
 
 def _pin(

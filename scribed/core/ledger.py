@@ -339,10 +339,16 @@ class Ledger:
             return self._db.execute("SELECT 1 FROM entries WHERE id=?", (entry_id,)).fetchone() is not None
 
     def add_entry(self, **fields: Any) -> None:
-        cols = ", ".join(fields)
-        marks = ", ".join(f":{k}" for k in fields)
+        self.add_entries([fields])
+
+    def add_entries(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Record entries (same columns in every row) in one transaction; a known id is kept."""
+        if not rows:
+            return
+        cols = ", ".join(rows[0])
+        marks = ", ".join(f":{k}" for k in rows[0])
         with self.tx() as db:
-            db.execute(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", fields)
+            db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
 
     def session_entries(self, session: str) -> list[tuple[str, int, int]]:
         """(id, first line, last line) of the entries of one session, from any source path."""
