@@ -16,8 +16,6 @@ import sys
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, TextIO, TypeVar
 
-import structlog
-
 from scribed.session.redact import redact_obj
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
@@ -32,6 +30,9 @@ PROGRESS_MIN_ITEMS = 20
 T = TypeVar("T")
 
 _state: dict[str, Any] = {"bars": 0, "console": False}
+# How to log, recorded by configure() and applied when the first logger is asked for: a spawn's
+# `scribed context` that logs nothing never imports structlog.
+_pending: list[tuple[str, str, TextIO]] = []
 
 
 def _redact(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -46,6 +47,8 @@ def _quiet_console(verbose: bool) -> Any:
 
     def proc(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         if not verbose and method == "info" and event_dict.get("event") in DETAIL_EVENTS:
+            import structlog
+
             raise structlog.DropEvent
         for k in [k for k, v in event_dict.items() if v is None]:
             del event_dict[k]
@@ -72,14 +75,25 @@ class _Writer:
 
 
 def configure(fmt: str = "auto", level: str = "info", stream: TextIO | None = None) -> None:
+    """Log as ``fmt`` at ``level`` to ``stream``; applied at once if a logger exists already."""
     stream = stream or sys.stderr
-    use_console = fmt == "console" or (fmt == "auto" and stream.isatty())
-    _state["console"] = use_console
+    _state["console"] = fmt == "console" or (fmt == "auto" and stream.isatty())
+    _pending[:] = [(fmt, level, stream)]
+    if "structlog" in sys.modules:
+        _apply()
+
+
+def _apply() -> None:
+    import structlog
+
+    if not _pending:
+        return
+    _fmt, level, stream = _pending.pop()
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
     ]
-    if use_console:
+    if _state["console"]:
         processors += [
             _quiet_console(level == "debug"),
             structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=False),
@@ -101,6 +115,9 @@ def configure(fmt: str = "auto", level: str = "info", stream: TextIO | None = No
 
 
 def get(name: str = "scribed") -> Any:
+    import structlog
+
+    _apply()
     return structlog.get_logger(name)
 
 
