@@ -180,9 +180,9 @@ def test_cold_append_is_idempotent_and_ordered(tmp_path: Path) -> None:
     lay = Layout(tmp_path)
     t2, id2 = _entry_text(2)
     t1, id1 = _entry_text(1)
-    assert cold.append(lay, "kim", t2, id2, 100_000, T0) == (True, 0)
-    assert cold.append(lay, "kim", t1, id1, 100_000, T0) == (True, 0)
-    assert cold.append(lay, "kim", t1, id1, 100_000, T0) == (False, 0)
+    assert cold.append(lay, "kim", t2, id2, max_bytes=100_000, now=T0) == (True, 0)
+    assert cold.append(lay, "kim", t1, id1, max_bytes=100_000, now=T0) == (True, 0)
+    assert cold.append(lay, "kim", t1, id1, max_bytes=100_000, now=T0) == (False, 0)
     _, entries = entry.split_entries(lay.cold_file("kim").read_text())
     assert [e.entry_id for e in entries] == [id1, id2], "date order, no duplicate"
 
@@ -193,7 +193,7 @@ def test_fold_keeps_anchors_and_archives_originals(tmp_path: Path) -> None:
     for i in range(12):
         text, eid = _entry_text(i)
         ids.append(eid)
-        cold.append(lay, "kim", text, eid, 6000, T0)
+        cold.append(lay, "kim", text, eid, max_bytes=6000, now=T0)
     path = lay.cold_file("kim")
     data = path.read_text()
     assert len(data.encode()) <= 6000
@@ -231,7 +231,7 @@ def test_fold_stays_bounded_for_an_agent_with_a_thousand_sessions(tmp_path: Path
     lay = Layout(tmp_path)
     for i in range(400):
         text, eid = _entry_text(i, size=200)
-        cold.append(lay, "kim", text, eid, 4096, T0)
+        cold.append(lay, "kim", text, eid, max_bytes=4096, now=T0)
         assert len(lay.cold_file("kim").read_bytes()) <= 4096, i
     assert "decision number 399" in lay.cold_file("kim").read_text()
 
@@ -242,7 +242,7 @@ def test_digest_header_counts_exactly_the_sessions_it_holds(tmp_path: Path) -> N
     lay = Layout(tmp_path)
     for i in range(40):
         text, eid = _entry_text(i, size=200)
-        cold.append(lay, "kim", text, eid, 4096, T0)
+        cold.append(lay, "kim", text, eid, max_bytes=4096, now=T0)
     _, entries = entry.split_entries(lay.cold_file("kim").read_text())
     digests = [e for e in entries if (e.entry_id or "").startswith("d-")]
     assert digests and any(cold.sessions_held([d]) > 2 for d in digests)

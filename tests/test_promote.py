@@ -231,7 +231,7 @@ def cold_entry(
         bytes_in=5000,
     )
     text = entry.render(summary, meta)
-    append(layout, agent, text, ident, max_bytes, when)
+    append(layout, agent, text, ident, max_bytes=max_bytes, now=when)
     return text
 
 

@@ -126,6 +126,8 @@ _TRIM_ORDER = [
 ]
 # Lists a compressor may make long (the budget bounds them); the others are capped.
 _UNCAPPED = {"key_points", "files", "commands"}
+# A text field longer than this many characters is halved when trimming, but never below it.
+_TRIM_TEXT_MIN = 80
 
 
 def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
@@ -150,8 +152,8 @@ def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
                 if not value:
                     size = size_of(s, meta)
                 break
-            if isinstance(value, str) and len(value) > 80:
-                setattr(s, key, one_line(value, max(80, len(value) // 2)))
+            if isinstance(value, str) and len(value) > _TRIM_TEXT_MIN:
+                setattr(s, key, one_line(value, max(_TRIM_TEXT_MIN, len(value) // 2)))
                 size = size_of(s, meta)
                 break
         else:

@@ -141,7 +141,9 @@ class SessionCompactor:
     def _store(self, item: SourceItem, w: _Written, rep: EntryReport, start_off: int, end_off: int) -> None:
         sub, agent = w.red.session, w.red.agent
         ensure_dir(self.layout.cold)
-        cold.append(self.layout, agent, w.text, rep.entry_id, self.cfg.cold.max_bytes, self.clock())
+        cold.append(
+            self.layout, agent, w.text, rep.entry_id, max_bytes=self.cfg.cold.max_bytes, now=self.clock()
+        )
         self.ledger.add_entry(
             id=rep.entry_id,
             path=source_key(item.path),

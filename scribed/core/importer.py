@@ -297,7 +297,7 @@ class _Apply:
         if u.date >= cutoff:
             text = render_unit(u, cfg, fit=True)
             if not dry_run:
-                cold.append(layout, u.agent, text, u.ref, cfg.cold.max_bytes, self.clock())
+                cold.append(layout, u.agent, text, u.ref, max_bytes=cfg.cold.max_bytes, now=self.clock())
             self.rows.append(_row(layout, u, text, self.clock))
             self.cold_ids[u.agent].add(u.ref)
             self.out["cold"].append(item)

@@ -132,11 +132,11 @@ def parse(src: Source) -> ParseResult:
             part.end = part.end or part.start
     else:
         parts, ended = _chat_parts(src, lines)
-    return _assemble(src, parts, tally, warnings, ended, len(data))
+    return _assemble(src, parts, tally, warnings, ended=ended, size=len(data))
 
 
 def _assemble(
-    src: Source, parts: list[Part], tally: Tally, warnings: list[str], ended: bool, size: int
+    src: Source, parts: list[Part], tally: Tally, warnings: list[str], *, ended: bool, size: int
 ) -> ParseResult:
     """Sessions from the parts that have turns, each with its own dates and end state."""
     kept = [p for p in parts if p.turns]

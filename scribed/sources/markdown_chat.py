@@ -35,6 +35,11 @@ _MARKER = re.compile(
     re.IGNORECASE,
 )
 _NAME = r"[^\W\d_][\w.'’-]{0,30}(?:[ \t][^\W\d_][\w.'’-]{0,30}){0,2}"
+# Bare (unbolded) names count as speakers only when the file opens with one and at least this many
+# names each start at least this many lines.
+_WEAK_NAME_MIN = 2
+# With at least this many speakers, turns keep the speaker's name (roles alone would merge them).
+_SHOW_NAMES_MIN = 3
 _STAMP = r"[(\[](?P<ts>[^()\[\]\n]{4,40})[)\]]"
 _NAMED_BOLD = re.compile(
     rf"[ \t]{{0,3}}(?P<b>\*\*|__)(?P<name>{_NAME})[ \t]*(?P<c0>[:：])?(?P=b)[ \t]*(?:{_STAMP})?"
@@ -167,8 +172,12 @@ class Speakers:
             counts[name] = counts.get(name, 0) + 1
             if is_strong:
                 strong.add(name)
-        weak_ok = not out.roles and opens and sum(1 for c in counts.values() if c >= 2) >= 2
-        accepted = [n for n in order if n in strong or (weak_ok and counts[n] >= 2)]
+        weak_ok = (
+            not out.roles
+            and opens
+            and sum(1 for c in counts.values() if c >= _WEAK_NAME_MIN) >= _WEAK_NAME_MIN
+        )
+        accepted = [n for n in order if n in strong or (weak_ok and counts[n] >= _WEAK_NAME_MIN)]
         has_user = False
         for name in accepted:
             if _MODELS.fullmatch(name):
@@ -178,7 +187,7 @@ class Speakers:
                 has_user = True
             else:
                 out.names[name] = "assistant"
-        out.show_names = len(accepted) >= 3
+        out.show_names = len(accepted) >= _SHOW_NAMES_MIN
         return out
 
     @property
@@ -271,6 +280,56 @@ class _Scanner:
             )
 
 
+def _fenced_block(sc: _Scanner, body: list[Line], i: int) -> int | None:
+    """Feed the fenced block opening at ``i`` (a ``$ cmd`` first line makes it a command) to the
+    scanner; the index after it, or None when no fence opens there."""
+    block = fenced(body, i)
+    if block is None:
+        return None
+    inner, nxt = block
+    lead = next((k for k, x in enumerate(inner) if x.text.strip()), -1)
+    cmd = _COMMAND.fullmatch(inner[lead].text) if lead >= 0 else None
+    if cmd:
+        sc.command(cmd.group("cmd").strip(), inner[lead], inner[lead + 1 :])
+    elif sc.kind == "tool_result":
+        for x in inner:  # the section is output already; the fence adds nothing
+            sc.add(x)
+    else:
+        for x in body[i:nxt]:
+            sc.add(x)
+    return nxt
+
+
+def _command_block(sc: _Scanner, body: list[Line], i: int) -> int | None:
+    """Feed a ``$ cmd`` line followed (after blank lines) by a fenced output block to the scanner;
+    the index after the block, or None when line ``i`` is not such a command."""
+    cmd = _COMMAND.fullmatch(body[i].text)
+    if not cmd:
+        return None
+    n = len(body)
+    j = i + 1
+    while j < n and not body[j].text.strip():
+        j += 1
+    block = fenced(body, j) if j < n else None
+    if block is None:
+        return None
+    inner, nxt = block
+    sc.command(cmd.group("cmd").strip(), body[i], inner)
+    return nxt
+
+
+def _open_turn(sc: _Scanner, ln: Line, sp: Speaker) -> datetime | None:
+    """Start the speaker's turn at ``ln``; the day its timestamp names, if it has one."""
+    sc.flush()
+    sc.role, sc.kind, sc.quoted, sc.ts = sp.role, sp.kind, sp.quoted, sp.ts
+    sc.first = ln.no
+    if sp.rest:
+        sc.add(ln, sp.rest)
+    if sp.ts is None:
+        return None
+    return sp.ts.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 def chat_turns(body: list[Line]) -> list[Turn]:
     """Split the body on speaker markers (or paragraphs when there are none)."""
     speakers = Speakers.scan(body)
@@ -278,50 +337,21 @@ def chat_turns(body: list[Line]) -> list[Turn]:
     sc = _Scanner(role="system" if has_markers else "assistant")
     day: datetime | None = None
     i = 0
-    n = len(body)
-    while i < n:
-        ln = body[i]
-        block = fenced(body, i)
-        if block is not None:
-            inner, nxt = block
-            lead = next((k for k, x in enumerate(inner) if x.text.strip()), -1)
-            cmd = _COMMAND.fullmatch(inner[lead].text) if lead >= 0 else None
-            if cmd:
-                sc.command(cmd.group("cmd").strip(), inner[lead], inner[lead + 1 :])
-            elif sc.kind == "tool_result":
-                for x in inner:  # the section is output already; the fence adds nothing
-                    sc.add(x)
-            else:
-                for x in body[i:nxt]:
-                    sc.add(x)
+    while i < len(body):
+        nxt = _fenced_block(sc, body, i)
+        if nxt is None:
+            nxt = _command_block(sc, body, i)
+        if nxt is not None:
             i = nxt
             continue
-        cmd = _COMMAND.fullmatch(ln.text)
-        if cmd:
-            j = i + 1
-            while j < n and not body[j].text.strip():
-                j += 1
-            block = fenced(body, j) if j < n else None
-            if block is not None:
-                inner, nxt = block
-                sc.command(cmd.group("cmd").strip(), ln, inner)
-                i = nxt
-                continue
+        ln = body[i]
         dated = _DATE_HEADING.fullmatch(ln.text)
         if dated:
             day = parse_ts(dated.group("d")) or day
         sp = speakers.match(ln.text, day) if has_markers else None
         if sp is not None:
-            sc.flush()
-            sc.role, sc.kind, sc.quoted, sc.ts = sp.role, sp.kind, sp.quoted, sp.ts
-            if sp.ts is not None:
-                day = sp.ts.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-            sc.first = ln.no
-            if sp.rest:
-                sc.add(ln, sp.rest)
-            i += 1
-            continue
-        if not has_markers and not ln.text.strip():
+            day = _open_turn(sc, ln, sp) or day
+        elif not has_markers and not ln.text.strip():
             sc.flush()
         else:
             sc.add(ln)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,12 @@ from scribed.models import SECTIONS, Summary
 _SECTION_KEYS = {title: key for key, title in SECTIONS}
 _write_lock = threading.Lock()
 FOLDED_ID_CAP = 48
+# A digest's text field is halved to fit its budget only while longer than this many characters.
+_DIGEST_TEXT_MIN = 60
+# A fold merges at least this many entries into one digest (fewer would not shrink the file).
+_FOLD_MIN_ENTRIES = 2
+# At most this many fold rounds per append, so a budget no digest can meet cannot loop forever.
+_FOLD_MAX_ROUNDS = 20
 
 
 @dataclass(slots=True)
@@ -106,15 +113,11 @@ def sections(entry_text: str) -> dict[str, list[str]]:
     return out
 
 
-def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> Entry:
-    """A shorter entry standing for ``folded``: their anchors, deduplicated, newest decisions win."""
+def _merged_sections(folded: list[Entry]) -> dict[str, list[str]]:
+    """The folded entries' section items, deduplicated in order, less the decisions a later one supersedes."""
     merged: dict[str, list[str]] = {k: [] for k, _ in SECTIONS}
     superseded: set[str] = set()
-    own: list[str] = []
-    nested: list[str] = []
     for e in folded:
-        own.append(e.entry_id or "")
-        nested.extend(sorted(e.ids - {e.entry_id}))
         sec = sections(e.text)
         for key, items in sec.items():
             if key in ("goal", "outcome"):
@@ -127,6 +130,60 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
             if m:
                 superseded.add(m.group(1).strip())
     merged["decisions"] = [d for d in merged["decisions"] if d not in superseded]
+    return merged
+
+
+def _folded_ids(folded: list[Entry]) -> list[str]:
+    """The ids a digest lists: the ones it folds, then (newest last) the ids older digests folded, capped
+    so the line stays bounded however many sessions an agent has; older ones trace through the archive
+    chain. Only session entries are listed (an earlier digest's own id names no session)."""
+    own = [e.entry_id or "" for e in folded]
+    nested = [i for e in folded for i in sorted(e.ids - {e.entry_id})]
+    ids = [i for i in own if i and not i.startswith("d-")]
+    room = max(0, FOLDED_ID_CAP - len(ids))
+    more = [i for i in nested if i not in ids and not i.startswith("d-")]
+    ids += more[-room:] if room else []
+    return ids
+
+
+def _sections_text(s: Summary) -> str:
+    """A summary's non-empty sections as ``####`` blocks."""
+    body = []
+    for key, title in SECTIONS:
+        v = getattr(s, key)
+        if isinstance(v, str) and v:
+            body.append(f"#### {title}\n{v}")
+        elif isinstance(v, list) and v:
+            body.append(f"#### {title}\n" + "\n".join(f"- {x}" for x in v))
+    return "\n".join(body)
+
+
+# Which digest fields give way first when it is over budget (lists lose their last item, text is halved).
+_DIGEST_TRIM_ORDER = ["knowledge", "errors", "key_facts", "files", "outcome", "open_items", "decisions"]
+
+
+def _shrink(s: Summary, build: Callable[[Summary], str], budget: int) -> str:
+    """``build(s)``, trimming ``s`` in :data:`_DIGEST_TRIM_ORDER` until it fits ``budget`` bytes (or
+    nothing is left to trim)."""
+    text = build(s)
+    while len(text.encode()) > budget:
+        for key in _DIGEST_TRIM_ORDER:
+            v = getattr(s, key)
+            if isinstance(v, list) and v:
+                v.pop()
+                break
+            if isinstance(v, str) and len(v) > _DIGEST_TEXT_MIN:
+                setattr(s, key, one_line(v, len(v) // 2))
+                break
+        else:
+            break
+        text = build(s)
+    return text
+
+
+def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> Entry:
+    """A shorter entry standing for ``folded``: their anchors, deduplicated, newest decisions win."""
+    merged = _merged_sections(folded)
     first = min((e.date for e in folded), default="")
     last = max((e.date for e in folded), default="")
     summary = Summary(
@@ -139,16 +196,12 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
         knowledge=merged["knowledge"],
         key_facts=merged["key_facts"],
     )
-    # The ids this digest folds, then (newest last) the ids older digests folded, capped so the line
-    # stays bounded however many sessions an agent has; older ones trace through the archive chain.
-    # Only session entries are listed (an earlier digest's own id names no session).
-    ids = [i for i in own if i and not i.startswith("d-")]
-    room = max(0, FOLDED_ID_CAP - len(ids))
-    more = [i for i in nested if i not in ids and not i.startswith("d-")]
-    ids += more[-room:] if room else []
+    ids = _folded_ids(folded)
     held = sessions_held(folded)
     listed = f" · listed={len(ids)} of {held}" if len(ids) < held else ""
-    digest_id = "d-" + hashlib.sha256(",".join(i for i in own if i).encode()).hexdigest()[:12]
+    digest_id = (
+        "d-" + hashlib.sha256(",".join(e.entry_id for e in folded if e.entry_id).encode()).hexdigest()[:12]
+    )
     when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
     total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
 
@@ -157,34 +210,13 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
         trimmed = (
             f" · trimmed={total_items - kept} items (full text in archive)" if kept < total_items else ""
         )
-        body = []
-        for key, title in SECTIONS:
-            v = getattr(s, key)
-            if isinstance(v, str) and v:
-                body.append(f"#### {title}\n{v}")
-            elif isinstance(v, list) and v:
-                body.append(f"#### {title}\n" + "\n".join(f"- {x}" for x in v))
         return (
             f"### {iso(when)}: {s.goal}\n"
             f"- provenance: id={digest_id} · agent={agent} · folded={','.join(ids)}{listed} · archive=`{archive_name}`"
-            f"{trimmed}\n\n" + "\n".join(body) + "\n"
+            f"{trimmed}\n\n" + _sections_text(s) + "\n"
         )
 
-    s = summary
-    text = build(s)
-    order = ["knowledge", "errors", "key_facts", "files", "outcome", "open_items", "decisions"]
-    while len(text.encode()) > budget:
-        for key in order:
-            v = getattr(s, key)
-            if isinstance(v, list) and v:
-                v.pop()
-                break
-            if isinstance(v, str) and len(v) > 60:
-                setattr(s, key, one_line(v, len(v) // 2))
-                break
-        else:
-            break
-        text = build(s)
+    text = _shrink(summary, build, budget)
     m = re.match(r"### (\S+): (.*)", text)
     assert m is not None
     return Entry(heading=text.split("\n", 1)[0], date=m.group(1), title=m.group(2), text=text)
@@ -207,14 +239,14 @@ def _size(pre: str, entries: list[Entry]) -> int:
 
 
 def fold(
-    agent: str, pre: str, entries: list[Entry], max_bytes: int, archive_dir: Path, now: datetime
+    agent: str, pre: str, entries: list[Entry], max_bytes: int, *, archive_dir: Path, now: datetime
 ) -> tuple[list[Entry], int]:
     """Fold oldest entries until the file fits. Archives originals first. Returns (entries, folded count)."""
     folded_total = 0
     guard = 0
-    while _size(pre, entries) > max_bytes and len(entries) >= 2 and guard < 20:
+    while _size(pre, entries) > max_bytes and len(entries) >= _FOLD_MIN_ENTRIES and guard < _FOLD_MAX_ROUNDS:
         guard += 1
-        k = max(2, len(entries) // 2)
+        k = max(_FOLD_MIN_ENTRIES, len(entries) // 2)
         victims, rest = entries[:k], entries[k:]
         stamp = now.strftime("%Y%m%dT%H%M%S")
         blob = "".join(e.text for e in victims).encode()
@@ -236,7 +268,7 @@ def known_ids(path: Path) -> set[str]:
 
 
 def append(
-    layout: Layout, agent: str, entry_text: str, entry_id: str, max_bytes: int, now: datetime
+    layout: Layout, agent: str, entry_text: str, entry_id: str, *, max_bytes: int, now: datetime
 ) -> tuple[bool, int]:
     """Add an entry to ``cold/{agent}.md`` in date order; fold if over budget.
 
@@ -260,6 +292,6 @@ def append(
         while pos > 0 and when is not None and (entries[pos - 1].when or when) > when:
             pos -= 1
         entries.insert(pos, entry)
-        entries, folded = fold(agent, pre, entries, max_bytes, layout.archive, now)
+        entries, folded = fold(agent, pre, entries, max_bytes, archive_dir=layout.archive, now=now)
         atomic_write(path, join_entries(pre, entries), base=layout.memory)
         return True, folded

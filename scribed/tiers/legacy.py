@@ -52,6 +52,9 @@ GENERIC = {
     "files", "files changed", "key implementation details", "task", "work completed", "key learnings",
     "build test", "patterns established", "blocked deferred", "coordination notes", "what was built",
 }  # fmt: skip
+# Markdown heading levels: "##" (a section) and "###" (an entry under it).
+_H2 = 2
+_H3 = 3
 _RECORD = {"context", "decision", "why", "rationale", "problem", "evidence", "consequences"}
 # A section that groups blocks (a file title, "Active Decisions", "Archive"), by how its title starts.
 _GROUPISH = re.compile(
@@ -107,12 +110,12 @@ def _decision_role(heads: list[Md], i: int) -> str:
         # ("# Team Decisions") or a heading over dated decisions groups them
         if re.match(r"\s*decision\s*:", h.title, re.I):
             return "decision"
-        dated = any(k.level == 2 and all(split_title(k.title)) for k in kids)
+        dated = any(k.level == _H2 and all(split_title(k.title)) for k in kids)
         return "group" if _GROUPISH.search(title) or dated else "decision"
-    if h.level == 2:
+    if h.level == _H2:
         if date is not None and not title:
             return "group"
-        if _GROUPISH.search(title) or (date is None and any(k.level == 3 for k in kids)):
+        if _GROUPISH.search(title) or (date is None and any(k.level == _H3 for k in kids)):
             return "group"
     return "decision"
 
@@ -122,7 +125,7 @@ def _history_role(heads: list[Md], i: int) -> str:
     date, title = split_title(h.title)
     if h.level == 1:
         return "group"
-    if h.level == 2:
+    if h.level == _H2:
         if key(title).startswith("core context"):
             return "core"
         if date is not None:
@@ -218,7 +221,7 @@ def parse_decisions(text: str) -> list[Block]:
             by = normalize_name(m.group("a")) or ""
         title = re.sub(r"^\s*decision\s*:\s*", "", title, flags=re.I)
         titled = bool(title)
-        reason = not_decision(title, stmt, lines, blocks, s.start, end)
+        reason = not_decision(title, stmt, lines, blocks, start=s.start, end=end)
         out.append(
             _block(
                 lines,
@@ -275,12 +278,12 @@ def parse_history(text: str) -> list[Block]:
             else:
                 out.append(_block(lines, "entry", title or hd.title.strip(), start, end, date=date or s.date))
             continue
-        out += _loose(lines, blocks, start, end, hd, s.date if s else None)
+        out += _loose(lines, blocks, start, end, hd=hd, date=s.date if s else None)
     return out
 
 
 def _loose(
-    lines: list[str], blocks: list[Md], start: int, end: int, hd: Md | None, date: datetime | None
+    lines: list[str], blocks: list[Md], start: int, end: int, *, hd: Md | None, date: datetime | None
 ) -> list[Block]:
     """A section's own text (before its first entry): one entry per dated bullet (undated bullets
     after it belong to it), the text before the first dated bullet an entry titled by the section."""

@@ -189,6 +189,34 @@ def _clip(text: str) -> str:
     return one_line(text, STATEMENT_CHARS)
 
 
+def _field_lines(body: list[str]) -> str:
+    """A block's By/What/Why (Decision, Rationale) field lines, as written, debris dropped."""
+    keep: list[str] = []
+    on = False
+    for line in body:
+        names = set(fields_of([line]))
+        if names:
+            on = bool(names & _KEEP_FIELDS)
+        elif line.lstrip().startswith("#") or (not line.strip() and not (keep and _LABEL.match(keep[-1]))):
+            on = False  # a blank line ends a field, unless the field is a label over a list
+        if on and line.strip():
+            keep.append(line.rstrip())
+    return clean("\n".join(keep))
+
+
+def _why(lines: list[str], blocks: list[Md], heads: list[Md], end: int) -> str:
+    """The first ``Why``/``Rationale`` sub-section's first paragraph, as a bold-labelled tail to add to a
+    statement ("" when the first such sub-section says nothing)."""
+    for w in heads:
+        if key(w.title) in ("why", "rationale"):
+            why = _first_paragraph(lines, blocks, w.end, _next_head(heads, w, end))
+            if not why:
+                return ""
+            sep = "\n" if why.lstrip().startswith(("-", "*", "+", "1.")) else " "
+            return f"\n\n**{w.title.strip()}:**{sep}" + why.lstrip()
+    return ""
+
+
 def statement(lines: list[str], blocks: list[Md], start: int, end: int) -> tuple[str, dict[str, str]]:
     """What a decision says, as written: its By/What/Why (Decision, Rationale) field lines, else the
     first paragraph of its ``Decision`` sub-section (with the first one of ``Why``/``Rationale``), else
@@ -197,19 +225,7 @@ def statement(lines: list[str], blocks: list[Md], start: int, end: int) -> tuple
     fields = fields_of(body)
     heads = [b for b in blocks if start <= b.start < end and b.kind == "heading"]
     if fields.keys() & {"what", "decision"}:
-        keep: list[str] = []
-        on = False
-        for line in body:
-            names = set(fields_of([line]))
-            if names:
-                on = bool(names & _KEEP_FIELDS)
-            elif line.lstrip().startswith("#") or (
-                not line.strip() and not (keep and _LABEL.match(keep[-1]))
-            ):
-                on = False  # a blank line ends a field, unless the field is a label over a list
-            if on and line.strip():
-                keep.append(line.rstrip())
-        text = clean("\n".join(keep))
+        text = _field_lines(body)
         if text:
             return _clip(text), fields
     for h in heads:
@@ -220,13 +236,7 @@ def statement(lines: list[str], blocks: list[Md], start: int, end: int) -> tuple
             break
         top = heads[0].start - start
         lead = [ln.rstrip() for ln in body[:top] if fields_of([ln]).keys() & _KEEP_FIELDS]
-        for w in heads:
-            if key(w.title) in ("why", "rationale"):
-                why = _first_paragraph(lines, blocks, w.end, _next_head(heads, w, end))
-                if why:
-                    sep = "\n" if why.lstrip().startswith(("-", "*", "+", "1.")) else " "
-                    text += f"\n\n**{w.title.strip()}:**{sep}" + why.lstrip()
-                break
+        text += _why(lines, blocks, heads, end)
         return _clip("\n".join([*lead, text])), fields
     return _clip(_first_paragraph(lines, blocks, start, end)), fields
 
@@ -263,7 +273,7 @@ def _first_paragraph(lines: list[str], blocks: list[Md], start: int, end: int) -
     return clean("\n".join(lead))
 
 
-def not_decision(title: str, stmt: str, lines: list[str], blocks: list[Md], start: int, end: int) -> str:
+def not_decision(title: str, stmt: str, lines: list[str], blocks: list[Md], *, start: int, end: int) -> str:
     """Why a titled block is not a decision ("" when it is one)."""
     if is_question(title) or (not title and is_question(stmt.splitlines()[0] if stmt else "")):
         return "question"
