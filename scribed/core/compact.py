@@ -17,7 +17,7 @@ from scribed.compress.base import CompressError
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import SessionCompactor
-from scribed.core.discovery import adopt_twin, sha256_bytes, sha256_prefix
+from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import EntryReport, FileOutcome, SourceItem
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive
@@ -26,6 +26,7 @@ from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
 from scribed.sources import zst
 from scribed.sources.common import hold_partial_tail
+from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout
 

@@ -17,13 +17,14 @@ from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.budget import HARD_CAP, entry_budget
 from scribed.core.compressors import Compressors
-from scribed.core.discovery import display_path, sha256_prefix
+from scribed.core.discovery import display_path
 from scribed.core.ledger import Ledger, source_key
 from scribed.core.results import EntryReport, SourceItem
 from scribed.fsutil import ensure_dir
 from scribed.models import Anchor, Session, Turn
 from scribed.session.door import Redacted, RedactedSession, redact_session, redacted, redacted_path
 from scribed.sources import zst
+from scribed.sources.zst import sha256_prefix
 from scribed.tiers import cold, transcripts
 from scribed.tiers.cold import Layout
 

@@ -73,20 +73,6 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def sha256_prefix(path: Path, length: int) -> str:
-    """sha256 of the first ``length`` bytes, streamed."""
-    h = hashlib.sha256()
-    left = length
-    with zst.open_binary(path) as fh:  # a .jsonl.zst: its decompressed content, as offsets count it
-        while left > 0:
-            chunk = fh.read(min(1 << 20, left))
-            if not chunk:
-                break
-            h.update(chunk)
-            left -= len(chunk)
-    return h.hexdigest()
-
-
 def sha256_bytes(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 

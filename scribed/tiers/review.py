@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -170,12 +170,10 @@ def _wiki(layout: Layout, clock: Clock) -> Wiki:
     return Wiki(layout.wiki, layout.memory, audit=audit.AuditLog(layout, "approve", clock))
 
 
-def approve(layout: Layout, ids: list[str], clock: Clock) -> dict[str, Any]:
-    """Merge the named proposals into the wiki (the caller holds the root lock)."""
-    props = Proposals(layout)
-    wiki = _wiki(layout, clock)
-    results: list[dict[str, Any]] = []
-    todo: list[tuple[Proposal, MergeResult]] = []
+def _pending(
+    props: Proposals, ids: list[str], results: list[dict[str, Any]]
+) -> Iterator[tuple[str, Proposal]]:
+    """The named proposals still pending, each once; the others are reported in ``results``."""
     for pid in dict.fromkeys(ids):
         p = props.items.get(pid)
         if p is None:
@@ -183,9 +181,19 @@ def approve(layout: Layout, ids: list[str], clock: Clock) -> dict[str, Any]:
         elif p.status != PENDING:
             results.append({"id": pid, "result": f"already {p.status}"})
         else:
-            r = wiki.add(fact_of(p.fact), note={"proposal": pid})
-            p.supersedes = list(r.superseded)
-            todo.append((p, r))
+            yield pid, p
+
+
+def approve(layout: Layout, ids: list[str], clock: Clock) -> dict[str, Any]:
+    """Merge the named proposals into the wiki (the caller holds the root lock)."""
+    props = Proposals(layout)
+    wiki = _wiki(layout, clock)
+    results: list[dict[str, Any]] = []
+    todo: list[tuple[Proposal, MergeResult]] = []
+    for pid, p in _pending(props, ids, results):
+        r = wiki.add(fact_of(p.fact), note={"proposal": pid})
+        p.supersedes = list(r.superseded)
+        todo.append((p, r))
     wiki.flush()  # 1. the wiki and 2. its audit records
     now = iso(clock())
     for p, r in todo:
@@ -217,15 +225,9 @@ def reject(layout: Layout, ids: list[str], clock: Clock, reason: str = "") -> di
     props = Proposals(layout)
     results: list[dict[str, Any]] = []
     now = iso(clock())
-    for pid in dict.fromkeys(ids):
-        p = props.items.get(pid)
-        if p is None:
-            results.append({"id": pid, "result": "unknown"})
-        elif p.status != PENDING:
-            results.append({"id": pid, "result": f"already {p.status}"})
-        else:
-            p.status, p.decided, p.reason = REJECTED, now, reason
-            props.dirty = True
-            results.append({"id": pid, "result": "rejected", "topic": p.topic, "title": p.title})
+    for pid, p in _pending(props, ids, results):
+        p.status, p.decided, p.reason = REJECTED, now, reason
+        props.dirty = True
+        results.append({"id": pid, "result": "rejected", "topic": p.topic, "title": p.title})
     props.save()
     return {"results": results}
