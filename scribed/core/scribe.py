@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 
 from scribed.compress.base import Compressor
+from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
 from scribed.core import discovery
@@ -281,7 +282,7 @@ class Scribe:
     def schedule_retry(self, path: os.PathLike[str] | str, when: datetime) -> None:
         """Note when a failed source is tried again (``scribed status`` shows it)."""
         with contextlib.suppress(sqlite3.Error):
-            self.ledger.set_retry_at(source_key(path), when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            self.ledger.set_retry_at(source_key(path), iso(when))
 
     def last_promotion_at(self) -> str | None:
         return self.ledger.get_meta("last_promotion_at")
