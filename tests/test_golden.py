@@ -121,3 +121,30 @@ def test_prefilters_never_skip_a_match() -> None:
             assert errors._MAYBE_EXC.search(line), line
         if errors._EXC.match(e) or errors._GENERIC.match(e) or errors._EXIT.search(e):
             assert errors._MAYBE.search(line), line
+
+
+def test_clip_tool_output_keeps_what_the_whole_text_scan_kept() -> None:
+    """The word prefilter of clip_tool_output finds the same error lines as _ERROR_LINE over the whole
+    middle, also for the characters re.IGNORECASE folds to ASCII (İ ı ſ K) and lines it truncates."""
+    import random
+
+    from scribed.sources import common as c
+
+    def reference(middle: str) -> list[str]:
+        out: list[str] = []
+        for m in c._ERROR_LINE.finditer(middle):
+            start = middle.rfind("\n", 0, m.start()) + 1
+            end = middle.find("\n", m.end())
+            line = middle[start : end if end >= 0 else len(middle)].strip()
+            if line not in out:
+                out.append(line)
+        return out
+
+    frags = ["Traceback (most recent call last)", "ValueError", "valueerror: x", "error: bad", "ERROR[E0308]: m",
+             "npm ERR! x", "FAILED", "fail:", "panicked at", "E   assert", "e  x", "Segmentation fault",
+             "ſegmentation fault", "exıt code 1", "exit status 2", "exited with code -3", "İndexError", "Fatal:",
+             "KeyException", "plain words", "exit 0", "  ", "\n", "\n", "İ", "ß", "x" * 450, "non-zero exit", "é"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        middle = "".join(rng.choice(frags) + rng.choice([" ", "\n", "", "é"]) for _ in range(rng.randint(1, 40)))
+        assert list(dict.fromkeys(c._error_lines(middle))) == reference(middle), middle

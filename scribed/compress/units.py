@@ -90,18 +90,26 @@ def tokens(text: str) -> frozenset[str]:
     """Informative tokens, lowercased for coverage.
 
     ASCII text is lowercased once, before the scan: the token pattern treats both cases alike, so
-    the tokens are the same, in the same order (elsewhere ``lower()`` may change lengths).
+    the tokens are the same (elsewhere ``lower()`` may change lengths). A token repeated in the
+    text is judged once; the set is still filled in first-seen order, since its iteration order
+    decides the order of the float sums in ``gain`` and so the ties between units.
     """
-    ascii_text = text.isascii()
+    if text.isascii():
+        found = dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text.lower())])
+        return frozenset(
+            {t for t in found if (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP}
+        )
     out = set()
-    for tok in _TOKEN.findall(text.lower() if ascii_text else text):
-        t = tok.strip(".:-/\\")
+    for t in dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text)]):
         if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
             continue
-        low = t if ascii_text else t.lower()
+        low = t.lower()
         if low not in _STOP:
             out.add(low)
     return frozenset(out)
+
+
+_EDGE = ".:-/\\"  # stripped from a token's ends
 
 
 def token_weight(tok: str) -> float:
@@ -132,6 +140,7 @@ class _Builder:
     def __init__(self) -> None:
         self.units: list[Unit] = []
         self.camel: set[str] = set()
+        self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
 
     def add(self, text: str, line: int, kind: str, weight: float) -> None:
         text = " ".join(text.split())
@@ -139,10 +148,13 @@ class _Builder:
             return
         if _CHATTER.match(text):
             weight *= 0.3
-        toks = tokens(text)
+        toks = self.seen.get(text)
+        if toks is None:
+            toks = self.seen[text] = tokens(text)
+            if toks and not text.islower():  # an ASCII capital is needed for a CamelCase/ALLCAPS name
+                self.camel |= _camel_bonus(text)
         if not toks:
             return
-        self.camel |= _camel_bonus(text)
         pos = len(self.units)
         self.units.append(Unit(text, pos, line, kind, weight, toks, len(text.encode()) + 3))
 

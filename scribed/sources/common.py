@@ -291,10 +291,7 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
     kept: list[str] = []
     seen: set[str] = set()
     room = errors
-    for m in _ERROR_LINE.finditer(middle):
-        start = middle.rfind("\n", 0, m.start()) + 1
-        end = middle.find("\n", m.end())
-        line = middle[start : end if end >= 0 else len(middle)].strip()
+    for line in _error_lines(middle):
         if len(line) > _ERROR_LINE_CHARS:
             line = line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
         if not line or line in seen:
@@ -311,6 +308,39 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
         parts.append(f"[… {len(middle)} chars elided …]")
     parts.append(text[tail_start:])
     return "\n".join(parts)
+
+
+# Every match of _ERROR_LINE holds one of these words (matched case-insensitively, as it is) and
+# never spans a newline. They are found in a lowercased copy, which is much faster than the
+# IGNORECASE pattern over the whole text; only lines holding one are matched against it.
+_ERROR_HINT = re.compile(
+    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ", re.MULTILINE
+)
+# Characters IGNORECASE matches to an ASCII letter that ``str.lower`` does not turn into it.
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def _error_lines(middle: str) -> Iterator[str]:
+    """The stripped lines of ``middle`` that ``_ERROR_LINE`` matches, in order."""
+    folded = middle
+    if not middle.isascii() and any(c in middle for c in "\u0130\u0131\u017f"):
+        folded = middle.translate(_FOLD)
+    folded = folded.lower()
+    if len(folded) != len(middle):  # a case change of another length: offsets would not line up
+        for m in _ERROR_LINE.finditer(middle):
+            start = middle.rfind("\n", 0, m.start()) + 1
+            end = middle.find("\n", m.end())
+            yield middle[start : end if end >= 0 else len(middle)].strip()
+        return
+    pos = 0
+    while (h := _ERROR_HINT.search(folded, pos)) is not None:
+        start = middle.rfind("\n", 0, h.start()) + 1
+        end = middle.find("\n", h.end())
+        end = end if end >= 0 else len(middle)
+        line = middle[start:end]
+        if _ERROR_LINE.search(line):
+            yield line.strip()
+        pos = end + 1
 
 
 def turn(
