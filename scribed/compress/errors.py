@@ -60,6 +60,11 @@ _MAYBE = re.compile(r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FA
 _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
 
+def may_hold_error(text: str) -> bool:
+    """False when no line of ``text`` can state an error (one scan instead of one per line)."""
+    return _MAYBE.search(text) is not None
+
+
 def error_in_line(line: str, *, strict: bool = False) -> str | None:
     """The error a line states, or None. ``strict`` accepts exception lines only (assistant prose)."""
     if (_MAYBE_EXC if strict else _MAYBE).search(line) is None:

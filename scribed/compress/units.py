@@ -15,8 +15,9 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 
-from scribed.compress.errors import error_in_line
+from scribed.compress.errors import error_in_line, may_hold_error
 from scribed.models import Turn
 
 _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
@@ -208,11 +209,18 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     """Tool output ranks low, but its error lines and its final result count.
 
     Its other lines stay candidates at a low weight (head and tail of a long output), so a session
-    that is mostly tool output still spends its budget on the most informative of them.
+    that is mostly tool output still spends its budget on the most informative of them. When the
+    text holds nothing error-shaped, the lines between head and tail are not even looked at.
     """
-    lines = [ln.strip() for ln in turn.text.splitlines() if ln.strip()]
+    lines = [ln for ln in map(str.strip, turn.text.splitlines()) if ln]
     last = len(lines) - 1
-    for i, ln in enumerate(lines):
+    if may_hold_error(turn.text):
+        order: Iterable[int] = range(len(lines))
+    else:
+        tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
+        order = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
+    for i in order:
+        ln = lines[i]
         err = error_in_line(ln)
         if err:
             b.add(err, turn.line, "error", 1.0)
