@@ -51,7 +51,7 @@ def iso(dt: datetime) -> str:
 def one_line(s: str, limit: int) -> str:
     """``s`` on one line within ``limit`` chars, cut only between words and never inside a
     backtick span (a path, command or identifier cut short would read as a different one)."""
-    s = re.sub(r"\s+", " ", s).strip()
+    s = " ".join(s.split())  # the same as re.sub(r"\s+", " ", s).strip(): both use Python's whitespace
     if len(s) <= limit:
         return s
     head = s[: limit - 1]
