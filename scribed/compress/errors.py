@@ -97,6 +97,8 @@ def errors_in_turn(turn: Turn) -> list[str]:
         return []
     strict = turn.role == "assistant" and turn.kind == "message"
     out: list[str] = []
+    if (_MAYBE_EXC if strict else _MAYBE).search(turn.text) is None:  # no line can match: one scan
+        return out
     for line in turn.text.splitlines():
         e = error_in_line(line, strict=strict)
         if e and e not in out:
