@@ -58,7 +58,7 @@ def test_a_cold_reversal_a_month_later_supersedes_before_its_own_ttl(tmp_path: P
     layout = seed_september(tmp_path)
     assert decisions(layout).blocks[0].active
     cold_entry(layout, "riker", OCT, "e-000000001006", decisions=[REVERSAL])
-    out = promote.promote(cfg(tmp_path), as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=clock_at(OCT))
+    out = promote.promote(cfg(tmp_path), as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=clock_at(OCT)).to_json()
     assert out["promoted"] == [] and out["kept"] == 1, "the October entry is not due"
     assert [r["entry"] for r in out["reversals"]] == ["e-000000001006"]
     doc = decisions(layout)
@@ -154,12 +154,12 @@ def test_import_in_review_mode_writes_proposals_only(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     build_mixed(root)
-    out = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+    out = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     layout = Layout(root)
     assert out["mode"] == "review" and {d["action"] for d in out["decisions"]} == {"proposed"}
     assert not layout.wiki.exists() or not list(layout.wiki.glob("*.md"))
     assert len(review.listing(layout)) >= len(out["decisions"])
-    again = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+    again = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     assert again["decisions"] == [], "proposed once"
 
 
