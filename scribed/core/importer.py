@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from scribed.compress.entry import Entry, iso, one_line, split_entries
 from scribed.config import Config
@@ -58,8 +58,9 @@ from scribed.log import progress
 from scribed.names import normalize_name
 from scribed.session.redact import redact
 from scribed.tiers import audit, cold
+from scribed.tiers.agent_writes import FactSink
 from scribed.tiers.cold import Layout
-from scribed.tiers.wiki import Fact, MergeResult, Source, WikiDoc, safe_body, valid_topic
+from scribed.tiers.wiki import Fact, MergeResult, Source, safe_body, valid_topic
 
 Clock = Callable[[], datetime]
 STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
@@ -67,12 +68,6 @@ STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
 
 class ImportRefusedError(ValueError):
     """The repo cannot be imported as asked (state on another branch, bad agent name); exit 2."""
-
-
-class _Sink(Protocol):
-    def add(self, fact: Fact, note: dict[str, str] | None = None) -> MergeResult: ...
-    def doc(self, topic: str) -> WikiDoc: ...
-    def flush(self) -> list[str]: ...
 
 
 def utcnow() -> datetime:
@@ -271,7 +266,7 @@ class _Apply:
     def __init__(self, cfg: Config, layout: Layout, ledger: Ledger, run: _Run, clock: Clock) -> None:
         self.cfg, self.layout, self.ledger, self.run, self.clock = cfg, layout, ledger, run, clock
         self.wiki = wiki_of(layout, action="import", clock=clock)
-        self.sink: _Sink = fact_sink(layout, cfg, self.wiki, "import", clock)
+        self.sink: FactSink = fact_sink(layout, cfg, self.wiki, "import", clock)
         self.known = self.wiki.refs() | _archived_refs(layout)
         self.cold_ids: dict[str, set[str]] = {}
         self.cold: list[ImportedEntry] = []
@@ -456,7 +451,7 @@ def _record_all(ledger: Ledger, rows: list[dict[str, Any]]) -> None:
 
 
 def _pin(
-    sink: _Sink, h: History, layout: Layout, count: Callable[[MergeResult], None]
+    sink: FactSink, h: History, layout: Layout, count: Callable[[MergeResult], None]
 ) -> list[PinnedFact]:
     """Core Context → ``wiki/agent-{agent}.md``; team updates → ``decisions``."""
     out: list[PinnedFact] = []

@@ -44,6 +44,7 @@ from scribed.session.redact import redact
 from scribed.tiers import audit, cold, legacy
 from scribed.tiers.agent_writes import (
     INBOX_MAX_BYTES,
+    FactSink,
     agent_fact,
     apply_inbox,
     deprecate,
@@ -426,7 +427,7 @@ def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[l
     return due, fresh, kept
 
 
-def _commit(layout: Layout, sink: Any, due: list[_Due]) -> list[str]:
+def _commit(layout: Layout, sink: FactSink, due: list[_Due]) -> list[str]:
     """Write in the order that makes a crash harmless; returns the topics written."""
     written: list[str] = sink.flush()  # 1. the wiki (or the proposals) is durable …
     by_agent: dict[str, set[str]] = {}
@@ -440,7 +441,9 @@ def _commit(layout: Layout, sink: Any, due: list[_Due]) -> list[str]:
     return written
 
 
-def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[str]) -> list[ReversedFact]:
+def _early_reversals(
+    sink: FactSink, wiki: Wiki, fresh: list[_Due], warnings: list[str]
+) -> list[ReversedFact]:
     """Decisions of cold entries still within the TTL that reverse an active wiki fact: promoted now,
     so the wiki never keeps a reversed decision active for a month. The entry stays in cold (its
     other facts are promoted when it is due; this one is then already present)."""

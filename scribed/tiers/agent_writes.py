@@ -10,7 +10,6 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from scribed.compress.entry import one_line
 from scribed.config import Config
@@ -58,7 +57,10 @@ def wiki_of(layout: Layout, action: str = "promote", clock: Clock = utcnow) -> W
     return Wiki(layout.wiki, layout.memory, audit=audit.AuditLog(layout, action, clock))
 
 
-def fact_sink(layout: Layout, cfg: Config | None, wiki: Wiki, action: str, clock: Clock) -> Any:
+FactSink = Wiki | review.ReviewSink  # where facts go; both add, doc and flush alike
+
+
+def fact_sink(layout: Layout, cfg: Config | None, wiki: Wiki, action: str, clock: Clock) -> FactSink:
     """Where facts go: the wiki, or proposals when ``[promote] mode = "review"``."""
     if cfg is None or cfg.promote.mode != "review":
         return wiki
