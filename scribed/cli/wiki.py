@@ -22,7 +22,7 @@ from scribed.config import Config
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
-    from scribed.core.results import ImportResult, PromoteResult
+    from scribed.core.results import ImportResult, PromoteResult, ProposalRow
     from scribed.core.scribe import Scribe
 
 
@@ -167,15 +167,13 @@ def register(main: click.Group) -> None:
     _register_review(main)
 
 
-def _review_lines(rows: list[dict[str, Any]]) -> list[str]:
+def _review_lines(rows: list[ProposalRow]) -> list[str]:
     if not rows:
         return ["no proposals waiting for review"]
     out = []
     for r in rows:
-        where = r["file"] or r["source"]
-        out.append(
-            f"{r['id']}  {r['topic']:<12} {r['date']}  {r['title']}  ({r['action']}: {where}, {r['agent'] or '-'})"
-        )
+        where = r.file or r.source
+        out.append(f"{r.id}  {r.topic:<12} {r.date}  {r.title}  ({r.action}: {where}, {r.agent or '-'})")
     out.append(
         f"{len(rows)} proposal{'s' if len(rows) != 1 else ''}: scribed review approve ID… | reject ID…"
     )
@@ -217,7 +215,7 @@ def _register_review(main: click.Group) -> None:
         from scribed.tiers import review
 
         rows = review.listing(Layout(_cfg(ctx, root).root_path), everything=everything)
-        _emit({"proposals": rows}, as_json, _review_lines(rows))
+        _emit({"proposals": [r.to_json() for r in rows]}, as_json, _review_lines(rows))
 
     @review_cmd.command("approve")
     @click.argument("ids", nargs=-1, required=True)

@@ -18,6 +18,7 @@ from scribed.tiers.records import (
     InboxResult,
     Json,
     JsonRecord,
+    ProposalRow,
     ReviewItem,
     ReviewResult,
 )
@@ -250,6 +251,7 @@ __all__ = [
     "PinnedFact",
     "PromoteResult",
     "PromotedEntry",
+    "ProposalRow",
     "ReversedFact",
     "ReviewItem",
     "ReviewResult",

@@ -121,6 +121,26 @@ class InboxResult(JsonRecord):
 
 
 @dataclass(slots=True, frozen=True)
+class ProposalRow(JsonRecord):
+    """One review proposal as ``scribed review`` lists it (``decided``/``reason`` once decided)."""
+
+    id: str
+    status: str
+    topic: str
+    title: str
+    text: str
+    date: str
+    agent: str
+    source: str
+    file: str
+    action: str
+    created: str
+    decided: str = ""
+    reason: str = ""
+    _OPTIONAL = ("decided", "reason")
+
+
+@dataclass(slots=True, frozen=True)
 class ReviewItem(JsonRecord):
     """What happened to one proposal id: ``result`` is approved, rejected, unknown or ``already …``."""
 

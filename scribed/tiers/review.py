@@ -28,7 +28,7 @@ from scribed.compress.reversal import norm
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers import audit
 from scribed.tiers.cold import Layout
-from scribed.tiers.records import ReviewItem, ReviewResult
+from scribed.tiers.records import ProposalRow, ReviewItem, ReviewResult
 from scribed.tiers.wiki import Fact, MergeResult, Source, Wiki, WikiDoc, WikiError
 
 Clock = Callable[[], datetime]
@@ -140,7 +140,7 @@ class ReviewSink:
         return []
 
 
-def listing(layout: Layout, *, everything: bool = False) -> list[dict[str, Any]]:
+def listing(layout: Layout, *, everything: bool = False) -> list[ProposalRow]:
     props = Proposals(layout)
     rows = props.items.values() if everything else props.pending()
     out = []
@@ -148,21 +148,21 @@ def listing(layout: Layout, *, everything: bool = False) -> list[dict[str, Any]]
         f = p.fact
         src = f.get("source", {})
         out.append(
-            {
-                "id": p.id,
-                "status": p.status,
-                "topic": p.topic,
-                "title": p.title,
-                "text": f.get("text", ""),
-                "date": f.get("date", ""),
-                "agent": src.get("agent", ""),
-                "source": src.get("ref", ""),
-                "file": src.get("extra", {}).get("file", ""),
-                "action": p.action,
-                "created": p.created,
-                **({"decided": p.decided} if p.decided else {}),
-                **({"reason": p.reason} if p.reason else {}),
-            }
+            ProposalRow(
+                id=p.id,
+                status=p.status,
+                topic=p.topic,
+                title=p.title,
+                text=f.get("text", ""),
+                date=f.get("date", ""),
+                agent=src.get("agent", ""),
+                source=src.get("ref", ""),
+                file=src.get("extra", {}).get("file", ""),
+                action=p.action,
+                created=p.created,
+                decided=p.decided,
+                reason=p.reason,
+            )
         )
     return out
 
