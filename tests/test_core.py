@@ -90,6 +90,21 @@ def test_reversed_decision_keeps_final_form_only() -> None:
     assert ds[0].superseded == "store sessions in Redis with a 15 minute TTL"
 
 
+def test_one_reversal_rule_for_anchors_and_facts() -> None:
+    """anchors and the wiki share reversal.REVERSAL: each now knows the other's reversal words."""
+    from scribed.compress.reversal import reversal_score
+
+    s = sess(
+        ("assistant", "Decision: store sessions in Redis with a 15 minute TTL."),
+        ("assistant", "Decision: we dropped Redis, store sessions in Postgres with the same TTL."),
+    )
+    ds = [a for a in anchors.extract(s) if a.type == "decision"]
+    assert [d.superseded for d in ds] == ["store sessions in Redis with a 15 minute TTL"]
+    old = "Store sessions in Redis with a 15 minute TTL for the web tier."
+    new = "On second thought, store sessions in Postgres with a 15 minute TTL for the web tier."
+    assert reversal_score(new, old) > 0
+
+
 def test_closed_todo_is_not_open() -> None:
     s = sess(("assistant", "TODO: bump the lockfile"), ("assistant", "DONE: bump the lockfile"))
     assert not [a for a in anchors.extract(s) if a.type == "todo"]

@@ -406,7 +406,7 @@ def test_undated_entries_without_git_take_the_mtime(tmp_path: Path) -> None:
     hist = root / ".squad/agents/data/history.md"
     stamp = datetime(2026, 11, 25, 8, 0, tzinfo=UTC).timestamp()
     os.utime(hist, (stamp, stamp))
-    out = import_squad(cfg_for(root), ["data"], as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    out = import_squad(cfg_for(root), ["data"], as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     undated = [f["title"] for f in m["agents"]["data"]["entries"] if f["date"] is None]
     assert any("mtime" in w for w in out["warnings"])
     cold = {c["title"]: c["date"] for c in out["cold"]}
@@ -493,14 +493,14 @@ def test_parsers_on_edge_cases(tmp_path: Path) -> None:
 def test_import_then_promote_then_import_adds_nothing(legacy: tuple[Path, dict[str, Any]]) -> None:
     root, _ = legacy
     cfg = cfg_for(root)
-    first = import_squad(cfg, None, as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    first = import_squad(cfg, None, as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     assert first["cold"]
     from scribed.core.promote import promote
 
-    rep = promote(cfg, as_of=datetime(2027, 6, 1, tzinfo=UTC))  # everything is old now
+    rep = promote(cfg, as_of=datetime(2027, 6, 1, tzinfo=UTC)).to_json()  # everything is old now
     assert rep["promoted"] and rep["kept"] == 0
     snap = memory_bytes(root)
-    again = import_squad(cfg, None, as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    again = import_squad(cfg, None, as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     assert again["cold"] == [] and again["promoted"] == [] and again["archived"] == []
     assert memory_bytes(root) == snap
 
@@ -512,7 +512,7 @@ def test_changed_core_context_supersedes_the_old_block(legacy: tuple[Path, dict[
     import_squad(cfg, ["riker"], as_of=as_of)
     hist = root / ".squad/agents/riker/history.md"
     hist.write_text(hist.read_text().replace("Reviews go to picard", "Reviews go to data"))
-    out = import_squad(cfg, ["riker"], as_of=as_of)
+    out = import_squad(cfg, ["riker"], as_of=as_of).to_json()
     assert [p["action"] for p in out["pinned"] if p["topic"] == "agent-riker"] == ["added"]
     doc = WikiDoc.parse("agent-riker", (root / ".squad/memory/wiki/agent-riker.md").read_text())
     assert [b.active for b in doc.blocks] == [True, False]  # the old one under Superseded
@@ -569,7 +569,7 @@ def test_mixed_layouts_reach_the_wiki_by_title_and_nothing_is_lost(tmp_path: Pat
     build_mixed(root)
     before = legacy_bytes(root)
     governed = {rel: (root / ".squad" / rel).read_bytes() for rel in GOVERNED}
-    out = import_squad(cfg_for(root), None, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+    out = import_squad(cfg_for(root), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     layout = Layout(root)
     wiki = layout.wiki
     doc = WikiDoc.parse("decisions", (wiki / "decisions.md").read_text())
@@ -613,5 +613,5 @@ def test_mixed_layouts_reach_the_wiki_by_title_and_nothing_is_lost(tmp_path: Pat
     assert "scribed-live: seed:import:" in (layout.hot / "vela.md").read_text()
     # a second import adds nothing
     snap = memory_bytes(root)
-    again = import_squad(cfg_for(root), None, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+    again = import_squad(cfg_for(root), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     assert again["decisions"] == [] and again["cold"] == [] and memory_bytes(root) == snap

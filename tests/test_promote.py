@@ -341,7 +341,7 @@ def test_nothing_durable_is_archived_not_promoted(tmp_path: Path) -> None:
         open_items=["ask picard about the glossary"],
         key_facts=["issues: #7"],
     )
-    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     assert out["promoted"] == [] and [a["entry"] for a in out["archived"]] == ["e-ccccccccccc1"]
     assert not (tmp_path / ".squad/memory/wiki").exists()
     arch = layout.archive / out["archived"][0]["archive"]
@@ -374,7 +374,7 @@ def test_crash_between_wiki_write_and_cold_removal(tmp_path: Path, monkeypatch: 
     assert (layout.cold / "worf.md").read_bytes() == cold_before, "the entries are still in cold"
 
     monkeypatch.undo()
-    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     actions = [f["action"] for p in out["promoted"] for f in p["facts"]]
     assert actions and set(actions) == {"present"}
     assert {p.name: p.read_bytes() for p in layout.wiki.iterdir()} == wiki_after_crash, "no duplicate"
@@ -435,7 +435,7 @@ def test_undatable_entry_is_kept(tmp_path: Path) -> None:
     (layout.cold / "data.md").write_text(
         "# Cold memory: data\n\n### 2026-13-45: broken date\n#### Decisions\n- x y z\n"
     )
-    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     assert out["kept"] == 1 and out["promoted"] == [] and "no readable date" in out["warnings"][0]
 
 
@@ -469,10 +469,10 @@ def test_daemon_style_call_with_a_scribe_does_not_relock(tmp_path: Path) -> None
         layout, "data", datetime(2026, 8, 1, tzinfo=UTC), "e-abababababab", goal="g", decisions=["use uv"]
     )
     scribe = Scribe(_cfg(tmp_path), clock=lambda: datetime(2026, 11, 29, 3, 0, tzinfo=UTC))
-    done: list[dict[str, Any]] = []
+    done: list[dict[str, object]] = []
     try:
         with root_lock(layout.lock):  # the daemon holds the root lock while it promotes
-            t = threading.Thread(target=lambda: done.append(promote.promote(scribe)))
+            t = threading.Thread(target=lambda: done.append(promote.promote(scribe).to_json()))
             t.start()
             t.join(20)
             assert not t.is_alive(), "promote(scribe) must not wait for the lock its caller holds"
@@ -590,7 +590,7 @@ def test_apply_inbox_applies_and_quarantines(tmp_path: Path) -> None:
     (box / "empty.md").write_text("---\ntopic: auth\nagent: troi\n---\n\n   \n")
     (box / "notes.txt").write_text("ignored: not markdown\n")
     clock = lambda: datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # noqa: E731
-    out = promote.apply_inbox(layout, _cfg(tmp_path), clock)
+    out = promote.apply_inbox(layout, _cfg(tmp_path), clock).to_json()
     assert [a["file"] for a in out["applied"]] == ["troi-auth.md"]
     assert sorted(q["file"] for q in out["quarantined"]) == [
         "bad-agent.md",
@@ -618,7 +618,7 @@ def test_apply_inbox_applies_and_quarantines(tmp_path: Path) -> None:
         "---\ntopic: auth\nagent: troi\ntitle: Session timeout\n---\n"
         f"Sessions time out after 15 minutes of inactivity.\napi_key={FAKE_SECRET}\n"
     )
-    again = promote.apply_inbox(layout, _cfg(tmp_path), clock)
+    again = promote.apply_inbox(layout, _cfg(tmp_path), clock).to_json()
     assert again["applied"][0]["action"] == "present"
     assert memory_bytes(tmp_path) == snap
 
@@ -627,7 +627,7 @@ def test_promote_applies_the_inbox_too(tmp_path: Path) -> None:
     (_inbox(tmp_path) / "a.md").write_text(
         "---\ntopic: conventions\nagent: data\n---\nAlways squash merge.\n"
     )
-    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    out = promote.promote(_cfg(tmp_path), as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
     assert [a["file"] for a in out["inbox"]["applied"]] == ["a.md"]
     assert "Always squash merge." in (tmp_path / ".squad/memory/wiki/conventions.md").read_text()
 

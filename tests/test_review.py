@@ -58,7 +58,7 @@ def test_a_cold_reversal_a_month_later_supersedes_before_its_own_ttl(tmp_path: P
     layout = seed_september(tmp_path)
     assert decisions(layout).blocks[0].active
     cold_entry(layout, "riker", OCT, "e-000000001006", decisions=[REVERSAL])
-    out = promote.promote(cfg(tmp_path), as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=clock_at(OCT))
+    out = promote.promote(cfg(tmp_path), as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=clock_at(OCT)).to_json()
     assert out["promoted"] == [] and out["kept"] == 1, "the October entry is not due"
     assert [r["entry"] for r in out["reversals"]] == ["e-000000001006"]
     doc = decisions(layout)
@@ -104,8 +104,8 @@ def test_review_mode_proposes_then_approve_and_reject(tmp_path: Path) -> None:
     assert not (layout.wiki / "decisions.md").exists(), "nothing reaches the wiki before approval"
     assert split_entries((layout.cold / "picard.md").read_text())[1] == [], "the entry is archived"
     pending = review.listing(layout)
-    assert [(p["topic"], p["title"], p["source"]) for p in pending] == [("decisions", OLD, "e-000000000901")]
-    pid = pending[0]["id"]
+    assert [(p.topic, p.title, p.source) for p in pending] == [("decisions", OLD, "e-000000000901")]
+    pid = pending[0].id
     assert not any(audit.read(layout)), "a proposal is not a wiki change"
 
     # the CLI lists, approves (twice: the second is a no-op), shows the history
@@ -134,9 +134,9 @@ def test_review_mode_proposes_then_approve_and_reject(tmp_path: Path) -> None:
                decisions=["keep the export files for 90 days"])  # fmt: skip
     promote.promote(cfg(root, "review"), as_of=datetime(2026, 10, 5, tzinfo=UTC), clock=clock_at(OCT))
     [p2] = review.listing(layout)
-    assert run.invoke(main, [*base, "review", "reject", p2["id"]]).exit_code == 0
-    assert "already rejected" in run.invoke(main, [*base, "review", "reject", p2["id"]]).output
-    assert "already rejected" in run.invoke(main, [*base, "review", "approve", p2["id"]]).output
+    assert run.invoke(main, [*base, "review", "reject", p2.id]).exit_code == 0
+    assert "already rejected" in run.invoke(main, [*base, "review", "reject", p2.id]).output
+    assert "already rejected" in run.invoke(main, [*base, "review", "approve", p2.id]).output
     cold_entry(layout, "riker", datetime(2026, 9, 2, tzinfo=UTC), "e-000000000902",
                decisions=["keep the export files for 90 days"])  # fmt: skip
     promote.promote(cfg(root, "review"), as_of=datetime(2026, 10, 5, tzinfo=UTC), clock=clock_at(OCT))
@@ -154,12 +154,12 @@ def test_import_in_review_mode_writes_proposals_only(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     build_mixed(root)
-    out = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+    out = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     layout = Layout(root)
     assert out["mode"] == "review" and {d["action"] for d in out["decisions"]} == {"proposed"}
     assert not layout.wiki.exists() or not list(layout.wiki.glob("*.md"))
     assert len(review.listing(layout)) >= len(out["decisions"])
-    again = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+    again = import_squad(cfg(root, "review"), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     assert again["decisions"] == [], "proposed once"
 
 
@@ -170,7 +170,7 @@ def test_a_crash_mid_approval_leaves_one_record_per_change(
     cold_entry(layout, "riker", datetime(2026, 9, 3, tzinfo=UTC), "e-000000000903",
                decisions=["store export files in the `exports` bucket"])  # fmt: skip
     promote.promote(cfg(tmp_path, "review"), as_of=datetime(2026, 10, 5, tzinfo=UTC), clock=clock_at(OCT))
-    ids = [p["id"] for p in review.listing(layout)]
+    ids = [p.id for p in review.listing(layout)]
     assert len(ids) == 2
 
     def crash(*_: Any, **__: Any) -> None:
@@ -183,7 +183,7 @@ def test_a_crash_mid_approval_leaves_one_record_per_change(
     monkeypatch.undo()
     wiki_text = (layout.wiki / "decisions.md").read_text()
     assert wiki_text.count("\n### ") == 2, "the wiki file is whole"
-    assert [p["status"] for p in review.listing(layout, everything=True)] == ["pending", "pending"]
+    assert [p.status for p in review.listing(layout, everything=True)] == ["pending", "pending"]
     review.approve(layout, ids, clock_at(OCT))
     assert (layout.wiki / "decisions.md").read_text() == wiki_text, "nothing merged twice"
     recs = [r for r in audit.read(layout) if r.get("proposal")]
@@ -193,7 +193,7 @@ def test_a_crash_mid_approval_leaves_one_record_per_change(
     cold_entry(layout, "worf", datetime(2026, 9, 4, tzinfo=UTC), "e-000000000904",
                decisions=["page the on-call after two failed exports"])  # fmt: skip
     promote.promote(cfg(tmp_path, "review"), as_of=datetime(2026, 10, 5, tzinfo=UTC), clock=clock_at(OCT))
-    [p3] = [p["id"] for p in review.listing(layout)]
+    [p3] = [p.id for p in review.listing(layout)]
     monkeypatch.setattr(review.Proposals, "save", crash)
     with pytest.raises(OSError, match="disk gone"):
         review.approve(layout, [p3], clock_at(OCT))

@@ -22,7 +22,7 @@ from scribed.config import Config
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
-    from scribed.core.results import ImportResult, PromoteResult
+    from scribed.core.results import ImportResult, PromoteResult, ProposalRow
     from scribed.core.scribe import Scribe
 
 
@@ -57,18 +57,17 @@ def _promote_lines(res: PromoteResult) -> list[str]:
     head = "dry run, nothing written: " if res.dry_run else ""
     out = [f"{head}promotion as of {res.as_of} (entries before {res.cutoff})"]
     for p in res.promoted:
-        out.append(f"promote {p['agent']:<12} {p['entry']} {p['date'][:10]} {p['title']}")
+        out.append(f"promote {p.agent:<12} {p.entry} {p.date[:10]} {p.title}")
         out.extend(
-            f"    → {f['topic']:<12} {f['action']:<8} {f['title']}"
-            + (f" (supersedes {f['superseded'][0]})" if f.get("superseded") else "")
-            for f in p["facts"]
+            f"    → {f.topic:<12} {f.action:<8} {f.title}"
+            + (f" (supersedes {f.superseded[0]})" if f.superseded else "")
+            for f in p.facts
         )
     out.extend(
-        f"archive {a['agent']:<12} {a['entry']} {a['date'][:10]} {a['title']} (nothing durable)"
-        for a in res.archived
+        f"archive {a.agent:<12} {a.entry} {a.date[:10]} {a.title} (nothing durable)" for a in res.archived
     )
-    out.extend(f"inbox   {a['file']} → {a['topic']} ({a['action']})" for a in res.inbox.get("applied", []))
-    out.extend(f"inbox   {q['file']} quarantined: {q['reason']}" for q in res.inbox.get("quarantined", []))
+    out.extend(f"inbox   {a.file} → {a.fact.topic} ({a.fact.action})" for a in res.inbox.applied)
+    out.extend(f"inbox   {q.file} quarantined: {q.reason}" for q in res.inbox.quarantined)
     out.append(
         f"{len(res.promoted)} promoted, {len(res.archived)} archived, {res.kept} kept in cold; "
         f"topics: {', '.join(sorted(res.topics)) or '-'}"
@@ -79,18 +78,14 @@ def _promote_lines(res: PromoteResult) -> list[str]:
 def _import_lines(res: ImportResult) -> list[str]:
     head = "dry run, nothing written: " if res.dry_run else ""
     lines = [f"{head}import of {', '.join(res.agents) or 'no agents'} as of {res.as_of}"]
-    lines += [f"cold    {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in res.cold]
+    lines += [f"cold    {c.agent:<12} {c.date[:10]} {c.title}" for c in res.cold]
+    lines += [f"wiki    {c.agent:<12} {c.date[:10]} {c.title} → {', '.join(c.topics)}" for c in res.promoted]
+    lines += [f"archive {c.agent:<12} {c.date[:10]} {c.title}" for c in res.archived]
+    lines += [f"pinned  {p.agent:<12} → {p.topic}: {p.title} ({p.action})" for p in res.pinned]
     lines += [
-        f"wiki    {c['agent']:<12} {c['date'][:10]} {c['title']} → {', '.join(c['topics'])}"
-        for c in res.promoted
+        f"decided {d.agent:<12} {d.date[:10]} {d.title} → {d.topic} ({d.action})" for d in res.decisions
     ]
-    lines += [f"archive {c['agent']:<12} {c['date'][:10]} {c['title']}" for c in res.archived]
-    lines += [f"pinned  {p['agent']:<12} → {p['topic']}: {p['title']} ({p['action']})" for p in res.pinned]
-    lines += [
-        f"decided {d['agent']:<12} {d['date'][:10]} {d['title']} → {d['topic']} ({d['action']})"
-        for d in res.decisions
-    ]
-    lines += [f"skip    {n['source']}:{n['lines']} {n['title']} ({n['reason']})" for n in res.not_decisions]
+    lines += [f"skip    {n.source}:{n.lines} {n.title} ({n.reason})" for n in res.not_decisions]
     lines.append(
         f"{len(res.cold)} to cold, {len(res.promoted)} to wiki, {len(res.archived)} archived, "
         f"{len(res.pinned)} pinned, {len(res.decisions)} decisions"
@@ -172,15 +167,13 @@ def register(main: click.Group) -> None:
     _register_review(main)
 
 
-def _review_lines(rows: list[dict[str, Any]]) -> list[str]:
+def _review_lines(rows: list[ProposalRow]) -> list[str]:
     if not rows:
         return ["no proposals waiting for review"]
     out = []
     for r in rows:
-        where = r["file"] or r["source"]
-        out.append(
-            f"{r['id']}  {r['topic']:<12} {r['date']}  {r['title']}  ({r['action']}: {where}, {r['agent'] or '-'})"
-        )
+        where = r.file or r.source
+        out.append(f"{r.id}  {r.topic:<12} {r.date}  {r.title}  ({r.action}: {where}, {r.agent or '-'})")
     out.append(
         f"{len(rows)} proposal{'s' if len(rows) != 1 else ''}: scribed review approve ID… | reject ID…"
     )
@@ -199,7 +192,7 @@ def _decide(
     except WikiError as exc:
         cli_mod.fail(str(exc))
     lines = [
-        f"{r['id']}: {r['result']}" + (f" ({r['topic']}: {r['title']})" if "title" in r else "")
+        f"{r.id}: {r.result}" + (f" ({r.topic}: {r.title})" if r.title is not None else "")
         for r in res.results
     ]
     _emit(res.to_json(), as_json, lines)
@@ -222,7 +215,7 @@ def _register_review(main: click.Group) -> None:
         from scribed.tiers import review
 
         rows = review.listing(Layout(_cfg(ctx, root).root_path), everything=everything)
-        _emit({"proposals": rows}, as_json, _review_lines(rows))
+        _emit({"proposals": [r.to_json() for r in rows]}, as_json, _review_lines(rows))
 
     @review_cmd.command("approve")
     @click.argument("ids", nargs=-1, required=True)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 
 from scribed.compress.errors import errors_in_turn
+from scribed.compress.reversal import REVERSAL
 from scribed.models import Anchor, Session, Turn
 
 # Caps per session so a pathological transcript cannot blow the entry budget.
@@ -45,11 +46,6 @@ _DECISION_MORE = re.compile(
     r"(?:\blet(?:'|’)?s go with\b[^:]{0,40}[:,]?|\bgoing with\b[^:]{0,40}:|\bthe plan is to\b|"
     r"\bchange of plan\s*[:,]|\bactually,[^:]{0,60}:|\bscratch (?:that|the [^.]{1,40}idea)[.;,!]\s*"
     r"(?:we should|let(?:'|’)?s|we(?:'|’)ll)?)\s*(?P<d>[^;]+)",
-    re.IGNORECASE,
-)
-_REVERSAL = re.compile(
-    r"\b(?:revers(?:e|ed|ing)|revert(?:ed|ing)?|supersed(?:e|es|ed|ing)|instead of|no longer|"
-    r"scrap(?:ped)?|scratch|change of plan|changed? (?:my|our) mind|on second thought|rather than)\b|\bactually,",
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(
@@ -409,7 +405,7 @@ def _decision_line(t: Turn, line: str, found: dict[str, Anchor], keys: dict[str,
     if len(text) < MIN_DECISION_CHARS:
         return
     superseded: str | None = None
-    if found and _REVERSAL.search(line):
+    if found and REVERSAL.search(line):
         target = _reversal_target(line, found, keys)
         if target is not None:
             superseded = target.text

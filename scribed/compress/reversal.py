@@ -29,10 +29,13 @@ MIN_OVERLAP_WORDS = 3  # an earlier fact needs this many content words for an ov
 _SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
 _MD = re.compile(r"[`*_>#\[\]()~|]")
 _NON_WORD = re.compile(r"[^\w]+")
+# The one reversal-phrase rule: anchors (a decision line that reverses an earlier one), the wiki
+# (this fact reverses that one) and promotion all gate on it. It was two overlapping patterns
+# until the anchors' spoken forms (scratch, change of plan, on second thought, "actually,") joined.
 REVERSAL = re.compile(
     r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?|supersed(?:e|es|ed|ing)|instead\b|no longer|"
     r"scrap(?:s|ped)?|rather than|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?|abandon(?:s|ed)?|undo(?:es|ne)?|"
-    r"retir(?:e|es|ed))\b",
+    r"retir(?:e|es|ed)|scratch|change of plan|changed? (?:my|our) mind|on second thought)\b|\bactually,",
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(

@@ -31,12 +31,12 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from scribed.compress.entry import iso, one_line, split_entries
+from scribed.compress.entry import Entry, iso, one_line, split_entries
 from scribed.config import Config
 from scribed.core.import_read import (
     History,
@@ -51,14 +51,16 @@ from scribed.core.import_units import Unit, decision_fact, render_unit, seed_hot
 from scribed.core.ledger import Ledger
 from scribed.core.lock import root_lock
 from scribed.core.promote import extract_facts, fact_sink, wiki_of
+from scribed.core.results import ImportedDecision, ImportedEntry, ImportResult, NotDecision, PinnedFact
 from scribed.fsutil import write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
 from scribed.names import normalize_name
 from scribed.session.redact import redact
 from scribed.tiers import audit, cold
+from scribed.tiers.agent_writes import FactSink
 from scribed.tiers.cold import Layout
-from scribed.tiers.wiki import Fact, MergeResult, Source, WikiDoc, safe_body, valid_topic
+from scribed.tiers.wiki import Fact, MergeResult, Source, safe_body, valid_topic
 
 Clock = Callable[[], datetime]
 STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
@@ -66,12 +68,6 @@ STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
 
 class ImportRefusedError(ValueError):
     """The repo cannot be imported as asked (state on another branch, bad agent name); exit 2."""
-
-
-class _Sink(Protocol):
-    def add(self, fact: Fact, note: dict[str, str] | None = None) -> MergeResult: ...
-    def doc(self, topic: str) -> WikiDoc: ...
-    def flush(self) -> list[str]: ...
 
 
 def utcnow() -> datetime:
@@ -122,7 +118,7 @@ def import_squad(
     as_of: datetime | None = None,
     clock: Clock = utcnow,
     lock: bool = True,
-) -> dict[str, Any]:
+) -> ImportResult:
     """Import the named agents' histories (all, and the decision files, when ``agents`` is None)."""
     names = plan(cfg, agents)
     layout = Layout(cfg.root_path)
@@ -142,7 +138,7 @@ def run_import(
     as_of: datetime,
     clock: Clock,
     ledger: Ledger | None = None,
-) -> dict[str, Any]:
+) -> ImportResult:
     """The import itself, for agents :func:`plan` accepted. The caller holds the root lock; a
     :class:`scribed.core.scribe.Scribe` passes its ledger (else one is opened for the call)."""
     layout = Layout(cfg.root_path)
@@ -244,7 +240,7 @@ def _import(
     as_of: datetime,
     clock: Clock,
     ledger: Ledger | None,
-) -> dict[str, Any]:
+) -> ImportResult:
     run = _read_all(layout, names, everything)
     if not dry_run:
         audit.ensure_state(layout)
@@ -270,13 +266,16 @@ class _Apply:
     def __init__(self, cfg: Config, layout: Layout, ledger: Ledger, run: _Run, clock: Clock) -> None:
         self.cfg, self.layout, self.ledger, self.run, self.clock = cfg, layout, ledger, run, clock
         self.wiki = wiki_of(layout, action="import", clock=clock)
-        self.sink: _Sink = fact_sink(layout, cfg, self.wiki, "import", clock)
+        self.sink: FactSink = fact_sink(layout, cfg, self.wiki, "import", clock)
         self.known = self.wiki.refs() | _archived_refs(layout)
         self.cold_ids: dict[str, set[str]] = {}
-        keys = ("cold", "promoted", "archived", "pinned", "decisions")
-        self.out: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+        self.cold: list[ImportedEntry] = []
+        self.promoted: list[ImportedEntry] = []
+        self.archived: list[ImportedEntry] = []
+        self.pinned: list[PinnedFact] = []
+        self.decisions: list[ImportedDecision] = []
         self.topics: dict[str, dict[str, int]] = {}
-        self.to_archive: list[tuple[dict[str, Any], Any, Unit]] = []
+        self.to_archive: list[tuple[Entry, Unit]] = []
         self.rows: list[dict[str, Any]] = []
         self.skipped = 0
         self.blob, self.name = b"", ""
@@ -300,7 +299,7 @@ class _Apply:
                 cold.append(layout, u.agent, text, u.ref, max_bytes=cfg.cold.max_bytes, now=self.clock())
             self.rows.append(_row(layout, u, text, self.clock))
             self.cold_ids[u.agent].add(u.ref)
-            self.out["cold"].append(item)
+            self.cold.append(item)
             return
         e = split_entries(render_unit(u, cfg, fit=False))[1][0]
         facts, warn = extract_facts(e, u.agent)
@@ -310,9 +309,10 @@ class _Apply:
             f.source.extra["file"] = u.source
             self.count(self.sink.add(f))
         if facts:
-            item |= {"topics": sorted({f.topic for f in facts}), "facts": len(facts)}
-        self.out["promoted" if facts else "archived"].append(item)
-        self.to_archive.append((item, e, u))
+            self.promoted.append(replace(item, topics=tuple(sorted({f.topic for f in facts})), facts=len(facts)))
+        else:
+            self.archived.append(item)
+        self.to_archive.append((e, u))
         self.known.add(u.ref)
 
     def decision(self, u: Unit) -> None:
@@ -321,7 +321,10 @@ class _Apply:
             return
         r = self.sink.add(decision_fact(u))
         self.count(r)
-        self.out["decisions"].append(_item(u) | {"topic": r.topic, "action": r.action, "titled": u.titled})
+        i = _item(u)
+        self.decisions.append(
+            ImportedDecision(i.agent, i.entry, i.date, i.title, i.source, i.lines, r.topic, r.action, u.titled)
+        )
         self.rows.append(_row(self.layout, u, u.statement, self.clock))
         self.known.add(u.ref)
 
@@ -336,7 +339,7 @@ class _Apply:
                 write_gzip_archive(layout.archive / arch, path.read_bytes())
         _record_all(self.ledger, self.rows)
         newest = {u.agent: u for u in self.run.units}
-        fresh = {i["agent"] for k in ("cold", "promoted", "archived") for i in self.out[k]}
+        fresh = {i.agent for i in (*self.cold, *self.promoted, *self.archived)}
         for h in self.run.histories:
             if h.agent in fresh or not layout.hot_file(h.agent).exists():
                 seed_hot(layout, h.agent, newest.get(h.agent), self.cfg, log)
@@ -345,10 +348,11 @@ class _Apply:
         """One gzip for the run's old entries, named by what it holds (a rerun writes the same bytes)."""
         if not self.to_archive:
             return
-        self.blob = "".join(e.text.rstrip("\n") + "\n\n" for _, e, _ in self.to_archive).encode()
+        self.blob = "".join(e.text.rstrip("\n") + "\n\n" for e, _ in self.to_archive).encode()
         self.name = f"promoted/import-{hashlib.sha256(self.blob).hexdigest()[:12]}.md.gz"
-        for item, e, u in self.to_archive:
-            item["archive"] = self.name
+        self.promoted = [replace(i, archive=self.name) for i in self.promoted]
+        self.archived = [replace(i, archive=self.name) for i in self.archived]
+        for e, u in self.to_archive:
             self.rows.append(_row(self.layout, u, e.text, self.clock))
 
 
@@ -362,7 +366,7 @@ def _apply(
     as_of: datetime,
     dry_run: bool,
     clock: Clock,
-) -> dict[str, Any]:
+) -> ImportResult:
     log = get_logger()
     ap = _Apply(cfg, layout, ledger, run, clock)
     for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
@@ -370,44 +374,50 @@ def _apply(
     for u in run.decisions:
         ap.decision(u)
     for h in run.histories:
-        ap.out["pinned"] += _pin(ap.sink, h, layout, ap.count)
+        ap.pinned += _pin(ap.sink, h, layout, ap.count)
     ap.archive_rows()
     originals = [_legacy_name(layout, p) for p in run.files]
     if not dry_run:
         ap.write(originals, log)
-        log.info("imported", **{k: len(v) for k, v in ap.out.items()}, skipped=ap.skipped)
+        log.info(
+            "imported", cold=len(ap.cold), promoted=len(ap.promoted), archived=len(ap.archived),
+            pinned=len(ap.pinned), decisions=len(ap.decisions), skipped=ap.skipped,
+        )  # fmt: skip
     for w in run.warnings:
         log.warning("import_warning", reason=w)
-    not_decisions = [
-        {"source": s.source, "lines": f"{s.first_line}-{s.last_line}", "title": redact(one_line(s.title, 100)),
-         "reason": s.reason}
+    not_decisions = tuple(
+        NotDecision(s.source, f"{s.first_line}-{s.last_line}", redact(one_line(s.title, 100)), s.reason)
         for s in run.skipped
-    ]  # fmt: skip
-    return {
-        "root": str(layout.root),
-        "as_of": iso(as_of),
-        "cutoff": iso(cutoff),
-        "dry_run": dry_run,
-        "mode": cfg.promote.mode,
-        "agents": [h.agent for h in run.histories],
-        **ap.out,
-        "not_decisions": not_decisions,
-        "legacy_archived": originals,
-        "skipped": ap.skipped,
-        "topics": ap.topics,
-        "warnings": run.warnings,
-    }
+    )
+    return ImportResult(
+        as_of=iso(as_of),
+        agents=tuple(h.agent for h in run.histories),
+        cold=tuple(ap.cold),
+        promoted=tuple(ap.promoted),
+        archived=tuple(ap.archived),
+        pinned=tuple(ap.pinned),
+        decisions=tuple(ap.decisions),
+        not_decisions=not_decisions,
+        skipped=ap.skipped,
+        dry_run=dry_run,
+        warnings=tuple(run.warnings),
+        mode=cfg.promote.mode,
+        root=str(layout.root),
+        cutoff=iso(cutoff),
+        legacy_archived=tuple(originals),
+        topics=ap.topics,
+    )
 
 
-def _item(u: Unit) -> dict[str, Any]:
-    return {
-        "agent": u.agent,
-        "entry": u.ref,
-        "date": iso(u.date),
-        "title": redact(one_line(u.title, 100)),
-        "source": u.source,
-        "lines": f"{u.first_line}-{u.last_line}",
-    }
+def _item(u: Unit) -> ImportedEntry:
+    return ImportedEntry(
+        agent=u.agent,
+        entry=u.ref,
+        date=iso(u.date),
+        title=redact(one_line(u.title, 100)),
+        source=u.source,
+        lines=f"{u.first_line}-{u.last_line}",
+    )
 
 
 def _row(layout: Layout, u: Unit, text: str, clock: Clock) -> dict[str, Any]:
@@ -441,10 +451,10 @@ def _record_all(ledger: Ledger, rows: list[dict[str, Any]]) -> None:
 
 
 def _pin(
-    sink: _Sink, h: History, layout: Layout, count: Callable[[MergeResult], None]
-) -> list[dict[str, Any]]:
+    sink: FactSink, h: History, layout: Layout, count: Callable[[MergeResult], None]
+) -> list[PinnedFact]:
     """Core Context → ``wiki/agent-{agent}.md``; team updates → ``decisions``."""
-    out: list[dict[str, Any]] = []
+    out: list[PinnedFact] = []
     rel = str(h.path.relative_to(layout.root))
     fdate: datetime | None = None
     if h.core.strip():
@@ -463,7 +473,7 @@ def _pin(
         )
         r = sink.add(fact)
         count(r)
-        out.append({"agent": h.agent, "topic": topic, "title": title, "action": r.action})
+        out.append(PinnedFact(h.agent, topic, title, r.action))
     for tu in h.team:
         when = tu.when
         if when is None:
@@ -476,9 +486,7 @@ def _pin(
         fact = Fact(topic="decisions", kind="decision", text=what, date=date, source=src)
         r = sink.add(fact)
         count(r)
-        out.append(
-            {"agent": h.agent, "topic": "decisions", "title": fact.title, "action": r.action, "by": tu.by}
-        )
+        out.append(PinnedFact(h.agent, "decisions", fact.title, r.action, by=tu.by))
     return out
 
 

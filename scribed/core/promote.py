@@ -28,7 +28,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -36,6 +36,7 @@ from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_dat
 from scribed.compress.reversal import REVERSAL
 from scribed.config import Config
 from scribed.core.lock import root_lock
+from scribed.core.results import PromotedEntry, PromoteResult, ReversedFact
 from scribed.fsutil import atomic_write, read_text, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
@@ -43,10 +44,11 @@ from scribed.session.redact import redact
 from scribed.tiers import audit, cold, legacy
 from scribed.tiers.agent_writes import (
     INBOX_MAX_BYTES,
-    _fact_report,
+    FactSink,
     agent_fact,
     apply_inbox,
     deprecate,
+    fact_report,
     fact_sink,
     inbox_dir,
     utcnow,
@@ -303,7 +305,7 @@ def promote(
     dry_run: bool = False,
     clock: Clock | None = None,
     lock: bool | None = None,
-) -> dict[str, Any]:
+) -> PromoteResult:
     """Promote every cold entry older than ``cold.ttl_days`` at ``as_of`` (default now).
 
     ``cfg`` may also be a :class:`scribed.core.scribe.Scribe` (the daemon passes one while it holds
@@ -341,7 +343,7 @@ def promote(
 
 def _promote_locked(
     cfg: Config, layout: Layout, as_of: datetime, dry_run: bool, clock: Clock
-) -> dict[str, Any]:
+) -> PromoteResult:
     log = get_logger()
     cutoff = as_of - timedelta(days=cfg.cold.ttl_days)
     wiki = wiki_of(layout, "promote", clock)
@@ -352,18 +354,18 @@ def _promote_locked(
     reversals = _early_reversals(sink, wiki, fresh, warnings)
 
     tally = _TopicTally()
-    promoted: list[dict[str, Any]] = []
-    archived: list[dict[str, Any]] = []
+    promoted: list[PromotedEntry] = []
+    archived: list[PromotedEntry] = []
     for d in due:
         facts, warn = extract_facts(d.entry, d.agent)
         warnings += warn
-        item: dict[str, Any] = {
-            "agent": d.agent,
-            "entry": entry_ref(d.entry),
-            "date": d.entry.date,
-            "title": redact(one_line(d.entry.title, 100)),
-            "archive": archive_name(d.agent, d.entry),
-        }
+        item = PromotedEntry(
+            agent=d.agent,
+            entry=entry_ref(d.entry),
+            date=d.entry.date,
+            title=redact(one_line(d.entry.title, 100)),
+            archive=archive_name(d.agent, d.entry),
+        )
         if not facts:
             archived.append(item)
             continue
@@ -371,17 +373,15 @@ def _promote_locked(
         for f in facts:
             r = sink.add(f)
             tally.add(r)
-            reps.append(_fact_report(f, r))
-        item["facts"] = reps
-        item["topics"] = sorted({f.topic for f in facts})
-        promoted.append(item)
+            reps.append(fact_report(f, r))
+        promoted.append(replace(item, facts=tuple(reps), topics=tuple(sorted({f.topic for f in facts}))))
 
     written: list[str] = []
     if not dry_run and (due or reversals):
         written = _commit(layout, sink, due)
     for w in warnings:
         log.warning("promotion_warning", reason=w)
-    if not dry_run and (due or inbox["applied"]):
+    if not dry_run and (due or inbox.applied):
         log.info(
             "promotion_done",
             promoted=len(promoted),
@@ -390,20 +390,20 @@ def _promote_locked(
             topics=written,
             as_of=iso(as_of),
         )
-    return {
-        "as_of": iso(as_of),
-        "cutoff": iso(cutoff),
-        "dry_run": dry_run,
-        "promoted": promoted,
-        "archived": archived,
-        "kept": kept,
-        "topics": tally.counts,
-        "written": written,
-        "inbox": inbox,
-        "reversals": reversals,
-        "mode": cfg.promote.mode,
-        "warnings": warnings,
-    }
+    return PromoteResult(
+        as_of=iso(as_of),
+        cutoff=iso(cutoff),
+        dry_run=dry_run,
+        promoted=tuple(promoted),
+        archived=tuple(archived),
+        kept=kept,
+        topics=tally.counts,
+        inbox=inbox,
+        mode=cfg.promote.mode,
+        warnings=tuple(warnings),
+        written=tuple(written),
+        reversals=tuple(reversals),
+    )
 
 
 def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[list[_Due], list[_Due], int]:
@@ -427,7 +427,7 @@ def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[l
     return due, fresh, kept
 
 
-def _commit(layout: Layout, sink: Any, due: list[_Due]) -> list[str]:
+def _commit(layout: Layout, sink: FactSink, due: list[_Due]) -> list[str]:
     """Write in the order that makes a crash harmless; returns the topics written."""
     written: list[str] = sink.flush()  # 1. the wiki (or the proposals) is durable …
     by_agent: dict[str, set[str]] = {}
@@ -441,11 +441,13 @@ def _commit(layout: Layout, sink: Any, due: list[_Due]) -> list[str]:
     return written
 
 
-def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[str]) -> list[dict[str, Any]]:
+def _early_reversals(
+    sink: FactSink, wiki: Wiki, fresh: list[_Due], warnings: list[str]
+) -> list[ReversedFact]:
     """Decisions of cold entries still within the TTL that reverse an active wiki fact: promoted now,
     so the wiki never keeps a reversed decision active for a month. The entry stays in cold (its
     other facts are promoted when it is due; this one is then already present)."""
-    out: list[dict[str, Any]] = []
+    out: list[ReversedFact] = []
     docs = [wiki.doc(t) for t in wiki.topics()]
     active = {id(b) for d in docs for b in d.blocks if b.active}  # as they were before this pass
     if not active:
@@ -465,7 +467,7 @@ def _early_reversals(sink: Any, wiki: Wiki, fresh: list[_Due], warnings: list[st
             ):
                 warnings += warn
                 r = sink.add(f)
-                out.append({"agent": d.agent, "entry": entry_ref(d.entry), **_fact_report(f, r)})
+                out.append(ReversedFact(d.agent, entry_ref(d.entry), fact_report(f, r)))
     return out
 
 

@@ -1,13 +1,27 @@
-"""What the core's operations return: typed results, each with ``to_json()`` for ``--json`` output."""
+"""What the core's operations return: typed results, each with ``to_json()`` for ``--json`` output.
+
+The tier writers' records (a fact, a deprecation, the inbox, a review) live in
+:mod:`scribed.tiers.records` and are re-exported here."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
 
 from scribed.session.door import redacted
+from scribed.tiers.records import (
+    DeprecateResult,
+    FactReport,
+    FactResult,
+    InboxApplied,
+    InboxQuarantined,
+    InboxResult,
+    Json,
+    JsonRecord,
+    ProposalRow,
+    ReviewItem,
+    ReviewResult,
+)
 
 
 @dataclass(slots=True, frozen=True)
@@ -35,7 +49,7 @@ class EntryReport:
     tokens_out: int = 0
     ms: int = 0
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> Json:
         return {
             "agent": self.agent,
             "session": self.session,
@@ -82,7 +96,7 @@ class RunReport:
         if out.failed:
             self.failures.append({"source": redacted(str(item.path)), "reason": out.reason})
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> Json:
         return {
             "sessions": self.sessions,
             "compacted": self.compacted,
@@ -98,138 +112,149 @@ class RunReport:
     to_json = public
 
 
-Record = dict[str, Any]  # one item of a result's lists (an entry, a fact), as ``--json`` shows it
-
-
-class _Result:
-    """Typed fields the drivers read; ``rest`` keeps the report's other keys for ``--json``."""
-
-    __slots__ = ()
-    _OPTIONAL: tuple[str, ...] = ()  # keys left out of the JSON when empty
-
-    @classmethod
-    def _of(cls, data: Mapping[str, Any]) -> Any:
-        names = [f.name for f in fields(cls) if f.name != "rest"]  # type: ignore[arg-type]
-        kw = {n: data[n] for n in names if n in data}
-        rest = {k: v for k, v in data.items() if k not in names}
-        return cast(Any, cls)(**kw, rest=rest)
-
-    def to_json(self) -> dict[str, Any]:
-        out = {
-            f.name: getattr(self, f.name)
-            for f in fields(self)  # type: ignore[arg-type]
-            if f.name != "rest" and (f.name not in self._OPTIONAL or getattr(self, f.name))
-        }
-        out.update(getattr(self, "rest", {}))
-        return out
-
-
+# --- promotion ------------------------------------------------------------------------------------
 @dataclass(slots=True, frozen=True)
-class FactResult(_Result):
-    """A fact written to the wiki (``wiki-write``, the MCP ``wiki_write`` tool)."""
+class PromotedEntry(JsonRecord):
+    """A cold entry that left cold: its facts went to the wiki (``promoted``) or it had none
+    (``archived``, no ``facts``/``topics`` keys)."""
 
-    topic: str
     agent: str
-    date: str
     entry: str
-    kind: str
+    date: str
     title: str
-    action: str
-    block: str
-    supersedes: str = ""
-    superseded: list[str] = field(default_factory=list)
-    superseded_by: str = ""
-    rest: Record = field(default_factory=dict)
-    _OPTIONAL = ("supersedes", "superseded", "superseded_by")
-
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> FactResult:
-        return cls._of(data)  # type: ignore[no-any-return]
+    archive: str
+    facts: tuple[FactReport, ...] = ()
+    topics: tuple[str, ...] = ()
+    _OPTIONAL = ("facts", "topics")
 
 
 @dataclass(slots=True, frozen=True)
-class DeprecateResult(_Result):
-    """A wiki block marked deprecated."""
+class ReversedFact(JsonRecord):
+    """A decision of a fresh cold entry promoted early because it reverses an active wiki fact."""
 
-    topic: str
-    block: str
-    status: str
-    rest: Record = field(default_factory=dict)
+    agent: str
+    entry: str
+    fact: FactReport
 
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> DeprecateResult:
-        return cls._of(data)  # type: ignore[no-any-return]
+    def to_json(self) -> Json:
+        return {"agent": self.agent, "entry": self.entry, **self.fact.to_json()}
 
 
 @dataclass(slots=True, frozen=True)
-class ReviewResult(_Result):
-    """Proposals approved or rejected: one record per id (``result``: what happened to it)."""
-
-    results: list[Record]
-    rest: Record = field(default_factory=dict)
-
-    @property
-    def unknown(self) -> list[str]:
-        return [r["id"] for r in self.results if r["result"] == "unknown"]
-
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> ReviewResult:
-        return cls._of(data)  # type: ignore[no-any-return]
-
-
-@dataclass(slots=True, frozen=True)
-class InboxResult(_Result):
-    """Agent-written wiki files applied from ``inbox/wiki/`` (or quarantined)."""
-
-    applied: list[Record] = field(default_factory=list)
-    quarantined: list[Record] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    rest: Record = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> InboxResult:
-        return cls._of(data)  # type: ignore[no-any-return]
-
-
-@dataclass(slots=True, frozen=True)
-class PromoteResult(_Result):
+class PromoteResult(JsonRecord):
     """One promotion pass: cold entries promoted into the wiki or archived."""
 
     as_of: str
     cutoff: str
     dry_run: bool
-    promoted: list[Record]
-    archived: list[Record]
+    promoted: tuple[PromotedEntry, ...]
+    archived: tuple[PromotedEntry, ...]
     kept: int
-    topics: dict[str, int]
-    inbox: Record = field(default_factory=dict)
-    mode: str = ""
-    warnings: list[str] = field(default_factory=list)
-    rest: Record = field(default_factory=dict)
+    topics: dict[str, dict[str, int]]  # topic → {"added", "merged", "present", "superseded"} counts
+    inbox: InboxResult
+    mode: str
+    warnings: tuple[str, ...]
+    written: tuple[str, ...]
+    reversals: tuple[ReversedFact, ...]
 
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> PromoteResult:
-        return cls._of(data)  # type: ignore[no-any-return]
+
+# --- legacy import ---------------------------------------------------------------------------------
+@dataclass(slots=True, frozen=True)
+class ImportedEntry(JsonRecord):
+    """A history entry imported to cold (no ``topics``/``facts``/``archive``), or, when old,
+    promoted (its facts' topics) or archived, in the run's ``archive``."""
+
+    agent: str
+    entry: str
+    date: str
+    title: str
+    source: str
+    lines: str
+    topics: tuple[str, ...] = ()
+    facts: int = 0
+    archive: str = ""
+    _OPTIONAL = ("topics", "facts", "archive")
 
 
 @dataclass(slots=True, frozen=True)
-class ImportResult(_Result):
+class ImportedDecision(JsonRecord):
+    """A decisions.md entry written to the wiki (or proposed)."""
+
+    agent: str
+    entry: str
+    date: str
+    title: str
+    source: str
+    lines: str
+    topic: str
+    action: str
+    titled: bool
+
+
+@dataclass(slots=True, frozen=True)
+class PinnedFact(JsonRecord):
+    """An agent's Core Context (``by`` absent) or a team update (``by``: its author) pinned to the wiki."""
+
+    agent: str
+    topic: str
+    title: str
+    action: str
+    by: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class NotDecision(JsonRecord):
+    """A decisions.md section not taken as a decision, and why."""
+
+    source: str
+    lines: str
+    title: str
+    reason: str
+
+
+@dataclass(slots=True, frozen=True)
+class ImportResult(JsonRecord):
     """A legacy Squad import: what went to cold, the wiki and the archive."""
 
     as_of: str
-    agents: list[str]
-    cold: list[Record]
-    promoted: list[Record]
-    archived: list[Record]
-    pinned: list[Record]
-    decisions: list[Record]
-    not_decisions: list[Record]
+    agents: tuple[str, ...]
+    cold: tuple[ImportedEntry, ...]
+    promoted: tuple[ImportedEntry, ...]
+    archived: tuple[ImportedEntry, ...]
+    pinned: tuple[PinnedFact, ...]
+    decisions: tuple[ImportedDecision, ...]
+    not_decisions: tuple[NotDecision, ...]
     skipped: int
-    dry_run: bool = False
-    warnings: list[str] = field(default_factory=list)
-    mode: str = ""
-    rest: Record = field(default_factory=dict)
+    dry_run: bool
+    warnings: tuple[str, ...]
+    mode: str
+    root: str
+    cutoff: str
+    legacy_archived: tuple[str, ...]
+    topics: dict[str, dict[str, int]]  # topic → {"added", "merged", "present", "superseded"} counts
 
-    @classmethod
-    def of(cls, data: Mapping[str, Any]) -> ImportResult:
-        return cls._of(data)  # type: ignore[no-any-return]
+
+__all__ = [
+    "DeprecateResult",
+    "EntryReport",
+    "FactReport",
+    "FactResult",
+    "FileOutcome",
+    "ImportResult",
+    "ImportedDecision",
+    "ImportedEntry",
+    "InboxApplied",
+    "InboxQuarantined",
+    "InboxResult",
+    "Json",
+    "NotDecision",
+    "PinnedFact",
+    "PromoteResult",
+    "PromotedEntry",
+    "ProposalRow",
+    "ReversedFact",
+    "ReviewItem",
+    "ReviewResult",
+    "RunReport",
+    "SourceItem",
+]

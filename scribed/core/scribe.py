@@ -206,7 +206,7 @@ class Scribe:
         """Apply agent-written wiki entries dropped in ``.squad/memory/inbox/wiki/``."""
         from scribed.core.promote import apply_inbox
 
-        res = InboxResult.of(apply_inbox(self.layout, self.cfg, self.clock, dry_run=self.dry_run))
+        res = apply_inbox(self.layout, self.cfg, self.clock, dry_run=self.dry_run)
         for w in res.warnings:
             self.log.warning("inbox_warning", reason=w)
         if report is not None:
@@ -272,7 +272,7 @@ class Scribe:
         from scribed.core.promote import promote
 
         with self.locked():
-            return PromoteResult.of(promote(self, as_of=as_of, dry_run=self.dry_run, lock=False))
+            return promote(self, as_of=as_of, dry_run=self.dry_run, lock=False)
 
     # --- what a driver may read or note in the ledger -------------------------------------------
     def source_state(self, path: os.PathLike[str] | str) -> SourceRow | None:
@@ -293,11 +293,10 @@ class Scribe:
 
         names = importer.plan(self.cfg, agents)  # a refusal writes nothing, not even the lock
         with self.locked():
-            data = importer.run_import(
+            return importer.run_import(
                 self.cfg, names, everything=agents is None, dry_run=self.dry_run,
                 as_of=as_of or self.clock(), clock=self.clock, ledger=self.ledger,
             )  # fmt: skip
-        return ImportResult.of(data)
 
     def write_fact(
         self,
@@ -313,18 +312,16 @@ class Scribe:
         from scribed.tiers.agent_writes import write_agent_fact
 
         with self.locked(timeout=timeout):
-            data = write_agent_fact(
+            return write_agent_fact(
                 self.layout, topic, agent, redacted(text), title=redacted(title), clock=self.clock, via=via
             )
-        return FactResult.of(data)
 
     def deprecate(self, topic: str, title: str, agent: str, *, reason: str = "") -> DeprecateResult:
         """Mark a wiki block deprecated (kept, never deleted)."""
         from scribed.tiers.agent_writes import deprecate
 
         with self.locked():
-            data = deprecate(self.layout, topic, title, agent, reason=redacted(reason), clock=self.clock)
-        return DeprecateResult.of(data)
+            return deprecate(self.layout, topic, title, agent, reason=redacted(reason), clock=self.clock)
 
     def review(self, ids: list[str], *, approve: bool, reason: str = "") -> ReviewResult:
         """Approve (merge into the wiki) or reject review proposals."""
@@ -335,4 +332,4 @@ class Scribe:
                 data = review.approve(self.layout, ids, self.clock)
             else:
                 data = review.reject(self.layout, ids, self.clock, redacted(reason))
-        return ReviewResult.of(data)
+        return data

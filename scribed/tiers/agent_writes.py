@@ -10,7 +10,6 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from scribed.compress.entry import one_line
 from scribed.config import Config
@@ -20,6 +19,14 @@ from scribed.names import normalize_name
 from scribed.session.door import NOTHING, Redacted, redacted
 from scribed.tiers import audit, review
 from scribed.tiers.cold import Layout
+from scribed.tiers.records import (
+    DeprecateResult,
+    FactReport,
+    FactResult,
+    InboxApplied,
+    InboxQuarantined,
+    InboxResult,
+)
 from scribed.tiers.wiki import (
     TOPIC_KIND,
     Fact,
@@ -50,28 +57,28 @@ def wiki_of(layout: Layout, action: str = "promote", clock: Clock = utcnow) -> W
     return Wiki(layout.wiki, layout.memory, audit=audit.AuditLog(layout, action, clock))
 
 
-def fact_sink(layout: Layout, cfg: Config | None, wiki: Wiki, action: str, clock: Clock) -> Any:
+FactSink = Wiki | review.ReviewSink  # where facts go; both add, doc and flush alike
+
+
+def fact_sink(layout: Layout, cfg: Config | None, wiki: Wiki, action: str, clock: Clock) -> FactSink:
     """Where facts go: the wiki, or proposals when ``[promote] mode = "review"``."""
     if cfg is None or cfg.promote.mode != "review":
         return wiki
     return review.ReviewSink(wiki, review.Proposals(layout), action, clock)
 
 
-def _fact_report(f: Fact, r: MergeResult) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "topic": f.topic,
-        "kind": f.kind,
-        "title": f.title,
-        "action": r.action,
-        "block": r.block,
-    }
-    if f.supersedes:
-        out["supersedes"] = f.supersedes
-    if r.superseded:
-        out["superseded"] = r.superseded
-    if r.superseded_by:
-        out["superseded_by"] = r.superseded_by
-    return out
+def fact_report(f: Fact, r: MergeResult) -> FactReport:
+    """What adding ``f`` did, as the write's result reports it."""
+    return FactReport(
+        topic=f.topic,
+        kind=f.kind,
+        title=f.title,
+        action=r.action,
+        block=r.block,
+        supersedes=f.supersedes,
+        superseded=tuple(r.superseded),
+        superseded_by=r.superseded_by,
+    )
 
 
 # --- agent-written facts -------------------------------------------------------------------------
@@ -128,20 +135,14 @@ def write_agent_fact(
     title: Redacted = NOTHING,
     clock: Clock = utcnow,
     via: str = "wiki-write",
-) -> dict[str, Any]:
+) -> FactResult:
     """Append (or merge) an agent's fact into ``wiki/{topic}.md``. The caller holds the root lock."""
     topic, agent = _check_names(topic, agent)
     fact = agent_fact(topic, agent, text, title=title, date=clock().date().isoformat(), via=via)
     wiki = wiki_of(layout, via, clock)
     r = wiki.add(fact)
     wiki.flush()
-    return {
-        "topic": topic,
-        "agent": agent,
-        "date": fact.date,
-        "entry": fact.source.ref,
-        **_fact_report(fact, r),
-    }
+    return FactResult(agent=agent, date=fact.date, entry=fact.source.ref, fact=fact_report(fact, r))
 
 
 def deprecate(
@@ -152,7 +153,7 @@ def deprecate(
     *,
     reason: Redacted = NOTHING,
     clock: Clock = utcnow,
-) -> dict[str, Any]:
+) -> DeprecateResult:
     """Mark a wiki block deprecated by ``agent`` (kept, never deleted). The caller holds the root lock."""
     topic, agent = _check_names(topic, agent)
     if not (layout.wiki / f"{topic}.md").is_file():
@@ -160,7 +161,7 @@ def deprecate(
     wiki = wiki_of(layout, "deprecate", clock)
     block = wiki.deprecate(topic, title, agent, clock().date().isoformat(), reason)
     wiki.flush()
-    return {"topic": topic, "block": block.label, "status": block.status}
+    return DeprecateResult(topic=topic, block=block.label, status=block.status)
 
 
 # --- the inbox ---------------------------------------------------------------------------------
@@ -235,18 +236,18 @@ def apply_inbox(
     *,
     dry_run: bool = False,
     wiki: Wiki | None = None,
-) -> dict[str, Any]:
+) -> InboxResult:
     """Apply the drop folder ``.squad/memory/inbox/wiki/*.md`` to the wiki, then remove the files.
 
     Each file has front matter ``topic:``, ``agent:`` and optionally ``title:``. A malformed one
     goes to quarantine with its reason. The caller holds the root lock (``run-once`` and the
-    daemon do). Returns ``{"applied": [...], "quarantined": [...], "warnings": [...]}``.
+    daemon do).
     """
     log = get_logger()
     wk = wiki or wiki_of(layout, "inbox", clock)
     sink = fact_sink(layout, cfg, wk, "inbox", clock)
-    applied: list[dict[str, Any]] = []
-    quarantined: list[dict[str, Any]] = []
+    applied: list[InboxApplied] = []
+    quarantined: list[InboxQuarantined] = []
     warnings: list[str] = []
     done: list[Path] = []
     date = clock().date().isoformat()
@@ -254,16 +255,15 @@ def apply_inbox(
         fact, data, reason = _read_inbox_file(path, date)
         if fact is None:
             reason = reason or Redacted("unreadable")
-            item: dict[str, Any] = {"file": path.name, "reason": reason}
             warnings.append(f"inbox/wiki/{path.name}: {reason}; quarantined")
+            moved_to = ""
             if not dry_run:
-                dest = _quarantine(layout, path, data, reason)
-                item["moved_to"] = str(dest.relative_to(layout.memory))
-                log.warning("inbox_quarantined", file=path.name, reason=reason, moved_to=item["moved_to"])
-            quarantined.append(item)
+                moved_to = str(_quarantine(layout, path, data, reason).relative_to(layout.memory))
+                log.warning("inbox_quarantined", file=path.name, reason=reason, moved_to=moved_to)
+            quarantined.append(InboxQuarantined(path.name, reason, moved_to))
             continue
         r = sink.add(fact, note={"action": "inbox"})
-        applied.append({"file": path.name, "agent": fact.source.agent, **_fact_report(fact, r)})
+        applied.append(InboxApplied(path.name, fact.source.agent, fact_report(fact, r)))
         done.append(path)
     if not dry_run and done:
         sink.flush()  # the inbox's facts (or proposals) are durable before their files go
@@ -271,4 +271,4 @@ def apply_inbox(
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
         log.info("inbox_applied", files=len(done))
-    return {"applied": applied, "quarantined": quarantined, "warnings": warnings}
+    return InboxResult(tuple(applied), tuple(quarantined), tuple(warnings))

@@ -23,7 +23,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from scribed.compress.entry import split_entries
 from scribed.names import normalize_name
@@ -32,6 +31,7 @@ from scribed.sources.injected import mark
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
 from scribed.tiers.live import MARKER, NOTICE, SEED_NOTICE
+from scribed.tiers.records import Json
 
 # situation -> (cold, wiki); hot is always in.
 SITUATIONS: dict[str, tuple[bool, bool]] = {
@@ -80,7 +80,7 @@ class Context:
     def bytes(self) -> int:
         return len(self.text.encode())
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> Json:
         return {
             "agent": self.agent,
             "situation": self.situation,

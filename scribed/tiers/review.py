@@ -28,6 +28,7 @@ from scribed.compress.reversal import norm
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers import audit
 from scribed.tiers.cold import Layout
+from scribed.tiers.records import ProposalRow, ReviewItem, ReviewResult
 from scribed.tiers.wiki import Fact, MergeResult, Source, Wiki, WikiDoc, WikiError
 
 Clock = Callable[[], datetime]
@@ -139,7 +140,7 @@ class ReviewSink:
         return []
 
 
-def listing(layout: Layout, *, everything: bool = False) -> list[dict[str, Any]]:
+def listing(layout: Layout, *, everything: bool = False) -> list[ProposalRow]:
     props = Proposals(layout)
     rows = props.items.values() if everything else props.pending()
     out = []
@@ -147,21 +148,21 @@ def listing(layout: Layout, *, everything: bool = False) -> list[dict[str, Any]]
         f = p.fact
         src = f.get("source", {})
         out.append(
-            {
-                "id": p.id,
-                "status": p.status,
-                "topic": p.topic,
-                "title": p.title,
-                "text": f.get("text", ""),
-                "date": f.get("date", ""),
-                "agent": src.get("agent", ""),
-                "source": src.get("ref", ""),
-                "file": src.get("extra", {}).get("file", ""),
-                "action": p.action,
-                "created": p.created,
-                **({"decided": p.decided} if p.decided else {}),
-                **({"reason": p.reason} if p.reason else {}),
-            }
+            ProposalRow(
+                id=p.id,
+                status=p.status,
+                topic=p.topic,
+                title=p.title,
+                text=f.get("text", ""),
+                date=f.get("date", ""),
+                agent=src.get("agent", ""),
+                source=src.get("ref", ""),
+                file=src.get("extra", {}).get("file", ""),
+                action=p.action,
+                created=p.created,
+                decided=p.decided,
+                reason=p.reason,
+            )
         )
     return out
 
@@ -171,24 +172,24 @@ def _wiki(layout: Layout, clock: Clock) -> Wiki:
 
 
 def _pending(
-    props: Proposals, ids: list[str], results: list[dict[str, Any]]
+    props: Proposals, ids: list[str], results: list[ReviewItem]
 ) -> Iterator[tuple[str, Proposal]]:
     """The named proposals still pending, each once; the others are reported in ``results``."""
     for pid in dict.fromkeys(ids):
         p = props.items.get(pid)
         if p is None:
-            results.append({"id": pid, "result": "unknown"})
+            results.append(ReviewItem(pid, "unknown"))
         elif p.status != PENDING:
-            results.append({"id": pid, "result": f"already {p.status}"})
+            results.append(ReviewItem(pid, f"already {p.status}"))
         else:
             yield pid, p
 
 
-def approve(layout: Layout, ids: list[str], clock: Clock) -> dict[str, Any]:
+def approve(layout: Layout, ids: list[str], clock: Clock) -> ReviewResult:
     """Merge the named proposals into the wiki (the caller holds the root lock)."""
     props = Proposals(layout)
     wiki = _wiki(layout, clock)
-    results: list[dict[str, Any]] = []
+    results: list[ReviewItem] = []
     todo: list[tuple[Proposal, MergeResult]] = []
     for pid, p in _pending(props, ids, results):
         r = wiki.add(fact_of(p.fact), note={"proposal": pid})
@@ -213,21 +214,19 @@ def approve(layout: Layout, ids: list[str], clock: Clock) -> dict[str, Any]:
             )
         p.status, p.decided = APPROVED, now
         props.dirty = True
-        results.append(
-            {"id": p.id, "result": "approved", "topic": p.topic, "title": p.title, "wiki": r.action}
-        )
+        results.append(ReviewItem(p.id, "approved", p.topic, p.title, r.action))
     props.save()  # 3. the proposals
-    return {"results": results}
+    return ReviewResult(tuple(results))
 
 
-def reject(layout: Layout, ids: list[str], clock: Clock, reason: str = "") -> dict[str, Any]:
+def reject(layout: Layout, ids: list[str], clock: Clock, reason: str = "") -> ReviewResult:
     """Mark the named proposals rejected: they never reach the wiki and are never proposed again."""
     props = Proposals(layout)
-    results: list[dict[str, Any]] = []
+    results: list[ReviewItem] = []
     now = iso(clock())
     for pid, p in _pending(props, ids, results):
         p.status, p.decided, p.reason = REJECTED, now, reason
         props.dirty = True
-        results.append({"id": pid, "result": "rejected", "topic": p.topic, "title": p.title})
+        results.append(ReviewItem(pid, "rejected", p.topic, p.title))
     props.save()
-    return {"results": results}
+    return ReviewResult(tuple(results))

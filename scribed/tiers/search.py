@@ -30,6 +30,7 @@ from scribed.compress.entry import split_entries
 from scribed.fsutil import ensure_dir
 from scribed.session.door import redacted, redacted_path
 from scribed.tiers.cold import Layout
+from scribed.tiers.records import Json
 
 if TYPE_CHECKING:
     from scribed.tiers.transcripts import Archived
@@ -81,7 +82,7 @@ class Hit:
     source: str = ""  # a transcript hit: the transcript it was copied from (redacted, as provenance shows it)
     text: str = ""  # the whole entry or fact (for the spawn context); not printed by the CLI
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> Json:
         out = asdict(self)
         del out["text"]
         return out

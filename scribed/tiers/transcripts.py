@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import zstandard
 
@@ -34,6 +33,7 @@ from scribed.fsutil import FILE_MODE, TMP_PREFIX, atomic_write, ensure_dir, fsyn
 from scribed.session.door import Redacted, redacted_chunks
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
+from scribed.tiers.records import Json
 
 SUFFIX = ".zst"
 META_SUFFIX = ".json"
@@ -62,7 +62,7 @@ class Archived:
     bytes_in: int = 0  # redacted, uncompressed
     bytes_out: int = 0  # compressed
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> Json:
         return {
             "archive": str(self.path),
             "source": self.source,

@@ -49,7 +49,7 @@ def reference_decisions(turns: list[Turn]) -> list[Anchor]:
         if len(text) < 4:
             continue
         superseded: str | None = None
-        if anchors._REVERSAL.search(line) and found:
+        if anchors.REVERSAL.search(line) and found:
             target = _reference_target(line, found)
             if target is not None:
                 superseded = target.text
