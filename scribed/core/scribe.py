@@ -40,10 +40,13 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
-from scribed.fsutil import UnsafePathError, clean_temp_files, ensure_dir
+from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
+
+BATCH_FILES = 64  # source files per ledger commit in run_once
+BATCH_SECONDS = 2.0  # … or this long, whichever comes first (the batch holds the ledger)
 
 
 def utcnow() -> datetime:
@@ -227,8 +230,7 @@ class Scribe:
         self.apply_inbox(report)
         items = list(self.items())
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
-        for item in it:
-            report.add(item, self._process_guarded(item, force))
+        self._process_batched(it, report, force)
         self.log.info(
             "run_complete",
             files=report.files,
@@ -243,6 +245,23 @@ class Scribe:
             dry_run=self.dry_run or None,
         )
         return report
+
+    def _process_batched(self, items: Iterator[SourceItem], report: RunReport, force: bool) -> None:
+        """Process ``items`` in batches of up to :data:`BATCH_FILES` files or :data:`BATCH_SECONDS`:
+        one ledger commit and one sync per folder per batch, not several per file. Safe because the
+        batch's folders are synced before its ledger commit (see :func:`scribed.fsutil.deferred_dir_sync`).
+        A hot file goes alone: its reset must follow a cold entry already durable."""
+        n, t0 = 0, time.monotonic()
+        with contextlib.ExitStack() as stack:  # an error or interrupt rolls the open batch back
+            for item in items:
+                if item.kind == "hot" or n >= BATCH_FILES or time.monotonic() - t0 > BATCH_SECONDS:
+                    stack.close()
+                    n, t0 = 0, time.monotonic()
+                if item.kind != "hot" and n == 0 and not self.dry_run:
+                    stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
+                    stack.enter_context(deferred_dir_sync())
+                report.add(item, self._process_guarded(item, force))
+                n += item.kind != "hot"
 
     def _process_guarded(self, item: SourceItem, force: bool) -> FileOutcome:
         """A failure on one file (a bug included) must not stop the others; it stays queued."""
