@@ -14,7 +14,8 @@ Run: ``python bench/scale.py [--json] [--cold 100,1000,5000] [--wiki 1000,10000]
   its peak RSS (``ru_maxrss`` of the child, from ``os.wait4``).
 * ``sessions``: N small sessions (~2 KB each, the four formats of ``bench/gen.py``, one file each)
   → one ``Scribe.run_once(force=True)`` in a child process: wall and CPU seconds, ms per session
-  and peak RSS. ``ms_per_session`` is an upper bound on the fixed cost per session (it includes the
+  peak RSS, and the fsyncs (Python's ``os.fsync``; SQLite's own WAL syncs are one per ledger commit)
+  and ledger commits per session. ``ms_per_session`` is an upper bound on the fixed cost per session (it includes the
   small per-session parse and compress work); ``workers`` runs it with that many pool processes.
 
 Each size runs in its own temporary root, deleted afterwards. The plot needs matplotlib; without
@@ -283,13 +284,21 @@ cfg = config.from_dict({"root": sys.argv[2], "session": {"quiet_seconds": 0},
     "compress": {"backend": "extractive", **({"workers": w} if w != 1 else {})},
     "log": {"format": "json", "level": "error"}, "sources": gen.sources(t)})
 s = Scribe(cfg)
+import os
+count = {"fsync": 0, "commit": 0}
+real_fsync = os.fsync
+def fsync(fd):
+    count["fsync"] += 1
+    real_fsync(fd)
+os.fsync = fsync
+s.ledger._db.set_trace_callback(lambda sql: count.__setitem__("commit", count["commit"] + (sql.strip() == "COMMIT")))
 t0, c0 = time.perf_counter(), time.process_time()
 rep = s.run_once(force=True)
 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
 s.close()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"seconds": dt, "cpu_seconds": cpu + kids.ru_utime + kids.ru_stime,
-    "compacted": rep.compacted, "failed": rep.failed,
+    "compacted": rep.compacted, "failed": rep.failed, **count,
     "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -317,6 +326,7 @@ def bench_sessions(sizes: list[int], base: Path, workers: int = 1) -> list[dict[
             "sessions": n, "mb": round(mb, 1), "workers": workers, "seconds": round(r["seconds"], 2),
             "ms_per_session": round(1000 * r["seconds"] / n, 2),
             "cpu_ms_per_session": round(1000 * r["cpu_seconds"] / n, 2),
+            "fsyncs_per_session": round(r["fsync"] / n, 2), "commits_per_session": round(r["commit"] / n, 3),
             "compacted": r["compacted"], "failed": r["failed"], "peak_rss_mb": round(r["rss_mb"], 1),
             "load": round(os.getloadavg()[0], 1),
         })  # fmt: skip
