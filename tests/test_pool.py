@@ -12,6 +12,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "bench") not in sys.path:
     sys.path.insert(0, str(ROOT / "bench"))
@@ -92,6 +94,19 @@ def test_pooled_run_is_byte_identical_to_the_serial_one(tmp_path: Path) -> None:
     assert serial["from_pool"] == 0
     assert pooled["from_pool"] == SESSIONS  # every entry was rendered by a worker
     assert pooled["state"] == serial["state"]
+
+
+def test_no_pool_here_means_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where worker processes cannot start, run-once compacts everything itself."""
+    from scribed.core import pool, scribe
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise OSError(38, "no semaphores here")
+
+    monkeypatch.setattr(pool, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(scribe, "Prefetch", refuse)
+    out = run(tmp_path, 2)
+    assert (out["compacted"], out["failed"], out["from_pool"]) == (SESSIONS, 0, 0)
 
 
 if __name__ == "__main__":

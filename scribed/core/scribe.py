@@ -278,9 +278,13 @@ class Scribe:
         todo = pool_mod.wanted(self.cfg, items, self.ledger, llm_factory=self._llm_factory)
         if not todo:
             return None
-        pre = Prefetch(self.cfg, self.environ, self.ledger, now=self.clock(), force=force)
-        stack.callback(pre.close)
-        pre.start(todo)
+        try:
+            pre = Prefetch(self.cfg, self.environ, self.ledger, now=self.clock(), force=force)
+            stack.callback(pre.close)
+            pre.start(todo)
+        except (OSError, RuntimeError, ValueError) as exc:  # no processes here: compact in this one
+            self.log.warning("pool_unavailable", reason=str(exc), fallback="in-process")
+            return None
         self.log.info("pool_started", workers=pre.workers, files=len(todo))
         return pre
 
