@@ -1,7 +1,7 @@
 """Growth curves: how promotion, wiki merges and markdown reading scale with size.
 
 Run: ``python bench/scale.py [--json] [--cold 100,1000,5000] [--wiki 1000,10000] [--mb 8,30,64]
-[--plot bench-scale.png] [--only promote,wiki,transcript]``.
+[--sessions 500,5000] [--plot bench-scale.png] [--only promote,wiki,transcript,sessions]``.
 
 * ``promote``: N cold entries (four agents, seeded, all past the TTL, with decisions some of which
   reverse earlier ones, reusable knowledge and error → fix pairs) → seconds of one ``promote()``,
@@ -12,6 +12,11 @@ Run: ``python bench/scale.py [--json] [--cold 100,1000,5000] [--wiki 1000,10000]
 * ``transcript``: one Aider ``.aider.chat.history.md`` of about N MB (sessions of ~100 KB, one per
   ``# aider chat started at`` heading) → a real ``scribed run-once`` subprocess: wall seconds and
   its peak RSS (``ru_maxrss`` of the child, from ``os.wait4``).
+* ``sessions``: N small sessions (~2 KB each, the four formats of ``bench/gen.py``, one file each)
+  → one ``Scribe.run_once(force=True)`` in a child process: wall and CPU seconds, ms per session
+  peak RSS, and the fsyncs (Python's ``os.fsync``; SQLite's own WAL syncs are one per ledger commit)
+  and ledger commits per session. ``ms_per_session`` is an upper bound on the fixed cost per session (it includes the
+  small per-session parse and compress work); ``workers`` runs it with that many pool processes.
 
 Each size runs in its own temporary root, deleted afterwards. The plot needs matplotlib; without
 it the curves are printed only.
@@ -264,6 +269,70 @@ def bench_transcript(sizes: list[float], base: Path) -> list[dict[str, Any]]:
     return _growth(rows, "mb")
 
 
+# --- many small sessions ------------------------------------------------------------------------
+_SESSIONS_CHILD = """
+import sys, time, json, resource
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import gen
+from scribed import config, log
+from scribed.core.scribe import Scribe
+log.configure("json", "error")
+t = Path(sys.argv[1])
+w = int(sys.argv[4])
+cfg = config.from_dict({"root": sys.argv[2], "session": {"quiet_seconds": 0},
+    "compress": {"backend": "extractive", **({"workers": w} if w != 1 else {})},
+    "log": {"format": "json", "level": "error"}, "sources": gen.sources(t)})
+s = Scribe(cfg)
+import os
+count = {"fsync": 0, "commit": 0}
+real_fsync = os.fsync
+def fsync(fd):
+    count["fsync"] += 1
+    real_fsync(fd)
+os.fsync = fsync
+s.ledger._db.set_trace_callback(lambda sql: count.__setitem__("commit", count["commit"] + (sql.strip() == "COMMIT")))
+t0, c0 = time.perf_counter(), time.process_time()
+rep = s.run_once(force=True)
+dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+s.close()
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": dt, "cpu_seconds": cpu + kids.ru_utime + kids.ru_stime,
+    "compacted": rep.compacted, "failed": rep.failed, **count,
+    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def make_small_sessions(base: Path, n: int, kb: float = 2, seed: int = 11) -> Path:
+    """``n`` sessions of about ``kb`` KB each, one file per session; returns the transcripts folder."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gen
+
+    folder = base / f"small-{n}" / "transcripts"
+    for i in range(n):
+        gen.write_session(gen.make_session(seed, i, gen.FORMATS[i % 4], int(kb * 1024)), folder)
+    return folder
+
+
+def bench_sessions(sizes: list[int], base: Path, workers: int = 1) -> list[dict[str, Any]]:
+    rows = []
+    for n in sizes:
+        transcripts = make_small_sessions(base, n)
+        mb = sum(p.stat().st_size for p in transcripts.rglob("*") if p.is_file()) / 1e6
+        root = base / f"small-{n}" / "root"
+        root.mkdir()
+        r = _child(_SESSIONS_CHILD, str(transcripts), str(root), str(ROOT / "bench"), str(workers))
+        rows.append({
+            "sessions": n, "mb": round(mb, 1), "workers": workers, "seconds": round(r["seconds"], 2),
+            "ms_per_session": round(1000 * r["seconds"] / n, 2),
+            "cpu_ms_per_session": round(1000 * r["cpu_seconds"] / n, 2),
+            "fsyncs_per_session": round(r["fsync"] / n, 2), "commits_per_session": round(r["commit"] / n, 3),
+            "compacted": r["compacted"], "failed": r["failed"], "peak_rss_mb": round(r["rss_mb"], 1),
+            "load": round(os.getloadavg()[0], 1),
+        })  # fmt: skip
+    return _growth(rows, "sessions")
+
+
 # --- output --------------------------------------------------------------------------------------
 def _growth(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     for prev, row in itertools.pairwise(rows):
@@ -294,6 +363,7 @@ def plot(results: dict[str, list[dict[str, Any]]], path: Path) -> str:
         "promote": ("entries", "seconds"),
         "wiki": ("blocks", "seconds"),
         "transcript": ("mb", "peak_rss_mb"),
+        "sessions": ("sessions", "seconds"),
     }
     shown = [k for k in axes_of if results.get(k)]
     fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 4), squeeze=False)
@@ -322,7 +392,9 @@ def main() -> None:
     ap.add_argument("--cold", default="100,1000,5000")
     ap.add_argument("--wiki", default="1000,10000")
     ap.add_argument("--mb", default="8,30,64")
-    ap.add_argument("--only", default="promote,wiki,transcript")
+    ap.add_argument("--sessions", default="500,5000")
+    ap.add_argument("--workers", type=int, default=1, help="pool processes for the sessions curve")
+    ap.add_argument("--only", default="promote,wiki,transcript,sessions")
     ap.add_argument("--plot", default="bench-scale.png")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -336,6 +408,8 @@ def main() -> None:
             results["wiki"] = bench_wiki(_ints(a.wiki), base)
         if "transcript" in only:
             results["transcript"] = bench_transcript([float(x) for x in a.mb.split(",") if x], base)
+        if "sessions" in only:
+            results["sessions"] = bench_sessions(_ints(a.sessions), base, a.workers)
     if a.json:
         print(json.dumps(results, indent=2))
     else:

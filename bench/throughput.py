@@ -1,10 +1,14 @@
 """Throughput benchmark: the pipeline without an LLM on a generated backlog, against the physical floor.
 
-Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200]``.
+Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200] [--workers N]``.
 
 * ``mb_per_s`` / ``sessions_per_s``: one ``Scribe.run_once(force=True)`` with the extractive
   backend over the whole backlog (four formats, ``bench/gen.py``), in a child process so its
-  ``peak_rss_mb`` (``ru_maxrss``, also ``VmHWM``) is the pipeline's alone. One thread: one core.
+  ``peak_rss_mb`` (``ru_maxrss``, also ``VmHWM``) is the pipeline's alone. ``[compress] workers = 1``:
+  one process, one core.
+* ``pooled`` (``--workers N``, N > 1): the same run with ``[compress] workers = N`` (a process pool
+  renders the entries; see ``scribed/core/pool.py``), its MB/s and its ratio to the floor, measured
+  in the same invocation as the serial figures. CPU seconds include the workers' (``RUSAGE_CHILDREN``).
 * ``stages``: a second run with the stage functions wrapped by timers (parse, redact, anchors,
   compress = extractive + fit + guard + render, hash, write = cold file + ledger). Only the
   outermost wrapped call is timed, so nested calls are not counted twice; the overhead of the
@@ -117,7 +121,7 @@ def child_floor(transcripts: str) -> dict[str, Any]:
     }
 
 
-def _config(transcripts: str, root: str) -> Any:
+def _config(transcripts: str, root: str, workers: int = 1) -> Any:
     from scribed import config as config_mod
     from scribed import log as log_mod
 
@@ -126,7 +130,7 @@ def _config(transcripts: str, root: str) -> Any:
         {
             "root": root,
             "session": {"quiet_seconds": 0},
-            "compress": {"backend": "extractive"},
+            "compress": {"backend": "extractive", "workers": workers},
             "log": {"format": "json", "level": "error"},
             "sources": gen.sources(Path(transcripts)),
         }
@@ -188,19 +192,21 @@ def _instrument() -> dict[str, float]:
     return totals
 
 
-def child_pipeline(transcripts: str, root: str, stages: bool) -> dict[str, Any]:
+def child_pipeline(transcripts: str, root: str, stages: bool, workers: int = 1) -> dict[str, Any]:
     """One run_once over the backlog in this fresh process."""
     totals = _instrument() if stages else {}
     from scribed.core.scribe import Scribe
 
     Path(root).mkdir(parents=True, exist_ok=True)
-    cfg = _config(transcripts, root)
+    cfg = _config(transcripts, root, workers)
     scribe = Scribe(cfg)
     t0 = time.perf_counter()
     c0 = time.process_time()
     rep = scribe.run_once(force=True)
     wall = time.perf_counter() - t0
-    cpu = time.process_time() - c0
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool's workers, once they exited
+    cpu = time.process_time() - c0 + kids.ru_utime + kids.ru_stime
+    from_pool = scribe.compactor.sessions.from_pool
     scribe.close()
     out = {
         "seconds": wall,
@@ -210,6 +216,7 @@ def child_pipeline(transcripts: str, root: str, stages: bool) -> dict[str, Any]:
         "failed": rep.failed,
         "bytes_in": sum(e.bytes_in for e in rep.entries),
         "bytes_out": sum(e.bytes_out for e in rep.entries),
+        "from_pool": from_pool,
         **_rss(),
     }
     if stages:
@@ -403,10 +410,10 @@ def run(
     idle_seconds: float,
     idle_modes: list[str],
     repeat: int = 3,
-    extra: tuple[float, int] = (0, 0),
+    extra: tuple[float, int, int] = (0, 0, 1),
 ) -> dict[str, Any]:
-    """The figures; ``extra`` = (hot-file MB, spawn runs), 0 skipping each."""
-    hot_mb, spawn_runs = extra
+    """The figures; ``extra`` = (hot-file MB, spawn runs, pool workers), 0 (workers: 1) skipping each."""
+    hot_mb, spawn_runs, workers = extra
     transcripts = backlog(seed, sessions, mb, base)
     info = backlog_info(transcripts)
     total_mb = info["bytes"] / 1e6
@@ -449,6 +456,8 @@ def run(
         # CPU seconds: steadier than wall time on a shared machine (others stretch wall time only)
         "floor_ratio_cpu": round(floor["cpu_seconds"] / plain["cpu_seconds"], 3),
     }
+    if workers > 1:
+        res["pooled"] = _pooled(transcripts, workers, repeat, total_mb, floor)
     if hot_mb:
         with tempfile.TemporaryDirectory(prefix="scribed-hot-") as tmp:
             res["hot_file"] = _child("hot", str(hot_mb), str(Path(tmp) / "root"))
@@ -462,6 +471,28 @@ def run(
     return res
 
 
+def _pooled(transcripts: Path, workers: int, repeat: int, total_mb: float, floor: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline with a pool of ``workers`` processes: the median of ``repeat`` runs."""
+    runs = []
+    for i in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="scribed-tp-") as tmp:
+            runs.append(_child("pipeline", str(transcripts), str(Path(tmp) / f"p{i}"), "0", str(workers)))
+    runs.sort(key=lambda r: r["seconds"])
+    mid = runs[len(runs) // 2]
+    mbps = total_mb / mid["seconds"]
+    return {
+        "workers": workers,
+        "mb_per_s": round(mbps, 2),
+        "seconds": round(mid["seconds"], 2),
+        "cpu_seconds": round(mid["cpu_seconds"], 2),
+        "compacted": mid["compacted"],
+        "from_pool": mid["from_pool"],
+        "floor_ratio": round(mbps / (total_mb / floor["seconds"]), 3),
+        "runs_mb_per_s": [round(total_mb / r["seconds"], 2) for r in runs],
+        "peak_rss_mb_parent": round(max(r["ru_maxrss_mb"] for r in runs), 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
@@ -469,7 +500,11 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "hot":
             out = child_hot(rest[0], rest[1])
         else:
-            out = child_floor(rest[0]) if kind == "floor" else child_pipeline(rest[0], rest[1], rest[2] == "1")
+            out = (
+                child_floor(rest[0])
+                if kind == "floor"
+                else child_pipeline(rest[0], rest[1], rest[2] == "1", int(rest[3]) if len(rest) > 3 else 1)
+            )
         print(json.dumps(out))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -487,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--hot-mb", type=float, default=5, help="size of the agent-written hot file run; 0 skips")
     ap.add_argument("--spawn-runs", type=int, default=10, help="`scribed context` runs (median); 0 skips")
+    ap.add_argument("--workers", type=int, default=1, help="also run with a pool of N processes (N > 1)")
     a = ap.parse_args(argv)
     modes = [m for m in a.idle_modes.split(",") if m]
     res = run(
@@ -497,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         idle_seconds=a.idle_seconds,
         idle_modes=modes,
         repeat=max(1, a.repeat),
-        extra=(a.hot_mb, a.spawn_runs),
+        extra=(a.hot_mb, a.spawn_runs, a.workers),
     )
     if a.json:
         print(json.dumps(res, indent=1))
@@ -510,6 +546,12 @@ def main(argv: list[str] | None = None) -> int:
         f"(in CPU seconds: {res['mb_per_cpu_s']} MB/s; {res['floor_ratio_cpu']}; load {os.getloadavg()[0]:.1f})\n"
         f"stages (s): {res['stages_seconds']}"
     )
+    if "pooled" in res:
+        p = res["pooled"]
+        print(
+            f"pooled ({p['workers']} workers): {p['mb_per_s']} MB/s, pipeline/floor = {p['floor_ratio']} "
+            f"(serial {res['floor_ratio']}), {p['from_pool']} of {p['compacted']} entries from the pool"
+        )
     if "hot_file" in res:
         h = res["hot_file"]
         print(f"hot file {h['bytes'] / 1e6:.1f} MB: {h['seconds']:.2f} s wall, {h['cpu_seconds']:.2f} s CPU")

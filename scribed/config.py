@@ -34,6 +34,8 @@ class CompressCfg(_Strict):
     min_bytes: int = Field(default=600, ge=200)
     # A guard for giant sessions only: a session under max_bytes / ratio gets its full ratio.
     max_bytes: int = Field(default=65536, ge=400)
+    # Processes compacting a run-once backlog (extractive only); 1 = in-process (see core/pool.py).
+    workers: int = Field(default_factory=lambda: min(os.cpu_count() or 1, 64), ge=1, le=64)
 
 
 class LlmCfg(_Strict):

@@ -13,6 +13,8 @@ import gzip
 import os
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 TMP_PREFIX = ".scribed-tmp-"
@@ -153,8 +155,32 @@ def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, syn
         fsync_dir(path.parent)
 
 
+_deferred = threading.local()
+
+
+@contextlib.contextmanager
+def deferred_dir_sync() -> Iterator[None]:
+    """Inside, in this thread, :func:`fsync_dir` only notes the folder; on leaving, each noted folder
+    is synced once. For a batch whose ledger commit comes after: a rename lost in a crash before it
+    leaves the old (durable) file and no ledger row, which a rerun redoes. Nested: the outer one syncs."""
+    if getattr(_deferred, "dirs", None) is not None:
+        yield
+        return
+    _deferred.dirs = dirs = set[Path]()
+    try:
+        yield
+    finally:
+        _deferred.dirs = None
+        for d in sorted(dirs):
+            fsync_dir(d)
+
+
 def fsync_dir(path: Path) -> None:
-    """Make a rename durable."""
+    """Make a rename durable (inside :func:`deferred_dir_sync`: when it ends)."""
+    dirs: set[Path] | None = getattr(_deferred, "dirs", None)
+    if dirs is not None:
+        dirs.add(Path(path))
+        return
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         try:

@@ -43,6 +43,12 @@ class _Written:
     text: Redacted
 
 
+# (source path, entry id, bytes in) → the rendered entry and the ms it took: what a pool worker
+# hands the parent (see :mod:`scribed.core.pool`).
+PreparedKey = tuple[str, str, int]
+Prepared = tuple[PreparedKey, _Written, int]
+
+
 class SessionCompactor:
     """Summarise, guard, append to cold, record in the ledger, keep a redacted transcript copy."""
 
@@ -66,6 +72,9 @@ class SessionCompactor:
         self.log = log
         self._sha_cache: dict[str, str] = {}
         self._sha_lock = threading.Lock()
+        self.captured: list[Prepared] | None = None  # in a pool worker: the entries rendered
+        self.prepared: dict[PreparedKey, tuple[_Written, int]] = {}  # in the parent: a worker's entries
+        self.from_pool = 0  # entries the parent took from a worker (benchmarks and tests read it)
 
     def iso_now(self) -> str:
         return entry.iso(self.clock())
@@ -82,8 +91,17 @@ class SessionCompactor:
         )
         if self.ledger.has_entry(entry_id) or self.ledger.has_entry(legacy):
             return None
-        w = self._write_entry(item, sess, turns, entry_id, bytes_in)
-        rep = self._report(w, bytes_in, int((time.monotonic() - t0) * 1000))
+        key = (str(item.path), entry_id, bytes_in)
+        done = self.prepared.pop(key, None)
+        if done is None:
+            w = self._write_entry(item, sess, turns, entry_id, bytes_in)
+            ms = int((time.monotonic() - t0) * 1000)
+        else:
+            w, ms = done
+            self.from_pool += 1
+        if self.captured is not None:
+            self.captured.append((key, w, ms))
+        rep = self._report(w, bytes_in, ms)
         if not self.dry_run:
             self._store(item, w, rep, offset_done, end_off)
         return rep

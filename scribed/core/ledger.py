@@ -139,6 +139,7 @@ class Ledger:
         self._lock = threading.RLock()
         self._ident: tuple[int, int] | None = None
         self.checked = False  # set by ensure(): the empty-ledger check ran on this connection
+        self._batching = False  # inside batch(): tx() is a savepoint of the batch's transaction
         self._db = self._connect()
         if not readonly:
             self._migrate()
@@ -252,8 +253,41 @@ class Ledger:
             )
 
     @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction (one commit, one WAL sync) for the writes of many sources; ``tx()`` inside
+        is a savepoint. Holds the ledger for its length, so callers keep batches short. On an error
+        nothing of the batch is kept: the memory files written during it already hold the entries, and
+        a rerun finds them there (the cold file is written before its ledger row, never after)."""
+        with self._lock:
+            if self._batching or self.readonly or self.path is None:
+                yield
+                return
+            _busy_retry(lambda: self._db.execute("BEGIN IMMEDIATE"))
+            self._batching = True
+            try:
+                yield
+            except BaseException:
+                self._batching = False
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._batching = False
+            if self._db.in_transaction:  # not when the ledger was reopened (lost) during the batch
+                self._db.execute("COMMIT")
+
+    @contextlib.contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._batching and self._db.in_transaction:
+                self._db.execute("SAVEPOINT tx")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK TO tx")
+                    self._db.execute("RELEASE tx")
+                    raise
+                self._db.execute("RELEASE tx")
+                return
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db

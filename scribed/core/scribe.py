@@ -24,11 +24,13 @@ from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
 from scribed.core import discovery
+from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.lock import RootBusyError, root_lock
+from scribed.core.pool import Prefetch
 from scribed.core.results import (
     DeprecateResult,
     FactResult,
@@ -40,10 +42,13 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
-from scribed.fsutil import UnsafePathError, clean_temp_files, ensure_dir
+from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
+
+BATCH_FILES = 64  # source files per ledger commit in run_once
+BATCH_SECONDS = 2.0  # … or this long, whichever comes first (the batch holds the ledger)
 
 
 def utcnow() -> datetime:
@@ -74,6 +79,7 @@ class Scribe:
         except UnsafePathError as exc:
             raise ConfigError(str(exc.strerror or exc)) from exc
         self.compressors = Compressors(cfg, clock, self.environ, llm_factory, self.log)
+        self._llm_factory = llm_factory  # set: an LLM compresses, in this process (no pool)
         self._ledger: Ledger | None = None  # opened on first use: a refused command writes nothing
         self._compactor: Compactor | None = None
         self._held = threading.local()  # per thread: the daemon's threads share one Scribe
@@ -227,8 +233,7 @@ class Scribe:
         self.apply_inbox(report)
         items = list(self.items())
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
-        for item in it:
-            report.add(item, self._process_guarded(item, force))
+        self._process_batched(items, it, report, force)
         self.log.info(
             "run_complete",
             files=report.files,
@@ -243,6 +248,45 @@ class Scribe:
             dry_run=self.dry_run or None,
         )
         return report
+
+    def _process_batched(
+        self, items: list[SourceItem], it: Iterator[SourceItem], report: RunReport, force: bool
+    ) -> None:
+        """Process ``items`` in batches of up to :data:`BATCH_FILES` files or :data:`BATCH_SECONDS`:
+        one ledger commit and one sync per folder per batch, not several per file. Safe because the
+        batch's folders are synced before its ledger commit (see :func:`scribed.fsutil.deferred_dir_sync`).
+        A hot file goes alone: its reset must follow a cold entry already durable."""
+        n, t0 = 0, time.monotonic()
+        # an error or interrupt rolls the open batch back; the pool closes after it
+        with contextlib.ExitStack() as outer, contextlib.ExitStack() as stack:
+            pool = self._pool(outer, items, force)
+            for item in it:
+                if item.kind == "hot" or n >= BATCH_FILES or time.monotonic() - t0 > BATCH_SECONDS:
+                    stack.close()
+                    n, t0 = 0, time.monotonic()
+                if item.kind != "hot" and n == 0 and not self.dry_run:
+                    stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
+                    stack.enter_context(deferred_dir_sync())
+                sessions = self.compactor.sessions
+                sessions.prepared = {k: (w, ms) for k, w, ms in pool.take(item)} if pool else {}
+                report.add(item, self._process_guarded(item, force))
+                sessions.prepared = {}
+                n += item.kind != "hot"
+
+    def _pool(self, stack: contextlib.ExitStack, items: list[SourceItem], force: bool) -> Prefetch | None:
+        """The process pool for a backlog (see :mod:`scribed.core.pool`), closed with ``stack``."""
+        todo = pool_mod.wanted(self.cfg, items, self.ledger, llm_factory=self._llm_factory)
+        if not todo:
+            return None
+        try:
+            pre = Prefetch(self.cfg, self.environ, self.ledger, now=self.clock(), force=force)
+            stack.callback(pre.close)
+            pre.start(todo)
+        except (OSError, RuntimeError, ValueError) as exc:  # no processes here: compact in this one
+            self.log.warning("pool_unavailable", reason=str(exc), fallback="in-process")
+            return None
+        self.log.info("pool_started", workers=pre.workers, files=len(todo))
+        return pre
 
     def _process_guarded(self, item: SourceItem, force: bool) -> FileOutcome:
         """A failure on one file (a bug included) must not stop the others; it stays queued."""

@@ -1,0 +1,168 @@
+"""A process pool for backlogs: the pure part of compaction (parse → redaction door → anchors →
+compress → rendered entry) runs in worker processes a few files ahead of the parent; the parent
+still runs every step itself, in source order, and takes a worker's rendered entry instead of
+computing it when the entry's key matches (see :meth:`SessionCompactor.compact`). So the ledger,
+the lock and every write stay in the parent, and the outputs are the serial path's, byte for byte:
+whatever a worker could not know (the ledger's entries of a moved file, a file changed since)
+gives another key, and the parent computes that entry itself.
+
+Workers start with ``forkserver`` (``spawn`` where it is missing), never ``fork``: the daemon has
+threads. The LLM backend stays in-process (no pool): its concurrency is ``[llm] max_concurrency``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from scribed.config import Config
+from scribed.core import ledger as ledger_mod
+from scribed.core.compact import Compactor
+from scribed.core.compact_session import Prepared, SessionCompactor
+from scribed.core.compressors import Compressors
+from scribed.core.ledger import Ledger, SourceRow, source_key
+from scribed.core.results import SourceItem
+from scribed.tiers.cold import Layout
+
+POOL_MIN_BYTES = 4 << 20  # a smaller backlog is done before the workers have imported scribed
+POOL_MIN_FILES = 2
+_W: dict[str, Any] = {}  # the worker process's compactor, built once by _init
+
+
+def wanted(cfg: Config, items: list[SourceItem], ledger: Ledger, *, llm_factory: object) -> list[SourceItem]:
+    """The files worth sending to the pool (none when the pool would not pay or the LLM compresses)."""
+    workers = cfg.compress.workers
+    extractive = cfg.compress.backend == "extractive" or (
+        cfg.compress.backend == "auto" and not cfg.llm.configured and llm_factory is None
+    )
+    if workers <= 1 or not extractive:
+        return []
+    todo, size = [], 0
+    for item in items:
+        if item.kind == "hot":
+            continue
+        try:
+            st = item.path.lstat()
+        except OSError:
+            continue
+        row = ledger.source(source_key(item.path))
+        if row and ledger_mod.same_state(row, st) and row.status in ("done", "quarantined"):
+            continue
+        todo.append(item)
+        size += st.st_size
+    return todo if len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES else []
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _init(cfg: Config, environ: dict[str, str]) -> None:
+    """Build the worker's compactor: dry run (it writes nothing), an in-memory ledger, no log (the
+    parent runs the same steps and logs them once)."""
+    log = _Quiet()
+    layout = Layout(cfg.root_path)
+    ledger = Ledger(None)
+    ledger.checked = True  # the empty-ledger rebuild is the parent's business
+    clock = _Clock()
+    compressors = Compressors(cfg, clock, environ, None, log)
+    sessions = SessionCompactor(cfg, layout, ledger, compressors, clock=clock, dry_run=True, log=log)
+    _W.update(
+        clock=clock,
+        ledger=ledger,
+        sessions=sessions,
+        compactor=Compactor(cfg, layout, ledger, sessions, clock=clock, dry_run=True, log=log),
+    )
+
+
+class _Quiet:
+    """A logger that says nothing."""
+
+    def __getattr__(self, _name: str) -> Any:
+        return lambda *_a, **_k: None
+
+
+class _Clock:
+    """The parent's "now" for the file at hand (its quiet-time decision is the parent's)."""
+
+    now: datetime
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+Stamp = tuple[int, int]  # (size, mtime_ns) of a file
+
+
+def _stamp(item: SourceItem) -> Stamp:
+    st = item.path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _prepare(
+    item: SourceItem, row: SourceRow | None, now: datetime, force: bool
+) -> tuple[Stamp, list[Prepared]]:
+    """In a worker: run the serial steps on one file, dry, and return the entries they rendered
+    with the file's state they were rendered from."""
+    ledger: Ledger = _W["ledger"]
+    sessions: SessionCompactor = _W["sessions"]
+    _W["clock"].now = now
+    with ledger.tx() as db:
+        db.execute("DELETE FROM sources")
+    if row is not None:
+        ledger.upsert_source(row)
+    sessions.captured = []
+    try:
+        stamp = _stamp(item)
+        _W["compactor"].process(item, force=force)
+        return stamp, sessions.captured
+    finally:
+        sessions.captured = None
+
+
+class Prefetch:
+    """Runs :func:`_prepare` for the files of a backlog a window ahead of the parent's loop."""
+
+    def __init__(self, cfg: Config, environ: dict[str, str], ledger: Ledger, *, now: datetime, force: bool):
+        self.cfg, self.ledger, self.now, self.force = cfg, ledger, now, force
+        self.workers = min(cfg.compress.workers, os.cpu_count() or 1, 61)
+        self._ex = ProcessPoolExecutor(
+            self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ)
+        )
+        self._todo: Iterator[SourceItem] = iter(())
+        self._pending: deque[tuple[SourceItem, Future[tuple[Stamp, list[Prepared]]]]] = deque()
+
+    def start(self, items: Iterable[SourceItem]) -> None:
+        self._todo = iter(items)
+        for _ in range(2 * self.workers):
+            self._submit()
+
+    def _submit(self) -> None:
+        item = next(self._todo, None)
+        if item is not None:
+            row = self.ledger.source(source_key(item.path))
+            self._pending.append((item, self._ex.submit(_prepare, item, row, self.now, self.force)))
+
+    def take(self, item: SourceItem) -> list[Prepared]:
+        """The entries a worker rendered for ``item`` ([] when it was not sent or its worker failed:
+        the parent then computes them itself)."""
+        if not self._pending or self._pending[0][0] is not item:
+            return []
+        _, fut = self._pending.popleft()
+        self._submit()
+        try:
+            stamp, out = fut.result()
+            return out if stamp == _stamp(item) else []  # changed since: the parent reads it afresh
+        except Exception:  # a worker's failure (a bug, a dead process) is the serial path's to meet
+            return []
+
+    def close(self) -> None:
+        for _, fut in self._pending:
+            fut.cancel()
+        self._ex.shutdown(wait=True, cancel_futures=True)

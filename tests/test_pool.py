@@ -1,0 +1,116 @@
+"""The process pool for backlogs (``[compress] workers``) changes nothing but speed: the same
+backlog run serially and pooled leaves byte-identical tier files and the same ledger rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "bench") not in sys.path:
+    sys.path.insert(0, str(ROOT / "bench"))
+
+import gen  # noqa: E402
+
+SESSIONS = 12
+
+
+def backlog(folder: Path) -> Path:
+    transcripts = folder / "transcripts"
+    if not transcripts.exists():
+        for s in gen.iter_sessions(5, SESSIONS, min_kb=2, max_kb=40):
+            gen.write_session(s, transcripts)
+    return transcripts
+
+
+def state(root: Path) -> dict[str, str]:
+    """Every file scribed wrote (its bytes' digest) and every ledger row but the timings."""
+    mem = root / ".squad/memory"
+    out = {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(mem.rglob("*"))
+        if p.is_file() and ".scribed" not in p.parts
+    }
+    db = sqlite3.connect(mem / ".scribed/ledger.sqlite")
+    db.row_factory = sqlite3.Row
+    for table, key in (("entries", "id"), ("sources", "path")):
+        for r in db.execute(f"SELECT * FROM {table} ORDER BY {key}"):
+            row = {k: r[k] for k in r.keys() if k != "ms"}  # noqa: SIM118
+            out[f"{table}:{r[key]}"] = json.dumps(row, sort_keys=True)
+    db.close()
+    return out
+
+
+def run(folder: Path, workers: int) -> dict[str, object]:
+    from scribed import config as config_mod
+    from scribed.core import pool
+    from scribed.core.scribe import Scribe
+
+    pool.POOL_MIN_BYTES = 0  # the test backlog is small
+    transcripts = backlog(folder)
+    root = folder / f"root-{workers}"
+    root.mkdir()
+    cfg = config_mod.from_dict(
+        {
+            "root": str(root),
+            "session": {"quiet_seconds": 0},
+            "compress": {"backend": "extractive", "workers": workers},
+            "log": {"format": "json", "level": "error"},
+            "sources": gen.sources(transcripts),
+        }
+    )
+    scribe = Scribe(cfg, clock=lambda: datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    try:
+        rep = scribe.run_once(force=True)
+        from_pool = scribe.compactor.sessions.from_pool
+    finally:
+        scribe.close()
+    return {"compacted": rep.compacted, "failed": rep.failed, "from_pool": from_pool, "state": state(root)}
+
+
+def _child(folder: Path, workers: int) -> dict[str, object]:
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}  # ranking ties follow the seed
+    cmd = [sys.executable, str(Path(__file__).resolve()), str(folder), str(workers)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def test_pooled_run_is_byte_identical_to_the_serial_one(tmp_path: Path) -> None:
+    backlog(tmp_path)
+    serial = _child(tmp_path, 1)
+    pooled = _child(tmp_path, 2)
+    assert serial["compacted"] == pooled["compacted"] == SESSIONS
+    assert serial["failed"] == pooled["failed"] == 0
+    assert serial["from_pool"] == 0
+    assert pooled["from_pool"] == SESSIONS  # every entry was rendered by a worker
+    assert pooled["state"] == serial["state"]
+
+
+def test_no_pool_here_means_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where worker processes cannot start, run-once compacts everything itself."""
+    from scribed.core import pool, scribe
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise OSError(38, "no semaphores here")
+
+    monkeypatch.setattr(pool, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(scribe, "Prefetch", refuse)
+    out = run(tmp_path, 2)
+    assert (out["compacted"], out["failed"], out["from_pool"]) == (SESSIONS, 0, 0)
+
+
+if __name__ == "__main__":
+    from scribed import log
+
+    log.configure("json", "error")
+    print(json.dumps(run(Path(sys.argv[1]), int(sys.argv[2]))))
