@@ -9,8 +9,23 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-HEAVY = ("pydantic", "openai", "httpx", "apscheduler", "watchdog", "structlog", "filelock", "sqlite3")
+from scribed.cli import spawn
+from scribed.cli.main import main
+
+# click too: a plain call must take the fast path (scribed.cli.spawn), not fall back to the click command.
+HEAVY = (
+    "pydantic",
+    "openai",
+    "httpx",
+    "apscheduler",
+    "watchdog",
+    "structlog",
+    "filelock",
+    "sqlite3",
+    "click",
+)
 
 PROBE = """
 import runpy, sys
@@ -42,7 +57,7 @@ def _spawn(*args: str) -> str:
     [
         [],
         ["--format", "json"],
-        ["--include-wiki", "--max-bytes", "4000"],
+        ["--max-bytes", "4000", "--situation", "onboarding"],
         ["--situation", "spec"],
     ],
 )
@@ -80,3 +95,86 @@ def test_the_markers_repeated_for_the_spawn_path_match_their_owners() -> None:
     assert (context.MARK_OPEN, context.MARK_CLOSE) == (injected.MARK_OPEN, injected.MARK_CLOSE)
     assert context.mark("a\n\n") == injected.mark("a\n\n")
     assert context.LIVE_MARKER == live.MARKER
+
+
+def _tree(tmp: Path) -> Path:
+    root = _root(tmp / "r")
+    mem = root / ".squad/memory"
+    (mem / "hot/live.md").write_text(
+        "---\nscribed-live: copilot:abc\ndigest: 000000000000\n---\n"
+        "<!-- Written by scribed from a running session; replaced on each change, cleared when it ends. -->\n\n"
+        "# Hot memory: live\n\nCurrent task: the retry loop\n"
+    )
+    (mem / "hot/ansi.md").write_text("# Hot memory: ansi\n\n\x1b[31mred\x1b[0m text\n")
+    (mem / "hot/leak.md").write_text("# Hot\n\npassword = hunter2hunter2\nünïcode ✓\n")
+    (mem / "cold").mkdir()
+    (mem / "cold/data.md").write_text(
+        "# Cold memory: data\n\n## 2026-01-02 s1\nFixed the export retry loop.\n\n"
+        "## 2026-01-03 s2\nDecided to keep v1 behind a flag.\n"
+    )
+    (mem / "wiki").mkdir()
+    (mem / "wiki/export.md").write_text("# Export\n\n## Retry loop\nBack off 3 times.\n")
+    (tmp / "good.toml").write_text(f'root = "{root}"\n[log]\nformat = "json"\n')
+    (tmp / "bad.toml").write_text("[compress]\nratio = 2\n")
+    (tmp / "badagent.toml").write_text('[[sources]]\nkind = "codex"\npath = "/t"\nagent = "Bad Name!"\n')
+    (tmp / "nosquad").mkdir()
+    return root
+
+
+CALLS = [
+    ["context", "data", "--root", "R"],
+    ["context", "Data", "--root=R", "--format=json"],
+    ["context", "data", "--root", "R", "--include-cold"],
+    ["context", "data", "--root", "R", "--situation", "resume", "--max-bytes", "300"],
+    ["context", "data", "--situation", "Post-Incident", "--root", "R", "--max-bytes", "0"],
+    ["context", "data", "--root", "R", "--situation", "spec", "--format", "json"],
+    ["context", "live", "--root", "R"],
+    ["context", "leak", "--root", "R", "--format", "json"],
+    ["context", "nobody", "--root", "R"],
+    ["context", "nobody", "--root", "R", "--situation", "debug"],
+    ["context", "nobody", "--root", "R", "--include-cold", "--format", "json"],
+    ["--config", "T/good.toml", "context", "data"],
+    ["context", "data", "--config", "T/good.toml"],
+    ["context", "data", "--root", "T/nosquad"],
+    ["--config", "T/bad.toml", "context", "data", "--root", "R"],
+    ["--config", "T/badagent.toml", "context", "data", "--root", "R"],
+    ["--config", "T/missing.toml", "context", "data", "--root", "R"],
+    ["context", "bad name", "--root", "R"],
+    ["context", "data", "--root", "R", "--situation", "nope"],
+    ["context", "data", "--root", "R", "--max-bytes", "-1"],
+    ["context", "data", "--root", "R", "--max-bytes", "x"],
+    ["context", "data", "--root", "R", "--format", "xml"],
+    ["context", "data", "--root", "R", "--root", "T/nosquad"],
+    ["context", "data", "extra", "--root", "R"],
+    ["context", "--help"],
+    ["context"],
+    ["--root", "R", "context", "data"],
+    ["--init", "context", "data", "--root", "T/nosquad"],
+    ["context", "data", "--root", "R", "--include-wiki"],
+    ["context", "data", "--root", "R", "--query", "retry"],
+    ["context", "ansi", "--root", "R"],
+]
+# The calls the fast path answers itself; every other one it hands to click untouched.
+FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+
+
+@pytest.mark.parametrize("i", range(len(CALLS)))
+def test_the_fast_path_prints_what_the_click_command_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], i: int
+) -> None:
+    root = _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SCRIBED_CONFIG", raising=False)
+    monkeypatch.delenv("SCRIBED_DEBUG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    argv = [str(root) if a == "R" else a for a in CALLS[i]]
+    argv = [a.replace("=R", f"={root}").replace("T/", f"{tmp_path}/") for a in argv]
+    code = spawn.run(argv)
+    fast = capsys.readouterr()
+    res = CliRunner().invoke(main, argv)
+    assert (code is not None) == (i in FAST), (argv, code, res.stderr)
+    if code is None:
+        assert fast.out == fast.err == "", argv  # handed over before writing a byte
+    else:
+        assert (code, fast.out, fast.err) == (res.exit_code, res.stdout, res.stderr), argv
+        assert res.exit_code == 0 and "scribed:context" in fast.out
