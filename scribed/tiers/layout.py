@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scribed.fsutil import check_state_dirs
-
 
 @dataclass(slots=True)
 class Layout:
@@ -60,6 +58,8 @@ class Layout:
 
     def check_state(self) -> None:
         """Refuse state folders that are symlinks or lie outside the root (nothing is written through them)."""
+        from scribed.fsutil import check_state_dirs  # gzip, tempfile: not for a spawn that only reads
+
         subdirs = [self.archive, self.quarantine, *(self.archive / d for d in ("hot", "cold", "promoted"))]
         check_state_dirs(self.root, self.state, subdirs)
 
