@@ -178,3 +178,18 @@ def test_the_fast_path_prints_what_the_click_command_prints(
     else:
         assert (code, fast.out, fast.err) == (res.exit_code, res.stdout, res.stderr), argv
         assert res.exit_code == 0 and "scribed:context" in fast.out
+
+
+def test_a_busy_root_still_exits_1_now_that_the_lock_module_loads_lazily(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scribed.core import scribe
+    from scribed.core.lock import RootBusyError
+
+    def busy(*_a: object, **_k: object) -> None:
+        raise RootBusyError("another scribed is working on this root")
+
+    (tmp_path / ".squad").mkdir()
+    monkeypatch.setattr(scribe.Scribe, "run", busy)
+    res = CliRunner().invoke(main, ["run-once", "--root", str(tmp_path)])
+    assert (res.exit_code, res.stderr) == (1, "scribed: error: another scribed is working on this root\n")
