@@ -30,6 +30,11 @@ def main() -> None:
     if problem:
         sys.stderr.write(problem + "\n")
         raise SystemExit(2)
+    from scribed.cli.spawn import run  # a spawn's plain `scribed context`, without click
+
+    code = run(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
     from scribed.cli.main import main as cli_main
 
     cli_main()

@@ -7,17 +7,15 @@ message naming the file and the dotted key, and the CLI turns it into exit 2.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-SOURCE_KINDS = ("copilot", "claude", "codex", "squad-repl", "markdown")
+# The lookup, the file read and the error type live in the pydantic-free module a spawn loads.
+from scribed.config_light import SOURCE_KINDS, ConfigError, candidate_paths, read
 
-
-class ConfigError(Exception):
-    """A config file is missing, unreadable or invalid. The message is one line."""
+__all__ = ["SOURCE_KINDS", "Config", "ConfigError", "candidate_paths", "from_dict", "load"]
 
 
 class _Strict(BaseModel):
@@ -140,17 +138,6 @@ class Config(_Strict):
         return self._path
 
 
-def candidate_paths(explicit: str | None = None) -> list[Path]:
-    """The lookup order: --config, $SCRIBED_CONFIG, ./scribed.toml, XDG, /etc."""
-    if explicit:
-        return [Path(explicit)]
-    env = os.environ.get("SCRIBED_CONFIG")
-    if env:
-        return [Path(env)]
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
-
-
 def _format_error(path: Path | None, exc: ValidationError) -> str:
     err = exc.errors()[0]
     key = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -182,18 +169,5 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:
 
 def load(explicit: str | None = None) -> Config:
     """Find and load the config. No file found (and none named) = all defaults."""
-    named = bool(explicit or os.environ.get("SCRIBED_CONFIG"))
-    for p in candidate_paths(explicit):
-        if not p.exists():
-            if named:
-                raise ConfigError(f"{p}: config file not found")
-            continue
-        try:
-            raw = p.read_bytes().decode("utf-8")
-            data = tomllib.loads(raw)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{p}: cannot read config: {exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{p}: invalid TOML: {exc}") from None
-        return from_dict(data, p.absolute())
-    return from_dict({})
+    data, path = read(explicit)
+    return from_dict(data, path)

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from scribed import config as config_mod
 from scribed import log as log_mod
-from scribed.config import Config, ConfigError
+from scribed.config_light import ConfigError
 from scribed.fsutil import ensure_dir
 from scribed.names import normalize_name
+
+if TYPE_CHECKING:  # the config module loads pydantic: only commands that load a config pay for it
+    from scribed.config import Config
+    from scribed.config_light import LightConfig
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
@@ -37,17 +40,17 @@ def _obj(ctx: click.Context) -> dict[str, Any]:
     return obj if isinstance(obj, dict) else {}
 
 
-def check_agents(cfg: Config) -> None:
+def check_agents(cfg: Config | LightConfig) -> None:
     """Sources' agent names, checked before anything looks at the root (a config error comes first)."""
-    for i, src in enumerate(cfg.sources):
-        if src.agent and normalize_name(src.agent) is None:
+    for i, agent in enumerate([src.agent for src in cfg.sources]):
+        if agent and normalize_name(agent) is None:
             fail(
-                f"bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+                f"bad value for 'sources.{i}.agent': {agent!r} is not a valid agent name "
                 "(lowercase letters, digits, '-' and '_')"
             )
 
 
-def require_squad(cfg: Config, init: bool) -> None:
+def require_squad(cfg: Config | LightConfig, init: bool) -> None:
     """A root without ``.squad/`` is most likely a typo: refuse it (exit 2) unless ``--init``."""
     squad = cfg.root_path / ".squad"
     if squad.is_dir():
@@ -60,6 +63,8 @@ def require_squad(cfg: Config, init: bool) -> None:
 
 
 def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool = True) -> Config:
+    from scribed import config as config_mod
+
     try:
         cfg = config_mod.load(_obj(ctx).get("config_path"))
         if root:

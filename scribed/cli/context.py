@@ -8,20 +8,50 @@ Neither command writes anything or takes the root lock.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from scribed.tiers.cold import Layout
+from scribed.tiers.layout import Layout
+
+if TYPE_CHECKING:
+    from scribed.config import Config
+    from scribed.config_light import LightConfig
 
 _ROOT_HELP = "Squad root (the folder holding .squad/)."
 
 
-def _layout(ctx: click.Context, root: str | None) -> Layout:
-    from scribed.cli.common import load_config
+def spawn_config(ctx: click.Context, root: str | None) -> LightConfig | Config:
+    """:func:`scribed.cli.common.load_config` for these read-only commands: the same lookup, checks
+    and messages, but a plainly valid file is read without pydantic (see :mod:`scribed.config_light`)."""
+    from scribed import config_light
+    from scribed import log as log_mod
+    from scribed.cli.common import check_agents, fail, require_squad
 
-    cfg = load_config(ctx, root)
-    return Layout(Path(cfg.root_path))
+    obj = ctx.find_root().obj
+    opts = obj if isinstance(obj, dict) else {}
+    cfg: LightConfig | Config | None
+    try:
+        data, path = config_light.read(opts.get("config_path"))
+        cfg = config_light.light(data, path)
+        if cfg is None:
+            from scribed import config
+
+            cfg = config.from_dict(data, path)
+        if root:
+            cfg.root = os.path.abspath(root)
+    except config_light.ConfigError as exc:
+        fail(str(exc))
+    log_mod.configure(cfg.log.format, cfg.log.level)
+    check_agents(cfg)
+    require_squad(cfg, bool(opts.get("init")))
+    return cfg
+
+
+def _layout(ctx: click.Context, root: str | None) -> Layout:
+    return Layout(Path(spawn_config(ctx, root).root_path))
 
 
 @click.command("context")

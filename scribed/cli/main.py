@@ -16,10 +16,10 @@ from typing import Any
 import click
 
 from scribed import __version__
-from scribed import log as log_mod
-from scribed.cli.common import check_agents, fail, load_config, note, warn
-from scribed.config import ConfigError
-from scribed.core.lock import RootBusyError
+from scribed.cli.common import fail
+from scribed.config_light import ConfigError
+
+# Nothing heavier is imported at the top: a spawn's `scribed context` loads this module too.
 
 # The group's options a user may also put after the subcommand (`scribed run-once --config X`).
 GROUP_VALUE_OPTIONS = ("--config",)
@@ -87,14 +87,20 @@ class Main(click.Group):
             raise  # a reader that stopped early (`| head`): click exits quietly
         except ConfigError as exc:
             fail(str(exc))
-        except RootBusyError as exc:
-            fail(str(exc), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except Exception as exc:
+            if _root_busy(exc):
+                fail(str(exc), 1)
             if os.environ.get("SCRIBED_DEBUG"):
                 raise
             fail(f"{type(exc).__name__}: {exc}", 1)
+
+
+def _root_busy(exc: Exception) -> bool:
+    """Whether ``exc`` is the root lock's RootBusyError (its module is loaded only by commands that lock)."""
+    lock = sys.modules.get("scribed.core.lock")
+    return lock is not None and isinstance(exc, lock.RootBusyError)
 
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
@@ -119,6 +125,7 @@ def main(ctx: click.Context, config_path: str | None, init: bool) -> None:
 def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
     if not enabled:
         return None
+    from scribed import log as log_mod
 
     def wrap(items: list[Any]) -> Iterator[Any]:
         yield from log_mod.progress(items, "compacting", unit="file", enabled=True)
@@ -134,6 +141,7 @@ def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
 @click.pass_context
 def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, as_json: bool) -> None:
     """Compact every finished session once, then exit."""
+    from scribed.cli.common import load_config, note
     from scribed.core.scribe import Scribe
 
     cfg = load_config(ctx, root)
@@ -170,6 +178,8 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
 @click.pass_context
 def check_config(ctx: click.Context, strict: bool) -> None:
     """Validate the config, print where it came from and check that its paths exist."""
+    from scribed.cli.common import check_agents, load_config, note, warn
+
     cfg = load_config(ctx, need_squad=False)
     check_agents(cfg)
     problems: list[str] = []
@@ -224,5 +234,3 @@ def demo_cmd(folder: str) -> None:
     demo.build(root)
     click.echo(f"demo squad root written to {root}")
     click.echo(f"next: scribed --config {root / 'scribed.toml'} run-once")
-
-

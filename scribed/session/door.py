@@ -10,9 +10,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import IO, NewType
+from typing import IO, TYPE_CHECKING, NewType
 
-from scribed.models import Session, Turn
+# Annotations only: a spawn's `scribed context` redacts without loading the models (pydantic).
+if TYPE_CHECKING:
+    from scribed.models import Session, Turn
+
 from scribed.session.redact import redact, redact_path
 
 Redacted = NewType("Redacted", str)

@@ -12,13 +12,13 @@ import hashlib
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed.compress.entry import Entry, iso, join_entries, one_line, split_entries
-from scribed.fsutil import atomic_write, check_state_dirs, read_text, write_gzip_archive
+from scribed.fsutil import atomic_write, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
+from scribed.tiers.layout import Layout as Layout  # re-exported: most callers import it from here
 
 _SECTION_KEYS = {title: key for key, title in SECTIONS}
 _write_lock = threading.Lock()
@@ -29,64 +29,6 @@ _DIGEST_TEXT_MIN = 60
 _FOLD_MIN_ENTRIES = 2
 # At most this many fold rounds per append, so a budget no digest can meet cannot loop forever.
 _FOLD_MAX_ROUNDS = 20
-
-
-@dataclass(slots=True)
-class Layout:
-    """Where everything lives under a squad root."""
-
-    root: Path
-
-    @property
-    def squad(self) -> Path:
-        return self.root / ".squad"
-
-    @property
-    def memory(self) -> Path:
-        return self.squad / "memory"
-
-    @property
-    def hot(self) -> Path:
-        return self.memory / "hot"
-
-    @property
-    def cold(self) -> Path:
-        return self.memory / "cold"
-
-    @property
-    def wiki(self) -> Path:
-        return self.memory / "wiki"
-
-    @property
-    def state(self) -> Path:
-        return self.memory / ".scribed"
-
-    @property
-    def archive(self) -> Path:
-        return self.state / "archive"
-
-    @property
-    def quarantine(self) -> Path:
-        return self.state / "quarantine"
-
-    @property
-    def ledger(self) -> Path:
-        return self.state / "ledger.sqlite"
-
-    @property
-    def lock(self) -> Path:
-        return self.state / "lock"
-
-    def cold_file(self, agent: str) -> Path:
-        return self.cold / f"{agent}.md"
-
-    def check_state(self) -> None:
-        """Refuse state folders that are symlinks or lie outside the root (nothing is written through them)."""
-        subdirs = [self.archive, self.quarantine, *(self.archive / d for d in ("hot", "cold", "promoted"))]
-        check_state_dirs(self.root, self.state, subdirs)
-
-    def hot_file(self, agent: str) -> Path:
-        return self.hot / f"{agent}.md"
 
 
 def preamble(agent: str) -> str:

@@ -24,14 +24,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scribed.compress.entry import split_entries
 from scribed.names import normalize_name
 from scribed.session.door import redacted
-from scribed.sources.injected import mark
-from scribed.sources.markdown import front_matter, split_lines
-from scribed.tiers.cold import Layout
-from scribed.tiers.live import MARKER, NOTICE, SEED_NOTICE
+from scribed.tiers.layout import Layout
 from scribed.tiers.records import Json
+
+# A spawn runs this module at every agent start, so it imports only what a hot-only block needs:
+# the cold entry parser, the front-matter reader and the search index load when a block uses them,
+# and the two markers of :func:`scribed.sources.injected.mark` are repeated here (importing
+# ``scribed.sources`` loads every transcript parser); tests/test_context.py keeps them equal.
+MARK_OPEN = "<!-- scribed:context -->"
+MARK_CLOSE = "<!-- /scribed:context -->"
+LIVE_MARKER = "scribed-live"  # = scribed.tiers.live.MARKER, the live hot file's front-matter key
 
 # situation -> (cold, wiki); hot is always in.
 SITUATIONS: dict[str, tuple[bool, bool]] = {
@@ -123,9 +127,19 @@ def read_safe(layout: Layout, path: Path) -> str:
         return ""
 
 
+def mark(text: str) -> str:
+    """``text`` between the markers; the same as :func:`scribed.sources.injected.mark`."""
+    return f"{MARK_OPEN}\n{text.rstrip(chr(10))}\n{MARK_CLOSE}\n"
+
+
 def strip_live(text: str) -> str:
     """Drop scribed's live-hot front matter and notice (live view or seed); an agent's own front
     matter stays."""
+    if LIVE_MARKER not in text.lower():  # front-matter keys are lowercased: no key, nothing to strip
+        return text
+    from scribed.sources.markdown import front_matter, split_lines
+    from scribed.tiers.live import MARKER, NOTICE, SEED_NOTICE
+
     lines = split_lines(text.encode())
     fields, skip = front_matter(lines)
     if MARKER not in fields:
@@ -206,6 +220,8 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
     """The agent's cold entries, newest first (undated ones last)."""
+    from scribed.compress.entry import split_entries
+
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
     floor = datetime.min.replace(tzinfo=UTC)
     order = sorted(enumerate(entries), key=lambda ie: (ie[1].when or floor, ie[0]), reverse=True)

@@ -1,0 +1,220 @@
+"""The config as a spawn reads it: the lookup and the TOML read of :mod:`scribed.config`, without pydantic.
+
+``scribed context`` runs at every agent spawn and needs only the root, the log settings and the
+sources' agent names, yet importing pydantic and building the models costs more than the whole
+rest of the command. :func:`load` checks the file against :data:`SCHEMA` (the pydantic models'
+keys, types, bounds and defaults, kept in step by ``tests/test_config_light.py``) and, only when
+it is certainly valid, answers with a light :class:`LightConfig`. Anything else (an unknown key,
+a bad value, a value pydantic would coerce) makes :func:`light` answer None and the caller hands
+it to :func:`scribed.config.from_dict`, so every error message and coerced value is pydantic's own.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(Exception):
+    """A config file is missing, unreadable or invalid. The message is one line."""
+
+
+# (type, lower bound, lower bound inclusive, upper bound (inclusive), allowed values, default).
+# type "int" takes an int (not a bool); "float" an int or a float; "str" a str; "bool" a bool.
+Spec = tuple[str, float | None, bool, float | None, tuple[str, ...], Any]
+_INF = None
+
+SCHEMA: dict[str, dict[str, Spec]] = {
+    "session": {"quiet_seconds": ("float", 0, True, _INF, (), 1800)},
+    "compress": {
+        "backend": ("str", None, True, None, ("auto", "llm", "extractive"), "auto"),
+        "ratio": ("float", 0, False, 1, (), 0.10),
+        "min_bytes": ("int", 200, True, None, (), 600),
+        "max_bytes": ("int", 400, True, None, (), 65536),
+        "workers": ("int", 1, True, 64, (), min(os.cpu_count() or 1, 64)),  # = config.CompressCfg's factory
+    },
+    "llm": {
+        "base_url": ("str", None, True, None, (), ""),
+        "model": ("str", None, True, None, (), ""),
+        "api_key_env": ("str", None, True, None, (), "OPENAI_API_KEY"),
+        "timeout_seconds": ("float", 0, False, None, (), 120),
+        "max_retries": ("int", 0, True, 10, (), 2),
+        "context_tokens": ("int", 512, True, None, (), 8192),
+        "max_concurrency": ("int", 1, True, None, (), 2),
+        "temperature": ("float", 0, True, 2, (), 0.0),
+        "response_format": ("str", None, True, None, ("auto", "json_schema", "json_object", "text"), "auto"),
+        "max_response_bytes": ("int", 1024, True, None, (), 1_048_576),
+    },
+    "cold": {
+        "ttl_days": ("int", 1, True, None, (), 30),
+        "max_bytes": ("int", 1024, True, None, (), 196608),
+    },
+    "log": {
+        "format": ("str", None, True, None, ("auto", "console", "json"), "auto"),
+        "level": ("str", None, True, None, ("debug", "info", "warning", "error"), "info"),
+    },
+    "watch": {
+        "mode": ("str", None, True, None, ("auto", "inotify", "polling"), "auto"),
+        "poll_interval": ("float", 0, False, None, (), 5.0),
+    },
+    "daemon": {
+        "workers": ("int", 1, True, 64, (), 2),
+        "max_attempts": ("int", 1, True, None, (), 5),
+        "shutdown_grace": ("float", 0, True, None, (), 20.0),
+        "queue_max": ("int", 1, True, None, (), 1000),
+    },
+    "promote": {
+        "schedule": ("str", None, True, None, (), "0 3 * * *"),
+        "timezone": ("str", None, True, None, (), "UTC"),
+        "mode": ("str", None, True, None, ("auto", "review"), "auto"),
+    },
+    "archive": {
+        "transcripts": ("bool", None, True, None, (), True),
+        "retention_days": ("int", 1, True, None, (), 365),
+        "folder": ("str", None, True, None, (), ""),
+    },
+}
+SOURCE_KINDS = ("copilot", "claude", "codex", "squad-repl", "markdown")
+# A source's keys: kind and path are required (path not blank); agent and glob default to "".
+SOURCE_KEYS = ("kind", "path", "agent", "glob")
+
+
+def _expand(p: str) -> Path:
+    return Path(os.path.expandvars(os.path.expanduser(p)))
+
+
+@dataclass(slots=True)
+class LightLog:
+    format: str = "auto"
+    level: str = "info"
+
+
+@dataclass(slots=True)
+class LightSource:
+    kind: str
+    path: str
+    agent: str = ""
+    glob: str = ""
+
+    @property
+    def expanded(self) -> Path:
+        return _expand(self.path)
+
+
+@dataclass(slots=True)
+class LightConfig:
+    """What a spawn reads of a config that :data:`SCHEMA` accepted: same names as :class:`Config`."""
+
+    root: str = "."
+    log: LightLog = field(default_factory=LightLog)
+    sources: list[LightSource] = field(default_factory=list)
+    path: Path | None = None
+
+    @property
+    def root_path(self) -> Path:
+        return _expand(self.root).absolute()
+
+
+def candidate_paths(explicit: str | None = None) -> list[Path]:
+    """The lookup order: --config, $SCRIBED_CONFIG, ./scribed.toml, XDG, /etc."""
+    if explicit:
+        return [Path(explicit)]
+    env = os.environ.get("SCRIBED_CONFIG")
+    if env:
+        return [Path(env)]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
+
+
+def read(explicit: str | None = None) -> tuple[dict[str, Any], Path | None]:
+    """The config file's TOML table and its absolute path; ``({}, None)`` when no file is found."""
+    named = bool(explicit or os.environ.get("SCRIBED_CONFIG"))
+    for p in candidate_paths(explicit):
+        if not p.exists():
+            if named:
+                raise ConfigError(f"{p}: config file not found")
+            continue
+        try:
+            raw = p.read_bytes().decode("utf-8")
+            data = tomllib.loads(raw)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{p}: cannot read config: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p}: invalid TOML: {exc}") from None
+        return data, p.absolute()
+    return {}, None
+
+
+def _value_ok(spec: Spec, v: Any) -> bool:
+    """Whether pydantic certainly accepts ``v`` as it is (no coercion, inside the bounds)."""
+    kind, lo, lo_inclusive, hi, choices, _ = spec
+    if kind == "bool":
+        return type(v) is bool
+    if kind == "str":
+        return type(v) is str and (not choices or v in choices)
+    if type(v) is not int and not (kind == "float" and type(v) is float):
+        return False
+    if kind == "float" and math.isnan(v):  # NaN fails every bound in pydantic
+        return False
+    if lo is not None and (v < lo if lo_inclusive else v <= lo):
+        return False
+    return hi is None or v <= hi
+
+
+def _sources_ok(raw: Any) -> bool:
+    if type(raw) is not list:
+        return False
+    for s in raw:
+        if type(s) is not dict or not set(s) <= set(SOURCE_KEYS) or not {"kind", "path"} <= set(s):
+            return False
+        if any(type(v) is not str for v in s.values()):
+            return False
+        if s["kind"] not in SOURCE_KINDS or not s["path"].strip():
+            return False
+    return True
+
+
+def certainly_valid(data: dict[str, Any]) -> bool:
+    """True only when pydantic would accept ``data`` unchanged; False also means "not sure"."""
+    for key, value in data.items():
+        if key == "root":
+            if type(value) is not str:
+                return False
+        elif key == "sources":
+            if not _sources_ok(value):
+                return False
+        elif key in SCHEMA:
+            section = SCHEMA[key]
+            if type(value) is not dict:
+                return False
+            for k, v in value.items():
+                if k not in section or not _value_ok(section[k], v):
+                    return False
+        else:
+            return False
+    return True
+
+
+def light(data: dict[str, Any], path: Path | None = None) -> LightConfig | None:
+    """:func:`scribed.config.from_dict` for a certainly valid ``data`` (relative paths resolve
+    against the file); None when pydantic must judge it (the caller then calls ``from_dict``)."""
+    if not certainly_valid(data):
+        return None
+    log = data.get("log", {})
+    cfg = LightConfig(
+        root=data.get("root", "."),
+        log=LightLog(log.get("format", "auto"), log.get("level", "info")),
+        sources=[LightSource(**s) for s in data.get("sources", [])],
+        path=path,
+    )
+    if path is not None and not Path(os.path.expanduser(cfg.root)).is_absolute():
+        cfg.root = str((path.parent / os.path.expanduser(cfg.root)).absolute())
+    if path is not None:
+        for src in cfg.sources:
+            if not src.expanded.is_absolute():
+                src.path = str((path.parent / src.expanded).absolute())
+    return cfg
