@@ -17,7 +17,7 @@ from scribed.sources.common import turn
 
 _FM_KEY = re.compile(r"([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
-READ_CHUNK = 1 << 20  # bytes read at a time by :func:`iter_lines`
+READ_CHUNK = 1 << 16  # bytes read at a time by :func:`iter_lines`
 
 
 @dataclass(slots=True)
