@@ -17,15 +17,18 @@ timestamp in the text, else the file's mtime (with a warning).
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from datetime import UTC, datetime
+from typing import BinaryIO
 
 from scribed.models import ParseResult
 from scribed.names import normalize_name
 from scribed.sources import markdown_aider, markdown_specstory
 from scribed.sources.common import Draft, Source, Tally, finish, looks_binary, parse_ts, safe_id
 from scribed.sources.markdown_chat import chat_turns
-from scribed.sources.markdown_lines import Line, Part, front_matter, paragraphs, split_lines
+from scribed.sources.markdown_lines import Line, Part, front_matter, iter_lines, paragraphs, split_lines
 
 __all__ = ["Line", "front_matter", "paragraphs", "parse", "split_lines"]
 
@@ -36,6 +39,10 @@ _TEXT_DATE = re.compile(
 )
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T_ ](\d{2})[-:](\d{2})(?:[-:](\d{2}))?(?:[.,]\d+)?Z?)?")
 _END_MARK = re.compile(r"<!--\s*session:\s*end\s*-->|[\W_]*session\s+ended\b.*", re.IGNORECASE)
+_BINARY_HEAD = 65536  # what looks_binary reads of a file
+_NO_LIMIT = sys.maxsize
+_BOM = b"\xef\xbb\xbf"
+_ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() removes
 _END_COMMENT = re.compile(r"[ \t]*<!--\s*session:\s*end\s*-->[ \t]*", re.IGNORECASE)
 
 
@@ -110,29 +117,58 @@ def _chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
 
 
 def parse(src: Source) -> ParseResult:
-    """Read one markdown/plain-text transcript into one session per session it holds."""
-    data = src.path.read_bytes()
-    tally = Tally(src.kind, src.path)
-    if not data.strip():
-        return finish(src, [], tally, size=len(data), had_content=False)
-    if looks_binary(data):
-        return ParseResult(
-            sessions=[], warnings=[f"markdown: binary content in {src.path}; skipped"], size=len(data)
-        )
-    lines = split_lines(data)
-    warnings: list[str] = []
-    ended = False
-    if markdown_aider.detect(lines):
-        base = src.path.name.lstrip(".").removesuffix(".md") or "aider"
-        parts, warnings = markdown_aider.parse(lines, base)
-    elif markdown_specstory.detect(lines):
-        parts, warnings = markdown_specstory.parse(lines, src.path.stem)
-        for part in parts:
-            part.start = part.start or _name_date(src.path.stem)
-            part.end = part.end or part.start
-    else:
-        parts, ended = _chat_parts(src, lines)
-    return _assemble(src, parts, tally, warnings, ended=ended, size=len(data))
+    """Read one markdown/plain-text transcript into one session per session it holds.
+
+    Two passes over the file, each a stream of lines: the first decides the convention (and
+    Aider's hard breaks), the second reads the sessions. An Aider history, many sessions in one
+    file, is read one session at a time; memory follows its largest session, not the file.
+    """
+    with src.path.open("rb") as fh:
+        head = fh.read(_BINARY_HEAD)
+        if looks_binary(head):  # only the head decides, as it did when the file was read whole
+            size = os.fstat(fh.fileno()).st_size
+            return ParseResult(sessions=[], warnings=[f"markdown: binary content in {src.path}; skipped"], size=size)
+        fh.seek(0)
+        scan = _Scan.read(fh, bom=head.startswith(_BOM))
+        tally = Tally(src.kind, src.path)
+        if not scan.text:
+            return finish(src, [], tally, size=scan.size, had_content=False)
+        fh.seek(0)
+        lines = iter_lines(fh, scan.size)  # the bytes the first pass saw, even if the file grew since
+        warnings: list[str] = []
+        ended = False
+        if scan.aider.found:
+            base = src.path.name.lstrip(".").removesuffix(".md") or "aider"
+            parts, warnings = markdown_aider.parse(lines, base, scan.aider.hard_breaks)
+        elif scan.specstory.found:
+            parts, warnings = markdown_specstory.parse(list(lines), src.path.stem)  # one session a file
+            for part in parts:
+                part.start = part.start or _name_date(src.path.stem)
+                part.end = part.end or part.start
+        else:
+            parts, ended = _chat_parts(src, list(lines))
+    return _assemble(src, parts, tally, warnings, ended=ended, size=scan.size)
+
+
+class _Scan:
+    """The first pass: the file's size, whether it holds any text, and its convention."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.text = False
+        self.aider = markdown_aider.Scan()
+        self.specstory = markdown_specstory.Scan()
+
+    @classmethod
+    def read(cls, fh: BinaryIO, *, bom: bool) -> _Scan:
+        scan = cls()
+        scan.text = bom  # a BOM alone is content to ``bytes.strip()``, though the first line drops it
+        for ln in iter_lines(fh, _NO_LIMIT):
+            scan.size = ln.end
+            scan.text = scan.text or bool(ln.text.strip(_ASCII_SPACE))
+            scan.aider.feed(ln.text)
+            scan.specstory.feed(ln.no, ln.text)
+        return scan
 
 
 def _assemble(

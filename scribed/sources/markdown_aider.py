@@ -20,6 +20,7 @@ own ``#### heading``. Files whose trailing spaces were stripped fall back to the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
 from scribed.models import Turn
@@ -33,7 +34,7 @@ _APPLIED = re.compile(r">[ \t]+Applied edit to[ \t]+(?P<path>\S.*?)\s*")
 BLANK = "<blank>"  # what aider writes for a message the user sent empty
 
 
-def detect(lines: list[Line]) -> bool:
+def detect(lines: Iterable[Line]) -> bool:
     """An Aider history has at least one session header at the start of a line."""
     return any(ln.text.startswith("# aider chat started at") and HEADER.fullmatch(ln.text) for ln in lines)
 
@@ -187,39 +188,78 @@ def _unquote(text: str) -> str:
     return text.rstrip()
 
 
-def parse(lines: list[Line], base: str) -> tuple[list[Part], list[str]]:
-    """Split the history at its session headers and read each one; ids are ``base@<start>``."""
-    hard = _hard_breaks(lines)
-    starts = [k for k, ln in enumerate(lines) if ln.text.startswith("# aider chat started at")]
-    starts = [k for k in starts if HEADER.fullmatch(lines[k].text)]
-    bounds = [0, *starts] if starts and starts[0] > 0 else starts
+def parse(lines: Iterable[Line], base: str, hard: bool | None = None) -> tuple[list[Part], list[str]]:
+    """Split the history at its session headers and read each one; ids are ``base@<start>``.
+
+    ``lines`` may be a one-pass iterator when ``hard`` (from :class:`Scan`) is given: only one
+    session's lines are held at a time, so memory follows the largest session, not the file.
+    """
+    if hard is None:
+        lines = list(lines)
+        hard = _hard_breaks(lines)
     parts: list[Part] = []
     warnings: list[str] = []
     seen: dict[str, int] = {}
-    for idx, k in enumerate(bounds):
-        end = bounds[idx + 1] if idx + 1 < len(bounds) else len(lines)
-        headed = k in starts
-        ts = _header_time(lines[k].text) if headed else None
-        if headed and ts is None:
-            warnings.append(f"aider: unreadable session time at line {lines[k].no}")
-        body = lines[k + 1 : end] if headed else lines[k:end]
-        sid = f"{base}@{ts:%Y-%m-%dT%H:%M:%SZ}" if ts else (f"{base}@line-{lines[k].no}" if headed else base)
+    for head, body, ended in _sessions(lines):
+        ts = _header_time(head.text) if head is not None else None
+        if head is not None and ts is None:
+            warnings.append(f"aider: unreadable session time at line {head.no}")
+        if ts:
+            sid = f"{base}@{ts:%Y-%m-%dT%H:%M:%SZ}"
+        else:
+            sid = f"{base}@line-{head.no}" if head is not None else base
         seen[sid] = seen.get(sid, 0) + 1
         if seen[sid] > 1:
             sid = f"{sid}-{seen[sid]}"
         part = Part(session_id=sid, turns=_Reader(body, hard).run(), start=ts, end=ts)
-        part.ended = idx + 1 < len(bounds)
+        part.ended = ended
         parts.append(part)
     return parts, warnings
 
 
-def _hard_breaks(lines: list[Line]) -> bool:
-    """Whether this file kept aider's two-space line ends.
+def _sessions(lines: Iterable[Line]) -> Iterator[tuple[Line | None, list[Line], bool]]:
+    """Each session's header line (None for text before the first header), its body lines and
+    whether another session follows it. Nothing when the file has no header at all."""
+    head: Line | None = None
+    body: list[Line] = []
+    headed = False  # a header has been seen
+    for ln in lines:
+        if ln.text.startswith("# aider chat started at") and HEADER.fullmatch(ln.text):
+            if headed or body:  # a preamble before the first header is a session of its own
+                yield head, body, True
+            head, body, headed = ln, [], True
+        else:
+            body.append(ln)
+    if headed:
+        yield head, body, False
 
-    Aider ends every ``> `` and ``#### `` line it writes with them; a file whose trailing spaces
-    were stripped has none, so a quarter is a safe line between the two.
-    """
-    marked = [ln.text for ln in lines if ln.text.startswith(("> ", "#### "))]
-    if not marked:
-        return True
-    return sum(t.endswith("  ") for t in marked) * 4 >= len(marked)
+
+class Scan:
+    """What the whole file says before any session is read, fed one line at a time: whether it is
+    an Aider history (a session header anywhere) and whether it kept aider's hard breaks."""
+
+    def __init__(self) -> None:
+        self.found = False
+        self.marked = 0
+        self.kept = 0
+
+    def feed(self, text: str) -> None:
+        if text.startswith(("> ", "#### ")):
+            self.marked += 1
+            self.kept += text.endswith("  ")
+        elif not self.found and text.startswith("# aider chat started at"):
+            self.found = HEADER.fullmatch(text) is not None
+
+    @property
+    def hard_breaks(self) -> bool:
+        """Aider ends every ``> `` and ``#### `` line it writes with two spaces; a file whose
+        trailing spaces were stripped has none, so a quarter is a safe line between the two."""
+        return not self.marked or self.kept * 4 >= self.marked
+
+
+def _hard_breaks(lines: list[Line]) -> bool:
+    """Whether this file kept aider's two-space line ends (see :attr:`Scan.hard_breaks`)."""
+    scan = Scan()
+    for ln in lines:
+        scan.feed(ln.text)
+    return scan.hard_breaks

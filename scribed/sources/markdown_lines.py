@@ -7,14 +7,17 @@ a turn's ``line`` and ``end_offset`` always point into the real file, whatever p
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import BinaryIO
 
 from scribed.models import Role, Turn, TurnKind
 from scribed.sources.common import turn
 
 _FM_KEY = re.compile(r"([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+READ_CHUNK = 1 << 16  # bytes read at a time by :func:`iter_lines`
 
 
 @dataclass(slots=True)
@@ -49,11 +52,46 @@ def split_lines(data: bytes) -> list[Line]:
     offset = 0
     for no, raw in enumerate(data.splitlines(keepends=True), start=1):
         offset += len(raw)
-        text = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if no == 1 and text.startswith("\ufeff"):
-            text = text[1:]
-        out.append(Line(no, text, offset))
+        out.append(_line(no, raw, offset))
     return out
+
+
+def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
+    """The lines :func:`split_lines` gives for the first ``limit`` bytes of ``fh``, read a chunk at
+    a time, so a 60 MB transcript never sits in memory as one list of lines.
+
+    A chunk's last piece waits for the next chunk: it may be cut mid-line, or be a ``\\r`` whose
+    ``\\n`` comes next. A line with no break in sight is gathered in pieces, not re-copied per chunk.
+    """
+    no = offset = 0
+    pending: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = fh.read(min(READ_CHUNK, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        if b"\n" not in chunk and b"\r" not in chunk:
+            pending.append(chunk)
+            continue
+        pending.append(chunk)
+        raws = b"".join(pending).splitlines(keepends=True)
+        pending = [raws.pop()]
+        for raw in raws:
+            no += 1
+            offset += len(raw)
+            yield _line(no, raw, offset)
+    for raw in b"".join(pending).splitlines(keepends=True):
+        no += 1
+        offset += len(raw)
+        yield _line(no, raw, offset)
+
+
+def _line(no: int, raw: bytes, offset: int) -> Line:
+    text = raw.decode("utf-8", "replace").rstrip("\r\n")
+    if no == 1 and text.startswith("\ufeff"):
+        text = text[1:]
+    return Line(no, text, offset)
 
 
 def front_matter(lines: list[Line]) -> tuple[dict[str, str], int]:
