@@ -52,12 +52,14 @@ class BlockIndex:
         self.exact: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text) → blocks
         # (token, how many tokens) → (block, its text's tokens): near-duplicates have alike sizes
         self.text_tokens: defaultdict[tuple[str, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
+        self.tok_n: dict[str, int] = {}  # token → blocks whose text holds it (which tokens are rare)
         self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
         self.short: list[Block] = []  # text or title of ≤ 2 tokens, long enough to be "contained"
         self.terms: defaultdict[str, list[Block]] = defaultdict(list)  # seq_terms of the claim
         self.sized: defaultdict[tuple[str, int], list[Block]] = defaultdict(list)  # (term, how many)
+        self.term_sets: dict[int, set[str]] = {}  # id(block) → its terms (to check a candidate)
         self.refs: dict[str, int] = {}
         self.reversing: list[tuple[str, int, Block]] = []  # (date, position) of blocks with reversal wording
         self.rev_ids: set[int] = set()
@@ -81,8 +83,10 @@ class BlockIndex:
         n, toks = b.key()
         self.exact[n].append(b)
         pair = (b, toks)
+        tok_n = self.tok_n
         for tok in toks:
             self.text_tokens[tok, len(toks)].append(pair)
+            tok_n[tok] = tok_n.get(tok, 0) + 1
         self.note_refs(b.refs)
         self.note_reversing(b)
 
@@ -104,6 +108,7 @@ class BlockIndex:
     def _sync_terms(self) -> None:
         for b in self.blocks[self.terms_upto :]:
             terms = seq_terms(claim(b.text))
+            self.term_sets[id(b)] = terms
             for tok in terms:
                 self.terms[tok].append(b)
                 self.sized[tok, len(terms)].append(b)
@@ -129,18 +134,20 @@ class BlockIndex:
         """Blocks that may be near-duplicates of a text (normalised ``n``, tokens ``toks``)."""
         # A near-duplicate B holds ``need`` of the tokens at least, so one of the ``len - need + 1``
         # rarest; and |A|/|B| ≥ Jaccard ≥ NEAR_DUP bounds its size.
+        # Any ``len - need + 1`` of the tokens will do; the rarest (counted over all sizes: one
+        # lookup a token, where counting over the sizes alone cost more than the scan it saved)
+        # keep the scan short.
         need = least(len(toks), NEAR_DUP)
         sizes = range(need, int(len(toks) / NEAR_DUP) + 2)
         postings = self.text_tokens
-
-        def count(tok: str) -> int:
-            return sum(len(postings.get((tok, k), ())) for k in sizes)
-
-        rare = sorted(toks, key=count)
+        tok_n = self.tok_n
+        rare = sorted(toks, key=lambda tok: tok_n.get(tok, 0))
         found = list(self.exact.get(n, ()))
         for tok in rare[: len(rare) - need + 1]:
             for k in sizes:
-                found += [b for b, bt in postings.get((tok, k), ()) if len(bt & toks) >= need]
+                got = postings.get((tok, k))
+                if got:
+                    found += [b for b, bt in got if len(bt & toks) >= need]
         return self.ordered(found)
 
     def _sharing(self, toks: Iterable[str], t: float) -> list[Block]:
@@ -178,7 +185,7 @@ class BlockIndex:
                 for k in range(1, most + 1):
                     found += self.sized.get((tok, k), ())
             else:
-                found += holding(self.terms, terms, need)
+                found += holding(self.terms, terms, need, sets=self.term_sets)
         return self.ordered(found)
 
     def reversing_since(self, date: str, older: Block) -> list[Block]:
@@ -209,17 +216,37 @@ class BlockIndex:
 
 
 def holding(
-    postings: dict[str, list[Block]], terms: Iterable[str], need: int, extra: int = EXTRA
+    postings: dict[str, list[Block]],
+    terms: Iterable[str],
+    need: int,
+    extra: int = EXTRA,
+    sets: dict[int, set[str]] | None = None,
 ) -> list[Block]:
     """The blocks that may hold ``need`` of ``terms`` (a superset, from the rarest postings).
 
     One that does misses at most ``len(terms) - need`` of them, so it holds ``1 + j`` of the
     ``len(terms) - need + 1 + j`` rarest, for any ``j < need``: counting hits over ``extra`` more
     postings than the least needed keeps out blocks that share a single common word (worth it
-    where checking a candidate costs more than counting, as scoring a reversal does)."""
-    rare = sorted(set(terms), key=lambda tok: len(postings.get(tok, ())))
+    where checking a candidate costs more than counting, as scoring a reversal does).
+
+    With ``sets`` (each block's terms), exactly the blocks holding ``need`` of ``terms``, checked
+    against the rarest postings alone: counting over more postings made each lookup scan the long
+    postings of common terms, which grow with the wiki."""
+    uniq = set(terms)
+    rare = sorted(uniq, key=lambda tok: len(postings.get(tok, ())))
     if not rare or need < 1:
         return []
+    if sets is not None:
+        picked = rare[: len(rare) - need + 1]
+        seen: set[int] = set()
+        out = []
+        for tok in picked:
+            for b in postings.get(tok, ()):
+                if id(b) not in seen:
+                    seen.add(id(b))
+                    if len(sets[id(b)] & uniq) >= need:
+                        out.append(b)
+        return out
     j = min(extra, need - 1)
     picked = rare[: len(rare) - need + 1 + j]
     if j == 0:
