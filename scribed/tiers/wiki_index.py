@@ -31,6 +31,22 @@ from scribed.compress.reversal import (
 from scribed.tiers.wiki_block import Block
 
 EXTRA = 2  # postings counted beyond the least needed (see holding)
+
+
+def _one_apart_upto() -> int:
+    """The most tokens a text may have for all its near-duplicates to be at most one token apart
+    from it (one token more, one less, or the same set): ``c / (c + 2) < NEAR_DUP`` for every
+    ``c`` up to it, computed as :meth:`Block.is_dup` computes a Jaccard."""
+    n = 0
+    while (n + 1) / (n + 3) < NEAR_DUP:
+        n += 1
+    return n
+
+
+# Near-duplicates of a text of at most ONE_APART tokens are found by signature (the XOR of its
+# token hashes, and of it with one token taken out): a few dict lookups, where scanning the
+# postings of its rarest tokens grew with the wiki (a bounded vocabulary repeats every word).
+ONE_APART = _one_apart_upto()
 _FEW_TOKENS = 2  # a contained text of this many tokens may start or end inside a word
 
 
@@ -53,6 +69,9 @@ class BlockIndex:
         # (token, how many tokens) → (block, its text's tokens): near-duplicates have alike sizes
         self.text_tokens: defaultdict[tuple[str, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
         self.tok_n: dict[str, int] = {}  # token → blocks whose text holds it (which tokens are rare)
+        # signature of a text's token set (``_sig``) → (block, tokens); and of the set less one token
+        self.sig: defaultdict[int, list[tuple[Block, frozenset[str]]]] = defaultdict(list)
+        self.sig_less: defaultdict[int, list[tuple[Block, frozenset[str]]]] = defaultdict(list)
         self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
@@ -85,8 +104,15 @@ class BlockIndex:
         pair = (b, toks)
         tok_n = self.tok_n
         for tok in toks:
-            self.text_tokens[tok, len(toks)].append(pair)
             tok_n[tok] = tok_n.get(tok, 0) + 1
+        if len(toks) <= ONE_APART + 1:  # the near-duplicate of a text signatures find
+            sig = _sig(toks)
+            self.sig[sig].append(pair)
+            for tok in toks:
+                self.sig_less[sig ^ hash(tok)].append(pair)
+        if len(toks) >= least(ONE_APART + 1, NEAR_DUP):  # the near-duplicate of a longer text
+            for tok in toks:
+                self.text_tokens[tok, len(toks)].append(pair)
         self.note_refs(b.refs)
         self.note_reversing(b)
 
@@ -138,11 +164,18 @@ class BlockIndex:
         # lookup a token, where counting over the sizes alone cost more than the scan it saved)
         # keep the scan short.
         need = least(len(toks), NEAR_DUP)
+        found = list(self.exact.get(n, ()))
+        if len(toks) <= ONE_APART:  # the same set, one token more or one less
+            sig = _sig(toks)
+            found += [b for b, _ in self.sig.get(sig, ())]
+            found += [b for b, _ in self.sig_less.get(sig, ())]
+            for tok in toks:
+                found += [b for b, bt in self.sig.get(sig ^ hash(tok), ()) if bt < toks]
+            return self.ordered(found)
         sizes = range(need, int(len(toks) / NEAR_DUP) + 2)
         postings = self.text_tokens
         tok_n = self.tok_n
         rare = sorted(toks, key=lambda tok: tok_n.get(tok, 0))
-        found = list(self.exact.get(n, ()))
         for tok in rare[: len(rare) - need + 1]:
             for k in sizes:
                 got = postings.get((tok, k))
@@ -254,6 +287,15 @@ def holding(
     hits = Counter(id(b) for tok in picked for b in postings.get(tok, ()))
     keep = {i for i, n in hits.items() if n > j}
     return [b for tok in picked for b in postings.get(tok, ()) if id(b) in keep]
+
+
+def _sig(toks: Iterable[str]) -> int:
+    """A token set's signature: the XOR of the tokens' hashes, so one taken out is one XOR more
+    (two sets with one signature are rare, and the caller's exact test tells them apart)."""
+    out = 0
+    for tok in toks:
+        out ^= hash(tok)
+    return out
 
 
 def _once(index: defaultdict[str, list[Block]], tok: str, b: Block) -> None:
