@@ -47,6 +47,7 @@ def _one_apart_upto() -> int:
 # token hashes, and of it with one token taken out): a few dict lookups, where scanning the
 # postings of its rarest tokens grew with the wiki (a bounded vocabulary repeats every word).
 ONE_APART = _one_apart_upto()
+POSTED_FROM = least(ONE_APART + 1, NEAR_DUP)  # fewest tokens of a near-duplicate of a longer text
 _FEW_TOKENS = 2  # a contained text of this many tokens may start or end inside a word
 
 
@@ -110,7 +111,7 @@ class BlockIndex:
             self.sig[sig].append(pair)
             for tok in toks:
                 self.sig_less[sig ^ hash(tok)].append(pair)
-        if len(toks) >= least(ONE_APART + 1, NEAR_DUP):  # the near-duplicate of a longer text
+        if len(toks) >= POSTED_FROM:  # the near-duplicate of a longer text
             for tok in toks:
                 self.text_tokens[tok, len(toks)].append(pair)
         self.note_refs(b.refs)
@@ -158,12 +159,6 @@ class BlockIndex:
     # --- questions ---------------------------------------------------------------------------
     def dups(self, n: str, toks: frozenset[str]) -> list[Block]:
         """Blocks that may be near-duplicates of a text (normalised ``n``, tokens ``toks``)."""
-        # A near-duplicate B holds ``need`` of the tokens at least, so one of the ``len - need + 1``
-        # rarest; and |A|/|B| ≥ Jaccard ≥ NEAR_DUP bounds its size.
-        # Any ``len - need + 1`` of the tokens will do; the rarest (counted over all sizes: one
-        # lookup a token, where counting over the sizes alone cost more than the scan it saved)
-        # keep the scan short.
-        need = least(len(toks), NEAR_DUP)
         found = list(self.exact.get(n, ()))
         if len(toks) <= ONE_APART:  # the same set, one token more or one less
             sig = _sig(toks)
@@ -172,6 +167,10 @@ class BlockIndex:
             for tok in toks:
                 found += [b for b, bt in self.sig.get(sig ^ hash(tok), ()) if bt < toks]
             return self.ordered(found)
+        # A near-duplicate B holds ``need`` of the tokens at least, so one of the ``len - need + 1``
+        # rarest (any will do; the rarest, counted over all sizes with one lookup a token, keep
+        # the scan short); and |A|/|B| ≥ Jaccard ≥ NEAR_DUP bounds its size.
+        need = least(len(toks), NEAR_DUP)
         sizes = range(need, int(len(toks) / NEAR_DUP) + 2)
         postings = self.text_tokens
         tok_n = self.tok_n
