@@ -69,10 +69,12 @@ class BlockIndex:
         self.exact: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text) → blocks
         # (token, how many tokens) → (block, its text's tokens): near-duplicates have alike sizes
         self.text_tokens: defaultdict[tuple[str, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
-        self.tok_n: dict[str, int] = {}  # token → blocks whose text holds it (which tokens are rare)
-        # signature of a text's token set (``_sig``) → (block, tokens); and of the set less one token
-        self.sig: defaultdict[int, list[tuple[Block, frozenset[str]]]] = defaultdict(list)
-        self.sig_less: defaultdict[int, list[tuple[Block, frozenset[str]]]] = defaultdict(list)
+        self.tok_n: dict[str, int] = {}  # token → posted blocks holding it (which tokens are rare)
+        # signature of a text's token set (``_sig``) → (block, tokens), and of the set less one
+        # token; most signatures are one block's, so a second one goes to ``more`` (no list each)
+        self.sig: dict[int, tuple[Block, frozenset[str]]] = {}
+        self.sig_less: dict[int, tuple[Block, frozenset[str]]] = {}
+        self.more: defaultdict[tuple[bool, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
         self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
@@ -103,19 +105,39 @@ class BlockIndex:
         n, toks = b.key()
         self.exact[n].append(b)
         pair = (b, toks)
-        tok_n = self.tok_n
-        for tok in toks:
-            tok_n[tok] = tok_n.get(tok, 0) + 1
-        if len(toks) <= ONE_APART + 1:  # the near-duplicate of a text signatures find
-            sig = _sig(toks)
-            self.sig[sig].append(pair)
+        size = len(toks)
+        if size <= ONE_APART + 1:  # the near-duplicate of a text signatures find
+            hashes = [hash(tok) for tok in toks]
+            sig = 0
+            for h in hashes:
+                sig ^= h
+            self._sign(self.sig, False, sig, pair)
+            for h in hashes:
+                self._sign(self.sig_less, True, sig ^ h, pair)
+        if size >= POSTED_FROM:  # the near-duplicate of a longer text
+            tok_n, postings = self.tok_n, self.text_tokens
             for tok in toks:
-                self.sig_less[sig ^ hash(tok)].append(pair)
-        if len(toks) >= POSTED_FROM:  # the near-duplicate of a longer text
-            for tok in toks:
-                self.text_tokens[tok, len(toks)].append(pair)
+                postings[tok, size].append(pair)
+                tok_n[tok] = tok_n.get(tok, 0) + 1
         self.note_refs(b.refs)
         self.note_reversing(b)
+
+    def _sign(
+        self,
+        first: dict[int, tuple[Block, frozenset[str]]],
+        less: bool,
+        sig: int,
+        pair: tuple[Block, frozenset[str]],
+    ) -> None:
+        if first.setdefault(sig, pair) is not pair:
+            self.more[less, sig].append(pair)
+
+    def _signed(self, less: bool, sig: int) -> list[tuple[Block, frozenset[str]]]:
+        """The (block, tokens) with this signature (of their set less one token: ``less``)."""
+        first = (self.sig_less if less else self.sig).get(sig)
+        if first is None:
+            return []
+        return [first, *self.more.get((less, sig), ())]
 
     def _sync_names(self) -> None:
         for b in self.blocks[self.named_upto :]:
@@ -162,10 +184,10 @@ class BlockIndex:
         found = list(self.exact.get(n, ()))
         if len(toks) <= ONE_APART:  # the same set, one token more or one less
             sig = _sig(toks)
-            found += [b for b, _ in self.sig.get(sig, ())]
-            found += [b for b, _ in self.sig_less.get(sig, ())]
+            found += [b for b, _ in self._signed(False, sig)]
+            found += [b for b, _ in self._signed(True, sig)]
             for tok in toks:
-                found += [b for b, bt in self.sig.get(sig ^ hash(tok), ()) if bt < toks]
+                found += [b for b, bt in self._signed(False, sig ^ hash(tok)) if bt < toks]
             return self.ordered(found)
         # A near-duplicate B holds ``need`` of the tokens at least, so one of the ``len - need + 1``
         # rarest (any will do; the rarest, counted over all sizes with one lookup a token, keep
