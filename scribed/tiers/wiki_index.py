@@ -236,8 +236,9 @@ class BlockIndex:
         for terms, need, most in pr:
             if most and need == len(terms):  # all of a few terms, in a short fact
                 tok = min(terms, key=lambda t: len(self.terms.get(t, ())))
-                for k in range(1, most + 1):
-                    found += self.sized.get((tok, k), ())
+                sets = self.term_sets
+                for k in range(1, most + 1):  # those holding them all (scoring costs more than this)
+                    found += [b for b in self.sized.get((tok, k), ()) if terms <= sets[id(b)]]
             else:
                 found += holding(self.terms, terms, need, sets=self.term_sets)
         return self.ordered(found)
