@@ -111,9 +111,12 @@ class BlockIndex:
             sig = 0
             for h in hashes:
                 sig ^= h
-            self._sign(self.sig, False, sig, pair)
+            first, less, more = self.sig, self.sig_less, self.more
+            if first.setdefault(sig, pair) is not pair:
+                more[False, sig].append(pair)
             for h in hashes:
-                self._sign(self.sig_less, True, sig ^ h, pair)
+                if less.setdefault(sig ^ h, pair) is not pair:
+                    more[True, sig ^ h].append(pair)
         if size >= POSTED_FROM:  # the near-duplicate of a longer text
             tok_n, postings = self.tok_n, self.text_tokens
             for tok in toks:
@@ -121,16 +124,6 @@ class BlockIndex:
                 tok_n[tok] = tok_n.get(tok, 0) + 1
         self.note_refs(b.refs)
         self.note_reversing(b)
-
-    def _sign(
-        self,
-        first: dict[int, tuple[Block, frozenset[str]]],
-        less: bool,
-        sig: int,
-        pair: tuple[Block, frozenset[str]],
-    ) -> None:
-        if first.setdefault(sig, pair) is not pair:
-            self.more[less, sig].append(pair)
 
     def _signed(self, less: bool, sig: int) -> list[tuple[Block, frozenset[str]]]:
         """The (block, tokens) with this signature (of their set less one token: ``less``)."""
