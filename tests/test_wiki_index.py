@@ -108,3 +108,39 @@ def test_named_by_containment() -> None:
     assert "redisqueue jobs runner" in [b.body for b in ix.named(ref)]
     assert same_fact("edisqueue job", "redisqueue jobs runner")
     assert "redisqueue jobs runner" in [b.body for b in ix.named("edisqueue job")]  # a short ref inside words
+
+
+def test_near_duplicates_around_the_one_token_apart_size() -> None:
+    """Texts of 14 to 22 tokens, each a base sentence with tokens added, dropped or swapped: the
+    index (signatures up to ONE_APART tokens, postings above) finds every near-duplicate a scan finds."""
+    from scribed.tiers.wiki_index import ONE_APART
+
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(40)]
+    bases = [rng.sample(vocab, k) for k in range(ONE_APART - 3, ONE_APART + 6)]
+
+    def variant(base: list[str]) -> str:
+        toks = list(base)
+        for _ in range(rng.randrange(3)):
+            op = rng.randrange(3)
+            if op == 0 and len(toks) > 1:
+                toks.pop(rng.randrange(len(toks)))
+            elif op == 1:
+                toks.append(rng.choice(vocab))
+            else:
+                toks[rng.randrange(len(toks))] = rng.choice(vocab)
+        return " ".join(toks)
+
+    olds = _blocks([variant(rng.choice(bases)) for _ in range(600)])
+    ix = BlockIndex().sync(olds)
+    hits = 0
+    for _ in range(300):
+        new = variant(rng.choice(bases))
+        n = norm(new)
+        toks = frozenset(n.split())
+        found = {id(b) for b in ix.dups(n, toks)}
+        for b in olds:
+            if b.is_dup(n, toks):
+                assert id(b) in found, (new, b.text)
+                hits += len(b.key()[1]) != len(toks)
+    assert hits > 100  # near-duplicates of other sizes, not only equal sets

@@ -384,9 +384,12 @@ class Wiki:
     def flush(self) -> list[str]:
         """Write every changed topic (atomic, durable), then regenerate the index. Returns topics written."""
         written = []
-        for topic in self.changed():
-            doc = self.docs[topic]
-            text = doc.render()
+        for topic, doc in sorted(self.docs.items()):
+            if not (doc.touched and doc.blocks):
+                continue
+            text = doc.render()  # once: ``changed`` renders too, and a big topic takes a while
+            if text == doc.original:
+                continue
             atomic_write(self.folder / f"{topic}.md", text, base=self.base)
             doc.original = text
             written.append(topic)

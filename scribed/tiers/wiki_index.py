@@ -31,6 +31,23 @@ from scribed.compress.reversal import (
 from scribed.tiers.wiki_block import Block
 
 EXTRA = 2  # postings counted beyond the least needed (see holding)
+
+
+def _one_apart_upto() -> int:
+    """The most tokens a text may have for all its near-duplicates to be at most one token apart
+    from it (one token more, one less, or the same set): ``c / (c + 2) < NEAR_DUP`` for every
+    ``c`` up to it, computed as :meth:`Block.is_dup` computes a Jaccard."""
+    n = 0
+    while (n + 1) / (n + 3) < NEAR_DUP:
+        n += 1
+    return n
+
+
+# Near-duplicates of a text of at most ONE_APART tokens are found by signature (the XOR of its
+# token hashes, and of it with one token taken out): a few dict lookups, where scanning the
+# postings of its rarest tokens grew with the wiki (a bounded vocabulary repeats every word).
+ONE_APART = _one_apart_upto()
+POSTED_FROM = least(ONE_APART + 1, NEAR_DUP)  # fewest tokens of a near-duplicate of a longer text
 _FEW_TOKENS = 2  # a contained text of this many tokens may start or end inside a word
 
 
@@ -52,12 +69,19 @@ class BlockIndex:
         self.exact: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text) → blocks
         # (token, how many tokens) → (block, its text's tokens): near-duplicates have alike sizes
         self.text_tokens: defaultdict[tuple[str, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
+        self.tok_n: dict[str, int] = {}  # token → posted blocks holding it (which tokens are rare)
+        # signature of a text's token set (``_sig``) → (block, tokens), and of the set less one
+        # token; most signatures are one block's, so a second one goes to ``more`` (no list each)
+        self.sig: dict[int, tuple[Block, frozenset[str]]] = {}
+        self.sig_less: dict[int, tuple[Block, frozenset[str]]] = {}
+        self.more: defaultdict[tuple[bool, int], list[tuple[Block, frozenset[str]]]] = defaultdict(list)
         self.names: defaultdict[str, list[Block]] = defaultdict(list)  # norm(text|title) → blocks
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
         self.short: list[Block] = []  # text or title of ≤ 2 tokens, long enough to be "contained"
         self.terms: defaultdict[str, list[Block]] = defaultdict(list)  # seq_terms of the claim
         self.sized: defaultdict[tuple[str, int], list[Block]] = defaultdict(list)  # (term, how many)
+        self.term_sets: dict[int, set[str]] = {}  # id(block) → its terms (to check a candidate)
         self.refs: dict[str, int] = {}
         self.reversing: list[tuple[str, int, Block]] = []  # (date, position) of blocks with reversal wording
         self.rev_ids: set[int] = set()
@@ -81,10 +105,32 @@ class BlockIndex:
         n, toks = b.key()
         self.exact[n].append(b)
         pair = (b, toks)
-        for tok in toks:
-            self.text_tokens[tok, len(toks)].append(pair)
+        size = len(toks)
+        if size <= ONE_APART + 1:  # the near-duplicate of a text signatures find
+            hashes = [hash(tok) for tok in toks]
+            sig = 0
+            for h in hashes:
+                sig ^= h
+            first, less, more = self.sig, self.sig_less, self.more
+            if first.setdefault(sig, pair) is not pair:
+                more[False, sig].append(pair)
+            for h in hashes:
+                if less.setdefault(sig ^ h, pair) is not pair:
+                    more[True, sig ^ h].append(pair)
+        if size >= POSTED_FROM:  # the near-duplicate of a longer text
+            tok_n, postings = self.tok_n, self.text_tokens
+            for tok in toks:
+                postings[tok, size].append(pair)
+                tok_n[tok] = tok_n.get(tok, 0) + 1
         self.note_refs(b.refs)
         self.note_reversing(b)
+
+    def _signed(self, less: bool, sig: int) -> list[tuple[Block, frozenset[str]]]:
+        """The (block, tokens) with this signature (of their set less one token: ``less``)."""
+        first = (self.sig_less if less else self.sig).get(sig)
+        if first is None:
+            return []
+        return [first, *self.more.get((less, sig), ())]
 
     def _sync_names(self) -> None:
         for b in self.blocks[self.named_upto :]:
@@ -104,6 +150,7 @@ class BlockIndex:
     def _sync_terms(self) -> None:
         for b in self.blocks[self.terms_upto :]:
             terms = seq_terms(claim(b.text))
+            self.term_sets[id(b)] = terms
             for tok in terms:
                 self.terms[tok].append(b)
                 self.sized[tok, len(terms)].append(b)
@@ -127,20 +174,27 @@ class BlockIndex:
     # --- questions ---------------------------------------------------------------------------
     def dups(self, n: str, toks: frozenset[str]) -> list[Block]:
         """Blocks that may be near-duplicates of a text (normalised ``n``, tokens ``toks``)."""
+        found = list(self.exact.get(n, ()))
+        if len(toks) <= ONE_APART:  # the same set, one token more or one less
+            sig = _sig(toks)
+            found += [b for b, _ in self._signed(False, sig)]
+            found += [b for b, _ in self._signed(True, sig)]
+            for tok in toks:
+                found += [b for b, bt in self._signed(False, sig ^ hash(tok)) if bt < toks]
+            return self.ordered(found)
         # A near-duplicate B holds ``need`` of the tokens at least, so one of the ``len - need + 1``
-        # rarest; and |A|/|B| ≥ Jaccard ≥ NEAR_DUP bounds its size.
+        # rarest (any will do; the rarest, counted over all sizes with one lookup a token, keep
+        # the scan short); and |A|/|B| ≥ Jaccard ≥ NEAR_DUP bounds its size.
         need = least(len(toks), NEAR_DUP)
         sizes = range(need, int(len(toks) / NEAR_DUP) + 2)
         postings = self.text_tokens
-
-        def count(tok: str) -> int:
-            return sum(len(postings.get((tok, k), ())) for k in sizes)
-
-        rare = sorted(toks, key=count)
-        found = list(self.exact.get(n, ()))
+        tok_n = self.tok_n
+        rare = sorted(toks, key=lambda tok: tok_n.get(tok, 0))
         for tok in rare[: len(rare) - need + 1]:
             for k in sizes:
-                found += [b for b, bt in postings.get((tok, k), ()) if len(bt & toks) >= need]
+                got = postings.get((tok, k))
+                if got:
+                    found += [b for b, bt in got if len(bt & toks) >= need]
         return self.ordered(found)
 
     def _sharing(self, toks: Iterable[str], t: float) -> list[Block]:
@@ -175,10 +229,11 @@ class BlockIndex:
         for terms, need, most in pr:
             if most and need == len(terms):  # all of a few terms, in a short fact
                 tok = min(terms, key=lambda t: len(self.terms.get(t, ())))
-                for k in range(1, most + 1):
-                    found += self.sized.get((tok, k), ())
+                sets = self.term_sets
+                for k in range(1, most + 1):  # those holding them all (scoring costs more than this)
+                    found += [b for b in self.sized.get((tok, k), ()) if terms <= sets[id(b)]]
             else:
-                found += holding(self.terms, terms, need)
+                found += holding(self.terms, terms, need, sets=self.term_sets)
         return self.ordered(found)
 
     def reversing_since(self, date: str, older: Block) -> list[Block]:
@@ -209,17 +264,37 @@ class BlockIndex:
 
 
 def holding(
-    postings: dict[str, list[Block]], terms: Iterable[str], need: int, extra: int = EXTRA
+    postings: dict[str, list[Block]],
+    terms: Iterable[str],
+    need: int,
+    extra: int = EXTRA,
+    sets: dict[int, set[str]] | None = None,
 ) -> list[Block]:
     """The blocks that may hold ``need`` of ``terms`` (a superset, from the rarest postings).
 
     One that does misses at most ``len(terms) - need`` of them, so it holds ``1 + j`` of the
     ``len(terms) - need + 1 + j`` rarest, for any ``j < need``: counting hits over ``extra`` more
     postings than the least needed keeps out blocks that share a single common word (worth it
-    where checking a candidate costs more than counting, as scoring a reversal does)."""
-    rare = sorted(set(terms), key=lambda tok: len(postings.get(tok, ())))
+    where checking a candidate costs more than counting, as scoring a reversal does).
+
+    With ``sets`` (each block's terms), exactly the blocks holding ``need`` of ``terms``, checked
+    against the rarest postings alone: counting over more postings made each lookup scan the long
+    postings of common terms, which grow with the wiki."""
+    uniq = set(terms)
+    rare = sorted(uniq, key=lambda tok: len(postings.get(tok, ())))
     if not rare or need < 1:
         return []
+    if sets is not None:
+        picked = rare[: len(rare) - need + 1]
+        seen: set[int] = set()
+        out = []
+        for tok in picked:
+            for b in postings.get(tok, ()):
+                if id(b) not in seen:
+                    seen.add(id(b))
+                    if len(sets[id(b)] & uniq) >= need:
+                        out.append(b)
+        return out
     j = min(extra, need - 1)
     picked = rare[: len(rare) - need + 1 + j]
     if j == 0:
@@ -227,6 +302,15 @@ def holding(
     hits = Counter(id(b) for tok in picked for b in postings.get(tok, ()))
     keep = {i for i, n in hits.items() if n > j}
     return [b for tok in picked for b in postings.get(tok, ()) if id(b) in keep]
+
+
+def _sig(toks: Iterable[str]) -> int:
+    """A token set's signature: the XOR of the tokens' hashes, so one taken out is one XOR more
+    (two sets with one signature are rare, and the caller's exact test tells them apart)."""
+    out = 0
+    for tok in toks:
+        out ^= hash(tok)
+    return out
 
 
 def _once(index: defaultdict[str, list[Block]], tok: str, b: Block) -> None:
