@@ -258,7 +258,7 @@ def run_import(root: Path, as_of: datetime | None) -> tuple[dict[str, Any] | Non
 
     log_mod.configure("json", "error")
     try:
-        return import_squad(from_dict({"root": str(root)}), None, as_of=as_of), ""
+        return import_squad(from_dict({"root": str(root)}), None, as_of=as_of).to_json(), ""
     except ImportRefusedError as exc:
         return None, f"refused: {exc}"
 
