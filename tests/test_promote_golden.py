@@ -108,7 +108,7 @@ def run(root: Path, n: int) -> str:
     clock = lambda: datetime(2027, 6, 1, tzinfo=UTC)  # noqa: E731
     first = promote.promote(cfg, as_of=datetime(2027, 3, 1, tzinfo=UTC), clock=clock)
     second = promote.promote(cfg, as_of=datetime(2027, 6, 1, tzinfo=UTC), clock=clock)
-    return digest(root, {"first": first, "second": second})
+    return digest(root, {"first": first.to_json(), "second": second.to_json()})
 
 
 def test_promotion_of_a_generated_corpus_is_unchanged(tmp_path: Path) -> None:
