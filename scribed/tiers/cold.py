@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scribed.compress.entry import Entry, iso, join_entries, one_line, split_entries
+from scribed.compress.entry import Entry, fence_step, iso, join_entries, one_line, split_entries
 from scribed.fsutil import atomic_write, check_state_dirs, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
 
@@ -260,11 +260,89 @@ def fold(
 
 
 def known_ids(path: Path) -> set[str]:
-    _, entries = split_entries(read_text(path))
+    return set(_parse(read_text(path), path).ids)
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """A cold file's text and its parse (preamble, entries, every id they hold)."""
+
+    text: str
+    pre: str
+    entries: list[Entry]
+    ids: set[str]
+
+
+# The last parse of each cold file, keyed by path and checked against the text just read: a run
+# appends hundreds of entries to the same few files, and parsing a full file per append (twice, with
+# the hot seed's look-up) was most of a small session's cost and grew with the file.
+_parsed: dict[Path, _Parsed] = {}
+_parsed_lock = threading.Lock()
+_PARSED_MAX = 256
+
+
+def _entry_ids(entries: list[Entry]) -> set[str]:
     out: set[str] = set()
     for e in entries:
         out |= e.ids
     return out
+
+
+def _parse(text: str, path: Path) -> _Parsed:
+    """``split_entries(text)``, reused when ``path`` was last seen holding exactly ``text``."""
+    with _parsed_lock:
+        hit = _parsed.get(path)
+    if hit is not None and hit.text == text:
+        return hit
+    pre, entries = split_entries(text)
+    got = _Parsed(text, pre, entries, _entry_ids(entries))
+    _remember(path, got)
+    return got
+
+
+def _remember(path: Path, got: _Parsed) -> None:
+    with _parsed_lock:
+        if len(_parsed) >= _PARSED_MAX and path not in _parsed:
+            _parsed.clear()
+        _parsed[path] = got
+
+
+def parsed(path: Path) -> tuple[str, list[Entry]]:
+    """A cold file's preamble and entries as :func:`split_entries` gives them (a fresh list)."""
+    got = _parse(read_text(path), path)
+    return got.pre, list(got.entries)
+
+
+def _balanced(text: str) -> bool:
+    """No code fence is left open at the end of ``text``."""
+    fence = ""
+    for line in text.splitlines():
+        fence = fence_step(line.rstrip("\r\n"), fence)
+    return not fence
+
+
+def _as_written(
+    pre: str, entries: list[Entry], text: str, fresh: list[Entry], ids: set[str] | None
+) -> _Parsed | None:
+    """The parse of ``text = join_entries(pre, entries)`` without parsing it again, or None when it
+    could differ from :func:`split_entries` (a preamble or a new entry leaves a fence open, or a new
+    entry is not one entry on its own). Entries parsed from a file are closed by the heading after
+    them; ``fresh`` (new entries and digests) and the last entry are checked here. ``ids``: every id
+    the entries hold, when the caller knows it."""
+    if entries and not _balanced(entries[-1].text):
+        return None
+    if pre.strip() and not _balanced(pre):
+        return None
+    for e in fresh:
+        one_pre, alone = split_entries(e.text)
+        if one_pre or len(alone) != 1 or not _balanced(e.text):
+            return None
+    out = [Entry(e.heading, e.date, e.title, e.text.rstrip("\n") + "\n\n") for e in entries]
+    if out:
+        last = out[-1]
+        out[-1] = Entry(last.heading, last.date, last.title, last.text.rstrip("\n") + "\n")
+    new_pre = pre.rstrip("\n") + "\n\n" if pre.strip() else ""
+    return _Parsed(text, new_pre, out, _entry_ids(out) if ids is None else ids)
 
 
 def append(
@@ -277,10 +355,10 @@ def append(
     """
     path = layout.cold_file(agent)
     with _write_lock:
-        text = read_text(path)
-        pre, entries = split_entries(text)
-        if any(entry_id in e.ids for e in entries):
+        got = _parse(read_text(path), path)
+        if entry_id in got.ids:
             return False, 0
+        pre, entries = got.pre, list(got.entries)
         if not pre.strip() and not entries:
             pre = preamble(agent)
         _, new = split_entries(entry_text)
@@ -292,6 +370,14 @@ def append(
         while pos > 0 and when is not None and (entries[pos - 1].when or when) > when:
             pos -= 1
         entries.insert(pos, entry)
+        kept = {id(e) for e in got.entries}
         entries, folded = fold(agent, pre, entries, max_bytes, archive_dir=layout.archive, now=now)
-        atomic_write(path, join_entries(pre, entries), base=layout.memory)
+        text = join_entries(pre, entries)
+        atomic_write(path, text, base=layout.memory)
+        if got.entries and not _balanced(got.entries[-1].text):
+            return True, folded  # the old last entry leaves a fence open: parse the file next time
+        ids = None if folded else got.ids | entry.ids
+        after = _as_written(pre, entries, text, [e for e in entries if id(e) not in kept], ids)
+        if after is not None:
+            _remember(path, after)
         return True, folded
