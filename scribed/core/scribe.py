@@ -45,6 +45,7 @@ from scribed.core.results import (
 from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
+from scribed.tiers import cold
 from scribed.tiers.cold import Layout
 
 BATCH_FILES = 64  # source files per ledger commit in run_once
@@ -253,25 +254,52 @@ class Scribe:
         self, items: list[SourceItem], it: Iterator[SourceItem], report: RunReport, force: bool
     ) -> None:
         """Process ``items`` in batches of up to :data:`BATCH_FILES` files or :data:`BATCH_SECONDS`:
-        one ledger commit and one sync per folder per batch, not several per file. Safe because the
-        batch's folders are synced before its ledger commit (see :func:`scribed.fsutil.deferred_dir_sync`).
+        one ledger commit, one sync per folder and one rewrite per cold file per batch, not several per
+        file. Safe because the batch's cold files are written, then its folders synced, before its
+        ledger commit (see :func:`scribed.fsutil.deferred_dir_sync`, :func:`scribed.tiers.cold.batched_appends`).
         A hot file goes alone: its reset must follow a cold entry already durable."""
         n, t0 = 0, time.monotonic()
+        held: list[tuple[SourceItem, FileOutcome]] = []  # the open batch's files, reported once it commits
         # an error or interrupt rolls the open batch back; the pool closes after it
         with contextlib.ExitStack() as outer, contextlib.ExitStack() as stack:
             pool = self._pool(outer, items, force)
             for item in it:
                 if item.kind == "hot" or n >= BATCH_FILES or time.monotonic() - t0 > BATCH_SECONDS:
-                    stack.close()
+                    self._close_batch(stack, held, report, force)
                     n, t0 = 0, time.monotonic()
                 if item.kind != "hot" and n == 0 and not self.dry_run:
                     stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
                     stack.enter_context(deferred_dir_sync())
+                    stack.enter_context(cold.batched_appends())  # writes first: before both
                 sessions = self.compactor.sessions
                 sessions.prepared = {k: (w, ms) for k, w, ms in pool.take(item)} if pool else {}
-                report.add(item, self._process_guarded(item, force))
+                out = self._process_guarded(item, force)
+                if item.kind != "hot" and not self.dry_run:  # inside the batch
+                    held.append((item, out))
+                else:
+                    report.add(item, out)
                 sessions.prepared = {}
                 n += item.kind != "hot"
+            self._close_batch(stack, held, report, force)
+
+    def _close_batch(
+        self,
+        stack: contextlib.ExitStack,
+        held: list[tuple[SourceItem, FileOutcome]],
+        report: RunReport,
+        force: bool,
+    ) -> None:
+        """End the open batch: write its cold files, sync, commit. When its cold files cannot be
+        written (disk full) its ledger rows roll back, and its files are done again one by one, so
+        each one that fails is reported failed, as outside a batch."""
+        try:
+            stack.close()
+        except OSError as exc:
+            self.log.warning("batch_write_failed", files=len(held), reason=str(exc.strerror or exc))
+            held[:] = [(item, self._process_guarded(item, force)) for item, _ in held]
+        for item, out in held:
+            report.add(item, out)
+        held.clear()
 
     def _pool(self, stack: contextlib.ExitStack, items: list[SourceItem], force: bool) -> Prefetch | None:
         """The process pool for a backlog (see :mod:`scribed.core.pool`), closed with ``stack``."""

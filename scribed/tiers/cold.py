@@ -8,14 +8,16 @@ originals are archived (gzip) *before* the cold file is rewritten, so nothing is
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scribed.compress.entry import Entry, iso, join_entries, one_line, split_entries
+from scribed.compress.entry import Entry, fence_step, iso, join_entries, one_line, split_entries
 from scribed.fsutil import atomic_write, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
 from scribed.tiers.layout import Layout as Layout  # re-exported: most callers import it from here
@@ -202,38 +204,231 @@ def fold(
 
 
 def known_ids(path: Path) -> set[str]:
-    _, entries = split_entries(read_text(path))
+    return set(_parse(read_text(path), path).ids)
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """A cold file's text and its parse (preamble, entries, every id they hold)."""
+
+    text: str
+    pre: str
+    entries: list[Entry]
+    ids: set[str]
+
+
+# The last parse of each cold file, keyed by path and checked against the text just read: a run
+# appends hundreds of entries to the same few files, and parsing a full file per append (twice, with
+# the hot seed's look-up) was most of a small session's cost and grew with the file.
+_parsed: dict[Path, _Parsed] = {}
+_parsed_lock = threading.Lock()
+_PARSED_MAX = 256
+
+
+def _entry_ids(entries: list[Entry]) -> set[str]:
     out: set[str] = set()
     for e in entries:
         out |= e.ids
     return out
 
 
+def _parse(text: str, path: Path) -> _Parsed:
+    """``split_entries(text)``, reused when ``path`` was last seen holding exactly ``text``."""
+    with _parsed_lock:
+        hit = _parsed.get(path)
+    if hit is not None and hit.text == text:
+        return hit
+    pre, entries = split_entries(text)
+    got = _Parsed(text, pre, entries, _entry_ids(entries))
+    _remember(path, got)
+    return got
+
+
+def _remember(path: Path, got: _Parsed) -> None:
+    with _parsed_lock:
+        if len(_parsed) >= _PARSED_MAX and path not in _parsed:
+            _parsed.clear()
+        _parsed[path] = got
+
+
+def parsed(path: Path) -> tuple[str, list[Entry]]:
+    """A cold file's preamble and entries as :func:`split_entries` gives them (a fresh list); inside
+    :func:`batched_appends`, as the batch will write it."""
+    pending = _held()
+    held = pending.get(path) if pending is not None else None
+    got = held.state if held is not None else _parse(read_text(path), path)
+    return got.pre, list(got.entries)
+
+
+def _balanced(text: str) -> bool:
+    """No code fence is left open at the end of ``text``."""
+    fence = ""
+    for line in text.splitlines():
+        fence = fence_step(line.rstrip("\r\n"), fence)
+    return not fence
+
+
+def _as_written(
+    pre: str, entries: list[Entry], text: str, fresh: list[Entry], ids: set[str] | None
+) -> _Parsed | None:
+    """The parse of ``text = join_entries(pre, entries)`` without parsing it again, or None when it
+    could differ from :func:`split_entries` (a preamble or a new entry leaves a fence open, or a new
+    entry is not one entry on its own). Entries parsed from a file are closed by the heading after
+    them; ``fresh`` (new entries and digests) and the last entry are checked here. ``ids``: every id
+    the entries hold, when the caller knows it."""
+    if entries and not _balanced(entries[-1].text):
+        return None
+    if pre.strip() and not _balanced(pre):
+        return None
+    for e in fresh:
+        one_pre, alone = split_entries(e.text)
+        if one_pre or len(alone) != 1 or not _balanced(e.text):
+            return None
+    out = [Entry(e.heading, e.date, e.title, e.text.rstrip("\n") + "\n\n") for e in entries]
+    if out:
+        last = out[-1]
+        out[-1] = Entry(last.heading, last.date, last.title, last.text.rstrip("\n") + "\n")
+    new_pre = pre.rstrip("\n") + "\n\n" if pre.strip() else ""
+    return _Parsed(text, new_pre, out, _entry_ids(out) if ids is None else ids)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A cold file's appends held for the end of a batch: the text it was read with, the entries
+    added, and the file as it will be written."""
+
+    layout: Layout
+    agent: str
+    base: str
+    appends: list[tuple[str, str, int, datetime]]  # entry text, id, max_bytes, now
+    state: _Parsed
+
+
+_batch = threading.local()
+
+
+@contextlib.contextmanager
+def batched_appends() -> Iterator[None]:
+    """Inside, in this thread, :func:`append` changes each cold file in memory (later appends and
+    :func:`parsed` see it) and leaving writes each changed file once: one rewrite and fsync per agent
+    per batch, not per session. The caller syncs the folder and commits the ledger rows of the
+    batch after this, as for a single append; a crash before leaves the old file and no rows, and a
+    rerun writes the entries again. On an error (an interrupt) the held appends are written too, as
+    unbatched ones would have been; their rows roll back and a rerun finds them. Nested: the outer
+    one writes."""
+    if getattr(_batch, "pending", None) is not None:
+        yield
+        return
+    _batch.pending = pending = dict[Path, _Pending]()
+    try:
+        yield
+    except BaseException:
+        _batch.pending = None
+        with contextlib.suppress(Exception):  # the error in flight is the one to report
+            for path, p in pending.items():
+                _flush(path, p)
+        raise
+    _batch.pending = None
+    for path, p in pending.items():
+        _flush(path, p)
+
+
+def _flush(path: Path, p: _Pending) -> None:
+    """Write a batch's appends to one file: at once when the file still holds what they were made
+    on, else (an agent or another tool wrote it meanwhile) one by one on what it holds now."""
+    with _write_lock:
+        if read_text(path) == p.base:
+            atomic_write(path, p.state.text, base=p.layout.memory)
+            _remember(path, p.state)
+            return
+    for text, entry_id, max_bytes, now in p.appends:
+        _append_now(p.layout, p.agent, text, entry_id, max_bytes=max_bytes, now=now)
+
+
+def _held() -> dict[Path, _Pending] | None:
+    pending: dict[Path, _Pending] | None = getattr(_batch, "pending", None)
+    return pending
+
+
+def _insert(
+    got: _Parsed, agent: str, entry_text: str, *, max_bytes: int, archive_dir: Path | None, now: datetime
+) -> tuple[_Parsed, int] | None:
+    """``got`` with the entry added in date order and folded to fit; the result's text is the file.
+    None when it would need a fold and ``archive_dir`` is None (no fold allowed)."""
+    pre, entries = got.pre, list(got.entries)
+    if not pre.strip() and not entries:
+        pre = preamble(agent)
+    _, new = split_entries(entry_text)
+    if not new:
+        raise ValueError("entry text has no dated heading")
+    entry = new[0]
+    when = entry.when
+    pos = len(entries)
+    while pos > 0 and when is not None and (entries[pos - 1].when or when) > when:
+        pos -= 1
+    entries.insert(pos, entry)
+    kept = {id(e) for e in got.entries}
+    text = join_entries(pre, entries)
+    folded = 0
+    if len(text.encode()) > max_bytes and len(entries) >= _FOLD_MIN_ENTRIES:
+        if archive_dir is None:
+            return None
+        entries, folded = fold(agent, pre, entries, max_bytes, archive_dir=archive_dir, now=now)
+        text = join_entries(pre, entries)
+    after = None
+    if not got.entries or _balanced(got.entries[-1].text):  # else the old last entry leaves a fence open
+        ids = None if folded else got.ids | entry.ids
+        after = _as_written(pre, entries, text, [e for e in entries if id(e) not in kept], ids)
+    if after is None:
+        pre, entries = split_entries(text)
+        after = _Parsed(text, pre, entries, _entry_ids(entries))
+    return after, folded
+
+
+def _append_now(
+    layout: Layout, agent: str, entry_text: str, entry_id: str, *, max_bytes: int, now: datetime
+) -> tuple[bool, int]:
+    """:func:`append` outside a batch: read, add, fold, write."""
+    path = layout.cold_file(agent)
+    with _write_lock:
+        got = _parse(read_text(path), path)
+        if entry_id in got.ids:
+            return False, 0
+        done = _insert(got, agent, entry_text, max_bytes=max_bytes, archive_dir=layout.archive, now=now)
+        assert done is not None  # a fold is allowed here
+        after, folded = done
+        atomic_write(path, after.text, base=layout.memory)
+        _remember(path, after)
+        return True, folded
+
+
 def append(
     layout: Layout, agent: str, entry_text: str, entry_id: str, *, max_bytes: int, now: datetime
 ) -> tuple[bool, int]:
-    """Add an entry to ``cold/{agent}.md`` in date order; fold if over budget.
+    """Add an entry to ``cold/{agent}.md`` in date order; fold if over budget (inside
+    :func:`batched_appends`, the file is written when the batch ends, or before a fold: a fold
+    archives entries, and a crash must not leave one archived that the file never held).
 
     Returns (written, folded). ``written`` is False when the entry was already there (a rerun
     after a crash between the cold write and the ledger update).
     """
     path = layout.cold_file(agent)
+    pending = _held()
+    if pending is None:
+        return _append_now(layout, agent, entry_text, entry_id, max_bytes=max_bytes, now=now)
     with _write_lock:
-        text = read_text(path)
-        pre, entries = split_entries(text)
-        if any(entry_id in e.ids for e in entries):
+        held = pending.get(path)
+        got = held.state if held is not None else _parse(read_text(path), path)
+        if entry_id in got.ids:
             return False, 0
-        if not pre.strip() and not entries:
-            pre = preamble(agent)
-        _, new = split_entries(entry_text)
-        if not new:
-            raise ValueError("entry text has no dated heading")
-        entry = new[0]
-        when = entry.when
-        pos = len(entries)
-        while pos > 0 and when is not None and (entries[pos - 1].when or when) > when:
-            pos -= 1
-        entries.insert(pos, entry)
-        entries, folded = fold(agent, pre, entries, max_bytes, archive_dir=layout.archive, now=now)
-        atomic_write(path, join_entries(pre, entries), base=layout.memory)
-        return True, folded
+        done = _insert(got, agent, entry_text, max_bytes=max_bytes, archive_dir=None, now=now)
+        if done is not None:
+            if held is None:
+                held = pending[path] = _Pending(layout, agent, got.text, [], done[0])
+            held.appends.append((entry_text, entry_id, max_bytes, now))
+            held.state = done[0]
+            return True, 0
+        pending.pop(path, None)
+    if held is not None:
+        _flush(path, held)
+    return _append_now(layout, agent, entry_text, entry_id, max_bytes=max_bytes, now=now)

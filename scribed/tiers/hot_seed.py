@@ -30,8 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from scribed.compress.entry import Entry, iso, one_line, parse_date, split_entries
-from scribed.fsutil import read_text
+from scribed.compress.entry import Entry, iso, one_line, parse_date
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
@@ -67,15 +66,16 @@ def _provenance(e: Entry) -> str:
 def find_entry(layout: Layout, agent: str, session_id: Redacted) -> Entry | None:
     """The newest cold entry of ``session_id`` in the agent's cold file (None when there is none)."""
     want = f" · session={one_line(session_id, 200)} · "
-    _, entries = split_entries(read_text(layout.cold_file(agent)))
-    found = [(i, e) for i, e in enumerate(entries) if want in _provenance(e)]
+    _, entries = cold.parsed(layout.cold_file(agent))
+    near = want[:-3]  # _provenance adds " · ": an entry holding want has at least this
+    found = [(i, e) for i, e in enumerate(entries) if near in e.text and want in _provenance(e)]
     if not found:
         return None
     return max(found, key=lambda ie: (ie[1].date, ie[0]))[1]
 
 
 def newest_entry(layout: Layout, agent: str) -> Entry | None:
-    _, entries = split_entries(read_text(layout.cold_file(agent)))
+    _, entries = cold.parsed(layout.cold_file(agent))
     return max(enumerate(entries), key=lambda ie: (ie[1].date, ie[0]))[1] if entries else None
 
 

@@ -1,0 +1,61 @@
+"""The cold tier's parse cache (tiers/cold.py): what an append remembers of the file it wrote must be
+exactly what parsing that file gives, or a later append or hot seed would work from a wrong view."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from scribed.compress.entry import split_entries
+from scribed.tiers import cold, hot_seed
+from scribed.tiers.cold import Layout
+from tests.test_core import T0, _entry_text
+
+
+def _cached(path: Path) -> cold._Parsed:
+    got = cold._parsed.get(path)
+    assert got is not None, "an append remembers the file it wrote"
+    return got
+
+
+@pytest.mark.parametrize("max_bytes", [6000, 100_000])
+def test_remembered_parse_is_the_files_parse(tmp_path: Path, max_bytes: int) -> None:
+    lay = Layout(tmp_path)
+    order = list(range(30))
+    random.Random(3).shuffle(order)  # out of date order: entries go in the middle too
+    for i in order:
+        text, eid = _entry_text(i)
+        cold.append(lay, "kim", text, eid, max_bytes=max_bytes, now=T0)
+        path = lay.cold_file("kim")
+        data = path.read_text()
+        got = _cached(path)
+        pre, entries = split_entries(data)
+        assert got.text == data
+        assert (got.pre, got.entries) == (pre, entries)
+        assert got.ids == cold._entry_ids(entries)
+        assert cold.append(lay, "kim", text, eid, max_bytes=max_bytes, now=T0) == (False, 0)
+
+
+def test_a_file_edited_since_is_parsed_again(tmp_path: Path) -> None:
+    lay = Layout(tmp_path)
+    t1, id1 = _entry_text(1)
+    t2, id2 = _entry_text(2)
+    cold.append(lay, "kim", t1, id1, max_bytes=100_000, now=T0)
+    path = lay.cold_file("kim")
+    path.write_text(path.read_text() + "\n" + t2)  # an agent appends the same entry by hand
+    assert cold.append(lay, "kim", t2, id2, max_bytes=100_000, now=T0) == (False, 0)
+    assert hot_seed.newest_entry(lay, "kim") is not None
+
+
+def test_an_open_fence_is_not_remembered(tmp_path: Path) -> None:
+    lay = Layout(tmp_path)
+    t1, id1 = _entry_text(1)
+    t2, id2 = _entry_text(2)
+    cold.append(lay, "kim", t1.rstrip("\n") + "\n```\nopen fence\n", id1, max_bytes=100_000, now=T0)
+    cold.append(lay, "kim", t2, id2, max_bytes=100_000, now=T0)
+    path = lay.cold_file("kim")
+    pre, entries = cold.parsed(path)
+    assert (pre, entries) == split_entries(path.read_text())
+    assert len(entries) == 1, "the second heading is inside the first entry's open fence"
