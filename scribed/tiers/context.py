@@ -23,11 +23,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers.layout import Layout
-from scribed.tiers.records import Json
+
+if TYPE_CHECKING:  # records builds its result dataclasses at import (~10 ms a spawn does not need)
+    from scribed.tiers.records import Json
 
 # A spawn runs this module at every agent start, so it imports only what a hot-only block needs:
 # the cold entry parser, the front-matter reader and the search index load when a block uses them,
