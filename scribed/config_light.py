@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,6 +137,8 @@ def read(explicit: str | None = None) -> tuple[dict[str, Any], Path | None]:
             if named:
                 raise ConfigError(f"{p}: config file not found")
             continue
+        import tomllib  # only when there is a file: importing it costs a spawn ~8 ms
+
         try:
             raw = p.read_bytes().decode("utf-8")
             data = tomllib.loads(raw)

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import functools
+import hashlib
 import itertools
+import json
 import math
+import os
 import re
-import tomllib
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,8 +129,41 @@ def anchor(keyword: str) -> int:
 @functools.cache
 def data() -> dict[str, Any]:
     """The rule file, parsed once; it ships inside the package (read by path: importlib.resources
-    costs a spawn's `scribed context` ~10 ms of imports)."""
-    return tomllib.loads(Path(__file__).with_name("secrets.toml").read_text("utf-8"))
+    costs a spawn's `scribed context` ~10 ms of imports). Parsing its TOML costs every spawn ~20 ms,
+    so the parsed form is cached beside the package's bytecode, as Python caches a module."""
+    raw = Path(__file__).with_name("secrets.toml").read_bytes()
+    cache = _cache_path(raw)
+    try:
+        got = json.loads(cache.read_bytes())
+        if isinstance(got, dict):
+            return got
+    except (OSError, ValueError):
+        pass
+    import tomllib  # only on a cache miss: importing it costs a spawn ~8 ms
+
+    parsed = tomllib.loads(raw.decode("utf-8"))
+    _write_cache(cache, parsed)
+    return parsed
+
+
+def _cache_path(raw: bytes) -> Path:
+    """``__pycache__/secrets.<sha256 of the TOML>.json``: an edited rule file never meets a stale cache."""
+    return Path(__file__).with_name("__pycache__") / f"secrets.{hashlib.sha256(raw).hexdigest()[:20]}.json"
+
+
+def _write_cache(cache: Path, parsed: dict[str, Any]) -> None:
+    """Best effort, like a .pyc: skipped where bytecode is not written or the folder is read-only;
+    written whole (temp + rename), so a reader sees the old cache, the new one or none."""
+    if sys.dont_write_bytecode:
+        return
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        tmp.write_text(json.dumps(parsed, ensure_ascii=False), "utf-8")
+        os.replace(tmp, cache)
+    except (OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _words(name: str) -> frozenset[str]:
