@@ -22,6 +22,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import chain, islice
 from typing import BinaryIO
 
 from scribed.models import ParseResult, Session
@@ -40,6 +41,7 @@ _TEXT_DATE = re.compile(
 )
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T_ ](\d{2})[-:](\d{2})(?:[-:](\d{2}))?(?:[.,]\d+)?Z?)?")
 _END_MARK = re.compile(r"<!--\s*session:\s*end\s*-->|[\W_]*session\s+ended\b.*", re.IGNORECASE)
+_FM_LINES = 200  # front matter is looked for in the first lines only
 _BINARY_HEAD = 65536  # what looks_binary reads of a file
 _NO_LIMIT = sys.maxsize
 _BOM = b"\xef\xbb\xbf"
@@ -66,55 +68,71 @@ def _text_date(lines: list[Line]) -> datetime | None:
     return None
 
 
-def _chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
-    """Front matter, then one session per ``<!-- session: end -->``-separated chunk.
+class _ChatParts:
+    """Front matter, then one session per ``<!-- session: end -->``-separated chunk, read from a
+    stream of lines holding at most two chunks; ``ended`` (whether the file ends with an end
+    marker) is known once the parts are exhausted."""
 
-    Returns the parts and whether the file ends with an end marker.
-    """
-    fields, skip = front_matter(lines)
-    body = lines[skip:]
-    chunks: list[list[Line]] = [[]]
-    for ln in body:
-        if _END_COMMENT.fullmatch(ln.text):
-            chunks.append([])
-        else:
-            chunks[-1].append(ln)
-    ended = len(chunks) > 1 and not any(ln.text.strip() for ln in chunks[-1])
-    if ended:
-        chunks.pop()
-    else:
-        last = next((k for k in range(len(chunks[-1]) - 1, -1, -1) if chunks[-1][k].text.strip()), None)
-        if last is not None and _END_MARK.fullmatch(chunks[-1][last].text.strip()):
-            ended = True
-            chunks[-1] = chunks[-1][:last]
+    def __init__(self, src: Source, lines: Iterable[Line]) -> None:
+        self.src = src
+        self.lines = iter(lines)
+        self.ended = False
+        self.agent = self.base = ""
+        self.fm_start: datetime | None = None
+        self.fm_end: datetime | None = None
 
-    agent = normalize_name(fields.get("agent", "")) or ""
-    base = safe_id(fields.get("session", "")) or src.path.stem
-    fm_start = parse_ts(
-        fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
-    )
-    fm_end = parse_ts(fields.get("ended") or fields.get("end"))
-    parts: list[Part] = []
-    for k, chunk in enumerate(chunks):
+    def __iter__(self) -> Iterator[Part]:
+        head = list(islice(self.lines, _FM_LINES))
+        fields, skip = front_matter(head)
+        self.agent = normalize_name(fields.get("agent", "")) or ""
+        self.base = safe_id(fields.get("session", "")) or self.src.path.stem
+        self.fm_start = parse_ts(
+            fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
+        )
+        self.fm_end = parse_ts(fields.get("ended") or fields.get("end"))
+        held: list[Line] | None = None  # the last chunk an end comment closed: the last part or not
+        chunk: list[Line] = []
+        k = 0
+        for ln in chain(head[skip:], self.lines):
+            if not _END_COMMENT.fullmatch(ln.text):
+                chunk.append(ln)
+                continue
+            if held is not None:
+                yield self._part(k, held, last=False)
+                k += 1
+            held, chunk = chunk, []
+        self.ended = held is not None and not any(ln.text.strip() for ln in chunk)
+        if self.ended and held is not None:
+            yield self._part(k, held, last=True)
+            return
+        if held is not None:
+            yield self._part(k, held, last=False)
+            k += 1
+        last = next((i for i in range(len(chunk) - 1, -1, -1) if chunk[i].text.strip()), None)
+        if last is not None and _END_MARK.fullmatch(chunk[last].text.strip()):
+            self.ended = True
+            chunk = chunk[:last]
+        yield self._part(k, chunk, last=True)
+
+    def _part(self, k: int, chunk: list[Line], *, last: bool) -> Part:
         turns = chat_turns(chunk)
         if k == 0:
-            start = fm_start or fm_end or _name_date(src.path.stem) or _text_date(chunk)
-            sid = base
+            start = self.fm_start or self.fm_end or _name_date(self.src.path.stem) or _text_date(chunk)
+            sid = self.base
         else:
             start = _text_date(chunk)
             sid = (
-                f"{base}@{start:%Y-%m-%dT%H:%M:%SZ}"
+                f"{self.base}@{start:%Y-%m-%dT%H:%M:%SZ}"
                 if start
-                else f"{base}@line-{chunk[0].no if chunk else 0}"
+                else f"{self.base}@line-{chunk[0].no if chunk else 0}"
             )
-        part = Part(session_id=sid, turns=turns, start=start, agent=agent)
+        part = Part(session_id=sid, turns=turns, start=start, agent=self.agent)
         if start is not None:
             stamps = [t.ts for t in turns if t.ts is not None and t.ts >= start]
-            end = (fm_end if k == len(chunks) - 1 else None) or (max(stamps) if stamps else start)
+            end = (self.fm_end if last else None) or (max(stamps) if stamps else start)
             part.end = max(end, start)
-        part.ended = k < len(chunks) - 1 or ended
-        parts.append(part)
-    return parts, ended
+        part.ended = not last or self.ended
+        return part
 
 
 def parse(src: Source) -> ParseResult:
@@ -180,8 +198,9 @@ class Stream:
                     part.start = part.start or _name_date(src.path.stem)
                     part.end = part.end or part.start
             else:
-                parts, self.ended = _chat_parts(src, list(lines))
+                parts = _ChatParts(src, lines)  # sessions between end comments, read as a stream
             yield from self._sessions(parts, found)
+            self.ended = isinstance(parts, _ChatParts) and parts.ended
 
     def _sessions(self, parts: Iterable[Part], found: list[str]) -> Iterator[Session]:
         """Sessions from the parts that have turns, each with its own dates and end state; then the
