@@ -17,6 +17,7 @@ import pytest
 from test_markdown_stream import _aider_history
 
 from scribed import config as config_mod
+from scribed import sources
 from scribed.core.compact_session import SessionCompactor
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
@@ -72,3 +73,28 @@ def test_compacting_a_history_holds_a_few_sessions_not_the_file(
     growth = (large - small) / per_session
     print(f"peaks {small / 1e6:.2f} / {large / 1e6:.2f} MB; growth {growth:.1f} sessions")
     assert growth < 6, f"60 more sessions cost {growth:.0f} sessions' size more at peak"
+
+
+def test_a_history_rewritten_between_the_readings_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sessions read again must be the ones the briefs describe; a file rewritten in between
+    fails the run for that file (retried later) instead of compacting what the briefs do not say."""
+    s, history = _setup(tmp_path, 6)
+    real = sources.read_file
+
+    def rewrite_after(kind: str, path: Path, agent: str) -> sources.Reading:
+        reading = real(kind, path, agent)
+        text = history.read_text()
+        history.write_text(text.replace("Decision: keep module m3", "Decision: drop module m3 now"))
+        return reading
+
+    monkeypatch.setattr(sources, "read_file", rewrite_after)
+    rep = s.run_once(force=True)
+    assert rep.failed == 1
+    assert s.ledger.counts()["done"] == 0
+    monkeypatch.setattr(sources, "read_file", real)
+    rep = s.run_once(force=True)
+    s.close()
+    assert rep.failed == 0
+    assert rep.compacted == 6 - 3  # the sessions before the rewritten one were compacted the first time
