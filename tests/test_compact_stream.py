@@ -98,3 +98,22 @@ def test_a_history_rewritten_between_the_readings_is_retried(
     s.close()
     assert rep.failed == 0
     assert rep.compacted == 6 - 3  # the sessions before the rewritten one were compacted the first time
+
+
+def test_a_history_gone_before_the_second_reading_is_a_failure_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s, history = _setup(tmp_path, 3)
+    real = sources.read_file
+
+    def remove_after(kind: str, path: Path, agent: str) -> sources.Reading:
+        reading = real(kind, path, agent)
+        history.unlink()
+        return reading
+
+    monkeypatch.setattr(sources, "read_file", remove_after)
+    rep = s.run_once(force=True)
+    s.close()
+    assert rep.failed == 1
+    assert rep.compacted == 0
+    assert "could not be read again: FileNotFoundError" in str(rep.failures), rep.failures

@@ -200,8 +200,8 @@ class Compactor:
         if job.item.kind != "hot" and not self.dry_run:
             try:
                 wanted = set(job.live)
-                self._refresh_live(job, [s for i, s in self._walk(job, wanted) if i in wanted])
-            except (OSError, sources.ChangedError) as exc:
+                self._refresh_live(job, (s for i, s in self._walk(job, wanted) if i in wanted))
+            except sources.ChangedError as exc:
                 return self._fail(job, self._changed(job, exc))
         return FileOutcome(
             "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
@@ -275,7 +275,7 @@ class Compactor:
                 if i in todo:
                     sizes = {id(t): n for t, n in zip(sess.turns, raw[i], strict=True)} if raw else {}
                     self._compact_session(job, sess, sizes, out)
-        except (OSError, sources.ChangedError) as exc:
+        except sources.ChangedError as exc:
             self._changed(job, exc, out)
         return out, held
 

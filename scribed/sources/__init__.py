@@ -112,18 +112,23 @@ class Reading:
 
     def sessions(self) -> Iterator[Session]:
         """The sessions in order, cleaned as :func:`parse_file` cleans them. Raises
-        :class:`ChangedError` (or ``OSError``) when a second reading differs from the first."""
+        :class:`ChangedError` when a second reading fails or differs from the first."""
         if self.stream is None:
             yield from self.result.sessions
             return
-        got = 0
-        for sess in _cleaned(self.stream):
-            if got >= len(self.briefs) or Brief.of(sess) != self.briefs[got]:
-                raise ChangedError(f"{self.stream.src.path} changed while it was read")
-            got += 1
-            yield sess
+        path, got = self.stream.src.path, 0
+        try:
+            for sess in _cleaned(self.stream):
+                if got >= len(self.briefs) or Brief.of(sess) != self.briefs[got]:
+                    raise ChangedError(f"{path} changed while it was read")
+                got += 1
+                yield sess
+        except ChangedError:
+            raise
+        except Exception as exc:  # the first reading read these bytes without one: the file changed
+            raise ChangedError(f"{path} could not be read again: {type(exc).__name__}") from exc
         if got != len(self.briefs):
-            raise ChangedError(f"{self.stream.src.path} changed while it was read")
+            raise ChangedError(f"{path} changed while it was read")
 
 
 def _cleaned(stream: markdown.Stream) -> Iterator[Session]:
