@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import io
 import tracemalloc
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from scribed.sources import markdown_lines, parse_file
-from scribed.sources.markdown_lines import iter_lines, split_lines
+from scribed.names import normalize_name
+from scribed.sources import markdown as md
+from scribed.sources import markdown_lines, parse_file, read_file
+from scribed.sources.common import Source, parse_ts, safe_id
+from scribed.sources.markdown_chat import chat_turns
+from scribed.sources.markdown_lines import Line, Part, front_matter, iter_lines, split_lines
 
 TRICKY = (
     b"\xef\xbb\xbf# aider chat started at 2026-01-01 10:00:00\r\n\r\n#### hi  \r"
@@ -60,3 +65,112 @@ def test_aider_history_is_parsed_one_session_at_a_time(tmp_path: Path) -> None:
     assert result.size == size
     assert result.sessions[-1].turns[-1].end_offset == size - 1  # the last line is blank
     assert peak < size, f"peak {peak / 1e6:.1f} MB parsing a {size / 1e6:.1f} MB history"
+
+
+def _old_chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
+    """The list-based reading the streamed one replaced (scribed 0e94917), kept as the reference."""
+    fields, skip = front_matter(lines)
+    body = lines[skip:]
+    chunks: list[list[Line]] = [[]]
+    for ln in body:
+        if md._END_COMMENT.fullmatch(ln.text):
+            chunks.append([])
+        else:
+            chunks[-1].append(ln)
+    ended = len(chunks) > 1 and not any(ln.text.strip() for ln in chunks[-1])
+    if ended:
+        chunks.pop()
+    else:
+        last = next((k for k in range(len(chunks[-1]) - 1, -1, -1) if chunks[-1][k].text.strip()), None)
+        if last is not None and md._END_MARK.fullmatch(chunks[-1][last].text.strip()):
+            ended = True
+            chunks[-1] = chunks[-1][:last]
+    agent = normalize_name(fields.get("agent", "")) or ""
+    base = safe_id(fields.get("session", "")) or src.path.stem
+    fm_start = parse_ts(
+        fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
+    )
+    fm_end = parse_ts(fields.get("ended") or fields.get("end"))
+    parts: list[Part] = []
+    for k, chunk in enumerate(chunks):
+        turns = chat_turns(chunk)
+        if k == 0:
+            start = fm_start or fm_end or md._name_date(src.path.stem) or md._text_date(chunk)
+            sid = base
+        else:
+            start = md._text_date(chunk)
+            sid = (
+                f"{base}@{start:%Y-%m-%dT%H:%M:%SZ}"
+                if start
+                else f"{base}@line-{chunk[0].no if chunk else 0}"
+            )
+        part = Part(session_id=sid, turns=turns, start=start, agent=agent)
+        if start is not None:
+            stamps = [t.ts for t in turns if t.ts is not None and t.ts >= start]
+            end = (fm_end if k == len(chunks) - 1 else None) or (max(stamps) if stamps else start)
+            part.end = max(end, start)
+        part.ended = k < len(chunks) - 1 or ended
+        parts.append(part)
+    return parts, ended
+
+
+_FM = "---\nagent: Kim\nsession: s-1\ndate: 2026-03-01T10:00:00Z\nended: 2026-03-01T12:00:00Z\n---\n"
+_CHUNK = "## 2026-03-0{d} 09:00\n\nUser: fix the cache in src/c{d}.py\n\nAssistant: Decision: keep it.\n"
+_END = "<!-- session: end -->\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        _END,
+        _END + _END,
+        _CHUNK.format(d=1),
+        _CHUNK.format(d=1) + "Session ended.\n\n",
+        _CHUNK.format(d=1) + _END,
+        _CHUNK.format(d=1) + _END + "\n  \n",
+        _CHUNK.format(d=1) + _END + _CHUNK.format(d=2),
+        _CHUNK.format(d=1) + _END + _CHUNK.format(d=2) + "--- session ended ---\n",
+        _CHUNK.format(d=1) + _END + _END + _CHUNK.format(d=2) + _END,
+        _FM + _CHUNK.format(d=1) + _END + _CHUNK.format(d=2) + _END,
+        _FM + _CHUNK.format(d=1) + _END + _CHUNK.format(d=2),
+        _FM + _END + "User: no date here\n" + _END + "User: nor here\n",
+        "---\nagent: x\n" + "User: a front matter never closed\n" * 250 + _END + "User: b\n",
+    ],
+)
+def test_streamed_chat_parts_are_the_list_based_ones(tmp_path: Path, text: str) -> None:
+    """Sessions split at end comments, read as a stream, are the ones the whole list gave."""
+    path = tmp_path / "2026-02-02-notes.md"
+    path.write_text(text)
+    src = Source(
+        kind="markdown", path=path, default_agent="d", mtime=datetime(2026, 1, 1, tzinfo=UTC), size=0
+    )
+    lines = split_lines(path.read_bytes())
+    want, want_ended = _old_chat_parts(src, lines)
+    chat = md._ChatParts(src, iter(lines))
+    got = list(chat)
+    assert got == want
+    assert chat.ended == want_ended
+
+
+def test_many_end_comments_are_read_one_session_at_a_time(tmp_path: Path) -> None:
+    """A plain transcript with a session per end comment is read as a stream: a reading for the
+    compact loop (its briefs, then the sessions one at a time) never holds every session's lines or
+    turns (a turn per tool line here: about six times the file)."""
+    path = tmp_path / "notes.md"
+    with path.open("w") as f:
+        for k in range(120):
+            f.write(_CHUNK.format(d=1 + k % 9))
+            f.write("".join(f"Tool: tests/test_m{k}.py::test_{j} PASSED\n" for j in range(400)))
+            f.write(_END)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        reading = read_file("markdown", path, "data")
+        read = sum(1 for _ in reading.sessions())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert read == len(reading.briefs) == 120
+    assert reading.result.ended
+    assert peak < size, f"peak {peak / 1e6:.1f} MB parsing a {size / 1e6:.1f} MB transcript"

@@ -7,7 +7,8 @@ part not compacted yet, pass it through the redaction door, compact it (see
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -36,21 +37,34 @@ BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 
 @dataclass(slots=True)
 class _Job:
-    """One source file between the steps of :meth:`Compactor.process`."""
+    """One source file between the steps of :meth:`Compactor.process`.
+
+    The steps decide from the sessions' briefs (``todo`` and ``live`` are indices into them) and
+    meet the sessions themselves one at a time (:meth:`sources.Reading.sessions`), so a file of
+    many sessions (an Aider history) costs the memory of its largest session, not of the file.
+    """
 
     item: SourceItem
     st: os.stat_result
     row: SourceRow | None
-    parsed: ParseResult
+    reading: sources.Reading
     finished: bool
-    todo: list[Session] = field(default_factory=list)
-    live: list[Session] = field(default_factory=list)
+    todo: list[int] = field(default_factory=list)
+    live: list[int] = field(default_factory=list)
     offset_done: int = 0
     new_offset: int = 0
 
     @property
     def key(self) -> str:
         return str(self.item.path)
+
+    @property
+    def parsed(self) -> ParseResult:
+        return self.reading.result
+
+    @property
+    def briefs(self) -> list[sources.Brief]:
+        return self.reading.briefs
 
 
 class Compactor:
@@ -85,11 +99,11 @@ class Compactor:
         now = self.clock()
         mtime = ledger_mod.effective_mtime(st, row, now)  # a future mtime counts from when it was seen
         quiet = (now.timestamp() - mtime) >= self.cfg.session.quiet_seconds
-        parsed = self._parse(item, st, row, hold=not (quiet or force))
-        if isinstance(parsed, FileOutcome):
-            return parsed
+        reading = self._parse(item, st, row, hold=not (quiet or force))
+        if isinstance(reading, FileOutcome):
+            return reading
         self._note_future_mtime(item, st, row, now)
-        if not parsed.sessions:
+        if not reading.briefs:
             self._mark(
                 item,
                 st,
@@ -99,17 +113,17 @@ class Compactor:
                 sha=row.sha256 if row else "",
             )
             return FileOutcome("empty")
-        job = _Job(item, st, row, parsed, finished=parsed.ended or quiet or force)
+        job = _Job(item, st, row, reading, finished=reading.result.ended or quiet or force)
         waiting = self._pick(job)
         if waiting is not None:
             return waiting
         job.offset_done = job.new_offset = self._resume_offset(job)
         if not job.finished:  # only ended sessions wholly before every open session's new turns
             job.todo = self._before_open(job)
-        out = self._compact_all(job)
+        out, held = self._compact_all(job)
         if out.failed:
             return self._fail(job, out)
-        return self._finish(job, out)
+        return self._finish(job, out, held)
 
     # --- steps ----------------------------------------------------------------------------------
     def _open(self, item: SourceItem) -> FileOutcome | tuple[os.stat_result, SourceRow | None]:
@@ -137,14 +151,15 @@ class Compactor:
 
     def _parse(
         self, item: SourceItem, st: os.stat_result, row: SourceRow | None, *, hold: bool
-    ) -> ParseResult | FileOutcome:
+    ) -> sources.Reading | FileOutcome:
         """Parse the file; a failed read is a retry (with backoff under the daemon), never "done"."""
         key = source_key(item.path)
         problem = read_error(item.path)
         if problem is None:
             with hold_partial_tail(hold):  # an open session's unterminated line waits
-                parsed = sources.parse_file(item.kind, item.path, item.agent)
-            if not parsed.sessions:  # the parser reports a failed read as a warning
+                reading = sources.read_file(item.kind, item.path, item.agent)
+            parsed = reading.result
+            if not reading.briefs:  # the parser reports a failed read as a warning
                 problem = next((w for w in parsed.warnings if ": cannot read " in w), None)
         if problem is not None:
             attempts = (row.attempts if row else 0) + 1
@@ -156,7 +171,7 @@ class Compactor:
             return FileOutcome("failed", failed=1, reason=problem)
         for w in parsed.warnings:
             self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
-        return parsed
+        return reading
 
     def _note_future_mtime(
         self, item: SourceItem, st: os.stat_result, row: SourceRow | None, now: datetime
@@ -172,25 +187,42 @@ class Compactor:
         """Which sessions to compact now. A file holding several sessions (an Aider history) finishes
         them one by one: a session followed by another one's header is compacted now, the open last
         one once the file is quiet. Returns the outcome when nothing can be compacted yet."""
-        sessions = job.parsed.sessions
-        job.todo = sessions
+        briefs = job.briefs
+        n = len(briefs)
+        job.todo = list(range(n))
         if job.finished:
             return None
-        n = len(sessions)
-        job.todo = [s for s in sessions if s.ended and s.turns] if job.item.kind in BYTE_KINDS else []
-        job.live = [s for s in sessions if not s.ended] if job.todo else sessions
+        byte_kind = job.item.kind in BYTE_KINDS
+        job.todo = [i for i, b in enumerate(briefs) if b.ended and b.offsets] if byte_kind else []
+        job.live = [i for i, b in enumerate(briefs) if not b.ended] if job.todo else list(range(n))
         if job.todo:
             return None
         if job.item.kind != "hot" and not self.dry_run:
-            self._refresh_live(job)
+            try:
+                wanted = set(job.live)
+                self._refresh_live(job, (s for i, s in self._walk(job, wanted) if i in wanted))
+            except sources.ChangedError as exc:
+                return self._fail(job, self._changed(job, exc))
         return FileOutcome(
             "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
         )
 
-    def _refresh_live(self, job: _Job) -> None:
-        for sess in job.live:
-            peers = [redacted(s.agent) for s in job.parsed.sessions if s is not sess]
+    def _refresh_live(self, job: _Job, sessions: Iterable[Session]) -> None:
+        """Refresh the hot file's live section of each open session (``sessions``: job.live's)."""
+        for i, sess in zip(job.live, sessions, strict=True):
+            peers = [redacted(b.agent) for k, b in enumerate(job.briefs) if k != i]
             live.refresh(self.layout, redact_session(sess), job.item.kind, self.log, talking_to=peers)
+
+    @staticmethod
+    def _walk(job: _Job, wanted: set[int]) -> Iterator[tuple[int, Session]]:
+        """The file's sessions with their index, up to the last one ``wanted`` (read lazily)."""
+        if not wanted:
+            return
+        last = max(wanted)
+        for i, sess in enumerate(job.reading.sessions()):
+            yield i, sess
+            if i >= last:
+                return
 
     def _resume_offset(self, job: _Job) -> int:
         """Where compaction resumes: 0 for hot files and for a file rewritten before that point."""
@@ -222,31 +254,54 @@ class Compactor:
         )
 
     @staticmethod
-    def _before_open(job: _Job) -> list[Session]:
+    def _before_open(job: _Job) -> list[int]:
+        briefs = job.briefs
         first_open = min(
-            (t.end_offset for s in job.live for t in s.turns if t.end_offset > job.offset_done),
+            (e for i in job.live for e in briefs[i].offsets if e > job.offset_done),
             default=None,
         )
-        return [s for s in job.todo if first_open is None or max(t.end_offset for t in s.turns) < first_open]
+        return [i for i in job.todo if first_open is None or max(briefs[i].offsets) < first_open]
 
-    def _compact_all(self, job: _Job) -> FileOutcome:
-        raw_sizes = self._raw_sizes(job.item, job.parsed)
+    def _compact_all(self, job: _Job) -> tuple[FileOutcome, list[Session]]:
+        """Compact the todo sessions as they are read; returns the outcome and the open sessions."""
+        raw = self._raw_sizes(job.item, job.briefs)
         out = FileOutcome("compacted")
-        for sess in job.todo:
-            turns = [t for t in sess.turns if t.end_offset > job.offset_done]
-            if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
-                turns = ledger_mod.uncovered(
-                    self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns
-                )
-            if sess.turns:
-                job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
-            # A session with no message (only a tool's banner or output) has nothing to remember.
-            if not any(t.text.strip() and t.kind in ("message", "summary") for t in turns):
-                continue
-            out.sessions += 1
-            bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
-            self._compact_one(job, sess, turns, bytes_in, out)
+        todo, opened = set(job.todo), set(job.live)
+        held: list[Session] = []
+        try:
+            for i, sess in self._walk(job, todo | opened):
+                if i in opened:
+                    held.append(sess)
+                if i in todo:
+                    sizes = {id(t): n for t, n in zip(sess.turns, raw[i], strict=True)} if raw else {}
+                    self._compact_session(job, sess, sizes, out)
+        except sources.ChangedError as exc:
+            self._changed(job, exc, out)
+        return out, held
+
+    def _changed(self, job: _Job, exc: Exception, out: FileOutcome | None = None) -> FileOutcome:
+        """The file read again (for its sessions) is not the file read first: retry it later."""
+        out = out or FileOutcome("failed")
+        out.failed += 1
+        out.reason = f"source changed while read: {exc}"
+        self.log.error("source_changed", file=job.key, reason=out.reason)
         return out
+
+    def _compact_session(self, job: _Job, sess: Session, raw_sizes: dict[int, int], out: FileOutcome) -> None:
+        """Compact one session's turns not compacted yet."""
+        turns = [t for t in sess.turns if t.end_offset > job.offset_done]
+        if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
+            turns = ledger_mod.uncovered(
+                self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns
+            )
+        if sess.turns:
+            job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
+        # A session with no message (only a tool's banner or output) has nothing to remember.
+        if not any(t.text.strip() and t.kind in ("message", "summary") for t in turns):
+            return
+        out.sessions += 1
+        bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
+        self._compact_one(job, sess, turns, bytes_in, out)
 
     def _compact_one(
         self, job: _Job, sess: Session, turns: list[Turn], bytes_in: int, out: FileOutcome
@@ -292,7 +347,7 @@ class Compactor:
         out.status = "failed"
         return out
 
-    def _finish(self, job: _Job, out: FileOutcome) -> FileOutcome:
+    def _finish(self, job: _Job, out: FileOutcome, held: list[Session]) -> FileOutcome:
         item, path, st = job.item, job.item.path, job.st
         sha = ""
         if item.kind in BYTE_KINDS:
@@ -302,13 +357,14 @@ class Compactor:
         if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, job.parsed):
             st = path.lstat() if path.exists() else st  # else the kept text is compacted next run
         if item.kind != "hot" and not self.dry_run:
-            for sess in job.todo:
-                hot_seed.reseed(self.layout, sess.agent, item.kind, redacted(sess.session_id), self.log)
+            for i in job.todo:
+                b = job.briefs[i]
+                hot_seed.reseed(self.layout, b.agent, item.kind, redacted(b.session_id), self.log)
         if not job.finished:
             # Not "done": the unchanged-check must not skip the file, or its open session would never
             # be compacted once it goes quiet. The offset covers only what was compacted.
             if not self.dry_run:
-                self._refresh_live(job)
+                self._refresh_live(job, held)
             if job.new_offset > job.offset_done:
                 self._mark(item, st, job.row, status="pending", offset=job.new_offset, sha=sha)
             out.status, out.reason = "not-finished", "open session not quiet yet"
@@ -322,16 +378,27 @@ class Compactor:
 
     # --- helpers --------------------------------------------------------------------------------
     @staticmethod
-    def _raw_sizes(item: SourceItem, parsed: ParseResult) -> dict[int, int]:
-        """Attribute the file's bytes to turns (each turn owns the bytes since the previous record)."""
+    def _raw_sizes(item: SourceItem, briefs: list[sources.Brief]) -> list[array[int]]:
+        """Attribute the file's bytes to turns (each turn owns the bytes since the previous record,
+        in end-offset order, ties in file order): per session, per turn. Empty for other kinds."""
         if item.kind not in BYTE_KINDS and item.kind != "hot":
-            return {}
-        all_turns = sorted((t for s in parsed.sessions for t in s.turns), key=lambda t: t.end_offset)
-        out: dict[int, int] = {}
+            return []
+        flat = array("q")
+        for b in briefs:
+            flat.extend(b.offsets)
+        n = len(flat)
+        monotonic = all(flat[k] <= flat[k + 1] for k in range(n - 1))
+        order: Iterable[int] = range(n) if monotonic else sorted(range(n), key=flat.__getitem__)
+        sizes = array("q", bytes(8 * n))
         prev = 0
-        for t in all_turns:
-            out[id(t)] = max(0, t.end_offset - prev)
-            prev = max(prev, t.end_offset)
+        for k in order:
+            sizes[k] = max(0, flat[k] - prev)
+            prev = max(prev, flat[k])
+        out: list[array[int]] = []
+        at = 0
+        for b in briefs:
+            out.append(sizes[at : at + len(b.offsets)])
+            at += len(b.offsets)
         return out
 
     def _mark(

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from array import array
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed.fsutil import TMP_PREFIX
-from scribed.models import ParseResult
+from scribed.models import ParseResult, Session
 from scribed.sources import claude, codex, copilot, hot, injected, markdown, squad_repl
 from scribed.sources.common import Source
 
@@ -61,22 +63,94 @@ def parse_file(kind: str, path: Path, default_agent: str) -> ParseResult:
     if parser is None:
         raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
     try:
-        st = path.stat()
-        src = Source(
-            kind=kind,
-            path=path,
-            default_agent=default_agent,
-            mtime=datetime.fromtimestamp(st.st_mtime, tz=UTC),
-            size=st.st_size,
-        )
-        result = parser(src)
+        result = parser(_source(kind, path, default_agent))
         return result if kind == "hot" else injected.clean(result)  # scribed's own context, hooks, skills
-    except OSError as exc:
-        return ParseResult(sessions=[], warnings=[f"{kind}: cannot read {path}: {exc.strerror or exc}"])
     except Exception as exc:  # a daemon must survive any one file; the type names the bug
-        return ParseResult(
-            sessions=[], warnings=[f"{kind}: internal error parsing {path}: {type(exc).__name__}"]
-        )
+        return _failed(kind, path, exc)
+
+
+def _source(kind: str, path: Path, default_agent: str) -> Source:
+    st = path.stat()
+    mtime = datetime.fromtimestamp(st.st_mtime, tz=UTC)
+    return Source(kind=kind, path=path, default_agent=default_agent, mtime=mtime, size=st.st_size)
+
+
+def _failed(kind: str, path: Path, exc: Exception) -> ParseResult:
+    """What :func:`parse_file` returns when reading or parsing raised."""
+    if isinstance(exc, OSError):
+        return ParseResult(sessions=[], warnings=[f"{kind}: cannot read {path}: {exc.strerror or exc}"])
+    return ParseResult(sessions=[], warnings=[f"{kind}: internal error parsing {path}: {type(exc).__name__}"])
+
+
+class ChangedError(Exception):
+    """A file read again no longer gives the sessions its first reading gave."""
+
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    """What the compact loop decides with about one session, without its turns."""
+
+    agent: str
+    session_id: str
+    ended: bool
+    offsets: array[int]  # each turn's end_offset, in turn order
+
+    @classmethod
+    def of(cls, sess: Session) -> Brief:
+        return cls(sess.agent, sess.session_id, sess.ended, array("q", (t.end_offset for t in sess.turns)))
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A source file read once for its :class:`Brief`s; :meth:`sessions` gives the sessions
+    themselves one at a time. A markdown file is read again for them (``result.sessions`` is
+    empty), so memory follows its largest session; other kinds keep the parse in ``result``."""
+
+    result: ParseResult  # warnings, size, end state; the sessions unless streamed
+    briefs: list[Brief]
+    stream: markdown.Stream | None = None
+
+    def sessions(self) -> Iterator[Session]:
+        """The sessions in order, cleaned as :func:`parse_file` cleans them. Raises
+        :class:`ChangedError` when a second reading fails or differs from the first."""
+        if self.stream is None:
+            yield from self.result.sessions
+            return
+        path, got = self.stream.src.path, 0
+        try:
+            for sess in _cleaned(self.stream):
+                if got >= len(self.briefs) or Brief.of(sess) != self.briefs[got]:
+                    raise ChangedError(f"{path} changed while it was read")
+                got += 1
+                yield sess
+        except ChangedError:
+            raise
+        except Exception as exc:  # the first reading read these bytes without one: the file changed
+            raise ChangedError(f"{path} could not be read again: {type(exc).__name__}") from exc
+        if got != len(self.briefs):
+            raise ChangedError(f"{path} changed while it was read")
+
+
+def _cleaned(stream: markdown.Stream) -> Iterator[Session]:
+    for sess in stream:
+        turns = injected.clean_turns(sess.turns)
+        if turns:
+            sess.turns = turns
+            yield sess
+
+
+def read_file(kind: str, path: Path, default_agent: str) -> Reading:
+    """:func:`parse_file` for the compact loop: the same warnings and decisions, but a markdown
+    file (an Aider history holds every run) is never held whole: only its sessions' briefs are."""
+    if kind != "markdown":
+        parsed = parse_file(kind, path, default_agent)
+        return Reading(parsed, [Brief.of(s) for s in parsed.sessions])
+    try:
+        stream = markdown.Stream(_source(kind, path, default_agent))
+        briefs = [Brief.of(s) for s in _cleaned(stream)]
+    except Exception as exc:  # a daemon must survive any one file; the type names the bug
+        return Reading(_failed(kind, path, exc), [])
+    return Reading(stream.result([]), briefs, stream)
 
 
 def is_temp(name: str) -> bool:
@@ -248,4 +322,14 @@ def discover(kind: str, folder: Path, glob: str = "") -> Iterator[Path]:
     yield from sorted(paths)
 
 
-__all__ = ["KINDS", "discover", "is_temp", "match", "parse_file"]
+__all__ = [
+    "KINDS",
+    "Brief",
+    "ChangedError",
+    "Reading",
+    "discover",
+    "is_temp",
+    "match",
+    "parse_file",
+    "read_file",
+]

@@ -20,17 +20,19 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import chain, islice
 from typing import BinaryIO
 
-from scribed.models import ParseResult
+from scribed.models import ParseResult, Session
 from scribed.names import normalize_name
 from scribed.sources import markdown_aider, markdown_specstory
-from scribed.sources.common import Draft, Source, Tally, finish, looks_binary, parse_ts, safe_id
+from scribed.sources.common import Source, looks_binary, parse_ts, safe_id
 from scribed.sources.markdown_chat import chat_turns
 from scribed.sources.markdown_lines import Line, Part, front_matter, iter_lines, paragraphs, split_lines
 
-__all__ = ["Line", "front_matter", "paragraphs", "parse", "split_lines"]
+__all__ = ["Line", "Stream", "front_matter", "paragraphs", "parse", "split_lines"]
 
 _ISO_DT = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
 _TEXT_DATE = re.compile(
@@ -39,6 +41,7 @@ _TEXT_DATE = re.compile(
 )
 _NAME_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T_ ](\d{2})[-:](\d{2})(?:[-:](\d{2}))?(?:[.,]\d+)?Z?)?")
 _END_MARK = re.compile(r"<!--\s*session:\s*end\s*-->|[\W_]*session\s+ended\b.*", re.IGNORECASE)
+_FM_LINES = 200  # front matter is looked for in the first lines only
 _BINARY_HEAD = 65536  # what looks_binary reads of a file
 _NO_LIMIT = sys.maxsize
 _BOM = b"\xef\xbb\xbf"
@@ -65,89 +68,179 @@ def _text_date(lines: list[Line]) -> datetime | None:
     return None
 
 
-def _chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
-    """Front matter, then one session per ``<!-- session: end -->``-separated chunk.
+class _ChatParts:
+    """Front matter, then one session per ``<!-- session: end -->``-separated chunk, read from a
+    stream of lines holding at most two chunks; ``ended`` (whether the file ends with an end
+    marker) is known once the parts are exhausted."""
 
-    Returns the parts and whether the file ends with an end marker.
-    """
-    fields, skip = front_matter(lines)
-    body = lines[skip:]
-    chunks: list[list[Line]] = [[]]
-    for ln in body:
-        if _END_COMMENT.fullmatch(ln.text):
-            chunks.append([])
-        else:
-            chunks[-1].append(ln)
-    ended = len(chunks) > 1 and not any(ln.text.strip() for ln in chunks[-1])
-    if ended:
-        chunks.pop()
-    else:
-        last = next((k for k in range(len(chunks[-1]) - 1, -1, -1) if chunks[-1][k].text.strip()), None)
-        if last is not None and _END_MARK.fullmatch(chunks[-1][last].text.strip()):
-            ended = True
-            chunks[-1] = chunks[-1][:last]
+    def __init__(self, src: Source, lines: Iterable[Line]) -> None:
+        self.src = src
+        self.lines = iter(lines)
+        self.ended = False
+        self.agent = self.base = ""
+        self.fm_start: datetime | None = None
+        self.fm_end: datetime | None = None
 
-    agent = normalize_name(fields.get("agent", "")) or ""
-    base = safe_id(fields.get("session", "")) or src.path.stem
-    fm_start = parse_ts(
-        fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
-    )
-    fm_end = parse_ts(fields.get("ended") or fields.get("end"))
-    parts: list[Part] = []
-    for k, chunk in enumerate(chunks):
+    def __iter__(self) -> Iterator[Part]:
+        head = list(islice(self.lines, _FM_LINES))
+        fields, skip = front_matter(head)
+        self.agent = normalize_name(fields.get("agent", "")) or ""
+        self.base = safe_id(fields.get("session", "")) or self.src.path.stem
+        self.fm_start = parse_ts(
+            fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
+        )
+        self.fm_end = parse_ts(fields.get("ended") or fields.get("end"))
+        held: list[Line] | None = None  # the last chunk an end comment closed: the last part or not
+        chunk: list[Line] = []
+        k = 0
+        for ln in chain(head[skip:], self.lines):
+            if not _END_COMMENT.fullmatch(ln.text):
+                chunk.append(ln)
+                continue
+            if held is not None:
+                yield self._part(k, held, last=False)
+                k += 1
+            held, chunk = chunk, []
+        self.ended = held is not None and not any(ln.text.strip() for ln in chunk)
+        if self.ended and held is not None:
+            yield self._part(k, held, last=True)
+            return
+        if held is not None:
+            yield self._part(k, held, last=False)
+            k += 1
+        last = next((i for i in range(len(chunk) - 1, -1, -1) if chunk[i].text.strip()), None)
+        if last is not None and _END_MARK.fullmatch(chunk[last].text.strip()):
+            self.ended = True
+            chunk = chunk[:last]
+        yield self._part(k, chunk, last=True)
+
+    def _part(self, k: int, chunk: list[Line], *, last: bool) -> Part:
         turns = chat_turns(chunk)
         if k == 0:
-            start = fm_start or fm_end or _name_date(src.path.stem) or _text_date(chunk)
-            sid = base
+            start = self.fm_start or self.fm_end or _name_date(self.src.path.stem) or _text_date(chunk)
+            sid = self.base
         else:
             start = _text_date(chunk)
             sid = (
-                f"{base}@{start:%Y-%m-%dT%H:%M:%SZ}"
+                f"{self.base}@{start:%Y-%m-%dT%H:%M:%SZ}"
                 if start
-                else f"{base}@line-{chunk[0].no if chunk else 0}"
+                else f"{self.base}@line-{chunk[0].no if chunk else 0}"
             )
-        part = Part(session_id=sid, turns=turns, start=start, agent=agent)
+        part = Part(session_id=sid, turns=turns, start=start, agent=self.agent)
         if start is not None:
             stamps = [t.ts for t in turns if t.ts is not None and t.ts >= start]
-            end = (fm_end if k == len(chunks) - 1 else None) or (max(stamps) if stamps else start)
+            end = (self.fm_end if last else None) or (max(stamps) if stamps else start)
             part.end = max(end, start)
-        part.ended = k < len(chunks) - 1 or ended
-        parts.append(part)
-    return parts, ended
+        part.ended = not last or self.ended
+        return part
 
 
 def parse(src: Source) -> ParseResult:
-    """Read one markdown/plain-text transcript into one session per session it holds.
+    """Read one markdown/plain-text transcript into one session per session it holds."""
+    stream = Stream(src)
+    sessions = list(stream)
+    if sessions:  # file-level warnings go to the first session too, as :func:`finish` does
+        first = sessions[0]
+        first.warnings.extend(w for w in stream.file_warnings if w not in first.warnings)
+    return stream.result(sessions)
+
+
+class Stream:
+    """A transcript's sessions, one at a time, in file order; iterate it again for a second pass.
 
     Two passes over the file, each a stream of lines: the first decides the convention (and
     Aider's hard breaks), the second reads the sessions. An Aider history, many sessions in one
-    file, is read one session at a time; memory follows its largest session, not the file.
+    file, is read one session at a time; memory follows its largest session, not the file. Later
+    passes reuse the first one's scan and read the same bytes, even if the file grew since. The
+    file-level warnings, size and end state are known once a pass is over (:meth:`result`).
     """
-    with src.path.open("rb") as fh:
-        head = fh.read(_BINARY_HEAD)
-        if looks_binary(head):  # only the head decides, as it did when the file was read whole
-            size = os.fstat(fh.fileno()).st_size
-            return ParseResult(sessions=[], warnings=[f"markdown: binary content in {src.path}; skipped"], size=size)
-        fh.seek(0)
-        scan = _Scan.read(fh, bom=head.startswith(_BOM))
-        tally = Tally(src.kind, src.path)
-        if not scan.text:
-            return finish(src, [], tally, size=scan.size, had_content=False)
-        fh.seek(0)
-        lines = iter_lines(fh, scan.size)  # the bytes the first pass saw, even if the file grew since
-        warnings: list[str] = []
-        ended = False
-        if scan.aider.found:
-            base = src.path.name.lstrip(".").removesuffix(".md") or "aider"
-            parts, warnings = markdown_aider.parse(lines, base, scan.aider.hard_breaks)
-        elif scan.specstory.found:
-            parts, warnings = markdown_specstory.parse(list(lines), src.path.stem)  # one session a file
-            for part in parts:
-                part.start = part.start or _name_date(src.path.stem)
-                part.end = part.end or part.start
-        else:
-            parts, ended = _chat_parts(src, list(lines))
-    return _assemble(src, parts, tally, warnings, ended=ended, size=scan.size)
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.file_warnings: list[str] = []
+        self.warnings: list[str] = []  # every warning, as ``ParseResult.warnings``
+        self.ended = False
+        self.size = 0
+        self._scan: _Scan | None = None
+
+    def result(self, sessions: list[Session]) -> ParseResult:
+        return ParseResult(sessions=sessions, warnings=list(self.warnings), size=self.size, ended=self.ended)
+
+    def __iter__(self) -> Iterator[Session]:
+        self.file_warnings, self.warnings, self.ended = [], [], False
+        src = self.src
+        with src.path.open("rb") as fh:
+            scan = self._scan
+            if scan is None:
+                head = fh.read(_BINARY_HEAD)
+                scan = _Scan()
+                if looks_binary(head):  # only the head decides, as it did when the file was read whole
+                    scan.size, scan.binary = os.fstat(fh.fileno()).st_size, True
+                else:
+                    fh.seek(0)
+                    scan = _Scan.read(fh, bom=head.startswith(_BOM))
+                self._scan = scan
+            self.size = scan.size
+            if scan.binary:
+                self.warnings = self.file_warnings = [f"markdown: binary content in {src.path}; skipped"]
+                return
+            if not scan.text:
+                return
+            fh.seek(0)
+            lines = iter_lines(fh, scan.size)  # the bytes the first pass saw, even if the file grew since
+            found: list[str] = []
+            if scan.aider.found:
+                base = src.path.name.lstrip(".").removesuffix(".md") or "aider"
+                parts: Iterable[Part] = markdown_aider.iter_parts(lines, base, scan.aider.hard_breaks, found)
+            elif scan.specstory.found:
+                parts, found = markdown_specstory.parse(list(lines), src.path.stem)  # one session a file
+                for part in parts:
+                    part.start = part.start or _name_date(src.path.stem)
+                    part.end = part.end or part.start
+            else:
+                parts = _ChatParts(src, lines)  # sessions between end comments, read as a stream
+            yield from self._sessions(parts, found)
+            self.ended = isinstance(parts, _ChatParts) and parts.ended
+
+    def _sessions(self, parts: Iterable[Part], found: list[str]) -> Iterator[Session]:
+        """Sessions from the parts that have turns, each with its own dates and end state; then the
+        warnings :func:`finish` would give (``found`` is complete once ``parts`` is exhausted)."""
+        kept = undated = 0
+        own: list[str] = []  # the sessions' own warnings, in order
+        for part in parts:
+            if not part.turns:
+                continue
+            kept += 1
+            undated += part.start is None
+            own.extend(w for w in part.warnings if w not in own)
+            yield _session(self.src, part)
+        warnings = list(found)
+        if undated:
+            which = "" if kept == 1 else f" ({undated} of {kept} sessions)"
+            warnings.append(f"markdown: no date in {self.src.path}{which}; using mtime")
+        if not kept:
+            warnings.append(f"{self.src.kind}: no usable turns in {self.src.path}")
+        self.file_warnings = warnings
+        self.warnings = [*warnings, *(w for w in own if w not in warnings)]
+
+
+def _session(src: Source, part: Part) -> Session:
+    """One part as :func:`finish` and the part's own dates make it."""
+    stamps = [t.ts for t in part.turns if t.ts is not None]
+    start, end = (min(stamps), max(stamps)) if stamps else (src.mtime, src.mtime)
+    if part.start is not None:
+        start, end = part.start, max(part.end or part.start, part.start)
+    return Session(
+        agent=part.agent or src.default_agent,
+        session_id=part.session_id,
+        source=src.path,
+        kind=src.kind,
+        turns=part.turns,
+        start=start,
+        end=end,
+        ended=part.ended,
+        warnings=list(part.warnings),
+    )
 
 
 class _Scan:
@@ -156,6 +249,7 @@ class _Scan:
     def __init__(self) -> None:
         self.size = 0
         self.text = False
+        self.binary = False
         self.aider = markdown_aider.Scan()
         self.specstory = markdown_specstory.Scan()
 
@@ -169,25 +263,3 @@ class _Scan:
             scan.aider.feed(ln.text)
             scan.specstory.feed(ln.no, ln.text)
         return scan
-
-
-def _assemble(
-    src: Source, parts: list[Part], tally: Tally, warnings: list[str], *, ended: bool, size: int
-) -> ParseResult:
-    """Sessions from the parts that have turns, each with its own dates and end state."""
-    kept = [p for p in parts if p.turns]
-    undated = [p for p in kept if p.start is None]
-    if undated:
-        which = "" if len(kept) == 1 else f" ({len(undated)} of {len(kept)} sessions)"
-        warnings = [*warnings, f"markdown: no date in {src.path}{which}; using mtime"]
-    drafts = [
-        Draft(agent=p.agent or src.default_agent, session_id=p.session_id, turns=p.turns, warnings=p.warnings)
-        for p in kept
-    ]
-    result = finish(src, drafts, tally, warnings=warnings, ended=ended, size=size)
-    for sess, part in zip(result.sessions, kept, strict=True):
-        if part.start is not None:
-            sess.start = part.start
-            sess.end = max(part.end or part.start, part.start)
-        sess.ended = part.ended
-    return result

@@ -189,16 +189,18 @@ def _unquote(text: str) -> str:
 
 
 def parse(lines: Iterable[Line], base: str, hard: bool | None = None) -> tuple[list[Part], list[str]]:
-    """Split the history at its session headers and read each one; ids are ``base@<start>``.
-
-    ``lines`` may be a one-pass iterator when ``hard`` (from :class:`Scan`) is given: only one
-    session's lines are held at a time, so memory follows the largest session, not the file.
-    """
+    """Split the history at its session headers and read each one; ids are ``base@<start>``."""
     if hard is None:
         lines = list(lines)
         hard = _hard_breaks(lines)
-    parts: list[Part] = []
     warnings: list[str] = []
+    return list(iter_parts(lines, base, hard, warnings)), warnings
+
+
+def iter_parts(lines: Iterable[Line], base: str, hard: bool, warnings: list[str]) -> Iterator[Part]:
+    """The history's sessions one at a time (``hard`` from :class:`Scan`); ``lines`` may be a
+    one-pass iterator: only one session's lines and turns are held, so memory follows the largest
+    session, not the file. Warnings are appended to ``warnings`` as they are found."""
     seen: dict[str, int] = {}
     for head, body, ended in _sessions(lines):
         ts = _header_time(head.text) if head is not None else None
@@ -213,8 +215,7 @@ def parse(lines: Iterable[Line], base: str, hard: bool | None = None) -> tuple[l
             sid = f"{sid}-{seen[sid]}"
         part = Part(session_id=sid, turns=_Reader(body, hard).run(), start=ts, end=ts)
         part.ended = ended
-        parts.append(part)
-    return parts, warnings
+        yield part
 
 
 def _sessions(lines: Iterable[Line]) -> Iterator[tuple[Line | None, list[Line], bool]]:

@@ -72,7 +72,7 @@ def sha256_prefix(path: Path, length: int) -> str:
     left = length
     with open_binary(path) as fh:
         while left > 0:
-            chunk = fh.read(min(1 << 20, left))
+            chunk = fh.read(min(1 << 16, left))  # 64 KB: a hash must not cost a megabyte of memory
             if not chunk:
                 break
             h.update(chunk)
