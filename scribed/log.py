@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
-from typing import Any, TextIO, TypeVar
+from typing import Any, Protocol, TextIO, TypeVar
 
 from scribed.session.redact import redact_obj
 
@@ -114,11 +114,23 @@ def _apply() -> None:
     )
 
 
-def get(name: str = "scribed") -> Any:
+class Logger(Protocol):
+    """What scribed asks of a logger (structlog's bound logger): one event name and its fields."""
+
+    def debug(self, event: str, /, **kw: Any) -> Any: ...
+    def info(self, event: str, /, **kw: Any) -> Any: ...
+    def warning(self, event: str, /, **kw: Any) -> Any: ...
+    def error(self, event: str, /, **kw: Any) -> Any: ...
+    def exception(self, event: str, /, **kw: Any) -> Any: ...
+    def bind(self, **kw: Any) -> Logger: ...
+
+
+def get(name: str = "scribed") -> Logger:
     import structlog
 
     _apply()
-    return structlog.get_logger(name)
+    logger: Logger = structlog.get_logger(name)
+    return logger
 
 
 def progress(

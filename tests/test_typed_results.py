@@ -23,20 +23,11 @@ from scribed.core.results import (
     ReviewItem,
 )
 
-_LOG = "the structlog logger is untyped (scribed.log.get returns Any)"
 _LEDGER = "a ledger row, one key per SQLite column"
 _AUDIT = "an audit-log line, a JSON object read back as written"
 _PROPOSAL = "a proposal's fact as the proposals JSON file stores it"
 _REPORT = "scribed report's JSON document"
 LEFT = {
-    "scribed.core.compact.Compactor.__init__:log": _LOG,
-    "scribed.core.compact_session.SessionCompactor.__init__:log": _LOG,
-    "scribed.core.compressors.Compressors.__init__:log": _LOG,
-    "scribed.core.discovery.items:log": _LOG,
-    "scribed.core.import_units.seed_hot:log": _LOG,
-    "scribed.tiers.hot_seed.reseed:log": _LOG,
-    "scribed.tiers.hot_seed.reset:log": _LOG,
-    "scribed.tiers.live.refresh:log": _LOG,
     "scribed.core.ledger.Ledger.add_entry:fields": _LEDGER,
     "scribed.core.ledger.Ledger.add_entries:rows": _LEDGER,
     "scribed.core.ledger_rebuild.rebuild_rows:return": _LEDGER,

@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scribed import sources
 from scribed.compress.base import CompressError
@@ -30,6 +30,9 @@ from scribed.sources.common import hold_partial_tail
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
@@ -79,7 +82,7 @@ class Compactor:
         *,
         clock: Callable[[], datetime],
         dry_run: bool,
-        log: Any,
+        log: Logger,
     ) -> None:
         self.cfg = cfg
         self.layout = layout

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scribed.compress import anchors, entry
 from scribed.compress.base import CompressResult
@@ -27,6 +27,9 @@ from scribed.sources import zst
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import cold, transcripts
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 SHA_CACHE_MAX = 64
 
@@ -61,7 +64,7 @@ class SessionCompactor:
         *,
         clock: Callable[[], datetime],
         dry_run: bool,
-        log: Any,
+        log: Logger,
     ) -> None:
         self.cfg = cfg
         self.layout = layout

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scribed.compress.base import CompressError, Compressor, CompressResult
 from scribed.compress.extractive import ExtractiveCompressor
@@ -15,6 +15,9 @@ from scribed.config import Config
 from scribed.core.budget import far_under
 from scribed.models import Anchor
 from scribed.session.door import RedactedSession
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 # After this many consecutive LLM failures the endpoint is paused (extractive fallback or queued).
 BREAKER_FAILURES = 3
@@ -30,7 +33,7 @@ class Compressors:
         clock: Callable[[], datetime],
         environ: Mapping[str, str],
         llm_factory: Callable[[], Compressor] | None,
-        log: Any,
+        log: Logger,
     ) -> None:
         self.cfg = cfg
         self.clock = clock

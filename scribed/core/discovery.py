@@ -10,7 +10,7 @@ import os
 import resource
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scribed import sources
 from scribed.config import Config, ConfigError
@@ -19,6 +19,9 @@ from scribed.core.results import SourceItem
 from scribed.names import normalize_name
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 
 def validate_sources(cfg: Config) -> None:
@@ -34,7 +37,7 @@ def validate_sources(cfg: Config) -> None:
             )
 
 
-def items(cfg: Config, layout: Layout, log: Any) -> Iterator[SourceItem]:
+def items(cfg: Config, layout: Layout, log: Logger) -> Iterator[SourceItem]:
     """Every file of every configured source, plus the hot files."""
     for src in cfg.sources:
         agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import entry
@@ -29,6 +29,9 @@ from scribed.session.redact import redact
 from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import Fact, Source, safe_body
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 _DURABLE = re.compile(
     r"\b(?:always|never|must|convention|cannot|can't|only|limit|requires?|api|endpoint|schema|contract|"
@@ -141,7 +144,7 @@ def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
     return redact(entry.render(summary, meta))
 
 
-def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: Any) -> bool:
+def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: Logger) -> bool:
     """Seed ``hot/{agent}.md`` after an import when it is missing, blank or an older import seed:
     from the agent's newest cold entry, else its newest history entry. Never touches a hot file an
     agent wrote or a running session's live view."""

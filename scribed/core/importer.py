@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import Entry, iso, one_line, split_entries
 from scribed.config import Config
@@ -61,6 +61,9 @@ from scribed.tiers import audit, cold
 from scribed.tiers.agent_writes import FactSink
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import Fact, MergeResult, Source, safe_body, valid_topic
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 Clock = Callable[[], datetime]
 STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
@@ -328,7 +331,7 @@ class _Apply:
         self.rows.append(_row(self.layout, u, u.statement, self.clock))
         self.known.add(u.ref)
 
-    def write(self, originals: list[str], log: Any) -> None:
+    def write(self, originals: list[str], log: Logger) -> None:
         """Wiki (and its audit records) or proposals first, then the archives, the ledger, hot."""
         layout = self.layout
         self.sink.flush()

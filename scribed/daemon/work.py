@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scribed import log as log_mod
 from scribed import sources
@@ -26,6 +26,9 @@ from scribed.core.scribe import Scribe
 from scribed.daemon.timers import Timers
 from scribed.daemon.workqueue import WorkQueue
 from scribed.names import normalize_name
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 WORKER_IDLE_WAIT = 30.0  # idle workers block; shutdown wakes them with sentinels
 SETTLE_SECONDS = 0.5  # an end-marker check waits for a burst of writes to settle
@@ -75,7 +78,7 @@ class RootGate:
             self._advance()
 
     @contextlib.contextmanager
-    def hold(self, scribe: Scribe, stopping: threading.Event, log: Any) -> Iterator[bool]:
+    def hold(self, scribe: Scribe, stopping: threading.Event, log: Logger) -> Iterator[bool]:
         """The root lock, waited for in short steps so a stop request is noticed; yields False
         (lock not taken) once stopping."""
         if self._my_turn(stopping) is None:

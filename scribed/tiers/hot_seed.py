@@ -28,13 +28,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scribed.compress.entry import Entry, iso, one_line, parse_date
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 ITEM_CHARS = 300
 OUTCOME_CHARS = 600
@@ -193,7 +196,7 @@ def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None)
     return False  # another session's live view
 
 
-def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Any) -> bool:
+def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Logger) -> bool:
     """After a transcript session ended and was compacted: seed the agent's hot file from its newest
     cold entry (rules in the module docstring). Returns whether the file was written. Never raises
     for file problems: the compaction is already durable."""
@@ -233,7 +236,7 @@ def snapshot(current: bytes, size: int, session_id: str) -> bytes | None:
     return snap if hashlib.sha256(snap).hexdigest().startswith(session_id[4:]) else None
 
 
-def reset(layout: Layout, path: Path, agent: str, snap: bytes, *, session_id: Redacted, log: Any) -> bool:
+def reset(layout: Layout, path: Path, agent: str, snap: bytes, *, session_id: Redacted, log: Logger) -> bool:
     """Replace a compacted hot file (``snap`` = the bytes compacted) by its seed, compare-and-swap.
 
     Returns True when hot holds only the seed; False when an agent's appended text was kept after

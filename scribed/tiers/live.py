@@ -37,7 +37,7 @@ import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scribed import sources
 from scribed.compress import anchors
@@ -49,6 +49,9 @@ from scribed.names import normalize_name
 from scribed.session.door import Redacted, RedactedSession, unwrap
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 MARKER = "scribed-live"
 HOT_BUDGET = 4096
@@ -81,7 +84,7 @@ _warned: set[tuple[str, str]] = set()
 _warn_lock = threading.Lock()
 
 
-def _warn_once(log: Any, event: str, path: Path, **kw: Any) -> None:
+def _warn_once(log: Logger, event: str, path: Path, **kw: Any) -> None:
     """Warn about a hot file once per process, not on every change of its transcript."""
     key = (event, str(path))
     with _warn_lock:
@@ -378,7 +381,7 @@ def is_blank(path: Path, agent: str) -> bool:
 
 
 def refresh(
-    layout: Layout, red: RedactedSession, kind: str, log: Any, *, talking_to: Iterable[Redacted] = ()
+    layout: Layout, red: RedactedSession, kind: str, log: Logger, *, talking_to: Iterable[Redacted] = ()
 ) -> bool:
     """Write the session's live hot file if its content changed. Returns whether it was written.
 
