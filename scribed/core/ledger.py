@@ -21,11 +21,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scribed.core.ledger_ids import SourceRow as SourceRow
+from scribed.core.ledger_ids import content_id as content_id
+from scribed.core.ledger_ids import effective_mtime as effective_mtime
+from scribed.core.ledger_ids import legacy_id as legacy_id
+from scribed.core.ledger_ids import same_state as same_state
 from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.fsutil import ensure_dir
 from scribed.models import Turn
@@ -87,22 +91,6 @@ MIGRATIONS: list[list[str]] = [
 
 STATUSES = ("pending", "done", "failed", "quarantined")
 _SIDECARS = ("-wal", "-shm", "-journal")
-
-
-@dataclass(slots=True)
-class SourceRow:
-    path: str
-    kind: str
-    agent: str
-    size: int
-    mtime_ns: int
-    sha256: str
-    offset_done: int
-    status: str
-    attempts: int
-    last_error: str
-    updated_at: str
-    retry_at: str = ""
 
 
 def _log() -> Any:
@@ -441,46 +429,6 @@ def _set_aside(path: Path, why: str) -> None:
     for suffix in _SIDECARS:
         _unlink(_sidecar(path, suffix))
     _log().warning("ledger_corrupt", file=str(path), moved_to=str(dest), reason=why)
-
-
-def same_state(row: SourceRow | None, st: os.stat_result) -> bool:
-    """The row was written for the file as it is now (same size and modification time)."""
-    return row is not None and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns
-
-
-def effective_mtime(st: os.stat_result, row: SourceRow | None, now: datetime) -> float:
-    """The file's modification time, except that a time in the future (clock skew, a copied file)
-    counts as the moment scribed first saw the file in that state: its row's time, else now."""
-    current = now.timestamp()
-    if st.st_mtime <= current:
-        return st.st_mtime
-    if same_state(row, st) and row is not None and row.updated_at:
-        with contextlib.suppress(ValueError):
-            seen = datetime.fromisoformat(row.updated_at.replace("Z", "+00:00"))
-            return min(seen.timestamp(), current)
-    return current
-
-
-# --- identity ---------------------------------------------------------------------------------
-def content_id(session_id: str, turns: Sequence[Turn]) -> str:
-    """An entry's id from what it holds: the session id and its turns (role, kind, time, text).
-
-    The same records give the same id wherever the file lives, so a renamed, rotated or copied
-    transcript maps onto the entries already written for it.
-    """
-    h = hashlib.sha256(b"scribed-entry-2\0")
-    h.update(session_id.encode("utf-8", "surrogatepass") + b"\0")
-    for t in turns:
-        ts = t.ts.isoformat() if t.ts else ""
-        h.update(f"{t.role}\0{t.kind}\0{t.tool_name or ''}\0{ts}\0{len(t.text)}\0".encode())
-        h.update(t.text.encode("utf-8", "surrogatepass"))
-    return "e-" + h.hexdigest()[:12]
-
-
-def legacy_id(path: Path, session_id: str, start: int, end: int, *, hot: bool) -> str:
-    """The id entries had before content ids (path, session, byte range): ledgers keep working."""
-    ident = f"{path}\0{session_id}" if hot else f"{path}\0{session_id}\0{start}\0{end}"
-    return "e-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 
 def uncovered(
