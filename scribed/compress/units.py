@@ -220,14 +220,15 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     """
     lines = [ln for ln in map(str.strip, turn.text.splitlines()) if ln]
     last = len(lines) - 1
-    if may_hold_error(turn.text):
+    maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
+    if maybe:
         order: Iterable[int] = range(len(lines))
     else:
         tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
         order = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
     for i in order:
         ln = lines[i]
-        err = error_in_line(ln)
+        err = error_in_line(ln) if maybe else None
         if err:
             b.add(err, turn.line, "error", 1.0)
         elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
@@ -321,21 +322,29 @@ class _Selection:
         self.code_left = int(budget * CODE_SHARE)
         self.chosen: list[Unit] = []
         self.by_token: dict[str, list[Unit]] = {}
+        self.scale = [float(u.size) ** 0.75 for u in units]  # by pos; int ** 0.75 is this same float
 
     def gain(self, u: Unit) -> float:
-        have, weights = self.have, self.weights
-        g = sum([weights.get(t, 0.0) for t in u.tokens if t not in have])  # same order, same float sum
-        return float(u.weight * g / (u.size**0.75))
+        """Weight of u's uncovered tokens per byte^0.75, summed in u.tokens' order (same order,
+        same float sum). A unit sharing no token with what is covered (a quarter of the calls) is
+        summed in C; every token of a unit has a weight (``_weights`` counts them all)."""
+        toks, have, weights = u.tokens, self.have, self.weights
+        if toks.isdisjoint(have):
+            g = sum(map(weights.__getitem__, toks))
+        else:
+            g = sum([weights[t] for t in toks if t not in have])
+        return u.weight * g / self.scale[u.pos]
 
     def run(self, candidates: list[Unit]) -> None:
-        heap = [(-self.gain(u), u.pos) for u in candidates]
+        gain, units, heappop = self.gain, self.units, heapq.heappop
+        heap = [(-gain(u), u.pos) for u in candidates]
         heapq.heapify(heap)
         while heap and self.left > MIN_ROOM:
-            _, pos = heapq.heappop(heap)
-            u = self.units[pos]
+            _, pos = heappop(heap)
+            u = units[pos]
             if u.size > self.left or (u.kind == "code" and u.size > self.code_left):
                 continue
-            g = self.gain(u)
+            g = gain(u)
             if g <= 0:
                 continue
             if heap and g < -heap[0][0] - 1e-12:
