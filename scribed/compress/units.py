@@ -322,7 +322,7 @@ class _Selection:
         self.code_left = int(budget * CODE_SHARE)
         self.chosen: list[Unit] = []
         self.by_token: dict[str, list[Unit]] = {}
-        self.scale = [float(u.size) ** 0.75 for u in units]  # by pos; int ** 0.75 is this same float
+        self.scale: list[float] = [u.size**0.75 for u in units]  # by pos
 
     def gain(self, u: Unit) -> float:
         """Weight of u's uncovered tokens per byte^0.75, summed in u.tokens' order (same order,
