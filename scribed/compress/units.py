@@ -117,13 +117,20 @@ def tokens(text: str) -> frozenset[str]:
 _EDGE = ".:-/\\"  # stripped from a token's ends
 
 
+_IDENT_CHARS = frozenset("_./:\\@()$")
+_ASCII_DIGITS = frozenset("0123456789")
+
+
 def token_weight(tok: str) -> float:
-    """How much a term is worth on its own: identifiers and figures above plain words."""
-    if tok.startswith(("#", "-")) or any(c in tok for c in "_./:\\@()$"):
+    """How much a term is worth on its own: identifiers and figures above plain words.
+
+    The character checks are set operations in C; an ASCII token has no digits but 0-9 (other
+    text keeps the per-character ``isdigit``, which knows every script's digits)."""
+    if tok.startswith(("#", "-")) or not _IDENT_CHARS.isdisjoint(tok):
         return 3.0
     if tok[:1].isdigit():
         return 1.5
-    if any(c.isdigit() for c in tok):
+    if not _ASCII_DIGITS.isdisjoint(tok) if tok.isascii() else any(c.isdigit() for c in tok):
         return 2.0
     return 0.6 if len(tok) >= WORD_CHARS else 0.2
 
