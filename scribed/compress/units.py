@@ -117,13 +117,20 @@ def tokens(text: str) -> frozenset[str]:
 _EDGE = ".:-/\\"  # stripped from a token's ends
 
 
+_IDENT_CHARS = frozenset("_./:\\@()$")
+_ASCII_DIGITS = frozenset("0123456789")
+
+
 def token_weight(tok: str) -> float:
-    """How much a term is worth on its own: identifiers and figures above plain words."""
-    if tok.startswith(("#", "-")) or any(c in tok for c in "_./:\\@()$"):
+    """How much a term is worth on its own: identifiers and figures above plain words.
+
+    The character checks are set operations in C; an ASCII token has no digits but 0-9 (other
+    text keeps the per-character ``isdigit``, which knows every script's digits)."""
+    if tok.startswith(("#", "-")) or not _IDENT_CHARS.isdisjoint(tok):
         return 3.0
     if tok[:1].isdigit():
         return 1.5
-    if any(c.isdigit() for c in tok):
+    if not _ASCII_DIGITS.isdisjoint(tok) if tok.isascii() else any(c.isdigit() for c in tok):
         return 2.0
     return 0.6 if len(tok) >= WORD_CHARS else 0.2
 
@@ -220,14 +227,15 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     """
     lines = [ln for ln in map(str.strip, turn.text.splitlines()) if ln]
     last = len(lines) - 1
-    if may_hold_error(turn.text):
+    maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
+    if maybe:
         order: Iterable[int] = range(len(lines))
     else:
         tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
         order = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
     for i in order:
         ln = lines[i]
-        err = error_in_line(ln)
+        err = error_in_line(ln) if maybe else None
         if err:
             b.add(err, turn.line, "error", 1.0)
         elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
@@ -321,21 +329,29 @@ class _Selection:
         self.code_left = int(budget * CODE_SHARE)
         self.chosen: list[Unit] = []
         self.by_token: dict[str, list[Unit]] = {}
+        self.scale: list[float] = [u.size**0.75 for u in units]  # by pos
 
     def gain(self, u: Unit) -> float:
-        have, weights = self.have, self.weights
-        g = sum([weights.get(t, 0.0) for t in u.tokens if t not in have])  # same order, same float sum
-        return float(u.weight * g / (u.size**0.75))
+        """Weight of u's uncovered tokens per byte^0.75, summed in u.tokens' order (same order,
+        same float sum). A unit sharing no token with what is covered (a quarter of the calls) is
+        summed in C; every token of a unit has a weight (``_weights`` counts them all)."""
+        toks, have, weights = u.tokens, self.have, self.weights
+        if toks.isdisjoint(have):
+            g = sum(map(weights.__getitem__, toks))
+        else:
+            g = sum([weights[t] for t in toks if t not in have])
+        return u.weight * g / self.scale[u.pos]
 
     def run(self, candidates: list[Unit]) -> None:
-        heap = [(-self.gain(u), u.pos) for u in candidates]
+        gain, units, heappop = self.gain, self.units, heapq.heappop
+        heap = [(-gain(u), u.pos) for u in candidates]
         heapq.heapify(heap)
         while heap and self.left > MIN_ROOM:
-            _, pos = heapq.heappop(heap)
-            u = self.units[pos]
+            _, pos = heappop(heap)
+            u = units[pos]
             if u.size > self.left or (u.kind == "code" and u.size > self.code_left):
                 continue
-            g = self.gain(u)
+            g = gain(u)
             if g <= 0:
                 continue
             if heap and g < -heap[0][0] - 1e-12:
