@@ -332,14 +332,16 @@ class _Selection:
         self.scale: list[float] = [u.size**0.75 for u in units]  # by pos
 
     def gain(self, u: Unit) -> float:
-        """Weight of u's uncovered tokens per byte^0.75, summed in u.tokens' order (same order,
-        same float sum). A unit sharing no token with what is covered (a quarter of the calls) is
-        summed in C; every token of a unit has a weight (``_weights`` counts them all)."""
+        """Weight of u's uncovered tokens per byte^0.75. Summed exactly (``math.fsum``): a plain sum
+        follows the set's iteration order, which follows the interpreter's hash seed, so the last
+        bits of a score, a tie, and so the entry would differ between runs and between a pool's
+        workers. A unit sharing no token with what is covered (a quarter of the calls) is summed
+        in C; every token of a unit has a weight (``_weights`` counts them all)."""
         toks, have, weights = u.tokens, self.have, self.weights
         if toks.isdisjoint(have):
-            g = sum(map(weights.__getitem__, toks))
+            g = math.fsum(map(weights.__getitem__, toks))
         else:
-            g = sum([weights[t] for t in toks if t not in have])
+            g = math.fsum([weights[t] for t in toks if t not in have])
         return u.weight * g / self.scale[u.pos]
 
     def run(self, candidates: list[Unit]) -> None:
