@@ -3,17 +3,30 @@ debris lines and the statement of a decision as written (scribed.tiers.legacy se
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING
 
 from scribed.compress.entry import one_line, parse_date
 from scribed.names import normalize_name
 
-# Block structure only: inline parsing is not needed (a heading's raw text is its title).
-_MD = MarkdownIt("commonmark", {"html": True}).enable("table").disable(["inline", "text_join"])
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+
+
+@functools.cache
+def _md() -> MarkdownIt:
+    """Block structure only: inline parsing is not needed (a heading's raw text is its title).
+    Built on first use: every run imports promotion (which asks this module whether a fact is a
+    question), but only an import of legacy files parses markdown (~40 ms of imports otherwise)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").disable(["inline", "text_join"])
+
+
 DATE_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}[:-]\d{2}(?:[:-]\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
 )
@@ -51,7 +64,7 @@ class Md:
 def md_blocks(text: str) -> list[Md]:
     """The file's top-level blocks (list items of top-level lists too). Setext headings are text."""
     out: list[Md] = []
-    tokens = _MD.parse(text)
+    tokens = _md().parse(text)
     for i, t in enumerate(tokens):
         if t.map is None or t.nesting == -1:
             continue
