@@ -64,12 +64,17 @@ class _Writer:
         self._stream = stream
 
     def msg(self, message: str) -> None:
-        if _state["bars"]:
-            from tqdm import tqdm
+        """A log line that cannot be written (its stream closed or gone) is dropped, as the
+        logging module drops it: a failure being logged must not become a crash of the caller."""
+        try:
+            if _state["bars"]:
+                from tqdm import tqdm
 
-            tqdm.write(message, file=self._stream)
-            return
-        print(message, file=self._stream, flush=True)
+                tqdm.write(message, file=self._stream)
+                return
+            print(message, file=self._stream, flush=True)
+        except (ValueError, OSError):
+            pass
 
     log = debug = info = warn = warning = error = critical = exception = fatal = msg
 
