@@ -175,10 +175,23 @@ def deferred_dir_sync() -> Iterator[None]:
             fsync_dir(d)
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename durable (inside :func:`deferred_dir_sync`: when it ends)."""
+def sync_deferred() -> None:
+    """Sync now the folders :func:`deferred_dir_sync` has noted so far (before a ledger commit in
+    the middle of a batch); it goes on noting later ones."""
     dirs: set[Path] | None = getattr(_deferred, "dirs", None)
-    if dirs is not None:
+    if not dirs:
+        return
+    noted = sorted(dirs)
+    dirs.clear()
+    for d in noted:
+        fsync_dir(d, now=True)
+
+
+def fsync_dir(path: Path, *, now: bool = False) -> None:
+    """Make a rename durable (inside :func:`deferred_dir_sync`: when it ends, unless ``now``: a
+    rename that other writes must follow on disk, such as an archive before the file it empties)."""
+    dirs: set[Path] | None = getattr(_deferred, "dirs", None)
+    if dirs is not None and not now:
         dirs.add(Path(path))
         return
     with contextlib.suppress(OSError):

@@ -263,6 +263,14 @@ class Ledger:
             if self._db.in_transaction:  # not when the ledger was reopened (lost) during the batch
                 self._db.execute("COMMIT")
 
+    def checkpoint(self) -> None:
+        """Inside :meth:`batch`: commit what the batch holds so far and go on in a new transaction
+        (a fold is about to drop ids the rows of this batch must be durable for)."""
+        with self._lock:
+            if self._batching and self._db.in_transaction:
+                self._db.execute("COMMIT")
+                _busy_retry(lambda: self._db.execute("BEGIN IMMEDIATE"))
+
     @contextlib.contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:

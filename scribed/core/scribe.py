@@ -42,7 +42,7 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
-from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir
+from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir, sync_deferred
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
 from scribed.tiers import cold
@@ -270,7 +270,7 @@ class Scribe:
                 if item.kind != "hot" and n == 0 and not self.dry_run:
                     stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
                     stack.enter_context(deferred_dir_sync())
-                    stack.enter_context(cold.batched_appends())  # writes first: before both
+                    stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before both
                 sessions = self.compactor.sessions
                 sessions.prepared = {k: (w, ms) for k, w, ms in pool.take(item)} if pool else {}
                 out = self._process_guarded(item, force)
@@ -281,6 +281,11 @@ class Scribe:
                 sessions.prepared = {}
                 n += item.kind != "hot"
             self._close_batch(stack, held, report, force)
+
+    def _checkpoint(self) -> None:
+        """Mid-batch (before a fold): the cold files are written; sync their folders, then commit."""
+        sync_deferred()
+        self.ledger.checkpoint()
 
     def _close_batch(
         self,

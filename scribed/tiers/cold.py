@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed.compress.entry import Entry, fence_step, iso, join_entries, one_line, split_entries
-from scribed.fsutil import atomic_write, read_text, write_gzip_archive
+from scribed.fsutil import atomic_write, fsync_dir, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
 from scribed.tiers.layout import Layout as Layout  # re-exported: most callers import it from here
 
@@ -196,6 +196,7 @@ def fold(
         blob = "".join(e.text for e in victims).encode()
         name = f"cold/{agent}-{stamp}-{hashlib.sha256(blob).hexdigest()[:10]}.md.gz"
         write_gzip_archive(archive_dir / name, blob)
+        fsync_dir((archive_dir / name).parent, now=True)  # on disk before the file that drops them
         budget = max(1024, max_bytes // 3)
         digest = _digest(agent, victims, name, budget)
         entries = [digest, *rest]
@@ -308,29 +309,46 @@ _batch = threading.local()
 
 
 @contextlib.contextmanager
-def batched_appends() -> Iterator[None]:
+def batched_appends(checkpoint: Callable[[], None] | None = None) -> Iterator[None]:
     """Inside, in this thread, :func:`append` changes each cold file in memory (later appends and
     :func:`parsed` see it) and leaving writes each changed file once: one rewrite and fsync per agent
     per batch, not per session. The caller syncs the folder and commits the ledger rows of the
     batch after this, as for a single append; a crash before leaves the old file and no rows, and a
     rerun writes the entries again. On an error (an interrupt) the held appends are written too, as
     unbatched ones would have been; their rows roll back and a rerun finds them. Nested: the outer
-    one writes."""
+    one writes.
+
+    A fold inside the batch first writes every held file and calls ``checkpoint`` (the caller syncs
+    the folders and commits the batch's ledger rows so far): a fold drops entry ids from the cold
+    file (a digest lists at most a few dozen), so an entry folded away before its row committed
+    would be compacted again after a crash."""
     if getattr(_batch, "pending", None) is not None:
         yield
         return
     _batch.pending = pending = dict[Path, _Pending]()
+    _batch.checkpoint = checkpoint
     try:
         yield
     except BaseException:
-        _batch.pending = None
+        _batch.pending = _batch.checkpoint = None
         with contextlib.suppress(Exception):  # the error in flight is the one to report
             for path, p in pending.items():
                 _flush(path, p)
         raise
-    _batch.pending = None
+    _batch.pending = _batch.checkpoint = None
     for path, p in pending.items():
         _flush(path, p)
+
+
+def _before_fold(pending: dict[Path, _Pending]) -> None:
+    """Write every held file and let the batch's owner commit what they hold (see :func:`batched_appends`)."""
+    held = list(pending.items())
+    pending.clear()
+    for path, p in held:
+        _flush(path, p)
+    checkpoint: Callable[[], None] | None = getattr(_batch, "checkpoint", None)
+    if checkpoint is not None:
+        checkpoint()
 
 
 def _flush(path: Path, p: _Pending) -> None:
@@ -428,7 +446,5 @@ def append(
             held.appends.append((entry_text, entry_id, max_bytes, now))
             held.state = done[0]
             return True, 0
-        pending.pop(path, None)
-    if held is not None:
-        _flush(path, held)
+    _before_fold(pending)
     return _append_now(layout, agent, entry_text, entry_id, max_bytes=max_bytes, now=now)
