@@ -6,6 +6,7 @@ ignored, and nothing is written where Python would not write bytecode.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tomllib
@@ -44,11 +45,23 @@ def test_cache_is_written_once_and_read_back_equal(pkg: Path) -> None:
 
 
 def test_cache_is_what_is_read(pkg: Path) -> None:
-    rv.data()
+    truth = rv.data()
     cache = next((pkg / "__pycache__").glob("secrets.*.json"))
-    cache.write_text('{"from": "cache"}', "utf-8")
+    marked = {**truth, "from": "cache"}
+    cache.write_text(json.dumps(marked), "utf-8")
     rv.data.cache_clear()
-    assert rv.data() == {"from": "cache"}  # proves the cache is used (so the next tests mean something)
+    assert rv.data() == marked  # proves the cache is used (so the next tests mean something)
+
+
+def test_a_cache_that_lost_rules_is_not_used(pkg: Path) -> None:
+    """A cache that parses but lacks rules (truncated by hand, tampered) would redact less: refused."""
+    truth = rv.data()
+    cache = next((pkg / "__pycache__").glob("secrets.*.json"))
+    for bad in ({**truth, "rule": truth["rule"][:-1]}, {k: v for k, v in truth.items() if k != "words"},
+                {**truth, "rule": "x"}):  # fmt: skip
+        cache.write_text(json.dumps(bad), "utf-8")
+        rv.data.cache_clear()
+        assert rv.data() == _truth(pkg)
 
 
 def test_an_edited_rule_file_never_meets_a_stale_cache(pkg: Path) -> None:

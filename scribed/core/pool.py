@@ -16,7 +16,7 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from scribed.core.compact_session import Prepared, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
+from scribed.log import get as get_logger
 from scribed.tiers.cold import Layout
 
 POOL_MIN_BYTES = 4 << 20  # a smaller backlog is done before the workers have imported scribed
@@ -145,9 +146,16 @@ class Prefetch:
 
     def _submit(self) -> None:
         item = next(self._todo, None)
-        if item is not None:
-            row = self.ledger.source(source_key(item.path))
-            self._pending.append((item, self._ex.submit(_prepare, item, row, self.now, self.force)))
+        if item is None:
+            return
+        row = self.ledger.source(source_key(item.path))
+        try:
+            fut = self._ex.submit(_prepare, item, row, self.now, self.force)
+        except (BrokenExecutor, RuntimeError) as exc:  # a worker died (killed, out of memory): no more sends
+            self._todo = iter(())
+            get_logger("scribed.pool").warning("pool_broken", reason=str(exc), left_to="the parent")
+            return
+        self._pending.append((item, fut))
 
     def take(self, item: SourceItem) -> list[Prepared]:
         """The entries a worker rendered for ``item`` ([] when it was not sent or its worker failed:

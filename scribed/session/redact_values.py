@@ -135,7 +135,7 @@ def data() -> dict[str, Any]:
     cache = _cache_path(raw)
     try:
         got = json.loads(cache.read_bytes())
-        if isinstance(got, dict):
+        if isinstance(got, dict) and _whole(got, raw):
             return got
     except (OSError, ValueError):
         pass
@@ -144,6 +144,15 @@ def data() -> dict[str, Any]:
     parsed = tomllib.loads(raw.decode("utf-8"))
     _write_cache(cache, parsed)
     return parsed
+
+
+def _whole(got: dict[str, Any], raw: bytes) -> bool:
+    """A cache is used only if it holds every rule table and the word lists of the file it was
+    made from: one that parses but lost rules would redact less, silently."""
+    if not isinstance(got.get("words"), dict):
+        return False
+    rules = got.get("rule")
+    return isinstance(rules, list) and len(rules) == len(re.findall(rb"(?m)^\s*\[\[rule\]\]", raw))
 
 
 def _cache_path(raw: bytes) -> Path:
