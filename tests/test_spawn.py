@@ -1,6 +1,6 @@
 """``scribed context AGENT`` runs at every agent spawn (issue 15: ≤ 150 ms): the way a coordinator
-starts it, it loads no pydantic, LLM client, scheduler, watcher or structlog. (Cold history parses
-entries with :mod:`scribed.compress.entry`, which loads the models and so pydantic: not covered here.)"""
+starts it, it loads no pydantic, LLM client, scheduler, watcher or structlog, whatever the situation
+(cold history is parsed by :mod:`scribed.compress.entry` without the pydantic models)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,17 @@ def _root(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _cold_and_wiki(root: Path) -> None:
+    mem = root / ".squad/memory"
+    (mem / "cold").mkdir(exist_ok=True)
+    (mem / "cold/data.md").write_text(
+        "# Cold memory: data\n\n### 2026-01-02T10:00:00Z: Export retry\n"
+        "- provenance: id=e-0123abcd · agent=data\n\n#### Goal\nFix the export retry loop.\n"
+    )
+    (mem / "wiki").mkdir(exist_ok=True)
+    (mem / "wiki/export.md").write_text("# Export\n\n## Retry loop\nBack off 3 times.\n")
+
+
 def _spawn(*args: str) -> str:
     code = PROBE.format(heavy=HEAVY)
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
@@ -59,16 +70,23 @@ def _spawn(*args: str) -> str:
         ["--format", "json"],
         ["--max-bytes", "4000", "--situation", "onboarding"],
         ["--situation", "spec"],
+        ["--include-cold"],
+        ["--situation", "resume"],
+        ["--situation", "debug", "--format", "json"],
+        ["--situation", "post-incident", "--max-bytes", "900"],
     ],
 )
 def test_spawn_context_loads_nothing_heavy(tmp_path: Path, extra: list[str]) -> None:
     root = _root(tmp_path)
+    _cold_and_wiki(root)
     cfg = tmp_path / "scribed.toml"  # a plain, valid config file is read without pydantic
     cfg.write_text(
         f'root = "{root}"\n[log]\nlevel = "warning"\n[[sources]]\nkind = "codex"\npath = "t"\nagent = "data"\n'
     )
     out = _spawn("--config", str(cfg), "context", "data", *extra)
     assert "fix the export retry loop" in out
+    cold = "--include-cold" in extra or any(s in extra for s in ("resume", "debug", "post-incident"))
+    assert ("Fix the export retry loop." in out) == cold
     assert out.rstrip().endswith("LOADED [] EXIT 0"), out[-400:]
 
 

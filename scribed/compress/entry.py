@@ -14,9 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from scribed.compress import anchors as anchors_mod
-from scribed.models import SECTIONS, Anchor, Summary
+if TYPE_CHECKING:
+    from scribed.models import Anchor, Summary
+
+# Reading a cold file (``split_entries`` and friends) is on the spawn path (``scribed context
+# --include-cold``): it must not import the models (pydantic, ~60 ms) or the anchor extractor, so
+# rendering and the guard import them where they are used. tests/test_spawn.py checks it.
 
 ENTRY_HEADING = re.compile(r"^### (?P<date>\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+Z?)?)\s*:?\s*(?P<title>.*)$")
 ID_RE = re.compile(r"\bid=(?P<id>[a-z]-[0-9a-f]{6,40})")
@@ -87,6 +92,8 @@ def _provenance(meta: EntryMeta, ratio: float) -> str:
 
 
 def _body(summary: Summary) -> str:
+    from scribed.models import SECTIONS
+
     out: list[str] = []
     for key, title in SECTIONS:
         value = getattr(summary, key)
@@ -136,6 +143,8 @@ def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
     Items are never cut (a command or a supersedes line cut short changes meaning); only the
     goal and outcome prose shrink, between words, once the lists are down to their minimum.
     """
+    from scribed.models import SECTIONS
+
     s = summary.model_copy(deep=True)
     s.goal = one_line(s.goal, 300)
     for key, _ in SECTIONS:
@@ -168,6 +177,8 @@ def fit_with_room(summary: Summary, anchors: list[Anchor], meta: EntryMeta, budg
 
     Restored anchors are worth more than prose, so the prose shrinks to make space for them.
     """
+    from scribed.compress import anchors as anchors_mod
+
     fitted = fit(summary, meta, budget)
     text = render(fitted, meta)
     missing = [a for a in anchors if not anchors_mod.present(a, text)]
@@ -183,6 +194,8 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
 
     Returns the amended summary and the anchor recall of the final entry.
     """
+    from scribed.compress import anchors as anchors_mod
+
     s = summary.model_copy(deep=True)
     text = render(s, meta)
     missing = [a for a in anchors if not anchors_mod.present(a, text)]
