@@ -74,6 +74,8 @@ def _spawn(*args: str) -> str:
         ["--situation", "resume"],
         ["--situation", "debug", "--format", "json"],
         ["--situation", "post-incident", "--max-bytes", "900"],
+        ["--include-wiki"],
+        ["--include-wiki", "export", "--include-cold", "--format", "json"],
     ],
 )
 def test_spawn_context_loads_nothing_heavy(tmp_path: Path, extra: list[str]) -> None:
@@ -87,6 +89,8 @@ def test_spawn_context_loads_nothing_heavy(tmp_path: Path, extra: list[str]) -> 
     assert "fix the export retry loop" in out
     cold = "--include-cold" in extra or any(s in extra for s in ("resume", "debug", "post-incident"))
     assert ("Fix the export retry loop." in out) == cold
+    wiki = "--include-wiki" in extra or any(s in extra for s in ("spec", "onboarding", "post-incident"))
+    assert ("Back off 3 times." in out) == wiki
     assert out.rstrip().endswith("LOADED [] EXIT 0"), out[-400:]
 
 
@@ -136,6 +140,7 @@ def _tree(tmp: Path) -> Path:
     (tmp / "bad.toml").write_text("[compress]\nratio = 2\n")
     (tmp / "badagent.toml").write_text('[[sources]]\nkind = "codex"\npath = "/t"\nagent = "Bad Name!"\n')
     (tmp / "nosquad").mkdir()
+    (tmp / "bare/.squad").mkdir(parents=True)
     return root
 
 
@@ -171,9 +176,19 @@ CALLS = [
     ["context", "data", "--root", "R", "--include-wiki"],
     ["context", "data", "--root", "R", "--query", "retry"],
     ["context", "ansi", "--root", "R"],
+    ["context", "data", "--include-wiki", "export", "--root", "R"],
+    ["context", "data", "--include-wiki=export,nope", "--include-wiki", "--root", "R", "--format", "json"],
+    ["context", "data", "--root", "R", "--include-wiki", "--include-cold", "--max-bytes", "400"],
+    ["context", "data", "--root", "R", "--include-wiki="],
+    ["context", "nobody", "--root", "T/bare", "--include-wiki"],
+    ["context", "nobody", "--root", "T/bare", "--situation", "post-incident", "--format", "json"],
+    ["context", "data", "--root", "R", "--include-wiki", "Bad Name!"],
+    ["context", "data", "--root", "R", "--include-wiki", "-"],
+    ["context", "--include-wiki", "data", "--root", "R"],
+    ["--include-wiki", "context", "data", "--root", "R"],
 ]
 # The calls the fast path answers itself; every other one it hands to click untouched.
-FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 28, 31, 32, 33, 34, 35, 36}
 
 
 @pytest.mark.parametrize("i", range(len(CALLS)))

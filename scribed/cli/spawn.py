@@ -4,8 +4,8 @@ A coordinator runs ``scribed context`` at every agent spawn; importing click and
 command group costs about as much as the command's own work. :func:`run` handles only a plain
 call (the options below, each given once, a valid config, a root with ``.squad/``, an agent and a
 situation that pass their checks) and prints what the click command would print, byte for byte.
-Anything else (``--help``, ``--init``, ``--include-wiki``, ``--query``, a repeated option, any
-error) returns None before a byte is written, and the click command runs as before, so every message
+Anything else (``--help``, ``--init``, ``--query``, which needs the search index, a repeated option,
+any error) returns None before a byte is written, and the click command runs as before, so every message
 and exit code stays the click command's own. ``tests/test_spawn.py`` compares the two.
 """
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 VALUE_OPTIONS = ("--config", "--root", "--situation", "--max-bytes", "--format")
 FLAGS = ("--include-cold",)
+WIKI = "--include-wiki"  # repeatable; alone (the next word an option, or none) it means no topic
 FORMATS = ("markdown", "json")
 
 
@@ -44,6 +45,11 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
             opts[name] = value
         elif a in FLAGS and positional and a not in opts:
             opts[a] = True
+        elif name == WIKI and positional:
+            if not eq and argv[i + 1 : i + 2] and not argv[i + 1].startswith("-"):  # click's rule too,
+                i += 1  # but for a lone '-' (a topic to click): that one is handed over below
+                value = argv[i]
+            opts.setdefault(WIKI, []).append(value)
         elif a.startswith("-") or not a:
             return None
         else:
@@ -93,6 +99,8 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
             opts["agent"],
             situation=opts.get("--situation"),
             include_cold=bool(opts.get("--include-cold")),
+            include_wiki=WIKI in opts,
+            wiki_topics=[t for t in opts.get(WIKI, ()) if t],
             max_bytes=opts["--max-bytes"],
         )
     except context.ContextError:
@@ -105,10 +113,11 @@ def _texts(opts: dict[str, Any], block: Context, memory: Path) -> tuple[str, str
     err = ""
     if not block.hot.strip() and not block.cold and not block.wiki:
         cold = bool(block.situation or opts.get("--include-cold"))
+        wiki = bool(block.situation or WIKI in opts)
         err = (
             f"scribed: no memory for {block.agent} under {memory}: no hot file"
             + (", no cold entry" if cold else "")
-            + (", no wiki page" if block.situation else "")
+            + (", no wiki page" if wiki else "")
             + "; the block is empty\n"
         )
     if opts.get("--format") == "json":
