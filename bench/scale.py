@@ -113,7 +113,7 @@ cfg = load(sys.argv[1])
 t0 = time.perf_counter()
 r = promote(cfg, as_of=datetime(2027, 6, 1, tzinfo=UTC))
 dt = time.perf_counter() - t0
-print(json.dumps({"seconds": dt, "promoted": len(r["promoted"]), "written": r["written"]}))
+print(json.dumps({"seconds": dt, "promoted": len(r.promoted), "written": list(r.written)}))
 """
 
 

@@ -66,3 +66,12 @@ def test_scoring_rules() -> None:
     assert (n, bad) == (2, 1)
     assert quality.head_tail("x" * 100, 20).startswith("x")
     assert len(quality.head("é" * 50, 11).encode()) <= 11
+
+
+def test_scale_promote_and_sessions_curves_run(tmp_path: Path) -> None:
+    """The growth curves run against the current API (a typed PromoteResult broke the promote
+    child once, unnoticed until the bench was run by hand)."""
+    import scale
+
+    (row,) = scale.bench_promote([30], tmp_path / "p")
+    assert row["entries"] == 30 and row["promoted"] > 0 and row["seconds"] > 0
