@@ -1,0 +1,95 @@
+"""Hot files re-seeded inside a run-once batch are written once per agent per batch (issue 15), after
+the batch's cold files and their folders' sync, so a seed on disk points only at a durable entry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_crash import backlog, check_consistent
+from test_hot_reseed import Log
+
+from scribed import config as config_mod
+from scribed import fsutil
+from scribed.core import scribe
+from scribed.core.scribe import Scribe
+from scribed.tiers import cold, live
+
+
+def test_held_swaps_compare_against_the_held_bytes_and_write_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = tmp_path / "memory"
+    path = mem / "hot" / "a.md"
+    writes: list[bytes] = []
+    real = live._swap_now
+
+    def spy(p: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
+        writes.append(data)
+        return real(p, expected, data, base=base)
+
+    monkeypatch.setattr(live, "_swap_now", spy)
+    with live.batched_writes(Log()):
+        assert live.swap(path, None, b"one", base=mem)
+        assert live.current_bytes(path) == b"one"
+        assert not path.exists()  # held
+        assert not live.swap(path, None, b"two", base=mem)  # compared with the held bytes
+        assert live.swap(path, b"one", b"three", base=mem)
+    assert path.read_bytes() == b"three"
+    assert writes == [b"three"]
+
+
+def test_a_hot_file_an_agent_wrote_during_the_batch_is_left_in_place(tmp_path: Path) -> None:
+    mem = tmp_path / "memory"
+    path = mem / "hot" / "a.md"
+    log = Log()
+    with live.batched_writes(log):
+        assert live.swap(path, None, b"seed", base=mem)
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"the agent's own words\n")
+    assert path.read_bytes() == b"the agent's own words\n"
+    assert log.events("warning") == ["hot_changed_during_batch"]
+
+
+def test_a_batch_writes_each_hot_file_once_after_its_cold_files_are_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = backlog(tmp_path, 12, agents=3)
+    events: list[str] = []
+    real_swap, real_sync, real_write = live._swap_now, fsutil.fsync_dir, cold.atomic_write
+
+    def swap(p: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
+        events.append("hot write")
+        return real_swap(p, expected, data, base=base)
+
+    def sync(path: Path, *, now: bool = False) -> None:
+        if now or getattr(fsutil._deferred, "dirs", None) is None:
+            events.append(f"sync {Path(path).name}")
+        real_sync(path, now=now)
+
+    def write(path: Path, text: str, **kw: Any) -> None:
+        events.append(f"write {path.parent.name}")
+        real_write(path, text, **kw)
+
+    monkeypatch.setattr(live, "_swap_now", swap)
+    monkeypatch.setattr(fsutil, "fsync_dir", sync)
+    monkeypatch.setattr(cold, "atomic_write", write)
+    monkeypatch.setattr(scribe, "BATCH_SECONDS", 600.0)  # one batch, however slow the machine
+    s = Scribe(config_mod.load(str(cfg)))
+    s.ledger._db.set_trace_callback(lambda sql: events.append(sql.split()[0].upper()))
+    assert s.run_once(force=True).compacted == 12
+    s.close()
+    assert events.count("hot write") == 3, events  # one per agent, not one per session
+    first = events.index("hot write")
+    last_cold = max(i for i, e in enumerate(events[:first]) if e == "write cold")
+    assert "sync cold" in events[last_cold:first], events[last_cold:first]
+    assert "COMMIT" in events[first:]  # the batch commits after its hot files are written
+    check_consistent(cfg, 12)
+    root = config_mod.load(str(cfg)).root_path / ".squad/memory"
+    for agent in ("a0", "a1", "a2"):
+        seed = (root / "hot" / f"{agent}.md").read_text()
+        entry = re.search(r"^entry: (\S+)$", seed, re.M)
+        assert entry is not None, seed
+        assert entry.group(1) in cold.known_ids(root / "cold" / f"{agent}.md")
