@@ -93,3 +93,73 @@ def test_a_batch_writes_each_hot_file_once_after_its_cold_files_are_synced(
         entry = re.search(r"^entry: (\S+)$", seed, re.M)
         assert entry is not None, seed
         assert entry.group(1) in cold.known_ids(root / "cold" / f"{agent}.md")
+
+
+def test_a_batch_syncs_its_transcript_copies_once_before_listing_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy's data is written with no fsync of its own; one sync at the batch's end makes them all
+    durable, and only then are the sidecars that list them written (then the ledger commits)."""
+    import os
+
+    from scribed.tiers import transcripts
+
+    cfg = backlog(tmp_path, 12, agents=3)
+    events: list[str] = []
+    real_sync, real_data, real_write = os.sync, transcripts._write, transcripts.atomic_write
+
+    def sync() -> None:
+        events.append("sync")
+        real_sync()
+
+    def data(source: Path, data_path: Path, *, sync: bool = True) -> tuple[int, int]:
+        events.append("data fsync" if sync else "data")
+        return real_data(source, data_path, sync=sync)
+
+    def write(path: Path, text: str, **kw: Any) -> None:
+        events.append("sidecar")
+        real_write(path, text, **kw)
+
+    monkeypatch.setattr(os, "sync", sync)
+    monkeypatch.setattr(transcripts, "_write", data)
+    monkeypatch.setattr(transcripts, "atomic_write", write)
+    monkeypatch.setattr(scribe, "BATCH_SECONDS", 600.0)
+    s = Scribe(config_mod.load(str(cfg)))
+    s.ledger._db.set_trace_callback(lambda sql: events.append(sql.split()[0].upper()))
+    assert s.run_once(force=True).compacted == 12
+    s.close()
+    assert events.count("data") == 12, events  # no fsync per copy …
+    assert events.count("sync") == 1  # … one sync for the batch …
+    first = events.index("sidecar")
+    assert events.count("sidecar") == 12
+    assert events.index("sync") < first  # … before any sidecar lists a copy …
+    assert "COMMIT" in events[first:]  # … and the ledger commits after them
+    check_consistent(cfg, 12)
+    root = config_mod.load(str(cfg)).root_path
+    dest = transcripts.folder(config_mod.load(str(cfg)), cold.Layout(root))
+    assert len(list(transcripts.iter_archives(dest))) == 12
+
+
+def test_a_copy_archived_again_in_a_batch_is_not_pruned_by_its_old_sidecar(tmp_path: Path) -> None:
+    """Inside a batch a copy's new sidecar waits for the batch's end; the retention sweep must not
+    take the old one's date for the copy's and delete the copy just written."""
+    from datetime import UTC, datetime, timedelta
+
+    from test_transcript_archive import cfg_dict, claude_file, make_root
+
+    from scribed.session.door import redacted
+    from scribed.tiers import transcripts
+
+    root, src = make_root(tmp_path), tmp_path / "projects"
+    path = claude_file(src)
+    cfg = config_mod.from_dict(cfg_dict(root, src, retention_days=30))
+    layout = cold.Layout(cfg.root_path)
+    old = datetime(2025, 1, 1, tzinfo=UTC)
+    kw: dict[str, Any] = {"kind": "claude", "session": redacted("s"), "agent": redacted("a"), "shown_as": redacted("p")}
+    transcripts.archive(cfg, layout, path, now=old, **kw)
+    path.write_text(path.read_text() + "\n")  # grown: archived again, 40 days on
+    transcripts._last_prune.clear()
+    with transcripts.batched_copies(Log()):
+        transcripts.archive(cfg, layout, path, now=old + timedelta(days=40), **kw)
+    (rec,) = transcripts.iter_archives(transcripts.folder(cfg, layout))
+    assert rec.archived_at.startswith("2025-02-10")
