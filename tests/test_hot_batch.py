@@ -1,5 +1,7 @@
-"""Hot files re-seeded inside a run-once batch are written once per agent per batch (issue 15), after
-the batch's cold files and their folders' sync, so a seed on disk points only at a durable entry."""
+"""Per-session fixed cost of run-once (issue 15), round 2. Hot files re-seeded inside a batch are
+written once per agent per batch, after the batch's cold files and their folders' sync, so a seed on
+disk points only at a durable entry; transcript copies are synced once per batch before their
+sidecars list them; a source file's ledger key is redacted once."""
 
 from __future__ import annotations
 
@@ -163,3 +165,23 @@ def test_a_copy_archived_again_in_a_batch_is_not_pruned_by_its_old_sidecar(tmp_p
         transcripts.archive(cfg, layout, path, now=old + timedelta(days=40), **kw)
     (rec,) = transcripts.iter_archives(transcripts.folder(cfg, layout))
     assert rec.archived_at.startswith("2025-02-10")
+
+
+def test_a_source_key_is_redacted_once_per_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run-once asks for a file's ledger key five or six times; the path's redaction was ~1 ms of a
+    small session's cost. The rules are fixed for a process, so the key is kept."""
+    from scribed.core import ledger
+
+    calls: list[str] = []
+    real = ledger.redact_path
+
+    def spy(path: str) -> str:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(ledger, "redact_path", spy)
+    raw = "/tmp/source-key-cache/DB_PASSWORD=hunter2hunter2 notes.md"
+    keys = {ledger.source_key(raw), ledger.source_key(Path(raw)), ledger.source_key(raw)}
+    assert len(keys) == 1
+    assert "hunter2hunter2" not in keys.pop()
+    assert calls == [raw]
