@@ -185,3 +185,19 @@ def test_a_source_key_is_redacted_once_per_path(monkeypatch: pytest.MonkeyPatch)
     assert len(keys) == 1
     assert "hunter2hunter2" not in keys.pop()
     assert calls == [raw]
+
+
+def test_a_batch_that_fails_writes_no_hot_file(tmp_path: Path) -> None:
+    """Its cold files may not have been written (disk full): a seed must not point at them."""
+    mem = tmp_path / "memory"
+    path = mem / "hot" / "a.md"
+
+    def batch() -> None:
+        with live.batched_writes(Log()):
+            assert live.swap(path, None, b"seed", base=mem)
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        batch()
+    assert not path.exists()
+    assert live._held_files() is None

@@ -365,15 +365,19 @@ def batched_writes(log: Logger) -> Iterator[None]:
     and swaps see them) and leaving writes each changed file once: one fsync per agent per batch,
     not one per session re-seeded. Its folders are synced first (:func:`scribed.fsutil.sync_deferred`),
     so a seed on disk points only at cold entries already durable (the cold files are written
-    before this ends). A file an agent changed meanwhile is left as it is (warned). Never raises for
-    file problems: a hot file is a convenience. Nested: the outer one writes."""
+    before this ends). A file an agent changed meanwhile is left as it is (warned). On an error (the
+    cold files may not be written; the batch rolls back) nothing is written: the redo re-seeds.
+    Never raises for file problems: a hot file is a convenience. Nested: the outer one writes."""
     if _held_files() is not None:
         yield
         return
     _hold.files = files = dict[Path, _Held]()
     try:
         yield
-    finally:
+    except BaseException:
+        _hold.files = None
+        raise
+    else:
         _hold.files = None
         if any(h.data != h.disk for h in files.values()):
             with contextlib.suppress(OSError):
