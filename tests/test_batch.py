@@ -13,6 +13,7 @@ from test_crash import backlog, check_consistent
 from scribed import config as config_mod
 from scribed import fsutil
 from scribed.core import compact_session
+from scribed.core import scribe as scribe_mod
 from scribed.core.scribe import Scribe
 
 
@@ -59,6 +60,7 @@ def test_a_batch_cut_short_is_redone_without_duplicates(
         return real(*a, **k)
 
     monkeypatch.setattr(compact_session.cold, "append", crash)
+    monkeypatch.setattr(scribe_mod, "BATCH_SECONDS", 600.0)  # one batch, however loaded the machine
     s = _scribe(cfg)
     with pytest.raises(KeyboardInterrupt):
         s.run_once(force=True)

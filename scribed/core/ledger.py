@@ -15,6 +15,7 @@ the source's path, so a renamed or rotated transcript is recognized as already c
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sqlite3
@@ -102,7 +103,12 @@ def _log() -> Any:
 def source_key(path: os.PathLike[str] | str) -> str:
     """The ledger's key for a source file: its path, or, where a name in it holds a secret, the
     redacted path and a digest of the real one (still unique; nothing secret is stored)."""
-    raw = str(path)
+    return _source_key(str(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _source_key(raw: str) -> str:
+    """Cached: the rules are fixed for a process, and a run asks five or six times per file."""
     shown = redact_path(raw)
     if shown == raw:
         return raw

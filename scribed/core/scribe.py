@@ -45,7 +45,7 @@ from scribed.core.results import (
 from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir, sync_deferred
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
-from scribed.tiers import cold
+from scribed.tiers import cold, live, transcripts
 from scribed.tiers.cold import Layout
 
 BATCH_FILES = 64  # source files per ledger commit in run_once
@@ -257,7 +257,10 @@ class Scribe:
         one ledger commit, one sync per folder and one rewrite per cold file per batch, not several per
         file. Safe because the batch's cold files are written, then its folders synced, before its
         ledger commit (see :func:`scribed.fsutil.deferred_dir_sync`, :func:`scribed.tiers.cold.batched_appends`).
-        A hot file goes alone: its reset must follow a cold entry already durable."""
+        Hot files re-seeded in the batch are written once each, after the cold files and their
+        folders' sync (:func:`scribed.tiers.live.batched_writes`); transcript copies are synced once
+        per batch (:func:`scribed.tiers.transcripts.batched_copies`). A compacted hot file goes alone:
+        its reset must follow a cold entry already durable."""
         n, t0 = 0, time.monotonic()
         held: list[tuple[SourceItem, FileOutcome]] = []  # the open batch's files, reported once it commits
         # an error or interrupt rolls the open batch back; the pool closes after it
@@ -270,7 +273,9 @@ class Scribe:
                 if item.kind != "hot" and n == 0 and not self.dry_run:
                     stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
                     stack.enter_context(deferred_dir_sync())
-                    stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before both
+                    stack.enter_context(transcripts.batched_copies(self.log))  # copies: durable before it
+                    stack.enter_context(live.batched_writes(self.log))  # hot seeds: after cold's sync
+                    stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before all
                 sessions = self.compactor.sessions
                 sessions.prepared = {k: (w, ms) for k, w, ms in pool.take(item)} if pool else {}
                 out = self._process_guarded(item, force)

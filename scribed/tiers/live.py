@@ -34,7 +34,8 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ from scribed import sources
 from scribed.compress import anchors
 from scribed.compress.entry import iso, parse_date
 from scribed.compress.sections import substantive
-from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir
+from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir, sync_deferred
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, RedactedSession, unwrap
@@ -328,15 +329,85 @@ def owned(data: bytes) -> bool:
 
 
 def current_bytes(path: Path) -> bytes | None:
+    """The file's bytes (None: absent); inside :func:`batched_writes`, as the batch will write it."""
+    held = _held_files()
+    h = held.get(path) if held is not None else None
+    return h.data if h is not None else _disk_bytes(path)
+
+
+def _disk_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except FileNotFoundError:
         return None
 
 
+@dataclass(slots=True)
+class _Held:
+    """A hot file's write held for the end of a batch: the bytes on disk it replaces, the new ones."""
+
+    base: Path
+    disk: bytes | None
+    data: bytes
+
+
+_hold = threading.local()
+
+
+def _held_files() -> dict[Path, _Held] | None:
+    files: dict[Path, _Held] | None = getattr(_hold, "files", None)
+    return files
+
+
+@contextlib.contextmanager
+def batched_writes(log: Logger) -> Iterator[None]:
+    """Inside, in this thread, :func:`swap` keeps each hot file's new bytes in memory (later reads
+    and swaps see them) and leaving writes each changed file once: one fsync per agent per batch,
+    not one per session re-seeded. Its folders are synced first (:func:`scribed.fsutil.sync_deferred`),
+    so a seed on disk points only at cold entries already durable (the cold files are written
+    before this ends). A file an agent changed meanwhile is left as it is (warned). On an error (the
+    cold files may not be written; the batch rolls back) nothing is written: the redo re-seeds.
+    Never raises for file problems: a hot file is a convenience. Nested: the outer one writes."""
+    if _held_files() is not None:
+        yield
+        return
+    _hold.files = files = dict[Path, _Held]()
+    try:
+        yield
+    except BaseException:
+        _hold.files = None
+        raise
+    else:
+        _hold.files = None
+        if any(h.data != h.disk for h in files.values()):
+            with contextlib.suppress(OSError):
+                sync_deferred()
+        for path, h in files.items():
+            _write_held(path, h, log)
+
+
+def _write_held(path: Path, h: _Held, log: Logger) -> None:
+    if h.data == h.disk:
+        return
+    try:
+        if _swap_now(path, h.disk, h.data, base=h.base):
+            return
+        log.warning("hot_changed_during_batch", file=str(path), reason="left in place")
+    except OSError as exc:
+        log.warning("hot_write_failed", file=str(path), reason=str(exc.strerror or exc))
+
+
+def _write_now(path: Path) -> None:
+    """Write a held file at once (before reading it from disk) and stop holding it."""
+    held = _held_files()
+    h = held.pop(path, None) if held is not None else None
+    if h is not None and h.data != h.disk and not _swap_now(path, h.disk, h.data, base=h.base):
+        raise OSError(f"hot file changed during the batch: {path}")
+
+
 def _still(path: Path, expected: bytes | None) -> bool:
     """The compare of compare-and-swap: the file still holds ``expected`` (None: absent)."""
-    return current_bytes(path) == expected
+    return _disk_bytes(path) == expected
 
 
 def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
@@ -345,7 +416,23 @@ def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool
     The new bytes are written and synced to a temp file first and the target is read again right
     before the rename, so an agent's write can only be lost inside the rename itself. Private mode,
     no symlinks, nothing outside ``base``. Returns False (and leaves the file alone) if it changed.
+    Inside :func:`batched_writes` the compare is against the held bytes and the write is held.
     """
+    held = _held_files()
+    if held is None:
+        return _swap_now(path, expected, data, base=base)
+    check_inside(path, base)
+    h = held.get(path)
+    if (h.data if h is not None else _disk_bytes(path)) != expected:
+        return False
+    if h is None:
+        held[path] = _Held(base, expected, data)
+    else:
+        h.data = data
+    return True
+
+
+def _swap_now(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
     check_inside(path, base)
     ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
@@ -376,6 +463,7 @@ def live_fields(data: bytes) -> dict[str, str]:
 
 def is_blank(path: Path, agent: str) -> bool:
     """Whether the hot adapter sees nothing in the file (empty or only the template's labels)."""
+    _write_now(path)  # the adapter reads the file: a held write goes first
     parsed = sources.parse_file("hot", path, agent)
     return not parsed.sessions and not parsed.warnings
 
@@ -436,9 +524,9 @@ def clear(layout: Layout, agent: str, kind: str, session_id: Redacted) -> bool:
         return False
     path = layout.hot_file(name)
     try:
-        if path.is_symlink() or not path.is_file():
+        data = None if path.is_symlink() else current_bytes(path)
+        if data is None:
             return False
-        data = path.read_bytes()
         if live_fields(data).get(MARKER) != marker_value(kind, session_id) or not owned(data):
             return False
         return swap(path, data, TEMPLATE.format(agent=name).encode(), base=layout.memory)

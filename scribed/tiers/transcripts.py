@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import zstandard
 
@@ -34,6 +35,9 @@ from scribed.session.door import Redacted, redacted_chunks
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
 from scribed.tiers.records import Json
+
+if TYPE_CHECKING:
+    from scribed.log import Logger
 
 SUFFIX = ".zst"
 META_SUFFIX = ".json"
@@ -87,7 +91,10 @@ def _names(dest: Path, kind: str, source: Path) -> tuple[Path, Path]:
 
 
 def _load(meta_path: Path) -> Archived | None:
-    """A sidecar, or None when it is missing or not ours."""
+    """A sidecar, or None when it is missing or not ours (inside :func:`batched_copies`, a held one)."""
+    held = _held()
+    if held is not None and meta_path in held:
+        return held[meta_path]
     try:
         data = json.loads(meta_path.read_bytes())
     except (OSError, ValueError, RecursionError):
@@ -120,7 +127,12 @@ def _save(meta_path: Path, a: Archived) -> None:
     """Write the sidecar atomically, with no fsync of its own: the copy is not memory (a compaction
     never waits on it), and this halves its cost per session. A crash right after can lose the
     sidecar (an unlisted copy, archived again when its source changes), never a cold entry. The
-    folder sync is still made (at the end of a batch, with the data file's)."""
+    folder sync is still made (at the end of a batch, with the data file's). Inside
+    :func:`batched_copies` it is held until the batch's copies are durable."""
+    held = _held()
+    if held is not None:
+        held[meta_path] = a
+        return
     data = a.public()
     data.pop("archive")
     data["stamp"] = a.stamp
@@ -128,8 +140,9 @@ def _save(meta_path: Path, a: Archived) -> None:
     fsync_dir(meta_path.parent)
 
 
-def _write(source: Path, data_path: Path) -> tuple[int, int]:
-    """Write the redacted, compressed copy atomically; returns (bytes in, bytes out)."""
+def _write(source: Path, data_path: Path, *, sync: bool = True) -> tuple[int, int]:
+    """Write the redacted, compressed copy atomically; returns (bytes in, bytes out). ``sync=False``:
+    no fsync, :func:`batched_copies` syncs the batch's copies at once."""
     ensure_dir(data_path.parent)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=data_path.parent)
     written = 0
@@ -141,7 +154,8 @@ def _write(source: Path, data_path: Path) -> tuple[int, int]:
                     writer.write(chunk)
                     written += len(chunk)
             raw.flush()
-            os.fsync(raw.fileno())
+            if sync:
+                os.fsync(raw.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, data_path)
     except BaseException:
@@ -184,7 +198,7 @@ def archive(
         old.agents = sorted({*old.agents, agent})
         _save(meta_path, old)
         return old
-    bytes_in, bytes_out = _write(source, data_path)
+    bytes_in, bytes_out = _write(source, data_path, sync=_held() is None)
     rec = Archived(
         path=data_path,
         source=shown_as,
@@ -199,6 +213,39 @@ def archive(
     _save(meta_path, rec)
     maybe_prune(dest, cfg.archive.retention_days, when)
     return rec
+
+
+_batch = threading.local()
+
+
+def _held() -> dict[Path, Archived] | None:
+    held: dict[Path, Archived] | None = getattr(_batch, "metas", None)
+    return held
+
+
+@contextlib.contextmanager
+def batched_copies(log: Logger) -> Iterator[None]:
+    """Inside, in this thread, :func:`archive` writes each copy's data with no fsync and holds its
+    sidecar; leaving makes the batch's copies durable with one ``os.sync()`` (as promotion does for
+    its archives), then writes the sidecars. So a sidecar never lists a copy a crash could lose: a
+    crash before leaves the copies unlisted, and the rerun of the uncommitted batch (its ledger
+    commit comes after this) archives them again. One sync per batch, not one fsync per session.
+    A failure is a warning: the compaction does not depend on its copy. Nested: the outer one syncs."""
+    if _held() is not None:
+        yield
+        return
+    _batch.metas = metas = dict[Path, Archived]()
+    try:
+        yield
+    finally:
+        _batch.metas = None
+        if metas:
+            try:
+                os.sync()
+                for meta_path, rec in metas.items():
+                    _save(meta_path, rec)
+            except OSError as exc:
+                log.warning("transcript_archive_failed", files=len(metas), reason=str(exc.strerror or exc))
 
 
 def iter_archives(dest: Path) -> Iterator[Archived]:
@@ -239,7 +286,7 @@ def prune(dest: Path, retention_days: int, now: datetime) -> int:
     """Delete archives not refreshed for ``retention_days``. Returns how many went."""
     cutoff = now - timedelta(days=retention_days)
     gone = 0
-    for rec in list(iter_archives(dest)):
+    for rec in list(iter_archives(dest)):  # in a batch, a copy archived again has its held sidecar
         try:
             when = datetime.strptime(rec.archived_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         except ValueError:
