@@ -314,16 +314,17 @@ def make_small_sessions(base: Path, n: int, kb: float = 2, seed: int = 11) -> Pa
     return folder
 
 
-def bench_sessions(sizes: list[int], base: Path, workers: int = 1) -> list[dict[str, Any]]:
+def bench_sessions(sizes: list[int], base: Path, workers: int = 1, kb: float = 2) -> list[dict[str, Any]]:
     rows = []
     for n in sizes:
-        transcripts = make_small_sessions(base, n)
+        transcripts = make_small_sessions(base / f"kb{kb:g}", n, kb)
         mb = sum(p.stat().st_size for p in transcripts.rglob("*") if p.is_file()) / 1e6
-        root = base / f"small-{n}" / "root"
+        root = base / f"kb{kb:g}" / f"small-{n}" / "root"
         root.mkdir()
         r = _child(_SESSIONS_CHILD, str(transcripts), str(root), str(ROOT / "bench"), str(workers))
         rows.append({
-            "sessions": n, "mb": round(mb, 1), "workers": workers, "seconds": round(r["seconds"], 2),
+            "sessions": n, "kb_per_session": round(1000 * mb / n, 2), "mb": round(mb, 1), "workers": workers,
+            "seconds": round(r["seconds"], 2),
             "ms_per_session": round(1000 * r["seconds"] / n, 2),
             "cpu_ms_per_session": round(1000 * r["cpu_seconds"] / n, 2),
             "fsyncs_per_session": round(r["fsync"] / n, 2), "commits_per_session": round(r["commit"] / n, 3),
@@ -331,6 +332,29 @@ def bench_sessions(sizes: list[int], base: Path, workers: int = 1) -> list[dict[
             "load": round(os.getloadavg()[0], 1),
         })  # fmt: skip
     return _growth(rows, "sessions")
+
+
+def fixed_cost(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The per-session cost at zero bytes: for each session count run at two session sizes, the
+    straight line through (KB, ms) at both sizes, read at 0 KB (what a session costs beyond its bytes)."""
+    out = []
+    by_n: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_n.setdefault(r["sessions"], []).append(r)
+    for n, rs in by_n.items():
+        if len(rs) < 2:
+            continue
+        small, large = min(rs, key=lambda r: r["kb_per_session"]), max(rs, key=lambda r: r["kb_per_session"])
+        dk = large["kb_per_session"] - small["kb_per_session"]
+        if dk <= 0:
+            continue
+        row: dict[str, Any] = {"sessions": n, "kb": f"{small['kb_per_session']}/{large['kb_per_session']}"}
+        for key in ("ms_per_session", "cpu_ms_per_session"):
+            slope = (large[key] - small[key]) / dk
+            row[f"fixed_{key}"] = round(small[key] - slope * small["kb_per_session"], 2)
+            row[f"{key}_per_kb"] = round(slope, 3)
+        out.append(row)
+    return out
 
 
 # --- output --------------------------------------------------------------------------------------
@@ -394,6 +418,11 @@ def main() -> None:
     ap.add_argument("--mb", default="8,30,64")
     ap.add_argument("--sessions", default="500,5000")
     ap.add_argument("--workers", type=int, default=1, help="pool processes for the sessions curve")
+    ap.add_argument(
+        "--session-kb",
+        default="2",
+        help="session sizes for the sessions curve; two give the fixed cost (0 KB)",
+    )
     ap.add_argument("--only", default="promote,wiki,transcript,sessions")
     ap.add_argument("--plot", default="bench-scale.png")
     ap.add_argument("--json", action="store_true")
@@ -409,7 +438,14 @@ def main() -> None:
         if "transcript" in only:
             results["transcript"] = bench_transcript([float(x) for x in a.mb.split(",") if x], base)
         if "sessions" in only:
-            results["sessions"] = bench_sessions(_ints(a.sessions), base, a.workers)
+            rows = [
+                row
+                for kb in (float(x) for x in a.session_kb.split(",") if x)
+                for row in bench_sessions(_ints(a.sessions), base, a.workers, kb)
+            ]
+            results["sessions"] = rows
+            if fixed := fixed_cost(rows):
+                results["fixed cost per session (0 KB intercept)"] = fixed
     if a.json:
         print(json.dumps(results, indent=2))
     else:
