@@ -760,7 +760,9 @@ def table(res: dict[str, Any]) -> str:
     methods = {f"scribed ({res['backend']})": res, **res["peers"]}
     head_ = "| metric | " + " | ".join(methods) + " |\n|---|" + "---:|" * len(methods)
     rows = [head_]
-    rows += [f"| recall: {t} | " + " | ".join(_fmt(m["recall"][t]) for m in methods.values()) + " |" for t in TYPES]
+    rows += [
+        f"| recall: {t} | " + " | ".join(_fmt(m["recall"][t]) for m in methods.values()) + " |" for t in TYPES
+    ]
     for key, get in [
         ("recall, recognised phrasing", lambda m: m["recall_by_phrasing"]["recognised"]),
         ("recall, unrecognised phrasing", lambda m: m["recall_by_phrasing"]["unrecognised"]),

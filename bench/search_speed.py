@@ -24,7 +24,21 @@ from scribed.models import Summary  # noqa: E402
 from scribed.tiers.cold import Layout  # noqa: E402
 from scribed.tiers.search import Index  # noqa: E402
 
-WORDS = ["cache", "queue", "ratelimit", "token", "bucket", "auth", "login", "clock", "migration", "index", "postgres", "redis", "kafka"]
+WORDS = [
+    "cache",
+    "queue",
+    "ratelimit",
+    "token",
+    "bucket",
+    "auth",
+    "login",
+    "clock",
+    "migration",
+    "index",
+    "postgres",
+    "redis",
+    "kafka",
+]
 
 
 def build(root: Path, n: int, rng: random.Random) -> None:
@@ -34,11 +48,26 @@ def build(root: Path, n: int, rng: random.Random) -> None:
     for i in range(n):
         agent = f"agent{i % 50}"
         meta = entry.EntryMeta(
-            f"e-{i:012x}", agent, f"s-{i}", "x.md", "markdown",
-            datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=i), 1, 9, 9, "0" * 64, "extractive", 20_000,
+            f"e-{i:012x}",
+            agent,
+            f"s-{i}",
+            "x.md",
+            "markdown",
+            datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=i),
+            1,
+            9,
+            9,
+            "0" * 64,
+            "extractive",
+            20_000,
         )
-        facts = [f"{rng.choice(WORDS)} {rng.choice(WORDS)} fix in src/mod_{rng.randint(0, 999)}.py step {j}" for j in range(8)]
-        per.setdefault(agent, []).append(entry.render(Summary(goal=f"work item {i} on {rng.choice(WORDS)}", key_points=facts), meta))
+        facts = [
+            f"{rng.choice(WORDS)} {rng.choice(WORDS)} fix in src/mod_{rng.randint(0, 999)}.py step {j}"
+            for j in range(8)
+        ]
+        per.setdefault(agent, []).append(
+            entry.render(Summary(goal=f"work item {i} on {rng.choice(WORDS)}", key_points=facts), meta)
+        )
     for agent, texts in per.items():
         (lay.cold / f"{agent}.md").write_text(f"# Cold memory: {agent}\n\n" + "\n".join(texts))
 
@@ -64,8 +93,10 @@ def main() -> None:
                     ix.refresh()  # every query pays the staleness check, as the CLI does
                     ix.search(q, limit=10)
                     times.append((time.perf_counter() - t) * 1000)
-    print(f"entries={args.entries} index_build_s={index_s:.2f} queries={len(times)} "
-          f"median_ms={statistics.median(times):.1f} max_ms={max(times):.1f} (target <= 50 ms)")
+    print(
+        f"entries={args.entries} index_build_s={index_s:.2f} queries={len(times)} "
+        f"median_ms={statistics.median(times):.1f} max_ms={max(times):.1f} (target <= 50 ms)"
+    )
 
 
 if __name__ == "__main__":

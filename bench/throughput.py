@@ -266,8 +266,12 @@ def measure_spawn(runs: int, workdir: Path) -> dict[str, Any]:
     recompile every module)."""
     hot = workdir / ".squad/memory/hot/data.md"
     hot.parent.mkdir(parents=True, exist_ok=True)
-    actions = "".join(f"- step {i}: edited `src/export/mod{i}.py` to retry with backoff and jitter\n" for i in range(40))
-    hot.write_text(f"# Hot memory: data\n\n## Current task\nFix the export retry loop in `src/export/run.py`.\n\n{actions}")
+    actions = "".join(
+        f"- step {i}: edited `src/export/mod{i}.py` to retry with backoff and jitter\n" for i in range(40)
+    )
+    hot.write_text(
+        f"# Hot memory: data\n\n## Current task\nFix the export retry loop in `src/export/run.py`.\n\n{actions}"
+    )
     cmd = [sys.executable, "-m", "scribed", "context", "data", "--root", str(workdir)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run(cmd, capture_output=True, check=True, env=env)  # warm: byte-compiled files, page cache
@@ -486,7 +490,9 @@ def run(
     return res
 
 
-def _pooled(transcripts: Path, workers: int, repeat: int, total_mb: float, floor: dict[str, Any]) -> dict[str, Any]:
+def _pooled(
+    transcripts: Path, workers: int, repeat: int, total_mb: float, floor: dict[str, Any]
+) -> dict[str, Any]:
     """The pipeline with a pool of ``workers`` processes: the median of ``repeat`` runs."""
     runs = []
     for i in range(repeat):

@@ -191,7 +191,9 @@ def test_empty_agent_gets_a_valid_block(tmp_path: Path) -> None:
     )
     bare = tmp_path / "bare"
     bare.mkdir()
-    assert build(bare, "nobody", situation="post-incident").text.endswith(f"_(no wiki pages yet)_\n{MARK_CLOSE}\n")
+    assert build(bare, "nobody", situation="post-incident").text.endswith(
+        f"_(no wiki pages yet)_\n{MARK_CLOSE}\n"
+    )
 
 
 def test_secrets_never_appear(tmp_path: Path) -> None:

@@ -13,23 +13,44 @@ from scribed.cli.main import main
 def _incidents(tmp: Path) -> None:
     lay = _root(tmp)
     filler = [f"routine upkeep item {i} in src/misc_{i}.py" for i in range(30)]
-    texts = [_entry(f"e-1000000000{i:02d}", "picard", f"s-{i}", 10 + i % 15, f"Routine work {i}", filler) for i in range(12)]
+    texts = [
+        _entry(f"e-1000000000{i:02d}", "picard", f"s-{i}", 10 + i % 15, f"Routine work {i}", filler)
+        for i in range(12)
+    ]
     texts.insert(
         3,
         _entry(
-            "e-2000000000aa", "picard", "s-outage", 8, "Postmortem: checkout 502s after the nginx reload",
-            ["upstream keepalive pool exhausted after the nginx reload", "raised keepalive_requests to 10000"],
+            "e-2000000000aa",
+            "picard",
+            "s-outage",
+            8,
+            "Postmortem: checkout 502s after the nginx reload",
+            [
+                "upstream keepalive pool exhausted after the nginx reload",
+                "raised keepalive_requests to 10000",
+            ],
         ),
     )
     (lay.cold / "picard.md").write_text("# Cold memory: picard\n\n" + "\n".join(texts))
     with (lay.wiki / "patterns.md").open("w") as fh:
-        fh.write("# Wiki: patterns\n\n### 2026-11-08: Known issue: nginx reload drops keepalive upstreams\n"
-                 "- status: active\n- source: 2026-11-08 · entry=e-2000000000aa · agent=picard · session=s-outage\n")
+        fh.write(
+            "# Wiki: patterns\n\n### 2026-11-08: Known issue: nginx reload drops keepalive upstreams\n"
+            "- status: active\n- source: 2026-11-08 · entry=e-2000000000aa · agent=picard · session=s-outage\n"
+        )
 
 
 def test_post_incident_with_a_query_brings_that_incident(tmp_path: Path) -> None:
     _incidents(tmp_path)
-    args = ["context", "picard", "--root", str(tmp_path), "--situation", "post-incident", "--max-bytes", "2500"]
+    args = [
+        "context",
+        "picard",
+        "--root",
+        str(tmp_path),
+        "--situation",
+        "post-incident",
+        "--max-bytes",
+        "2500",
+    ]
     out = CliRunner().invoke(main, [*args, "--query", "checkout 502 nginx reload keepalive"])
     assert out.exit_code == 0, out.output
     text = out.output

@@ -59,7 +59,7 @@ def test_missing_or_malformed_workspace_is_ignored(tmp_path: Path, text: str | N
 def test_flat_yaml_reader() -> None:
     text = (
         "# written by the CLI\n---\nid: abc\nsummary: 'it''s fixed'  \nbranch: main # current\n"
-        "empty:\nfolded: >\n  one\n  two\n\nrepository: \"acme/\\u00e9\"\n"
+        'empty:\nfolded: >\n  one\n  two\n\nrepository: "acme/\\u00e9"\n'
     )
     assert copilot.parse_workspace(text) == {
         "id": "abc", "summary": "it's fixed", "branch": "main", "empty": "", "folded": "one two",

@@ -266,4 +266,6 @@ def test_digest_header_counts_exactly_the_sessions_it_holds(tmp_path: Path) -> N
         m = re.search(r"folded=([\w,-]+)(?: · listed=(\d+) of (\d+))?", d.text)
         assert m is not None
         listed = len(m.group(1).split(","))
-        assert listed == cold.sessions_held([d]) or (int(m.group(2)) == listed and int(m.group(3)) == cold.sessions_held([d]))
+        assert listed == cold.sessions_held([d]) or (
+            int(m.group(2)) == listed and int(m.group(3)) == cold.sessions_held([d])
+        )

@@ -42,7 +42,15 @@ def test_mypy_refuses_writers_handed_unredacted_text(tmp_path: Path) -> None:
     snippet = tmp_path / "unredacted.py"
     snippet.write_text(UNREDACTED_CALLS)
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", str(snippet)],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--no-incremental",
+            str(snippet),
+        ],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -34,8 +34,18 @@ def _render(s: Session, bytes_in: int) -> tuple[str, float]:
     budget = entry_budget(CompressCfg(), bytes_in, found)
     res = ExtractiveCompressor().compress(s, found, budget)
     meta = entry.EntryMeta(
-        "e-0123456789ab", "kim", "s1", "x.md", "markdown", T0, 1, len(s.turns), len(s.turns), "0" * 64,
-        "extractive", bytes_in,
+        "e-0123456789ab",
+        "kim",
+        "s1",
+        "x.md",
+        "markdown",
+        T0,
+        1,
+        len(s.turns),
+        len(s.turns),
+        "0" * 64,
+        "extractive",
+        bytes_in,
     )
     summ = entry.fit_with_room(res.summary, found, meta, budget)
     summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
@@ -47,7 +57,10 @@ def test_two_errors_two_fixes_pair_each_with_its_own() -> None:
         ("user", "Make the importer tests pass on CI."),
         ("assistant", "pytest tests/test_importer.py", "tool_call"),
         ("tool", "E   KeyError: 'encoding'\n=== 1 failed, 4 passed in 0.3s ==="),
-        ("assistant", "The loader read a missing key; fixed by defaulting encoding to utf-8 in importer/load.py."),
+        (
+            "assistant",
+            "The loader read a missing key; fixed by defaulting encoding to utf-8 in importer/load.py.",
+        ),
         ("assistant", "npm run build", "tool_call"),
         ("tool", "error TS2304: nothing here\nerror: Cannot find module 'left-pad'"),
         ("assistant", "Added left-pad to package.json dependencies, which resolved the missing module."),
@@ -62,7 +75,7 @@ def test_two_errors_two_fixes_pair_each_with_its_own() -> None:
 def test_an_error_nothing_fixed_is_marked_unresolved() -> None:
     turns = _turns(
         ("user", "Run the migration."),
-        ("tool", "Traceback (most recent call last):\n  File \"m.py\", line 3\nRuntimeError: lock timeout"),
+        ("tool", 'Traceback (most recent call last):\n  File "m.py", line 3\nRuntimeError: lock timeout'),
         ("assistant", "I could not get past it today."),
     )
     assert errors.pair(turns) == ["`RuntimeError: lock timeout` → unresolved"]
@@ -74,10 +87,16 @@ def test_text_that_only_mentions_errors_is_not_an_error() -> None:
         ("user", "Improve the error handling in the parser, errors should be clearer."),
         ("assistant", "Error handling now reports the line. There were no errors in the last run."),
         ("assistant", lorem),
-        ("tool", "============================= test session starts ==============================\n"
-                 "platform linux -- Python 3.11.7, pytest-8.3.2\ncollected 12 items"),
-        ("tool", "2026-11-02 09:00:01 INFO error_budget=0 request served\n"
-                 "[INFO] Reporting errors: 0\nINFO: error rate 0.0%"),
+        (
+            "tool",
+            "============================= test session starts ==============================\n"
+            "platform linux -- Python 3.11.7, pytest-8.3.2\ncollected 12 items",
+        ),
+        (
+            "tool",
+            "2026-11-02 09:00:01 INFO error_budget=0 request served\n"
+            "[INFO] Reporting errors: 0\nINFO: error rate 0.0%",
+        ),
         ("tool", "12 passed in 0.41s"),
     )
     assert errors.pair(turns) == []
@@ -195,8 +214,14 @@ def test_a_long_anchor_is_never_cut_inside_a_token() -> None:
 def test_a_long_goal_with_a_pivot_is_clipped_between_words() -> None:
     url = "https://example.invalid/api?pdf_url=https%3A%2F%2Fdocs.example.invalid%2Fmedia%2Freport-2023.pdf"
     turns = _turns(
-        ("user", "here are the API docs: curl -X POST " + " ".join([url] * 6) + " -H 'accept: application/json'"),
-        ("user", "Separately, here is an example response so the parser handles every field of it correctly."),
+        (
+            "user",
+            "here are the API docs: curl -X POST " + " ".join([url] * 6) + " -H 'accept: application/json'",
+        ),
+        (
+            "user",
+            "Separately, here is an example response so the parser handles every field of it correctly.",
+        ),
     )
     goal = ExtractiveCompressor().compress(_session(turns), [], 4000).summary.goal
     assert "elided" not in goal and len(goal) <= 400

@@ -110,12 +110,24 @@ def test_prefilters_never_skip_a_match() -> None:
 
     lines = [ln for s in gen.iter_sessions(5, 6, min_kb=4, max_kb=40) for ln in s.plain.splitlines()]
     rng = random.Random(5)
-    odd = ["Decısion: use X", "we ſtill need to ship", "TODO: fix İt", "Done: retry", "- [X] done item", "→ decided: Y",
-           "Scratch that. We should use Redis", "E   AssertionError: x", "npm ERR! code 1", "exited with code 2"]
+    odd = [
+        "Decısion: use X",
+        "we ſtill need to ship",
+        "TODO: fix İt",
+        "Done: retry",
+        "- [X] done item",
+        "→ decided: Y",
+        "Scratch that. We should use Redis",
+        "E   AssertionError: x",
+        "npm ERR! code 1",
+        "exited with code 2",
+    ]
     words = "decision decided go with scratch actually, todo fixme done finished complete next step follow-up"
     for _ in range(400):
         w = rng.sample(words.split(), 3)
-        lines.append(rng.choice(["", "→ ", "é "]) + " ".join(x.upper() if rng.random() < 0.3 else x for x in w))
+        lines.append(
+            rng.choice(["", "→ ", "é "]) + " ".join(x.upper() if rng.random() < 0.3 else x for x in w)
+        )
     for line in [*lines, *odd]:
         if a._DECISION.search(line) or a._DECISION_VERB.search(line) or a._DECISION_MORE.search(line):
             assert a._mentions(a._DECISION_ANY, line), line
@@ -147,11 +159,40 @@ def test_clip_tool_output_keeps_what_the_whole_text_scan_kept() -> None:
                 out.append(line)
         return out
 
-    frags = ["Traceback (most recent call last)", "ValueError", "valueerror: x", "error: bad", "ERROR[E0308]: m",
-             "npm ERR! x", "FAILED", "fail:", "panicked at", "E   assert", "e  x", "Segmentation fault",
-             "ſegmentation fault", "exıt code 1", "exit status 2", "exited with code -3", "İndexError", "Fatal:",
-             "KeyException", "plain words", "exit 0", "  ", "\n", "\n", "İ", "ß", "x" * 450, "non-zero exit", "é"]
+    frags = [
+        "Traceback (most recent call last)",
+        "ValueError",
+        "valueerror: x",
+        "error: bad",
+        "ERROR[E0308]: m",
+        "npm ERR! x",
+        "FAILED",
+        "fail:",
+        "panicked at",
+        "E   assert",
+        "e  x",
+        "Segmentation fault",
+        "ſegmentation fault",
+        "exıt code 1",
+        "exit status 2",
+        "exited with code -3",
+        "İndexError",
+        "Fatal:",
+        "KeyException",
+        "plain words",
+        "exit 0",
+        "  ",
+        "\n",
+        "\n",
+        "İ",
+        "ß",
+        "x" * 450,
+        "non-zero exit",
+        "é",
+    ]
     rng = random.Random(7)
     for _ in range(3000):
-        middle = "".join(rng.choice(frags) + rng.choice([" ", "\n", "", "é"]) for _ in range(rng.randint(1, 40)))
+        middle = "".join(
+            rng.choice(frags) + rng.choice([" ", "\n", "", "é"]) for _ in range(rng.randint(1, 40))
+        )
         assert list(dict.fromkeys(c._error_lines(middle))) == reference(middle), middle

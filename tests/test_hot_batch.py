@@ -157,7 +157,12 @@ def test_a_copy_archived_again_in_a_batch_is_not_pruned_by_its_old_sidecar(tmp_p
     cfg = config_mod.from_dict(cfg_dict(root, src, retention_days=30))
     layout = cold.Layout(cfg.root_path)
     old = datetime(2025, 1, 1, tzinfo=UTC)
-    kw: dict[str, Any] = {"kind": "claude", "session": redacted("s"), "agent": redacted("a"), "shown_as": redacted("p")}
+    kw: dict[str, Any] = {
+        "kind": "claude",
+        "session": redacted("s"),
+        "agent": redacted("a"),
+        "shown_as": redacted("p"),
+    }
     transcripts.archive(cfg, layout, path, now=old, **kw)
     path.write_text(path.read_text() + "\n")  # grown: archived again, 40 days on
     transcripts._last_prune.clear()

@@ -172,7 +172,10 @@ def test_reseed_write_rules(tmp_path: Path) -> None:
     edited = hot.read_text().replace("Talking to: (none)", "Talking to: worf (about the gate)")
     hot.write_text(edited)
     assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is False
-    assert live.refresh(layout, redact_session(live_session("s-2", T0 + timedelta(days=3))), "copilot", Log()) is False
+    assert (
+        live.refresh(layout, redact_session(live_session("s-2", T0 + timedelta(days=3))), "copilot", Log())
+        is False
+    )
     assert hot.read_text() == edited
 
 
@@ -182,10 +185,16 @@ def test_live_refresh_of_a_new_session_replaces_the_seed_and_not_the_reverse(tmp
     write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))
     assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log()) is True
     # a live view of a session older than the seed does not replace it
-    assert live.refresh(layout, redact_session(live_session("s-0", T0 - timedelta(days=1))), "copilot", Log()) is False
+    assert (
+        live.refresh(layout, redact_session(live_session("s-0", T0 - timedelta(days=1))), "copilot", Log())
+        is False
+    )
     assert fields_of(hot.read_text())["scribed-live"] == "seed:copilot:s-1"
     # the next session starts: its live view replaces the seed
-    assert live.refresh(layout, redact_session(live_session("s-2", T0 + timedelta(days=1))), "copilot", Log()) is True
+    assert (
+        live.refresh(layout, redact_session(live_session("s-2", T0 + timedelta(days=1))), "copilot", Log())
+        is True
+    )
     text = hot.read_text()
     assert fields_of(text)["scribed-live"] == "copilot:s-2" and "Wire the limiter" in text
     # ...and the end of another session never overwrites that running session's live view

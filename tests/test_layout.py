@@ -45,7 +45,9 @@ def _imports(path: Path, known: dict[str, Path]) -> set[str]:
 
 def graph() -> dict[str, set[str]]:
     known = _modules()
-    return {name: {d for d in _imports(path, known) if d not in (name, "scribed")} for name, path in known.items()}
+    return {
+        name: {d for d in _imports(path, known) if d not in (name, "scribed")} for name, path in known.items()
+    }
 
 
 def test_folders_import_only_from_their_left() -> None:

@@ -26,13 +26,25 @@ from scribed.models import Summary
 from scribed.sources.injected import MARK_OPEN
 
 TOOLS = {"context", "search", "wiki_write", "recent_sessions"}
-FACT = "Use an injected clock in src/auth/session.py instead of freeze_time()\nfreeze_time leaked across tests."
+FACT = (
+    "Use an injected clock in src/auth/session.py instead of freeze_time()\nfreeze_time leaked across tests."
+)
 
 
 def _entry(eid: str, agent: str, session: str, day: int, goal: str, points: list[str]) -> str:
     meta = entry.EntryMeta(
-        eid, agent, session, "notes.md", "markdown", datetime(2026, 10, day, 14, tzinfo=UTC), 1, 40, 12,
-        "f" * 64, "extractive", 8_000,
+        eid,
+        agent,
+        session,
+        "notes.md",
+        "markdown",
+        datetime(2026, 10, day, 14, tzinfo=UTC),
+        1,
+        40,
+        12,
+        "f" * 64,
+        "extractive",
+        8_000,
     )
     return entry.render(Summary(goal=goal, key_points=points), meta)
 
@@ -47,14 +59,29 @@ def _root(base: Path) -> tuple[Path, Path]:
     (mem / "hot" / "data.md").write_text("# Hot memory: data\n\nCurrent task: tidy the release notes\n")
     (mem / "cold" / "data.md").write_text(
         "# Cold memory: data\n\n"
-        + _entry("e-00000000a001", "data", "s-login", 3, "Chase the flaky login test",
-                 ["the skew came from a frozen clock in tests/test_login.py", "ruled out the CI runner"])
+        + _entry(
+            "e-00000000a001",
+            "data",
+            "s-login",
+            3,
+            "Chase the flaky login test",
+            ["the skew came from a frozen clock in tests/test_login.py", "ruled out the CI runner"],
+        )
         + "\n"
-        + _entry("e-00000000a002", "data", "s-notes", 9, "Draft the 2.4 release notes", ["grouped fixes by module"])
+        + _entry(
+            "e-00000000a002", "data", "s-notes", 9, "Draft the 2.4 release notes", ["grouped fixes by module"]
+        )
     )
     (mem / "cold" / "geordi.md").write_text(
         "# Cold memory: geordi\n\n"
-        + _entry("e-00000000b001", "geordi", "s-warp", 6, "Profile the warp core sync job", ["batching cut it to 40 s"])
+        + _entry(
+            "e-00000000b001",
+            "geordi",
+            "s-warp",
+            6,
+            "Profile the warp core sync job",
+            ["batching cut it to 40 s"],
+        )
     )
     (mem / "wiki" / "decisions.md").write_text(
         "# Wiki: decisions\n\n### 2026-10-02: keep the sync job on a single worker\n- status: active\n"
@@ -98,7 +125,9 @@ def test_client_lists_tools_searches_writes_and_reads(tmp_path: Path) -> None:
     async def body(client: Client) -> None:
         seen["tools"] = {t.name for t in (await client.list_tools()).tools}
         seen["search"] = await client.call_tool("search", {"query": "frozen clock login"})
-        seen["write"] = await client.call_tool("wiki_write", {"topic": "decisions", "agent": "data", "text": FACT})
+        seen["write"] = await client.call_tool(
+            "wiki_write", {"topic": "decisions", "agent": "data", "text": FACT}
+        )
         seen["found"] = await client.call_tool("search", {"query": "injected clock", "tier": "wiki"})
         seen["context"] = await client.call_tool(
             "context", {"agent": "data", "situation": "debug", "query": "flaky login", "max_bytes": 3000}
@@ -119,7 +148,9 @@ def test_client_lists_tools_searches_writes_and_reads(tmp_path: Path) -> None:
 
     assert not seen["write"].is_error, _text(seen["write"])
     # The CLI's wiki-write on an identical root leaves the same memory (wiki, inbox, review queue).
-    cli = CliRunner().invoke(main, ["wiki-write", "decisions", "--agent", "data", "--root", str(twin)], input=FACT)
+    cli = CliRunner().invoke(
+        main, ["wiki-write", "decisions", "--agent", "data", "--root", str(twin)], input=FACT
+    )
     assert cli.exit_code == 0, cli.output
     mem = Path(".squad") / "memory"
     assert tree_bytes(root / mem, skip=(".scribed",)) == tree_bytes(twin / mem, skip=(".scribed",))
@@ -128,16 +159,23 @@ def test_client_lists_tools_searches_writes_and_reads(tmp_path: Path) -> None:
     assert found and found[0]["topic"] == "decisions" and "injected clock" in found[0]["heading"]
 
     block = _text(seen["context"])
-    assert block.startswith(f"{MARK_OPEN}\n## Memory Context") and "Current task: tidy the release notes" in block
+    assert (
+        block.startswith(f"{MARK_OPEN}\n## Memory Context")
+        and "Current task: tidy the release notes" in block
+    )
     assert "Chase the flaky login test" in block and len(block.encode()) <= 3000
 
     recent = seen["recent"].structured_content["sessions"]
     assert [(r["agent"], r["session"], r["entry"]) for r in recent] == [
-        ("data", "s-notes", "e-00000000a002"), ("geordi", "s-warp", "e-00000000b001"),
+        ("data", "s-notes", "e-00000000a002"),
+        ("geordi", "s-warp", "e-00000000b001"),
     ]
     assert recent[0]["date"].startswith("2026-10-09") and recent[0]["title"] == "Draft the 2.4 release notes"
 
-    assert "scribed://memory/hot/data" in seen["resources"] and "scribed://memory/wiki/decisions" in seen["resources"]
+    assert (
+        "scribed://memory/hot/data" in seen["resources"]
+        and "scribed://memory/wiki/decisions" in seen["resources"]
+    )
     assert not any("lore" in u for u in seen["resources"])  # the symlink out is not offered
     assert "Profile the warp core sync job" in seen["cold"].contents[0].text
 
@@ -150,7 +188,10 @@ def test_arguments_naming_anything_outside_the_root_are_refused(tmp_path: Path) 
     calls = {
         "topic ../": ("wiki_write", {"topic": "../../outside/x", "agent": "data", "text": "x"}),
         "file ../": ("wiki_write", {"topic": "ops", "agent": "data", "file": "../outside/secret.md"}),
-        "file absolute": ("wiki_write", {"topic": "ops", "agent": "data", "file": str(outside / "secret.md")}),
+        "file absolute": (
+            "wiki_write",
+            {"topic": "ops", "agent": "data", "file": str(outside / "secret.md")},
+        ),
         "agent path": ("context", {"agent": "/etc/passwd"}),
         "symlink out": ("context", {"agent": "lore", "situation": "resume"}),
         "recent symlink": ("recent_sessions", {"agent": "lore"}),
@@ -161,7 +202,9 @@ def test_arguments_naming_anything_outside_the_root_are_refused(tmp_path: Path) 
     async def body(client: Client) -> None:
         for key, (tool, args) in calls.items():
             out[key] = await client.call_tool(tool, args)
-        out["inside"] = await client.call_tool("wiki_write", {"topic": "ops", "agent": "data", "file": "note.md"})
+        out["inside"] = await client.call_tool(
+            "wiki_write", {"topic": "ops", "agent": "data", "file": "note.md"}
+        )
         try:
             out["resource"] = await client.read_resource("scribed://memory/cold/lore")
         except Exception as exc:  # the SDK raises the server's error

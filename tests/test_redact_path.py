@@ -24,7 +24,11 @@ def test_every_rule_example_as_a_file_name_is_redacted(rule: object) -> None:
 def test_running_text_keeps_path_components_and_plain_paths_stay() -> None:
     path = "/x/DB_PASSWORD=hunter2xyz s1.jsonl"
     assert redact(path) == path  # why redact_path exists: a path component is not an assignment
-    for plain in ("/etc/passwd", "~/.claude/projects/-home-dev-shop/5e55.jsonl", "transcripts/old-1/events.jsonl"):
+    for plain in (
+        "/etc/passwd",
+        "~/.claude/projects/-home-dev-shop/5e55.jsonl",
+        "transcripts/old-1/events.jsonl",
+    ):
         assert redact_path(plain) == plain
 
 

@@ -58,7 +58,9 @@ def test_a_cold_reversal_a_month_later_supersedes_before_its_own_ttl(tmp_path: P
     layout = seed_september(tmp_path)
     assert decisions(layout).blocks[0].active
     cold_entry(layout, "riker", OCT, "e-000000001006", decisions=[REVERSAL])
-    out = promote.promote(cfg(tmp_path), as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=clock_at(OCT)).to_json()
+    out = promote.promote(
+        cfg(tmp_path), as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=clock_at(OCT)
+    ).to_json()
     assert out["promoted"] == [] and out["kept"] == 1, "the October entry is not due"
     assert [r["entry"] for r in out["reversals"]] == ["e-000000001006"]
     doc = decisions(layout)

@@ -94,6 +94,7 @@ def test_run_once_and_daemon_take_the_same_files(tmp_path: Path) -> None:
         "copilot/session-state/5f1d/events.jsonl",
     }
 
+
 class _NoScheduler:
     def add_job(self, *_a: Any, **_kw: Any) -> None: ...
     def start(self) -> None: ...

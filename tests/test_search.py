@@ -21,8 +21,18 @@ from scribed.tiers.search import Index, SearchError, fts_query
 
 def _entry(eid: str, agent: str, session: str, day: int, goal: str, facts: list[str]) -> str:
     meta = entry.EntryMeta(
-        eid, agent, session, "x.md", "markdown", datetime(2026, 11, day, 9, tzinfo=UTC), 1, 9, 9,
-        "0" * 64, "extractive", 10_000,
+        eid,
+        agent,
+        session,
+        "x.md",
+        "markdown",
+        datetime(2026, 11, day, 9, tzinfo=UTC),
+        1,
+        9,
+        9,
+        "0" * 64,
+        "extractive",
+        10_000,
     )
     return entry.render(Summary(goal=goal, key_points=facts), meta)
 
@@ -33,13 +43,34 @@ def _root(tmp: Path) -> Layout:
         d.mkdir(parents=True)
     (lay.cold / "picard.md").write_text(
         "# Cold memory: picard\n\n"
-        + _entry("e-000000000001", "picard", "s-auth", 3, "Fix the flaky login test", ["the clock skew came from freeze_time in tests/test_login.py"])
+        + _entry(
+            "e-000000000001",
+            "picard",
+            "s-auth",
+            3,
+            "Fix the flaky login test",
+            ["the clock skew came from freeze_time in tests/test_login.py"],
+        )
         + "\n"
-        + _entry("e-000000000002", "picard", "s-docs", 5, "Review the auth docs", ["docs/auth.md now names the 15-minute timeout"])
+        + _entry(
+            "e-000000000002",
+            "picard",
+            "s-docs",
+            5,
+            "Review the auth docs",
+            ["docs/auth.md now names the 15-minute timeout"],
+        )
     )
     (lay.cold / "riker.md").write_text(
         "# Cold memory: riker\n\n"
-        + _entry("e-000000000003", "riker", "s-rate", 4, "Rate limit the public API", ["token bucket keyed by API key in src/app/ratelimit.py"])
+        + _entry(
+            "e-000000000003",
+            "riker",
+            "s-rate",
+            4,
+            "Rate limit the public API",
+            ["token bucket keyed by API key in src/app/ratelimit.py"],
+        )
     )
     (lay.wiki / "decisions.md").write_text(
         "# Wiki: decisions\n\n"
@@ -51,8 +82,17 @@ def _root(tmp: Path) -> Layout:
         "- source: 2026-11-01 · entry=e-000000000008 · agent=worf · session=s-sync\n"
     )
     (lay.wiki / "index.md").write_text("# Wiki index\n- decisions\n")
-    old = _entry("e-000000000007", "worf", "s-migr", 1, "Split migration 0042", ["CREATE INDEX CONCURRENTLY cannot run inside a transaction block"])
-    (lay.archive / "promoted" / "worf" / "2026-11-01-e-000000000007.md.gz").write_bytes(gzip.compress(old.encode()))
+    old = _entry(
+        "e-000000000007",
+        "worf",
+        "s-migr",
+        1,
+        "Split migration 0042",
+        ["CREATE INDEX CONCURRENTLY cannot run inside a transaction block"],
+    )
+    (lay.archive / "promoted" / "worf" / "2026-11-01-e-000000000007.md.gz").write_bytes(
+        gzip.compress(old.encode())
+    )
     return lay
 
 
@@ -94,7 +134,11 @@ def test_the_index_follows_writes(tmp_path: Path) -> None:
         ix.refresh()
         assert not ix.search("kafka")
         path = lay.cold / "riker.md"
-        path.write_text(path.read_text() + "\n" + _entry("e-00000000000a", "riker", "s-q", 6, "Move events to kafka", ["kafka topic orders.v2"]))
+        path.write_text(
+            path.read_text()
+            + "\n"
+            + _entry("e-00000000000a", "riker", "s-q", 6, "Move events to kafka", ["kafka topic orders.v2"])
+        )
         os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
         ix.refresh()
         assert [h.session for h in ix.search("kafka")] == ["s-q"]
@@ -183,7 +227,9 @@ def test_a_deleted_transcript_is_found_in_the_archive(tmp_path: Path) -> None:
 
     (hit,) = search(ONLY_IN_TRANSCRIPT)  # found without a rebuild: the refresh saw the new archive
     assert hit["tier"] == "transcript" and hit["session"] == SID and hit["agent"] == "geordi"
-    assert hit["date"] == "2026-11-07" and hit["source"].endswith(f"{SID}.jsonl") and hit["line"] == 1  # its chunk starts there
+    assert (
+        hit["date"] == "2026-11-07" and hit["source"].endswith(f"{SID}.jsonl") and hit["line"] == 1
+    )  # its chunk starts there
     assert hit["file"].startswith(".squad/memory/.scribed/transcripts/claude-") and "«7731»" in hit["snippet"]
     assert search("--tier", "transcript", "OOM", "killer")[0]["session"] == SID
     assert search("--tier", "cold", ONLY_IN_TRANSCRIPT) == []

@@ -58,7 +58,12 @@ def session_records(sid: str, carried: list[list[str]]) -> list[dict[str, Any]]:
     """A session that quotes ``carried[0]`` in the request, [1] in a reply, [2] in a command and
     [3] in that command's output."""
     said, replied, typed, printed = ("\n".join(c) for c in carried)
-    call = {"type": "tool_use", "id": f"t-{sid}", "name": "Bash", "input": {"command": f"deploy --env prod\n{typed}"}}
+    call = {
+        "type": "tool_use",
+        "id": f"t-{sid}",
+        "name": "Bash",
+        "input": {"command": f"deploy --env prod\n{typed}"},
+    }
     return [
         claude_record(sid, 1, "user", f"Rotate the shop's credentials; the current ones are:\n{said}"),
         claude_record(sid, 2, "assistant", [{"type": "text", "text": f"Noted. Decided to rotate these:\n{replied}"}]),
@@ -179,7 +184,10 @@ def leaks_of(seed: int, *, secret_names: bool = False) -> list[str]:
         blobs += [(f"{what} stdout", out) for what, out, _ in outputs]
         blobs += [(f"{what} stderr", err) for what, _, err in outputs]
         assert llm.chat_requests, "the LLM backend was used"
-        blobs += [(f"LLM request {i}", (repr(r.body) + repr(r.headers)).encode()) for i, r in enumerate(llm.requests)]
+        blobs += [
+            (f"LLM request {i}", (repr(r.body) + repr(r.headers)).encode())
+            for i, r in enumerate(llm.requests)
+        ]
         return [
             f"{where}: {secret!r}"
             for where, data in blobs

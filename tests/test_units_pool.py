@@ -13,7 +13,9 @@ def _read(text: str, line: int) -> Turn:
 def test_a_tool_line_read_twice_is_one_unit() -> None:
     """A file read twice gives its lines once: the copy could add nothing the first one lacks."""
     body = "def merge_ledger(session: str) -> None:\n    ledger_1 = self.fetch_bucket(index, limit=339)\n"
-    pool = units.split([_read(body, 1), Turn(role="user", text="why merge_ledger twice?", line=2), _read(body, 3)])
+    pool = units.split(
+        [_read(body, 1), Turn(role="user", text="why merge_ledger twice?", line=2), _read(body, 3)]
+    )
     tool = [u.text for u in pool.units if u.kind == "tool"]
     assert len(tool) == 2 and len(set(tool)) == 2, tool
     assert [u.pos for u in pool.units] == list(range(len(pool.units)))

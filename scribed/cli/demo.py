@@ -109,7 +109,9 @@ class _Log:
 # --- Claude Code session: agent riker ---------------------------------------------------------------
 
 CLAUDE_SID = "4f35c1aa-9d0e-4c55-8a41-6b2f2d9e1c01"
-CLAUDE_DECISION = "Decision: use a token bucket in src/app/ratelimit.py keyed by API key, 100 requests per minute."
+CLAUDE_DECISION = (
+    "Decision: use a token bucket in src/app/ratelimit.py keyed by API key, 100 requests per minute."
+)
 CLAUDE_ERROR = "\nE   KeyError: 'X-Api-Key' header missing in RateLimiter.check\nFAILED tests/test_ratelimit.py::test_burst"
 CLAUDE_FIX = (
     "The failure `KeyError: 'X-Api-Key' header missing in RateLimiter.check` was fixed by falling back to the "
@@ -117,7 +119,9 @@ CLAUDE_FIX = (
     + FAKE_SECRETS[0]
     + " in .env.example, which I replaced with a placeholder."
 )
-CLAUDE_DONE = "Done: all 41 tests pass. TODO: add Redis-backed storage for the bucket so limits hold across workers."
+CLAUDE_DONE = (
+    "Done: all 41 tests pass. TODO: add Redis-backed storage for the bucket so limits hold across workers."
+)
 
 
 class _ClaudeLog(_Log):
@@ -174,7 +178,9 @@ CODEX_META = {
     "cli_version": "0.128.0",
     "git": {"branch": "fix/migrations"},
 }
-CODEX_ASK = "The migration in db/migrations/0042_add_index.sql fails on Postgres 16 (issue #977). Please fix it."
+CODEX_ASK = (
+    "The migration in db/migrations/0042_add_index.sql fails on Postgres 16 (issue #977). Please fix it."
+)
 CODEX_ERROR = (
     "psql: ERROR: CREATE INDEX CONCURRENTLY cannot run inside a transaction block\n"
     "make: *** [migrate-test] Error 1"
@@ -183,7 +189,9 @@ CODEX_DECISION = (
     "Decision: split 0042 into a non-transactional migration using `run_outside_transaction()`. "
     "Connection string was postgres://app:S3cretPassw0rd@db.internal:5432/app — redacted from the notes."
 )
-CODEX_DONE = "Fixed: `make migrate-test` passes now. Open item: backfill the index on the replica before Friday."
+CODEX_DONE = (
+    "Fixed: `make migrate-test` passes now. Open item: backfill the index on the replica before Friday."
+)
 
 
 class _CodexLog(_Log):
@@ -196,7 +204,9 @@ class _CodexLog(_Log):
 
     def shell(self, call_id: str, command: str, output: str) -> None:
         args = json.dumps({"command": ["bash", "-lc", command]})
-        self.add("response_item", {"type": "function_call", "name": "shell", "call_id": call_id, "arguments": args})
+        self.add(
+            "response_item", {"type": "function_call", "name": "shell", "call_id": call_id, "arguments": args}
+        )
         self.add("response_item", {"type": "function_call_output", "call_id": call_id, "output": output})
 
 
@@ -270,7 +280,9 @@ def _copilot(rng: random.Random, base: datetime, path: Path) -> datetime:
     log.add("user.message", {"content": ask})
     for i in range(6):
         log.add("assistant.message", {"content": _chatter(rng)})
-        log.add("tool.execution_start", {"toolName": "bash", "arguments": {"command": f"cat src/auth/mod_{i}.py"}})
+        log.add(
+            "tool.execution_start", {"toolName": "bash", "arguments": {"command": f"cat src/auth/mod_{i}.py"}}
+        )
         output = _file_dump(rng, 130)
         log.add("tool.execution_complete", {"toolName": "bash", "result": {"content": output}})
     troi = {"agentName": "troi", "agentDisplayName": "Troi", "agentId": "sa-1", "toolCallId": "tc-1"}
@@ -345,7 +357,10 @@ MANIFEST_AGENTS: dict[str, dict[str, list[str]]] = {
             "MemoryError: Unable to allocate 2.1 GiB for the export buffer",
         ],
         "issues": ["#412", "#1201"],
-        "todos": ["add Redis-backed storage for the bucket so limits hold across workers", "cap the buffer at 256 MB"],
+        "todos": [
+            "add Redis-backed storage for the bucket so limits hold across workers",
+            "cap the buffer at 256 MB",
+        ],
         "commands": ["pytest tests/test_ratelimit.py -x"],
     },
     "worf": {
@@ -410,4 +425,8 @@ def build(root: Path, *, seed: int = 7, base: datetime | None = None) -> dict[st
     for p, end in [*ends, (hot, base + timedelta(hours=5))]:
         os.utime(p, (end.timestamp(), end.timestamp()))
     (root / "scribed.toml").write_text(CONFIG)
-    return {"secrets": FAKE_SECRETS, "agents": copy.deepcopy(MANIFEST_AGENTS), "extra_secrets": list(EXTRA_SECRETS)}
+    return {
+        "secrets": FAKE_SECRETS,
+        "agents": copy.deepcopy(MANIFEST_AGENTS),
+        "extra_secrets": list(EXTRA_SECRETS),
+    }

@@ -116,7 +116,9 @@ _BACKTICK = re.compile(r"`([^`\n]{3,180})`")
 
 # Prefilters: each pattern below needs one of these literals, so a line without them skips it
 # (same flags as the pattern they guard, so they never skip a line the pattern would match).
-_DECISION_WORDS = r"decision|decided|agreed|chose|go with|going with|plan is to|change of plan|actually,|scratch"
+_DECISION_WORDS = (
+    r"decision|decided|agreed|chose|go with|going with|plan is to|change of plan|actually,|scratch"
+)
 _TODO_WORDS = (
     r"\[[ xX]\]|todo|fixme|done|finished|complete|open item|follow[- ]up|next step|remaining work|"
     r"still to do|still need to"
@@ -246,7 +248,11 @@ class _Found:
     def add(self, kind: str, text: str, line: int, superseded: str | None = None) -> None:
         text = _clean(text)
         shape = _DIGITS.sub("0", text) if kind in ("command", "error") else text
-        if len(text) < MIN_ANCHOR_CHARS or (kind, shape) in self.seen or self.counts.get(kind, 0) >= CAPS[kind]:
+        if (
+            len(text) < MIN_ANCHOR_CHARS
+            or (kind, shape) in self.seen
+            or self.counts.get(kind, 0) >= CAPS[kind]
+        ):
             return
         self.seen.add((kind, shape))
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -360,7 +366,9 @@ def _relative_paths(out: list[Anchor]) -> None:
     for a in paths:
         key = a.text.removeprefix("./")
         absolute = a.text.startswith(("/", "~"))
-        shadowed = any(r != key and r.endswith("/" + key.lstrip("~/")) for r in rel) if "/" not in key else False
+        shadowed = (
+            any(r != key and r.endswith("/" + key.lstrip("~/")) for r in rel) if "/" not in key else False
+        )
         if key in seen or shadowed or (absolute and any(key.endswith("/" + r) for r in rel if "/" in r)):
             out.remove(a)
             continue
@@ -396,7 +404,9 @@ def _decisions(turns: list[Turn], prose: TurnLines | None = None) -> list[Anchor
     return list(found.values())
 
 
-def _decision_line(t: Turn, line: str, found: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]) -> None:
+def _decision_line(
+    t: Turn, line: str, found: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
+) -> None:
     """Record the decision one line states (a reversal replaces the decision it reverses)."""
     m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
     if not m:

@@ -129,7 +129,15 @@ def size_of(summary: Summary, meta: EntryMeta) -> int:
 
 # Sections trimmed first when an entry is over budget (least valuable first).
 _TRIM_ORDER = [
-    "key_points", "knowledge", "key_facts", "commands", "errors", "files", "outcome", "open_items", "decisions",
+    "key_points",
+    "knowledge",
+    "key_facts",
+    "commands",
+    "errors",
+    "files",
+    "outcome",
+    "open_items",
+    "decisions",
 ]
 # Lists a compressor may make long (the budget bounds them); the others are capped.
 _UNCAPPED = {"key_points", "files", "commands"}

@@ -50,13 +50,17 @@ _EDIT_TOOLS = re.compile(
     re.I,
 )
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
-_PATHISH = re.compile(r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b")
+_PATHISH = re.compile(
+    r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b"
+)
 MAX_ERRORS = 12
 MIN_ERROR_CHARS = 6
 FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, not a paragraph
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
-_MAYBE = re.compile(r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAILED|E\s\s|Segm|failed|exit")
+_MAYBE = re.compile(
+    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAILED|E\s\s|Segm|failed|exit"
+)
 _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
 
@@ -130,7 +134,11 @@ def _fix_from_turn(turn: Turn) -> str:
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
         for sent in _SENT_END.split(line):
-            if FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1] and _FIX_SENT.search(sent) and not error_in_line(sent):
+            if (
+                FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1]
+                and _FIX_SENT.search(sent)
+                and not error_in_line(sent)
+            ):
                 return sent.strip()
     return ""
 

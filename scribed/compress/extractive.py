@@ -125,7 +125,12 @@ def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
             continue
         for sent in _sentences(t.text):
             sc = score(sent)
-            if sc >= MIN_KNOWLEDGE_SCORE and sent not in used and len(sent) <= MAX_SENTENCE_CHARS and not _MARKERS.search(sent):
+            if (
+                sc >= MIN_KNOWLEDGE_SCORE
+                and sent not in used
+                and len(sent) <= MAX_SENTENCE_CHARS
+                and not _MARKERS.search(sent)
+            ):
                 found.append((sc, t.line, sent))
     found.sort(key=lambda k: (-k[0], k[1]))
     return [k[2] for k in sorted(found[:4], key=lambda k: k[1])]
@@ -174,7 +179,9 @@ class ExtractiveCompressor:
         issues = [a.text for a in anchors if a.type == "issue" and not anchors_mod.present(a, text)]
         if issues:
             facts.append("issues: " + ", ".join(issues))
-        facts += [f"user: {a.text}" for a in anchors if a.type == "directive" and not anchors_mod.present(a, text)]
+        facts += [
+            f"user: {a.text}" for a in anchors if a.type == "directive" and not anchors_mod.present(a, text)
+        ]
         summary.key_facts = facts
 
     def top_up(self, summary: Summary, session: Session, budget: int) -> bool:
@@ -192,8 +199,14 @@ class ExtractiveCompressor:
 
 def _fixed(summary: Summary) -> list[str]:
     return [
-        summary.goal, summary.outcome, *summary.decisions, *summary.errors, *summary.files,
-        *summary.commands, *summary.open_items, *summary.knowledge,
+        summary.goal,
+        summary.outcome,
+        *summary.decisions,
+        *summary.errors,
+        *summary.files,
+        *summary.commands,
+        *summary.open_items,
+        *summary.knowledge,
     ]
 
 

@@ -211,7 +211,9 @@ def format_rejected(exc: openai.APIStatusError) -> bool:
 def wants_max_completion_tokens(exc: openai.APIStatusError) -> bool:
     """A newer OpenAI model that refuses ``max_tokens`` and asks for ``max_completion_tokens``."""
     text = _error_text(exc)
-    return exc.status_code == HTTPStatus.BAD_REQUEST and "max_tokens" in text and "max_completion_tokens" in text
+    return (
+        exc.status_code == HTTPStatus.BAD_REQUEST and "max_tokens" in text and "max_completion_tokens" in text
+    )
 
 
 def context_exceeded(exc: openai.APIStatusError) -> bool:

@@ -15,7 +15,16 @@ from pydantic import ValidationError
 
 from scribed.models import Summary
 
-LIST_FIELDS = ("decisions", "files", "errors", "commands", "open_items", "knowledge", "key_points", "key_facts")
+LIST_FIELDS = (
+    "decisions",
+    "files",
+    "errors",
+    "commands",
+    "open_items",
+    "knowledge",
+    "key_points",
+    "key_facts",
+)
 TEXT_FIELDS = ("goal", "outcome")
 TEXT_MAX_CHARS = 10_000  # a goal or outcome longer than this is cut (the entry is capped later anyway)
 

@@ -38,19 +38,133 @@ _CHATTER = re.compile(
 )
 _STOP = frozenset(
     {
-        "about", "above", "after", "again", "against", "also", "although", "always", "among", "another",
-        "anything", "around", "because", "been", "before", "being", "below", "between", "both", "came",
-        "come", "could", "does", "doing", "done", "down", "during", "each", "either", "else", "even",
-        "every", "from", "further", "going", "have", "having", "here", "hers", "herself", "himself",
-        "however", "into", "itself", "just", "like", "made", "make", "many", "might", "more", "most",
-        "much", "must", "myself", "need", "needs", "never", "only", "other", "ours", "ourselves", "over",
-        "same", "should", "since", "some", "something", "still", "such", "than", "that", "their", "theirs",
-        "them", "themselves", "then", "there", "these", "they", "thing", "things", "this", "those",
-        "though", "through", "thus", "under", "until", "upon", "very", "want", "what", "when", "where",
-        "whether", "which", "while", "whom", "whose", "will", "with", "within", "without", "would", "your",
-        "yours", "yourself", "yourselves", "okay", "sure", "please", "thanks", "thank", "really",
-        "actually", "basically", "currently", "using", "used", "uses", "file", "files", "code", "line",
-        "lines", "now"
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "also",
+        "although",
+        "always",
+        "among",
+        "another",
+        "anything",
+        "around",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "came",
+        "come",
+        "could",
+        "does",
+        "doing",
+        "done",
+        "down",
+        "during",
+        "each",
+        "either",
+        "else",
+        "even",
+        "every",
+        "from",
+        "further",
+        "going",
+        "have",
+        "having",
+        "here",
+        "hers",
+        "herself",
+        "himself",
+        "however",
+        "into",
+        "itself",
+        "just",
+        "like",
+        "made",
+        "make",
+        "many",
+        "might",
+        "more",
+        "most",
+        "much",
+        "must",
+        "myself",
+        "need",
+        "needs",
+        "never",
+        "only",
+        "other",
+        "ours",
+        "ourselves",
+        "over",
+        "same",
+        "should",
+        "since",
+        "some",
+        "something",
+        "still",
+        "such",
+        "than",
+        "that",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "thing",
+        "things",
+        "this",
+        "those",
+        "though",
+        "through",
+        "thus",
+        "under",
+        "until",
+        "upon",
+        "very",
+        "want",
+        "what",
+        "when",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "whom",
+        "whose",
+        "will",
+        "with",
+        "within",
+        "without",
+        "would",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "okay",
+        "sure",
+        "please",
+        "thanks",
+        "thank",
+        "really",
+        "actually",
+        "basically",
+        "currently",
+        "using",
+        "used",
+        "uses",
+        "file",
+        "files",
+        "code",
+        "line",
+        "lines",
+        "now",
     }
 )
 _RESULT = re.compile(
@@ -102,7 +216,11 @@ def tokens(text: str) -> frozenset[str]:
     if text.isascii():
         found = dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text.lower())])
         return frozenset(
-            {t for t in found if (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP}
+            {
+                t
+                for t in found
+                if (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP
+            }
         )
     out = set()
     for t in dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text)]):
@@ -200,7 +318,13 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
             continue
         stripped = raw.strip()
         item = _ITEM.match(raw)
-        if not stripped or item or stripped.startswith("|") or _HEADING.match(raw) or _MERGE_MARK.match(stripped):
+        if (
+            not stripped
+            or item
+            or stripped.startswith("|")
+            or _HEADING.match(raw)
+            or _MERGE_MARK.match(stripped)
+        ):
             _prose(b, para, turn.line, weight, prefix)
             para = []
             if item:
@@ -248,7 +372,9 @@ def split(turns: Iterable[Turn]) -> Pool:
     """Every unit of the turns, in order."""
     b = _Builder()
     turns = list(turns)
-    last_assistant = max((i for i, t in enumerate(turns) if t.role == "assistant" and t.kind == "message"), default=-1)
+    last_assistant = max(
+        (i for i, t in enumerate(turns) if t.role == "assistant" and t.kind == "message"), default=-1
+    )
     for i, t in enumerate(turns):
         if t.kind == "thinking" or not t.text.strip():
             continue

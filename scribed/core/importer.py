@@ -312,7 +312,9 @@ class _Apply:
             f.source.extra["file"] = u.source
             self.count(self.sink.add(f))
         if facts:
-            self.promoted.append(replace(item, topics=tuple(sorted({f.topic for f in facts})), facts=len(facts)))
+            self.promoted.append(
+                replace(item, topics=tuple(sorted({f.topic for f in facts})), facts=len(facts))
+            )
         else:
             self.archived.append(item)
         self.to_archive.append((e, u))
@@ -326,7 +328,9 @@ class _Apply:
         self.count(r)
         i = _item(u)
         self.decisions.append(
-            ImportedDecision(i.agent, i.entry, i.date, i.title, i.source, i.lines, r.topic, r.action, u.titled)
+            ImportedDecision(
+                i.agent, i.entry, i.date, i.title, i.source, i.lines, r.topic, r.action, u.titled
+            )
         )
         self.rows.append(_row(self.layout, u, u.statement, self.clock))
         self.known.add(u.ref)

@@ -124,6 +124,7 @@ def _xml_close_re() -> re.Pattern[bytes]:
 def _named_re() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
 
+
 _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
 _RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
@@ -148,7 +149,9 @@ def _checked(rule: Rule, v: str) -> bool:
 
 def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     """The per-rule checks: ``body`` (after the keyword) mixes classes, ``secret`` is random."""
-    if rule.mixed and (not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < MIXED_MIN_ALNUM):
+    if rule.mixed and (
+        not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < MIXED_MIN_ALNUM
+    ):
         return False
     text = secret.decode("latin-1")
     return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)

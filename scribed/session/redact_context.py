@@ -225,7 +225,9 @@ def _not_assignment(text: str, m: re.Match[str], before: str) -> bool:
     nxt = text[sep_end : sep_end + 2]
     if sep == "=" and (nxt[:1] in ("=", "~") or (sep_start > 0 and text[sep_start - 1] in _COMPARE_BEFORE)):
         return True  # ==, =~, !=, <=, >=, +=, ...
-    return (sep == ">" and (before != "<" or nxt[:1] == "=")) or (sep == ":" and (nxt[:1] == ":" or nxt == "//"))
+    return (sep == ">" and (before != "<" or nxt[:1] == "=")) or (
+        sep == ":" and (nxt[:1] == ":" or nxt == "//")
+    )
 
 
 def _assigned_value(
@@ -354,7 +356,13 @@ def on_url(text: str, colon: int, spans: Spans) -> None:
 
 def _token_like(user: str) -> bool:
     """A URL user part that is a token (long, alphanumeric, with digits), not a login name."""
-    return len(user) >= TOKEN_USER_CHARS and user.isalnum() and user.isascii() and not user.isalpha() and not user.isdigit()
+    return (
+        len(user) >= TOKEN_USER_CHARS
+        and user.isalnum()
+        and user.isascii()
+        and not user.isalpha()
+        and not user.isdigit()
+    )
 
 
 def on_pem(text: str, private_pos: int, spans: Spans) -> None:

@@ -362,9 +362,19 @@ def secret_span(  # noqa: PLR0917 - an lru_cache key, called positionally on the
         return full if kind == "pw" and sum(c in _DIGITS for c in s) >= PW_DIGITS else None
     if kind == "weak":
         return _weak_span(s, full, quoted=quoted, follow=follow, kw=kw, name=name)
-    if _is_code_ref(s, quoted, follow) or len(s) < MIN_VALUE or (len(s) <= MIN_VALUE and s.isalpha()) or _is_prose(s):
+    if (
+        _is_code_ref(s, quoted, follow)
+        or len(s) < MIN_VALUE
+        or (len(s) <= MIN_VALUE and s.isalpha())
+        or _is_prose(s)
+    ):
         return None
-    if kind == "cli" and s.isalpha() and (s.islower() or s.istitle() or s.isupper()) and len(s) < CLI_WORD_MAX:
+    if (
+        kind == "cli"
+        and s.isalpha()
+        and (s.islower() or s.istitle() or s.isupper())
+        and len(s) < CLI_WORD_MAX
+    ):
         return None  # ``--password X`` in prose ("use the --password flag"): want a non-word value
     return full
 

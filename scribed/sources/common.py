@@ -314,7 +314,8 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
 # never spans a newline. They are found in a lowercased copy, which is much faster than the
 # IGNORECASE pattern over the whole text; only lines holding one are matched against it.
 _ERROR_HINT = re.compile(
-    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ", re.MULTILINE
+    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ",
+    re.MULTILINE,
 )
 # Characters IGNORECASE matches to an ASCII letter that ``str.lower`` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 
-
 @functools.cache
 def _md() -> MarkdownIt:
     """Block structure only: inline parsing is not needed (a heading's raw text is its title).

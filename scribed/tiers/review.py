@@ -171,9 +171,7 @@ def _wiki(layout: Layout, clock: Clock) -> Wiki:
     return Wiki(layout.wiki, layout.memory, audit=audit.AuditLog(layout, "approve", clock))
 
 
-def _pending(
-    props: Proposals, ids: list[str], results: list[ReviewItem]
-) -> Iterator[tuple[str, Proposal]]:
+def _pending(props: Proposals, ids: list[str], results: list[ReviewItem]) -> Iterator[tuple[str, Proposal]]:
     """The named proposals still pending, each once; the others are reported in ``results``."""
     for pid in dict.fromkeys(ids):
         p = props.items.get(pid)
