@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # The lookup, the file read and the error type live in the pydantic-free module a spawn loads.
-from scribed.config_light import SOURCE_KINDS, ConfigError, candidate_paths, read
+from scribed.config_light import SOURCE_KINDS, ConfigError, anchor_to_file, candidate_paths, read
 
 __all__ = ["SOURCE_KINDS", "Config", "ConfigError", "candidate_paths", "from_dict", "load"]
 
@@ -157,13 +157,7 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:
     except ValidationError as exc:
         raise ConfigError(_format_error(path, exc)) from None
     cfg._path = path
-    if path is not None and not Path(os.path.expanduser(cfg.root)).is_absolute():
-        # A relative root in a file is relative to that file, not to wherever we were started.
-        cfg.root = str((path.parent / os.path.expanduser(cfg.root)).absolute())
-    if path is not None:
-        for src in cfg.sources:
-            if not src.expanded.is_absolute():
-                src.path = str((path.parent / src.expanded).absolute())
+    anchor_to_file(cfg, path)
     return cfg
 
 

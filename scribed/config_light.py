@@ -212,10 +212,17 @@ def light(data: dict[str, Any], path: Path | None = None) -> LightConfig | None:
         sources=[LightSource(**s) for s in data.get("sources", [])],
         path=path,
     )
-    if path is not None and not Path(os.path.expanduser(cfg.root)).is_absolute():
-        cfg.root = str((path.parent / os.path.expanduser(cfg.root)).absolute())
-    if path is not None:
-        for src in cfg.sources:
-            if not src.expanded.is_absolute():
-                src.path = str((path.parent / src.expanded).absolute())
+    anchor_to_file(cfg, path)
     return cfg
+
+
+def anchor_to_file(cfg: Any, path: Path | None) -> None:
+    """A relative root or source path in a config file is relative to that file, not to wherever
+    scribed was started (both config readers, this one and :func:`scribed.config.from_dict`)."""
+    if path is None:
+        return
+    if not Path(os.path.expanduser(cfg.root)).is_absolute():
+        cfg.root = str((path.parent / os.path.expanduser(cfg.root)).absolute())
+    for src in cfg.sources:
+        if not src.expanded.is_absolute():
+            src.path = str((path.parent / src.expanded).absolute())

@@ -39,27 +39,12 @@ COOKIE_WORD_MAX = 16  # an all-letter cookie value shorter than this is a word
 NamedCheck = Callable[[str, str, int, Spans], bool]
 
 # Rule ids the handlers below report; secrets.toml must describe exactly these.
-CONTEXT_IDS = frozenset(
-    {
-        "generic-secret-assignment",
-        "generic-high-entropy-key",
-        "authorization-header",
-        "yaml-next-line-value",
-        "xml-secret-element",
-        "url-credentials",
-        "url-token",
-        "private-key",
-        "cli-secret-flag",
-        "curl-user",
-        "curl-cookie",
-        "cookie-header",
-        "mysql-password-flag",
-        "sshpass-password",
-        "redis-cli-password",
-        "pgpass-line",
-        "split-token",
-    }
-)
+CONTEXT_IDS = frozenset((
+    "generic-secret-assignment", "generic-high-entropy-key", "authorization-header",
+    "yaml-next-line-value", "xml-secret-element", "url-credentials", "url-token", "private-key",
+    "cli-secret-flag", "curl-user", "curl-cookie", "cookie-header", "mysql-password-flag",
+    "sshpass-password", "redis-cli-password", "pgpass-line", "split-token",
+))  # fmt: skip
 
 
 def rev_variants(words: list[str]) -> list[str]:
