@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from scribed import sources
 from scribed.compress.base import CompressError
-from scribed.config import Config
 from scribed.core import ledger as ledger_mod
-from scribed.core.compact_session import SessionCompactor
+from scribed.core.compact_session import RunContext, SessionCompactor, Step
 from scribed.core.discovery import adopt_twin, sha256_bytes
-from scribed.core.ledger import Ledger, SourceRow, source_key
+from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import EntryReport, FileOutcome, SourceItem
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive
 from scribed.models import ParseResult, Session, Turn
@@ -29,10 +28,9 @@ from scribed.sources import zst
 from scribed.sources.common import hold_partial_tail
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
-from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
-    from scribed.log import Logger
+    pass
 
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
@@ -70,27 +68,12 @@ class _Job:
         return self.reading.briefs
 
 
-class Compactor:
+class Compactor(Step):
     """The per-file steps; :class:`scribed.core.scribe.Scribe` owns it and holds the lock."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        layout: Layout,
-        ledger: Ledger,
-        sessions: SessionCompactor,
-        *,
-        clock: Callable[[], datetime],
-        dry_run: bool,
-        log: Logger,
-    ) -> None:
-        self.cfg = cfg
-        self.layout = layout
-        self.ledger = ledger
+    def __init__(self, ctx: RunContext, sessions: SessionCompactor) -> None:
+        super().__init__(ctx)
         self.sessions = sessions
-        self.clock = clock
-        self.dry_run = dry_run
-        self.log = log
 
     def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
         """Compact whatever is finished and new in one source file."""

@@ -52,27 +52,32 @@ PreparedKey = tuple[str, str, int]
 Prepared = tuple[PreparedKey, _Written, int]
 
 
-class SessionCompactor:
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What the per-file and per-session steps share; the Scribe (or a pool worker) builds it once."""
+
+    cfg: Config
+    layout: Layout
+    ledger: Ledger
+    clock: Callable[[], datetime]
+    dry_run: bool
+    log: Logger
+
+
+class Step:
+    """A compaction step: the run context's fields as attributes, read by every method."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.cfg, self.layout, self.ledger = ctx.cfg, ctx.layout, ctx.ledger
+        self.clock, self.dry_run, self.log = ctx.clock, ctx.dry_run, ctx.log
+
+
+class SessionCompactor(Step):
     """Summarise, guard, append to cold, record in the ledger, keep a redacted transcript copy."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        layout: Layout,
-        ledger: Ledger,
-        compressors: Compressors,
-        *,
-        clock: Callable[[], datetime],
-        dry_run: bool,
-        log: Logger,
-    ) -> None:
-        self.cfg = cfg
-        self.layout = layout
-        self.ledger = ledger
+    def __init__(self, ctx: RunContext, compressors: Compressors) -> None:
+        super().__init__(ctx)
         self.compressors = compressors
-        self.clock = clock
-        self.dry_run = dry_run
-        self.log = log
         self._sha_cache: dict[str, str] = {}
         self._sha_lock = threading.Lock()
         self.captured: list[Prepared] | None = None  # in a pool worker: the entries rendered

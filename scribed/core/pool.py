@@ -23,7 +23,7 @@ from typing import Any
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact import Compactor
-from scribed.core.compact_session import Prepared, SessionCompactor
+from scribed.core.compact_session import Prepared, RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
@@ -73,13 +73,9 @@ def _init(cfg: Config, environ: dict[str, str]) -> None:
     ledger.checked = True  # the empty-ledger rebuild is the parent's business
     clock = _Clock()
     compressors = Compressors(cfg, clock, environ, None, log)
-    sessions = SessionCompactor(cfg, layout, ledger, compressors, clock=clock, dry_run=True, log=log)
-    _W.update(
-        clock=clock,
-        ledger=ledger,
-        sessions=sessions,
-        compactor=Compactor(cfg, layout, ledger, sessions, clock=clock, dry_run=True, log=log),
-    )
+    ctx = RunContext(cfg, layout, ledger, clock, dry_run=True, log=log)
+    sessions = SessionCompactor(ctx, compressors)
+    _W.update(clock=clock, ledger=ledger, sessions=sessions, compactor=Compactor(ctx, sessions))
 
 
 class _Quiet:

@@ -26,7 +26,7 @@ from scribed.config import Config, ConfigError
 from scribed.core import discovery
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
-from scribed.core.compact_session import SessionCompactor
+from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.lock import RootBusyError, root_lock
@@ -95,19 +95,8 @@ class Scribe:
     def compactor(self) -> Compactor:
         """The per-file steps (see :mod:`scribed.core.compact`), built with the ledger on first use."""
         if self._compactor is None:
-            sessions = SessionCompactor(
-                self.cfg, self.layout, self.ledger, self.compressors,
-                clock=self.clock, dry_run=self.dry_run, log=self.log,
-            )  # fmt: skip
-            self._compactor = Compactor(
-                self.cfg,
-                self.layout,
-                self.ledger,
-                sessions,
-                clock=self.clock,
-                dry_run=self.dry_run,
-                log=self.log,
-            )
+            ctx = RunContext(self.cfg, self.layout, self.ledger, self.clock, self.dry_run, self.log)
+            self._compactor = Compactor(ctx, SessionCompactor(ctx, self.compressors))
         return self._compactor
 
     def _open_ledger(self) -> Ledger:
