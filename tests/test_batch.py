@@ -33,6 +33,7 @@ def test_one_commit_per_batch_after_the_folders_sync(tmp_path: Path, monkeypatch
         real(path, now=now)
 
     monkeypatch.setattr(fsutil, "fsync_dir", spy)
+    monkeypatch.setattr(scribe_mod, "BATCH_SECONDS", 600.0)  # one batch, however loaded the machine
     s.ledger._db.set_trace_callback(lambda sql: events.append(sql.split()[0].upper()))
     rep = s.run_once(force=True)
     s.close()
