@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
 from typing import BinaryIO
 
 from scribed.models import Role, Turn, TurnKind
@@ -75,7 +76,15 @@ def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
             pending.append(chunk)
             continue
         pending.append(chunk)
-        raws = b"".join(pending).splitlines(keepends=True)
+        block = b"".join(pending)
+        cut = block.rfind(b"\n") + 1
+        if cut and b"\r" not in block:  # the common case: whole lines, one decode for all of them
+            pending = [block[cut:]] if cut < len(block) else []
+            lines = _block_lines(block[:cut], no, offset)
+            no, offset = no + len(lines), offset + cut
+            yield from lines
+            continue
+        raws = block.splitlines(keepends=True)
         pending = [raws.pop()]
         for raw in raws:
             no += 1
@@ -85,6 +94,23 @@ def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
         no += 1
         offset += len(raw)
         yield _line(no, raw, offset)
+
+
+def _block_lines(block: bytes, no: int, offset: int) -> list[Line]:
+    """The lines of ``block``: whole lines, each ending in ``\\n``, no ``\\r`` anywhere, after
+    ``no`` lines and ``offset`` bytes. Decoded at once: a ``\\n`` byte is never inside a UTF-8
+    sequence, so the text splits where the bytes do, as :func:`_line` would decode each line."""
+    texts = block.decode("utf-8", "replace").split("\n")
+    texts.pop()  # the empty piece after the last \n
+    if block.isascii():
+        ends = accumulate((len(t) + 1 for t in texts), initial=offset)
+    else:
+        pieces = block.split(b"\n")
+        ends = accumulate((len(b) + 1 for b in pieces[:-1]), initial=offset)
+    next(ends)
+    if no == 0 and texts and texts[0].startswith("\ufeff"):
+        texts[0] = texts[0][1:]
+    return list(map(Line, range(no + 1, no + 1 + len(texts)), texts, ends))
 
 
 def _line(no: int, raw: bytes, offset: int) -> Line:
@@ -111,12 +137,17 @@ def front_matter(lines: list[Line]) -> tuple[dict[str, str], int]:
 
 def fence_open(text: str) -> str:
     """The fence marker (```` ``` ````, ``~~~``…) if the line opens a fenced block, else ""."""
+    head = text[:4]  # a fence starts within the first four characters: most lines stop here
+    if "`" not in head and "~" not in head:
+        return ""
     m = _FENCE.match(text)
     return m.group(1) if m else ""
 
 
 def fence_closes(fence: str, text: str) -> bool:
     """Whether ``text`` closes a block opened with ``fence`` (same char, at least as long, bare)."""
+    if fence[0] not in text[:4]:  # the closing run starts within the first four characters
+        return False
     m = _FENCE.match(text)
     return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not text.strip(" \t`~"))
 
