@@ -312,10 +312,11 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
 
 # Every match of _ERROR_LINE holds one of these words (matched case-insensitively, as it is) and
 # never spans a newline. They are found in a lowercased copy, which is much faster than the
-# IGNORECASE pattern over the whole text; only lines holding one are matched against it.
+# IGNORECASE pattern over the whole text; only lines holding one are matched against it. ``e  ``
+# at a line start is said with a lookbehind, not ``^``: every branch then starts with a letter, and
+# the regex engine skips ahead to those letters instead of trying each branch at every position.
 _ERROR_HINT = re.compile(
-    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ",
-    re.MULTILINE,
+    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|e(?<![^\n]e)  "
 )
 # Characters IGNORECASE matches to an ASCII letter that ``str.lower`` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
