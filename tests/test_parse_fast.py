@@ -68,17 +68,31 @@ def test_fence_checks_are_the_regex() -> None:
             assert fence_closes(fence, text) == _closes_ref(fence, text), (fence, text)
 
 
-def test_error_hint_is_the_line_start_pattern() -> None:
-    """``_ERROR_HINT`` says ``^e  `` with a lookbehind (faster); it finds what ``^`` finds."""
-    ref = re.compile(
-        r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ",
-        re.MULTILINE,
-    )
+_HINT_REF = re.compile(
+    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ",
+    re.MULTILINE,
+)
+
+
+def _error_lines_ref(middle: str) -> list[str]:
+    """The lines ``_error_lines`` gave when it searched one hint pattern (ASCII text)."""
+    folded, out, pos = middle.lower(), [], 0
+    while (h := _HINT_REF.search(folded, pos)) is not None:
+        start = middle.rfind("\n", 0, h.start()) + 1
+        end = middle.find("\n", h.end())
+        end = end if end >= 0 else len(middle)
+        line = middle[start:end]
+        if common._ERROR_LINE.search(line):
+            out.append(line.strip())
+        pos = end + 1
+    return out
+
+
+def test_error_lines_are_the_hint_pattern_ones() -> None:
+    """Hints found with str.find pick the lines the one hint pattern picked."""
+    words = ["e", "E", " ", "  ", "\n", "x", "Error", "ValueError", "error:", "exit code 2", "FAILED", "err!",
+             "E   x", "panic", "Traceback (most recent call last)", "non-zero exit", "fatal:", "exit"]  # fmt: skip
     rng = random.Random(3)
     for _ in range(20000):
-        text = "".join(
-            rng.choice(["e", " ", "\n", "x", "error", "e  ", "exit"]) for _ in range(rng.randrange(12))
-        )
-        pos = rng.randrange(len(text) + 2)
-        a, b = ref.search(text, pos), common._ERROR_HINT.search(text, pos)
-        assert (a and a.span()) == (b and b.span()), (text, pos)
+        text = "".join(rng.choice(words) for _ in range(rng.randrange(14)))
+        assert list(common._error_lines(text)) == _error_lines_ref(text), text
