@@ -103,7 +103,7 @@ class _ChatParts:
         chunk: list[Line] = []
         k = 0
         for ln in chain(head[skip:], self.lines):
-            if not _END_COMMENT.fullmatch(ln.text):
+            if "<!--" not in ln.text or not _END_COMMENT.fullmatch(ln.text):
                 chunk.append(ln)
                 continue
             if held is not None:

@@ -171,7 +171,7 @@ def paragraphs(lines: list[Line]) -> list[list[Line]]:
     for ln in lines:
         if fence:
             cur.append(ln)
-            if fence_closes(fence, ln.text):
+            if fence[0] in ln.text[:4] and fence_closes(fence, ln.text):  # the first test is its own
                 fence = ""
             continue
         opened = fence_open(ln.text)
@@ -208,7 +208,7 @@ def outside_fences(lines: list[Line]) -> list[Line]:
     fence = ""
     for ln in lines:
         if fence:
-            if fence_closes(fence, ln.text):
+            if fence[0] in ln.text[:4] and fence_closes(fence, ln.text):  # the first test is its own
                 fence = ""
         else:
             fence = fence_open(ln.text)
