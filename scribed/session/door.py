@@ -67,21 +67,50 @@ def clear_cache() -> None:
 
 def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
     """A raw file's text with secrets replaced, about ``chunk_bytes`` at a time, cut at line ends
-    (a transcript copied whole: memory stays bounded)."""
-    buf: list[bytes] = []
-    size = 0
+    (a transcript copied whole: memory stays bounded).
+
+    A chunk is the fewest ``src.readline(line_limit)`` pieces that hold ``chunk_bytes`` (the rest
+    of the file at its end), found in blocks read whole rather than one readline call a line.
+    """
+    buf = bytearray()  # what is read and not yet yielded: it starts a piece
+    eof = False
+    x = chunk_bytes - 1  # the chunk ends with the piece holding this byte
     while True:
-        line = src.readline(line_limit)
-        if line:
-            buf.append(line)
-            size += len(line)
-        if size >= chunk_bytes or (not line and buf):
-            text = b"".join(buf).decode("utf-8", "replace")
-            buf.clear()
-            size = 0
-            yield redacted(text).encode("utf-8")
-        if not line:
+        while len(buf) <= x and not eof:
+            eof = _fill(src, buf, chunk_bytes)
+        if len(buf) <= x:
+            if buf:
+                yield _redacted_bytes(bytes(buf))
             return
+        nl = buf.rfind(b"\n", 0, x)
+        # A line is cut every line_limit bytes from its start, or from buf's (a piece's start).
+        line = nl + 1 if nl >= 0 else 0
+        cut = line + ((x - line) // line_limit + 1) * line_limit  # the piece's end, without a newline
+        pos = x
+        while (nl := buf.find(b"\n", pos, cut)) < 0 and len(buf) < cut and not eof:
+            pos = len(buf)
+            eof = _fill(src, buf, chunk_bytes)
+        end = nl + 1 if nl >= 0 else min(cut, len(buf))
+        yield _redacted_bytes(bytes(buf[:end]))
+        del buf[:end]
+
+
+def _fill(src: IO[bytes], buf: bytearray, size: int) -> bool:
+    """Read about ``size`` more bytes into ``buf``; True at the end of the file."""
+    more = src.read(max(size, 1 << 16))
+    buf += more
+    return not more
+
+
+def _redacted_bytes(raw: bytes) -> bytes:
+    """``raw`` decoded (invalid UTF-8 replaced), redacted and encoded; ``raw`` itself when it is
+    valid UTF-8 and held no secret (the same bytes, without the encode)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return redacted(raw.decode("utf-8", "replace")).encode("utf-8")
+    out = redacted(text)
+    return raw if out is text else out.encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +138,18 @@ def unwrap(red: RedactedSession) -> Session:
     return red.session
 
 
+TURN_FIELDS = ("role", "text", "kind", "ts", "line", "end_offset", "tool_name")  # Turn's, in order
+
+
+def _with_text(t: Turn, text: str) -> Turn:
+    """``replace(t, text=text)`` without its per-call walk over the fields (:data:`TURN_FIELDS`;
+    a test checks they are Turn's)."""
+    return type(t)(t.role, text, t.kind, t.ts, t.line, t.end_offset, t.tool_name)
+
+
 def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> RedactedSession:
     """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
-    kept = [replace(t, text=_turn_text(t.text)) for t in (session.turns if turns is None else turns)]
+    kept = [_with_text(t, _turn_text(t.text)) for t in (session.turns if turns is None else turns)]
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))
 

@@ -311,12 +311,10 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
 
 
 # Every match of _ERROR_LINE holds one of these words (matched case-insensitively, as it is) and
-# never spans a newline. They are found in a lowercased copy, which is much faster than the
-# IGNORECASE pattern over the whole text; only lines holding one are matched against it.
-_ERROR_HINT = re.compile(
-    r"traceback|error|exception|fatal|err!|fail|panic|segmentation fault|non-zero exit|exit|^e  ",
-    re.MULTILINE,
-)
+# never spans a newline; "\ne  " stands for "e  " at a line start ("non-zero exit" holds "exit").
+# Each is found with str.find in a lowercased copy, far faster than the IGNORECASE pattern (or one
+# alternation) over the whole text; only lines holding one are matched against it.
+_HINTS = ("traceback", "error", "exception", "fatal", "err!", "fail", "panic", "segmentation fault", "exit", "\ne  ")  # fmt: skip
 # Characters IGNORECASE matches to an ASCII letter that ``str.lower`` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 
@@ -333,15 +331,27 @@ def _error_lines(middle: str) -> Iterator[str]:
             end = middle.find("\n", m.end())
             yield middle[start : end if end >= 0 else len(middle)].strip()
         return
-    pos = 0
-    while (h := _ERROR_HINT.search(folded, pos)) is not None:
-        start = middle.rfind("\n", 0, h.start()) + 1
-        end = middle.find("\n", h.end())
-        end = end if end >= 0 else len(middle)
+    n = len(middle)
+    hits = [_hint_at(folded, w, 0) for w in _HINTS]
+    while (h := min(hits)) < n:  # the first hint's line; then the first one after that line
+        start = middle.rfind("\n", 0, h) + 1
+        end = middle.find("\n", h)
+        end = end if end >= 0 else n
         line = middle[start:end]
         if _ERROR_LINE.search(line):
             yield line.strip()
-        pos = end + 1
+        hits = [p if p > end else _hint_at(folded, w, end + 1) for p, w in zip(hits, _HINTS, strict=True)]
+
+
+def _hint_at(folded: str, word: str, pos: int) -> int:
+    """Where hint ``word`` next starts at or after ``pos`` (a line start), else the text's length."""
+    if word[0] == "\n":  # "e  " at a line start: ``pos`` is one, or follows a "\n"
+        if pos == 0 and folded.startswith(word[1:]):
+            return 0
+        p = folded.find(word, max(pos - 1, 0))
+        return p + 1 if p >= 0 else len(folded)
+    p = folded.find(word, pos)
+    return p if p >= 0 else len(folded)
 
 
 def turn(

@@ -30,7 +30,15 @@ from scribed.names import normalize_name
 from scribed.sources import markdown_aider, markdown_specstory
 from scribed.sources.common import Source, looks_binary, parse_ts, safe_id
 from scribed.sources.markdown_chat import chat_turns
-from scribed.sources.markdown_lines import Line, Part, front_matter, iter_lines, paragraphs, split_lines
+from scribed.sources.markdown_lines import (
+    Line,
+    Part,
+    front_matter,
+    iter_blocks,
+    iter_lines,
+    paragraphs,
+    split_lines,
+)
 
 __all__ = ["Line", "Stream", "front_matter", "paragraphs", "parse", "split_lines"]
 
@@ -46,6 +54,7 @@ _BINARY_HEAD = 65536  # what looks_binary reads of a file
 _NO_LIMIT = sys.maxsize
 _BOM = b"\xef\xbb\xbf"
 _ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() removes
+_AIDER_FIRST = ("#", ">")  # the first characters of the lines markdown_aider.Scan counts
 _END_COMMENT = re.compile(r"[ \t]*<!--\s*session:\s*end\s*-->[ \t]*", re.IGNORECASE)
 
 
@@ -94,7 +103,7 @@ class _ChatParts:
         chunk: list[Line] = []
         k = 0
         for ln in chain(head[skip:], self.lines):
-            if not _END_COMMENT.fullmatch(ln.text):
+            if "<!--" not in ln.text or not _END_COMMENT.fullmatch(ln.text):
                 chunk.append(ln)
                 continue
             if held is not None:
@@ -257,9 +266,16 @@ class _Scan:
     def read(cls, fh: BinaryIO, *, bom: bool) -> _Scan:
         scan = cls()
         scan.text = bom  # a BOM alone is content to ``bytes.strip()``, though the first line drops it
-        for ln in iter_lines(fh, _NO_LIMIT):
-            scan.size = ln.end
-            scan.text = scan.text or bool(ln.text.strip(_ASCII_SPACE))
-            scan.aider.feed(ln.text)
-            scan.specstory.feed(ln.no, ln.text)
+        aider, specstory = scan.aider.feed, scan.specstory.feed
+        no = 0
+        for texts, ends in iter_blocks(fh, _NO_LIMIT):
+            scan.size = ends[-1]
+            for text in texts:
+                no += 1
+                if not scan.text and text.strip(_ASCII_SPACE):
+                    scan.text = True
+                if text[:1] in _AIDER_FIRST:  # the only lines Aider's scan looks at
+                    aider(text)
+                if no <= markdown_specstory.BANNER_LINES or "**" in text:  # ditto for SpecStory's
+                    specstory(no, text)
         return scan

@@ -234,7 +234,7 @@ class _Scanner:
         self.buf.append(Line(ln.no, body, ln.end))
 
     def flush(self) -> None:
-        text = "\n".join(ln.text for ln in self.buf).strip()
+        text = "\n".join([ln.text for ln in self.buf]).strip()
         if text and not re.fullmatch(r"[\s*_>:-]*", text):
             tool = "tool" if self.kind == "tool_result" else None
             self.out.append(
@@ -265,7 +265,7 @@ class _Scanner:
                 tool_name="shell",
             )
         )
-        text = "\n".join(o.text for o in output).strip("\n")
+        text = "\n".join([o.text for o in output]).strip("\n")
         if text.strip():
             self.out.append(
                 turn(

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
 from typing import BinaryIO
 
 from scribed.models import Role, Turn, TurnKind
@@ -58,12 +59,21 @@ def split_lines(data: bytes) -> list[Line]:
 
 def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
     """The lines :func:`split_lines` gives for the first ``limit`` bytes of ``fh``, read a chunk at
-    a time, so a 60 MB transcript never sits in memory as one list of lines.
+    a time, so a 60 MB transcript never sits in memory as one list of lines."""
+    no = 0
+    for texts, ends in iter_blocks(fh, limit):
+        yield from map(Line, range(no + 1, no + 1 + len(texts)), texts, ends)
+        no += len(texts)
+
+
+def iter_blocks(fh: BinaryIO, limit: int) -> Iterator[tuple[list[str], list[int]]]:
+    """:func:`iter_lines` as runs of consecutive lines: their texts and the byte offsets past each
+    (a first pass that reads only the texts makes no :class:`Line` at all).
 
     A chunk's last piece waits for the next chunk: it may be cut mid-line, or be a ``\\r`` whose
     ``\\n`` comes next. A line with no break in sight is gathered in pieces, not re-copied per chunk.
     """
-    no = offset = 0
+    offset = 0
     pending: list[bytes] = []
     left = limit
     while left > 0:
@@ -71,20 +81,47 @@ def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
         if not chunk:
             break
         left -= len(chunk)
-        if b"\n" not in chunk and b"\r" not in chunk:
-            pending.append(chunk)
-            continue
         pending.append(chunk)
-        raws = b"".join(pending).splitlines(keepends=True)
+        if b"\n" not in chunk and b"\r" not in chunk:
+            continue
+        block = b"".join(pending)
+        cut = block.rfind(b"\n") + 1
+        if cut and b"\r" not in block:  # the common case: whole lines, one decode for all of them
+            pending = [block[cut:]] if cut < len(block) else []
+            yield _block_texts(block[:cut], offset == 0, offset)
+            offset += cut
+            continue
+        raws = block.splitlines(keepends=True)
         pending = [raws.pop()]
-        for raw in raws:
-            no += 1
-            offset += len(raw)
-            yield _line(no, raw, offset)
-    for raw in b"".join(pending).splitlines(keepends=True):
-        no += 1
-        offset += len(raw)
-        yield _line(no, raw, offset)
+        if raws:
+            yield _raw_texts(raws, offset == 0, offset)
+            offset += sum(map(len, raws))
+    raws = b"".join(pending).splitlines(keepends=True)
+    if raws:
+        yield _raw_texts(raws, offset == 0, offset)
+
+
+def _block_texts(block: bytes, first: bool, offset: int) -> tuple[list[str], list[int]]:
+    """The lines of ``block`` (whole lines, each ending in ``\\n``, no ``\\r`` anywhere), ``offset``
+    bytes into the file. Decoded at once: a ``\\n`` byte is never inside a UTF-8 sequence, so the
+    text splits where the bytes do, and each line decodes as :func:`_line` decodes it alone."""
+    texts = block.decode("utf-8", "replace").split("\n")
+    texts.pop()  # the empty piece after the last \n
+    ends = list(accumulate(map(len, block.splitlines(keepends=True)), initial=offset))
+    del ends[0]
+    if first and texts[0].startswith("\ufeff"):
+        texts[0] = texts[0][1:]
+    return texts, ends
+
+
+def _raw_texts(raws: list[bytes], first: bool, offset: int) -> tuple[list[str], list[int]]:
+    """Lines as :func:`split_lines` makes them, one at a time (a block with a ``\\r``)."""
+    texts = [raw.decode("utf-8", "replace").rstrip("\r\n") for raw in raws]
+    if first and texts[0].startswith("\ufeff"):  # line 1 only may drop a BOM
+        texts[0] = texts[0][1:]
+    ends = list(accumulate(map(len, raws), initial=offset))
+    del ends[0]
+    return texts, ends
 
 
 def _line(no: int, raw: bytes, offset: int) -> Line:
@@ -111,12 +148,17 @@ def front_matter(lines: list[Line]) -> tuple[dict[str, str], int]:
 
 def fence_open(text: str) -> str:
     """The fence marker (```` ``` ````, ``~~~``…) if the line opens a fenced block, else ""."""
+    head = text[:4]  # a fence starts within the first four characters: most lines stop here
+    if "`" not in head and "~" not in head:
+        return ""
     m = _FENCE.match(text)
     return m.group(1) if m else ""
 
 
 def fence_closes(fence: str, text: str) -> bool:
     """Whether ``text`` closes a block opened with ``fence`` (same char, at least as long, bare)."""
+    if fence[0] not in text[:4]:  # the closing run starts within the first four characters
+        return False
     m = _FENCE.match(text)
     return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not text.strip(" \t`~"))
 
@@ -129,7 +171,7 @@ def paragraphs(lines: list[Line]) -> list[list[Line]]:
     for ln in lines:
         if fence:
             cur.append(ln)
-            if fence_closes(fence, ln.text):
+            if fence[0] in ln.text[:4] and fence_closes(fence, ln.text):  # the first test is its own
                 fence = ""
             continue
         opened = fence_open(ln.text)
@@ -152,12 +194,12 @@ def fenced(lines: list[Line], i: int) -> tuple[list[Line], int] | None:
     fence = fence_open(lines[i].text)
     if not fence:
         return None
-    j = i + 1
-    while j < len(lines):
-        if fence_closes(fence, lines[j].text):
+    c, n = fence[0], len(lines)
+    for j in range(i + 1, n):
+        text = lines[j].text
+        if c in text[:4] and fence_closes(fence, text):  # the first test is fence_closes' own
             return lines[i + 1 : j], j + 1
-        j += 1
-    return lines[i + 1 :], j
+    return lines[i + 1 :], n
 
 
 def outside_fences(lines: list[Line]) -> list[Line]:
@@ -166,7 +208,7 @@ def outside_fences(lines: list[Line]) -> list[Line]:
     fence = ""
     for ln in lines:
         if fence:
-            if fence_closes(fence, ln.text):
+            if fence[0] in ln.text[:4] and fence_closes(fence, ln.text):  # the first test is its own
                 fence = ""
         else:
             fence = fence_open(ln.text)
