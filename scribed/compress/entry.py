@@ -11,6 +11,7 @@ One structure for every compressor:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -50,7 +51,13 @@ class EntryMeta:
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _iso_utc(dt.astimezone(UTC))
+
+
+@functools.lru_cache(maxsize=64)
+def _iso_utc(dt: datetime) -> str:
+    """Formatted once per instant: a session's entry is rendered ~20 times while it is fitted."""
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def one_line(s: str, limit: int) -> str:
