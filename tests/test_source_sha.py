@@ -1,5 +1,5 @@
 """Issue 15, fixed cost per session: a finished source file is hashed once, for its entries and
-its ledger row alike, and the row's digest is the file's."""
+its ledger row alike, and the row's digest is the file's; a summary is copied without deepcopy."""
 
 from __future__ import annotations
 
@@ -55,3 +55,19 @@ def test_a_part_compacted_is_hashed_up_to_its_offset(tmp_path: Path) -> None:
         assert sessions._source_sha(item) == hashlib.sha256(data + b"more\n").hexdigest()
     finally:
         s.close()
+
+
+def test_a_fitted_summary_leaves_the_original_alone() -> None:
+    """entry._copy stands for a deep copy: fitting and the guard shorten or extend the copy's lists."""
+    from scribed.compress.entry import _copy
+    from scribed.models import Summary
+
+    a = Summary(goal="g", decisions=["x", "y"], files=["f"], key_facts=["k"])
+    before = a.model_dump()
+    b = _copy(a)
+    b.decisions.pop()
+    b.files.append("z")
+    b.key_facts.clear()
+    assert a.model_dump() == before
+    assert b.model_fields_set == a.model_fields_set
+    assert _copy(a) == a.model_copy(deep=True)
