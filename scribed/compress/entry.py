@@ -11,6 +11,7 @@ One structure for every compressor:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -50,7 +51,13 @@ class EntryMeta:
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _iso_utc(dt.astimezone(UTC))
+
+
+@functools.lru_cache(maxsize=64)
+def _iso_utc(dt: datetime) -> str:
+    """Formatted once per instant: a session's entry is rendered ~20 times while it is fitted."""
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def one_line(s: str, limit: int) -> str:
@@ -145,6 +152,19 @@ _UNCAPPED = {"key_points", "files", "commands"}
 _TRIM_TEXT_MIN = 80
 
 
+def _copy(summary: Summary) -> Summary:
+    """``model_copy(deep=True)`` for a summary of strings and lists of strings: only the lists,
+    which fitting shortens, are copied (deepcopy walked every item, three times a session)."""
+    s = summary.model_copy()
+    fields = s.__dict__
+    for key, value in fields.items():
+        if isinstance(value, list):
+            if not all(type(v) is str for v in value):
+                return summary.model_copy(deep=True)
+            fields[key] = list(value)
+    return s
+
+
 def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
     """Shrink a summary until its entry fits ``budget`` bytes by dropping whole list items.
 
@@ -153,7 +173,7 @@ def fit(summary: Summary, meta: EntryMeta, budget: int) -> Summary:
     """
     from scribed.models import SECTIONS
 
-    s = summary.model_copy(deep=True)
+    s = _copy(summary)
     s.goal = one_line(s.goal, 300)
     for key, _ in SECTIONS:
         value = getattr(s, key)
@@ -204,7 +224,7 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     """
     from scribed.compress import anchors as anchors_mod
 
-    s = summary.model_copy(deep=True)
+    s = _copy(summary)
     text = render(s, meta)
     missing = [a for a in anchors if not anchors_mod.present(a, text)]
     missing.sort(key=lambda a: anchors_mod.PRIORITY.index(a.type))

@@ -69,8 +69,10 @@ _STOP = {
 
 def strip_supersedes(text: str) -> tuple[str, str]:
     """Split a trailing ``(supersedes: OLD)`` off a decision: (text, OLD)."""
+    if "(supersedes:" not in text:  # first: the search tries every position of the text
+        return text.strip(), ""
     m = _SUPERSEDES_SUFFIX.search(text)
-    if not m or "(supersedes:" not in text:
+    if not m:
         return text.strip(), ""
     return text[: m.start()].strip(), m.group("s").strip().rstrip(")")
 

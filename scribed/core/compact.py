@@ -336,8 +336,8 @@ class Compactor(Step):
     def _finish(self, job: _Job, out: FileOutcome, held: list[Session]) -> FileOutcome:
         item, path, st = job.item, job.item.path, job.st
         sha = ""
-        if item.kind in BYTE_KINDS:
-            sha = sha256_prefix(path, job.new_offset)
+        if item.kind in BYTE_KINDS:  # a file compacted to its end was just hashed for its entries
+            sha = self.sessions._source_sha(item, job.new_offset)  # one hash, shared
         elif item.kind == "hot":
             sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
         if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, job.parsed):

@@ -211,14 +211,20 @@ class SessionCompactor(Step):
             notes=w.result.notes or None,
         )
 
-    def _source_sha(self, item: SourceItem) -> str:
-        """sha256 of the source file as compacted (provenance)."""
-        st = item.path.stat()
-        key = f"{item.path}\0{st.st_size}\0{st.st_mtime_ns}"
+    def _source_sha(self, item: SourceItem, upto: int | None = None) -> str:
+        """sha256 of the source file as compacted (provenance), or of its first ``upto`` bytes: the
+        whole file's digest, cached, when that is all of it (``Compactor._finish`` asks for the
+        bytes it compacted, which for a finished file are the bytes just hashed here)."""
+        path = item.path
+        st = path.stat()
+        whole = zst.logical_size(path, st.st_size)
+        if upto is not None and upto != whole:
+            return sha256_prefix(path, upto)
+        key = f"{path}\0{st.st_size}\0{st.st_mtime_ns}"
         with self._sha_lock:
             if key in self._sha_cache:
                 return self._sha_cache[key]
-        digest = sha256_prefix(item.path, zst.logical_size(item.path, st.st_size))
+        digest = sha256_prefix(path, whole)
         with self._sha_lock:
             if len(self._sha_cache) > SHA_CACHE_MAX:
                 self._sha_cache.clear()

@@ -22,6 +22,7 @@ from scribed.session.redact_values import (
     IDENT_RE,
     NUM_RE,
     P_COMMANDS,
+    LazyPattern,
     Span,
     Spans,
     data,
@@ -128,20 +129,20 @@ _VALUE = (
     r"|(?P<ph><[^<>\n\r]{0,100}+>|\$?\{\{?[^{}\n\r]{0,200}+\}?\}|%\(\w{0,64}+\)s|\$\([^()\n\r]{0,200}+\))"
     rf"|(?P<uv>[^\s\"'`,;()\[\]{{}}<>\\]{{1,{_UV_MAX}}}+))"
 )
-_SEP_VALUE_RE = re.compile(
+_SEP_VALUE_RE = LazyPattern(
     r"[ \t]{0,4}+[\]\"'`*\\]{0,6}+[ \t]{0,32}+(?P<sep>:=|=>|\?=|[:=>])(?:" + _VALUE + ")?"
 )
-_VALUE_RE = re.compile(_VALUE)
+_VALUE_RE = LazyPattern(_VALUE)
 # An unquoted value ends at the next query parameter (``?token=abc&page=2``), not at any '&'.
-_QUERY_CUT_RE = re.compile(r"&[A-Za-z_][\w.\-]{0,64}=")
-_UV_RUN_RE = re.compile(r"[^\s\"'`,;()\[\]{}<>\\]*+")
-_UV_TAIL_RE = re.compile(r"[^\s\"'`,;\\]{0,512}+")
-AUTH_VALUE_RE = re.compile(
+_QUERY_CUT_RE = LazyPattern(r"&[A-Za-z_][\w.\-]{0,64}=")
+_UV_RUN_RE = LazyPattern(r"[^\s\"'`,;()\[\]{}<>\\]*+")
+_UV_TAIL_RE = LazyPattern(r"[^\s\"'`,;\\]{0,512}+")
+AUTH_VALUE_RE = LazyPattern(
     r"[ \t]{0,64}+(?:[rbfuRBFU]{1,2}(?=[\"']))?\\{0,3}+[\"'`]?[ \t]{0,8}+"
     r"(?:(?i:" + "|".join(map(re.escape, data()["words"]["auth_schemes"])) + r")[ \t]{1,8}+)?"
     r"(?P<cred>[^\s\"'`\\,;<>{}$()]{1,4096}+)"
 )
-_NEXT_LINE_RE = re.compile(
+_NEXT_LINE_RE = LazyPattern(
     r"[ \t]*+(?:\r?\n|\\r\\n|\\n)(?P<ind>[ \t]{1,64}+)(?P<v>[^\s#\-\"'`\\][^\s\"'`\\]{0,4096}+)[ \t]*+(?=\r?\n|\\n|\Z)"
 )
 _BLOCK_MARKS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
@@ -302,26 +303,26 @@ def _next_line(text: str, name_start: int, pos: int, *, who: tuple[str, str, str
 # Other context handlers (forward positions)
 # ---------------------------------------------------------------------------------------------
 
-_AUTHORITY_RE = re.compile(r"[^\s/?#\"'<>`\\]{1,2048}+")
-_PEM_HEAD_RE = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_AUTHORITY_RE = LazyPattern(r"[^\s/?#\"'<>`\\]{1,2048}+")
+_PEM_HEAD_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_SEP = r"(?:\\{1,4}[rn]|[ \t\r\n])++[\-+>#*|]?"
-_PEM_BODY_RE = re.compile(
+_PEM_BODY_RE = LazyPattern(
     r"(?:" + _PEM_SEP + r"(?:(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]{0,200}+"
     r"|[A-Za-z0-9+/=]{16,}+"
     r"|[A-Za-z0-9+/=]{1,15}+(?=\\{1,4}[rn]|[\r\n\"'`]|\Z|[ \t]++-----END))){0,4000}"
 )
-_PEM_END_RE = re.compile(r"(?:\\{1,4}[rn]|[ \t\r\n]){0,64}+[\-+>#*|]?-----END [A-Z0-9 ]{0,60}-----")
-_CLI_KW_RE = re.compile(r"(?i:" + "|".join(data()["words"]["cli_flags"]) + r")(?=[ \t])")
+_PEM_END_RE = LazyPattern(r"(?:\\{1,4}[rn]|[ \t\r\n]){0,64}+[\-+>#*|]?-----END [A-Z0-9 ]{0,60}-----")
+_CLI_KW_RE = LazyPattern(r"(?i:" + "|".join(data()["words"]["cli_flags"]) + r")(?=[ \t])")
 _FLAG_BACK_RE = re.compile(rb"[A-Za-z0-9_\-]{0,80}")  # reversed bytes
-_USERPASS_RE = re.compile(r"[ \t=]{1,8}+[\"']?([^\s:\"'@/\\\[\]]{1,128}+):([^\s\"'\\/][^\s\"'\\]{0,255}+)")
-_FLAG_VALUE_RE = re.compile(
+_USERPASS_RE = LazyPattern(r"[ \t=]{1,8}+[\"']?([^\s:\"'@/\\\[\]]{1,128}+):([^\s\"'\\/][^\s\"'\\]{0,255}+)")
+_FLAG_VALUE_RE = LazyPattern(
     r"[ \t=]{0,8}+(?:'([^'\n]{1,256}+)'|\"([^\"\n]{1,256}+)\"|([^\s'\"`;|&)]{1,256}+))"
 )
-_COOKIE_REGION_RE = re.compile(r"[ \t]*+[\"'`]?([^\"'`\n\r\\]{0,8192}+)")
-_COOKIE_PAIR_RE = re.compile(r"([^\s=;,]{1,128}+)=([^;\s,]{1,4096}+)")
-_PGPASS_RE = re.compile(r"[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<pw>[^\s\"'\\]{1,256}+)(?=\r?\n|\\n|\"|\Z)")
-_WORD_RE = re.compile(r"[\w./\-]+")
-_COMMAND_SPLIT_RE = re.compile(r"\n|\\n|;|&&|\|\|?|\$\(|`")
+_COOKIE_REGION_RE = LazyPattern(r"[ \t]*+[\"'`]?([^\"'`\n\r\\]{0,8192}+)")
+_COOKIE_PAIR_RE = LazyPattern(r"([^\s=;,]{1,128}+)=([^;\s,]{1,4096}+)")
+_PGPASS_RE = LazyPattern(r"[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<pw>[^\s\"'\\]{1,256}+)(?=\r?\n|\\n|\"|\Z)")
+_WORD_RE = LazyPattern(r"[\w./\-]+")
+_COMMAND_SPLIT_RE = LazyPattern(r"\n|\\n|;|&&|\|\|?|\$\(|`")
 
 
 def on_url(text: str, colon: int, spans: Spans) -> None:

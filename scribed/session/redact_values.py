@@ -30,11 +30,52 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 REDACTED = "[REDACTED_SECRET]"
 Span = tuple[int, int, str]  # start, end, rule id
 Spans = list[Span]
+
+
+class LazyPattern:
+    """A ``str`` regex compiled on its first use. A spawn imports these modules to redact a few
+    short texts, which reach few of the module's patterns; compiling them all at import cost it
+    ~10 ms. The first call puts the compiled pattern's own methods on the instance, so later calls
+    cost what a module-level ``re.compile`` costs."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+
+    def _load(self) -> re.Pattern[str]:
+        p = re.compile(self.pattern, self.flags)
+        for name in ("match", "fullmatch", "search", "finditer", "findall", "sub", "split"):
+            self.__dict__[name] = getattr(p, name)  # found before the class's methods from now on
+        return p
+
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._load().match(string, pos, endpos)
+
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._load().fullmatch(string, pos, endpos)
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._load().search(string, pos, endpos)
+
+    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self._load().finditer(string, pos, endpos)
+
+    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
+        return self._load().findall(string, pos, endpos)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
+        return self._load().sub(repl, string, count)
+
+    def split(self, string: str, maxsplit: int = 0) -> list[str | Any]:
+        return self._load().split(string, maxsplit)
+
 
 # Rarest first (counted on transcript text): a keyword is found through its rarest anchor. The
 # rarest few are located with bytes.find (memchr), which beats a regex scan when hits are rare.
@@ -193,29 +234,29 @@ ASSIGNMENT_WORDS = sorted(PW | STRONG | WEAK | {"cookie"})
 # Value heuristics
 # ---------------------------------------------------------------------------------------------
 
-_PLACEHOLDER_RE = re.compile(
+_PLACEHOLDER_RE = LazyPattern(
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$?\{\{?.*\}?\}|%\(?\w*\)?[sd]|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>"
     r"|\$\(.*\)|\[[^\[\]]*\]|\(?(?:hidden|redacted|masked|omitted|not shown|see above|see below)\)?",
     re.IGNORECASE | re.DOTALL,
 )
 _MASK_CHARS = frozenset("*.•…#· ")
-_MASK_RE = re.compile(r"[xX]{3,}|[?\-_]{3,}")
-NUM_RE = re.compile(r"[+-]?\d+(?:[.,_:]\d+)*(?:[eE][+-]?\d+)?[a-zA-Z%]{0,3}")
-IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-DOTTED_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[!?]?")
-_CAMEL_RE = re.compile(r"[a-z][A-Z]")
-_SECRET_WORD_RE = re.compile(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
-_PATH_RE = re.compile(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
-_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
-_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
-HEX_RE = re.compile(r"[0-9a-fA-F]+")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_MASK_RE = LazyPattern(r"[xX]{3,}|[?\-_]{3,}")
+NUM_RE = LazyPattern(r"[+-]?\d+(?:[.,_:]\d+)*(?:[eE][+-]?\d+)?[a-zA-Z%]{0,3}")
+IDENT_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
+DOTTED_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[!?]?")
+_CAMEL_RE = LazyPattern(r"[a-z][A-Z]")
+_SECRET_WORD_RE = LazyPattern(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
+_PATH_RE = LazyPattern(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
+_URL_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_EMAIL_RE = LazyPattern(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
+HEX_RE = LazyPattern(r"[0-9a-fA-F]+")
+_UUID_RE = LazyPattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Atomic per word: a plain ``(...)+`` here backtracks exponentially on long capital runs.
-_WORDS_SHAPE_RE = re.compile(r"(?>[A-Z][a-z]++|[a-z]{2,}+|[A-Z]{2,}(?![a-z])|\d{1,4}+)++")
-_USERPASS_VALUE_RE = re.compile(r"([^\s:]{1,64}):(\S{3,})")
+_WORDS_SHAPE_RE = LazyPattern(r"(?>[A-Z][a-z]++|[a-z]{2,}+|[A-Z]{2,}(?![a-z])|\d{1,4}+)++")
+_USERPASS_VALUE_RE = LazyPattern(r"([^\s:]{1,64}):(\S{3,})")
 _B64_RE = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
-_NONALNUM_RE = re.compile(r"[^A-Za-z0-9]+")
-_COMPONENT_RE = re.compile(r"[_\-.\s]|(?<=[a-z0-9])(?=[A-Z])")
+_NONALNUM_RE = LazyPattern(r"[^A-Za-z0-9]+")
+_COMPONENT_RE = LazyPattern(r"[_\-.\s]|(?<=[a-z0-9])(?=[A-Z])")
 _DIGITS = frozenset("0123456789")
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
@@ -403,7 +444,7 @@ def name_kind(prefix: str, kw: str, boundary: bool) -> str | None:
     return "weak" if kw in WEAK else None
 
 
-_TRAILING_KW_RE = re.compile(
+_TRAILING_KW_RE = LazyPattern(
     r"(?i)(authorization|passphrase|passcode|password|passwd|credentials|credential|creds|"
     r"secret|token|signature|pass|pwd|key|auth|sig)[^A-Za-z0-9]{0,3}$"
 )

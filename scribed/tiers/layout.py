@@ -3,55 +3,59 @@ re-exports it, so a spawn's ``scribed context`` finds its files without loading 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-@dataclass(slots=True)
 class Layout:
-    """Where everything lives under a squad root."""
+    """Where everything lives under a squad root. The folders are joined once, when the root is
+    set: a compacted session asked for them about eight times, each a few ``Path`` joins. Equal,
+    unhashable and shown as the dataclass it was (``Layout(root=...)``)."""
 
-    root: Path
+    __slots__ = (
+        "_root",
+        "archive",
+        "cold",
+        "hot",
+        "ledger",
+        "lock",
+        "memory",
+        "quarantine",
+        "squad",
+        "state",
+        "wiki",
+    )
 
-    @property
-    def squad(self) -> Path:
-        return self.root / ".squad"
-
-    @property
-    def memory(self) -> Path:
-        return self.squad / "memory"
-
-    @property
-    def hot(self) -> Path:
-        return self.memory / "hot"
-
-    @property
-    def cold(self) -> Path:
-        return self.memory / "cold"
-
-    @property
-    def wiki(self) -> Path:
-        return self.memory / "wiki"
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
     @property
-    def state(self) -> Path:
-        return self.memory / ".scribed"
+    def root(self) -> Path:
+        return self._root
 
-    @property
-    def archive(self) -> Path:
-        return self.state / "archive"
+    @root.setter
+    def root(self, root: Path) -> None:
+        self._root = root
+        self.squad = root / ".squad"
+        self.memory = self.squad / "memory"
+        self.hot = self.memory / "hot"
+        self.cold = self.memory / "cold"
+        self.wiki = self.memory / "wiki"
+        self.state = self.memory / ".scribed"
+        self.archive = self.state / "archive"
+        self.quarantine = self.state / "quarantine"
+        self.ledger = self.state / "ledger.sqlite"
+        self.lock = self.state / "lock"
 
-    @property
-    def quarantine(self) -> Path:
-        return self.state / "quarantine"
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return self.root == other.root  # (a class with __eq__ and no __hash__ is unhashable)
 
-    @property
-    def ledger(self) -> Path:
-        return self.state / "ledger.sqlite"
-
-    @property
-    def lock(self) -> Path:
-        return self.state / "lock"
+    def __repr__(self) -> str:
+        return f"Layout(root={self.root!r})"
 
     def cold_file(self, agent: str) -> Path:
         return self.cold / f"{agent}.md"

@@ -148,12 +148,15 @@ class BlockIndex:
         self.named_upto = len(self.blocks)
 
     def _sync_terms(self) -> None:
+        postings, sized, sets = self.terms, self.sized, self.term_sets
         for b in self.blocks[self.terms_upto :]:
-            terms = seq_terms(claim(b.text))
-            self.term_sets[id(b)] = terms
+            text = b.text
+            terms = seq_terms(claim(text) if "**" in text else text)  # a claim is a **What:** field
+            sets[id(b)] = terms
+            size = len(terms)
             for tok in terms:
-                self.terms[tok].append(b)
-                self.sized[tok, len(terms)].append(b)
+                postings[tok].append(b)
+                sized[tok, size].append(b)
         self.terms_upto = len(self.blocks)
 
     def note_refs(self, refs: Iterable[str]) -> None:
