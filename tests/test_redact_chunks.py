@@ -1,5 +1,6 @@
-"""The transcript copy's streamed redaction reads blocks, not lines (issue 15); its chunks are the
-ones the readline loop made, byte for byte, so a secret near a chunk's edge is judged the same."""
+"""The transcript copy's streamed redaction reads blocks, not lines (issue 15): its chunks are the
+ones the readline loop made, byte for byte. Each chunk is redacted with the text around it, so a
+secret spanning lines across a chunk's edge is caught as in the whole text."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import IO
 
 import pytest
 
-from scribed.session.door import redacted, redacted_chunks
-from scribed.session.redact import REDACTED
+from scribed.session.door import raw_chunks, redacted_chunks
+from scribed.session.redact import REDACTED, redact
+from scribed.session.redact_stream import redact_chunks
 
 
 def _readline_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
-    """The former redacted_chunks: one readline call a line."""
+    """The former chunking: one readline call a line."""
     buf: list[bytes] = []
     size = 0
     while True:
@@ -24,10 +26,9 @@ def _readline_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Itera
             buf.append(line)
             size += len(line)
         if size >= chunk_bytes or (not line and buf):
-            text = b"".join(buf).decode("utf-8", "replace")
+            yield b"".join(buf)
             buf.clear()
             size = 0
-            yield redacted(text).encode("utf-8")
         if not line:
             return
 
@@ -61,9 +62,47 @@ def test_block_chunks_are_readline_chunks(chunk: int, limit: int) -> None:
     for _ in range(60):
         data = b"".join(rng.choice(_PIECES) for _ in range(rng.randrange(0, 40)))
         want = list(_readline_chunks(io.BytesIO(data), chunk, limit))
-        assert list(redacted_chunks(io.BytesIO(data), chunk, limit)) == want, data
+        assert list(raw_chunks(io.BytesIO(data), chunk, limit)) == want, data
         trickle = io.BufferedReader(_Trickle(data), 4)
-        assert list(redacted_chunks(trickle, chunk, limit)) == want, data
+        assert list(raw_chunks(trickle, chunk, limit)) == want, data
+
+
+def _pem(seed: int) -> str:
+    rng = random.Random(seed)
+    body = "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(1280)
+    )
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    return "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize("limit", [3, 11, 1 << 26])
+@pytest.mark.parametrize("chunk", [1, 7, 64, 300])
+def test_chunks_redact_as_the_whole_text(chunk: int, limit: int) -> None:
+    """With the context as wide as the file, the chunks print exactly what redacting the whole
+    text prints, wherever the edges fall (inside a secret, between a name and its value)."""
+    pieces = [p for p in _PIECES if p.isascii()] + [b"password:\n  Zq8vN3kLp2Rt7wXy\n", _pem(2).encode()]
+    rng = random.Random(chunk * 7 + limit)
+    for _ in range(15):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25)))
+        got = b"".join(redact_chunks(raw_chunks(io.BytesIO(data), chunk, limit), context=len(data)))
+        assert got.decode() == redact(data.decode()), data
+
+
+@pytest.mark.parametrize("secret", ["pem", "yaml"])
+def test_a_secret_across_a_chunk_edge_is_not_copied(secret: str) -> None:
+    """Found by review: a PEM body or a ``password:`` value on the line after the chunk's edge was
+    copied in clear, since each chunk was redacted alone (the default context, many edge spots)."""
+    text = _pem(1) if secret == "pem" else "password:\n  Zq8vN3kLp2Rt7wXy\n"
+    values = [ln for ln in text.splitlines() if ln and "-----" not in ln and ln != "password:"]
+    assert not any(v.strip() in redact(text) for v in values)  # the whole text hides them
+    chunk = 4096
+    for shift in range(0, len(text), max(1, len(text) // 40)):
+        filler = "lorem ipsum dolor\n" * ((chunk - shift) // 18 + 1)
+        data = (filler[: chunk - shift - 1] + "\n" + text + "tail\n").encode()
+        out = b"".join(redacted_chunks(io.BytesIO(data), chunk, 1 << 26)).decode()
+        assert not any(v.strip() in out for v in values), shift
+        assert out.endswith("tail\n") and out.startswith("lorem ipsum")
 
 
 def test_secrets_are_replaced_and_clean_bytes_kept() -> None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from scribed.models import Session, Turn
 
 from scribed.session.redact import redact, redact_path
+from scribed.session.redact_stream import redact_chunks
 
 Redacted = NewType("Redacted", str)
 NOTHING = Redacted("")  # the empty text, for defaults
@@ -67,11 +68,15 @@ def clear_cache() -> None:
 
 def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
     """A raw file's text with secrets replaced, about ``chunk_bytes`` at a time, cut at line ends
-    (a transcript copied whole: memory stays bounded).
+    (a transcript copied whole: memory stays bounded). Each chunk is judged with the text around
+    it, so a secret spanning lines across a chunk's edge is caught (:mod:`~scribed.session.redact_stream`)."""
+    return redact_chunks(raw_chunks(src, chunk_bytes, line_limit))
 
-    A chunk is the fewest ``src.readline(line_limit)`` pieces that hold ``chunk_bytes`` (the rest
-    of the file at its end), found in blocks read whole rather than one readline call a line.
-    """
+
+def raw_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
+    """``src`` cut into the fewest ``src.readline(line_limit)`` pieces that hold ``chunk_bytes``
+    (the rest of the file at its end), found in blocks read whole rather than one readline call
+    a line."""
     buf = bytearray()  # what is read and not yet yielded: it starts a piece
     eof = False
     x = chunk_bytes - 1  # the chunk ends with the piece holding this byte
@@ -80,7 +85,7 @@ def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterat
             eof = _fill(src, buf, chunk_bytes)
         if len(buf) <= x:
             if buf:
-                yield _redacted_bytes(bytes(buf))
+                yield bytes(buf)
             return
         nl = buf.rfind(b"\n", 0, x)
         # A line is cut every line_limit bytes from its start, or from buf's (a piece's start).
@@ -91,7 +96,7 @@ def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterat
             pos = len(buf)
             eof = _fill(src, buf, chunk_bytes)
         end = nl + 1 if nl >= 0 else min(cut, len(buf))
-        yield _redacted_bytes(bytes(buf[:end]))
+        yield bytes(buf[:end])
         del buf[:end]
 
 
@@ -100,17 +105,6 @@ def _fill(src: IO[bytes], buf: bytearray, size: int) -> bool:
     more = src.read(max(size, 1 << 16))
     buf += more
     return not more
-
-
-def _redacted_bytes(raw: bytes) -> bytes:
-    """``raw`` decoded (invalid UTF-8 replaced), redacted and encoded; ``raw`` itself when it is
-    valid UTF-8 and held no secret (the same bytes, without the encode)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return redacted(raw.decode("utf-8", "replace")).encode("utf-8")
-    out = redacted(text)
-    return raw if out is text else out.encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -370,6 +370,11 @@ def _merged(text: str) -> list[tuple[int, int]]:
     return out
 
 
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where :func:`redact` replaces: sorted, merged ``(start, end)`` offsets into ``text``."""
+    return _merged(text)
+
+
 def redact(text: str) -> str:
     """Replace every secret value in ``text`` with :data:`REDACTED`; idempotent, never raises."""
     spans = _merged(text)
