@@ -270,10 +270,10 @@ def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
     df = Counter(chain.from_iterable(u.tokens for u in units))  # counted in C
     n = max(1, len(units))
     norm = math.log(1 + n)
+    rarity = {d: 0.35 + 0.65 * math.log(1 + n / d) / norm for d in set(df.values())}  # few distinct counts
     out: dict[str, float] = {}
     for t, d in df.items():
-        base = 3.0 if t in camel else token_weight(t)
-        out[t] = base * (0.35 + 0.65 * math.log(1 + n / d) / norm)
+        out[t] = (3.0 if t in camel else token_weight(t)) * rarity[d]
     return out
 
 
