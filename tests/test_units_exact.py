@@ -62,3 +62,20 @@ def test_weights_equal_the_formula_per_token() -> None:
     for t, w in units._weights(pool, camel).items():
         base = 3.0 if t in camel else units.token_weight(t)
         assert w == base * (0.35 + 0.65 * math.log(1 + n / df[t]) / math.log(1 + n)), t
+
+
+def test_stale_filter_equals_searching_each_unit() -> None:
+    """``extractive._without_stale`` searches all units at once; a match must still be one unit's."""
+    from scribed.compress import extractive
+
+    rng = random.Random(5)
+    words = ["we", "use", "Redis", "ΣΑΣ", "İd", "cache", "ab", "b", "a b"]
+    for _ in range(400):
+        pool = [_unit(i, frozenset({"t"})) for i in range(rng.randint(0, 12))]
+        for u in pool:
+            u.text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+        stale = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 2))]
+        stale += ["  "] if rng.random() < 0.05 else []
+        low = [" ".join(x.lower().split()) for x in stale]
+        want = [u for u in pool if not any(x in u.text.lower() for x in low)]
+        assert extractive._without_stale(pool, stale) == want, (stale, [u.text for u in pool])
