@@ -74,7 +74,9 @@ def test_stale_filter_equals_searching_each_unit() -> None:
         pool = [_unit(i, frozenset({"t"})) for i in range(rng.randint(0, 12))]
         for u in pool:
             u.text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
-        stale = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 2))]
+        stale = [
+            " ".join(rng.choice(words) for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 2))
+        ]
         stale += ["  "] if rng.random() < 0.05 else []
         low = [" ".join(x.lower().split()) for x in stale]
         want = [u for u in pool if not any(x in u.text.lower() for x in low)]
