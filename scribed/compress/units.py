@@ -223,7 +223,7 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     that is mostly tool output still spends its budget on the most informative of them. When the
     text holds nothing error-shaped, the lines between head and tail are not even looked at.
     """
-    lines = [ln for ln in map(str.strip, turn.text.splitlines()) if ln]
+    lines = list(filter(None, map(str.strip, turn.text.splitlines())))  # in C: outputs run long
     last = len(lines) - 1
     maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
     if maybe:
