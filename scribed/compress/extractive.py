@@ -10,7 +10,9 @@ entry uses its ~10% for facts instead of leaving it unused, and tool dumps and c
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import errors, sections, units
@@ -219,9 +221,29 @@ def _key_points(
         return []
     pool = units.split(turns)
     if stale:
-        low = [" ".join(x.lower().split()) for x in stale]
-        pool.units = [u for u in pool.units if not any(x in u.text.lower() for x in low)]
+        pool.units = _without_stale(pool.units, stale)
         for i, u in enumerate(pool.units):
             u.pos = i
     chosen = units.select(pool, room, units.tokens(covered_text), exclude=exclude)
     return [u.text for u in chosen]
+
+
+def _without_stale(pool: list[units.Unit], stale: Sequence[str]) -> list[units.Unit]:
+    """The units whose lowercased text holds none of the ``stale`` texts (whitespace normalised).
+
+    Searched once in all the units' lowercased texts joined by newlines (a stale text holds none,
+    so a match lies inside one unit), not unit by unit: a pool has thousands of units and the
+    stale texts are in a few of them."""
+    low = [" ".join(x.lower().split()) for x in stale]
+    if "" in low:
+        return []  # the empty text is in every unit
+    texts = [u.text.lower() for u in pool]
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    joined = "\n".join(texts)
+    drop: set[int] = set()
+    for x in low:
+        i = joined.find(x)
+        while i != -1:
+            drop.add(bisect_right(starts, i) - 1)
+            i = joined.find(x, i + 1)
+    return [u for k, u in enumerate(pool) if k not in drop] if drop else pool

@@ -16,9 +16,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, filterfalse
 
 from scribed.compress.errors import error_in_line, may_hold_error
+from scribed.compress.stopwords import STOP as _STOP
 from scribed.models import Turn
 
 _FENCE = re.compile(r"^\s{0,3}(```+|~~~+)")
@@ -35,137 +36,6 @@ _CHATTER = re.compile(
     r"let me|let's|i'll|i will|i'm going to|now i|now let me|first,? i|next,? i|i can see|i see|"
     r"looking at|here(?:'s| is) (?:the|what)|you're right|good (?:idea|question|catch))\b",
     re.I,
-)
-_STOP = frozenset(
-    {
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "also",
-        "although",
-        "always",
-        "among",
-        "another",
-        "anything",
-        "around",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "came",
-        "come",
-        "could",
-        "does",
-        "doing",
-        "done",
-        "down",
-        "during",
-        "each",
-        "either",
-        "else",
-        "even",
-        "every",
-        "from",
-        "further",
-        "going",
-        "have",
-        "having",
-        "here",
-        "hers",
-        "herself",
-        "himself",
-        "however",
-        "into",
-        "itself",
-        "just",
-        "like",
-        "made",
-        "make",
-        "many",
-        "might",
-        "more",
-        "most",
-        "much",
-        "must",
-        "myself",
-        "need",
-        "needs",
-        "never",
-        "only",
-        "other",
-        "ours",
-        "ourselves",
-        "over",
-        "same",
-        "should",
-        "since",
-        "some",
-        "something",
-        "still",
-        "such",
-        "than",
-        "that",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "thing",
-        "things",
-        "this",
-        "those",
-        "though",
-        "through",
-        "thus",
-        "under",
-        "until",
-        "upon",
-        "very",
-        "want",
-        "what",
-        "when",
-        "where",
-        "whether",
-        "which",
-        "while",
-        "whom",
-        "whose",
-        "will",
-        "with",
-        "within",
-        "without",
-        "would",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "okay",
-        "sure",
-        "please",
-        "thanks",
-        "thank",
-        "really",
-        "actually",
-        "basically",
-        "currently",
-        "using",
-        "used",
-        "uses",
-        "file",
-        "files",
-        "code",
-        "line",
-        "lines",
-        "now",
-    }
 )
 _RESULT = re.compile(
     r"\b(?:passed|failed|succeeded|success(?:ful(?:ly)?)?|built|compiled|wrote|written|created|deployed|"
@@ -273,22 +143,26 @@ class _Builder:
         self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
 
     def add(self, text: str, line: int, kind: str, weight: float) -> None:
-        text = " ".join(text.split())
-        if len(text) < MIN_UNIT_CHARS or len(text) > MAX_UNIT_CHARS or weight <= 0:
+        """Checks first what costs least: a raw line already too short stays so once normalised."""
+        if len(text) < MIN_UNIT_CHARS or weight <= 0:
             return
-        if _CHATTER.match(text):
-            weight *= 0.3
+        text = " ".join(text.split())
+        n = len(text)
+        if n < MIN_UNIT_CHARS or n > MAX_UNIT_CHARS:
+            return
         toks = self.seen.get(text)
-        if toks is not None and kind == "tool":
-            return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
         if toks is None:
             toks = self.seen[text] = tokens(text)
             if toks and not text.islower():  # an ASCII capital is needed for a CamelCase/ALLCAPS name
                 self.camel |= _camel_bonus(text)
+        elif kind == "tool":
+            return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
         if not toks:
             return
-        pos = len(self.units)
-        self.units.append(Unit(text, pos, line, kind, weight, toks, len(text.encode()) + 3))
+        if _CHATTER.match(text):
+            weight *= 0.3
+        size = (n if text.isascii() else len(text.encode())) + 3
+        self.units.append(Unit(text, len(self.units), line, kind, weight, toks, size))
 
 
 def _prose(b: _Builder, para: list[str], line: int, weight: float, prefix: str) -> None:
@@ -349,7 +223,7 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     that is mostly tool output still spends its budget on the most informative of them. When the
     text holds nothing error-shaped, the lines between head and tail are not even looked at.
     """
-    lines = [ln for ln in map(str.strip, turn.text.splitlines()) if ln]
+    lines = list(filter(None, map(str.strip, turn.text.splitlines())))  # in C: outputs run long
     last = len(lines) - 1
     maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
     if maybe:
@@ -396,10 +270,10 @@ def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
     df = Counter(chain.from_iterable(u.tokens for u in units))  # counted in C
     n = max(1, len(units))
     norm = math.log(1 + n)
+    rarity = {d: 0.35 + 0.65 * math.log(1 + n / d) / norm for d in set(df.values())}  # few distinct counts
     out: dict[str, float] = {}
     for t, d in df.items():
-        base = 3.0 if t in camel else token_weight(t)
-        out[t] = base * (0.35 + 0.65 * math.log(1 + n / d) / norm)
+        out[t] = (3.0 if t in camel else token_weight(t)) * rarity[d]
     return out
 
 
@@ -412,7 +286,11 @@ def _near_duplicate(u: Unit, chosen_by_token: dict[str, list[Unit]]) -> bool:
     """
     n = len(u.tokens)
     need = (7 * n + 9) // 10
-    postings = sorted((chosen_by_token.get(t, ()) for t in u.tokens), key=len)[: n - need + 1]
+    held = list(filter(None, map(chosen_by_token.get, u.tokens)))  # tokens some chosen unit holds
+    if len(held) < need:
+        return False  # a repeat would share ``need`` tokens, each held by a chosen unit
+    held.sort(key=len)
+    postings = held[: len(held) - need + 1]  # with the n - len(held) empty ones: n - need + 1
     seen: set[int] = set()
     for chosen in postings:
         for c in chosen:
@@ -456,6 +334,8 @@ class _Selection:
         self.chosen: list[Unit] = []
         self.by_token: dict[str, list[Unit]] = {}
         self.scale: list[float] = [u.size**0.75 for u in units]  # by pos
+        self.weight_of = weights.__getitem__  # bound once: ``gain`` runs in C over a unit's tokens
+        self.covered = have.__contains__  # ``have`` grows in place, so this stays its test
 
     def gain(self, u: Unit) -> float:
         """Weight of u's uncovered tokens per byte^0.75. Summed exactly (``math.fsum``): a plain sum
@@ -463,11 +343,11 @@ class _Selection:
         bits of a score, a tie, and so the entry would differ between runs and between a pool's
         workers. A unit sharing no token with what is covered (a quarter of the calls) is summed
         in C; every token of a unit has a weight (``_weights`` counts them all)."""
-        toks, have, weights = u.tokens, self.have, self.weights
-        if toks.isdisjoint(have):
-            g = math.fsum(map(weights.__getitem__, toks))
+        toks = u.tokens
+        if toks.isdisjoint(self.have):
+            g = math.fsum(map(self.weight_of, toks))
         else:
-            g = math.fsum([weights[t] for t in toks if t not in have])
+            g = math.fsum(map(self.weight_of, filterfalse(self.covered, toks)))
         return u.weight * g / self.scale[u.pos]
 
     def run(self, candidates: list[Unit]) -> None:
