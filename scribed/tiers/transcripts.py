@@ -178,10 +178,17 @@ def produce(source: Path) -> Copy | None:
     return Copy(source, before, buf.getvalue(), written) if _stamp(source) == before else None
 
 
-def _write(source: Path, data_path: Path, *, sync: bool = True, copy: Copy | None = None) -> tuple[int, int]:
-    """Write the redacted, compressed copy atomically (``copy``'s bytes when given, made ahead);
-    returns (bytes in, bytes out). ``sync=False``: no fsync, :func:`batched_copies` syncs the
-    batch's copies at once."""
+def _ahead(source: Path) -> Copy | None:
+    """The copy of ``source`` made ahead (see :func:`made_ahead`) while it still holds."""
+    copy: Copy | None = getattr(_batch, "ahead", None)
+    return copy if copy is not None and copy.source == source and copy.stamp == _stamp(source) else None
+
+
+def _write(source: Path, data_path: Path, *, sync: bool = True) -> tuple[int, int]:
+    """Write the redacted, compressed copy atomically (the one made ahead when it holds); returns
+    (bytes in, bytes out). ``sync=False``: no fsync, :func:`batched_copies` syncs the batch's
+    copies at once."""
+    copy = _ahead(source)
     ensure_dir(data_path.parent)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=data_path.parent)
     try:
@@ -237,9 +244,7 @@ def archive(
         old.agents = sorted({*old.agents, agent})
         _save(meta_path, old)
         return old
-    copy: Copy | None = getattr(_batch, "ahead", None)
-    ahead = copy if copy is not None and copy.source == source and copy.stamp == stamp else None
-    bytes_in, bytes_out = _write(source, data_path, sync=_held() is None, copy=ahead)
+    bytes_in, bytes_out = _write(source, data_path, sync=_held() is None)
     rec = Archived(
         path=data_path,
         source=shown_as,
