@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from scribed import sources
@@ -168,8 +168,9 @@ class Compactor(Step):
 
     def _read(self, item: SourceItem, st: os.stat_result, hold: bool) -> sources.Reading:
         """The file's reading: a pool worker's when the file is still the one it read (its stamp, its
-        sha), else the parser's. In a worker, a reading small enough to hold is kept whole, its
-        sessions read, for the parent (:data:`PARSE_MAX_BYTES`)."""
+        sha), else the parser's. In a worker, a file small enough to hold (:data:`PARSE_MAX_BYTES`)
+        is parsed whole and kept for the parent (its sessions are what the streamed reading yields;
+        only ``Session.warnings``, which nothing after the parse reads, may differ)."""
         given = self.given
         if (
             given is not None
@@ -181,16 +182,16 @@ class Compactor(Step):
             self.from_pool += 1
             self.sessions.copy = given.copy
             return given.reading
-        with hold_partial_tail(hold):  # an open session's unterminated line waits
-            reading = sources.read_file(item.kind, item.path, item.agent)
         kept = self.kept
-        if kept is not None and reading.briefs and st.st_size <= PARSE_MAX_BYTES:
-            try:
-                whole = replace(reading.result, sessions=list(reading.sessions()))
-            except sources.ChangedError:
-                return reading
-            kept.reading = reading = sources.Reading(whole, reading.briefs)
-            kept.hold, kept.sha = hold, self.sessions._source_sha(item)
+        whole = kept is not None and st.st_size <= PARSE_MAX_BYTES
+        with hold_partial_tail(hold):  # an open session's unterminated line waits
+            if not whole:
+                return sources.read_file(item.kind, item.path, item.agent)
+            # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
+            parsed = sources.parse_file(item.kind, item.path, item.agent)
+        reading = sources.Reading(parsed, [sources.Brief.of(s) for s in parsed.sessions])
+        if kept is not None and reading.briefs:
+            kept.reading, kept.hold, kept.sha = reading, hold, self.sessions._source_sha(item)
         return reading
 
     def _note_future_mtime(

@@ -15,8 +15,12 @@ threads. The LLM backend stays in-process (no pool): its concurrency is ``[llm] 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import pickle
+import shutil
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
@@ -106,9 +110,20 @@ def _stamp(item: SourceItem) -> Stamp:
     return st.st_size, st.st_mtime_ns
 
 
-def _prepare(item: SourceItem, row: SourceRow | None, now: datetime, force: bool) -> Prefetched:
-    """In a worker: run the serial steps on one file, dry, and return its parse, the entries they
-    rendered and the transcript copy, with the file's state they were made from."""
+def _prepare(item: SourceItem, row: SourceRow | None, now: datetime, force: bool, spool: str) -> str:
+    """In a worker: run the serial steps on one file, dry; its parse, the entries they rendered and
+    the transcript copy, with the file's state they were made from, go to a file in ``spool`` whose
+    name is returned. A result sent whole through the pool's pipe could be cut by a worker killed
+    mid-send, and the executor then waits for the rest forever; a name is one atomic pipe write."""
+    out = _work(item, row, now, force)
+    fd, name = tempfile.mkstemp(dir=spool)
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return name
+
+
+def _work(item: SourceItem, row: SourceRow | None, now: datetime, force: bool) -> Prefetched:
+    """The work :func:`_prepare` spools."""
     ledger: Ledger = _W["ledger"]
     sessions: SessionCompactor = _W["sessions"]
     compactor: Compactor = _W["compactor"]
@@ -140,7 +155,8 @@ class Prefetch:
             self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ)
         )
         self._todo: Iterator[SourceItem] = iter(())
-        self._pending: deque[tuple[SourceItem, Future[Prefetched]]] = deque()
+        self._pending: deque[tuple[SourceItem, Future[str]]] = deque()
+        self._spool = tempfile.mkdtemp(prefix="scribed-pool-")  # the workers' results (see _prepare)
 
     def start(self, items: Iterable[SourceItem]) -> None:
         self._todo = iter(items)
@@ -153,7 +169,7 @@ class Prefetch:
             return
         row = self.ledger.source(source_key(item.path))
         try:
-            fut = self._ex.submit(_prepare, item, row, self.now, self.force)
+            fut = self._ex.submit(_prepare, item, row, self.now, self.force, self._spool)
         except (BrokenExecutor, RuntimeError) as exc:  # a worker died (killed, out of memory): no more sends
             self._todo = iter(())
             get_logger("scribed.pool").warning("pool_broken", reason=str(exc), left_to="the parent")
@@ -168,7 +184,10 @@ class Prefetch:
         _, fut = self._pending.popleft()
         self._submit()
         try:
-            out = fut.result()
+            name = fut.result()
+            with open(name, "rb") as fh:
+                out: Prefetched = pickle.load(fh)  # our own workers' file, in our own folder
+            os.unlink(name)
             return out if out.stamp == _stamp(item) else None  # changed since: the parent reads it afresh
         except Exception:  # a worker's failure (a bug, a dead process) is the serial path's to meet
             return None
@@ -177,3 +196,5 @@ class Prefetch:
         for _, fut in self._pending:
             fut.cancel()
         self._ex.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self._spool)
