@@ -1,5 +1,6 @@
 """The process pool for backlogs (``[compress] workers``) changes nothing but speed: the same
-backlog run serially and pooled leaves byte-identical tier files and the same ledger rows."""
+backlog run serially and pooled leaves byte-identical tier files, transcript copies and the same
+ledger rows, and the pooled parent neither parses a file nor makes a copy a worker already did."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def state(root: Path) -> dict[str, str]:
     out = {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(mem.rglob("*"))
-        if p.is_file() and ".scribed" not in p.parts
+        if p.is_file()
+        and (".scribed" not in (q := p.relative_to(mem).parts) or "transcripts" in q)  # copies too
     }
     db = sqlite3.connect(mem / ".scribed/ledger.sqlite")
     db.row_factory = sqlite3.Row
@@ -49,10 +51,26 @@ def state(root: Path) -> dict[str, str]:
     return out
 
 
-def run(folder: Path, workers: int) -> dict[str, object]:
+def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> dict[str, object]:
+    """One run-once; ``parent`` counts the parses and transcript copies this process made itself."""
     from scribed import config as config_mod
+    from scribed import sources
     from scribed.core import pool
     from scribed.core.scribe import Scribe
+    from scribed.tiers import transcripts as copies
+
+    parent = {"parses": 0, "copies": 0} if parent is None else parent
+    read_file, fill = sources.read_file, copies._fill
+
+    def counted_read(*a: object, **k: object) -> object:
+        parent["parses"] += 1
+        return read_file(*a, **k)  # type: ignore[arg-type]
+
+    def counted_fill(*a: object, **k: object) -> object:
+        parent["copies"] += 1
+        return fill(*a, **k)  # type: ignore[arg-type]
+
+    sources.read_file, copies._fill = counted_read, counted_fill  # type: ignore[assignment]
 
     pool.POOL_MIN_BYTES = 0  # the test backlog is small
     transcripts = backlog(folder)
@@ -71,9 +89,18 @@ def run(folder: Path, workers: int) -> dict[str, object]:
     try:
         rep = scribe.run_once(force=True)
         from_pool = scribe.compactor.sessions.from_pool
+        parses_from_pool = scribe.compactor.from_pool
     finally:
         scribe.close()
-    return {"compacted": rep.compacted, "failed": rep.failed, "from_pool": from_pool, "state": state(root)}
+        sources.read_file, copies._fill = read_file, fill  # type: ignore[assignment]
+    return {
+        "compacted": rep.compacted,
+        "failed": rep.failed,
+        "from_pool": from_pool,
+        "parses_from_pool": parses_from_pool,
+        **{f"parent_{k}": v for k, v in parent.items()},
+        "state": state(root),
+    }
 
 
 def _child(folder: Path, workers: int) -> dict[str, object]:
@@ -93,6 +120,10 @@ def test_pooled_run_is_byte_identical_to_the_serial_one(tmp_path: Path) -> None:
     assert serial["failed"] == pooled["failed"] == 0
     assert serial["from_pool"] == 0
     assert pooled["from_pool"] == SESSIONS  # every entry was rendered by a worker
+    assert serial["parent_parses"] == serial["parent_copies"] == SESSIONS  # one file per session
+    # every file was parsed and copied by a worker only
+    assert (pooled["parses_from_pool"], pooled["parent_parses"], pooled["parent_copies"]) == (SESSIONS, 0, 0)
+    assert any("transcripts" in k for k in serial["state"])  # the copies are compared too
     assert pooled["state"] == serial["state"]
 
 

@@ -11,12 +11,11 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from scribed import sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
-from scribed.core.compact_session import RunContext, SessionCompactor, Step
+from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step
 from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import EntryReport, FileOutcome, SourceItem
@@ -29,9 +28,9 @@ from scribed.sources.common import hold_partial_tail
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 
-if TYPE_CHECKING:
-    pass
-
+# A pool worker hands the parent the parse of a file up to this size; a larger one the parent
+# streams itself (a markdown file's sessions are never all held in the parent at once).
+PARSE_MAX_BYTES = 8 << 20
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 
@@ -74,6 +73,15 @@ class Compactor(Step):
     def __init__(self, ctx: RunContext, sessions: SessionCompactor) -> None:
         super().__init__(ctx)
         self.sessions = sessions
+        self.given: Prefetched | None = None  # in the parent: a pool worker's work on the file at hand
+        self.kept: Prefetched | None = None  # in a pool worker: where the parse is kept for the parent
+        self.from_pool = 0  # parses the parent took from a worker (benchmarks and tests read it)
+
+    def use(self, given: Prefetched | None) -> None:
+        """Take a pool worker's work on the next file (None: none, the parent does it all)."""
+        self.given = given
+        self.sessions.prepared = {k: (w, ms) for k, w, ms in given.entries} if given else {}
+        self.sessions.copy = None  # the copy only with a parse that still holds (see _read)
 
     def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
         """Compact whatever is finished and new in one source file."""
@@ -142,8 +150,7 @@ class Compactor(Step):
         key = source_key(item.path)
         problem = read_error(item.path)
         if problem is None:
-            with hold_partial_tail(hold):  # an open session's unterminated line waits
-                reading = sources.read_file(item.kind, item.path, item.agent)
+            reading = self._read(item, st, hold)
             parsed = reading.result
             if not reading.briefs:  # the parser reports a failed read as a warning
                 problem = next((w for w in parsed.warnings if ": cannot read " in w), None)
@@ -157,6 +164,34 @@ class Compactor(Step):
             return FileOutcome("failed", failed=1, reason=problem)
         for w in parsed.warnings:
             self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
+        return reading
+
+    def _read(self, item: SourceItem, st: os.stat_result, hold: bool) -> sources.Reading:
+        """The file's reading: a pool worker's when the file is still the one it read (its stamp, its
+        sha), else the parser's. In a worker, a file small enough to hold (:data:`PARSE_MAX_BYTES`)
+        is parsed whole and kept for the parent (its sessions are what the streamed reading yields;
+        only ``Session.warnings``, which nothing after the parse reads, may differ)."""
+        given = self.given
+        if (
+            given is not None
+            and given.reading is not None
+            and given.hold == hold
+            and given.stamp == (st.st_size, st.st_mtime_ns)
+            and given.sha == self.sessions._source_sha(item)
+        ):
+            self.from_pool += 1
+            self.sessions.copy = given.copy
+            return given.reading
+        kept = self.kept
+        whole = kept is not None and st.st_size <= PARSE_MAX_BYTES
+        with hold_partial_tail(hold):  # an open session's unterminated line waits
+            if not whole:
+                return sources.read_file(item.kind, item.path, item.agent)
+            # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
+            parsed = sources.parse_file(item.kind, item.path, item.agent)
+        reading = sources.Reading(parsed, [sources.Brief.of(s) for s in parsed.sessions])
+        if kept is not None and reading.briefs:
+            kept.reading, kept.hold, kept.sha = reading, hold, self.sessions._source_sha(item)
         return reading
 
     def _note_future_mtime(

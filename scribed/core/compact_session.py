@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from scribed import sources
 from scribed.compress import anchors, entry
 from scribed.compress.base import CompressResult
 from scribed.config import Config
@@ -52,6 +53,21 @@ PreparedKey = tuple[str, str, int]
 Prepared = tuple[PreparedKey, _Written, int]
 
 
+@dataclass(slots=True)
+class Prefetched:
+    """A pool worker's work on one source file, for the parent to take instead of doing it: the
+    parse (``reading``, None for a large file: the parent streams it itself), the entries rendered
+    and the transcript copy. The parse and the copy count only while the file still has ``stamp``
+    and ``sha`` (see :meth:`scribed.core.compact.Compactor.use`)."""
+
+    stamp: tuple[int, int]  # (size, mtime_ns) before the worker read it
+    sha: str  # the provenance sha256 of the file the worker read ("" when not taken)
+    hold: bool  # the parse held an unterminated last line (an open session's)
+    reading: sources.Reading | None
+    entries: list[Prepared]
+    copy: transcripts.Copy | None
+
+
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """What the per-file and per-session steps share; the Scribe (or a pool worker) builds it once."""
@@ -83,6 +99,7 @@ class SessionCompactor(Step):
         self.captured: list[Prepared] | None = None  # in a pool worker: the entries rendered
         self.prepared: dict[PreparedKey, tuple[_Written, int]] = {}  # in the parent: a worker's entries
         self.from_pool = 0  # entries the parent took from a worker (benchmarks and tests read it)
+        self.copy: transcripts.Copy | None = None  # in the parent: the file's copy a worker made
 
     def iso_now(self) -> str:
         return entry.iso(self.clock())
@@ -239,9 +256,10 @@ class SessionCompactor(Step):
         if item.kind == "hot":
             return
         try:
-            transcripts.archive(
-                self.cfg, self.layout, item.path, kind=item.kind, session=session, agent=agent,
-                shown_as=redacted_path(shown_as), now=self.clock(),
-            )  # fmt: skip
+            with transcripts.made_ahead(self.copy):
+                transcripts.archive(
+                    self.cfg, self.layout, item.path, kind=item.kind, session=session, agent=agent,
+                    shown_as=redacted_path(shown_as), now=self.clock(),
+                )  # fmt: skip
         except OSError as exc:
             self.log.warning("transcript_archive_failed", file=shown_as, reason=str(exc.strerror or exc))

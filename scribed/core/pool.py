@@ -1,10 +1,13 @@
 """A process pool for backlogs: the pure part of compaction (parse → redaction door → anchors →
-compress → rendered entry) runs in worker processes a few files ahead of the parent; the parent
-still runs every step itself, in source order, and takes a worker's rendered entry instead of
-computing it when the entry's key matches (see :meth:`SessionCompactor.compact`). So the ledger,
-the lock and every write stay in the parent, and the outputs are the serial path's, byte for byte:
+compress → rendered entry, and the redacted zstd transcript copy) runs in worker processes a few
+files ahead of the parent; the parent still runs every step itself, in source order, but takes a
+worker's work instead of doing it: the file's parse and its copy when the file still has the size,
+mtime and sha256 the worker read (see :meth:`Compactor._read`; a file over
+:data:`~scribed.core.compact.PARSE_MAX_BYTES` the parent streams itself), a rendered entry when
+the entry's key matches (see :meth:`SessionCompactor.compact`). So the ledger, the lock and every
+write (the copy's too) stay in the parent, and the outputs are the serial path's, byte for byte:
 whatever a worker could not know (the ledger's entries of a moved file, a file changed since)
-gives another key, and the parent computes that entry itself.
+gives another key or stamp, and the parent does that work itself.
 
 Workers start with ``forkserver`` (``spawn`` where it is missing), never ``fork``: the daemon has
 threads. The LLM backend stays in-process (no pool): its concurrency is ``[llm] max_concurrency``.
@@ -12,8 +15,12 @@ threads. The LLM backend stays in-process (no pool): its concurrency is ``[llm] 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import pickle
+import shutil
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
@@ -23,11 +30,12 @@ from typing import Any
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact import Compactor
-from scribed.core.compact_session import Prepared, RunContext, SessionCompactor
+from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
 from scribed.log import get as get_logger
+from scribed.tiers import transcripts
 from scribed.tiers.cold import Layout
 
 POOL_MIN_BYTES = 4 << 20  # a smaller backlog is done before the workers have imported scribed
@@ -75,7 +83,7 @@ def _init(cfg: Config, environ: dict[str, str]) -> None:
     compressors = Compressors(cfg, clock, environ, None, log)
     ctx = RunContext(cfg, layout, ledger, clock, dry_run=True, log=log)
     sessions = SessionCompactor(ctx, compressors)
-    _W.update(clock=clock, ledger=ledger, sessions=sessions, compactor=Compactor(ctx, sessions))
+    _W.update(cfg=cfg, clock=clock, ledger=ledger, sessions=sessions, compactor=Compactor(ctx, sessions))
 
 
 class _Quiet:
@@ -102,25 +110,39 @@ def _stamp(item: SourceItem) -> Stamp:
     return st.st_size, st.st_mtime_ns
 
 
-def _prepare(
-    item: SourceItem, row: SourceRow | None, now: datetime, force: bool
-) -> tuple[Stamp, list[Prepared]]:
-    """In a worker: run the serial steps on one file, dry, and return the entries they rendered
-    with the file's state they were rendered from."""
+def _prepare(item: SourceItem, row: SourceRow | None, now: datetime, force: bool, spool: str) -> str:
+    """In a worker: run the serial steps on one file, dry; its parse, the entries they rendered and
+    the transcript copy, with the file's state they were made from, go to a file in ``spool`` whose
+    name is returned. A result sent whole through the pool's pipe could be cut by a worker killed
+    mid-send, and the executor then waits for the rest forever; a name is one atomic pipe write."""
+    out = _work(item, row, now, force)
+    fd, name = tempfile.mkstemp(dir=spool)
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return name
+
+
+def _work(item: SourceItem, row: SourceRow | None, now: datetime, force: bool) -> Prefetched:
+    """The work :func:`_prepare` spools."""
     ledger: Ledger = _W["ledger"]
     sessions: SessionCompactor = _W["sessions"]
+    compactor: Compactor = _W["compactor"]
     _W["clock"].now = now
     with ledger.tx() as db:
         db.execute("DELETE FROM sources")
     if row is not None:
         ledger.upsert_source(row)
     sessions.captured = []
+    compactor.kept = out = Prefetched(_stamp(item), "", False, None, sessions.captured, None)
     try:
-        stamp = _stamp(item)
-        _W["compactor"].process(item, force=force)
-        return stamp, sessions.captured
+        compactor.process(item, force=force)
+        cfg: Config = _W["cfg"]
+        if out.entries and out.reading is not None and item.kind != "hot" and cfg.archive.transcripts:
+            out.copy = transcripts.produce(item.path)  # the parent archives after its first entry
+        return out
     finally:
         sessions.captured = None
+        compactor.kept = None
 
 
 class Prefetch:
@@ -133,7 +155,8 @@ class Prefetch:
             self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ)
         )
         self._todo: Iterator[SourceItem] = iter(())
-        self._pending: deque[tuple[SourceItem, Future[tuple[Stamp, list[Prepared]]]]] = deque()
+        self._pending: deque[tuple[SourceItem, Future[str]]] = deque()
+        self._spool = tempfile.mkdtemp(prefix="scribed-pool-")  # the workers' results (see _prepare)
 
     def start(self, items: Iterable[SourceItem]) -> None:
         self._todo = iter(items)
@@ -146,27 +169,32 @@ class Prefetch:
             return
         row = self.ledger.source(source_key(item.path))
         try:
-            fut = self._ex.submit(_prepare, item, row, self.now, self.force)
+            fut = self._ex.submit(_prepare, item, row, self.now, self.force, self._spool)
         except (BrokenExecutor, RuntimeError) as exc:  # a worker died (killed, out of memory): no more sends
             self._todo = iter(())
             get_logger("scribed.pool").warning("pool_broken", reason=str(exc), left_to="the parent")
             return
         self._pending.append((item, fut))
 
-    def take(self, item: SourceItem) -> list[Prepared]:
-        """The entries a worker rendered for ``item`` ([] when it was not sent or its worker failed:
-        the parent then computes them itself)."""
+    def take(self, item: SourceItem) -> Prefetched | None:
+        """A worker's work on ``item`` (None when it was not sent or its worker failed: the parent
+        then does it itself)."""
         if not self._pending or self._pending[0][0] is not item:
-            return []
+            return None
         _, fut = self._pending.popleft()
         self._submit()
         try:
-            stamp, out = fut.result()
-            return out if stamp == _stamp(item) else []  # changed since: the parent reads it afresh
+            name = fut.result()
+            with open(name, "rb") as fh:
+                out: Prefetched = pickle.load(fh)  # our own workers' file, in our own folder
+            os.unlink(name)
+            return out if out.stamp == _stamp(item) else None  # changed since: the parent reads it afresh
         except Exception:  # a worker's failure (a bug, a dead process) is the serial path's to meet
-            return []
+            return None
 
     def close(self) -> None:
         for _, fut in self._pending:
             fut.cancel()
         self._ex.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self._spool)

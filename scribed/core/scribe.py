@@ -265,14 +265,13 @@ class Scribe:
                     stack.enter_context(transcripts.batched_copies(self.log))  # copies: durable before it
                     stack.enter_context(live.batched_writes(self.log))  # hot seeds: after cold's sync
                     stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before all
-                sessions = self.compactor.sessions
-                sessions.prepared = {k: (w, ms) for k, w, ms in pool.take(item)} if pool else {}
+                self.compactor.use(pool.take(item) if pool else None)
                 out = self._process_guarded(item, force)
                 if item.kind != "hot" and not self.dry_run:  # inside the batch
                     held.append((item, out))
                 else:
                     report.add(item, out)
-                sessions.prepared = {}
+                self.compactor.use(None)
                 n += item.kind != "hot"
             self._close_batch(stack, held, report, force)
 

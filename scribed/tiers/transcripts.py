@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import zstandard
 
@@ -140,19 +141,63 @@ def _save(meta_path: Path, a: Archived) -> None:
     fsync_dir(meta_path.parent)
 
 
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A copy made ahead (by a pool worker, :func:`produce`), placed by :func:`archive` only when
+    the source still has the ``stamp`` it was made from."""
+
+    source: Path
+    stamp: str  # size:mtime_ns of the source it was made from
+    data: bytes  # the redacted, compressed copy
+    bytes_in: int  # redacted, uncompressed
+
+
+def _stamp(source: Path) -> str:
+    st = source.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _fill(raw: BinaryIO, source: Path) -> int:
+    """Stream ``source`` through the door and zstd into ``raw``; returns the redacted bytes."""
+    written = 0
+    with zst.open_binary(source) as src:
+        cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+        with cctx.stream_writer(raw, closefd=False) as writer:
+            for chunk in redacted_chunks(src, CHUNK_BYTES, _LINE_LIMIT):  # the door, streamed
+                writer.write(chunk)
+                written += len(chunk)
+    return written
+
+
+def produce(source: Path) -> Copy | None:
+    """The copy of ``source`` in memory, writing nothing (a pool worker's part); None when the
+    source changed while it was read."""
+    before = _stamp(source)
+    buf = io.BytesIO()
+    written = _fill(buf, source)
+    return Copy(source, before, buf.getvalue(), written) if _stamp(source) == before else None
+
+
+def _ahead(source: Path) -> Copy | None:
+    """The copy of ``source`` made ahead (see :func:`made_ahead`) while it still holds."""
+    copy: Copy | None = getattr(_batch, "ahead", None)
+    return copy if copy is not None and copy.source == source and copy.stamp == _stamp(source) else None
+
+
 def _write(source: Path, data_path: Path, *, sync: bool = True) -> tuple[int, int]:
-    """Write the redacted, compressed copy atomically; returns (bytes in, bytes out). ``sync=False``:
-    no fsync, :func:`batched_copies` syncs the batch's copies at once."""
+    """Write the redacted, compressed copy atomically (the one made ahead when it holds); returns
+    (bytes in, bytes out). ``sync=False``: no fsync, :func:`batched_copies` syncs the batch's
+    copies at once."""
+    copy = _ahead(source)
     ensure_dir(data_path.parent)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=data_path.parent)
-    written = 0
     try:
-        with os.fdopen(fd, "wb") as raw, zst.open_binary(source) as src:
-            cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-            with cctx.stream_writer(raw, closefd=False) as writer:
-                for chunk in redacted_chunks(src, CHUNK_BYTES, _LINE_LIMIT):  # the door, streamed
-                    writer.write(chunk)
-                    written += len(chunk)
+        with os.fdopen(fd, "wb") as raw:
+            if copy is None:
+                written = _fill(raw, source)
+            else:
+                raw.write(copy.data)
+                written = copy.bytes_in
             raw.flush()
             if sync:
                 os.fsync(raw.fileno())
@@ -181,7 +226,8 @@ def archive(
 
     Cheap when nothing changed: a source archived at its current size and mtime only gains the
     session's id. Returns None when archiving is off. Raises ``OSError`` on a failed write; the
-    caller logs it (a compaction never fails because its copy could not be kept).
+    caller logs it (a compaction never fails because its copy could not be kept). Inside
+    :func:`made_ahead`, a pool worker's copy is placed instead when it is of this source as it is.
     """
     if not cfg.archive.transcripts:
         return None
@@ -248,6 +294,17 @@ def batched_copies(log: Logger) -> Iterator[None]:
                 log.warning("transcript_archive_failed", files=len(metas), reason=str(exc.strerror or exc))
 
 
+@contextlib.contextmanager
+def made_ahead(copy: Copy | None) -> Iterator[None]:
+    """Inside, in this thread, :func:`archive` places ``copy`` (a pool worker's, :func:`produce`)
+    instead of making the copy again, when its source still has the stamp it was made from."""
+    _batch.ahead = copy
+    try:
+        yield
+    finally:
+        _batch.ahead = None
+
+
 def iter_archives(dest: Path) -> Iterator[Archived]:
     """Every archive in ``dest`` whose sidecar and data are both there, in name order."""
     try:
@@ -310,4 +367,16 @@ def maybe_prune(dest: Path, retention_days: int, now: datetime) -> int:
     return prune(dest, retention_days, now)
 
 
-__all__ = ["Archived", "archive", "find", "folder", "iter_archives", "maybe_prune", "prune", "read_chunks"]
+__all__ = [
+    "Archived",
+    "Copy",
+    "archive",
+    "find",
+    "folder",
+    "iter_archives",
+    "made_ahead",
+    "maybe_prune",
+    "produce",
+    "prune",
+    "read_chunks",
+]
