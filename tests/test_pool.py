@@ -85,6 +85,17 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
             "sources": gen.sources(transcripts),
         }
     )
+    stale = root / ".squad/memory/.scribed/pool/left-by-a-killed-run"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"x")
+    spools: list[str] = []
+    spool_dir = pool._spool_dir
+
+    def recorded(layout: object) -> str:
+        spools.append(spool_dir(layout))  # type: ignore[arg-type]
+        return spools[-1]
+
+    pool._spool_dir = recorded  # type: ignore[assignment]
     scribe = Scribe(cfg, clock=lambda: datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
     try:
         rep = scribe.run_once(force=True)
@@ -100,6 +111,9 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
         "parses_from_pool": parses_from_pool,
         **{f"parent_{k}": v for k, v in parent.items()},
         "state": state(root),
+        "spools_outside_root": [x for x in spools if not x.startswith(str(root))],
+        "spools": len(spools),
+        "pool_left": (root / ".squad/memory/.scribed/pool").exists(),
     }
 
 
@@ -125,6 +139,9 @@ def test_pooled_run_is_byte_identical_to_the_serial_one(tmp_path: Path) -> None:
     assert (pooled["parses_from_pool"], pooled["parent_parses"], pooled["parent_copies"]) == (SESSIONS, 0, 0)
     assert any("transcripts" in k for k in serial["state"])  # the copies are compared too
     assert pooled["state"] == serial["state"]
+    # the workers' results (raw parses) stay in the git-ignored state folder, and nothing is left:
+    # neither this run's spool nor the one a killed run left
+    assert (pooled["spools"], pooled["spools_outside_root"], pooled["pool_left"]) == (1, [], False)
 
 
 def test_no_pool_here_means_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,7 +35,7 @@ from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
 from scribed.log import get as get_logger
-from scribed.tiers import transcripts
+from scribed.tiers import audit, transcripts
 from scribed.tiers.cold import Layout
 
 POOL_MIN_BYTES = 4 << 20  # a smaller backlog is done before the workers have imported scribed
@@ -145,6 +145,21 @@ def _work(item: SourceItem, row: SourceRow | None, now: datetime, force: bool) -
         compactor.kept = None
 
 
+SPOOL = "pool"  # in the state folder
+
+
+def _spool_dir(layout: Layout) -> str:
+    """A fresh folder for the workers' results, in the state folder (git-ignored, beside the
+    ledger, never outside the project: a result holds a transcript's parse, secrets included, until
+    the parent takes it). A folder left by a killed run is removed first: one run holds the root's
+    lock, so no other run's spool is live."""
+    base = audit.ensure_state(layout) / SPOOL
+    with contextlib.suppress(FileNotFoundError):
+        shutil.rmtree(base)
+    base.mkdir(mode=0o700)
+    return str(base)
+
+
 class Prefetch:
     """Runs :func:`_prepare` for the files of a backlog a window ahead of the parent's loop."""
 
@@ -156,7 +171,7 @@ class Prefetch:
         )
         self._todo: Iterator[SourceItem] = iter(())
         self._pending: deque[tuple[SourceItem, Future[str]]] = deque()
-        self._spool = tempfile.mkdtemp(prefix="scribed-pool-")  # the workers' results (see _prepare)
+        self._spool = _spool_dir(Layout(cfg.root_path))  # the workers' results (see _prepare)
 
     def start(self, items: Iterable[SourceItem]) -> None:
         self._todo = iter(items)
@@ -197,4 +212,4 @@ class Prefetch:
             fut.cancel()
         self._ex.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(OSError):
-            shutil.rmtree(self._spool)
+            shutil.rmtree(self._spool)  # the folder _spool_dir made, nothing above it
