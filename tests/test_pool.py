@@ -157,6 +157,33 @@ def test_no_pool_here_means_in_process(tmp_path: Path, monkeypatch: pytest.Monke
     assert (out["compacted"], out["failed"], out["from_pool"]) == (SESSIONS, 0, 0)
 
 
+def test_a_dry_run_starts_no_pool_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A preview writes nothing under the root: not even the pool's spool (found in review)."""
+    from scribed import config as config_mod
+    from scribed.core import pool
+    from scribed.core.scribe import Scribe
+
+    monkeypatch.setattr(pool, "POOL_MIN_BYTES", 0)
+    root = tmp_path / "root"
+    root.mkdir()
+    cfg = config_mod.from_dict(
+        {
+            "root": str(root),
+            "session": {"quiet_seconds": 0},
+            "compress": {"backend": "extractive", "workers": 2},
+            "log": {"format": "json", "level": "error"},
+            "sources": gen.sources(backlog(tmp_path)),
+        }
+    )
+    scribe = Scribe(cfg, dry_run=True)
+    try:
+        rep = scribe.run_once(force=True)
+    finally:
+        scribe.close()
+    assert rep.compacted == SESSIONS
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == []
+
+
 def test_workers_killed_mid_run_leave_the_rest_to_the_parent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -301,6 +301,8 @@ class Scribe:
 
     def _pool(self, stack: contextlib.ExitStack, items: list[SourceItem], force: bool) -> Prefetch | None:
         """The process pool for a backlog (see :mod:`scribed.core.pool`), closed with ``stack``."""
+        if self.dry_run:  # a preview writes nothing, the pool's spool included
+            return None
         todo = pool_mod.wanted(self.cfg, items, self.ledger, llm_factory=self._llm_factory)
         if not todo:
             return None
