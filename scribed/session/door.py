@@ -9,7 +9,6 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, NewType
 
 # Annotations only: a spawn's `scribed context` redacts without loading the models (pydantic).
@@ -113,13 +112,35 @@ def _redacted_bytes(raw: bytes) -> bytes:
     return raw if out is text else out.encode("utf-8")
 
 
-@dataclass(frozen=True, slots=True)
 class RedactedSession:
     """A parsed session whose id and turn texts went through the door. ``session`` is what writers
-    and compressors read; the raw id stays with the core (ledger keys), never in a file."""
+    and compressors read; the raw id stays with the core (ledger keys), never in a file. Immutable
+    and compared by value (a plain class: a spawn that only redacts does not import dataclasses)."""
 
+    __slots__ = ("session", "source")
     session: Session
     source: Redacted  # the source path, as outside text
+
+    def __init__(self, session: Session, source: Redacted) -> None:
+        object.__setattr__(self, "session", session)
+        object.__setattr__(self, "source", source)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a RedactedSession is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a RedactedSession is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RedactedSession):
+            return NotImplemented
+        return (self.session, self.source) == (other.session, other.source)
+
+    def __hash__(self) -> int:
+        return hash((self.session, self.source))
+
+    def __repr__(self) -> str:
+        return f"RedactedSession(session={self.session!r}, source={self.source!r})"
 
     @property
     def session_id(self) -> Redacted:
@@ -149,6 +170,8 @@ def _with_text(t: Turn, text: str) -> Turn:
 
 def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> RedactedSession:
     """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
+    from dataclasses import replace  # here: whoever holds a Session has loaded dataclasses already
+
     kept = [_with_text(t, _turn_text(t.text)) for t in (session.turns if turns is None else turns)]
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))

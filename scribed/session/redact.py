@@ -22,7 +22,6 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from scribed.session import redact_context as ctx
@@ -157,17 +156,17 @@ def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
 
 
-@dataclass
 class _Scan:
     """One text being scanned: its bytes (forward and reversed) and what was found so far."""
 
-    text: str
-    data: bytes
-    rdata: bytes
-    spans: Spans = field(default_factory=list)
-    scans: dict[Rule, list[int]] = field(default_factory=dict)  # scan keywords the passes found
-    # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
-    cover: list[tuple[int, int]] = field(default_factory=list)
+    __slots__ = ("cover", "data", "rdata", "scans", "spans", "text")
+
+    def __init__(self, text: str, data: bytes, rdata: bytes) -> None:
+        self.text, self.data, self.rdata = text, data, rdata
+        self.spans: Spans = []
+        self.scans: dict[Rule, list[int]] = {}  # scan keywords the passes found
+        # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
+        self.cover: list[tuple[int, int]] = []
 
     def covered(self, pos: int) -> bool:
         i = bisect.bisect_right(self.cover, (pos, len(self.data))) - 1

@@ -28,7 +28,6 @@ import os
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,10 +94,21 @@ MIN_VALUE = 3
 CLI_WORD_MAX = 20
 
 
-@dataclass(frozen=True, eq=False)  # identity hash: rules are keys on the hot path
-class Rule:
-    """One entry of ``secrets.toml``, compiled."""
+_RULE_FIELDS = (
+    "id", "family", "kind", "keywords", "example", "secret", "lookalike", "description", "regex",
+    "value_regex", "back", "boundary", "mixed", "entropy", "check", "window",
+)  # fmt: skip
+_RULE_DEFAULTS: dict[str, Any] = {
+    "description": "", "regex": None, "value_regex": None, "back": 0, "boundary": True, "mixed": False,
+    "entropy": 0.0, "check": "", "window": 0,
+}  # fmt: skip
 
+
+class Rule:
+    """One entry of ``secrets.toml``, compiled: immutable, hashed by identity (rules are keys on the
+    hot path). A plain class: importing dataclasses (and inspect) cost a spawn ~40 M instructions."""
+
+    __slots__ = _RULE_FIELDS
     id: str
     family: str
     kind: str
@@ -106,15 +116,32 @@ class Rule:
     example: str
     secret: str
     lookalike: str
-    description: str = ""
-    regex: str | None = None  # token and scan rules (compiled on first use: see ``pattern``)
-    value_regex: str | None = None  # named rules (see ``value``)
-    back: int = 0
-    boundary: bool = True
-    mixed: bool = False
-    entropy: float = 0.0
-    check: str = ""
-    window: int = 0  # scan rules: search this far around each keyword (0: the whole text)
+    description: str
+    regex: str | None  # token and scan rules (compiled on first use: see ``pattern``)
+    value_regex: str | None  # named rules (see ``value``)
+    back: int
+    boundary: bool
+    mixed: bool
+    entropy: float
+    check: str
+    window: int  # scan rules: search this far around each keyword (0: the whole text)
+
+    def __init__(self, **fields: Any) -> None:
+        if unknown := fields.keys() - set(_RULE_FIELDS):
+            raise TypeError(f"Rule: unexpected fields {sorted(unknown)}")
+        for name in _RULE_FIELDS:
+            if name not in fields and name not in _RULE_DEFAULTS:
+                raise TypeError(f"Rule: missing field {name!r}")
+            object.__setattr__(self, name, fields.get(name, _RULE_DEFAULTS.get(name)))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a Rule is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a Rule is immutable")
+
+    def __repr__(self) -> str:
+        return "Rule(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in _RULE_FIELDS) + ")"
 
     # Compiled on first use, not at import: a ``scribed context`` spawn loads this module but
     # meets few keywords, and compiling all rules up front was most of its import time.
