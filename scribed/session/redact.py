@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from scribed.session import redact_context as ctx
 from scribed.session import redact_values as val
+from scribed.session import regex_cache as saved
 from scribed.session.redact_values import REDACTED, Rule, Spans
 
 __all__ = [
@@ -106,12 +107,15 @@ _branches = functools.cache(ctx.branches)
 
 @functools.cache
 def _pass(anchor: int) -> re.Pattern[bytes]:
-    """One anchor's regex: the keyword trie (no group: a hit has ``lastgroup`` None), then the
-    context patterns (each ends in a named group). Compiled when a text first holds the anchor, so
-    a spawn's few texts pay only for the anchors they meet (all nine ~35 ms; ``_`` alone ~15 ms)."""
-    a = chr(anchor)
-    alts = _token_alts(a) + _branches().get(a, []) or ["(?!)"]  # nothing anchored: never matches
-    return re.compile((re.escape(a) + "(?:" + "|".join(alts) + ")").encode("latin-1"))
+    """One anchor's regex: the keyword trie (no group: a hit has ``lastgroup`` None), then the context
+    patterns (each ends in a named group); compiled once per rule set (:mod:`.regex_cache`)."""
+
+    def source() -> bytes:
+        a = chr(anchor)
+        alts = _token_alts(a) + _branches().get(a, []) or ["(?!)"]  # nothing anchored: never matches
+        return (re.escape(a) + "(?:" + "|".join(alts) + ")").encode("latin-1")
+
+    return saved.compiled(f"pass{anchor}", source)
 
 
 @functools.cache

@@ -1,0 +1,118 @@
+"""The redactor's big per-anchor regexes, compiled once per rule set rather than once per process.
+
+A spawn's ``scribed context`` redacts a few short texts, yet building and compiling the pass of
+each anchor its text holds (``_ : . - A``, a few thousand characters of regex each) cost it about
+a third of its instructions. ``re`` cannot pickle a compiled pattern, but what ``re`` compiles is
+a list of ints that ``_sre.compile`` turns into a pattern; that list is kept beside the package's
+bytecode, as Python keeps a module's, in a file named by :func:`key`: the hash of everything the
+pattern is built from (the rule file, the engine's modules) and of the Python and ``_sre`` that
+compiled it. A different rule file, engine or Python never meets the file; a file that is
+unreadable, malformed or refused by ``_sre`` is ignored, and anything unexpected in this Python's
+``re`` internals falls back to :func:`re.compile`. ``tests/test_regex_cache.py`` checks that a
+cached pattern equals the freshly compiled one (``re.Pattern`` equality compares the code).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+HERE = os.path.dirname(__file__)
+FOLDER = os.path.join(HERE, "__pycache__")
+
+
+def key(*names: str) -> str | None:
+    """The hash of the files (in this folder) a pattern is built from and of this Python's regex
+    engine; None (no caching) when one cannot be read."""
+    import _sre  # type: ignore[import-not-found]
+
+    h = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}".encode())
+    try:
+        for name in names:
+            with open(os.path.join(HERE, name), "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+    except OSError:
+        return None
+    return h.hexdigest()[:24]
+
+
+def compiled(name: str, source: Callable[[], bytes]) -> re.Pattern[bytes]:
+    """The pattern ``source()`` compiles to, read from ``__pycache__`` when an earlier process
+    built it under the same :data:`KEY` (``source`` is then not called)."""
+    path = os.path.join(FOLDER, f"regex.{KEY}.{name}.json") if KEY else ""
+    if path:
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RuntimeError, AttributeError):
+            return _read(path)
+    text = source()
+    try:
+        parts = _parts(text)
+        pattern = _load(parts)
+    except Exception:  # this Python's re internals differ: compile as usual, cache nothing
+        return re.compile(text)
+    if path and not sys.dont_write_bytecode:
+        _write(path, parts)
+    return pattern
+
+
+# Hashed when the redactor is imported, as it loads its rules: a later edit never pairs the rules
+# this process holds with patterns built from other ones.
+KEY = key("secrets.toml", "redact.py", "redact_context.py", "redact_values.py", "regex_cache.py")
+
+
+def _parts(text: bytes) -> dict[str, Any]:
+    """What :func:`re._compiler.compile` hands ``_sre.compile`` for ``text`` (no flags)."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    p = _parser.parse(text, 0)
+    groupindex = dict(p.state.groupdict)
+    indexgroup: list[str | None] = [None] * p.state.groups
+    for k, i in groupindex.items():
+        indexgroup[i] = k
+    return {
+        "pattern": text.decode("latin-1"),
+        "flags": p.state.flags,
+        "code": [int(c) for c in _compiler._code(p, 0)],  # plain ints: its opcodes are int subclasses
+        "groups": p.state.groups - 1,
+        "groupindex": groupindex,
+        "indexgroup": indexgroup,
+    }
+
+
+def _read(path: str) -> re.Pattern[bytes]:
+    with open(path, "rb") as f:
+        return _load(json.loads(f.read()))
+
+
+def _load(parts: dict[str, Any]) -> re.Pattern[bytes]:
+    import _sre
+
+    code, groupindex = parts["code"], parts["groupindex"]
+    if not (isinstance(code, list) and all(type(c) is int for c in code) and isinstance(groupindex, dict)):
+        raise TypeError("malformed regex cache")
+    text = parts["pattern"].encode("latin-1")
+    indexgroup = tuple(parts["indexgroup"])
+    pattern: re.Pattern[bytes] = _sre.compile(
+        text, parts["flags"], code, parts["groups"], groupindex, indexgroup
+    )
+    return pattern
+
+
+def _write(path: str, parts: dict[str, Any]) -> None:
+    """Best effort, like a .pyc, and whole (temp + rename): a reader sees the file or none."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(parts))
+        os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
