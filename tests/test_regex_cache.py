@@ -86,10 +86,12 @@ def test_the_key_follows_the_rule_file_and_the_engine(
 ) -> None:
     names = ("secrets.toml", "redact.py", "redact_context.py", "redact_values.py", "regex_cache.py")
     for n in names:
-        shutil.copy(Path(saved.__file__).with_name(n), tmp_path / n)
+        shutil.copy2(Path(saved.__file__).with_name(n), tmp_path / n)  # with its times
     monkeypatch.setattr(saved, "HERE", str(tmp_path))
     key = functools.partial(saved.key, *names)
-    assert key() == saved.KEY, "the key the redactor uses is the hash of these files"
+    assert key() == saved.KEY, "the key the redactor uses is made of these files"
+    monkeypatch.setattr(saved.val, "DIGEST", ["another rule file"])
+    assert key() != saved.KEY, "and of the hash of the rules the redactor loaded"
     for n in ("secrets.toml", "redact_context.py"):
         before = key()
         with (tmp_path / n).open("a") as f:

@@ -1,5 +1,5 @@
 """A hot-only spawn (``scribed context AGENT``, issue 15: ≤ 150 ms) stays light: it imports no
-``dataclasses`` (which imports ``inspect``, ~40 M instructions). The small records on its path are
+``dataclasses`` (which imports ``inspect``, ~40 M instructions) and no OpenSSL (``hashlib``). The small records on its path are
 plain classes; these tests keep the behaviour the dataclasses had."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scribed.session.redact import rules
 from scribed.session.redact_values import Rule, compile_rule
 from scribed.tiers.context import Context
 
-LIGHT = ("dataclasses", "inspect")
+LIGHT = ("dataclasses", "inspect", "_hashlib")  # _hashlib: OpenSSL, ~4 ms to load
 
 PROBE = """
 import runpy, sys

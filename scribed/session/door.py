@@ -5,7 +5,6 @@ a writer handed text that did not come through the door (logs keep their own scr
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -41,6 +40,8 @@ def redacted_path(path: str) -> Redacted:
 
 
 def _turn_text(text: str) -> Redacted:
+    import hashlib  # here: it loads OpenSSL (~4 ms), and a spawn never redacts a session
+
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     with _cache_lock:
         hit = _cache.get(key)

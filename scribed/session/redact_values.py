@@ -20,7 +20,6 @@ import base64
 import binascii
 import contextlib
 import functools
-import hashlib
 import itertools
 import json
 import math
@@ -182,7 +181,8 @@ def data() -> dict[str, Any]:
     costs a spawn's `scribed context` ~10 ms of imports). Parsing its TOML costs every spawn ~20 ms,
     so the parsed form is cached beside the package's bytecode, as Python caches a module."""
     raw = Path(__file__).with_name("secrets.toml").read_bytes()
-    cache = _cache_path(raw)
+    DIGEST[0] = sha256_hex(raw)
+    cache = _cache_path(DIGEST[0])
     try:
         got = json.loads(cache.read_bytes())
         if isinstance(got, dict) and _whole(got, raw):
@@ -205,9 +205,21 @@ def _whole(got: dict[str, Any], raw: bytes) -> bool:
     return isinstance(rules, list) and len(rules) == len(re.findall(rb"(?m)^\s*\[\[rule\]\]", raw))
 
 
-def _cache_path(raw: bytes) -> Path:
+def _cache_path(digest: str) -> Path:
     """``__pycache__/secrets.<sha256 of the TOML>.json``: an edited rule file never meets a stale cache."""
-    return Path(__file__).with_name("__pycache__") / f"secrets.{hashlib.sha256(raw).hexdigest()[:20]}.json"
+    return Path(__file__).with_name("__pycache__") / f"secrets.{digest[:20]}.json"
+
+
+DIGEST = [""]  # the sha256 of the rule file data() read (the compiled passes' cache is keyed by it)
+
+
+def sha256_hex(raw: bytes) -> str:
+    """SHA-256 by Python's own module: hashlib loads OpenSSL (~10 M instructions, ~4 ms) for a spawn's two hashes."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]  # Python 3.11
+    except ImportError:  # pragma: no cover (later Pythons name it otherwise)
+        from hashlib import sha256
+    return str(sha256(raw).hexdigest())
 
 
 def _write_cache(cache: Path, parsed: dict[str, Any]) -> None:

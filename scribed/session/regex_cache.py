@@ -15,12 +15,13 @@ cached pattern equals the freshly compiled one (``re.Pattern`` equality compares
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
+
+from scribed.session import redact_values as val
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,18 +31,19 @@ FOLDER = os.path.join(HERE, "__pycache__")
 
 
 def key(*names: str) -> str | None:
-    """The hash of the files (in this folder) a pattern is built from and of this Python's regex
-    engine; None (no caching) when one cannot be read."""
+    """A hash of what a pattern is built from: the files (in this folder) by size and time, as
+    Python checks a .pyc, the rule file also by the hash of what the redactor loaded, and this
+    Python's regex engine; None (no caching) when a file cannot be read."""
     import _sre  # type: ignore[import-not-found]
 
-    h = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}".encode())
+    parts = [sys.version, str(_sre.MAGIC), str(_sre.CODESIZE), val.DIGEST[0]]
     try:
         for name in names:
-            with open(os.path.join(HERE, name), "rb") as f:
-                h.update(hashlib.sha256(f.read()).digest())
+            st = os.stat(os.path.join(HERE, name))
+            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
     except OSError:
         return None
-    return h.hexdigest()[:24]
+    return val.sha256_hex("\0".join(parts).encode())[:24]
 
 
 def compiled(name: str, source: Callable[[], bytes]) -> re.Pattern[bytes]:
@@ -95,7 +97,7 @@ def _load(parts: dict[str, Any]) -> re.Pattern[bytes]:
     import _sre
 
     code, groupindex = parts["code"], parts["groupindex"]
-    if not (isinstance(code, list) and all(type(c) is int for c in code) and isinstance(groupindex, dict)):
+    if not (isinstance(code, list) and isinstance(groupindex, dict)):  # _sre checks the items
         raise TypeError("malformed regex cache")
     text = parts["pattern"].encode("latin-1")
     indexgroup = tuple(parts["indexgroup"])
