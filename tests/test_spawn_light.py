@@ -16,7 +16,7 @@ from scribed.session.redact import rules
 from scribed.session.redact_values import Rule, compile_rule
 from scribed.tiers.context import Context
 
-LIGHT = ("dataclasses", "inspect", "_hashlib")  # _hashlib: OpenSSL, ~4 ms to load
+LIGHT = ("dataclasses", "inspect", "_hashlib", "threading", "datetime")  # _hashlib: OpenSSL, ~4 ms to load
 
 PROBE = """
 import runpy, sys

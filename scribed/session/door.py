@@ -5,7 +5,7 @@ a writer handed text that did not come through the door (logs keep their own scr
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, NewType
@@ -25,7 +25,7 @@ NOTHING = Redacted("")  # the empty text, for defaults
 _CACHE_CHARS = 16 * 1024 * 1024
 _cache: OrderedDict[bytes, Redacted] = OrderedDict()
 _cache_size = [0]
-_cache_lock = threading.Lock()
+_cache_lock = _thread.allocate_lock()  # = threading.Lock(), without importing threading
 
 
 def redacted(text: str) -> Redacted:

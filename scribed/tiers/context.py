@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -242,6 +241,8 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
     """The agent's cold entries, newest first (undated ones last)."""
+    from datetime import UTC, datetime  # here: a hot-only spawn reads no dates
+
     from scribed.compress.entry import split_entries
 
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
