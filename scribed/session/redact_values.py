@@ -16,8 +16,6 @@ a compound ``*_KEY`` name holds a long hex value.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import functools
 import itertools
@@ -327,9 +325,11 @@ def is_base64_blob(v: str) -> bool:
     """Random-looking, valid base64 (a Kubernetes ``data:`` value), not a word."""
     if len(v) % 4 or not mixed(v):
         return False
+    import base64  # here: few texts reach it, and a spawn need not load it
+
     try:
         base64.b64decode(v, validate=True)
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error is one
         return False
     return True
 
@@ -368,9 +368,11 @@ def _basic_userpass(v: str) -> bool:
     """True when ``v`` is base64 of ``user:password`` (HTTP Basic, docker ``auth``)."""
     if not _B64_RE.fullmatch(v) or (_no_digit(v) and set(v).isdisjoint(_UPPER)):
         return False
+    import base64
+
     try:
         text = base64.b64decode(v + "=" * (-len(v) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ones
         return False
     user, sep, pw = text.partition(":")
     return bool(sep and user and pw and text.isprintable() and " " not in user)
