@@ -99,3 +99,15 @@ def test_the_key_follows_the_rule_file_and_the_engine(
         assert key() != before, n
     (tmp_path / "redact.py").unlink()
     assert key() is None, "a file that cannot be read: no caching"
+
+
+def test_a_new_key_replaces_the_old_files(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an upgrade or a rule edit the pattern's old file goes: one file a pattern, as one .pyc a module."""
+    text = _source("=")
+    folder.mkdir()
+    (folder / "regex.oldkey.stale.json").write_text("{}")
+    (folder / "regex.oldkey.other.json").write_text("{}")
+    saved.compiled("stale", lambda: text)
+    monkeypatch.setattr(saved, "KEY", "newkey")
+    saved.compiled("stale", lambda: text)
+    assert sorted(p.name for p in folder.iterdir()) == ["regex.newkey.stale.json", "regex.oldkey.other.json"]

@@ -118,3 +118,25 @@ def _write(path: str, parts: dict[str, Any]) -> None:
     except (OSError, TypeError, ValueError):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        return
+    _drop_stale(path)
+
+
+DOTS = 3  # regex.KEY.NAME.json
+
+
+def _drop_stale(path: str) -> None:
+    """Remove this pattern's files made under other keys (an upgrade or an edited rule file), so
+    the folder holds one file a pattern, as it holds one .pyc a module."""
+    folder, name = os.path.split(path)
+    suffix = "." + name.split(".", 2)[2]  # ".pass95.json"
+    with contextlib.suppress(OSError):
+        for other in os.listdir(folder):
+            if (
+                other != name
+                and other.startswith("regex.")
+                and other.endswith(suffix)
+                and other.count(".") == DOTS
+            ):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, other))
