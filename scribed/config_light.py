@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,32 +85,53 @@ def _expand(p: str) -> Path:
     return Path(os.path.expandvars(os.path.expanduser(p)))
 
 
-@dataclass(slots=True)
+# Plain classes, not dataclasses: importing dataclasses (and inspect) cost a spawn ~40 M instructions.
 class LightLog:
-    format: str = "auto"
-    level: str = "info"
+    __slots__ = ("format", "level")
+
+    def __init__(self, format: str = "auto", level: str = "info") -> None:
+        self.format, self.level = format, level
+
+    def __repr__(self) -> str:
+        return f"LightLog(format={self.format!r}, level={self.level!r})"
 
 
-@dataclass(slots=True)
 class LightSource:
-    kind: str
-    path: str
-    agent: str = ""
-    glob: str = ""
+    __slots__ = ("agent", "glob", "kind", "path")
+
+    def __init__(self, kind: str, path: str, agent: str = "", glob: str = "") -> None:
+        self.kind, self.path, self.agent, self.glob = kind, path, agent, glob
+
+    def __repr__(self) -> str:
+        return (
+            f"LightSource(kind={self.kind!r}, path={self.path!r}, agent={self.agent!r}, glob={self.glob!r})"
+        )
 
     @property
     def expanded(self) -> Path:
         return _expand(self.path)
 
 
-@dataclass(slots=True)
 class LightConfig:
     """What a spawn reads of a config that :data:`SCHEMA` accepted: same names as :class:`Config`."""
 
-    root: str = "."
-    log: LightLog = field(default_factory=LightLog)
-    sources: list[LightSource] = field(default_factory=list)
-    path: Path | None = None
+    __slots__ = ("log", "path", "root", "sources")
+
+    def __init__(
+        self,
+        root: str = ".",
+        log: LightLog | None = None,
+        sources: list[LightSource] | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.root, self.path = root, path
+        self.log = LightLog() if log is None else log
+        self.sources: list[LightSource] = [] if sources is None else sources
+
+    def __repr__(self) -> str:
+        return (
+            f"LightConfig(root={self.root!r}, log={self.log!r}, sources={self.sources!r}, path={self.path!r})"
+        )
 
     @property
     def root_path(self) -> Path:

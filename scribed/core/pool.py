@@ -204,7 +204,10 @@ class Prefetch:
                 out: Prefetched = pickle.load(fh)  # our own workers' file, in our own folder
             os.unlink(name)
             return out if out.stamp == _stamp(item) else None  # changed since: the parent reads it afresh
-        except Exception:  # a worker's failure (a bug, a dead process) is the serial path's to meet
+        except Exception as exc:  # a worker's failure (a bug, a dead process) is the serial path's to meet
+            get_logger("scribed.pool").warning(
+                "pool_result_unused", reason=f"{type(exc).__name__}: {exc}"[:300], left_to="the parent"
+            )
             return None
 
     def close(self) -> None:

@@ -5,11 +5,9 @@ a writer handed text that did not come through the door (logs keep their own scr
 
 from __future__ import annotations
 
-import hashlib
-import threading
+import _thread
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, NewType
 
 # Annotations only: a spawn's `scribed context` redacts without loading the models (pydantic).
@@ -28,7 +26,7 @@ NOTHING = Redacted("")  # the empty text, for defaults
 _CACHE_CHARS = 16 * 1024 * 1024
 _cache: OrderedDict[bytes, Redacted] = OrderedDict()
 _cache_size = [0]
-_cache_lock = threading.Lock()
+_cache_lock = _thread.allocate_lock()  # = threading.Lock(), without importing threading
 
 
 def redacted(text: str) -> Redacted:
@@ -43,6 +41,8 @@ def redacted_path(path: str) -> Redacted:
 
 
 def _turn_text(text: str) -> Redacted:
+    import hashlib  # here: it loads OpenSSL (~4 ms), and a spawn never redacts a session
+
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     with _cache_lock:
         hit = _cache.get(key)
@@ -107,13 +107,39 @@ def _fill(src: IO[bytes], buf: bytearray, size: int) -> bool:
     return not more
 
 
-@dataclass(frozen=True, slots=True)
 class RedactedSession:
     """A parsed session whose id and turn texts went through the door. ``session`` is what writers
-    and compressors read; the raw id stays with the core (ledger keys), never in a file."""
+    and compressors read; the raw id stays with the core (ledger keys), never in a file. Immutable
+    and compared by value (a plain class: a spawn that only redacts does not import dataclasses)."""
 
+    __slots__ = ("session", "source")
     session: Session
     source: Redacted  # the source path, as outside text
+
+    def __init__(self, session: Session, source: Redacted) -> None:
+        object.__setattr__(self, "session", session)
+        object.__setattr__(self, "source", source)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a RedactedSession is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a RedactedSession is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RedactedSession):
+            return NotImplemented
+        return (self.session, self.source) == (other.session, other.source)
+
+    def __hash__(self) -> int:
+        return hash((self.session, self.source))
+
+    def __reduce__(self) -> tuple[type[RedactedSession], tuple[Session, Redacted]]:
+        """Pickled by its fields (a pool worker sends it): unpickling may not set them one by one."""
+        return (RedactedSession, (self.session, self.source))
+
+    def __repr__(self) -> str:
+        return f"RedactedSession(session={self.session!r}, source={self.source!r})"
 
     @property
     def session_id(self) -> Redacted:
@@ -143,6 +169,8 @@ def _with_text(t: Turn, text: str) -> Turn:
 
 def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> RedactedSession:
     """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
+    from dataclasses import replace  # here: whoever holds a Session has loaded dataclasses already
+
     kept = [_with_text(t, _turn_text(t.text)) for t in (session.turns if turns is None else turns)]
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))

@@ -22,11 +22,11 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from scribed.session import redact_context as ctx
 from scribed.session import redact_values as val
+from scribed.session import regex_cache as saved
 from scribed.session.redact_values import REDACTED, Rule, Spans
 
 __all__ = [
@@ -107,12 +107,15 @@ _branches = functools.cache(ctx.branches)
 
 @functools.cache
 def _pass(anchor: int) -> re.Pattern[bytes]:
-    """One anchor's regex: the keyword trie (no group: a hit has ``lastgroup`` None), then the
-    context patterns (each ends in a named group). Compiled when a text first holds the anchor, so
-    a spawn's few texts pay only for the anchors they meet (all nine ~35 ms; ``_`` alone ~15 ms)."""
-    a = chr(anchor)
-    alts = _token_alts(a) + _branches().get(a, []) or ["(?!)"]  # nothing anchored: never matches
-    return re.compile((re.escape(a) + "(?:" + "|".join(alts) + ")").encode("latin-1"))
+    """One anchor's regex: the keyword trie (no group: a hit has ``lastgroup`` None), then the context
+    patterns (each ends in a named group); compiled once per rule set (:mod:`.regex_cache`)."""
+
+    def source() -> bytes:
+        a = chr(anchor)
+        alts = _token_alts(a) + _branches().get(a, []) or ["(?!)"]  # nothing anchored: never matches
+        return (re.escape(a) + "(?:" + "|".join(alts) + ")").encode("latin-1")
+
+    return saved.compiled(f"pass{anchor}", source)
 
 
 @functools.cache
@@ -157,17 +160,17 @@ def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
     return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
 
 
-@dataclass
 class _Scan:
     """One text being scanned: its bytes (forward and reversed) and what was found so far."""
 
-    text: str
-    data: bytes
-    rdata: bytes
-    spans: Spans = field(default_factory=list)
-    scans: dict[Rule, list[int]] = field(default_factory=dict)  # scan keywords the passes found
-    # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
-    cover: list[tuple[int, int]] = field(default_factory=list)
+    __slots__ = ("cover", "data", "rdata", "scans", "spans", "text")
+
+    def __init__(self, text: str, data: bytes, rdata: bytes) -> None:
+        self.text, self.data, self.rdata = text, data, rdata
+        self.spans: Spans = []
+        self.scans: dict[Rule, list[int]] = {}  # scan keywords the passes found
+        # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
+        self.cover: list[tuple[int, int]] = []
 
     def covered(self, pos: int) -> bool:
         i = bisect.bisect_right(self.cover, (pos, len(self.data))) - 1
@@ -354,8 +357,8 @@ def find_secrets(text: str) -> list[Finding]:
     return sorted(Finding(*s) for s in _spans(text) if s[1] > s[0])
 
 
-def _merged(text: str) -> list[tuple[int, int]]:
-    """Secret spans, sorted and merged (touching spans become one)."""
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where :func:`redact` replaces: secret spans, sorted and merged (touching spans become one)."""
     spans = _spans(text)
     if not spans:
         return []
@@ -370,14 +373,9 @@ def _merged(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """Where :func:`redact` replaces: sorted, merged ``(start, end)`` offsets into ``text``."""
-    return _merged(text)
-
-
 def redact(text: str) -> str:
     """Replace every secret value in ``text`` with :data:`REDACTED`; idempotent, never raises."""
-    spans = _merged(text)
+    spans = secret_spans(text)
     if not spans:
         return text
     out: list[str] = []
@@ -404,7 +402,7 @@ def redact_path(path: str) -> str:
 
 def count_secrets(text: str) -> int:
     """How many secrets :func:`redact` would replace (log the count, never the values)."""
-    return len(_merged(text))
+    return len(secret_spans(text))
 
 
 def redact_obj(obj: Any) -> Any:

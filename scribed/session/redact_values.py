@@ -16,11 +16,8 @@ a compound ``*_KEY`` name holds a long hex value.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import functools
-import hashlib
 import itertools
 import json
 import math
@@ -28,9 +25,8 @@ import os
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -95,9 +91,10 @@ MIN_VALUE = 3
 CLI_WORD_MAX = 20
 
 
-@dataclass(frozen=True, eq=False)  # identity hash: rules are keys on the hot path
-class Rule:
-    """One entry of ``secrets.toml``, compiled."""
+class Rule(NamedTuple):
+    """One entry of ``secrets.toml``, compiled: immutable, hashed by identity (rules are keys on the
+    hot path). A NamedTuple, not a dataclass: importing dataclasses (and inspect) cost a spawn ~40 M
+    instructions, and a tuple is built faster than a frozen dataclass (194 rules at every start)."""
 
     id: str
     family: str
@@ -116,6 +113,12 @@ class Rule:
     check: str = ""
     window: int = 0  # scan rules: search this far around each keyword (0: the whole text)
 
+    def __eq__(self, other: object) -> bool:  # identity, as the dataclass (eq=False) had
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
     # Compiled on first use, not at import: a ``scribed context`` spawn loads this module but
     # meets few keywords, and compiling all rules up front was most of its import time.
     @property
@@ -127,6 +130,9 @@ class Rule:
     def value(self) -> re.Pattern[str] | None:
         """A named rule's value shape (case-insensitive)."""
         return _compiled_value(self.value_regex) if self.value_regex else None
+
+
+Rule.__hash__ = object.__hash__  # type: ignore[method-assign]  # by identity (a NamedTuple body cannot say so)
 
 
 @functools.cache
@@ -173,7 +179,8 @@ def data() -> dict[str, Any]:
     costs a spawn's `scribed context` ~10 ms of imports). Parsing its TOML costs every spawn ~20 ms,
     so the parsed form is cached beside the package's bytecode, as Python caches a module."""
     raw = Path(__file__).with_name("secrets.toml").read_bytes()
-    cache = _cache_path(raw)
+    DIGEST[0] = sha256_hex(raw)
+    cache = _cache_path(DIGEST[0])
     try:
         got = json.loads(cache.read_bytes())
         if isinstance(got, dict) and _whole(got, raw):
@@ -196,9 +203,21 @@ def _whole(got: dict[str, Any], raw: bytes) -> bool:
     return isinstance(rules, list) and len(rules) == len(re.findall(rb"(?m)^\s*\[\[rule\]\]", raw))
 
 
-def _cache_path(raw: bytes) -> Path:
+def _cache_path(digest: str) -> Path:
     """``__pycache__/secrets.<sha256 of the TOML>.json``: an edited rule file never meets a stale cache."""
-    return Path(__file__).with_name("__pycache__") / f"secrets.{hashlib.sha256(raw).hexdigest()[:20]}.json"
+    return Path(__file__).with_name("__pycache__") / f"secrets.{digest[:20]}.json"
+
+
+DIGEST = [""]  # the sha256 of the rule file data() read (the compiled passes' cache is keyed by it)
+
+
+def sha256_hex(raw: bytes) -> str:
+    """SHA-256 by Python's own module: hashlib loads OpenSSL (~10 M instructions, ~4 ms) for a spawn's two hashes."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]  # Python 3.11
+    except ImportError:  # pragma: no cover (later Pythons name it otherwise)
+        from hashlib import sha256
+    return str(sha256(raw).hexdigest())
 
 
 def _write_cache(cache: Path, parsed: dict[str, Any]) -> None:
@@ -306,9 +325,11 @@ def is_base64_blob(v: str) -> bool:
     """Random-looking, valid base64 (a Kubernetes ``data:`` value), not a word."""
     if len(v) % 4 or not mixed(v):
         return False
+    import base64  # here: few texts reach it, and a spawn need not load it
+
     try:
         base64.b64decode(v, validate=True)
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error is one
         return False
     return True
 
@@ -347,9 +368,11 @@ def _basic_userpass(v: str) -> bool:
     """True when ``v`` is base64 of ``user:password`` (HTTP Basic, docker ``auth``)."""
     if not _B64_RE.fullmatch(v) or (_no_digit(v) and set(v).isdisjoint(_UPPER)):
         return False
+    import base64
+
     try:
         text = base64.b64decode(v + "=" * (-len(v) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ones
         return False
     user, sep, pw = text.partition(":")
     return bool(sep and user and pw and text.isprintable() and " " not in user)

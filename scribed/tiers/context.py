@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,17 +69,37 @@ class ContextError(ValueError):
     """A bad request (agent name, situation, topic); the message is one line."""
 
 
-@dataclass(slots=True)
 class Context:
-    """One built context block and its parts (as printed, redacted)."""
+    """One built context block and its parts (as printed, redacted). A plain class with a
+    dataclass's ``__eq__`` and ``__repr__``: a spawn does not import dataclasses (~40 M instructions)."""
 
-    agent: str
-    situation: str | None
-    hot: str
-    cold: list[str] = field(default_factory=list)
-    wiki: dict[str, str] = field(default_factory=dict)
-    left_out: dict[str, int] = field(default_factory=dict)
-    text: str = ""
+    __slots__ = ("agent", "cold", "hot", "left_out", "situation", "text", "wiki")
+    _FIELDS = ("agent", "situation", "hot", "cold", "wiki", "left_out", "text")
+
+    def __init__(  # noqa: PLR0917 (the dataclass's fields, in order)
+        self,
+        agent: str,
+        situation: str | None,
+        hot: str,
+        cold: list[str] | None = None,
+        wiki: dict[str, str] | None = None,
+        left_out: dict[str, int] | None = None,
+        text: str = "",
+    ) -> None:
+        self.agent, self.situation, self.hot, self.text = agent, situation, hot, text
+        self.cold: list[str] = [] if cold is None else cold
+        self.wiki: dict[str, str] = {} if wiki is None else wiki
+        self.left_out: dict[str, int] = {} if left_out is None else left_out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Context):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as the dataclass was
+
+    def __repr__(self) -> str:
+        return "Context(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
 
     @property
     def bytes(self) -> int:
@@ -223,6 +241,8 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
     """The agent's cold entries, newest first (undated ones last)."""
+    from datetime import UTC, datetime  # here: a hot-only spawn reads no dates
+
     from scribed.compress.entry import split_entries
 
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))

@@ -1,0 +1,101 @@
+"""A hot-only spawn (``scribed context AGENT``, issue 15: ≤ 150 ms) stays light: it imports no
+``dataclasses`` (which imports ``inspect``, ~40 M instructions) and no OpenSSL (``hashlib``). The small records on its path are
+plain classes; these tests keep the behaviour the dataclasses had."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scribed.config_light import LightConfig, LightLog, LightSource
+from scribed.session import door
+from scribed.session.redact import rules
+from scribed.session.redact_values import Rule, compile_rule
+from scribed.tiers.context import Context
+
+LIGHT = ("dataclasses", "inspect", "_hashlib", "threading", "datetime")  # _hashlib: OpenSSL, ~4 ms to load
+
+PROBE = """
+import runpy, sys
+sys.argv = ["scribed", *sys.argv[1:]]
+try:
+    runpy.run_module("scribed", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+print("LOADED", sorted(m for m in sys.modules if m in {light!r}), "EXIT", code)
+"""
+
+
+@pytest.mark.parametrize(
+    "extra", [[], ["--format", "json"], ["--situation", "new-task", "--max-bytes", "900"]]
+)
+def test_a_hot_only_spawn_imports_no_dataclasses(tmp_path: Path, extra: list[str]) -> None:
+    hot = tmp_path / ".squad/memory/hot/data.md"
+    hot.parent.mkdir(parents=True)
+    hot.write_text(  # every anchor of the redactor, and a secret: each pass runs
+        "# Hot memory: data\n\nCurrent task: fix `src/export/run.py` (JIRA-12, KEY_ID ~/x).\n"
+        "- note_1: api_key=sk-proj-Abc123Def456Ghi789Jkl012Mno345 and password = hunter2hunter2\n"
+    )
+    code = PROBE.format(light=LIGHT)
+    args = ["context", "data", "--root", str(tmp_path), *extra]
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    assert "[REDACTED_SECRET]" in proc.stdout and "hunter2" not in proc.stdout
+    assert proc.stdout.rstrip().endswith("LOADED [] EXIT 0"), proc.stdout[-400:]
+
+
+def test_a_rule_is_immutable_and_hashed_by_identity() -> None:
+    rule = rules()[0]
+    with pytest.raises(AttributeError):
+        rule.id = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del rule.kind
+    raw = {"id": "x", "family": "f", "kind": "named", "keywords": ["k"], "example": "e", "secret": "s"}
+    raw |= {"lookalike": "l", "value": "[a-z]+"}
+    a, b = compile_rule(raw), compile_rule(raw)
+    assert a != b and len({a, b}) == 2, "identity equality: rules are dict keys on the hot path"
+    defaults = (a.back, a.boundary, a.mixed, a.entropy, a.check, a.window, a.regex)
+    assert defaults == (0, True, False, 0.0, "", 0, None)
+    assert repr(a).startswith("Rule(id='x', family='f', kind='named', keywords=('k',),")
+    with pytest.raises(TypeError):
+        Rule(id="x")  # required fields missing
+    fields = {
+        k: getattr(a, k) for k in ("id", "family", "kind", "keywords", "example", "secret", "lookalike")
+    }
+    assert Rule(**fields).keywords == ("k",)
+    with pytest.raises(TypeError):
+        Rule(**fields, colour="red")  # as the dataclass: an unknown field is an error
+
+
+def test_a_redacted_session_is_immutable_and_compared_by_value() -> None:
+    red = door.RedactedSession("s", door.Redacted("src"))  # type: ignore[arg-type]
+    assert red == door.RedactedSession("s", door.Redacted("src"))  # type: ignore[arg-type]
+    assert red != door.RedactedSession("s", door.Redacted("other"))  # type: ignore[arg-type]
+    assert hash(red) == hash(("s", "src"))
+    assert repr(red) == "RedactedSession(session='s', source='src')"
+    with pytest.raises(AttributeError):
+        red.source = door.Redacted("x")  # type: ignore[misc]
+    import pickle
+
+    assert pickle.loads(pickle.dumps(red)) == red  # a pool worker sends it (the merge broke this once)
+
+
+def test_a_context_compares_and_shows_its_fields() -> None:
+    a = Context(agent="data", situation=None, hot="h\n")
+    assert a == Context("data", None, "h\n", [], {}, {}, "")
+    assert a != Context("data", None, "h\n", text="t")
+    assert a.cold is not Context("data", None, "").cold, "each context its own lists"
+    shown = "Context(agent='data', situation=None, hot='h\\n', cold=[], wiki={}, left_out={}, text='')"
+    assert repr(a) == shown
+    with pytest.raises(TypeError):
+        hash(a)
+
+
+def test_the_light_config_records_keep_their_defaults() -> None:
+    cfg = LightConfig()
+    assert (cfg.root, cfg.sources, cfg.path, cfg.log.format, cfg.log.level) == (".", [], None, "auto", "info")
+    assert cfg.sources is not LightConfig().sources
+    assert repr(LightLog()) == "LightLog(format='auto', level='info')"
+    assert repr(LightSource("codex", "t")) == "LightSource(kind='codex', path='t', agent='', glob='')"
