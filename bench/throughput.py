@@ -8,7 +8,8 @@ Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200] [--worker
   one process, one core.
 * ``pooled`` (``--workers N``, N > 1): the same run with ``[compress] workers = N`` (a process pool
   renders the entries; see ``scribed/core/pool.py``), its MB/s and its ratio to the floor, measured
-  in the same invocation as the serial figures. CPU seconds include the workers' (``RUSAGE_CHILDREN``).
+  in the same invocation as the serial figures. CPU seconds include the workers' (read from /proc as
+  the pool closes: they are the forkserver's children, so ``RUSAGE_CHILDREN`` misses them).
 * ``stages``: a second run with the stage functions wrapped by timers (parse, redact, anchors,
   compress = extractive + fit + guard + render, hash, write = cold file + ledger). Only the
   outermost wrapped call is timed, so nested calls are not counted twice; the overhead of the
@@ -28,6 +29,7 @@ The backlog is cached under ``--backlog`` (default: the temp dir) keyed by seed,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -199,6 +201,8 @@ def child_pipeline(transcripts: str, root: str, stages: bool, workers: int = 1) 
     totals = _instrument() if stages else {}
     from scribed.core.scribe import Scribe
 
+    worker_cpu = _count_worker_cpu() if workers > 1 else [0.0]
+
     Path(root).mkdir(parents=True, exist_ok=True)
     cfg = _config(transcripts, root, workers)
     scribe = Scribe(cfg)
@@ -206,8 +210,7 @@ def child_pipeline(transcripts: str, root: str, stages: bool, workers: int = 1) 
     c0 = time.process_time()
     rep = scribe.run_once(force=True)
     wall = time.perf_counter() - t0
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool's workers, once they exited
-    cpu = time.process_time() - c0 + kids.ru_utime + kids.ru_stime
+    cpu = time.process_time() - c0 + worker_cpu[0]
     from_pool = scribe.compactor.sessions.from_pool
     scribe.close()
     out = {
@@ -302,6 +305,24 @@ def _child(kind: str, *args: str) -> dict[str, Any]:
 
 
 # --- idle daemon -----------------------------------------------------------------------------------
+
+
+def _count_worker_cpu() -> list[float]:
+    """The pool's workers' CPU seconds, read from /proc as the pool closes: they are the
+    forkserver's children, not this process's, so ``RUSAGE_CHILDREN`` never holds them."""
+    from scribed.core import pool
+
+    total = [0.0]
+    close = pool.Prefetch.close
+
+    def counted(self: Any) -> None:
+        for proc in list(getattr(self._ex, "_processes", {}).values()):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total[0] += _proc_cpu(proc.pid)
+        close(self)
+
+    pool.Prefetch.close = counted  # type: ignore[method-assign]
+    return total
 
 
 def _proc_cpu(pid: int) -> float:
@@ -458,6 +479,7 @@ def run(
         "mb_per_cpu_s": round(total_mb / plain["cpu_seconds"], 2),
         "sessions_per_s": round(plain["sessions"] / plain["seconds"], 2),
         "seconds": round(plain["seconds"], 2),
+        "cpu_seconds": round(plain["cpu_seconds"], 2),
         "compacted": plain["compacted"],
         "failed": plain["failed"],
         "peak_rss_mb": round(max(max(r["ru_maxrss_mb"], r.get("vmhwm_mb", 0)) for r in runs), 1),
@@ -571,7 +593,8 @@ def main(argv: list[str] | None = None) -> int:
         p = res["pooled"]
         print(
             f"pooled ({p['workers']} workers): {p['mb_per_s']} MB/s, pipeline/floor = {p['floor_ratio']} "
-            f"(serial {res['floor_ratio']}), {p['from_pool']} of {p['compacted']} entries from the pool"
+            f"(serial {res['floor_ratio']}), {p['from_pool']} of {p['compacted']} entries from the pool; "
+            f"{p['cpu_seconds']} CPU s with the workers' (serial {res['cpu_seconds']})"
         )
     if "hot_file" in res:
         h = res["hot_file"]
