@@ -184,6 +184,76 @@ def test_a_dry_run_starts_no_pool_and_writes_nothing(tmp_path: Path, monkeypatch
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == []
 
 
+def test_a_killed_runs_spool_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """A run killed mid-pool leaves raw parses (secrets in clear) in the spool; the next run-once
+    removes them even when its own backlog starts no pool (found by review)."""
+    from scribed import config as config_mod
+    from scribed.core.scribe import Scribe
+
+    root = tmp_path / "root"
+    left = root / ".squad/memory/.scribed/pool/tmpabc"
+    left.mkdir(parents=True)
+    (left / "result").write_bytes(b"password=hunter2abc")
+    cfg = config_mod.from_dict(
+        {
+            "root": str(root),
+            "session": {"quiet_seconds": 0},
+            "compress": {"backend": "extractive", "workers": 1},
+            "log": {"format": "json", "level": "error"},
+            "sources": gen.sources(backlog(tmp_path)),
+        }
+    )
+    scribe = Scribe(cfg)
+    try:
+        assert scribe.run(force=True).compacted == SESSIONS
+    finally:
+        scribe.close()
+    assert not (root / ".squad/memory/.scribed/pool").exists()
+
+
+_ORPHAN = """
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from scribed.core import pool
+if __name__ == "__main__":
+    ex = ProcessPoolExecutor(2, mp_context=pool._context(), initializer=pool._watch_parent, initargs=(os.getpid(),))
+    pids = {ex.submit(os.getpid).result() for _ in range(8)}
+    print(" ".join(map(str, pids)), flush=True)
+    time.sleep(60)
+"""
+
+
+def test_workers_end_when_the_parent_is_killed(tmp_path: Path) -> None:
+    """A parent killed with SIGKILL (out of memory, kill -9) leaves no workers blocked forever on
+    the pool's queue (found by review: they outlived it by minutes)."""
+    import signal
+    import time
+
+    script = tmp_path / "orphan.py"
+    script.write_text(_ORPHAN)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert pids and all(Path(f"/proc/{p}").exists() for p in pids)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its reaper counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_workers_killed_mid_run_leave_the_rest_to_the_parent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,9 +5,7 @@ written where Python would not write bytecode."""
 
 from __future__ import annotations
 
-import functools
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -39,16 +37,19 @@ def _same(got: re.Pattern[bytes], want: re.Pattern[bytes]) -> None:
 
 
 @pytest.mark.parametrize("anchor", list(ANCHORS))
-def test_a_cached_pass_is_the_compiled_pass(folder: Path, anchor: str) -> None:
+def test_a_cached_pass_is_the_compiled_pass(
+    folder: Path, anchor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = _source(anchor)
     built = saved.compiled(f"t{ord(anchor)}", lambda: text)  # built, and written
     assert len(list(folder.glob("regex.*.json"))) == 1
     _same(built, re.compile(text))
 
-    def unused() -> bytes:
-        raise AssertionError("a cache hit does not build the pattern")
+    def uncompiled(_text: bytes) -> None:
+        raise AssertionError("a cache hit does not compile the pattern")
 
-    _same(saved.compiled(f"t{ord(anchor)}", unused), re.compile(text))  # read back
+    monkeypatch.setattr(saved, "_parts", uncompiled)
+    _same(saved.compiled(f"t{ord(anchor)}", lambda: text), re.compile(text))  # read back
 
 
 def test_the_passes_redact_redact_uses_are_the_compiled_ones() -> None:
@@ -81,33 +82,53 @@ def test_nothing_is_written_where_bytecode_is_not(folder: Path, monkeypatch: pyt
     assert not folder.exists()
 
 
-def test_the_key_follows_the_rule_file_and_the_engine(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    names = ("secrets.toml", "redact.py", "redact_context.py", "redact_values.py", "regex_cache.py")
-    for n in names:
-        shutil.copy2(Path(saved.__file__).with_name(n), tmp_path / n)  # with its times
-    monkeypatch.setattr(saved, "HERE", str(tmp_path))
-    key = functools.partial(saved.key, *names)
-    assert key() == saved.KEY, "the key the redactor uses is made of these files"
-    monkeypatch.setattr(saved.val, "DIGEST", ["another rule file"])
-    assert key() != saved.KEY, "and of the hash of the rules the redactor loaded"
-    for n in ("secrets.toml", "redact_context.py"):
-        before = key()
-        with (tmp_path / n).open("a") as f:
-            f.write("\n# edited\n")
-        assert key() != before, n
-    (tmp_path / "redact.py").unlink()
-    assert key() is None, "a file that cannot be read: no caching"
-
-
-def test_a_new_key_replaces_the_old_files(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_text_replaces_the_old_file(folder: Path) -> None:
     """After an upgrade or a rule edit the pattern's old file goes: one file a pattern, as one .pyc a module."""
-    text = _source("=")
     folder.mkdir()
-    (folder / "regex.oldkey.stale.json").write_text("{}")
-    (folder / "regex.oldkey.other.json").write_text("{}")
+    (folder / f"regex.{saved.TAG}.stale.oldhash.json").write_text("{}")
+    (folder / f"regex.{saved.TAG}.other.oldhash.json").write_text("{}")
+    text = _source("=")
     saved.compiled("stale", lambda: text)
-    monkeypatch.setattr(saved, "KEY", "newkey")
-    saved.compiled("stale", lambda: text)
-    assert sorted(p.name for p in folder.iterdir()) == ["regex.newkey.stale.json", "regex.oldkey.other.json"]
+    names = sorted(p.name for p in folder.iterdir())
+    assert len(names) == 2 and f"regex.{saved.TAG}.other.oldhash.json" in names
+    assert f"regex.{saved.TAG}.stale.oldhash.json" not in names
+
+
+def test_a_file_is_named_by_the_text_it_compiles(folder: Path) -> None:
+    """Found by review: a key made of the engine files' times, taken after they were loaded, paired
+    an edited engine with patterns built by the old one. The name is now the text's own hash, and a
+    file holding another text (renamed, or a hash collision) is never used."""
+    old, new = _source(":"), _source("_")
+    saved.compiled("p", lambda: old)
+    (old_file,) = folder.glob("regex.*.json")
+    _same(saved.compiled("p", lambda: new), re.compile(new))  # the text changed: its own file
+    assert len(list(folder.glob("regex.*.json"))) == 1, "the old text's file of this Python goes"
+    (new_file,) = folder.glob("regex.*.json")
+    assert new_file != old_file
+    saved.compiled("p", lambda: old)  # back to the old text: rebuilt and written again
+    (again,) = folder.glob("regex.*.json")
+    again.rename(new_file)  # a file named for the new text, holding the old one's code
+    _same(saved.compiled("p", lambda: new), re.compile(new))
+
+
+def test_another_pythons_files_are_kept(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two Pythons on one install (two venvs, a CI matrix) each keep their own files, as .pyc tags
+    do, instead of deleting each other's at every start (found by review)."""
+    text = _source("=")
+    saved.compiled("q", lambda: text)
+    monkeypatch.setattr(saved, "TAG", "otherpython")
+    saved.compiled("q", lambda: text)
+    assert len(list(folder.glob("regex.*.q.*.json"))) == 2
+
+
+def test_the_cache_follows_pycache_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    try:
+        importlib.reload(saved)
+        assert saved.FOLDER.startswith(str(tmp_path / "prefix"))
+    finally:
+        monkeypatch.undo()
+        importlib.reload(saved)
+    assert saved.FOLDER.endswith("__pycache__")

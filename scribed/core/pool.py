@@ -19,8 +19,11 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import select
 import shutil
 import tempfile
+import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
@@ -72,9 +75,34 @@ def _context() -> Any:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-def _init(cfg: Config, environ: dict[str, str]) -> None:
+def _watch_parent(pid: int) -> None:
+    """End this worker once the parent is gone (killed): blocked on the pool's queue, nothing else
+    would, and a forkserver's worker is not the parent's child to be reaped (found by review)."""
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(pid)  # readable once that process has exited (Linux >= 5.3)
+        except (AttributeError, OSError):
+            fd = -1
+        while True:
+            if fd >= 0:
+                select.select([fd], [], [])
+                os._exit(1)
+            time.sleep(1.0)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+
+    threading.Thread(target=watch, name="scribed-pool-parent", daemon=True).start()
+
+
+def _init(cfg: Config, environ: dict[str, str], parent: int) -> None:
     """Build the worker's compactor: dry run (it writes nothing), an in-memory ledger, no log (the
     parent runs the same steps and logs them once)."""
+    _watch_parent(parent)
     log = _Quiet()
     layout = Layout(cfg.root_path)
     ledger = Ledger(None)
@@ -153,11 +181,20 @@ def _spool_dir(layout: Layout) -> str:
     ledger, never outside the project: a result holds a transcript's parse, secrets included, until
     the parent takes it). A folder left by a killed run is removed first: one run holds the root's
     lock, so no other run's spool is live."""
+    sweep(layout)
     base = audit.ensure_state(layout) / SPOOL
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(base)
     base.mkdir(mode=0o700)
     return str(base)
+
+
+def sweep(layout: Layout) -> bool:
+    """Remove a spool a killed run left (run-once and the daemon do at start, under the lock);
+    True when there was one."""
+    base = layout.state / SPOOL
+    if not base.is_dir() or base.is_symlink():
+        return False
+    shutil.rmtree(base, ignore_errors=True)
+    return True
 
 
 class Prefetch:
@@ -167,7 +204,7 @@ class Prefetch:
         self.cfg, self.ledger, self.now, self.force = cfg, ledger, now, force
         self.workers = min(cfg.compress.workers, os.cpu_count() or 1, 61)
         self._ex = ProcessPoolExecutor(
-            self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ)
+            self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ, os.getpid())
         )
         self._todo: Iterator[SourceItem] = iter(())
         self._pending: deque[tuple[SourceItem, Future[str]]] = deque()

@@ -186,6 +186,8 @@ class Scribe:
             n = clean_temp_files(d)
             if n:
                 self.log.warning("temp_files_removed", folder=str(d), count=n)
+        if pool_mod.sweep(self.layout):  # a killed run's spool: raw parses, secrets included
+            self.log.warning("pool_spool_removed", folder=str(self.layout.state / pool_mod.SPOOL))
 
     def display_path(self, path: os.PathLike[str] | str) -> str:
         """A source path for provenance: relative to the root inside it, ``~/…`` under home."""

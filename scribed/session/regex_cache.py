@@ -1,15 +1,17 @@
 """The redactor's big per-anchor regexes, compiled once per rule set rather than once per process.
 
-A spawn's ``scribed context`` redacts a few short texts, yet building and compiling the pass of
-each anchor its text holds (``_ : . - A``, a few thousand characters of regex each) cost it about
-a third of its instructions. ``re`` cannot pickle a compiled pattern, but what ``re`` compiles is
-a list of ints that ``_sre.compile`` turns into a pattern; that list is kept beside the package's
-bytecode, as Python keeps a module's, in a file named by :func:`key`: the hash of everything the
-pattern is built from (the rule file, the engine's modules) and of the Python and ``_sre`` that
-compiled it. A different rule file, engine or Python never meets the file; a file that is
-unreadable, malformed or refused by ``_sre`` is ignored, and anything unexpected in this Python's
-``re`` internals falls back to :func:`re.compile`. ``tests/test_regex_cache.py`` checks that a
-cached pattern equals the freshly compiled one (``re.Pattern`` equality compares the code).
+A spawn's ``scribed context`` redacts a few short texts, yet compiling the pass of each anchor its
+text holds (``_ : . - A``, a few thousand characters of regex each) cost it about a third of its
+instructions. ``re`` cannot pickle a compiled pattern, but what ``re`` compiles is a list of ints
+that ``_sre.compile`` turns into a pattern; that list is kept beside the package's bytecode, as
+Python keeps a module's, in a file named by this Python's regex engine (:data:`TAG`) and the hash
+of the pattern's own text. The text is built every time (cheap); only its compilation is saved.
+So a cached file can only ever be the compiled form of the very text asked for (the text stored
+in it is compared too), whatever was edited when; another Python keeps files of its own tag. A
+file that is unreadable, malformed or refused by ``_sre`` is ignored, and anything unexpected in
+this Python's ``re`` internals falls back to :func:`re.compile`. ``tests/test_regex_cache.py``
+checks that a cached pattern equals the freshly compiled one (``re.Pattern`` equality compares
+the code).
 """
 
 from __future__ import annotations
@@ -27,46 +29,40 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 HERE = os.path.dirname(__file__)
-FOLDER = os.path.join(HERE, "__pycache__")
+# Where Python would put this folder's bytecode (PYTHONPYCACHEPREFIX moves it out of the package).
+FOLDER = (
+    os.path.join(sys.pycache_prefix, os.path.abspath(HERE).lstrip(os.sep))
+    if sys.pycache_prefix
+    else os.path.join(HERE, "__pycache__")
+)
 
 
-def key(*names: str) -> str | None:
-    """A hash of what a pattern is built from: the files (in this folder) by size and time, as
-    Python checks a .pyc, the rule file also by the hash of what the redactor loaded, and this
-    Python's regex engine; None (no caching) when a file cannot be read."""
+def _tag() -> str:
+    """This Python's regex engine: its compiled code is only valid for the same one."""
     import _sre  # type: ignore[import-not-found]
 
-    parts = [sys.version, str(_sre.MAGIC), str(_sre.CODESIZE), val.DIGEST[0]]
-    try:
-        for name in names:
-            st = os.stat(os.path.join(HERE, name))
-            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-    except OSError:
-        return None
-    return val.sha256_hex("\0".join(parts).encode())[:24]
+    parts = (sys.version, str(_sre.MAGIC), str(_sre.CODESIZE))
+    return val.sha256_hex("\0".join(parts).encode())[:12]
+
+
+TAG = _tag()
 
 
 def compiled(name: str, source: Callable[[], bytes]) -> re.Pattern[bytes]:
-    """The pattern ``source()`` compiles to, read from ``__pycache__`` when an earlier process
-    built it under the same :data:`KEY` (``source`` is then not called)."""
-    path = os.path.join(FOLDER, f"regex.{KEY}.{name}.json") if KEY else ""
-    if path:
-        with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RuntimeError, AttributeError):
-            return _read(path)
+    """The pattern ``source()`` compiles to, read from the cache when a process of the same
+    :data:`TAG` compiled the same text before."""
     text = source()
+    path = os.path.join(FOLDER, f"regex.{TAG}.{name}.{val.sha256_hex(text)[:24]}.json")
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RuntimeError, AttributeError):
+        return _read(path, text)
     try:
         parts = _parts(text)
         pattern = _load(parts)
     except Exception:  # this Python's re internals differ: compile as usual, cache nothing
         return re.compile(text)
-    if path and not sys.dont_write_bytecode:
+    if not sys.dont_write_bytecode:
         _write(path, parts)
     return pattern
-
-
-# Hashed when the redactor is imported, as it loads its rules: a later edit never pairs the rules
-# this process holds with patterns built from other ones.
-KEY = key("secrets.toml", "redact.py", "redact_context.py", "redact_values.py", "regex_cache.py")
 
 
 def _parts(text: bytes) -> dict[str, Any]:
@@ -88,9 +84,12 @@ def _parts(text: bytes) -> dict[str, Any]:
     }
 
 
-def _read(path: str) -> re.Pattern[bytes]:
+def _read(path: str, text: bytes) -> re.Pattern[bytes]:
     with open(path, "rb") as f:
-        return _load(json.loads(f.read()))
+        parts = json.loads(f.read())
+    if parts["pattern"].encode("latin-1") != text:  # never another text's code, whatever the name says
+        raise ValueError("regex cache holds another pattern")
+    return _load(parts)
 
 
 def _load(parts: dict[str, Any]) -> re.Pattern[bytes]:
@@ -122,20 +121,21 @@ def _write(path: str, parts: dict[str, Any]) -> None:
     _drop_stale(path)
 
 
-DOTS = 3  # regex.KEY.NAME.json
+DOTS = 4  # regex.TAG.NAME.HASH.json
 
 
 def _drop_stale(path: str) -> None:
-    """Remove this pattern's files made under other keys (an upgrade or an edited rule file), so
-    the folder holds one file a pattern, as it holds one .pyc a module."""
+    """Remove this pattern's files of this Python made from other texts (an upgrade or an edited
+    rule file), so the folder holds one file a pattern and a Python, as it holds one .pyc a module
+    and a Python; another Python's files are its own."""
     folder, name = os.path.split(path)
-    suffix = "." + name.split(".", 2)[2]  # ".pass95.json"
+    prefix = name.rsplit(".", 2)[0] + "."  # "regex.TAG.pass95."
     with contextlib.suppress(OSError):
         for other in os.listdir(folder):
             if (
                 other != name
-                and other.startswith("regex.")
-                and other.endswith(suffix)
+                and other.startswith(prefix)
+                and other.endswith(".json")
                 and other.count(".") == DOTS
             ):
                 with contextlib.suppress(OSError):
