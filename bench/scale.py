@@ -281,10 +281,22 @@ log.configure("json", "error")
 t = Path(sys.argv[1])
 w = int(sys.argv[4])
 cfg = config.from_dict({"root": sys.argv[2], "session": {"quiet_seconds": 0},
-    "compress": {"backend": "extractive", **({"workers": w} if w != 1 else {})},
+    "compress": {"backend": "extractive", "workers": w},
     "log": {"format": "json", "level": "error"}, "sources": gen.sources(t)})
 s = Scribe(cfg)
 import os
+from scribed.core import pool
+worker_cpu = [0.0]  # the pool's workers are the forkserver's children: read /proc as it closes
+_close = pool.Prefetch.close
+def _counted(self):
+    for p in list(getattr(self._ex, "_processes", {}).values()):
+        try:
+            f = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            worker_cpu[0] += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    _close(self)
+pool.Prefetch.close = _counted
 count = {"fsync": 0, "commit": 0}
 real_fsync = os.fsync
 def fsync(fd):
@@ -296,8 +308,7 @@ t0, c0 = time.perf_counter(), time.process_time()
 rep = s.run_once(force=True)
 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
 s.close()
-kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"seconds": dt, "cpu_seconds": cpu + kids.ru_utime + kids.ru_stime,
+print(json.dumps({"seconds": dt, "cpu_seconds": cpu + worker_cpu[0],
     "compacted": rep.compacted, "failed": rep.failed, **count,
     "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

@@ -60,9 +60,20 @@ def _iso_utc(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+ONE_LINE_CACHED_CHARS = 2000  # longer texts are not kept as keys (a cache entry pins its text)
+
+
 def one_line(s: str, limit: int) -> str:
     """``s`` on one line within ``limit`` chars, cut only between words and never inside a
-    backtick span (a path, command or identifier cut short would read as a different one)."""
+    backtick span (a path, command or identifier cut short would read as a different one).
+
+    Remembered for short texts: fitting an entry renders it ~20 times, each item again."""
+    if len(s) <= ONE_LINE_CACHED_CHARS:
+        return _one_line_cached(s, limit)
+    return _one_line(s, limit)
+
+
+def _one_line(s: str, limit: int) -> str:
     s = " ".join(s.split())  # the same as re.sub(r"\s+", " ", s).strip(): both use Python's whitespace
     if len(s) <= limit:
         return s
@@ -74,6 +85,9 @@ def one_line(s: str, limit: int) -> str:
     return head.rstrip() + "…"
 
 
+_one_line_cached = functools.lru_cache(maxsize=8192)(_one_line)
+
+
 def safe_line(s: str, limit: int) -> str:
     """One line that cannot be read back as a heading: text from a transcript or a model is data,
     and must never forge an entry (``### date: …``) or a section (``#### …``)."""
@@ -82,7 +96,25 @@ def safe_line(s: str, limit: int) -> str:
 
 
 def _provenance(meta: EntryMeta, ratio: float) -> str:
-    parts = [
+    before, after = _provenance_parts(meta)
+    return f"{before}ratio={ratio:.3f}{after}"
+
+
+_last_meta: list[tuple[tuple[object, ...], tuple[str, str]]] = []  # the meta being fitted, and its parts
+
+
+def _provenance_parts(meta: EntryMeta) -> tuple[str, str]:
+    """The provenance line before and after its ratio: the same for every render of one meta
+    (fitting renders an entry ~20 times). Kept for the last meta only, keyed by every field
+    it prints, so a meta built anew or changed in place is never mistaken for it."""
+    key = (
+        meta.entry_id, meta.agent, meta.session, meta.source, meta.kind, meta.first_line, meta.last_line,
+        meta.turns, meta.sha256, meta.compressor, meta.recall, tuple(meta.extra.items()),
+    )  # fmt: skip
+    held = _last_meta[0] if _last_meta else None  # read once: the daemon's threads fit entries too
+    if held is not None and held[0] == key:
+        return held[1]
+    head = [
         f"id={meta.entry_id}",
         f"agent={meta.agent}",
         f"session={one_line(meta.session, 200)}",
@@ -91,11 +123,11 @@ def _provenance(meta: EntryMeta, ratio: float) -> str:
         f"turns {meta.turns}",
         f"sha256={meta.sha256}",
         f"compressor={meta.compressor}",
-        f"ratio={ratio:.3f}",
-        f"recall={meta.recall:.2f}",
     ]
-    parts += [f"{k}={v}" for k, v in meta.extra.items()]
-    return "- provenance: " + " · ".join(parts)
+    tail = [f"recall={meta.recall:.2f}", *(f"{k}={v}" for k, v in meta.extra.items())]
+    out = ("- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail))
+    _last_meta[:] = [(key, out)]
+    return out
 
 
 def _body(summary: Summary) -> str:
