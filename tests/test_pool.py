@@ -12,6 +12,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,20 @@ def backlog(folder: Path) -> Path:
         for s in gen.iter_sessions(5, SESSIONS, min_kb=2, max_kb=40):
             gen.write_session(s, transcripts)
     return transcripts
+
+
+def _config(root: Path, transcripts: Path, workers: int) -> Any:
+    from scribed import config as config_mod
+
+    return config_mod.from_dict(
+        {
+            "root": str(root),
+            "session": {"quiet_seconds": 0},
+            "compress": {"backend": "extractive", "workers": workers},
+            "log": {"format": "json", "level": "error"},
+            "sources": gen.sources(transcripts),
+        }
+    )
 
 
 def state(root: Path) -> dict[str, str]:
@@ -53,7 +68,6 @@ def state(root: Path) -> dict[str, str]:
 
 def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> dict[str, object]:
     """One run-once; ``parent`` counts the parses and transcript copies this process made itself."""
-    from scribed import config as config_mod
     from scribed import sources
     from scribed.core import pool
     from scribed.core.scribe import Scribe
@@ -76,15 +90,7 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
     transcripts = backlog(folder)
     root = folder / f"root-{workers}"
     root.mkdir()
-    cfg = config_mod.from_dict(
-        {
-            "root": str(root),
-            "session": {"quiet_seconds": 0},
-            "compress": {"backend": "extractive", "workers": workers},
-            "log": {"format": "json", "level": "error"},
-            "sources": gen.sources(transcripts),
-        }
-    )
+    cfg = _config(root, transcripts, workers)
     stale = root / ".squad/memory/.scribed/pool/left-by-a-killed-run"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"x")
@@ -159,22 +165,13 @@ def test_no_pool_here_means_in_process(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_a_dry_run_starts_no_pool_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A preview writes nothing under the root: not even the pool's spool (found in review)."""
-    from scribed import config as config_mod
     from scribed.core import pool
     from scribed.core.scribe import Scribe
 
     monkeypatch.setattr(pool, "POOL_MIN_BYTES", 0)
     root = tmp_path / "root"
     root.mkdir()
-    cfg = config_mod.from_dict(
-        {
-            "root": str(root),
-            "session": {"quiet_seconds": 0},
-            "compress": {"backend": "extractive", "workers": 2},
-            "log": {"format": "json", "level": "error"},
-            "sources": gen.sources(backlog(tmp_path)),
-        }
-    )
+    cfg = _config(root, backlog(tmp_path), 2)
     scribe = Scribe(cfg, dry_run=True)
     try:
         rep = scribe.run_once(force=True)
@@ -187,22 +184,13 @@ def test_a_dry_run_starts_no_pool_and_writes_nothing(tmp_path: Path, monkeypatch
 def test_a_killed_runs_spool_is_removed_by_the_next_run(tmp_path: Path) -> None:
     """A run killed mid-pool leaves raw parses (secrets in clear) in the spool; the next run-once
     removes them even when its own backlog starts no pool (found by review)."""
-    from scribed import config as config_mod
     from scribed.core.scribe import Scribe
 
     root = tmp_path / "root"
     left = root / ".squad/memory/.scribed/pool/tmpabc"
     left.mkdir(parents=True)
     (left / "result").write_bytes(b"password=hunter2abc")
-    cfg = config_mod.from_dict(
-        {
-            "root": str(root),
-            "session": {"quiet_seconds": 0},
-            "compress": {"backend": "extractive", "workers": 1},
-            "log": {"format": "json", "level": "error"},
-            "sources": gen.sources(backlog(tmp_path)),
-        }
-    )
+    cfg = _config(root, backlog(tmp_path), 1)
     scribe = Scribe(cfg)
     try:
         assert scribe.run(force=True).compacted == SESSIONS

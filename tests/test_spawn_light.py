@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_spawn import PROBE  # the same probe: it lists which of the given modules a spawn loaded
 
 from scribed.config_light import LightConfig, LightLog, LightSource
 from scribed.session import door
@@ -17,16 +18,6 @@ from scribed.session.redact_values import Rule, compile_rule
 from scribed.tiers.context import Context
 
 LIGHT = ("dataclasses", "inspect", "_hashlib", "threading", "datetime")  # _hashlib: OpenSSL, ~4 ms to load
-
-PROBE = """
-import runpy, sys
-sys.argv = ["scribed", *sys.argv[1:]]
-try:
-    runpy.run_module("scribed", run_name="__main__", alter_sys=True)
-except SystemExit as exc:
-    code = exc.code
-print("LOADED", sorted(m for m in sys.modules if m in {light!r}), "EXIT", code)
-"""
 
 
 @pytest.mark.parametrize(
@@ -39,7 +30,7 @@ def test_a_hot_only_spawn_imports_no_dataclasses(tmp_path: Path, extra: list[str
         "# Hot memory: data\n\nCurrent task: fix `src/export/run.py` (JIRA-12, KEY_ID ~/x).\n"
         "- note_1: api_key=sk-proj-Abc123Def456Ghi789Jkl012Mno345 and password = hunter2hunter2\n"
     )
-    code = PROBE.format(light=LIGHT)
+    code = PROBE.format(heavy=set(LIGHT))
     args = ["context", "data", "--root", str(tmp_path), *extra]
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
     assert "[REDACTED_SECRET]" in proc.stdout and "hunter2" not in proc.stdout
