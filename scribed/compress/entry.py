@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scribed.models import Anchor, Summary
@@ -100,34 +100,30 @@ def _provenance(meta: EntryMeta, ratio: float) -> str:
     return f"{before}ratio={ratio:.3f}{after}"
 
 
-_last_meta: list[tuple[tuple[object, ...], tuple[str, str]]] = []  # the meta being fitted, and its parts
-
-
 def _provenance_parts(meta: EntryMeta) -> tuple[str, str]:
     """The provenance line before and after its ratio: the same for every render of one meta
-    (fitting renders an entry ~20 times). Kept for the last meta only, keyed by every field
-    it prints, so a meta built anew or changed in place is never mistaken for it."""
-    key = (
+    (fitting renders an entry ~20 times), so remembered, keyed by every field it prints."""
+    return _parts((
         meta.entry_id, meta.agent, meta.session, meta.source, meta.kind, meta.first_line, meta.last_line,
         meta.turns, meta.sha256, meta.compressor, meta.recall, tuple(meta.extra.items()),
-    )  # fmt: skip
-    held = _last_meta[0] if _last_meta else None  # read once: the daemon's threads fit entries too
-    if held is not None and held[0] == key:
-        return held[1]
+    ))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=16)
+def _parts(key: tuple[Any, ...]) -> tuple[str, str]:
+    entry_id, agent, session, source, kind, first, last, turns, sha256, compressor, recall, extra = key
     head = [
-        f"id={meta.entry_id}",
-        f"agent={meta.agent}",
-        f"session={one_line(meta.session, 200)}",
-        "source=`" + one_line(meta.source, 400).replace("`", "'") + f"` ({meta.kind})",
-        f"lines {meta.first_line}–{meta.last_line}",
-        f"turns {meta.turns}",
-        f"sha256={meta.sha256}",
-        f"compressor={meta.compressor}",
+        f"id={entry_id}",
+        f"agent={agent}",
+        f"session={one_line(session, 200)}",
+        "source=`" + one_line(source, 400).replace("`", "'") + f"` ({kind})",
+        f"lines {first}–{last}",
+        f"turns {turns}",
+        f"sha256={sha256}",
+        f"compressor={compressor}",
     ]
-    tail = [f"recall={meta.recall:.2f}", *(f"{k}={v}" for k, v in meta.extra.items())]
-    out = ("- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail))
-    _last_meta[:] = [(key, out)]
-    return out
+    tail = [f"recall={recall:.2f}", *(f"{k}={v}" for k, v in extra)]
+    return "- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail)
 
 
 def _body(summary: Summary) -> str:
