@@ -60,6 +60,7 @@ def sections(entry_text: str) -> dict[str, list[str]]:
 def _merged_sections(folded: list[Entry]) -> dict[str, list[str]]:
     """The folded entries' section items, deduplicated in order, less the decisions a later one supersedes."""
     merged: dict[str, list[str]] = {k: [] for k, _ in SECTIONS}
+    seen: dict[str, set[str]] = {k: set() for k, _ in SECTIONS}
     superseded: set[str] = set()
     for e in folded:
         sec = sections(e.text)
@@ -67,7 +68,8 @@ def _merged_sections(folded: list[Entry]) -> dict[str, list[str]]:
             if key in ("goal", "outcome"):
                 continue
             for it in items:
-                if it not in merged[key]:
+                if it not in seen[key]:
+                    seen[key].add(it)
                     merged[key].append(it)
         for d in sec.get("decisions", []):
             m = re.search(r"\(supersedes: (.+)\)\s*$", d)
@@ -106,23 +108,41 @@ def _sections_text(s: Summary) -> str:
 _DIGEST_TRIM_ORDER = ["knowledge", "errors", "key_facts", "files", "outcome", "open_items", "decisions"]
 
 
-def _shrink(s: Summary, build: Callable[[Summary], str], budget: int) -> str:
-    """``build(s)``, trimming ``s`` in :data:`_DIGEST_TRIM_ORDER` until it fits ``budget`` bytes (or
-    nothing is left to trim)."""
-    text = build(s)
-    while len(text.encode()) > budget:
+def _block_size(title: str, value: str | list[str]) -> int:
+    """The UTF-8 size of ``value``'s ``####`` block in :func:`_sections_text` (0: no block)."""
+    if not value:
+        return 0
+    head = len(f"#### {title}\n".encode())
+    if isinstance(value, str):
+        return head + len(value.encode())
+    return head + sum(len(x.encode()) + 2 for x in value) + len(value) - 1
+
+
+def _shrink(s: Summary, head: Callable[[Summary], str], budget: int) -> str:
+    """``head(s) + _sections_text(s) + "\n"``, trimming ``s`` in :data:`_DIGEST_TRIM_ORDER` until it
+    fits ``budget`` bytes (or nothing is left to trim). The size is kept as items go, not measured
+    again per item: a digest of hundreds of items made a fold quadratic."""
+    titles = dict(SECTIONS)
+    blocks = {key: _block_size(title, getattr(s, key)) for key, title in SECTIONS}
+
+    def size() -> int:
+        filled = [b for b in blocks.values() if b]
+        return len(head(s).encode()) + sum(filled) + max(0, len(filled) - 1) + 1
+
+    while size() > budget:
         for key in _DIGEST_TRIM_ORDER:
             v = getattr(s, key)
             if isinstance(v, list) and v:
-                v.pop()
+                dropped = v.pop()
+                blocks[key] = blocks[key] - len(dropped.encode()) - 3 if v else 0
                 break
             if isinstance(v, str) and len(v) > _DIGEST_TEXT_MIN:
                 setattr(s, key, one_line(v, len(v) // 2))
+                blocks[key] = _block_size(titles[key], getattr(s, key))
                 break
         else:
             break
-        text = build(s)
-    return text
+    return head(s) + _sections_text(s) + "\n"
 
 
 def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> Entry:
@@ -149,7 +169,7 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
     total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
 
-    def build(s: Summary) -> str:
+    def head(s: Summary) -> str:
         kept = sum(len(getattr(s, k)) for k, _ in SECTIONS[2:])
         trimmed = (
             f" · trimmed={total_items - kept} items (full text in archive)" if kept < total_items else ""
@@ -157,10 +177,10 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
         return (
             f"### {iso(when)}: {s.goal}\n"
             f"- provenance: id={digest_id} · agent={agent} · folded={','.join(ids)}{listed} · archive=`{archive_name}`"
-            f"{trimmed}\n\n" + _sections_text(s) + "\n"
+            f"{trimmed}\n\n"
         )
 
-    text = _shrink(summary, build, budget)
+    text = _shrink(summary, head, budget)
     m = re.match(r"### (\S+): (.*)", text)
     assert m is not None
     return Entry(heading=text.split("\n", 1)[0], date=m.group(1), title=m.group(2), text=text)

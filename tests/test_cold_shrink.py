@@ -1,0 +1,73 @@
+"""A digest is trimmed to its budget by keeping its size as items go (issue 15's fixed cost: the
+whole text measured again per trimmed item made each fold quadratic). These tests hold the kept
+size to the old way: the same items trimmed, the same text, whatever the summary and budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scribed.compress.entry import one_line
+from scribed.models import SECTIONS, Summary
+from scribed.tiers import cold
+
+
+def _measured_each_time(s: Summary, head: Callable[[Summary], str], budget: int) -> str:
+    """The trimming as it was: build the whole text, measure it, trim one item, again."""
+
+    def build(x: Summary) -> str:
+        return head(x) + cold._sections_text(x) + "\n"
+
+    text = build(s)
+    while len(text.encode()) > budget:
+        for key in cold._DIGEST_TRIM_ORDER:
+            v = getattr(s, key)
+            if isinstance(v, list) and v:
+                v.pop()
+                break
+            if isinstance(v, str) and len(v) > cold._DIGEST_TEXT_MIN:
+                setattr(s, key, one_line(v, len(v) // 2))
+                break
+        else:
+            break
+        text = build(s)
+    return text
+
+
+_word = st.text(alphabet="ab é→`🙂\n-#", min_size=1, max_size=12)
+_item = st.lists(_word, min_size=1, max_size=8).map(" ".join)
+_items = st.lists(_item, max_size=25)
+
+
+@st.composite
+def _summaries(draw: st.DrawFn) -> Summary:
+    lists = {key: draw(_items) for key, _ in SECTIONS[2:]}
+    return Summary(goal=draw(_item), outcome=draw(st.lists(_item, max_size=30).map("; ".join)), **lists)
+
+
+def _head(total: int) -> Callable[[Summary], str]:
+    def head(s: Summary) -> str:
+        kept = sum(len(getattr(s, k)) for k, _ in SECTIONS[2:])
+        note = f" · trimmed={total - kept} items" if kept < total else ""
+        return f"### 2026-01-01T00:00:00Z: {s.goal}\n- provenance: id=d-1{note}\n\n"
+
+    return head
+
+
+@settings(max_examples=200, deadline=None)
+@given(_summaries(), st.integers(min_value=0, max_value=3000))
+def test_kept_size_trims_as_measuring_did(summary: Summary, budget: int) -> None:
+    total = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
+    a, b = summary.model_copy(deep=True), summary.model_copy(deep=True)
+    assert cold._shrink(a, _head(total), budget) == _measured_each_time(b, _head(total), budget)
+    assert a == b
+
+
+def test_block_size_is_the_blocks_bytes() -> None:
+    s = Summary(goal="g", outcome="ö" * 7, decisions=["a", "→b"], files=[])
+    text = cold._sections_text(s)
+    sizes = [cold._block_size(t, getattr(s, k)) for k, t in SECTIONS]
+    filled = [n for n in sizes if n]
+    assert sum(filled) + len(filled) - 1 == len(text.encode())
