@@ -126,40 +126,63 @@ def _parts(key: tuple[Any, ...]) -> tuple[str, str]:
     return "- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail)
 
 
-def _body(summary: Summary) -> str:
+@functools.lru_cache(maxsize=32)
+def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int]:
+    """One ``####`` section as printed and its UTF-8 size. Remembered: fitting renders an entry
+    ~20 times and changes one section at a time (keys hold a summary's items; a few sessions' worth)."""
+    if isinstance(value, str):
+        text = f"#### {title}\n{safe_line(value, 1200)}"
+    else:
+        text = f"#### {title}\n" + "\n".join(f"- {one_line(v, MAX_ITEM_CHARS)}" for v in value)
+    return text, len(text.encode())
+
+
+def _blocks(summary: Summary) -> list[tuple[str, int]]:
     from scribed.models import SECTIONS
 
-    out: list[str] = []
+    out: list[tuple[str, int]] = []
     for key, title in SECTIONS:
         value = getattr(summary, key)
         if isinstance(value, str):
             if value.strip():
-                out.append(f"#### {title}\n{safe_line(value, 1200)}")
+                out.append(_block(title, value))
         else:
-            items = [v for v in value if v and v.strip()]
+            items = tuple(v for v in value if v and v.strip())
             if items:
-                out.append(f"#### {title}\n" + "\n".join(f"- {one_line(v, MAX_ITEM_CHARS)}" for v in items))
-    return "\n".join(out)
+                out.append(_block(title, items))
+    return out
+
+
+def _rendered(summary: Summary, meta: EntryMeta, *, text: bool) -> tuple[str, int]:
+    """The entry's markdown (when ``text``) and its UTF-8 size, which is counted, not encoded:
+    ``ratio`` in provenance is of the rendered size itself, so the size is settled first."""
+    title = one_line(summary.goal or "session", 100) or "session"
+    head = f"### {iso(meta.end)}: {title}"
+    blocks = _blocks(summary)
+    fixed = len(head.encode()) + sum(n for _, n in blocks) + max(0, len(blocks) - 1) + 4  # 4 newlines
+    prov = ""
+    size = 0
+    for _ in range(3):  # the ratio printed depends on the size, which depends on the ratio's digits
+        ratio = size / meta.bytes_in if meta.bytes_in else 0.0
+        prov = _provenance(meta, ratio)
+        got = fixed + len(prov.encode())
+        if got == size:
+            break
+        size = got
+    if not text:
+        return "", got
+    body = "\n".join(b for b, _ in blocks)
+    return f"{head}\n{prov}\n\n{body}\n", got
 
 
 def render(summary: Summary, meta: EntryMeta) -> str:
     """The entry's markdown. ``ratio`` in provenance is of the rendered size itself."""
-    title = one_line(summary.goal or "session", 100) or "session"
-    head = f"### {iso(meta.end)}: {title}"
-    body = _body(summary)
-    text = ""
-    size = 0
-    for _ in range(3):  # the ratio printed depends on the size, which depends on the ratio's digits
-        ratio = size / meta.bytes_in if meta.bytes_in else 0.0
-        text = f"{head}\n{_provenance(meta, ratio)}\n\n{body}\n"
-        if len(text.encode()) == size:
-            break
-        size = len(text.encode())
-    return text
+    return _rendered(summary, meta, text=True)[0]
 
 
 def size_of(summary: Summary, meta: EntryMeta) -> int:
-    return len(render(summary, meta).encode())
+    """``len(render(summary, meta).encode())`` without building the text."""
+    return _rendered(summary, meta, text=False)[1]
 
 
 # Sections trimmed first when an entry is over budget (least valuable first).

@@ -1,0 +1,76 @@
+"""An entry's size is counted from its parts, not encoded from the whole text (issue 15's fixed
+cost: fitting renders an entry ~20 times). These tests hold the counted size and the text to the
+way they were built before: the whole text, encoded, with the ratio's digits settled."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scribed.compress import entry
+from scribed.compress.entry import EntryMeta, one_line, safe_line
+from scribed.models import SECTIONS, Summary
+
+
+def _built_whole(summary: Summary, meta: EntryMeta) -> str:
+    """The render as it was: the whole body joined, the text encoded per try of the ratio."""
+    out: list[str] = []
+    for key, title in SECTIONS:
+        value = getattr(summary, key)
+        if isinstance(value, str):
+            if value.strip():
+                out.append(f"#### {title}\n{safe_line(value, 1200)}")
+        else:
+            items = [v for v in value if v and v.strip()]
+            if items:
+                out.append(
+                    f"#### {title}\n" + "\n".join(f"- {one_line(v, entry.MAX_ITEM_CHARS)}" for v in items)
+                )
+    body = "\n".join(out)
+    head = f"### {entry.iso(meta.end)}: {one_line(summary.goal or 'session', 100) or 'session'}"
+    text, size = "", 0
+    for _ in range(3):
+        ratio = size / meta.bytes_in if meta.bytes_in else 0.0
+        text = f"{head}\n{entry._provenance(meta, ratio)}\n\n{body}\n"
+        if len(text.encode()) == size:
+            break
+        size = len(text.encode())
+    return text
+
+
+_text = st.text(alphabet="ab é→`🙂\n #-", max_size=40)
+_items = st.lists(_text, max_size=6)
+
+
+@st.composite
+def _summaries(draw: st.DrawFn) -> Summary:
+    lists = {key: draw(_items) for key, _ in SECTIONS[2:]}
+    return Summary(goal=draw(_text), outcome=draw(_text), **lists)
+
+
+def _meta(bytes_in: int) -> EntryMeta:
+    when = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    return EntryMeta(
+        "e-0123456789ab", "ann", "s1", "/t/x.jsonl", "copilot", when, 1, 9, 4, "ff", "extractive", bytes_in
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(_summaries(), st.sampled_from([0, 1, 7, 99, 100, 999, 1000, 9999, 10**6]))
+def test_render_and_size_match_the_whole_text(summary: Summary, bytes_in: int) -> None:
+    meta = _meta(bytes_in)
+    want = _built_whole(summary, meta)
+    assert entry.render(summary, meta) == want
+    assert entry.size_of(summary, meta) == len(want.encode())
+
+
+def test_a_changed_item_is_rendered_anew() -> None:
+    """The remembered sections are keyed by their items: a popped item leaves the entry."""
+    meta = _meta(5000)
+    s = Summary(goal="g", outcome="o", decisions=["keep A", "drop B"])
+    assert "drop B" in entry.render(s, meta)
+    s.decisions.pop()
+    assert "drop B" not in entry.render(s, meta)
+    assert entry.size_of(s, meta) == len(_built_whole(s, meta).encode())
