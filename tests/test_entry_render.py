@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scribed.compress import anchors as anchors_mod
 from scribed.compress import entry
 from scribed.compress.entry import EntryMeta, one_line, safe_line
-from scribed.models import SECTIONS, Summary
+from scribed.models import SECTIONS, Anchor, Summary
 
 
 def _built_whole(summary: Summary, meta: EntryMeta) -> str:
@@ -74,3 +75,55 @@ def test_a_changed_item_is_rendered_anew() -> None:
     s.decisions.pop()
     assert "drop B" not in entry.render(s, meta)
     assert entry.size_of(s, meta) == len(_built_whole(s, meta).encode())
+
+
+def _guard_counting_each_time(
+    summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: int
+) -> list[str]:
+    """The guard as it was: the whole entry's size counted again after each restored fact."""
+    s = summary.model_copy(deep=True)
+    text = entry.render(s, meta)
+    missing = sorted(
+        (a for a in anchors if not anchors_mod.present(a, text)),
+        key=lambda a: anchors_mod.PRIORITY.index(a.type),
+    )
+    for a in missing:
+        if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
+            continue
+        s.key_facts.append(anchors_mod.format_anchor(a))
+        if entry.size_of(s, meta) > hard_cap:
+            s.key_facts.pop()
+    return s.key_facts
+
+
+_anchors = st.lists(
+    st.builds(Anchor, type=st.sampled_from(anchors_mod.PRIORITY), text=_text.filter(str.strip)), max_size=12
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _summaries(), _anchors, st.sampled_from([0, 99, 1000, 10**6]), st.integers(min_value=0, max_value=1500)
+)
+def test_guard_keeps_the_size_it_would_count(
+    summary: Summary, anchors: list[Anchor], bytes_in: int, hard_cap: int
+) -> None:
+    meta = _meta(bytes_in)
+    got, _ = entry.guard(summary, anchors, meta, hard_cap)
+    assert got.key_facts == _guard_counting_each_time(summary, anchors, meta, hard_cap)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_summaries(), _text)
+def test_an_added_fact_adds_what_it_prints(summary: Summary, line: str) -> None:
+    """The guard's kept size: appending a fact adds exactly the bytes the entry grows by."""
+    meta = _meta(1000)
+    _, blocks, before = entry._parts_of(summary, meta)
+    listed = sum(1 for v in summary.key_facts if v and v.strip())
+    added = entry._item_bytes(line, listed, len(blocks), entry._KEY_FACTS_TITLE)
+    summary.key_facts.append(line)
+    assert entry._parts_of(summary, meta)[2] == before + added
+
+
+def test_key_facts_title_is_the_sections() -> None:
+    assert dict(SECTIONS)["key_facts"] == entry._KEY_FACTS_TITLE

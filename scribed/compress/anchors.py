@@ -8,6 +8,7 @@ commands, issue numbers, open TODOs) survive regardless.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable
@@ -458,7 +459,7 @@ def _reversal_target(
 
 def present(anchor: Anchor, text: str) -> bool:
     """Whether an anchor's exact text survives in ``text`` (whitespace-insensitive)."""
-    return _norm(anchor.text) in _norm_text(text)
+    return _norm_anchor(anchor.text) in _norm_text(text)
 
 
 _WS = re.compile(r"\s+")
@@ -469,6 +470,16 @@ _last_norm: tuple[str, str] = ("", "")
 
 def _norm(s: str) -> str:
     return _WS.sub(" ", s)
+
+
+_norm_cached = functools.lru_cache(maxsize=4096)(_norm)
+_NORM_CACHED_CHARS = 1000
+
+
+def _norm_anchor(s: str) -> str:
+    """An anchor's text normalised, remembered when short: it is tested against an entry several
+    times while the entry is fitted (a cache entry pins its text, so long ones are not kept)."""
+    return _norm_cached(s) if len(s) <= _NORM_CACHED_CHARS else _norm(s)
 
 
 def _norm_text(text: str) -> str:
@@ -485,7 +496,7 @@ def recall(anchors: list[Anchor], text: str) -> float:
     if not anchors:
         return 1.0
     norm = _norm_text(text)
-    return sum(1 for a in anchors if _norm(a.text) in norm) / len(anchors)
+    return sum(1 for a in anchors if _norm_anchor(a.text) in norm) / len(anchors)
 
 
 def format_anchor(a: Anchor) -> str:

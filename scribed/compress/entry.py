@@ -153,15 +153,20 @@ def _blocks(summary: Summary) -> list[tuple[str, int]]:
     return out
 
 
-def _rendered(summary: Summary, meta: EntryMeta, *, text: bool) -> tuple[str, int]:
-    """The entry's markdown (when ``text``) and its UTF-8 size, which is counted, not encoded:
-    ``ratio`` in provenance is of the rendered size itself, so the size is settled first."""
+def _parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, int]], int]:
+    """The heading, the section blocks, and the entry's UTF-8 size less the provenance line."""
     title = one_line(summary.goal or "session", 100) or "session"
     head = f"### {iso(meta.end)}: {title}"
     blocks = _blocks(summary)
     fixed = len(head.encode()) + sum(n for _, n in blocks) + max(0, len(blocks) - 1) + 4  # 4 newlines
+    return head, blocks, fixed
+
+
+def _settled(fixed: int, meta: EntryMeta) -> tuple[str, int]:
+    """The provenance line and the entry's size: ``ratio`` in provenance is of the rendered size
+    itself, so the size is settled first (it is counted, not encoded)."""
     prov = ""
-    size = 0
+    size = got = 0
     for _ in range(3):  # the ratio printed depends on the size, which depends on the ratio's digits
         ratio = size / meta.bytes_in if meta.bytes_in else 0.0
         prov = _provenance(meta, ratio)
@@ -169,22 +174,34 @@ def _rendered(summary: Summary, meta: EntryMeta, *, text: bool) -> tuple[str, in
         if got == size:
             break
         size = got
-    if not text:
-        return "", got
-    body = "\n".join(b for b, _ in blocks)
-    return f"{head}\n{prov}\n\n{body}\n", got
+    return prov, got
 
 
 def render(summary: Summary, meta: EntryMeta) -> str:
     """The entry's markdown. ``ratio`` in provenance is of the rendered size itself."""
-    return _rendered(summary, meta, text=True)[0]
+    head, blocks, fixed = _parts_of(summary, meta)
+    prov = _settled(fixed, meta)[0]
+    body = "\n".join(b for b, _ in blocks)
+    return f"{head}\n{prov}\n\n{body}\n"
 
 
 def size_of(summary: Summary, meta: EntryMeta) -> int:
     """``len(render(summary, meta).encode())`` without building the text."""
-    return _rendered(summary, meta, text=False)[1]
+    return _settled(_parts_of(summary, meta)[2], meta)[1]
 
 
+def _item_bytes(line: str, listed: int, blocks: int, title: str) -> int:
+    """What appending ``line`` to a section holding ``listed`` printed items adds to the entry's
+    size, when ``blocks`` sections are printed (an empty or blank item is not printed)."""
+    if not (line and line.strip()):
+        return 0
+    item = len(f"- {one_line(line, MAX_ITEM_CHARS)}".encode())
+    if listed:
+        return item + 1
+    return len(f"#### {title}\n".encode()) + item + (1 if blocks else 0)
+
+
+_KEY_FACTS_TITLE = "Key facts"  # SECTIONS' title (models import lazily: see the top); a test checks it
 # Sections trimmed first when an entry is over budget (least valuable first).
 _TRIM_ORDER = [
     "key_points",
@@ -279,13 +296,23 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     text = render(s, meta)
     missing = [a for a in anchors if not anchors_mod.present(a, text)]
     missing.sort(key=lambda a: anchors_mod.PRIORITY.index(a.type))
+    # The size is kept as facts are added (exactly what size_of would count), not counted anew.
+    _, blocks, fixed = _parts_of(s, meta)
+    listed = sum(1 for v in s.key_facts if v and v.strip())
+    title = _KEY_FACTS_TITLE
     for a in missing:
         if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
             continue  # an earlier restored line already carries it
         line = anchors_mod.format_anchor(a)
+        added = _item_bytes(line, listed, len(blocks), title)
         s.key_facts.append(line)
-        if size_of(s, meta) > hard_cap:
+        if _settled(fixed + added, meta)[1] > hard_cap:
             s.key_facts.pop()
+        elif added:
+            fixed += added
+            if not listed:
+                blocks.append(("", 0))  # a new section is printed: only the count matters here
+            listed += 1
     final = render(s, replace(meta, recall=0.0))
     return s, anchors_mod.recall(anchors, final)
 

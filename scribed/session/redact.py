@@ -391,11 +391,11 @@ def redact(text: str) -> str:
 _PATH_SEP = re.compile(r"([/\\])")
 
 
+@functools.lru_cache(maxsize=1024)  # the same few source paths, redacted per session they hold
 def redact_path(path: str) -> str:
     """A file path for display or storage (provenance, the ledger, an archive's sidecar), redacted
     whole and then one component at a time: in running text a name right after ``/`` is a path,
-    never an assignment (``/etc/passwd: …``), but a file name can itself be
-    ``DB_PASSWORD=hunter2 notes.md``."""
+    never an assignment (``/etc/passwd: …``), but a file name can be ``DB_PASSWORD=hunter2 x.md``."""
     parts = _PATH_SEP.split(redact(path))
     return "".join(p if p in ("/", "\\") else redact(p) for p in parts)
 
