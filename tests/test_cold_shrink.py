@@ -9,7 +9,7 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scribed.compress.entry import one_line
+from scribed.compress.entry import Entry, join_entries, one_line
 from scribed.models import SECTIONS, Summary
 from scribed.tiers import cold
 
@@ -71,3 +71,36 @@ def test_block_size_is_the_blocks_bytes() -> None:
     sizes = [cold._block_size(t, getattr(s, k)) for k, t in SECTIONS]
     filled = [n for n in sizes if n]
     assert sum(filled) + len(filled) - 1 == len(text.encode())
+
+
+_line = st.text(alphabet="ab é→`\n#", max_size=30)
+
+
+@st.composite
+def _entries(draw: st.DrawFn) -> list[Entry]:
+    out: list[Entry] = []
+    for i in range(draw(st.integers(min_value=0, max_value=6))):
+        tail = draw(st.sampled_from(["", "\n", "\n\n", "\n\n\n"]))
+        out.append(
+            Entry(f"### 2026-01-0{i + 1}: t", "2026", "t", f"### 2026-01-0{i + 1}: t\n{draw(_line)}{tail}")
+        )
+    if draw(st.booleans()) and out:
+        out.append(
+            Entry("### x", "x", "x", draw(st.sampled_from(["", "\n", "\n\n"])))
+        )  # blank: joined instead
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["", "\n", "  \n", "# Cold\n", "# Cold\n\n\n", "x"]), _entries())
+def test_file_size_is_the_joined_files(pre: str, entries: list[Entry]) -> None:
+    """An append measures the file from its entries' remembered sizes: exactly the joined file's."""
+    assert cold._file_bytes(pre, entries) == len(join_entries(pre, entries).encode())
+
+
+@given(_entries(), st.sampled_from(["\n", "\n\n"]))
+def test_an_entry_ended_as_written(entries: list[Entry], end: str) -> None:
+    for e in entries:
+        got = cold._ended(e, end)
+        assert got.text == e.text.rstrip("\n") + end
+        assert (got is e) == (got.text == e.text)

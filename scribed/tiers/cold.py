@@ -230,12 +230,45 @@ def known_ids(path: Path) -> set[str]:
 
 @dataclass(slots=True)
 class _Parsed:
-    """A cold file's text and its parse (preamble, entries, every id they hold)."""
+    """A cold file's text and its parse (preamble, entries, every id they hold). The text of an
+    append's result is joined when first read: a batch of appends to one file writes it once."""
 
-    text: str
+    built: str | None  # the text, when known
     pre: str
     entries: list[Entry]
     ids: set[str]
+
+    @property
+    def text(self) -> str:
+        if self.built is None:
+            self.built = join_entries(self.pre, self.entries)
+        return self.built
+
+
+# Each entry's share of a cold file's size, by its text: a file is measured per append, and
+# encoding the whole file (non-ASCII, so transcoded) each time was most of a small append's cost.
+_part_sizes: dict[str, int] = {}
+_PART_SIZES_MAX = 8192
+
+
+def _part_bytes(text: str) -> int:
+    """``len((text.rstrip("\n") + "\n\n").encode())``, remembered by the text."""
+    n = _part_sizes.get(text)
+    if n is None:
+        n = len(text.rstrip("\n").encode()) + 2
+        if len(_part_sizes) >= _PART_SIZES_MAX:
+            _part_sizes.clear()
+        _part_sizes[text] = n
+    return n
+
+
+def _file_bytes(pre: str, entries: list[Entry]) -> int:
+    """``len(join_entries(pre, entries).encode())``, from each part's remembered size."""
+    if entries and _part_bytes(entries[-1].text) == 2:  # noqa: PLR2004 (a blank last entry: join it)
+        return len(join_entries(pre, entries).encode())
+    total = len((pre.rstrip("\n") + "\n\n").encode()) if pre.strip() else 0
+    total += sum(_part_bytes(e.text) for e in entries)
+    return total - 1 if total else 0  # the file ends with one newline, not two
 
 
 # The last parse of each cold file, keyed by path and checked against the text just read: a run
@@ -289,10 +322,18 @@ def _balanced(text: str) -> bool:
     return not fence
 
 
+def _ended(e: Entry, end: str) -> Entry:
+    """``e`` with its text ending ``end`` after its last non-newline (itself when it does)."""
+    t = e.text
+    if t.endswith(end) and not t.endswith("\n" + end):
+        return e
+    return Entry(e.heading, e.date, e.title, t.rstrip("\n") + end)
+
+
 def _as_written(
-    pre: str, entries: list[Entry], text: str, fresh: list[Entry], ids: set[str] | None
+    pre: str, entries: list[Entry], text: str | None, fresh: list[Entry], ids: set[str] | None
 ) -> _Parsed | None:
-    """The parse of ``text = join_entries(pre, entries)`` without parsing it again, or None when it
+    """The parse of ``text = join_entries(pre, entries)`` (None: not joined yet) without parsing it, or None when it
     could differ from :func:`split_entries` (a preamble or a new entry leaves a fence open, or a new
     entry is not one entry on its own). Entries parsed from a file are closed by the heading after
     them; ``fresh`` (new entries and digests) and the last entry are checked here. ``ids``: every id
@@ -305,10 +346,9 @@ def _as_written(
         one_pre, alone = split_entries(e.text)
         if one_pre or len(alone) != 1 or not _balanced(e.text):
             return None
-    out = [Entry(e.heading, e.date, e.title, e.text.rstrip("\n") + "\n\n") for e in entries]
+    out = [_ended(e, "\n\n") for e in entries]
     if out:
-        last = out[-1]
-        out[-1] = Entry(last.heading, last.date, last.title, last.text.rstrip("\n") + "\n")
+        out[-1] = _ended(out[-1], "\n")
     new_pre = pre.rstrip("\n") + "\n\n" if pre.strip() else ""
     return _Parsed(text, new_pre, out, _entry_ids(out) if ids is None else ids)
 
@@ -406,9 +446,9 @@ def _insert(
         pos -= 1
     entries.insert(pos, entry)
     kept = {id(e) for e in got.entries}
-    text = join_entries(pre, entries)
+    text = None
     folded = 0
-    if len(text.encode()) > max_bytes and len(entries) >= _FOLD_MIN_ENTRIES:
+    if _file_bytes(pre, entries) > max_bytes and len(entries) >= _FOLD_MIN_ENTRIES:
         if archive_dir is None:
             return None
         entries, folded = fold(agent, pre, entries, max_bytes, archive_dir=archive_dir, now=now)
@@ -418,6 +458,7 @@ def _insert(
         ids = None if folded else got.ids | entry.ids
         after = _as_written(pre, entries, text, [e for e in entries if id(e) not in kept], ids)
     if after is None:
+        text = join_entries(pre, entries) if text is None else text
         pre, entries = split_entries(text)
         after = _Parsed(text, pre, entries, _entry_ids(entries))
     return after, folded
