@@ -127,13 +127,19 @@ def _parts(key: tuple[Any, ...]) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=32)
-def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int]:
-    """One ``####`` section as printed and its UTF-8 size. Remembered: fitting renders an entry
-    ~20 times and changes one section at a time (keys hold a summary's items; a few sessions' worth)."""
+def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int] | None:
+    """One ``####`` section as printed and its UTF-8 size (None: nothing to print). Remembered:
+    fitting renders an entry ~20 times and changes one section at a time (keys hold a summary's
+    items; a few sessions' worth)."""
     if isinstance(value, str):
+        if not value.strip():
+            return None
         text = f"#### {title}\n{safe_line(value, 1200)}"
     else:
-        text = f"#### {title}\n" + "\n".join(f"- {one_line(v, MAX_ITEM_CHARS)}" for v in value)
+        items = [v for v in value if v and v.strip()]
+        if not items:
+            return None
+        text = f"#### {title}\n" + "\n".join(f"- {one_line(v, MAX_ITEM_CHARS)}" for v in items)
     return text, len(text.encode())
 
 
@@ -143,13 +149,9 @@ def _blocks(summary: Summary) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     for key, title in SECTIONS:
         value = getattr(summary, key)
-        if isinstance(value, str):
-            if value.strip():
-                out.append(_block(title, value))
-        else:
-            items = tuple(v for v in value if v and v.strip())
-            if items:
-                out.append(_block(title, items))
+        block = _block(title, value if isinstance(value, str) else tuple(value))
+        if block is not None:
+            out.append(block)
     return out
 
 
