@@ -35,7 +35,28 @@ def test_remembered_parse_is_the_files_parse(tmp_path: Path, max_bytes: int) -> 
         assert got.text == data
         assert (got.pre, got.entries) == (pre, entries)
         assert got.ids == cold._entry_ids(entries)
+        assert got.part_sizes() == [
+            cold._part_bytes(e.text) for e in entries
+        ]  # carried from append to append
+        assert cold._file_bytes(got.pre, got.entries, got.part_sizes()) == len(data.encode())
         assert cold.append(lay, "kim", text, eid, max_bytes=max_bytes, now=T0) == (False, 0)
+
+
+def test_held_appends_keep_each_entrys_size(tmp_path: Path) -> None:
+    """Inside a batch the file is not joined per append: its size comes from the sizes carried."""
+    lay = Layout(tmp_path)
+    order = list(range(30))
+    random.Random(5).shuffle(order)
+    with cold.batched_appends():
+        for i in order:
+            text, eid = _entry_text(i)
+            cold.append(lay, "kim", text, eid, max_bytes=100_000, now=T0)
+            held = cold._held()
+            assert held is not None
+            got = held[lay.cold_file("kim")].state
+            assert got.part_sizes() == [cold._part_bytes(e.text) for e in got.entries]
+            assert cold._file_bytes(got.pre, got.entries, got.part_sizes()) == len(got.text.encode())
+    assert split_entries(lay.cold_file("kim").read_text())[1] == got.entries
 
 
 def test_a_file_edited_since_is_parsed_again(tmp_path: Path) -> None:

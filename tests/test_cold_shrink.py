@@ -4,6 +4,7 @@ size to the old way: the same items trimmed, the same text, whatever the summary
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from hypothesis import given, settings
@@ -95,7 +96,8 @@ def _entries(draw: st.DrawFn) -> list[Entry]:
 @given(st.sampled_from(["", "\n", "  \n", "# Cold\n", "# Cold\n\n\n", "x"]), _entries())
 def test_file_size_is_the_joined_files(pre: str, entries: list[Entry]) -> None:
     """An append measures the file from its entries' remembered sizes: exactly the joined file's."""
-    assert cold._file_bytes(pre, entries) == len(join_entries(pre, entries).encode())
+    sizes = [cold._part_bytes(e.text) for e in entries]
+    assert cold._file_bytes(pre, entries, sizes) == len(join_entries(pre, entries).encode())
 
 
 @given(_entries(), st.sampled_from(["\n", "\n\n"]))
@@ -104,3 +106,42 @@ def test_an_entry_ended_as_written(entries: list[Entry], end: str) -> None:
         got = cold._ended(e, end)
         assert got.text == e.text.rstrip("\n") + end
         assert (got is e) == (got.text == e.text)
+        assert cold._part_bytes(got.text) == cold._part_bytes(e.text)  # an append keeps the size it had
+
+
+def _merged_by_lists(folded: list[Entry]) -> dict[str, list[str]]:
+    """The merge as it was: a list membership test per item."""
+    merged: dict[str, list[str]] = {k: [] for k, _ in SECTIONS}
+    superseded: set[str] = set()
+    for e in folded:
+        sec = cold.sections(e.text)
+        for key, items in sec.items():
+            if key in ("goal", "outcome"):
+                continue
+            for it in items:
+                if it not in merged[key]:
+                    merged[key].append(it)
+        for d in sec.get("decisions", []):
+            m = re.search(r"\(supersedes: (.+)\)\s*$", d)
+            if m:
+                superseded.add(m.group(1).strip())
+    merged["decisions"] = [d for d in merged["decisions"] if d not in superseded]
+    return merged
+
+
+_sections_drawn = st.lists(
+    st.tuples(
+        st.sampled_from([t for _, t in SECTIONS]),
+        st.lists(st.sampled_from(["a", "b", "c", "a (supersedes: b)", "d (supersedes: a)"]), max_size=5),
+    ),
+    max_size=5,
+)
+
+
+@given(st.lists(_sections_drawn, min_size=1, max_size=4))
+def test_merged_sections_as_the_list_merge_did(drawn: list[list[tuple[str, list[str]]]]) -> None:
+    folded = []
+    for i, secs in enumerate(drawn):
+        body = "".join(f"#### {title}\n" + "".join(f"- {x}\n" for x in items) for title, items in secs)
+        folded.append(Entry(f"### 2026-01-0{i + 1}: t", "2026", "t", f"### 2026-01-0{i + 1}: t\n{body}"))
+    assert cold._merged_sections(folded) == _merged_by_lists(folded)

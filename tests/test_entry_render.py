@@ -13,6 +13,7 @@ from scribed.compress import anchors as anchors_mod
 from scribed.compress import entry
 from scribed.compress.entry import EntryMeta, one_line, safe_line
 from scribed.models import SECTIONS, Anchor, Summary
+from scribed.session.redact import redact_path
 
 
 def _built_whole(summary: Summary, meta: EntryMeta) -> str:
@@ -41,7 +42,12 @@ def _built_whole(summary: Summary, meta: EntryMeta) -> str:
     return text
 
 
-_text = st.text(alphabet="ab é→`🙂\n #-", max_size=40)
+_short = st.text(alphabet="ab é→`🙂\n #-", max_size=40)
+# Long enough for the cuts: a goal's 100 characters, an item's or the outcome's 1,200.
+_long = st.tuples(st.text(alphabet="ab é→`", min_size=1, max_size=9), st.integers(15, 300)).map(
+    lambda t: (t[0] + " ") * t[1]
+)
+_text = st.one_of(_short, _short, _short, _long)
 _items = st.lists(_text, max_size=6)
 
 
@@ -91,7 +97,7 @@ def _guard_counting_each_time(
         if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
             continue
         s.key_facts.append(anchors_mod.format_anchor(a))
-        if entry.size_of(s, meta) > hard_cap:
+        if len(_built_whole(s, meta).encode()) > hard_cap:
             s.key_facts.pop()
     return s.key_facts
 
@@ -125,5 +131,35 @@ def test_an_added_fact_adds_what_it_prints(summary: Summary, line: str) -> None:
     assert entry._parts_of(summary, meta)[2] == before + added
 
 
+def test_a_fact_in_an_entry_with_no_sections() -> None:
+    """The first printed section has no newline before it: the kept size must not count one."""
+    meta = _meta(1000)
+    s = Summary(goal="", outcome=" ")
+    _, blocks, before = entry._parts_of(s, meta)
+    assert not blocks
+    added = entry._item_bytes("path: `a.py`", 0, 0, entry._KEY_FACTS_TITLE)
+    s.key_facts.append("path: `a.py`")
+    assert entry._parts_of(s, meta)[2] == before + added
+    hard_cap = entry.size_of(s, meta)
+    got, _ = entry.guard(Summary(goal="", outcome=" "), [Anchor(type="path", text="a.py")], meta, hard_cap)
+    assert got.key_facts == ["path: `a.py`"]  # exactly at the cap: kept
+
+
+def test_a_summary_built_without_validation_renders_as_before() -> None:
+    """A non-text item cannot key the remembered sections: it is rendered without them."""
+    s = Summary.model_construct(**{**Summary().model_dump(), "goal": "g", "key_points": [[], "a"]})
+    assert "#### Key points\n- a" in entry.render(s, _meta(100))
+
+
 def test_key_facts_title_is_the_sections() -> None:
     assert dict(SECTIONS)["key_facts"] == entry._KEY_FACTS_TITLE
+
+
+def test_remembered_normalising_and_paths_are_the_plain_ones() -> None:
+    short, long_ = "a  b\n\tc", "x \n " * 600
+    for text in (short, long_):
+        assert anchors_mod._norm_anchor(text) == anchors_mod._norm(text)
+        assert anchors_mod.present(Anchor(type="number", text=text), "zz " + anchors_mod._norm(text) + " zz")
+    path = "/srv/DB_PASSWORD=hunter2 notes/x.md"
+    assert redact_path(path) == redact_path.__wrapped__(path) == redact_path(path)
+    assert "hunter2" not in redact_path(path)

@@ -126,11 +126,8 @@ def _parts(key: tuple[Any, ...]) -> tuple[str, str]:
     return "- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail)
 
 
-@functools.lru_cache(maxsize=32)
 def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int] | None:
-    """One ``####`` section as printed and its UTF-8 size (None: nothing to print). Remembered:
-    fitting renders an entry ~20 times and changes one section at a time (keys hold a summary's
-    items; a few sessions' worth)."""
+    """One ``####`` section as printed and its UTF-8 size (None: nothing to print)."""
     if isinstance(value, str):
         if not value.strip():
             return None
@@ -143,13 +140,28 @@ def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int] | None:
     return text, len(text.encode())
 
 
+# Sections remembered, keyed by their items: fitting renders an entry ~20 times and changes one
+# section at a time. Only short sections are kept (a key pins its items).
+_block_cached = functools.lru_cache(maxsize=32)(_block)
+BLOCK_CACHED_CHARS = 20_000
+
+
 def _blocks(summary: Summary) -> list[tuple[str, int]]:
     from scribed.models import SECTIONS
 
     out: list[tuple[str, int]] = []
     for key, title in SECTIONS:
         value = getattr(summary, key)
-        block = _block(title, value if isinstance(value, str) else tuple(value))
+        key_ = value if isinstance(value, str) else tuple(value)
+        try:
+            short = (
+                len(value) <= BLOCK_CACHED_CHARS
+                if isinstance(value, str)
+                else sum(map(len, key_)) <= BLOCK_CACHED_CHARS
+            )
+            block = _block_cached(title, key_) if short else _block(title, key_)
+        except TypeError:  # an item that is not text (a summary built without validation)
+            block = _block(title, key_)
         if block is not None:
             out.append(block)
     return out
@@ -312,9 +324,7 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
             s.key_facts.pop()
         elif added:
             fixed += added
-            if not listed:
-                blocks.append(("", 0))  # a new section is printed: only the count matters here
-            listed += 1
+            listed += 1  # from here on the count of printed sections no longer matters
     final = render(s, replace(meta, recall=0.0))
     return s, anchors_mod.recall(anchors, final)
 

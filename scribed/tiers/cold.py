@@ -237,6 +237,9 @@ class _Parsed:
     pre: str
     entries: list[Entry]
     ids: set[str]
+    # Each entry's share of the file's bytes (:func:`_part_bytes`), when known: a file is measured
+    # per append, and encoding all of it (non-ASCII, so transcoded) was most of a small append's cost.
+    sizes: list[int] | None = None
 
     @property
     def text(self) -> str:
@@ -244,30 +247,24 @@ class _Parsed:
             self.built = join_entries(self.pre, self.entries)
         return self.built
 
-
-# Each entry's share of a cold file's size, by its text: a file is measured per append, and
-# encoding the whole file (non-ASCII, so transcoded) each time was most of a small append's cost.
-_part_sizes: dict[str, int] = {}
-_PART_SIZES_MAX = 8192
+    def part_sizes(self) -> list[int]:
+        if self.sizes is None:
+            self.sizes = [_part_bytes(e.text) for e in self.entries]
+        return self.sizes
 
 
 def _part_bytes(text: str) -> int:
-    """``len((text.rstrip("\n") + "\n\n").encode())``, remembered by the text."""
-    n = _part_sizes.get(text)
-    if n is None:
-        n = len(text.rstrip("\n").encode()) + 2
-        if len(_part_sizes) >= _PART_SIZES_MAX:
-            _part_sizes.clear()
-        _part_sizes[text] = n
-    return n
+    """An entry's share of its file: ``len((text.rstrip("\n") + "\n\n").encode())``, whatever
+    newlines it ends with (so :func:`_ended` keeps it)."""
+    return len(text.rstrip("\n").encode()) + 2
 
 
-def _file_bytes(pre: str, entries: list[Entry]) -> int:
-    """``len(join_entries(pre, entries).encode())``, from each part's remembered size."""
-    if entries and _part_bytes(entries[-1].text) == 2:  # noqa: PLR2004 (a blank last entry: join it)
+def _file_bytes(pre: str, entries: list[Entry], sizes: list[int]) -> int:
+    """``len(join_entries(pre, entries).encode())`` from the entries' shares ``sizes``."""
+    if entries and sizes[-1] == 2:  # noqa: PLR2004 (a blank last entry: join it)
         return len(join_entries(pre, entries).encode())
     total = len((pre.rstrip("\n") + "\n\n").encode()) if pre.strip() else 0
-    total += sum(_part_bytes(e.text) for e in entries)
+    total += sum(sizes)
     return total - 1 if total else 0  # the file ends with one newline, not two
 
 
@@ -433,7 +430,7 @@ def _insert(
 ) -> tuple[_Parsed, int] | None:
     """``got`` with the entry added in date order and folded to fit; the result's text is the file.
     None when it would need a fold and ``archive_dir`` is None (no fold allowed)."""
-    pre, entries = got.pre, list(got.entries)
+    pre, entries, sizes = got.pre, list(got.entries), list(got.part_sizes())
     if not pre.strip() and not entries:
         pre = preamble(agent)
     _, new = split_entries(entry_text)
@@ -445,10 +442,11 @@ def _insert(
     while pos > 0 and when is not None and (entries[pos - 1].when or when) > when:
         pos -= 1
     entries.insert(pos, entry)
+    sizes.insert(pos, _part_bytes(entry.text))
     kept = {id(e) for e in got.entries}
     text = None
     folded = 0
-    if _file_bytes(pre, entries) > max_bytes and len(entries) >= _FOLD_MIN_ENTRIES:
+    if _file_bytes(pre, entries, sizes) > max_bytes and len(entries) >= _FOLD_MIN_ENTRIES:
         if archive_dir is None:
             return None
         entries, folded = fold(agent, pre, entries, max_bytes, archive_dir=archive_dir, now=now)
@@ -457,6 +455,8 @@ def _insert(
     if not got.entries or _balanced(got.entries[-1].text):  # else the old last entry leaves a fence open
         ids = None if folded else got.ids | entry.ids
         after = _as_written(pre, entries, text, [e for e in entries if id(e) not in kept], ids)
+        if after is not None and not folded:
+            after.sizes = sizes  # _as_written changes only the newlines entries end with
     if after is None:
         text = join_entries(pre, entries) if text is None else text
         pre, entries = split_entries(text)
