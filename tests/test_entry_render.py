@@ -57,17 +57,21 @@ def _summaries(draw: st.DrawFn) -> Summary:
     return Summary(goal=draw(_text), outcome=draw(_text), **lists)
 
 
-def _meta(bytes_in: int) -> EntryMeta:
+def _meta(bytes_in: int, source: str = "/t/x.jsonl") -> EntryMeta:
     when = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     return EntryMeta(
-        "e-0123456789ab", "ann", "s1", "/t/x.jsonl", "copilot", when, 1, 9, 4, "ff", "extractive", bytes_in
+        "e-0123456789ab", "ann", "s1", source, "copilot", when, 1, 9, 4, "ff", "extractive", bytes_in
     )
 
 
 @settings(max_examples=300, deadline=None)
-@given(_summaries(), st.sampled_from([0, 1, 7, 99, 100, 999, 1000, 9999, 10**6]))
-def test_render_and_size_match_the_whole_text(summary: Summary, bytes_in: int) -> None:
-    meta = _meta(bytes_in)
+@given(
+    _summaries(),
+    st.sampled_from([0, 1, 7, 99, 100, 999, 1000, 9999, 10**6]),
+    st.sampled_from(["/t/x.jsonl", "/t/é→🙂 `x`.md"]),
+)
+def test_render_and_size_match_the_whole_text(summary: Summary, bytes_in: int, source: str) -> None:
+    meta = _meta(bytes_in, source)
     want = _built_whole(summary, meta)
     assert entry.render(summary, meta) == want
     assert entry.size_of(summary, meta) == len(want.encode())

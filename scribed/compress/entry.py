@@ -96,13 +96,14 @@ def safe_line(s: str, limit: int) -> str:
 
 
 def _provenance(meta: EntryMeta, ratio: float) -> str:
-    before, after = _provenance_parts(meta)
+    before, after, _ = _provenance_parts(meta)
     return f"{before}ratio={ratio:.3f}{after}"
 
 
-def _provenance_parts(meta: EntryMeta) -> tuple[str, str]:
-    """The provenance line before and after its ratio: the same for every render of one meta
-    (fitting renders an entry ~20 times), so remembered, keyed by every field it prints."""
+def _provenance_parts(meta: EntryMeta) -> tuple[str, str, int]:
+    """The provenance line before and after its ratio, and their UTF-8 size with ``ratio=``'s:
+    the same for every render of one meta (fitting renders an entry ~20 times), so remembered,
+    keyed by every field it prints."""
     return _parts((
         meta.entry_id, meta.agent, meta.session, meta.source, meta.kind, meta.first_line, meta.last_line,
         meta.turns, meta.sha256, meta.compressor, meta.recall, tuple(meta.extra.items()),
@@ -110,7 +111,7 @@ def _provenance_parts(meta: EntryMeta) -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _parts(key: tuple[Any, ...]) -> tuple[str, str]:
+def _parts(key: tuple[Any, ...]) -> tuple[str, str, int]:
     entry_id, agent, session, source, kind, first, last, turns, sha256, compressor, recall, extra = key
     head = [
         f"id={entry_id}",
@@ -123,7 +124,8 @@ def _parts(key: tuple[Any, ...]) -> tuple[str, str]:
         f"compressor={compressor}",
     ]
     tail = [f"recall={recall:.2f}", *(f"{k}={v}" for k, v in extra)]
-    return "- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail)
+    before, after = "- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail)
+    return before, after, len(before.encode()) + len("ratio=") + len(after.encode())
 
 
 def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int] | None:
@@ -179,16 +181,17 @@ def _parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, i
 def _settled(fixed: int, meta: EntryMeta) -> tuple[str, int]:
     """The provenance line and the entry's size: ``ratio`` in provenance is of the rendered size
     itself, so the size is settled first (it is counted, not encoded)."""
-    prov = ""
+    before, after, parts = _provenance_parts(meta)
+    shown = ""
     size = got = 0
     for _ in range(3):  # the ratio printed depends on the size, which depends on the ratio's digits
         ratio = size / meta.bytes_in if meta.bytes_in else 0.0
-        prov = _provenance(meta, ratio)
-        got = fixed + len(prov.encode())
+        shown = f"{ratio:.3f}"  # ASCII: one byte a character
+        got = fixed + parts + len(shown)
         if got == size:
             break
         size = got
-    return prov, got
+    return f"{before}ratio={shown}{after}", got
 
 
 def render(summary: Summary, meta: EntryMeta) -> str:
