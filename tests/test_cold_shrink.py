@@ -10,7 +10,15 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scribed.compress.entry import Entry, join_entries, one_line
+from scribed.compress.entry import (
+    ENTRY_HEADING,
+    Entry,
+    _mk,
+    fence_step,
+    join_entries,
+    one_line,
+    split_entries,
+)
 from scribed.models import SECTIONS, Summary
 from scribed.tiers import cold
 
@@ -145,3 +153,50 @@ def test_merged_sections_as_the_list_merge_did(drawn: list[list[tuple[str, list[
         body = "".join(f"#### {title}\n" + "".join(f"- {x}\n" for x in items) for title, items in secs)
         folded.append(Entry(f"### 2026-01-0{i + 1}: t", "2026", "t", f"### 2026-01-0{i + 1}: t\n{body}"))
     assert cold._merged_sections(folded) == _merged_by_lists(folded)
+
+
+def _split_line_by_line(text: str) -> tuple[str, list[Entry]]:
+    """``split_entries`` as it was: the fence rule and the heading pattern on every line."""
+    pre: list[str] = []
+    entries: list[Entry] = []
+    cur: list[str] | None = None
+    head: re.Match[str] | None = None
+    fence = ""
+    for line in text.splitlines(keepends=True):
+        was = fence
+        fence = fence_step(line.rstrip("\r\n"), fence)
+        m = None if (was or fence) else ENTRY_HEADING.match(line.rstrip("\n"))
+        if m:
+            if cur is not None and head is not None:
+                entries.append(_mk(head, cur))
+            cur, head = [line], m
+        elif cur is None:
+            pre.append(line)
+        else:
+            cur.append(line)
+    if cur is not None and head is not None:
+        entries.append(_mk(head, cur))
+    return "".join(pre), entries
+
+
+_cold_lines = st.lists(
+    st.sampled_from([
+        "# Cold memory: kim", "### 2026-01-02T03:04:05Z: fix", "### 2026-01-03: b", "###  2026-01-03: no",
+        "```", "```py", "~~~", "````", "   ```", "    ```", "``` `x`", "- provenance: id=e-0123456789ab",
+        "text", "", "#### Goal", "\t### 2026-01-04: tab", "~~", "``",
+    ]),
+    max_size=25,
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(_cold_lines, st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_split_entries_as_line_by_line(lines: list[str], nl: str, trailing: bool) -> None:
+    """The fence rule is skipped for a text that cannot open a fence, and the heading pattern for
+    lines that cannot be one: the split is the same."""
+    text = nl.join(lines) + (nl if trailing else "")
+    assert split_entries(text) == _split_line_by_line(text)
+    fence = ""
+    for line in text.splitlines():
+        fence = fence_step(line.rstrip("\r\n"), fence)
+    assert cold._balanced(text) == (not fence)

@@ -375,6 +375,11 @@ def parse_date(s: str) -> datetime | None:
 _FENCE_OPEN = re.compile(r"^ {0,3}(?P<f>`{3,}(?=[^`]*$)|~{3,})")
 
 
+def has_fence(text: str) -> bool:
+    """Whether any line of ``text`` could open a code fence (3+ backticks or tildes in a row)."""
+    return "```" in text or "~~~" in text
+
+
 def fence_step(line: str, fence: str) -> str:
     """The code fence open after ``line`` given the one open before it ("" = none), by the
     CommonMark rules: an opening fence is 3+ backticks or tildes indented at most 3 spaces (a
@@ -397,10 +402,12 @@ def split_entries(text: str) -> tuple[str, list[Entry]]:
     cur: list[str] | None = None
     head: re.Match[str] | None = None
     fence = ""
+    fenced = has_fence(text)  # else no line opens one: skip the per-line fence rule
     for line in text.splitlines(keepends=True):
         was = fence
-        fence = fence_step(line.rstrip("\r\n"), fence)
-        m = None if (was or fence) else ENTRY_HEADING.match(line.rstrip("\n"))
+        if fenced:
+            fence = fence_step(line.rstrip("\r\n"), fence)
+        m = None if (was or fence or not line.startswith("### ")) else ENTRY_HEADING.match(line.rstrip("\n"))
         if m:
             if cur is not None and head is not None:
                 entries.append(_mk(head, cur))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scribed.compress.entry import Entry, fence_step, iso, join_entries, one_line, split_entries
+from scribed.compress.entry import Entry, fence_step, has_fence, iso, join_entries, one_line, split_entries
 from scribed.fsutil import atomic_write, fsync_dir, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
 from scribed.tiers.layout import Layout as Layout  # re-exported: most callers import it from here
@@ -313,6 +313,8 @@ def parsed(path: Path) -> tuple[str, list[Entry]]:
 
 def _balanced(text: str) -> bool:
     """No code fence is left open at the end of ``text``."""
+    if not has_fence(text):
+        return True
     fence = ""
     for line in text.splitlines():
         fence = fence_step(line.rstrip("\r\n"), fence)
