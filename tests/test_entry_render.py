@@ -151,8 +151,9 @@ def test_a_fact_in_an_entry_with_no_sections() -> None:
 
 def test_a_summary_built_without_validation_renders_as_before() -> None:
     """A non-text item cannot key the remembered sections: it is rendered without them."""
-    s = Summary.model_construct(**{**Summary().model_dump(), "goal": "g", "key_points": [[], "a"]})
-    assert "#### Key points\n- a" in entry.render(s, _meta(100))
+    for items in ([[], "a"], [None, "a"], ["", " ", "a"]):
+        s = Summary.model_construct(**{**Summary().model_dump(), "goal": "g", "key_points": items})
+        assert "#### Key points\n- a\n" in entry.render(s, _meta(100))
 
 
 def test_key_facts_title_is_the_sections() -> None:

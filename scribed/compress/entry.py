@@ -143,9 +143,17 @@ def _block(title: str, value: str | tuple[str, ...]) -> tuple[str, int] | None:
 
 
 # Sections remembered, keyed by their items: fitting renders an entry ~20 times and changes one
-# section at a time. Only short sections are kept (a key pins its items).
-_block_cached = functools.lru_cache(maxsize=32)(_block)
+# section at a time. Only short sections are kept (a key pins its items), a few entries' worth.
+_block_memo: dict[tuple[str, str | tuple[str, ...]], tuple[str, int] | None] = {}
+_BLOCK_MEMO_MAX = 64
 BLOCK_CACHED_CHARS = 20_000
+
+
+def _memo_worthy(value: str | tuple[str, ...]) -> bool:
+    """Short, and all text (a summary built without validation may hold anything)."""
+    if isinstance(value, str):
+        return len(value) <= BLOCK_CACHED_CHARS
+    return all(isinstance(v, str) for v in value) and sum(map(len, value)) <= BLOCK_CACHED_CHARS
 
 
 def _blocks(summary: Summary) -> list[tuple[str, int]]:
@@ -154,16 +162,15 @@ def _blocks(summary: Summary) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     for key, title in SECTIONS:
         value = getattr(summary, key)
-        key_ = value if isinstance(value, str) else tuple(value)
+        k = (title, value if isinstance(value, str) else tuple(value))
         try:
-            short = (
-                len(value) <= BLOCK_CACHED_CHARS
-                if isinstance(value, str)
-                else sum(map(len, key_)) <= BLOCK_CACHED_CHARS
-            )
-            block = _block_cached(title, key_) if short else _block(title, key_)
-        except TypeError:  # an item that is not text (a summary built without validation)
-            block = _block(title, key_)
+            block = _block_memo[k]
+        except (KeyError, TypeError) as miss:  # TypeError: an item that cannot be a key
+            block = _block(title, k[1])
+            if isinstance(miss, KeyError) and _memo_worthy(k[1]):
+                if len(_block_memo) >= _BLOCK_MEMO_MAX:
+                    _block_memo.clear()
+                _block_memo[k] = block
         if block is not None:
             out.append(block)
     return out
