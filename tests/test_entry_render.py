@@ -130,7 +130,7 @@ def test_an_added_fact_adds_what_it_prints(summary: Summary, line: str) -> None:
     meta = _meta(1000)
     _, blocks, before = entry._parts_of(summary, meta)
     listed = sum(1 for v in summary.key_facts if v and v.strip())
-    added = entry._item_bytes(line, listed, len(blocks), entry._KEY_FACTS_TITLE)
+    added = entry._item_bytes(line, listed, len(blocks), dict(SECTIONS)["key_facts"])
     summary.key_facts.append(line)
     assert entry._parts_of(summary, meta)[2] == before + added
 
@@ -141,7 +141,7 @@ def test_a_fact_in_an_entry_with_no_sections() -> None:
     s = Summary(goal="", outcome=" ")
     _, blocks, before = entry._parts_of(s, meta)
     assert not blocks
-    added = entry._item_bytes("path: `a.py`", 0, 0, entry._KEY_FACTS_TITLE)
+    added = entry._item_bytes("path: `a.py`", 0, 0, dict(SECTIONS)["key_facts"])
     s.key_facts.append("path: `a.py`")
     assert entry._parts_of(s, meta)[2] == before + added
     hard_cap = entry.size_of(s, meta)
@@ -154,10 +154,6 @@ def test_a_summary_built_without_validation_renders_as_before() -> None:
     for items in ([[], "a"], [None, "a"], ["", " ", "a"]):
         s = Summary.model_construct(**{**Summary().model_dump(), "goal": "g", "key_points": items})
         assert "#### Key points\n- a\n" in entry.render(s, _meta(100))
-
-
-def test_key_facts_title_is_the_sections() -> None:
-    assert dict(SECTIONS)["key_facts"] == entry._KEY_FACTS_TITLE
 
 
 def test_remembered_normalising_and_paths_are_the_plain_ones() -> None:

@@ -217,15 +217,14 @@ def size_of(summary: Summary, meta: EntryMeta) -> int:
 def _item_bytes(line: str, listed: int, blocks: int, title: str) -> int:
     """What appending ``line`` to a section holding ``listed`` printed items adds to the entry's
     size, when ``blocks`` sections are printed (an empty or blank item is not printed)."""
-    if not (line and line.strip()):
+    alone = _block(title, (line,))  # the section holding just this item
+    if alone is None:
         return 0
-    item = len(f"- {one_line(line, MAX_ITEM_CHARS)}".encode())
     if listed:
-        return item + 1
-    return len(f"#### {title}\n".encode()) + item + (1 if blocks else 0)
+        return alone[1] - len(f"#### {title}".encode())  # the item's line and the newline before it
+    return alone[1] + (1 if blocks else 0)
 
 
-_KEY_FACTS_TITLE = "Key facts"  # SECTIONS' title (models import lazily: see the top); a test checks it
 # Sections trimmed first when an entry is over budget (least valuable first).
 _TRIM_ORDER = [
     "key_points",
@@ -315,6 +314,7 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     Returns the amended summary and the anchor recall of the final entry.
     """
     from scribed.compress import anchors as anchors_mod
+    from scribed.models import SECTIONS
 
     s = _copy(summary)
     text = render(s, meta)
@@ -323,7 +323,7 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     # The size is kept as facts are added (exactly what size_of would count), not counted anew.
     _, blocks, fixed = _parts_of(s, meta)
     listed = sum(1 for v in s.key_facts if v and v.strip())
-    title = _KEY_FACTS_TITLE
+    title = dict(SECTIONS)["key_facts"]
     for a in missing:
         if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
             continue  # an earlier restored line already carries it

@@ -332,11 +332,11 @@ def _ended(e: Entry, end: str) -> Entry:
 def _as_written(
     pre: str, entries: list[Entry], text: str | None, fresh: list[Entry], ids: set[str] | None
 ) -> _Parsed | None:
-    """The parse of ``text = join_entries(pre, entries)`` (None: not joined yet) without parsing it, or None when it
-    could differ from :func:`split_entries` (a preamble or a new entry leaves a fence open, or a new
-    entry is not one entry on its own). Entries parsed from a file are closed by the heading after
-    them; ``fresh`` (new entries and digests) and the last entry are checked here. ``ids``: every id
-    the entries hold, when the caller knows it."""
+    """The parse of ``text = join_entries(pre, entries)`` (None: not joined yet) without parsing it,
+    or None when it could differ from :func:`split_entries` (a preamble or a new entry leaves a
+    fence open, or a new entry is not one entry on its own). Entries parsed from a file are closed
+    by the heading after them; ``fresh`` (new entries and digests) and the last entry are checked
+    here. ``ids``: every id the entries hold, when the caller knows it."""
     if entries and not _balanced(entries[-1].text):
         return None
     if pre.strip() and not _balanced(pre):
