@@ -11,9 +11,10 @@ Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200] [--worker
   in the same invocation as the serial figures. CPU seconds include the workers' (read from /proc as
   the pool closes: they are the forkserver's children, so ``RUSAGE_CHILDREN`` misses them).
 * ``stages``: a second run with the stage functions wrapped by timers (parse, redact, anchors,
-  compress = extractive + fit + guard + render, hash, write = cold file + ledger). Only the
-  outermost wrapped call is timed, so nested calls are not counted twice; the overhead of the
-  wrappers is why this run is a separate one.
+  compress = extractive + fit + guard + render, hash, write = cold file + ledger + hot seed,
+  copy = the redacted zstd transcript copy, its own redaction included). Only the outermost
+  wrapped call is timed, so nested calls are not counted twice; the overhead of the wrappers is
+  why this run is a separate one. ``other`` is the rest of the run's wall time.
 * ``floor``: reading the same bytes and JSON-decoding every line (markdown: UTF-8 decoding):
   the least any transcript reader must do. ``floor_ratio`` = pipeline MB/s ÷ floor MB/s.
 * ``floor_ratio_cpu``: the same ratio in CPU seconds (steadier on a shared machine).
@@ -168,7 +169,12 @@ def _instrument() -> dict[str, float]:
         return wrapper
 
     sources.parse_file = timed("parse", sources.parse_file)
+    sources.read_file = timed("parse", sources.read_file)  # a large file's streamed reading
     from scribed.session import door
+    from scribed.tiers import hot_seed, transcripts
+
+    transcripts.archive = timed("copy", transcripts.archive)  # its redaction and zstd included
+    hot_seed.reseed = timed("write", hot_seed.reseed)
 
     door.redact = timed("redact", door.redact)  # the one door every session passes
     anchors.extract = timed("anchors", anchors.extract)

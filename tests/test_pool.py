@@ -274,3 +274,34 @@ if __name__ == "__main__":
 
     log.configure("json", "error")
     print(json.dumps(run(Path(sys.argv[1]), int(sys.argv[2]))))
+
+
+def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path) -> None:
+    """Workers reuse a ring of spool files (a created file costs about a millisecond); a parent
+    that takes its results late, after the workers did all they were sent, still gets each file's
+    own work, never a later file's that reused the slot."""
+    from concurrent.futures import wait
+
+    from scribed.core import pool
+    from scribed.core.scribe import Scribe
+
+    root = tmp_path / "root"
+    root.mkdir()
+    cfg = _config(root, backlog(tmp_path), 2)
+    scribe = Scribe(cfg)
+    pre = pool.Prefetch(
+        cfg, dict(os.environ), scribe.ledger, now=datetime(2026, 11, 20, tzinfo=UTC), force=True
+    )
+    try:
+        items = [i for i in scribe.items() if i.kind != "hot"]
+        pre.start(items)
+        got = []
+        for item in items:
+            wait([f for _, f in pre._pending])  # the workers are as far ahead as they may go
+            out = pre.take(item)
+            got.append(out is not None and out.reading is not None and out.entries[0][0][0] == str(item.path))
+    finally:
+        pre.close()
+        scribe.close()
+    assert len(items) == SESSIONS
+    assert all(got), got

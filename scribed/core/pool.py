@@ -21,7 +21,6 @@ import os
 import pickle
 import select
 import shutil
-import tempfile
 import threading
 import time
 from collections import deque
@@ -138,13 +137,23 @@ def _stamp(item: SourceItem) -> Stamp:
     return st.st_size, st.st_mtime_ns
 
 
-def _prepare(item: SourceItem, row: SourceRow | None, now: datetime, force: bool, spool: str) -> str:
+def _prepare(
+    item: SourceItem, row: SourceRow | None, now: datetime, force: bool, *, spool: str, slots: int
+) -> str:
     """In a worker: run the serial steps on one file, dry; its parse, the entries they rendered and
     the transcript copy, with the file's state they were made from, go to a file in ``spool`` whose
     name is returned. A result sent whole through the pool's pipe could be cut by a worker killed
-    mid-send, and the executor then waits for the rest forever; a name is one atomic pipe write."""
+    mid-send, and the executor then waits for the rest forever; a name is one atomic pipe write.
+
+    The worker's files are a ring of ``slots`` it reuses (``<pid>-<n>``), and the parent does not
+    delete them (the spool goes when the pool closes): on the machine measured, creating a file
+    cost from 0.03 to 1.3 ms of kernel time as the file system's state changed, truncating and
+    rewriting one about a quarter of that. A worker takes its tasks in submission order and the
+    parent keeps fewer than ``slots`` in flight, so a slot is rewritten only after it was read."""
     out = _work(item, row, now, force)
-    fd, name = tempfile.mkstemp(dir=spool)
+    n = _W["done"] = _W.get("done", 0) + 1
+    name = os.path.join(spool, f"{os.getpid()}-{n % slots}")
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
     return name
@@ -206,13 +215,15 @@ class Prefetch:
         self._ex = ProcessPoolExecutor(
             self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ, os.getpid())
         )
+        self.window = 2 * self.workers  # files sent ahead of the parent
+        self.slots = self.window + 2  # per worker: its tasks in flight, one being taken, one spare
         self._todo: Iterator[SourceItem] = iter(())
         self._pending: deque[tuple[SourceItem, Future[str]]] = deque()
         self._spool = _spool_dir(Layout(cfg.root_path))  # the workers' results (see _prepare)
 
     def start(self, items: Iterable[SourceItem]) -> None:
         self._todo = iter(items)
-        for _ in range(2 * self.workers):
+        for _ in range(self.window):
             self._submit()
 
     def _submit(self) -> None:
@@ -221,7 +232,9 @@ class Prefetch:
             return
         row = self.ledger.source(source_key(item.path))
         try:
-            fut = self._ex.submit(_prepare, item, row, self.now, self.force, self._spool)
+            fut = self._ex.submit(
+                _prepare, item, row, self.now, self.force, spool=self._spool, slots=self.slots
+            )
         except (BrokenExecutor, RuntimeError) as exc:  # a worker died (killed, out of memory): no more sends
             self._todo = iter(())
             get_logger("scribed.pool").warning("pool_broken", reason=str(exc), left_to="the parent")
@@ -239,7 +252,6 @@ class Prefetch:
             name = fut.result()
             with open(name, "rb") as fh:
                 out: Prefetched = pickle.load(fh)  # our own workers' file, in our own folder
-            os.unlink(name)
             return out if out.stamp == _stamp(item) else None  # changed since: the parent reads it afresh
         except Exception as exc:  # a worker's failure (a bug, a dead process) is the serial path's to meet
             get_logger("scribed.pool").warning(
