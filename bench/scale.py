@@ -17,9 +17,11 @@ Run: ``python bench/scale.py [--json] [--cold 100,1000,5000] [--wiki 1000,10000]
   peak RSS, and the fsyncs (Python's ``os.fsync``; SQLite's own WAL syncs are one per ledger commit)
   and ledger commits per session. ``ms_per_session`` is an upper bound on the fixed cost per session (it includes the
   small per-session parse and compress work); ``workers`` runs it with that many pool processes.
-  ``--repeat N`` runs each size N times in fresh roots and reports the median run (by wall time)
-  and the range; ``create_ms`` is what creating one small file cost just before each run (median):
-  on a shared machine it moved from 0.03 to about 1 ms, and every session creates files.
+  ``--repeat N`` (odd) runs each size N times, each in a fresh root removed after it, and reports
+  the median run by wall time (its CPU figure is that run's) and the range of the N wall times;
+  ``create_ms`` is what creating one small file cost just before each run (median): on a shared
+  machine it moved from 0.03 to about 1 ms, and every session creates files. The fixed cost is
+  the line through the two sizes' median runs; the ranges say how far single runs stray from it.
 
 Each size runs in its own temporary root, deleted afterwards. The plot needs matplotlib; without
 it the curves are printed only.
@@ -32,6 +34,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -361,13 +364,14 @@ def bench_sessions(
             runs.append(
                 _child(_SESSIONS_CHILD, str(transcripts), str(root), str(ROOT / "bench"), str(workers))
             )
+            shutil.rmtree(root)  # the next run starts on the file system the first one did
         runs.sort(key=lambda x: x["seconds"])
         r = runs[len(runs) // 2]  # the median run (by wall time)
         rows.append({
             "sessions": n, "kb_per_session": round(1000 * mb / n, 2), "mb": round(mb, 1), "workers": workers,
             "runs": repeat, "seconds": round(r["seconds"], 2),
             "ms_per_session": round(1000 * r["seconds"] / n, 2),
-            "ms_range": f"{1000 * runs[0]['seconds'] / n:.2f}–{1000 * runs[-1]['seconds'] / n:.2f}",
+            "ms_min": round(1000 * runs[0]["seconds"] / n, 2), "ms_max": round(1000 * runs[-1]["seconds"] / n, 2),
             "cpu_ms_per_session": round(1000 * r["cpu_seconds"] / n, 2),
             "create_ms": round(sorted(probes)[len(probes) // 2], 3),
             "fsyncs_per_session": round(r["fsync"] / n, 2), "commits_per_session": round(r["commit"] / n, 3),
@@ -396,6 +400,12 @@ def fixed_cost(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             slope = (large[key] - small[key]) / dk
             row[f"fixed_{key}"] = round(small[key] - slope * small["kb_per_session"], 2)
             row[f"{key}_per_kb"] = round(slope, 3)
+        if small.get("runs", 1) > 1:  # the lines through single runs at the ends of both ranges
+            ends = [
+                a - (b - a) / dk * small["kb_per_session"]
+                for a, b in ((small["ms_min"], large["ms_max"]), (small["ms_max"], large["ms_min"]))
+            ]
+            row["fixed_ms_range"] = f"{ends[0]:.2f}–{ends[1]:.2f}"
         out.append(row)
     return out
 
@@ -471,6 +481,8 @@ def main() -> None:
     ap.add_argument("--plot", default="bench-scale.png")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.repeat < 1 or a.repeat % 2 == 0:
+        ap.error("--repeat must be an odd number of runs (the median is one of them)")
     only = set(a.only.split(","))
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="scribed-scale-") as tmp:

@@ -14,7 +14,8 @@ Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200] [--worker
   compress = extractive + fit + guard + render, hash, write = cold file + ledger + hot seed,
   copy = the redacted zstd transcript copy, its own redaction included). Only the outermost
   wrapped call is timed, so nested calls are not counted twice; the overhead of the wrappers is
-  why this run is a separate one. ``other`` is the rest of the run's wall time.
+  why this run is a separate one. ``other`` is the rest of the run's wall time (the batch's
+  sync and the copies' sidecars among it).
 * ``floor``: reading the same bytes and JSON-decoding every line (markdown: UTF-8 decoding):
   the least any transcript reader must do. ``floor_ratio`` = pipeline MB/s ÷ floor MB/s.
 * ``floor_ratio_cpu``: the same ratio in CPU seconds (steadier on a shared machine).
@@ -169,7 +170,7 @@ def _instrument() -> dict[str, float]:
         return wrapper
 
     sources.parse_file = timed("parse", sources.parse_file)
-    sources.read_file = timed("parse", sources.read_file)  # a large file's streamed reading
+    sources.read_file = timed("parse", sources.read_file)  # a streamed file's later passes fall in "other"
     from scribed.session import door
     from scribed.tiers import hot_seed, transcripts
 

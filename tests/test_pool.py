@@ -269,17 +269,12 @@ def test_workers_killed_mid_run_leave_the_rest_to_the_parent(
     assert out["from_pool"] < SESSIONS
 
 
-if __name__ == "__main__":
-    from scribed import log
-
-    log.configure("json", "error")
-    print(json.dumps(run(Path(sys.argv[1]), int(sys.argv[2]))))
-
-
-def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path) -> None:
-    """Workers reuse a ring of spool files (a created file costs about a millisecond); a parent
-    that takes its results late, after the workers did all they were sent, still gets each file's
-    own work, never a later file's that reused the slot."""
+def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers write their results to a ring of files the parent names and reuses; a parent
+    that reads each result as late as it can (after the worker did every file sent, the one sent
+    by this take included) still gets each file's own work, never a later file's that reused the
+    name. With a ring one file shorter this fails at every take after the first few."""
+    import builtins
     from concurrent.futures import wait
 
     from scribed.core import pool
@@ -287,21 +282,35 @@ def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path) -> None:
 
     root = tmp_path / "root"
     root.mkdir()
-    cfg = _config(root, backlog(tmp_path), 2)
+    cfg = _config(root, backlog(tmp_path), 1)  # one worker: it does every file, in order
     scribe = Scribe(cfg)
     pre = pool.Prefetch(
         cfg, dict(os.environ), scribe.ledger, now=datetime(2026, 11, 20, tzinfo=UTC), force=True
     )
+
+    def late_open(name: str, mode: str = "r") -> Any:
+        wait([f for _, f in pre._pending])  # the worker is as far ahead as it may go
+        return builtins.open(name, mode)
+
+    monkeypatch.setattr(pool, "open", late_open, raising=False)
     try:
         items = [i for i in scribe.items() if i.kind != "hot"]
         pre.start(items)
         got = []
         for item in items:
-            wait([f for _, f in pre._pending])  # the workers are as far ahead as they may go
             out = pre.take(item)
             got.append(out is not None and out.reading is not None and out.entries[0][0][0] == str(item.path))
+        files = sorted(p.name for p in Path(pre._spool).iterdir())
     finally:
         pre.close()
         scribe.close()
     assert len(items) == SESSIONS
     assert all(got), got
+    assert files == [str(n) for n in range(pre.window + 1)]  # the ring, no more
+
+
+if __name__ == "__main__":
+    from scribed import log
+
+    log.configure("json", "error")
+    print(json.dumps(run(Path(sys.argv[1]), int(sys.argv[2]))))

@@ -138,25 +138,19 @@ def _stamp(item: SourceItem) -> Stamp:
 
 
 def _prepare(
-    item: SourceItem, row: SourceRow | None, now: datetime, force: bool, *, spool: str, slots: int
+    item: SourceItem, row: SourceRow | None, now: datetime, force: bool, *, spool: str, name: str
 ) -> str:
     """In a worker: run the serial steps on one file, dry; its parse, the entries they rendered and
-    the transcript copy, with the file's state they were made from, go to a file in ``spool`` whose
-    name is returned. A result sent whole through the pool's pipe could be cut by a worker killed
-    mid-send, and the executor then waits for the rest forever; a name is one atomic pipe write.
-
-    The worker's files are a ring of ``slots`` it reuses (``<pid>-<n>``), and the parent does not
-    delete them (the spool goes when the pool closes): on the machine measured, creating a file
-    cost from 0.03 to 1.3 ms of kernel time as the file system's state changed, truncating and
-    rewriting one about a quarter of that. A worker takes its tasks in submission order and the
-    parent keeps fewer than ``slots`` in flight, so a slot is rewritten only after it was read."""
+    the transcript copy, with the file's state they were made from, go to the file ``name`` in
+    ``spool``, which is returned. A result sent whole through the pool's pipe could be cut by a
+    worker killed mid-send, and the executor then waits for the rest forever; a name is one atomic
+    pipe write. The parent names the files (see :meth:`Prefetch._submit`): a ring it reuses."""
     out = _work(item, row, now, force)
-    n = _W["done"] = _W.get("done", 0) + 1
-    name = os.path.join(spool, f"{os.getpid()}-{n % slots}")
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    path = os.path.join(spool, name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    return name
+    return path
 
 
 def _work(item: SourceItem, row: SourceRow | None, now: datetime, force: bool) -> Prefetched:
@@ -188,8 +182,8 @@ SPOOL = "pool"  # in the state folder
 def _spool_dir(layout: Layout) -> str:
     """A fresh folder for the workers' results, in the state folder (git-ignored, beside the
     ledger, never outside the project: a result holds a transcript's parse, secrets included, until
-    the parent takes it). A folder left by a killed run is removed first: one run holds the root's
-    lock, so no other run's spool is live."""
+    the pool closes; at most ``window + 1`` files, rewritten in turn). A folder left by a killed run
+    is removed first: one run holds the root's lock, so no other run's spool is live."""
     sweep(layout)
     base = audit.ensure_state(layout) / SPOOL
     base.mkdir(mode=0o700)
@@ -216,7 +210,8 @@ class Prefetch:
             self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ, os.getpid())
         )
         self.window = 2 * self.workers  # files sent ahead of the parent
-        self.slots = self.window + 2  # per worker: its tasks in flight, one being taken, one spare
+        self.slots = self.window + 1  # the ring of result files (see _submit)
+        self._sent = 0
         self._todo: Iterator[SourceItem] = iter(())
         self._pending: deque[tuple[SourceItem, Future[str]]] = deque()
         self._spool = _spool_dir(Layout(cfg.root_path))  # the workers' results (see _prepare)
@@ -227,14 +222,20 @@ class Prefetch:
             self._submit()
 
     def _submit(self) -> None:
+        """Send the next file. Its result goes to ring file ``sent % slots``: :meth:`take` sends the
+        next file before it reads the current one's result, so at most ``window + 1`` results are
+        unread at a time, and those have distinct names; a name is reused only once its result was
+        read (or its worker failed), whatever order the workers run in. The files are rewritten,
+        not created and deleted per result: on the machine measured, creating a file cost from
+        0.03 ms to about 1 ms as the file system's state changed. They go when the pool closes."""
         item = next(self._todo, None)
         if item is None:
             return
         row = self.ledger.source(source_key(item.path))
         try:
-            fut = self._ex.submit(
-                _prepare, item, row, self.now, self.force, spool=self._spool, slots=self.slots
-            )
+            name = str(self._sent % self.slots)
+            fut = self._ex.submit(_prepare, item, row, self.now, self.force, spool=self._spool, name=name)
+            self._sent += 1
         except (BrokenExecutor, RuntimeError) as exc:  # a worker died (killed, out of memory): no more sends
             self._todo = iter(())
             get_logger("scribed.pool").warning("pool_broken", reason=str(exc), left_to="the parent")
