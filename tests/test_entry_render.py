@@ -32,10 +32,11 @@ def _built_whole(summary: Summary, meta: EntryMeta) -> str:
                 )
     body = "\n".join(out)
     head = f"### {entry.iso(meta.end)}: {one_line(summary.goal or 'session', 100) or 'session'}"
+    before, after, _ = entry._provenance_parts(meta)
     text, size = "", 0
     for _ in range(3):
         ratio = size / meta.bytes_in if meta.bytes_in else 0.0
-        text = f"{head}\n{entry._provenance(meta, ratio)}\n\n{body}\n"
+        text = f"{head}\n{before}ratio={ratio:.3f}{after}\n\n{body}\n"
         if len(text.encode()) == size:
             break
         size = len(text.encode())

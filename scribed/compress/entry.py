@@ -95,11 +95,6 @@ def safe_line(s: str, limit: int) -> str:
     return "\\" + s if s.startswith("#") else s
 
 
-def _provenance(meta: EntryMeta, ratio: float) -> str:
-    before, after, _ = _provenance_parts(meta)
-    return f"{before}ratio={ratio:.3f}{after}"
-
-
 def _provenance_parts(meta: EntryMeta) -> tuple[str, str, int]:
     """The provenance line before and after its ratio, and their UTF-8 size with ``ratio=``'s:
     the same for every render of one meta (fitting renders an entry ~20 times), so remembered,
