@@ -309,6 +309,29 @@ def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path, monkeypatch: p
     assert files == [str(n) for n in range(pre.window + 1)]  # the ring, no more
 
 
+def test_a_rewritten_result_file_holds_only_the_new_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ring file is rewritten in place (not opened with O_TRUNC: see ``_prepare``); a shorter
+    result after a longer one must still leave exactly its own bytes, nothing of the older parse
+    (a raw transcript's, secrets included)."""
+    import pickle
+
+    from scribed.core import pool
+
+    results = iter(["x" * 5000 + "OLD-SECRET", "short"])
+    monkeypatch.setattr(pool, "_work", lambda *_a: next(results))
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    now = datetime(2026, 11, 20, tzinfo=UTC)
+    item = object()
+    for _ in range(2):
+        path = pool._prepare(item, None, now, False, spool=str(spool), name="0")  # type: ignore[arg-type]
+    data = Path(path).read_bytes()
+    assert data == pickle.dumps("short", protocol=pickle.HIGHEST_PROTOCOL)
+    assert b"OLD-SECRET" not in data
+
+
 if __name__ == "__main__":
     from scribed import log
 

@@ -147,9 +147,13 @@ def _prepare(
     pipe write. The parent names the files (see :meth:`Prefetch._submit`): a ring it reuses."""
     out = _work(item, row, now, force)
     path = os.path.join(spool, name)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    # Rewritten in place, then cut to length: not opened with O_TRUNC, since on ext4 a file cut to
+    # zero and written again is written out when it is closed (``auto_da_alloc``): 0.35 ms per
+    # result measured here, more than the create and unlink the ring saves.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        fh.truncate()  # at the end of this result: nothing of an older, longer one is left
     return path
 
 
