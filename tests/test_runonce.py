@@ -63,6 +63,8 @@ def test_acceptance_run_once(squad: tuple[Path, dict[str, Any]]) -> None:
     assert "malformed" in err and "events.jsonl" in err
 
     _check_cold_entries(root, manifest, agents)
+    # the state folder (ledger, transcript copies) keeps itself out of git from its first run
+    assert (root / ".squad/memory/.scribed/.gitignore").read_text().splitlines()[-1] == "*"
 
     # size: each agent's cold file ≤ 12% of the bytes of its sessions
     by_agent: dict[str, int] = {}

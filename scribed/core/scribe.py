@@ -42,10 +42,10 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
-from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, ensure_dir, sync_deferred
+from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, sync_deferred
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
-from scribed.tiers import cold, live, transcripts
+from scribed.tiers import audit, cold, live, transcripts
 from scribed.tiers.cold import Layout
 
 BATCH_FILES = 64  # source files per ledger commit in run_once
@@ -102,7 +102,7 @@ class Scribe:
     def _open_ledger(self) -> Ledger:
         if self.dry_run:
             return Ledger(self.layout.ledger, readonly=True) if self.layout.ledger.exists() else Ledger(None)
-        ensure_dir(self.layout.state)
+        audit.ensure_state(self.layout)  # with its .gitignore: the ledger and copies are not for git
         return Ledger(self.layout.ledger)
 
     @property

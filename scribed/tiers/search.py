@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import split_entries
-from scribed.fsutil import ensure_dir
 from scribed.session.door import redacted, redacted_path
+from scribed.tiers import audit
 from scribed.tiers.cold import Layout
 from scribed.tiers.records import Json
 
@@ -249,7 +249,7 @@ class Index:
     def __init__(self, layout: Layout, transcripts: Path | None = None) -> None:
         self.layout = layout
         self.transcripts = transcripts if transcripts is not None else layout.state / "transcripts"
-        ensure_dir(layout.state)
+        audit.ensure_state(layout)  # with its .gitignore
         self.path = layout.state / INDEX_NAME
         self._db = sqlite3.connect(self.path, timeout=30)
         if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
