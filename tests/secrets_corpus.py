@@ -312,6 +312,18 @@ SECRETS: list[Secret] = [
         _PEM[4],
         extra=(*_PEM, _PEM_TAIL),
     ),
+    Secret(  # an Aider chat history: each line of a pasted user message starts with "#### "
+        "pem_aider_prefixed",
+        "\n".join("#### " + ln for ln in _pem("OPENSSH PRIVATE KEY").splitlines()),
+        _PEM[2],
+        extra=(*_PEM, _PEM_TAIL),
+    ),
+    Secret(  # quoted in markdown: each line starts with "> "
+        "pem_quoted",
+        "\n".join("> " + ln for ln in _pem("RSA PRIVATE KEY").splitlines()),
+        _PEM[4],
+        extra=(*_PEM, _PEM_TAIL),
+    ),
     Secret(
         "pem_truncated",
         "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(_PEM[:3]) + "\n[... output truncated ...]",
