@@ -86,6 +86,7 @@ RANDOM_MIN_ENTROPY = 3.0
 PROSE_WORDS = (2, 8)  # a value of this many words may be a phrase, not a password
 PROSE_SENTENCE_WORDS = 3
 PW_DIGITS = 4
+CODE_REF_DIGITS = 3  # a name with this many digits is a value made up to look like one
 HEX_KEY_CHARS = 32
 MIN_VALUE = 3
 CLI_WORD_MAX = 20
@@ -346,7 +347,9 @@ def _is_code_ref(v: str, quoted: bool, follow: str) -> bool:
         return not quoted or _SECRET_WORD_RE.search(v) is not None
     if IDENT_RE.fullmatch(v):
         wordish = "_" in v or _CAMEL_RE.search(v) is not None
-        if _SECRET_WORD_RE.search(v) and (wordish or _no_digit(v)):
+        digits = sum(c in _DIGITS for c in v)
+        # ``authToken2`` names a variable; ``mySuperSecretJwtKey2024`` is a made-up password
+        if _SECRET_WORD_RE.search(v) and (digits == 0 or (wordish and digits < CODE_REF_DIGITS)):
             return True
         if not quoted and wordish and _no_digit(v) and not looks_random(v):
             return True
