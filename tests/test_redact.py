@@ -747,3 +747,28 @@ def test_a_made_up_password_shaped_like_a_name_is_redacted(line: str, secret: st
 @pytest.mark.parametrize("line", ["token=authToken2", "password = userPassword1", "token=tokenV2"])
 def test_a_variable_with_a_digit_stays(line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "All tests pass: `./gradlew testDebugUnitTest`.",  # a real SpecStory session's summary
+        "PASS: tests/test_login.py::test_expiry",
+        "Tests pass: `npm test` is green again",
+    ],
+)
+def test_pass_the_verb_keeps_what_passed(line: str) -> None:
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("pass: `hunter2xyz`", "hunter2xyz"),
+        ("pass: `correct horse battery`", "correct horse battery"),
+        ("pass: `Ab3$/xY9zQ2`", "Ab3$/xY9zQ2"),
+        ("pass: s3cr3t/pa55", "s3cr3t/pa55"),
+    ],
+)
+def test_pass_the_name_still_hides_its_value(line: str, secret: str) -> None:
+    assert secret not in redact(line)

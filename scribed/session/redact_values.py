@@ -267,6 +267,7 @@ DOTTED_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za
 _CAMEL_RE = LazyPattern(r"[a-z][A-Z]")
 _SECRET_WORD_RE = LazyPattern(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
 _PATH_RE = LazyPattern(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
+_NODE_ID_RE = LazyPattern(r"[\w.-]+(?:/[\w.-]+)*\.[A-Za-z]{1,8}(?:::[\w\[\].-]+)*")  # tests/a.py::t
 _URL_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _EMAIL_RE = LazyPattern(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
 HEX_RE = LazyPattern(r"[0-9a-fA-F]+")
@@ -367,6 +368,14 @@ def _is_prose(v: str) -> bool:
     return hits >= 1 and (len(words) >= PROSE_SENTENCE_WORDS or v.rstrip().endswith((".", "!", "?")))
 
 
+def _passed_what(v: str, follow: str, name: str) -> bool:
+    """After a bare ``pass:`` (the verb), what passed: a test file, or a backticked command (a path
+    or a build tool, then arguments). A passphrase of plain words in backticks stays a secret."""
+    first, _, rest = v.partition(" ")
+    tool = follow == "`" and bool(rest.strip()) and ("/" in first or first in _words("pass_verb_tools"))
+    return name.lower() == "pass" and bool(_NODE_ID_RE.fullmatch(v) or tool) and not looks_random(first)
+
+
 def _basic_userpass(v: str) -> bool:
     """True when ``v`` is base64 of ``user:password`` (HTTP Basic, docker ``auth``)."""
     if not _B64_RE.fullmatch(v) or (_no_digit(v) and set(v).isdisjoint(_UPPER)):
@@ -423,7 +432,7 @@ def secret_span(  # noqa: PLR0917 - an lru_cache key, called positionally on the
     low = s.lower()
     if low in (kw, name.lower(), name.lower().lstrip("-_$.")) or _URL_RE.match(s) or _EMAIL_RE.fullmatch(s):
         return None
-    if _PATH_RE.fullmatch(s) and not looks_random(s):
+    if (_PATH_RE.fullmatch(s) and not looks_random(s)) or _passed_what(s, follow, name):
         return None
     if NUM_RE.fullmatch(s):
         return full if kind == "pw" and sum(c in _DIGITS for c in s) >= PW_DIGITS else None
