@@ -90,6 +90,20 @@ def test_reversed_decision_keeps_final_form_only() -> None:
     assert ds[0].superseded == "store sessions in Redis with a 15 minute TTL"
 
 
+def test_a_decision_said_twice_is_reversed_once() -> None:
+    """The user says it plainly, the assistant repeats it with a path in backticks: one decision,
+    so a later reversal leaves neither spelling current (seen on a real Aider history's shape)."""
+    s = sess(
+        ("user", "We decided to store sessions in SQLite via src/store.py; implement the schema."),
+        ("assistant", "Decision: store sessions in SQLite via `src/store.py`."),
+        ("user", "On second thought, sessions should go to Postgres, not SQLite."),
+        ("assistant", "Decision: store sessions in Postgres via `src/store.py` (replaces SQLite)."),
+    )
+    ds = [a for a in anchors.extract(s) if a.type == "decision"]
+    assert [d.text for d in ds] == ["store sessions in Postgres via `src/store.py` (replaces SQLite)"]
+    assert ds[0].superseded == "store sessions in SQLite via `src/store.py`"
+
+
 def test_one_reversal_rule_for_anchors_and_facts() -> None:
     """anchors and the wiki share reversal.REVERSAL: each now knows the other's reversal words."""
     from scribed.compress.reversal import reversal_score

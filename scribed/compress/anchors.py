@@ -396,8 +396,8 @@ def _decisions(turns: list[Turn], prose: TurnLines | None = None) -> list[Anchor
     Linear in the session: decisions are kept by text (unique, in order of their last statement)
     and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once.
     """
-    found: dict[str, Anchor] = {}
-    keys: dict[str, tuple[str, set[str]]] = {}  # text -> (lowercased, words)
+    found: dict[str, Anchor] = {}  # by _decision_key
+    keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
     for t, ls in _turn_lines(turns, _PROSE_KINDS) if prose is None else prose:
         for line in ls:
             if _mentions(_DECISION_ANY, line):
@@ -420,11 +420,16 @@ def _decision_line(
         target = _reversal_target(line, found, keys)
         if target is not None:
             superseded = target.text
-            del found[target.text]
-    found.pop(text, None)
-    found[text] = Anchor("decision", text, t.line, superseded)
-    if text not in keys:
-        keys[text] = (text.lower(), _words(text))
+            del found[_decision_key(target.text)]
+    key = _decision_key(text)  # the user's src/store.py and the assistant's `src/store.py`: one decision
+    found.pop(key, None)
+    found[key] = Anchor("decision", text, t.line, superseded)
+    if key not in keys:
+        keys[key] = (text.lower(), _words(text))
+
+
+def _decision_key(text: str) -> str:
+    return " ".join(text.replace("`", "").lower().split())
 
 
 # How many of the most recent decisions a reversal is matched against (bounds the work per line).
@@ -443,12 +448,12 @@ def _reversal_target(
     if inst:
         x = inst.group("x").strip().lower()
         for a in recent:
-            if x and x in keys[a.text][0]:
+            if x and x in keys[_decision_key(a.text)][0]:
                 return a
     words = _words(line)
     best: tuple[float, Anchor] | None = None
     for a in recent:
-        w = keys[a.text][1]
+        w = keys[_decision_key(a.text)][1]
         if not w:
             continue
         score = len(words & w) / len(w)
