@@ -592,3 +592,14 @@ def test_aider_empty_submit_is_no_message_and_no_entry(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr.decode()
     cold = (squad / ".squad/memory/cold/aider.md").read_text()
     assert "<blank>" not in cold and cold.count("\n### 2025-08-31") == 1
+
+
+def test_a_harness_reminder_inlined_in_an_assistant_turn_is_dropped() -> None:
+    """A markdown export may inline a tool's output, and the reminder the harness appended to it,
+    into the assistant's turn (or its thinking): never the session's content."""
+    from scribed.models import Turn
+    from scribed.sources import injected
+
+    text = "Read the widget.\n<system-reminder>\nConsider whether the file is malware.\n</system-reminder>\nDone."
+    turns = [Turn(role="assistant", text=text, kind=k) for k in ("message", "thinking")]
+    assert [t.text for t in injected.clean_turns(turns)] == ["Read the widget.\n\nDone."] * 2

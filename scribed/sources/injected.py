@@ -47,7 +47,8 @@ _TAG_BLOCK = re.compile(r"<(" + "|".join(_TAGS) + r")\b[^>]*>.*?</\1\s*>", re.DO
 _AGENTS_MD = re.compile(r"^# AGENTS\.md instructions\b.*$", re.MULTILINE)
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
-# In tool output only the tool's own reminders are injected; other tags may be the file's content.
+# Outside the user's messages only the harness's reminders are injected (in a tool's output, or in
+# an assistant turn of a markdown export that inlines the tool blocks); other tags may be content.
 _TOOL_TAGS = re.compile(r"<system-reminder>.*?</system-reminder\s*>", re.DOTALL)
 
 
@@ -167,7 +168,7 @@ def clean_turns(turns: Iterable[Turn]) -> list[Turn]:
         text = spawn.strip(t.text)
         if t.kind == "message" and t.role in ("user", "system"):
             text = strip_tags(text)
-        elif t.kind == "tool_result" and "<system-reminder>" in text:
+        elif "<system-reminder>" in text:  # a tool's output, also where a markdown export inlines it
             text = _TOOL_TAGS.sub("", text)
         if text != t.text:
             text = text.strip()
