@@ -103,6 +103,21 @@ def test_text_that_only_mentions_errors_is_not_an_error() -> None:
     assert not [a for a in anchors.extract(_session(turns)) if a.type == "error"]
 
 
+def test_a_shell_tools_error_none_is_no_error_and_an_edit_keeps_its_absolute_path() -> None:
+    """Gemini CLI's shell tool reports "Error: (none)" on success; an edit of an absolute path is
+    named with its leading slash (both seen in a real SpecStory export)."""
+    turns = _turns(
+        ("user", "Build the widget."),
+        ("tool", "BUILD SUCCESSFUL in 6s\nError: (none)\nExit Code: 0\nSignal: 0"),
+        ("tool", "ERROR: /home/ana/app/res/widget.xml:11: AAPT: error: resource drawable/icon not found"),
+        ("assistant", "Edit\n/home/ana/app/res/widget.xml", "tool_call"),
+    )
+    turns[-1].tool_name = "Edit"
+    pairs = errors.pair(turns)
+    assert len(pairs) == 1 and "(none)" not in pairs[0], pairs
+    assert pairs[0].endswith("→ edited `/home/ana/app/res/widget.xml`"), pairs
+
+
 def test_goal_is_the_real_request_not_continue_and_a_pivot_adds_one() -> None:
     turns = _turns(
         ("user", "hi"),

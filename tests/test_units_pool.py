@@ -38,3 +38,11 @@ def test_middle_lines_are_skipped_only_when_nothing_there_is_an_error() -> None:
     lines[units.TOOL_HEAD_LINES + 20] = "KeyError: 'missing_ledger_key'"
     found = units.split([_read("\n".join(lines), 1)])
     assert [u.text for u in found.units if u.kind == "error"] == ["KeyError: 'missing_ledger_key'"]
+
+
+def test_a_tools_elision_note_is_no_unit_and_read_line_numbers_go() -> None:
+    """ "[8033 lines truncated] ..." says nothing a reader needs; "   57→ return x" is the line, not
+    its number (Claude Code's Read output, also inlined by SpecStory exports)."""
+    body = "    57→    return shard_total(rows)\n[8033 lines truncated] ...\n... 12 more lines\n"
+    texts = [u.text for u in units.split([_read(body, 1)]).units]
+    assert texts == ["return shard_total(rows)"], texts

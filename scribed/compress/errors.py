@@ -35,7 +35,8 @@ _EXIT = re.compile(
     r"Process exited with code|exit_code[\"']?\s*[:=])\s*[:=]?\s*[1-9]\d{0,2})\b"
 )
 _NOT_ERROR = re.compile(
-    r"\b(?:INFO|DEBUG|TRACE|test session starts|0 (?:errors?|failed)|no errors?|errors?:\s*(?:0|none|\[\]))\b",
+    r"\b(?:INFO|DEBUG|TRACE|test session starts|0 (?:errors?|failed)|no errors?|errors?:\s*(?:0|none|\[\]))\b"
+    r"|\berrors?:\s*\((?:none|null)\)",  # a shell tool's report: "Error: (none)" then "Exit Code: 0"
     re.I,
 )
 _FIX_SENT = re.compile(
@@ -51,7 +52,7 @@ _EDIT_TOOLS = re.compile(
 )
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _PATHISH = re.compile(
-    r"[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b"
+    r"(?:~?/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b"
 )
 MAX_ERRORS = 12
 MIN_ERROR_CHARS = 6

@@ -43,6 +43,14 @@ _RESULT = re.compile(
     re.I,
 )
 _LOG = re.compile(r"\b(?:DEBUG|TRACE|INFO)\b")
+# A tool's note that it cut its output ("[8033 lines truncated] ...", "... 12 more lines"): not content.
+_ELIDED = re.compile(
+    r"^\W{0,6}(?:\d[\d,]*\s+(?:more\s+)?(?:lines?|bytes|chars|characters|rows|items)\s+"
+    r"(?:truncated|omitted|elided|hidden|not shown)|(?:(?:output|content|text)\s+)?(?:truncated|omitted|elided)\b.{0,40}$|"
+    r"\.{3}\s*\(?\d[\d,]*\s+more\b)",
+    re.I,
+)
+_READ_LINE_NO = re.compile(r"^\d{1,7}→")  # a file read with line numbers: "   296→code" (stripped)
 _NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
 _CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
 MIN_TOKEN_CHARS = 3
@@ -224,6 +232,8 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     text holds nothing error-shaped, the lines between head and tail are not even looked at.
     """
     lines = list(filter(None, map(str.strip, turn.text.splitlines())))  # in C: outputs run long
+    if "→" in turn.text:
+        lines = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in lines]
     last = len(lines) - 1
     maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
     if maybe:
@@ -238,7 +248,11 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             b.add(err, turn.line, "error", 1.0)
         elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
             b.add(ln, turn.line, "result", 0.5)
-        elif (i < TOOL_HEAD_LINES or i > last - TOOL_TAIL_LINES) and not _NOISE.search(ln):
+        elif (
+            (i < TOOL_HEAD_LINES or i > last - TOOL_TAIL_LINES)
+            and not _NOISE.search(ln)
+            and not _ELIDED.match(ln)
+        ):
             b.add(ln, turn.line, "tool", 0.12)
 
 
