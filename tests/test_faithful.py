@@ -118,6 +118,38 @@ def test_a_shell_tools_error_none_is_no_error_and_an_edit_keeps_its_absolute_pat
     assert pairs[0].endswith("→ edited `/home/ana/app/res/widget.xml`"), pairs
 
 
+def test_a_small_session_keeps_its_error_by_cutting_its_long_goal() -> None:
+    """A 2 KB session that is mostly one long request (an Aider history's shape): its goal and a
+    long provenance line fill the entry, and the unresolved error after it (the agent's only
+    blocker) must still be kept, with the goal cut shorter, not dropped at the hard cap."""
+    ask = "Write ONLY src/main/java/frc/robot/subsystems/Shooter.java. " + " ".join(
+        f"Rule {i}: keep tuning value {i} in the constants with units and range." for i in range(30)
+    )
+    turns = _turns(
+        ("user", ask),
+        ("tool", "Constants.java\nAdd file to the chat? (Y)es/(N)o [Yes]: y"),
+        ("assistant", "To implement"),
+        (
+            "tool",
+            'Traceback (most recent call last):\n  File "coder.py", line 9\nBrokenPipeError: [Errno 32] Broken pipe',
+        ),
+    )
+    s = _session(turns)
+    found = anchors.extract(s)
+    budget = entry_budget(CompressCfg(), 2307, found)
+    res = ExtractiveCompressor().compress(s, found, budget)
+    meta = entry.EntryMeta(
+        "e-64ce26281875", "frc", "aider.chat.history@2026-03-17T00:39:54Z",
+        "../projects/robot-data/frc/.aider.chat.history.md", "markdown", T0, 3747, 3776, 5, "0" * 64,
+        "extractive", 2307,
+    )  # fmt: skip
+    summ = entry.fit_with_room(res.summary, found, meta, budget)
+    summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
+    text = entry.render(summ, meta)
+    assert "BrokenPipeError: [Errno 32] Broken pipe" in text, text
+    assert rec == 1.0 and len(text.encode()) <= int(budget * 1.15), text
+
+
 def test_goal_is_the_real_request_not_continue_and_a_pivot_adds_one() -> None:
     turns = _turns(
         ("user", "hi"),

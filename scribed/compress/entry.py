@@ -325,13 +325,40 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
         line = anchors_mod.format_anchor(a)
         added = _item_bytes(line, listed, len(blocks), title)
         s.key_facts.append(line)
-        if _settled(fixed + added, meta)[1] > hard_cap:
+        over = _settled(fixed + added, meta)[1] - hard_cap
+        if over > 0:
+            prose = (s.goal, s.outcome)
+            if _shorter_prose(s, over):  # a fact is worth more than the goal's last words
+                _, blocks, fixed = _parts_of(s, meta)
+                if _settled(fixed, meta)[1] <= hard_cap:
+                    listed += 1
+                    continue
+                s.goal, s.outcome = prose
             s.key_facts.pop()
+            _, blocks, fixed = _parts_of(s, meta)
         elif added:
             fixed += added
             listed += 1  # from here on the count of printed sections no longer matters
     final = render(s, replace(meta, recall=0.0))
     return s, anchors_mod.recall(anchors, final)
+
+
+_GUARD_TEXT_MIN = 60  # the goal and outcome keep this much when they make room for a fact
+
+
+def _shorter_prose(s: Summary, over: int) -> bool:
+    """Cut the outcome, then the goal, between words, by about ``over`` bytes (each keeps
+    :data:`_GUARD_TEXT_MIN` characters); False when neither could give anything."""
+    gave = False
+    for key in ("outcome", "goal"):
+        value: str = getattr(s, key)
+        if over <= 0 or len(value) <= _GUARD_TEXT_MIN:
+            continue
+        cut = one_line(value, max(_GUARD_TEXT_MIN, len(value) - over - 1))
+        over -= len(value.encode()) - len(cut.encode())
+        setattr(s, key, cut)
+        gave = True
+    return gave
 
 
 @dataclass(slots=True)
