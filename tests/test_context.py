@@ -421,3 +421,25 @@ def test_spawn_path_imports_no_llm_scheduler_or_watcher(tmp_path: Path) -> None:
     assert "LOADED []" in out
     compiled = int(out.split("COMPILED ")[1].split()[0])
     assert compiled < 20, f"{compiled} secret rules compiled for a short hot file"
+
+
+def test_a_big_entry_shows_without_its_key_points_and_older_ones_still_come(tmp_path: Path) -> None:
+    """A long session's entry may be larger than the whole budget: it is shown without its key
+    points (its facts stay), and the older entries after it are still tried (seen on real data:
+    one 15 KB entry left out two entries of 0.9 and 2.3 KB)."""
+    root = make_root(tmp_path)
+    cold = root / ".squad/memory/cold/picard.md"
+    big = (
+        "### 2026-11-20T10:00:00Z: Port the exporter\n- provenance: id=e-00000000beef · agent=picard\n\n"
+        "#### Goal\nPort the exporter\n#### Key points\n"
+        + "".join(f"- excerpt {i} of a long session about the exporter port\n" for i in range(200))
+        + "#### Key facts\n- fact-big\n"
+    )
+    cold.write_text(cold.read_text() + "\n" + big)
+    small = build(root, include_cold=True)
+    limit = build(root).bytes + sum(len(e.encode()) for e in small.cold[1:]) + 600
+    ctx = build(root, include_cold=True, max_bytes=limit)
+    assert ctx.bytes <= limit
+    assert "fact-big" in ctx.text and "excerpt 0 " not in ctx.text and "key points left out" in ctx.text
+    assert all(f"fact-{d}" in ctx.text for d in (10, 11, 12)), ctx.text
+    assert not ctx.left_out

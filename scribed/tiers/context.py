@@ -19,7 +19,7 @@ Files reached through a symlink that leads outside the squad root are not read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -251,6 +251,40 @@ def cold_entries(layout: Layout, agent: str) -> list[str]:
     return [e.text for _, e in order]
 
 
+def _fit_cold(
+    entries: list[str], cold: list[str], fits: Callable[[list[str], dict[str, str]], bool],
+    notes: dict[str, str], limit: int,
+) -> int:  # fmt: skip
+    """Fill ``cold`` newest first; how many entries were left out. An entry too big whole (a long
+    session's) comes without its key points (its facts stay), and older entries that fit still
+    come after it, so one big entry never hides the rest."""
+    left = 0
+    for i, e in enumerate(entries):
+        worst = left + len(entries) - i - 1
+        trial = dict(notes, cold=_note(worst, "older cold entry", limit)) if worst and limit else notes
+        for form in (e, _brief(e)):
+            if form and fits([*cold, form], trial):
+                cold.append(form)
+                break
+        else:
+            left += 1
+    return left
+
+
+_KEY_POINTS = "#### Key points\n"
+
+
+def _brief(entry: str) -> str:
+    """``entry`` without its Key points section ("" when it has none): the ranked excerpts go,
+    the goal, decisions, errors, files, commands, open items and key facts stay."""
+    at = entry.find(_KEY_POINTS)
+    if at < 0:
+        return ""
+    end = entry.find("\n#### ", at + len(_KEY_POINTS))
+    tail = entry[end + 1 :] if end >= 0 else ""
+    return entry[:at] + "_(key points left out to fit)_\n" + tail
+
+
 def _note(n: int, what: str, max_bytes: int) -> str:
     noun = what if n == 1 else what[:-1] + "ies" if what.endswith("y") else what + "s"
     return f"_({n} {noun} left out to fit {max_bytes} bytes)_\n"
@@ -324,14 +358,10 @@ def build(
     matched = _matches(layout, name, query, cold is not None, wiki is not None) if query.strip() else None
     if cold is not None:
         entries = [redacted(e) for e in (matched[0] if matched else cold_entries(layout, name))]
-        for i, e in enumerate(entries):
-            rest = len(entries) - i - 1
-            trial = dict(notes, cold=_note(rest, "older cold entry", limit)) if rest and limit else notes
-            if not fits([*cold, e], wiki, trial):
-                ctx.left_out["cold"] = len(entries) - i
-                notes["cold"] = _note(len(entries) - i, "older cold entry", limit)
-                break
-            cold.append(e)
+        left = _fit_cold(entries, cold, lambda c, n: fits(c, wiki, n), notes, limit)
+        if left:
+            ctx.left_out["cold"] = left
+            notes["cold"] = _note(left, "older cold entry", limit)
 
     if wiki is not None:
         chosen, missing = (matched[1], []) if matched and not topics else _wiki_choice(layout, topics, hot)
