@@ -252,7 +252,7 @@ def cold_entries(layout: Layout, agent: str) -> list[str]:
 
 
 def _fit_cold(
-    entries: list[str], cold: list[str], fits: Callable[[list[str], dict[str, str]], bool],
+    entries: Sequence[str], cold: list[str], fits: Callable[[list[str], dict[str, str]], bool],
     notes: dict[str, str], limit: int,
 ) -> int:  # fmt: skip
     """Fill ``cold`` newest first; how many entries were left out. An entry too big whole (a long

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import split_entries
 from scribed.session.door import redacted, redacted_path
-from scribed.tiers import audit
 from scribed.tiers.cold import Layout
 from scribed.tiers.records import Json
 
@@ -249,6 +248,8 @@ class Index:
     def __init__(self, layout: Layout, transcripts: Path | None = None) -> None:
         self.layout = layout
         self.transcripts = transcripts if transcripts is not None else layout.state / "transcripts"
+        from scribed.tiers import audit  # here: a spawn that never indexes imports no datetime
+
         audit.ensure_state(layout)  # with its .gitignore
         self.path = layout.state / INDEX_NAME
         self._db = sqlite3.connect(self.path, timeout=30)
