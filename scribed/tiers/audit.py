@@ -17,6 +17,7 @@ archive, proposals and this log are local state, not team memory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -33,11 +34,14 @@ GITIGNORE = "# scribed's local state (ledger, archive, review proposals, audit l
 
 
 def ensure_state(layout: Layout) -> Path:
-    """The state folder, created with its ``.gitignore`` when missing."""
+    """The state folder, created with its ``.gitignore`` when missing. The ``.gitignore`` is best
+    effort (a full disk must not stop a run before it can report its files): the next call
+    writes it."""
     folder = ensure_dir(layout.state)
     ignore = folder / ".gitignore"
     if not ignore.exists() and not ignore.is_symlink():
-        atomic_write(ignore, GITIGNORE, base=layout.memory)
+        with contextlib.suppress(OSError):
+            atomic_write(ignore, GITIGNORE, base=layout.memory)
     return folder
 
 
