@@ -236,3 +236,109 @@ def test_dates_in_headings() -> None:
     blocks = parse_decisions("### 2026-03-18T21-10Z: Decision — CI review merged\n**What:** merged PR #32\n")
     assert blocks[0].date == datetime(2026, 3, 18, 21, 10, tzinfo=UTC)
     assert blocks[0].title == "Decision — CI review merged"
+
+
+# A merged inbox file (``# Decision: T``) left at level 1 in the middle of decisions.md, with the
+# file's usual ``###``/``##`` dated decisions after it; a design doc with a nested ``### Decision: T``
+# and numbered sections after it; a title-only ``## Decision: T`` over a dated directive.
+MERGED = """# Team Decisions
+
+# Decision: Cache build artifacts per branch
+
+**Author:** Vela
+**Date:** 2026-05-02
+
+## Context
+
+CI rebuilt every dependency on each push.
+
+## Decision
+
+Artifacts are cached under a key made of the branch and the lockfile hash.
+
+## Design choices
+
+### One cache per branch, not per commit
+
+Commits on one branch share most of their dependencies.
+
+### 2026-05-03: Allow manual runs of the release workflow
+**By:** Orion (CI), asked by Sam
+**What:** `release.yml` gets a manual trigger so a maintainer can cut a build on demand.
+**Why:** Waiting for the nightly schedule delayed hotfixes by a day.
+
+### Retry flaky uploads once
+**By:** Lyra
+**What:** The upload step retries once after a 30 second pause.
+
+## 2026-05-04: Lint job runs on every pull request
+
+### Decision
+No path filter: the linter is fast enough to run always.
+
+## Governance
+
+- Decisions land here through the inbox
+
+## 2026-05-05: Merged inbox records
+
+--- orion-notes.md ---
+### 2026-05-05T09:30Z: Keep release notes in the repo
+**By:** Orion
+**What:** Release notes live in `docs/releases/`, one file per version.
+
+# Tenant model redesign
+
+**Date:** 2026-05-06
+**By:** Vela
+
+## 1. Problem
+
+One user belongs to one tenant only.
+
+## 2. Tokens
+
+### Decision: Tokens carry the active tenant
+
+**Rationale:** Every route already reads the tenant from the token.
+
+## 3. Endpoints
+
+### Changed endpoints
+- `/login` takes an optional tenant
+
+## Decision: Squash commits per topic
+### 2026-05-07T08:00:00Z: User directive
+**By:** Sam (via Copilot)
+**What:** Commits are squashed per topic before merge.
+"""
+
+
+def test_a_decision_nested_under_another_is_a_decision_of_its_own() -> None:
+    blocks = parse_decisions(MERGED)
+    covered(MERGED, blocks)
+    decisions = [
+        (b.title, b.by, b.date.date().isoformat() if b.date else None) for b in blocks if b.kind == "decision"
+    ]
+    assert decisions == [
+        ("Cache build artifacts per branch", "", "2026-05-02"),
+        ("Allow manual runs of the release workflow", "orion", "2026-05-03"),
+        ("Retry flaky uploads once", "lyra", "2026-05-02"),  # undated: the date of the one it is in
+        ("Lint job runs on every pull request", "", "2026-05-04"),
+        ("Merged inbox records", "orion", "2026-05-05"),
+        ("Tenant model redesign", "vela", "2026-05-06"),
+        ("Tokens carry the active tenant", "", "2026-05-06"),
+        ("Squash commits per topic", "sam", "2026-05-07"),
+    ]
+    by = {b.title: b for b in blocks}
+    cache = by["Cache build artifacts per branch"]
+    assert "Artifacts are cached under a key" in cache.statement
+    assert "### One cache per branch" in cache.text, "an undated design note stays in its decision"
+    assert "release.yml" not in cache.text and "**By:**" not in cache.text
+    assert by["Allow manual runs of the release workflow"].statement.startswith("**By:** Orion (CI)")
+    assert by["Lint job runs on every pull request"].statement.startswith("No path filter")
+    assert by["Governance"].kind == "other", "a grouping heading after nested decisions groups again"
+    # the numbered sections after a nested decision are its text, never facts of their own
+    assert "### Changed endpoints" in by["Tokens carry the active tenant"].text
+    assert not {"Changed endpoints", "3. Endpoints"} & set(by)
+    assert by["Squash commits per topic"].statement.startswith("**By:** Sam")

@@ -5,7 +5,8 @@ often in one file: ``### Title`` / ``### DATE: Title`` / ``### Title (DATE)`` / 
 blocks with ``**By:**``/``**What:**``/``**Why:**`` fields or free prose; ``## DATE — Title`` decisions
 whose ``###`` sub-sections (Context, Rationale, …) belong to them; a date-only ``## DATE`` grouping
 titled blocks; merged inbox files (``# Decision: Title`` with ``## Context``/``## Decision``/``## Why``);
-``## …`` sections grouping blocks, ``---`` separators and nested ``####`` sub-sections.
+``## …`` sections grouping blocks, ``---`` separators and nested ``####`` sub-sections. A decision
+nested in another (``### DATE: Title``, ``Decision: Title``, a heading over ``**By:**``) is its own.
 ``history.md`` (and ``history-archive*.md``): ``## Core Context``, ``## Learnings`` with ``###``
 entries and dated bullets, ``## DATE: Title`` sessions.
 
@@ -89,6 +90,7 @@ class _Seg:
     role: str  # decision | entry | core | group
     head: Md | None
     date: datetime | None = None
+    nested: bool = False  # a decision nested in the one before it (undated, it takes that one's date)
 
 
 def _children(heads: list[Md], i: int) -> list[Md]:
@@ -134,14 +136,57 @@ def _history_role(heads: list[Md], i: int) -> str:
     return "entry"
 
 
-def _segments(heads: list[Md], role_of: str) -> list[_Seg]:
+_DECISION_PREFIX = re.compile(r"\s*decision\s*:", re.I)
+_LEADING_DATE = re.compile(r"^\W*\d{4}-\d{2}-\d{2}")
+# Lines that say nothing of their own: a rule, or a merge marker (``--- inbox-file.md ---``).
+_FILLER = re.compile(r"^\s*(?:(?:[-*_]\s*){3,}|-{3,}\s.*\s-{3,})\s*$")
+
+
+def _own_decision(heads: list[Md], i: int, lines: list[str]) -> bool:
+    """Whether a heading nested under an open decision is a decision of its own, not a sub-section:
+    ``Decision: T``, a heading that opens with its date (``### DATE: T``), or one whose first
+    paragraph has a ``**By:**`` field. A ``# Decision: T`` merged in above ``##``/``###`` dated
+    decisions would otherwise swallow every one of them up to the next ``#`` heading."""
+    h = heads[i]
+    if key(h.title) in GENERIC:
+        return False
+    if _DECISION_PREFIX.match(h.title):
+        return True
+    date, title = split_title(h.title)
+    if date is not None and _LEADING_DATE.match(h.title) and title and key(title) not in GENERIC:
+        return True
+    end = heads[i + 1].start if i + 1 < len(heads) else len(lines)
+    body = [ln for ln in lines[h.end : end]]
+    while body and not body[0].strip():
+        body.pop(0)
+    para = body[: next((n for n, ln in enumerate(body) if not ln.strip()), len(body))]
+    return "by" in fields_of(para)
+
+
+def _breaks_out(heads: list[Md], i: int, lines: list[str], owner: _Seg) -> bool:
+    """A decision of its own under ``owner``, which has text of its own before it (a heading with
+    nothing under it but a dated decision, ``## Decision: T`` over ``### DATE: User directive``, is
+    that decision's title)."""
+    top = owner.head.end if owner.head is not None else owner.start
+    said = any(ln.strip() and not _FILLER.match(ln) for ln in lines[top : heads[i].start])
+    return said and _own_decision(heads, i, lines)
+
+
+def _segments(heads: list[Md], role_of: str, lines: list[str]) -> list[_Seg]:
     segs: list[_Seg] = []
     owner = 0  # level of the open decision/entry heading; its deeper headings belong to it
+    outer = 0  # level of the decision a nested decision broke out of: it still owns what follows
     group_date: datetime | None = None
     group_level = 0  # a date-only group dates the blocks under it, not those after it
     for i, h in enumerate(heads):
-        if owner and h.level > owner:
-            continue
+        if (outer or owner) and h.level > (outer or owner):
+            if role_of == "decisions" and _breaks_out(heads, i, lines, segs[-1]):
+                segs.append(_Seg(h.start, "decision", h, group_date, nested=True))
+                outer, owner = outer or owner, h.level
+                continue
+            if not (outer and h.level <= owner and _GROUPISH.search(split_title(h.title)[1])):
+                continue  # a sub-section of the open decision (a grouping heading closes it)
+        outer = 0
         generic = key(h.title) in GENERIC
         if h.level <= group_level and not generic:
             group_date, group_level = None, 0
@@ -185,13 +230,22 @@ def _title_from(stmt: str) -> str:
     return one_line(re.sub(r"^\s*(?:[-*+]\s+)?\**[A-Za-z ]{1,20}:\**\s*", "", first), 100)
 
 
+def _lead_date(lines: list[str], heads: list[Md], body: int, end: int) -> datetime | None:
+    """The date of a heading that opens with it and is the first thing under a title-only heading
+    (``## Decision: T`` over ``### DATE: User directive``)."""
+    first = next((n for n in range(body, end) if lines[n].strip()), end)
+    h = next((h for h in heads if h.start == first), None)
+    return split_title(h.title)[0] if h is not None and _LEADING_DATE.match(h.title) else None
+
+
 def parse_decisions(text: str) -> list[Block]:
     """Every block of a decisions file, in order: decisions and (with a reason) what is not one."""
     lines = text.splitlines()
     blocks = md_blocks(text)
     heads = [b for b in blocks if b.kind == "heading"]
-    segs = _segments(heads, "decisions")
+    segs = _segments(heads, "decisions", lines)
     out: list[Block] = []
+    outer_date: datetime | None = None
     pre = _other(lines, 0, segs[0].start if segs else len(lines), "", "section")
     if pre:
         out.append(pre)
@@ -213,8 +267,14 @@ def parse_decisions(text: str) -> list[Block]:
             body = hd.end
         stmt, fields = statement(lines, blocks, body, end)
         date = (
-            (split_title(hd.title)[0] if hd is not None and title else None) or _date_field(fields) or s.date
+            (split_title(hd.title)[0] if hd is not None and title else None)
+            or _date_field(fields)
+            or (_lead_date(lines, heads, body, end) if title else None)
+            or s.date
+            or (outer_date if s.nested else None)
         )
+        if not s.nested:
+            outer_date = date
         by = author(fields.get("by") or fields.get("owner") or "")
         m = _AGENT_SUFFIX.search(title)
         if not by and m:
@@ -252,7 +312,7 @@ def parse_history(text: str) -> list[Block]:
     lines = text.splitlines()
     blocks = md_blocks(text)
     heads = [b for b in blocks if b.kind == "heading"]
-    segs = _segments(heads, "history")
+    segs = _segments(heads, "history", lines)
     out: list[Block] = []
     bounds: list[tuple[int, int, _Seg | None]] = []
     if not segs or segs[0].start > 0:
