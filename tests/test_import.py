@@ -615,3 +615,63 @@ def test_mixed_layouts_reach_the_wiki_by_title_and_nothing_is_lost(tmp_path: Pat
     snap = memory_bytes(root)
     again = import_squad(cfg_for(root), None, as_of=datetime(2026, 5, 1, tzinfo=UTC)).to_json()
     assert again["decisions"] == [] and again["cold"] == [] and memory_bytes(root) == snap
+
+
+# Undated sections (Project Context, Learnings, Archive) and an undated ### entry take the file's
+# date, newer than every dated session; a template placeholder sits under Learnings.
+SEED_HISTORY = """# Kestrel — history
+
+## Project Context
+
+Kestrel owns the payment webhooks. The team lead is Sam.
+
+## Learnings
+
+{agents append here}
+
+### Retry budget for the webhook worker
+The worker retries five times with a doubling pause; more only fills the dead-letter queue.
+
+## 2026-05-10: Shard the job queue
+
+Split `jobs` into four shards keyed by merchant id; the hot merchant no longer starves the rest.
+
+## 2026-06-02: Rotate the signing keys
+
+Rotated the webhook signing keys; the old key stays valid for 48 hours (`keys/rotate.py`).
+
+## Archive
+
+Older notes live in the git history of this file.
+
+- **2026-06-02:** Key rotation recap: both keys served during the overlap window.
+"""
+
+
+@pytest.mark.parametrize(("mtime", "as_of"), [("2026-11-25", "2026-11-29"), ("2026-06-20", "2026-06-21")])
+def test_hot_seed_comes_from_the_newest_dated_entry(tmp_path: Path, mtime: str, as_of: str) -> None:
+    root = tmp_path / "repo"
+    hist = root / ".squad/agents/kestrel/history.md"
+    neo = root / ".squad/agents/neo/history.md"
+    for p, text in (
+        (hist, SEED_HISTORY),
+        (
+            neo,
+            "# Neo\n\n## Project Context\n\nNeo writes the docs.\n\n## Learnings\n\n{agents append here}\n",
+        ),
+    ):
+        p.parent.mkdir(parents=True)
+        p.write_text(text)
+        stamp = datetime.fromisoformat(mtime).replace(tzinfo=UTC).timestamp()
+        os.utime(p, (stamp, stamp))
+    # as of 2026-11-29 the undated sections (dated 2026-11-25 by the mtime) are in cold, the dated
+    # sessions older than the TTL; as of 2026-06-21 the dated sessions are in cold too
+    import_squad(cfg_for(root), None, as_of=datetime.fromisoformat(as_of).replace(tzinfo=UTC))
+    hot = (root / ".squad/memory/hot/kestrel.md").read_text()
+    ended = [ln for ln in hot.splitlines() if "session ended:" in ln]
+    assert ended == ["- 2026-06-02T00:00:00Z session ended: Rotate the signing keys"], hot
+    assert "48 hours" in hot
+    # no dated entry at all: the last undated one, never the template's placeholder
+    text = (root / ".squad/memory/hot/neo.md").read_text()
+    assert "session ended: Project Context" in text and "append here" not in text
+    assert not any("append here" in p.read_text() for p in (root / ".squad/memory").rglob("*.md"))

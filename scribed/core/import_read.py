@@ -22,6 +22,10 @@ _TEAM = re.compile(
 )
 
 
+# A template's placeholder left in a history ("{agents append here}"): never an entry's content.
+_FILLER = re.compile(r"^\s*\{[A-Za-z][A-Za-z _-]{2,60}\}\s*$")
+
+
 @dataclass(slots=True)
 class TeamUpdate:
     when: datetime | None
@@ -101,7 +105,7 @@ def parse_history(agent: str, path: Path, rel: str, *, pinned: bool = True) -> H
         if b.kind == "core" and pinned:
             core.append(_drop_team(b.statement, agent, h.team))
             continue
-        text = _drop_team(b.text, agent, h.team)
+        text = "\n".join(ln for ln in _drop_team(b.text, agent, h.team).splitlines() if not _FILLER.match(ln))
         body = "\n".join(text.splitlines()[1:]) if b.text.lstrip().startswith("#") else text
         if not body.strip():
             continue
@@ -116,6 +120,7 @@ def parse_history(agent: str, path: Path, rel: str, *, pinned: bool = True) -> H
                 text=body.strip("\n"),
                 first_line=b.first,
                 last_line=b.last,
+                titled=b.titled,  # False: a dated bullet
             )
         )
     h.core = legacy.clean("\n\n".join(c for c in core if c.strip()))

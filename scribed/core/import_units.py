@@ -144,10 +144,31 @@ def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
     return redact(entry.render(summary, meta))
 
 
-def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: Logger) -> bool:
+def seed_source(units: list[Unit]) -> tuple[Unit | None, frozenset[str]]:
+    """The history unit an agent's import seed comes from (``units`` sorted oldest first): its newest
+    dated entry (of one date, a heading's session before a dated bullet recapping it, the later one
+    in the file first), else its last undated one; and the ids of its undated entries, which must not
+    outrank a dated one (their date is only the file's: "Learnings", "Archive", "Project Context")."""
+    dated = [u for u in units if u.dated]
+    if not dated:
+        return (units[-1] if units else None), frozenset()
+    newest = max(reversed(dated), key=lambda u: (u.date, u.titled))
+    return newest, frozenset(u.ref for u in units if not u.dated)
+
+
+def seed_hot(
+    layout: Layout,
+    agent: str,
+    newest: Unit | None,
+    cfg: Config,
+    log: Logger,
+    *,
+    skip: frozenset[str] = frozenset(),
+) -> bool:
     """Seed ``hot/{agent}.md`` after an import when it is missing, blank or an older import seed:
-    from the agent's newest cold entry, else its newest history entry. Never touches a hot file an
-    agent wrote or a running session's live view."""
+    from the newer of the agent's newest cold entry (not one of ``skip``, the undated history
+    entries) and ``newest``, its newest history entry. Never touches a hot file an agent wrote or a
+    running session's live view."""
     path = layout.hot_file(agent)
     if path.is_symlink():
         return False
@@ -157,10 +178,10 @@ def seed_hot(layout: Layout, agent: str, newest: Unit | None, cfg: Config, log: 
         ours = value.startswith(live.SEED_PREFIX + IMPORT_SEED + ":") and live.owned(before)
         if not ours and (value or not live.is_blank(path, agent)):
             return False
-    e: Entry | None = hot_seed.newest_entry(layout, agent)
+    e: Entry | None = hot_seed.newest_entry(layout, agent, skip, newest.ref if newest else "")
     where = ""
-    if e is None and newest is not None:
-        e = split_entries(render_unit(newest, cfg, fit=True))[1][0]
+    if newest is not None and (e is None or entry.iso(newest.date) > e.date):
+        e = split_entries(render_unit(newest, cfg, fit=True))[1][0]  # archived or promoted: not in cold
         where = newest.source
     if e is None:
         return False

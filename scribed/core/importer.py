@@ -47,7 +47,7 @@ from scribed.core.import_read import (
     parse_decisions,
     parse_history,
 )
-from scribed.core.import_units import Unit, decision_fact, render_unit, seed_hot
+from scribed.core.import_units import Unit, decision_fact, render_unit, seed_hot, seed_source
 from scribed.core.ledger import Ledger
 from scribed.core.lock import root_lock
 from scribed.core.promote import extract_facts, fact_sink, wiki_of
@@ -345,11 +345,11 @@ class _Apply:
             if not (layout.archive / arch).exists():
                 write_gzip_archive(layout.archive / arch, path.read_bytes())
         _record_all(self.ledger, self.rows)
-        newest = {u.agent: u for u in self.run.units}
         fresh = {i.agent for i in (*self.cold, *self.promoted, *self.archived)}
         for h in self.run.histories:
             if h.agent in fresh or not layout.hot_file(h.agent).exists():
-                seed_hot(layout, h.agent, newest.get(h.agent), self.cfg, log)
+                newest, skip = seed_source([u for u in self.run.units if u.agent == h.agent])
+                seed_hot(layout, h.agent, newest, self.cfg, log, skip=skip)
 
     def archive_rows(self) -> None:
         """One gzip for the run's old entries, named by what it holds (a rerun writes the same bytes)."""

@@ -77,9 +77,14 @@ def find_entry(layout: Layout, agent: str, session_id: Redacted) -> Entry | None
     return max(found, key=lambda ie: (ie[1].date, ie[0]))[1]
 
 
-def newest_entry(layout: Layout, agent: str) -> Entry | None:
+def newest_entry(
+    layout: Layout, agent: str, skip: frozenset[str] = frozenset(), prefer: str = ""
+) -> Entry | None:
+    """The agent's newest cold entry, leaving out the entries whose id is in ``skip``; of entries of
+    one date, the one whose id is ``prefer``, else the last written."""
     _, entries = cold.parsed(layout.cold_file(agent))
-    return max(enumerate(entries), key=lambda ie: (ie[1].date, ie[0]))[1] if entries else None
+    kept = [(i, e) for i, e in enumerate(entries) if not skip or e.entry_id not in skip]
+    return max(kept, key=lambda ie: (ie[1].date, ie[1].entry_id == prefer, ie[0]))[1] if kept else None
 
 
 def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
