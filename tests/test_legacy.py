@@ -342,3 +342,23 @@ def test_a_decision_nested_under_another_is_a_decision_of_its_own() -> None:
     assert "### Changed endpoints" in by["Tokens carry the active tenant"].text
     assert not {"Changed endpoints", "3. Endpoints"} & set(by)
     assert by["Squash commits per topic"].statement.startswith("**By:** Sam")
+
+
+def test_dated_bullets_keep_their_time_zone_and_a_clean_title() -> None:
+    text = (
+        "# Wren\n\n## Learnings\n\n"
+        "- **2026-05-01T09:15:30.250+02:00 retry storm triage:** the queue backs off per tenant now\n"
+        "- 2026-05-02T23:40:00-05:00: moved the cron to UTC\n"
+        "- **2026-05-03:** cache warm-up runs after each deploy\n"
+        "- 2026-05-04T07-05Z — nightly export is idempotent\n"
+    )
+    blocks = [b for b in parse_history(text) if b.kind == "entry"]
+    assert [(b.title, b.date.astimezone(UTC) if b.date else None) for b in blocks] == [
+        (
+            "retry storm triage: the queue backs off per tenant now",
+            datetime(2026, 5, 1, 7, 15, 30, 250000, tzinfo=UTC),
+        ),
+        ("moved the cron to UTC", datetime(2026, 5, 3, 4, 40, tzinfo=UTC)),
+        ("cache warm-up runs after each deploy", datetime(2026, 5, 3, tzinfo=UTC)),
+        ("nightly export is idempotent", datetime(2026, 5, 4, 7, 5, tzinfo=UTC)),
+    ]

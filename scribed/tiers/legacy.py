@@ -300,8 +300,12 @@ def parse_decisions(text: str) -> list[Block]:
     return out
 
 
+# A dated bullet: "- 2026-03-10: T", "- **2026-03-10:** T", "- 2026-05-01T14:34:56.630+02:00 T" (its
+# time and UTC offset are the date's: the offset is never the title's start).
 _DATED_ITEM = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])\s+[*_`\[]*(?P<d>\d{4}-\d{2}-\d{2}(?:[T ][\d:.-]+Z?)?)[*_`\]]*\s*[:—–\-)]*\s*(?P<t>.*)$"
+    r"^\s*(?:[-*+]|\d+[.)])\s+[*_`\[]*(?P<d>"
+    + DATE_RE.pattern
+    + r")[*_`\]]*\s*[:—–\-)]*[*_`\]]*\s*(?P<t>.*)$"
 )
 
 
@@ -373,7 +377,7 @@ def _loose(
             _block(
                 lines,
                 "entry",
-                one_line(m.group("t"), 80) or title,
+                one_line(re.sub(r"\*\*|__", "", m.group("t")), 80) or title,
                 a,
                 b,
                 date=when(m.group("d")),
