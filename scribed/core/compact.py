@@ -313,8 +313,9 @@ class Compactor(Step):
         turns = [t for t in sess.turns if t.end_offset > job.offset_done]
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             turns = ledger_mod.uncovered(
-                self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns
-            )
+                self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns,
+                path=source_key(job.item.path), session_end=sess.end,
+            )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
         # A session with no message (only a tool's banner or output) has nothing to remember.

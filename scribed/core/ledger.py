@@ -386,13 +386,16 @@ class Ledger:
         with self.tx() as db:
             db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
 
-    def session_entries(self, session: str) -> list[tuple[str, int, int]]:
-        """(id, first line, last line) of the entries of one session, from any source path."""
+    def session_entries(self, session: str) -> list[tuple[str, int, int, str, str]]:
+        """(id, first line, last line, source path, session end) of the entries of one session,
+        from any source path."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, first_line, last_line FROM entries WHERE session=? AND last_line > 0", (session,)
+                "SELECT id, first_line, last_line, path, session_end FROM entries "
+                "WHERE session=? AND last_line > 0",
+                (session,),
             ).fetchall()
-        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+        return [(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4])) for r in rows]
 
     def last_entry_at(self) -> str | None:
         with self._lock:
@@ -446,21 +449,45 @@ def _set_aside(path: Path, why: str) -> None:
 
 
 def uncovered(
-    ledger: Ledger, session_key: str, session_id: str, all_turns: Sequence[Turn], turns: list[Turn]
+    ledger: Ledger,
+    session_key: str,
+    session_id: str,
+    all_turns: Sequence[Turn],
+    turns: list[Turn],
+    *,
+    path: str = "",
+    session_end: datetime | None = None,
 ) -> list[Turn]:
     """``turns`` minus those an entry already holds, from whatever path it was compacted.
 
-    An entry covers its line range only if the current turns of that range hash to its id:
-    a transcript whose content changed is compacted again, one that only moved is not.
+    An entry covers its line range if the current turns of that range hash to its id (a
+    transcript that only moved is not compacted again), or if it is the same session edited in
+    place: the entry came from this ``path``, and the turns of its range still end when its own
+    did (a line removed in the middle) or end earlier with nothing after them (the tail cut). A
+    range rewritten with other content, or whose end moved on, is compacted again. The end of a
+    range is its turns' newest time stamp, else ``session_end``, as the entry's was.
     """
     ranges = []
-    for eid, first, last in ledger.session_entries(session_key):
+    for eid, first, last, epath, eend in ledger.session_entries(session_key):
         inside = [t for t in all_turns if first <= t.line <= last]
-        if inside and content_id(session_id, inside) == eid:
+        if not inside:
+            continue
+        stamps = [t.ts for t in inside if t.ts is not None]
+        end = max(stamps) if stamps else session_end
+        tail_cut = all_turns[-1].line <= last
+        if content_id(session_id, inside) == eid or (epath == path and _edited(end, eend, tail_cut)):
             ranges.append((first, last))
     if not ranges:
         return turns
     return [t for t in turns if not any(a <= t.line <= b for a, b in ranges)]
+
+
+def _edited(end: datetime | None, entry_end: str, tail_cut: bool) -> bool:
+    """A range of the entry's session edited in place (see :func:`uncovered`)."""
+    if end is None or not entry_end:
+        return False
+    now = end.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # as the entry's end was written
+    return now == entry_end or (tail_cut and now < entry_end)
 
 
 # --- lost or empty ledger ---------------------------------------------------------------------
