@@ -603,3 +603,23 @@ def test_a_harness_reminder_inlined_in_an_assistant_turn_is_dropped() -> None:
     text = "Read the widget.\n<system-reminder>\nConsider whether the file is malware.\n</system-reminder>\nDone."
     turns = [Turn(role="assistant", text=text, kind=k) for k in ("message", "thinking")]
     assert [t.text for t in injected.clean_turns(turns)] == ["Read the widget.\n\nDone."] * 2
+
+
+def test_run_once_rows_tell_two_long_session_ids_apart(tmp_path: Path) -> None:
+    """Aider's session ids ("aider.chat.history@<start>") pass the table's column: a row shows the
+    id's tail, where two sessions of one file differ, not a head cut inside the time."""
+    text = aider_session("2025-08-31 06:10:00", "billing", 3) + aider_session(
+        "2025-08-31 06:10:45", "ledger", 3
+    )
+    write(tmp_path / "src/.aider.chat.history.md", text)
+    squad = tmp_path / "root"
+    (squad / ".squad").mkdir(parents=True)
+    cfg = squad / "scribed.toml"
+    cfg.write_text(
+        f'root = "{squad}"\n[[sources]]\nkind = "markdown"\npath = "{tmp_path / "src"}"\nagent = "aider"\n'
+    )
+    p = run_cli("--config", str(cfg), "run-once", "--force")
+    assert p.returncode == 0, p.stderr.decode()
+    rows = [ln.split()[1] for ln in p.stdout.decode().splitlines() if ln.startswith("aider ")]
+    assert len(rows) == 2 and rows[0] != rows[1], rows
+    assert rows[0].endswith("06:10:00Z") and rows[1].endswith("06:10:45Z"), rows

@@ -26,6 +26,9 @@ GROUP_VALUE_OPTIONS = ("--config",)
 GROUP_FLAGS = ("--init",)
 
 
+SID_COLUMN = 36  # a longer session id shows its tail, which tells sessions apart (a date)
+
+
 def hoist_group_options(args: list[str]) -> list[str]:
     """Move the group's options found after the subcommand to the front, so both orders work."""
     i = 0
@@ -162,8 +165,9 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
         click.echo(json.dumps(data, indent=2))
     else:
         for e in report.entries:
+            sid = e.session if len(e.session) <= SID_COLUMN else "…" + e.session[1 - SID_COLUMN :]
             click.echo(
-                f"{e.agent:<12} {e.session[:36]:<36} {e.bytes_in:>9} → {e.bytes_out:>6} B  "
+                f"{e.agent:<12} {sid:<{SID_COLUMN}} {e.bytes_in:>9} → {e.bytes_out:>6} B  "
                 f"ratio {e.ratio:.3f}  recall {e.recall:.2f}  {e.compressor}"
             )
         click.echo(
