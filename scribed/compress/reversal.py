@@ -188,9 +188,32 @@ def _names(target: str, old_text: str) -> float:
     share = len(hit) / len(set(want))
     pairs = set(itertools.pairwise(want)) & set(itertools.pairwise(have))
     ident = any(_codeish(target, w) and _codeish(old_text, w) for w in hit)
-    if share >= TARGET_SHARE and (pairs or ident or len(want) == 1):
+    if len(set(want)) == 1:
+        ident = _one_term_names(target, old_text, want[0], len(set(have)))
+    if share >= TARGET_SHARE and (pairs or ident):
         return 1.0 + share
     return 0.0
+
+
+def _tokens(text: str, *, fold: bool = True) -> set[str]:
+    """The text's whitespace tokens without markdown and surrounding punctuation (a backticked ``@Data`` →
+    ``@Data``; ``test-data-builder-pattern`` stays one token), casefolded unless ``fold`` is False."""
+    toks = (tok.strip("`*_.,;:!?()[]{}\"'") for tok in text.split())
+    return {t.casefold() if fold else t for t in toks if t}
+
+
+def _one_term_names(target: str, old_text: str, term: str, old_terms: int) -> bool:
+    """Whether a one-term target ("replace `@Data` with …", "Redis is dropped") names an earlier
+    fact: that fact is short (it is about the term), or the term is written there as here, whole:
+    an identifier (``@Data`` is not the word "data", nor the "data" of ``test-data-builder``) or a
+    capitalised name ("Redis"); a lowercase common word in a long fact names nothing."""
+    if old_terms <= SHORT_FACT_TERMS:
+        return True
+    codeish = _codeish(target, term)
+    mine = {t for t in _tokens(target, fold=codeish) if term in norm(t).split()}
+    if not codeish:
+        mine = {t for t in mine if t[:1].isupper()}
+    return bool(mine & _tokens(old_text, fold=codeish))
 
 
 _CLAIM = re.compile(r"^\s*(?:[-*+]\s+)?\*\*(?:What|Decision)\s*:\*\*\s*(?P<c>.+)$", re.I | re.M)

@@ -1,0 +1,42 @@
+"""What promotion must not put into the wiki (progress chatter, unresolved errors, fragments, a
+config value read as a rule, reversals of unrelated facts) and what it must not lose (directives).
+
+The fixtures are written in the shapes an audit saw in real Aider, SpecStory and Squad histories."""
+
+from __future__ import annotations
+
+from scribed.compress.reversal import reversal_score
+from scribed.tiers.wiki import Fact, Source, WikiDoc
+
+
+def _fact(text: str, date: str, ref: str, topic: str = "patterns") -> Fact:
+    src = Source(date=date, ref=ref, agent="mouse", session=f"s-{ref[-4:]}")
+    return Fact(topic=topic, kind="pattern", text=text, date=date, source=src)
+
+
+# --- a reversal names the fact it reverses ------------------------------------------------------
+FIX_NOTE = "Fix Applied:** Replace `@Getter` with explicit accessors that skip the lazy collections:"
+UNRELATED = [
+    "Pattern: no container, in-memory stores, getter helpers for fixtures, matchers for checks",
+    "`.squad/skills/getter-helper-pattern/SKILL.md` — how fixtures are built",
+    "Flaky infrastructure and getter setup problems must be sorted out first.",
+]
+
+
+def test_a_one_word_replacement_does_not_reverse_facts_that_merely_share_the_word() -> None:
+    for old in UNRELATED:
+        assert reversal_score(FIX_NOTE, old) == 0, old
+    d = WikiDoc.parse("patterns", "")
+    for i, old in enumerate(UNRELATED):
+        d.add(_fact(old, "2026-02-20", f"e-00000000000{i}"))
+    d.add(_fact(FIX_NOTE, "2026-02-26", "e-0000000000f9"))
+    assert all(b.active for b in d.blocks)
+
+
+def test_a_one_word_replacement_still_reverses_the_fact_it_names() -> None:
+    named = "Entities carry Lombok `@Getter` on every field, lazy collections and back references included"
+    assert reversal_score(FIX_NOTE, named) > 0
+    assert reversal_score(FIX_NOTE, "Put @Getter on entities") > 0  # a short fact is about its term
+    long_cache = "Cache the sessions in Valkey with a 5-minute TTL for the auth and the billing services"
+    assert reversal_score("We dropped Valkey.", long_cache) > 0  # a name, written as here
+    assert reversal_score("We dropped caching.", long_cache + " and the caching layer") == 0
