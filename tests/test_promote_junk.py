@@ -5,6 +5,9 @@ The fixtures are written in the shapes an audit saw in real Aider, SpecStory and
 
 from __future__ import annotations
 
+from test_core import sess
+
+from scribed.compress import anchors
 from scribed.compress.reversal import reversal_score
 from scribed.tiers.wiki import Fact, Source, WikiDoc
 
@@ -40,3 +43,14 @@ def test_a_one_word_replacement_still_reverses_the_fact_it_names() -> None:
     long_cache = "Cache the sessions in Valkey with a 5-minute TTL for the auth and the billing services"
     assert reversal_score("We dropped Valkey.", long_cache) > 0  # a name, written as here
     assert reversal_score("We dropped caching.", long_cache + " and the caching layer") == 0
+
+
+# --- a directive word is a word of its own ---------------------------------------------------
+def test_a_config_key_ending_in_a_directive_word_is_no_directive() -> None:
+    s = sess(
+        ("user", "#### yes-always: false\nmy .aider.conf.yml has auto-commits: true and never-ask: on"),
+        ("user", "we run an always-on worker for the must-have queue"),
+        ("user", "Always run the linter before committing. Don't push to main."),
+    )
+    got = sorted(a.text for a in anchors.extract(s) if a.type == "directive")
+    assert got == ["Always run the linter before committing. Don't push to main"]

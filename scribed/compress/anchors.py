@@ -88,9 +88,11 @@ _NUMBER = re.compile(
     r"(?<![\w.#/-])(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s?(?:rows|records|requests|items|files|tests|users))?"
     r"|\d+(?:\.\d+)?\s?(?:ms|%|MB|GB|KB|MiB|GiB|rows|records|req/s|rps))(?![\w%])"
 )
+# A directive word is a word of its own: not the tail of a config key ("yes-always: false") nor the
+# head of a compound ("always-on", "must-have").
 _DIRECTIVE = re.compile(
-    r"(?P<d>\b(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not|"
-    r"please avoid|avoid|refrain from|rather you)\b.{5,200})",
+    r"(?P<d>(?<![\w-])(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not|"
+    r"please avoid|avoid|refrain from|rather you)(?![\w-]).{5,200})",
     re.IGNORECASE,
 )
 _SHELL_TOOLS = {
