@@ -5,11 +5,20 @@ The fixtures are written in the shapes an audit saw in real Aider, SpecStory and
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 from test_core import sess
+from test_promote import cold_entry
 
 from scribed.compress import anchors
+from scribed.compress.entry import split_entries
 from scribed.compress.reversal import reversal_score
+from scribed.core import promote
+from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import Fact, Source, WikiDoc
+
+WHEN = datetime(2026, 3, 15, 21, tzinfo=UTC)
 
 
 def _fact(text: str, date: str, ref: str, topic: str = "patterns") -> Fact:
@@ -45,7 +54,35 @@ def test_a_one_word_replacement_still_reverses_the_fact_it_names() -> None:
     assert reversal_score("We dropped caching.", long_cache + " and the caching layer") == 0
 
 
-# --- a directive word is a word of its own ---------------------------------------------------
+# --- a user's directive is a convention or a constraint ------------------------------------------
+def _facts(tmp_path: Path, **sections: object) -> set[tuple[str, str]]:
+    text = cold_entry(Layout(tmp_path), "robot", WHEN, "e-0000000000d1", goal="Port the arm code", **sections)
+    facts, _ = promote.extract_facts(split_entries(text)[1][0], "robot")
+    return {(f.topic, f.text) for f in facts}
+
+
+def test_directives_restored_under_key_facts_reach_the_wiki(tmp_path: Path) -> None:
+    got = _facts(
+        tmp_path,
+        key_facts=[
+            "path: `arm/ArmSubsystem.java`",
+            "directive: Do NOT use any 2019, 2020, or 2021 syntax. Use only 2022 APIs",
+            "directive: do not add the vision lib as a vendordep",
+            "directive: Never wait longer than 20 seconds on one download",
+            "directive: make sure to keep the elevator presets in Constants",
+            "user: Don't ask before switching to the fallback mirror",
+            "user: the simulator is slow on this laptop",
+        ],
+    )
+    assert got == {
+        ("constraints", "Do NOT use any 2019, 2020, or 2021 syntax. Use only 2022 APIs"),
+        ("constraints", "do not add the vision lib as a vendordep"),
+        ("conventions", "Never wait longer than 20 seconds on one download"),
+        ("conventions", "make sure to keep the elevator presets in Constants"),
+        ("constraints", "Don't ask before switching to the fallback mirror"),
+    }
+
+
 def test_a_config_key_ending_in_a_directive_word_is_no_directive() -> None:
     s = sess(
         ("user", "#### yes-always: false\nmy .aider.conf.yml has auto-commits: true and never-ask: on"),

@@ -15,7 +15,8 @@ Classification of an entry's sections:
   always/never/must/convention → ``conventions``; limit/only/requires → ``constraints``;
   API/endpoint/schema/contract/interface/returns → ``contracts``; anything else → ``patterns``.
 * Errors → fixes that name a fix (``error → fix``) → ``patterns`` as "Known issue: …".
-* ``user:`` directives under Key facts → ``conventions``/``constraints`` when the keywords say so.
+* The user's directives under Key facts (``user:``, ``directive:``) → ``conventions``/``constraints``
+  (by the keywords; a prohibition the keywords miss is a constraint, anything else a convention).
 * Goal, Outcome, Files, Open items and other Key facts are one-off, not durable.
 
 A line ``topic: NAME`` or ``wiki: NAME`` anywhere in an entry files all its facts under that topic.
@@ -75,6 +76,9 @@ _MUST_NOT = re.compile(r"\b(?:must not|mustn't|may not|cannot|can't|can not)\b",
 _CONVENTION = re.compile(r"\b(?:always|never|must|conventions?)\b", re.I)
 _CONSTRAINT = re.compile(r"\b(?:limits?|limited|only|requires?|required)\b", re.I)
 _CONTRACT = re.compile(r"\b(?:APIs?|endpoints?|schemas?|contracts?|interfaces?|returns?)\b", re.I)
+_RULE_START = re.compile(
+    r"\W*(?:please\s+)?(?:(?P<no>do not|don't|avoid|refrain from)|make sure to|rather you)\b", re.I
+)
 _CODEISH = re.compile(r"`[^`]*`|\S*/\S*")
 _TOPIC_LINE = re.compile(r"^\s*(?:[-*]\s+)?(?:topic|wiki)\s*:\s*(?P<t>\S+)\s*$", re.I | re.M)
 _WHY = re.compile(r"\s+—\s+why:\s+(?P<w>.+)$")
@@ -219,18 +223,34 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
 
 def _key_facts(secs: dict[str, list[str]]) -> tuple[list[str], list[tuple[str, str]]]:
     """Decisions (with the ``decision:`` lines the retention guard restored under Key facts) and the
-    ``user:`` directives that are conventions or constraints, as (topic, text)."""
+    user's directives (``user:`` lines, and the ``directive:`` lines the guard restored), as
+    (topic, text): each is a convention or a constraint."""
     decisions = list(secs.get("decisions", []))
     directives = []
     for kf in secs.get("key_facts", []):
-        if kf.lower().startswith("decision: "):
-            decisions.append(kf[len("decision: ") :])
-        elif kf.lower().startswith("user: "):
-            directive = kf[len("user: ") :]
-            topic = classify(directive)
-            if topic in ("conventions", "constraints"):
-                directives.append((topic, directive))
+        label, sep, rest = kf.partition(": ")
+        if not sep:
+            continue
+        if label.lower() == "decision":
+            decisions.append(rest)
+        elif label.lower() in ("user", "directive"):
+            topic = _directive_topic(rest)
+            if topic:
+                directives.append((topic, rest))
     return decisions, directives
+
+
+def _directive_topic(directive: str) -> str:
+    """A user's rule is a convention or a constraint: the keywords decide; one they miss that
+    starts as a rule does ("do not add it as a vendordep" is a constraint, "make sure to …" a
+    convention); anything else is not a rule ("")."""
+    topic = classify(directive)
+    if topic in ("conventions", "constraints"):
+        return topic
+    m = _RULE_START.match(directive)
+    if not m:
+        return ""
+    return "constraints" if m.group("no") else "conventions"
 
 
 def _fix(error_line: str) -> tuple[str, str]:
