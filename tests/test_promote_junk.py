@@ -91,3 +91,76 @@ def test_a_config_key_ending_in_a_directive_word_is_no_directive() -> None:
     )
     got = sorted(a.text for a in anchors.extract(s) if a.type == "directive")
     assert got == ["Always run the linter before committing. Don't push to main"]
+
+
+# --- known issues name a fix ---------------------------------------------------------------------
+def test_an_error_without_a_real_fix_is_no_known_issue(tmp_path: Path) -> None:
+    got = _facts(
+        tmp_path,
+        errors=[
+            "`fatal: could not lock config file .git/config` → unresolved",
+            "`fatal: could not lock config file .git/config` → I'll fix the prop types in the `Card` "
+            "component. (after it recurred)",
+            "`TypeError: fmt is not a function` → I'll help sort out the `fmt` helper error.",
+            "`Error: (none)` → Renamed `Event.kt` fields to match the API. (after it recurred)",
+            "`PermissionError: [Errno 13] /var/run/app.sock` → The fix is working!",
+            "`ModuleNotFoundError: No module named 'yaml'` → Added `pyyaml` to requirements.txt.",
+        ],
+    )
+    assert got == {
+        (
+            "patterns",
+            "Known issue: `ModuleNotFoundError: No module named 'yaml'` → Added `pyyaml` to requirements.txt.",
+        )
+    }
+
+
+# --- progress reports and chatter are not knowledge ---------------------------------------------
+def test_progress_reports_and_chatter_are_not_promoted(tmp_path: Path) -> None:
+    got = _facts(
+        tmp_path,
+        knowledge=[
+            "The tests passed.",
+            "All unit tests passed successfully!",
+            "The fix is working!",
+            "The fix is **verified and working correctly**!",
+            "Here's the fix:",
+            "Here's a summary of what was done:",
+            "The error should be resolved now.",
+            "Let's fix this by narrowing the search block to only the header section.",
+            "+- [x] Fix the widget resize issue.",
+            "Extra Fixes",
+            # knowledge stays
+            "The bitmap is drawn at a fixed 800x400, so a large widget is upscaled and blurry.",
+            "The tests passed only after pinning `tzdata` because the CI image ships an old one.",
+            "Retries need jitter because the workers all wake on the same tick.",
+        ],
+    )
+    assert got == {
+        ("patterns", "The bitmap is drawn at a fixed 800x400, so a large widget is upscaled and blurry."),
+        (
+            "constraints",
+            "The tests passed only after pinning `tzdata` because the CI image ships an old one.",
+        ),
+        ("patterns", "Retries need jitter because the workers all wake on the same tick."),
+    }
+
+
+# --- fragments are not facts --------------------------------------------------------------------
+def test_fragments_are_not_facts(tmp_path: Path) -> None:
+    got = _facts(
+        tmp_path,
+        decisions=[
+            "3be91c2` (the changelog commit)",
+            ") and the rest of the release notes",
+            "and then tag it as v1.0",
+            "pin the release build to commit `3be91c2` so the store can reproduce it",
+        ],
+        knowledge=['Remove unused imports" warning is still shown for `src/util/dates.ts`.'],
+    )
+    assert got == {("decisions", "pin the release build to commit `3be91c2` so the store can reproduce it")}
+
+
+def test_a_quote_inside_code_is_no_fragment(tmp_path: Path) -> None:
+    line = 'Escapes in the spec are `\\\\` and `\\"`, and `_`-prefixed names are private.'
+    assert _facts(tmp_path, knowledge=[line]) == {("patterns", line)}

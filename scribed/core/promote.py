@@ -37,6 +37,16 @@ from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_dat
 from scribed.compress.reversal import REVERSAL
 from scribed.config import Config
 from scribed.core.lock import root_lock
+from scribed.core.promote_filter import (
+    classify,
+    directive_topic,
+    fix_of,
+    is_chatter,
+    is_fragment,
+    is_heading,
+    is_progress,
+    names_an_error,
+)
 from scribed.core.results import PromotedEntry, PromoteResult, ReversedFact
 from scribed.fsutil import atomic_write, read_text, write_gzip_archive
 from scribed.log import get as get_logger
@@ -72,30 +82,11 @@ from scribed.tiers.wiki import (
 Clock = Callable[[], datetime]
 MIN_FACT_CHARS = 4  # shorter items are fragments, not facts
 
-_MUST_NOT = re.compile(r"\b(?:must not|mustn't|may not|cannot|can't|can not)\b", re.I)
-_CONVENTION = re.compile(r"\b(?:always|never|must|conventions?)\b", re.I)
-_CONSTRAINT = re.compile(r"\b(?:limits?|limited|only|requires?|required)\b", re.I)
-_CONTRACT = re.compile(r"\b(?:APIs?|endpoints?|schemas?|contracts?|interfaces?|returns?)\b", re.I)
-_RULE_START = re.compile(
-    r"\W*(?:please\s+)?(?:(?P<no>do not|don't|avoid|refrain from)|make sure to|rather you)\b", re.I
-)
-_CODEISH = re.compile(r"`[^`]*`|\S*/\S*")
 _TOPIC_LINE = re.compile(r"^\s*(?:[-*]\s+)?(?:topic|wiki)\s*:\s*(?P<t>\S+)\s*$", re.I | re.M)
 _WHY = re.compile(r"\s+—\s+why:\s+(?P<w>.+)$")
 _BECAUSE = re.compile(r"\bbecause\s+(?P<w>.{8,})$", re.I)
 _ARROW = re.compile(r"\s+→\s+")
 _PROV_LINE = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
-# A progress report ("Done, all tests pass.") is not reusable knowledge unless it also says why or how.
-_STATUS = re.compile(
-    r"^\W*(?:done|finished|completed|all tests pass|tests? pass(?:es|ed)?|merged|shipped|landed|deployed|released|"
-    r"works now|green)\b",
-    re.I,
-)
-_KEEP = re.compile(
-    r"\b(?:because|root cause|caused by|fix(?:ed)? by|always|never|must|only|requires?|cannot|convention|"
-    r"pattern|avoid|prefer)\b",
-    re.I,
-)
 
 
 def parse_as_of(text: str) -> datetime:
@@ -104,23 +95,6 @@ def parse_as_of(text: str) -> datetime:
     if dt is None:
         raise ValueError(f"bad date {text!r} (want YYYY-MM-DD or an ISO timestamp)")
     return dt
-
-
-def classify(text: str) -> str:
-    """The topic a reusable-knowledge item belongs to (see the module docstring).
-
-    Code spans and paths are not prose: ``/v2/limits`` says nothing about a limit.
-    """
-    text = _CODEISH.sub(" ", text)
-    if _MUST_NOT.search(text):
-        return "constraints"
-    if _CONVENTION.search(text):
-        return "conventions"
-    if _CONSTRAINT.search(text):
-        return "constraints"
-    if _CONTRACT.search(text):
-        return "contracts"
-    return "patterns"
 
 
 # --- facts of one cold entry ---------------------------------------------------------------------
@@ -189,6 +163,8 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
             return
         if legacy.is_question(text) or legacy.is_priority(text):
             return  # an open question or a priority label is not a durable fact
+        if not title and is_fragment(text):
+            return  # a piece of a sentence ("70fa175` (the license commit)") states nothing
         facts.append(
             Fact(
                 topic=override or kind_topic,
@@ -209,12 +185,10 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
         text, old, why = _decision(d)
         add("decisions", text, supersedes=old, rationale=why)
     for k in secs.get("knowledge", []):
-        if not _STATUS.match(k) or _KEEP.search(k):
+        if not (is_progress(k) or is_chatter(k) or is_heading(k)):
             add(classify(k), k)
-    for e in secs.get("errors", []):
-        err, fix = _fix(e)
-        if fix:
-            add("patterns", f"Known issue: {e}", title=one_line(f"Known issue: {err}", 100))
+    for err, line in _known_issues(secs.get("errors", [])):
+        add("patterns", f"Known issue: {line}", title=one_line(f"Known issue: {err}", 100))
     first: dict[tuple[str, str], Fact] = {}
     for f in facts:
         first.setdefault((f.topic, f.text), f)
@@ -234,29 +208,28 @@ def _key_facts(secs: dict[str, list[str]]) -> tuple[list[str], list[tuple[str, s
         if label.lower() == "decision":
             decisions.append(rest)
         elif label.lower() in ("user", "directive"):
-            topic = _directive_topic(rest)
+            topic = directive_topic(rest)
             if topic:
                 directives.append((topic, rest))
     return decisions, directives
 
 
-def _directive_topic(directive: str) -> str:
-    """A user's rule is a convention or a constraint: the keywords decide; one they miss that
-    starts as a rule does ("do not add it as a vendordep" is a constraint, "make sure to …" a
-    convention); anything else is not a rule ("")."""
-    topic = classify(directive)
-    if topic in ("conventions", "constraints"):
-        return topic
-    m = _RULE_START.match(directive)
-    if not m:
-        return ""
-    return "constraints" if m.group("no") else "conventions"
+def _known_issues(lines: list[str]) -> list[tuple[str, str]]:
+    """(error, line) of the ``error → fix`` lines that name an error and a fix: one per error, its
+    first fix (a digest holds the same error once unresolved and once with a fix)."""
+    out: dict[str, str] = {}
+    for line in lines:
+        err, fix = _fix(line)
+        if fix and names_an_error(err):
+            out.setdefault(err, line)
+    return list(out.items())
 
 
 def _fix(error_line: str) -> tuple[str, str]:
-    """(error, fix) of an ``error → fix`` line; fix is "" when it names none."""
+    """(error, fix) of an ``error → fix`` line; fix is "" when it names none ("unresolved", a
+    promise to fix, a progress report: :func:`scribed.core.promote_filter.fix_of`)."""
     err, *fix = _ARROW.split(error_line, maxsplit=1)
-    return err.strip().strip("`"), "".join(fix).strip()
+    return err.strip().strip("`"), fix_of("".join(fix))
 
 
 # --- archive and cold removal ------------------------------------------------------------------
