@@ -72,6 +72,8 @@ def test_directives_restored_under_key_facts_reach_the_wiki(tmp_path: Path) -> N
             "directive: make sure to keep the elevator presets in Constants",
             "user: Don't ask before switching to the fallback mirror",
             "user: the simulator is slow on this laptop",
+            "user: don't like the blue header, please change it",  # "I don't like …": no rule
+            "user: Do not guess the file. Just put this code into the one in the chat:",
         ],
     )
     assert got == {
