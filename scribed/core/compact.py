@@ -314,7 +314,7 @@ class Compactor(Step):
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             turns = ledger_mod.uncovered(
                 self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns,
-                path=source_key(job.item.path), session_end=sess.end,
+                path=source_key(job.item.path),
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))

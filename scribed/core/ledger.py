@@ -456,16 +456,16 @@ def uncovered(
     turns: list[Turn],
     *,
     path: str = "",
-    session_end: datetime | None = None,
 ) -> list[Turn]:
     """``turns`` minus those an entry already holds, from whatever path it was compacted.
 
     An entry covers its line range if the current turns of that range hash to its id (a
     transcript that only moved is not compacted again), or if it is the same session edited in
-    place: the entry came from this ``path``, and the turns of its range still end when its own
-    did (a line removed in the middle) or end earlier with nothing after them (the tail cut). A
-    range rewritten with other content, or whose end moved on, is compacted again. The end of a
-    range is its turns' newest time stamp, else ``session_end``, as the entry's was.
+    place: the entry came from this ``path``, every turn of its range has a time stamp, and the
+    newest still is the entry's end (a line removed in the middle) or is earlier with nothing
+    after it (the tail cut). A range rewritten with other content or whose end moved on, and any
+    range with an untimed turn (an Aider history's: its end is the session's start, which an edit
+    never moves), is compacted again: a duplicate is better than new content lost.
     """
     ranges = []
     for eid, first, last, epath, eend in ledger.session_entries(session_key):
@@ -473,7 +473,7 @@ def uncovered(
         if not inside:
             continue
         stamps = [t.ts for t in inside if t.ts is not None]
-        end = max(stamps) if stamps else session_end
+        end = max(stamps) if len(stamps) == len(inside) else None  # untimed turns: no such test
         tail_cut = all_turns[-1].line <= last
         if content_id(session_id, inside) == eid or (epath == path and _edited(end, eend, tail_cut)):
             ranges.append((first, last))

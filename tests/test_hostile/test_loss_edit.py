@@ -49,3 +49,36 @@ def test_a_rewrite_that_goes_on_is_compacted_again(tmp_path: Path) -> None:
     code, out, err = run_once(cfg)
     assert code == 0 and out["compacted"] == 1, err[-2000:]
     assert any("worker_7_3_0" in e for e in memory_entries(root))
+
+
+def test_an_untimed_session_rewritten_loses_nothing(tmp_path: Path) -> None:
+    """An Aider history has no time per message: its session's end is its start, which no edit
+    moves, so the end cannot tell an edit from a rewrite. Such a range is compacted again (a
+    duplicate rather than new content lost; found by review)."""
+    root = tmp_path / "root"
+    (root / ".squad/memory/hot").mkdir(parents=True)
+    src = tmp_path / "md"
+    src.mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[session]\nquiet_seconds = 1\n[cold]\nttl_days = 3650\n'
+        f'[[sources]]\nkind = "markdown"\npath = "{src}"\nagent = "a0"\n'
+    )
+    f = src / ".aider.chat.history.md"
+
+    def history(tag: str) -> str:
+        asks = "".join(
+            f"#### Please fix job {tag}{i} in ci/job_{tag}{i}.yml.\n\n"
+            f"Decision: pin worker_{tag}_{i} to queue q_{tag}_{i} in src/w_{tag}/p_{i}.py.\n\n"
+            for i in range(3)
+        )
+        return "\n# aider chat started at 2026-11-01 10:00:00\n\n" + asks
+
+    f.write_text(history("old"))
+    os.utime(f, (OLD, OLD))
+    assert run_once(cfg)[1]["compacted"] == 1
+    f.write_text(history("new"))  # the same session id and end, other content
+    os.utime(f, (OLD + 100, OLD + 100))
+    code, out, err = run_once(cfg)
+    assert code == 0 and out["compacted"] == 1, err[-2000:]
+    assert any("worker_new_2" in e for e in memory_entries(root))
