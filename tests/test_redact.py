@@ -768,6 +768,12 @@ def test_pass_the_verb_keeps_what_passed(line: str) -> None:
         ("pass: `correct horse battery`", "correct horse battery"),
         ("pass: `Ab3$/xY9zQ2`", "Ab3$/xY9zQ2"),
         ("pass: s3cr3t/pa55", "s3cr3t/pa55"),
+        # found by review: a dot, a digit in a command's word, another separator
+        ("PASS=Welcome1.Admin", "Welcome1.Admin"),
+        ("pass: Summer2024.Secret", "Summer2024.Secret"),
+        ("pass: `make S3cr3tP4ss`", "S3cr3tP4ss"),
+        ("pass: `go hunter2`", "hunter2"),
+        ("pass: `my/P@ssw0rd! x`", "P@ssw0rd!"),
     ],
 )
 def test_pass_the_name_still_hides_its_value(line: str, secret: str) -> None:

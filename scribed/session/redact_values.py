@@ -1,8 +1,7 @@
 """The redactor's data side: the rule file loaded and compiled, and how a value is judged.
 
-``secrets.toml`` ships in the package; its ``[[rule]]`` tables become :class:`Rule` objects and
-its ``[words]`` the vocabulary the judgement below uses: is this string, found after a
-secret-ish name, a secret?
+``secrets.toml`` ships in the package: its ``[[rule]]`` tables become :class:`Rule` objects, its
+``[words]`` the vocabulary that judges whether a string found after a secret-ish name is a secret.
 What is *not* a secret even after ``password=``: template and variable references (``$TOKEN``,
 ``${{ secrets.X }}``, ``{{ vault_pw }}``, ``%(pw)s``, ``$(cat f)``, ``<your password>``), masks
 and markers (``***``, ``xxxx``, ``[REDACTED_SECRET]``, which keeps redaction idempotent),
@@ -267,7 +266,7 @@ DOTTED_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za
 _CAMEL_RE = LazyPattern(r"[a-z][A-Z]")
 _SECRET_WORD_RE = LazyPattern(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
 _PATH_RE = LazyPattern(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
-_NODE_ID_RE = LazyPattern(r"[\w.-]+(?:/[\w.-]+)*\.[A-Za-z]{1,8}(?:::[\w\[\].-]+)*")  # tests/a.py::t
+_NODE_ID_RE = LazyPattern(r"(?:[\w.-]+/)+[\w.-]+\.(?:py|[cm]?[jt]sx?|java|kt|go|rb|rs)(?:::[\w\[\].-]+)*")
 _URL_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _EMAIL_RE = LazyPattern(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+")
 HEX_RE = LazyPattern(r"[0-9a-fA-F]+")
@@ -369,11 +368,13 @@ def _is_prose(v: str) -> bool:
 
 
 def _passed_what(v: str, follow: str, name: str) -> bool:
-    """After a bare ``pass:`` (the verb), what passed: a test file, or a backticked command (a path
-    or a build tool, then arguments). A passphrase of plain words in backticks stays a secret."""
-    first, _, rest = v.partition(" ")
-    tool = follow == "`" and bool(rest.strip()) and ("/" in first or first in _words("pass_verb_tools"))
-    return name.lower() == "pass" and bool(_NODE_ID_RE.fullmatch(v) or tool) and not looks_random(first)
+    """After ``pass`` (the verb), what passed: a test file in a folder, or a backticked command (a
+    path or build tool, then arguments) with no digit in any word. A passphrase stays a secret."""
+    words = v.split() if name.lower() == "pass" else []
+    if len(words) == 1 and _NODE_ID_RE.fullmatch(v):
+        return True
+    tool = len(words) > 1 and ("/" in words[0] or words[0] in _words("pass_verb_tools"))
+    return tool and follow == "`" and all(_no_digit(w) and not looks_random(w) for w in words)
 
 
 def _basic_userpass(v: str) -> bool:
