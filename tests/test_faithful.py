@@ -150,6 +150,47 @@ def test_a_small_session_keeps_its_error_by_cutting_its_long_goal() -> None:
     assert rec == 1.0 and len(text.encode()) <= int(budget * 1.15), text
 
 
+def test_the_guard_never_trades_a_fact_nor_leaves_a_bare_ellipsis() -> None:
+    """Cutting the goal to make room must not cut away an anchor only the goal held, and a cut
+    that would leave "…" (inside a long backtick span) is no cut (both found by review)."""
+    from scribed.models import Summary
+
+    s = Summary(
+        goal="`./gradlew :robot:deploy --offline -PteamNumber=1234 " + "--flag " * 40 + "`", outcome=""
+    )
+    assert not entry._shorter_prose(s, 30) and s.goal.startswith("`./gradlew")
+    rules = " ".join(f"Rule {i}: keep tuning value {i} in the constants." for i in range(2))
+    ask = (
+        f"Write ONLY src/main/java/frc/robot/subsystems/Shooter.java. {rules} "
+        "Never use the 2023 command-based syntax in this file."
+    )
+    error = (
+        'Traceback (most recent call last):\n  File "c.py", line 9\nBrokenPipeError: [Errno 32] Broken pipe'
+    )
+    turns = _turns(
+        ("user", ask),
+        ("tool", "Constants.java\nAdd file to the chat? (Y)es/(N)o [Yes]: y"),
+        ("assistant", "To implement"),
+        ("tool", error),
+    )
+    sess = _session(turns)
+    found = anchors.extract(sess)
+    budget = entry_budget(CompressCfg(), 2307, found)
+    meta = entry.EntryMeta(
+        "e-64ce26281875", "frc", "aider.chat.history@2026-03-17T00:39:54Z",
+        "../projects/robot-data/frc/.aider.chat.history.md", "markdown", T0, 1, 2, 2, "0" * 64,
+        "extractive", 2307,
+    )  # fmt: skip
+    summ = entry.fit_with_room(
+        ExtractiveCompressor().compress(sess, found, budget).summary, found, meta, budget
+    )
+    held = [a for a in found if anchors.present(a, entry.render(summ, meta))]
+    summ, _ = entry.guard(summ, found, meta, int(budget * 1.15))
+    text = entry.render(summ, meta)
+    assert all(anchors.present(a, text) for a in held), [a for a in held if not anchors.present(a, text)]
+    assert len(text.encode()) <= int(budget * 1.15)
+
+
 def test_goal_is_the_real_request_not_continue_and_a_pivot_adds_one() -> None:
     turns = _turns(
         ("user", "hi"),

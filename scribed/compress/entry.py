@@ -327,15 +327,11 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
         s.key_facts.append(line)
         over = _settled(fixed + added, meta)[1] - hard_cap
         if over > 0:
-            prose = (s.goal, s.outcome)
-            if _shorter_prose(s, over):  # a fact is worth more than the goal's last words
+            if _room_from_prose(s, over, meta, hard_cap, [b for b in anchors if b not in missing]):
                 _, blocks, fixed = _parts_of(s, meta)
-                if _settled(fixed, meta)[1] <= hard_cap:
-                    listed += 1
-                    continue
-                s.goal, s.outcome = prose
+                listed += 1
+                continue
             s.key_facts.pop()
-            _, blocks, fixed = _parts_of(s, meta)
         elif added:
             fixed += added
             listed += 1  # from here on the count of printed sections no longer matters
@@ -344,6 +340,21 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
 
 
 _GUARD_TEXT_MIN = 60  # the goal and outcome keep this much when they make room for a fact
+
+
+def _room_from_prose(s: Summary, over: int, meta: EntryMeta, hard_cap: int, kept: list[Anchor]) -> bool:
+    """Cut the goal and outcome so the entry (its last key fact included) fits ``hard_cap``; undone,
+    and False, when it cannot or when the cut text held an anchor the entry had (found by review:
+    a fact must not be traded for another)."""
+    from scribed.compress import anchors as anchors_mod
+
+    prose = (s.goal, s.outcome)
+    if _shorter_prose(s, over) and size_of(s, meta) <= hard_cap:
+        text = render(s, meta)
+        if all(anchors_mod.present(a, text) for a in kept):
+            return True
+    s.goal, s.outcome = prose
+    return False
 
 
 def _shorter_prose(s: Summary, over: int) -> bool:
@@ -355,6 +366,8 @@ def _shorter_prose(s: Summary, over: int) -> bool:
         if over <= 0 or len(value) <= _GUARD_TEXT_MIN:
             continue
         cut = one_line(value, max(_GUARD_TEXT_MIN, len(value) - over - 1))
+        if len(cut) < _GUARD_TEXT_MIN:  # a cut inside a long token or backtick span leaves only "…"
+            continue
         over -= len(value.encode()) - len(cut.encode())
         setattr(s, key, cut)
         gave = True
