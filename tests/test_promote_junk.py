@@ -166,3 +166,35 @@ def test_fragments_are_not_facts(tmp_path: Path) -> None:
 def test_a_quote_inside_code_is_no_fragment(tmp_path: Path) -> None:
     line = 'Escapes in the spec are `\\\\` and `\\"`, and `_`-prefixed names are private.'
     assert _facts(tmp_path, knowledge=[line]) == {("patterns", line)}
+
+
+def test_real_rules_that_look_like_junk_are_still_promoted(tmp_path: Path) -> None:
+    """The junk filters must not drop real rules (found by review): a decision ending on "in" or
+    "on" or starting with a dot, a short imperative rule, and narration that states a rule."""
+    got = _facts(
+        tmp_path,
+        decisions=[
+            "Users must be logged in",
+            "Keep the feature flag turned on",
+            ".env files are never committed; secrets come from Vault",
+        ],
+        knowledge=[
+            "Always use pnpm",
+            "Use UTC everywhere",
+            "To fix flaky tests, always inject the clock instead of sleeping.",
+            "You can only call the billing API from the worker process.",
+            "Here is the rule: every migration must be reversible.",
+        ],
+    )
+    texts = {text for _, text in got}
+    for rule in (
+        "Users must be logged in",
+        "Keep the feature flag turned on",
+        ".env files are never committed",
+        "Always use pnpm",
+        "Use UTC everywhere",
+        "always inject the clock",
+        "You can only call the billing API",
+        "every migration must be reversible",
+    ):
+        assert any(rule in t for t in texts), (rule, texts)

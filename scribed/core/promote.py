@@ -39,6 +39,7 @@ from scribed.config import Config
 from scribed.core.lock import root_lock
 from scribed.core.promote_filter import (
     classify,
+    cut_off,
     directive_topic,
     fix_of,
     is_chatter,
@@ -163,8 +164,8 @@ def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
             return
         if legacy.is_question(text) or legacy.is_priority(text):
             return  # an open question or a priority label is not a durable fact
-        if not title and is_fragment(text):
-            return  # a piece of a sentence ("70fa175` (the license commit)") states nothing
+        if not title and (cut_off(text) if kind_topic == "decisions" else is_fragment(text)):
+            return  # a piece of a sentence states nothing (a decision's words were read as one)
         facts.append(
             Fact(
                 topic=override or kind_topic,

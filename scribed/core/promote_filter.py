@@ -51,10 +51,15 @@ _WHY = re.compile(
     r"pattern|avoid|prefer)\b",
     re.I,
 )
+# Narration that states a rule is one ("To fix flaky tests, always inject the clock", "You can only
+# call the billing API from the worker"; found by review); "only" alone is narration's word too.
+_RULE_WORD = re.compile(r"\b(?:always|never|must|can only|cannot|the rule|convention)\b", re.I)
 _CODE_SPAN = re.compile(r"`[^`]*`")
 HEADING_WORDS = 3  # a line this short without code or a sentence end is a label
-_CONTINUES = re.compile(r"^(?:[)\]},;:.…]|(?:and|or|but|nor|which|whereas)\s)", re.I)
-_DANGLES = re.compile(r"\s(?:and|or|but|the|an?|to|for|with|of|in|on)$", re.I)
+# Not "." (".env files are never committed") nor a trailing "in"/"on" ("Users must be logged
+# in", "Keep the flag turned on"): real rules start and end so (found by review).
+_CONTINUES = re.compile(r"^(?:[)\]},;:…]|(?:and|or|but|nor|which|whereas)\s)", re.I)
+_DANGLES = re.compile(r"\s(?:and|or|but|the|an?|to|for|with|of)$", re.I)
 _UNRESOLVED = re.compile(r"^\W*unresolved\b", re.I)
 _RECURRED = re.compile(r"\s*\(after it recurred\)\s*$")
 _EMPTY_ERROR = re.compile(r"^[\w.\[\] -]*:\s*\W*(?:none|null|undefined|n/a)?\W*$", re.I)
@@ -69,23 +74,34 @@ def is_chatter(text: str) -> bool:
     """The agent talking about its own work ("Here's the fix:", "Let's …", "I'll …"), unless it
     gives a reason."""
     body = text.strip()
-    return bool(_CHATTER.match(body)) and not _REASON.search(body)
+    return bool(_CHATTER.match(body)) and not (_REASON.search(body) or _RULE_WORD.search(body))
 
 
 def is_heading(text: str) -> bool:
     """A label rather than a statement: three words or fewer, no code, no sentence end
-    ("Additional Fixes")."""
-    return len(text.split()) <= HEADING_WORDS and not re.search(r"[.!?`/=]", text)
+    ("Additional Fixes"), and no rule in it ("Always use pnpm", "Use UTC everywhere" are rules)."""
+    short = len(text.split()) <= HEADING_WORDS and not re.search(r"[.!?`/=]", text)
+    return short and not _WHY.search(text) and not re.match(r"\W*(?:use|keep|pin|prefer)\b", text, re.I)
 
 
 def is_fragment(text: str) -> bool:
     """A piece of a sentence: an unbalanced backtick or double quote, or a start that continues
     something before it (a closing bracket, a comma, "and …"), or an end that stops mid-clause
     ("… for added fiber and")."""
+    return unbalanced(text) or bool(_CONTINUES.match(text.strip()) or _DANGLES.search(text.strip()))
+
+
+def cut_off(text: str) -> bool:
+    """A decision's fragment: unbalanced, or a start that continues something before it (its end
+    is not judged: "Users must be logged in" ends on a preposition)."""
+    return unbalanced(text) or bool(_CONTINUES.match(text.strip()))
+
+
+def unbalanced(text: str) -> bool:
+    """An odd backtick or double quote: a piece cut out of a longer text ("70fa175` (the license
+    commit)"); a quote inside a code span (`\"`) is code, not a quotation."""
     plain = text.replace("```", "")
-    if plain.count("`") % 2 or _CODE_SPAN.sub("", plain).count('"') % 2:
-        return True  # a quote inside a code span (`\"`) is code, not a quotation
-    return bool(_CONTINUES.match(text.strip()) or _DANGLES.search(text.strip()))
+    return bool(plain.count("`") % 2 or _CODE_SPAN.sub("", plain).count('"') % 2)
 
 
 def fix_of(fix: str) -> str:
