@@ -623,3 +623,12 @@ def test_run_once_rows_tell_two_long_session_ids_apart(tmp_path: Path) -> None:
     rows = [ln.split()[1] for ln in p.stdout.decode().splitlines() if ln.startswith("aider ")]
     assert len(rows) == 2 and rows[0] != rows[1], rows
     assert rows[0].endswith("06:10:00Z") and rows[1].endswith("06:10:45Z"), rows
+
+
+def test_an_assistant_naming_the_reminder_tag_in_prose_keeps_its_words() -> None:
+    """Outside tool output a reminder is dropped only on lines of its own (found by review)."""
+    from scribed.models import Turn
+    from scribed.sources import injected
+
+    text = "The harness wraps hints in <system-reminder>x</system-reminder> in the test."
+    assert injected.clean_turns([Turn(role="assistant", text=text)])[0].text == text

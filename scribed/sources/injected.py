@@ -50,6 +50,7 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 # Outside the user's messages only the harness's reminders are injected (in a tool's output, or in
 # an assistant turn of a markdown export that inlines the tool blocks); other tags may be content.
 _TOOL_TAGS = re.compile(r"<system-reminder>.*?</system-reminder\s*>", re.DOTALL)
+_LINE_TAGS = re.compile(r"^[ \t]*<system-reminder>.*?</system-reminder\s*>[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 def mark(text: str) -> str:
@@ -168,8 +169,10 @@ def clean_turns(turns: Iterable[Turn]) -> list[Turn]:
         text = spawn.strip(t.text)
         if t.kind == "message" and t.role in ("user", "system"):
             text = strip_tags(text)
-        elif "<system-reminder>" in text:  # a tool's output, also where a markdown export inlines it
+        elif t.kind == "tool_result" and "<system-reminder>" in text:
             text = _TOOL_TAGS.sub("", text)
+        elif "<system-reminder>" in text:  # a markdown export inlines tool output in other turns
+            text = _LINE_TAGS.sub("", text)  # only on lines of their own: prose may name the tag
         if text != t.text:
             text = text.strip()
             if not text:
