@@ -312,10 +312,10 @@ class Compactor(Step):
         """Compact one session's turns not compacted yet."""
         turns = [t for t in sess.turns if t.end_offset > job.offset_done]
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
+            known = self.ledger.session_entries(redacted(sess.session_id))
             turns = ledger_mod.uncovered(
-                self.ledger, redacted(sess.session_id), sess.session_id, sess.turns, turns,
-                path=source_key(job.item.path),
-            )  # fmt: skip
+                known, sess.session_id, sess.turns, turns, path=source_key(job.item.path)
+            )
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
         # A session with no message (only a tool's banner or output) has nothing to remember.

@@ -31,9 +31,9 @@ from scribed.core.ledger_ids import content_id as content_id
 from scribed.core.ledger_ids import effective_mtime as effective_mtime
 from scribed.core.ledger_ids import legacy_id as legacy_id
 from scribed.core.ledger_ids import same_state as same_state
+from scribed.core.ledger_ids import uncovered as uncovered
 from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.fsutil import ensure_dir
-from scribed.models import Turn
 from scribed.session.redact import redact_path
 
 MIGRATIONS: list[list[str]] = [
@@ -446,48 +446,6 @@ def _set_aside(path: Path, why: str) -> None:
     for suffix in _SIDECARS:
         _unlink(_sidecar(path, suffix))
     _log().warning("ledger_corrupt", file=str(path), moved_to=str(dest), reason=why)
-
-
-def uncovered(
-    ledger: Ledger,
-    session_key: str,
-    session_id: str,
-    all_turns: Sequence[Turn],
-    turns: list[Turn],
-    *,
-    path: str = "",
-) -> list[Turn]:
-    """``turns`` minus those an entry already holds, from whatever path it was compacted.
-
-    An entry covers its line range if the current turns of that range hash to its id (a
-    transcript that only moved is not compacted again), or if it is the same session edited in
-    place: the entry came from this ``path``, every turn of its range has a time stamp, and the
-    newest still is the entry's end (a line removed in the middle) or is earlier with nothing
-    after it (the tail cut). A range rewritten with other content or whose end moved on, and any
-    range with an untimed turn (an Aider history's: its end is the session's start, which an edit
-    never moves), is compacted again: a duplicate is better than new content lost.
-    """
-    ranges = []
-    for eid, first, last, epath, eend in ledger.session_entries(session_key):
-        inside = [t for t in all_turns if first <= t.line <= last]
-        if not inside:
-            continue
-        stamps = [t.ts for t in inside if t.ts is not None]
-        end = max(stamps) if len(stamps) == len(inside) else None  # untimed turns: no such test
-        tail_cut = all_turns[-1].line <= last
-        if content_id(session_id, inside) == eid or (epath == path and _edited(end, eend, tail_cut)):
-            ranges.append((first, last))
-    if not ranges:
-        return turns
-    return [t for t in turns if not any(a <= t.line <= b for a, b in ranges)]
-
-
-def _edited(end: datetime | None, entry_end: str, tail_cut: bool) -> bool:
-    """A range of the entry's session edited in place (see :func:`uncovered`)."""
-    if end is None or not entry_end:
-        return False
-    now = end.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # as the entry's end was written
-    return now == entry_end or (tail_cut and now < entry_end)
 
 
 # --- lost or empty ledger ---------------------------------------------------------------------

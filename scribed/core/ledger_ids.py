@@ -11,7 +11,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed.models import Turn
@@ -73,3 +73,45 @@ def legacy_id(path: Path, session_id: str, start: int, end: int, *, hot: bool) -
     """The id entries had before content ids (path, session, byte range): ledgers keep working."""
     ident = f"{path}\0{session_id}" if hot else f"{path}\0{session_id}\0{start}\0{end}"
     return "e-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+
+def uncovered(
+    entries: Sequence[tuple[str, int, int, str, str]],
+    session_id: str,
+    all_turns: Sequence[Turn],
+    turns: list[Turn],
+    *,
+    path: str = "",
+) -> list[Turn]:
+    """``turns`` minus those an entry already holds (``entries``: the session's, as
+    :meth:`~scribed.core.ledger.Ledger.session_entries` gives them), from whatever path.
+
+    An entry covers its line range if the current turns of that range hash to its id (a
+    transcript that only moved is not compacted again), or if it is the same session edited in
+    place: the entry came from this ``path``, every turn of its range has a time stamp, and the
+    newest still is the entry's end (a line removed in the middle) or is earlier with nothing
+    after it (the tail cut). A range rewritten with other content or whose end moved on, and any
+    range with an untimed turn (an Aider history's: its end is the session's start, which an edit
+    never moves), is compacted again: a duplicate is better than new content lost.
+    """
+    ranges = []
+    for eid, first, last, epath, eend in entries:
+        inside = [t for t in all_turns if first <= t.line <= last]
+        if not inside:
+            continue
+        stamps = [t.ts for t in inside if t.ts is not None]
+        end = max(stamps) if len(stamps) == len(inside) else None  # untimed turns: no such test
+        tail_cut = all_turns[-1].line <= last
+        if content_id(session_id, inside) == eid or (epath == path and _edited(end, eend, tail_cut)):
+            ranges.append((first, last))
+    if not ranges:
+        return turns
+    return [t for t in turns if not any(a <= t.line <= b for a, b in ranges)]
+
+
+def _edited(end: datetime | None, entry_end: str, tail_cut: bool) -> bool:
+    """A range of the entry's session edited in place (see :func:`uncovered`)."""
+    if end is None or not entry_end:
+        return False
+    now = end.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # as the entry's end was written
+    return now == entry_end or (tail_cut and now < entry_end)
