@@ -324,6 +324,20 @@ SECRETS: list[Secret] = [
         _PEM[4],
         extra=(*_PEM, _PEM_TAIL),
     ),
+    Secret(  # a file read with line numbers (Claude Code's Read tool), found by review
+        "pem_read_line_numbers",
+        "\n".join(f"{i:>6}→{ln}" for i, ln in enumerate(_pem("PRIVATE KEY").splitlines(), 1)),
+        _PEM[1],
+        extra=(*_PEM, _PEM_TAIL),
+    ),
+    Secret(  # nested quotes, and a diff's removed lines
+        "pem_nested_quote_and_diff",
+        "\n".join("> > " + ln for ln in _pem("RSA PRIVATE KEY").splitlines())
+        + "\n"
+        + "\n".join("- " + ln for ln in _pem("EC PRIVATE KEY").splitlines()),
+        _PEM[3],
+        extra=(*_PEM, _PEM_TAIL),
+    ),
     Secret(
         "pem_truncated",
         "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(_PEM[:3]) + "\n[... output truncated ...]",

@@ -305,16 +305,18 @@ def _next_line(text: str, name_start: int, pos: int, *, who: tuple[str, str, str
 
 _AUTHORITY_RE = LazyPattern(r"[^\s/?#\"'<>`\\]{1,2048}+")
 _PEM_HEAD_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
-# A line break, then what may start each line of a pasted block: a diff's "+", a quote's "> ", an
-# Aider chat history's "#### " (a run of such marks, then blanks), or nothing.
-_PEM_SEP = r"(?:\\{1,4}[rn]|[ \t\r\n])++(?:[+>#*|]{1,8}+[ \t]*+|-(?!----))?"
+# A pasted line's start: a diff's "+"/"-", "> > ", Aider's "#### ", "//", a line number ("12→", "12\t").
+_PEM_PREFIX = r"(?:(?:[+>#*|]{1,8}+|//|\d{1,7}+(?:→|\\u2192|\t|\\t))[ \t]*+)*+"  # JSON escapes too
+_PEM_SEP = r"(?:\\{1,4}[rn]|[ \t\r\n])++(?:" + _PEM_PREFIX + r"|-(?!----)[ \t]*+)"
 _PEM_BODY_RE = LazyPattern(
     r"(?:" + _PEM_SEP + r"(?:(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]{0,200}+"
     r"|[A-Za-z0-9+/=]{16,}+"
     r"|[A-Za-z0-9+/=]{1,15}+(?=\\{1,4}[rn]|[\r\n\"'`]|\Z|[ \t]++-----END))){0,4000}"
 )
 _PEM_END_RE = LazyPattern(
-    r"(?:\\{1,4}[rn]|[ \t\r\n]){0,64}+(?:[+>#*|]{1,8}+[ \t]*+|-(?=-----))?-----END [A-Z0-9 ]{0,60}-----"
+    r"(?:\\{1,4}[rn]|[ \t\r\n]){0,64}+(?:"
+    + _PEM_PREFIX
+    + r"|-(?=-----)|-[ \t]++)-----END [A-Z0-9 ]{0,60}-----"
 )
 _CLI_KW_RE = LazyPattern(r"(?i:" + "|".join(data()["words"]["cli_flags"]) + r")(?=[ \t])")
 _FLAG_BACK_RE = re.compile(rb"[A-Za-z0-9_\-]{0,80}")  # reversed bytes
