@@ -319,6 +319,9 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     _, blocks, fixed = _parts_of(s, meta)
     listed = sum(1 for v in s.key_facts if v and v.strip())
     title = dict(SECTIONS)["key_facts"]
+    lost = {id(a) for a in missing}
+    held = [a for a in anchors if id(a) not in lost]  # what a cut of the prose must not take
+    may_cut = True  # one failed cut is the last: the prose has nothing more to give
     for a in missing:
         if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
             continue  # an earlier restored line already carries it
@@ -327,10 +330,11 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
         s.key_facts.append(line)
         over = _settled(fixed + added, meta)[1] - hard_cap
         if over > 0:
-            if _room_from_prose(s, over, meta, hard_cap, [b for b in anchors if b not in missing]):
+            if may_cut and _room_from_prose(s, over, meta, hard_cap, held):
                 _, blocks, fixed = _parts_of(s, meta)
                 listed += 1
                 continue
+            may_cut = False
             s.key_facts.pop()
         elif added:
             fixed += added
