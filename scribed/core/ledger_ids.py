@@ -11,9 +11,10 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
+from scribed.compress.entry import iso
 from scribed.models import Turn
 
 
@@ -113,5 +114,5 @@ def _edited(end: datetime | None, entry_end: str, tail_cut: bool) -> bool:
     """A range of the entry's session edited in place (see :func:`uncovered`)."""
     if end is None or not entry_end:
         return False
-    now = end.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # as the entry's end was written
+    now = iso(end)  # as the entry's end was written
     return now == entry_end or (tail_cut and now < entry_end)

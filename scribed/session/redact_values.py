@@ -239,7 +239,7 @@ def _words(name: str) -> frozenset[str]:
     return frozenset(data()["words"][name])
 
 
-PW, STRONG, WEAK = _words("pw"), _words("strong"), _words("weak")
+PW, STRONG, WEAK, PASS_TOOLS = _words("pw"), _words("strong"), _words("weak"), _words("pass_verb_tools")
 KEY_STRONG_MODS = tuple(data()["words"]["key_strong_mods"])
 KEY_PUBLIC_MODS = tuple(data()["words"]["key_public_mods"])
 KEY_PLAIN_MODS = _words("key_plain_mods")
@@ -373,7 +373,7 @@ def _passed_what(v: str, follow: str, name: str) -> bool:
     words = v.split() if name.lower() == "pass" else []
     if len(words) == 1 and _NODE_ID_RE.fullmatch(v):
         return True
-    tool = len(words) > 1 and ("/" in words[0] or words[0] in _words("pass_verb_tools"))
+    tool = len(words) > 1 and ("/" in words[0] or words[0] in PASS_TOOLS)
     return tool and follow == "`" and all(_no_digit(w) and not looks_random(w) for w in words)
 
 
