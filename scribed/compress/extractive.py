@@ -95,6 +95,9 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+_FIGURE = re.compile(r"#\d+|\d+(?:\.\d+)?\s?(?:ms|s|%|MB|KB|x)\b")
+
+
 def score(sentence: str) -> float:
     """Signal score of one sentence (higher = keep)."""
     s = 0.0
@@ -106,7 +109,7 @@ def score(sentence: str) -> float:
         s += 1
     if "`" in sentence or "/" in sentence:
         s += 0.5
-    if re.search(r"#\d+|\d+(?:\.\d+)?\s?(?:ms|s|%|MB|KB|x)\b", sentence):
+    if _FIGURE.search(sentence):
         s += 0.5
     if _CHATTER.match(sentence):
         s -= 2

@@ -13,12 +13,13 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import chain, filterfalse
+from itertools import accumulate, chain, filterfalse
 
-from scribed.compress.errors import error_in_line, may_hold_error
+from scribed.compress.errors import error_in_line, may_hold_error, may_hold_error_at
 from scribed.compress.stopwords import STOP as _STOP
 from scribed.models import Turn
 
@@ -236,11 +237,10 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
         lines = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in lines]
     last = len(lines) - 1
     maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
-    if maybe:
-        order: Iterable[int] = range(len(lines))
-    else:
-        tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
-        order = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
+    tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
+    order: Iterable[int] = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
+    if maybe and tail > TOOL_HEAD_LINES:
+        order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
     for i in order:
         ln = lines[i]
         err = error_in_line(ln) if maybe else None
@@ -254,6 +254,16 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             and not _ELIDED.match(ln)
         ):
             b.add(ln, turn.line, "tool", 0.12)
+
+
+def _error_candidates(lines: list[str], lo: int, hi: int) -> set[int]:
+    """The indexes in ``lo:hi`` of the lines an error pattern may match (:func:`may_hold_error`'s
+    prefilter finds something in them): one scan of the lines joined, instead of a call per line.
+    A prefilter match never spans two lines (they are stripped and non-empty, and its only
+    pattern with whitespace needs two whitespace characters), so each line it holds is found."""
+    starts = list(accumulate((len(ln) + 1 for ln in lines[lo:hi]), initial=0))
+    found = {bisect_right(starts, pos) - 1 for pos in may_hold_error_at("\n".join(lines[lo:hi]))}
+    return {lo + k for k in found}
 
 
 def split(turns: Iterable[Turn]) -> Pool:
