@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import zstandard
 from click.testing import CliRunner
 
@@ -185,3 +186,27 @@ def test_zst_source_is_archived_from_its_decompressed_content(tmp_path: Path) ->
     assert run(data) == 1
     res = show(write_config(tmp_path, data), meta["id"])
     assert res.exit_code == 0 and FACT in res.stdout and '"session_meta"' in res.stdout
+
+
+def test_a_copy_after_a_failed_one_is_whole_and_redacted(tmp_path: Path) -> None:
+    """The compressor is reused between copies: a copy that failed mid-stream (disk full) must
+    not leave its half frame in the next one."""
+    import io
+
+    src = claude_file(tmp_path / "t")
+    big = tmp_path / "big.txt"
+    big.write_bytes(os.urandom(3 << 20).hex().encode())
+
+    class Full(io.BytesIO):
+        def write(self, b: Any) -> int:
+            if self.tell() > 1000:
+                raise OSError(28, "No space left on device")
+            return super().write(b)
+
+    with pytest.raises(OSError, match="No space left"):
+        transcripts._fill(Full(), big)
+    out = io.BytesIO()
+    n = transcripts._fill(out, src)
+    text = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(out.getvalue())).read()
+    assert len(text) == n and FACT.encode() in text and SECRET.encode() not in text
+    assert transcripts.produce(src) is not None and transcripts.produce(src).data == out.getvalue()  # type: ignore[union-attr]

@@ -106,3 +106,40 @@ def test_whitespace_normalising_equals_the_regex() -> None:
         assert anchors._norm(s) == re.sub(r"\s+", " ", s), hex(c)
     for s in ["", " ", "\n\t ", " a ", "a  b\n", "\u2028x\u00a0", "x\x1c"]:
         assert anchors._norm(s) == re.sub(r"\s+", " ", s), repr(s)
+
+
+def test_sentence_score_equals_the_case_insensitive_patterns() -> None:
+    """ASCII sentences are lowercased and matched by the patterns without re.IGNORECASE: the score
+    must be the one the case-insensitive patterns give, on mixed case and at word edges."""
+    from scribed.compress import extractive as x
+
+    def ref(s: str) -> float:
+        out = 2.0 * bool(x._OUTCOME.search(s)) + 2.0 * bool(x._FIX.search(s)) + bool(x._KNOWLEDGE.search(s))
+        out += 0.5 * ("`" in s or "/" in s) + 0.5 * bool(x._FIGURE.search(s))
+        return out - 2.0 * bool(x._CHATTER.match(s)) - (len(s) > x.MAX_SENTENCE_CHARS)
+
+    words = [
+        "Fixed",
+        "RESOLVES",
+        "root",
+        "cause",
+        "Done",
+        "green",
+        "Must",
+        "NEVER",
+        "turns",
+        "out",
+        "Okay",
+        "Let",
+        "me",
+        "OPENED",
+        "a",
+        "PR",
+        "merged",
+    ]
+    words += ["prefixed", "undone", "x/y", "`a`", "12ms", "#4", "Kelvin", "ſure", "okay,", "_must"]
+    rng = random.Random(3)
+    for _ in range(5000):
+        s = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
+        s = "".join(c.upper() if rng.random() < 0.2 else c for c in s)
+        assert x.score(s) == ref(s), s

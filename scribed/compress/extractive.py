@@ -98,20 +98,29 @@ def _sentences(text: str) -> list[str]:
 _FIGURE = re.compile(r"#\d+|\d+(?:\.\d+)?\s?(?:ms|s|%|MB|KB|x)\b")
 
 
+# The word patterns without re.IGNORECASE, for ASCII text lowercased first: the same matches (the
+# patterns are lowercase ASCII), twice as fast (a case-insensitive scan folds every character).
+_FOLDED = (_OUTCOME, _FIX, _KNOWLEDGE, _CHATTER)
+_CASED = tuple(re.compile(p.pattern) for p in _FOLDED)
+
+
 def score(sentence: str) -> float:
     """Signal score of one sentence (higher = keep)."""
+    ascii_ = sentence.isascii()
+    text = sentence.lower() if ascii_ else sentence
+    outcome, fix, knowledge, chatter = _CASED if ascii_ else _FOLDED
     s = 0.0
-    if _OUTCOME.search(sentence):
+    if outcome.search(text):
         s += 2
-    if _FIX.search(sentence):
+    if fix.search(text):
         s += 2
-    if _KNOWLEDGE.search(sentence):
+    if knowledge.search(text):
         s += 1
     if "`" in sentence or "/" in sentence:
         s += 0.5
     if _FIGURE.search(sentence):
         s += 0.5
-    if _CHATTER.match(sentence):
+    if chatter.match(text):
         s -= 2
     if len(sentence) > MAX_SENTENCE_CHARS:
         s -= 1

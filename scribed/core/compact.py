@@ -146,14 +146,21 @@ class Compactor(Step):
     def _parse(
         self, item: SourceItem, st: os.stat_result, row: SourceRow | None, *, hold: bool
     ) -> sources.Reading | FileOutcome:
-        """Parse the file; a failed read is a retry (with backoff under the daemon), never "done"."""
+        """Parse the file; a failed read is a retry (with backoff under the daemon), never "done".
+        Whether the file can be read is asked only when the reading found nothing (one open less
+        per file): the parser reports a failed read as a warning."""
         key = source_key(item.path)
-        problem = read_error(item.path)
-        if problem is None:
+        problem: str | None = None
+        try:
             reading = self._read(item, st, hold)
+        except OSError as exc:  # the pool's sha check reads the file too
+            problem = read_error(item.path) or f"cannot read {item.path}: {exc.strerror or exc}"
+        else:
             parsed = reading.result
-            if not reading.briefs:  # the parser reports a failed read as a warning
-                problem = next((w for w in parsed.warnings if ": cannot read " in w), None)
+            if not reading.briefs:
+                problem = read_error(item.path) or next(
+                    (w for w in parsed.warnings if ": cannot read " in w), None
+                )
         if problem is not None:
             attempts = (row.attempts if row else 0) + 1
             self.log.error("source_unreadable", file=key, reason=problem, attempts=attempts)
