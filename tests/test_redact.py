@@ -744,7 +744,43 @@ def test_a_made_up_password_shaped_like_a_name_is_redacted(line: str, secret: st
     assert secret not in redact(line)
 
 
-@pytest.mark.parametrize("line", ["token=authToken2", "password = userPassword1", "token=tokenV2"])
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        # two digits after a word, or one after a capitalised word: how made-up passwords end
+        ("db_password=dinnerPass42", "dinnerPass42"),
+        ("token: bluePass77", "bluePass77"),
+        ('"secret": "MidnightToken8"', "MidnightToken8"),
+        ("PASSWD = OrchardSecret3", "OrchardSecret3"),
+        ("pwd=ChangedPassword5", "ChangedPassword5"),
+        # a digit inside the word, or leetspeak: no camelCase name (these were redacted already)
+        ("password=walrus9Pass", "walrus9Pass"),
+        ("password=qu1ckP4ss", "qu1ckP4ss"),
+    ],
+)
+def test_a_password_ending_like_a_password_is_no_variable(line: str, secret: str) -> None:
+    """Found by review: ``password=`` with a camelCase value holding one or two digits was kept as
+    a variable that names a secret, so a made-up password in that shape stayed in clear."""
+    out = redact(line)
+    assert secret not in out and REDACTED in out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "token=authToken2",
+        "password = userPassword1",
+        "token=tokenV2",
+        "token: TokenV2",  # a type annotation
+        "password = confirmPassword2",
+        "secret=clientSecret1",
+        "password=adminPassword",
+        "password=fetchPassword()",
+        "password=cfg.admin_password",
+        'password=os.environ["ADMIN_PASSWORD"]',
+        "token=tokenValue",
+    ],
+)
 def test_a_variable_with_a_digit_stays(line: str) -> None:
     assert redact(line) == line
 

@@ -25,51 +25,13 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+from scribed.session.lazy_pattern import LazyPattern as LazyPattern  # where it was defined first
 
 REDACTED = "[REDACTED_SECRET]"
 Span = tuple[int, int, str]  # start, end, rule id
 Spans = list[Span]
-
-
-class LazyPattern:
-    """A ``str`` regex compiled on its first use. A spawn imports these modules to redact a few
-    short texts, which reach few of the module's patterns; compiling them all at import cost it
-    ~10 ms. The first call puts the compiled pattern's own methods on the instance, so later calls
-    cost what a module-level ``re.compile`` costs."""
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern, self.flags = pattern, flags
-
-    def _load(self) -> re.Pattern[str]:
-        p = re.compile(self.pattern, self.flags)
-        for name in ("match", "fullmatch", "search", "finditer", "findall", "sub", "split"):
-            self.__dict__[name] = getattr(p, name)  # found before the class's methods from now on
-        return p
-
-    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self._load().match(string, pos, endpos)
-
-    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self._load().fullmatch(string, pos, endpos)
-
-    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self._load().search(string, pos, endpos)
-
-    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
-        return self._load().finditer(string, pos, endpos)
-
-    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
-        return self._load().findall(string, pos, endpos)
-
-    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
-        return self._load().sub(repl, string, count)
-
-    def split(self, string: str, maxsplit: int = 0) -> list[str | Any]:
-        return self._load().split(string, maxsplit)
 
 
 # Rarest first (counted on transcript text): a keyword is found through its rarest anchor. The
@@ -265,6 +227,9 @@ IDENT_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
 DOTTED_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[!?]?")
 _CAMEL_RE = LazyPattern(r"[a-z][A-Z]")
 _SECRET_WORD_RE = LazyPattern(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
+# How a password ends and a variable's name does not: two digits after a letter (mySecretPass99), or
+# a digit after a word when it starts like a sentence (SuperSecret1; not authToken2, TokenV2, OAuth2Token).
+_PW_END_RE = LazyPattern(r"[A-Za-z]\d\d+$|^[A-Z][a-z].*[a-z]\d$")
 _PATH_RE = LazyPattern(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
 _NODE_ID_RE = LazyPattern(r"(?:[\w.-]+/)+[\w.-]+\.(?:py|[cm]?[jt]sx?|java|kt|go|rb|rs)(?:::[\w\[\].-]+)*")
 _URL_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]*://")
@@ -348,8 +313,9 @@ def _is_code_ref(v: str, quoted: bool, follow: str) -> bool:
     if IDENT_RE.fullmatch(v):
         wordish = "_" in v or _CAMEL_RE.search(v) is not None
         digits = sum(c in _DIGITS for c in v)
-        # ``authToken2`` names a variable; ``mySuperSecretJwtKey2024`` is a made-up password
-        if _SECRET_WORD_RE.search(v) and (digits == 0 or (wordish and digits < CODE_REF_DIGITS)):
+        # ``authToken2`` names a variable; ``mySuperSecretJwtKey2024`` and ``SuperSecret1`` are made up
+        made_up = digits >= CODE_REF_DIGITS or _PW_END_RE.search(v) is not None
+        if _SECRET_WORD_RE.search(v) and (digits == 0 or (wordish and not made_up)):
             return True
         if not quoted and wordish and _no_digit(v) and not looks_random(v):
             return True
