@@ -40,7 +40,8 @@ def test_after_the_first_call_the_compiled_methods_answer() -> None:
 def test_importing_redaction_compiles_none_of_them() -> None:
     code = (
         "import scribed.session.redact as r, scribed.session.redact_values as v, scribed.session.redact_context as c\n"
-        "lazy = [o for m in (v, c) for o in vars(m).values() if isinstance(o, v.LazyPattern)]\n"
+        "import scribed.session.redact_pem as p\n"
+        "lazy = [o for m in (v, c, p) for o in vars(m).values() if isinstance(o, v.LazyPattern)]\n"
         "print(len(lazy), sum('match' in vars(o) for o in lazy))"
     )
     out = subprocess.run(

@@ -90,6 +90,46 @@ def test_pem_leaves_no_header_or_body(secret: Secret) -> None:
     assert_gone(secret, out)
 
 
+# A key pasted into code as one string literal per line (its body lines made up for this test).
+_KEY_LINES = (
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "As1ZGrlMBN4Trz5CMKXxUh6QcYb8b5GqD2dcpjdzbA+C73IuwjBY0SUMR2AVVUtD",
+    "a+OBR+YLqsLgchtbi+sdbRHKTP/Nw+1mHAMN4mxMvmcqmUEL3mXQ1DlKW6mT7kRQ",
+    "W7RQ06bF6yDDOw==",
+    "-----END RSA PRIVATE KEY-----",
+)
+_IN_CODE = {
+    "adjacent_literals": "SIGNER = (\n" + "\n".join(f'    "{ln}\\n"' for ln in _KEY_LINES) + "\n)",
+    "plus_at_line_end": "SIGNER = " + " +\n    ".join(f'"{ln}\\n"' for ln in _KEY_LINES),
+    "plus_at_line_start": "const signer = " + "\n  + ".join(f"'{ln}\\n'" for ln in _KEY_LINES) + ";",
+    "line_continuation": "SIGNER = " + " \\\n    ".join(f'"{ln}\\n"' for ln in _KEY_LINES),
+    "list_of_lines": "lines = [\n" + "".join(f'    "{ln}",\n' for ln in _KEY_LINES) + "]",
+    "php_dots": "$signer = " + " .\n  ".join(f'"{ln}\\n"' for ln in _KEY_LINES) + ";",
+    "bytes_literals": "SIGNER = (\n" + "\n".join(f'    b"{ln}\\n"' for ln in _KEY_LINES) + "\n)",
+    "one_line": 'const signer = "' + '\\n" + "'.join(_KEY_LINES) + '";',
+    "read_line_numbers": "\n".join(f'{i:>6}→    "{ln}\\n"' for i, ln in enumerate(_KEY_LINES, 1)),
+}
+_IN_CODE["json_escaped"] = json.dumps({"content": _IN_CODE["adjacent_literals"]})
+
+
+@pytest.mark.parametrize("text", _IN_CODE.values(), ids=_IN_CODE.keys())
+def test_a_key_written_as_string_literals_loses_its_body(text: str) -> None:
+    """Found by review: a PEM key built by string concatenation lost only its ``BEGIN`` line."""
+    out = redact(text)
+    for body in _KEY_LINES[1:4]:
+        assert body not in out, out
+    assert "PRIVATE KEY" not in out.replace(REDACTED, "") and redact(out) == out
+
+
+def test_code_that_names_a_key_header_keeps_its_code() -> None:
+    code = (
+        'HEADERS = ("-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN EC PRIVATE KEY-----")\n'
+        'if text.startswith("-----BEGIN PRIVATE KEY-----"):\n    return "pkcs8_container_format"\n'
+    )
+    want = f'HEADERS = ("{REDACTED}", "{REDACTED}")\nif text.startswith("{REDACTED}"):\n'
+    assert redact(code) == want + '    return "pkcs8_container_format"\n'
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -696,7 +736,13 @@ def test_engine_stays_small() -> None:
     import scribed
 
     root = Path(scribed.__file__).parent / "session"
-    for name, limit in (("redact.py", 450), ("redact_context.py", 500), ("redact_values.py", 500)):
+    limits = (
+        ("redact.py", 450),
+        ("redact_context.py", 500),
+        ("redact_values.py", 500),
+        ("redact_pem.py", 500),
+    )
+    for name, limit in limits:
         assert len((root / name).read_text().splitlines()) < limit, name
     assert (root / "secrets.toml").is_file()
 

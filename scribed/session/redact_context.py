@@ -2,10 +2,10 @@
 
 Assignments (``name=value``, ``"name": "value"``, a YAML key with its value on the next line),
 ``Authorization`` headers, URL credentials, ``--password`` / ``-u`` / ``-b`` / ``-p`` flags,
-cookies, ``.pgpass`` lines, XML elements and PEM blocks. :mod:`scribed.session.redact` finds the anchors
-and calls these handlers at the hits; :mod:`scribed.session.redact_values` judges the values they find,
-and ``secrets.toml`` holds the vocabulary and, for every context rule, an example and a
-look-alike.
+cookies, ``.pgpass`` lines, XML elements and PEM blocks (:mod:`scribed.session.redact_pem`).
+:mod:`scribed.session.redact` finds the anchors and calls these handlers at the hits;
+:mod:`scribed.session.redact_values` judges the values they find, and ``secrets.toml`` holds the
+vocabulary and, for every context rule, an example and a look-alike.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from scribed.session.redact_pem import on_pem as on_pem  # the PEM handler lives there
 from scribed.session.redact_values import (
     A_COMMANDS,
     ASSIGNMENT_WORDS,
@@ -304,20 +305,6 @@ def _next_line(text: str, name_start: int, pos: int, *, who: tuple[str, str, str
 # ---------------------------------------------------------------------------------------------
 
 _AUTHORITY_RE = LazyPattern(r"[^\s/?#\"'<>`\\]{1,2048}+")
-_PEM_HEAD_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
-# A pasted line's start: a diff's "+"/"-", "> > ", Aider's "#### ", "//", a line number ("12→", "12\t").
-_PEM_PREFIX = r"(?:(?:[+>#*|]{1,8}+|//|\d{1,7}+(?:→|\\u2192|\t|\\t))[ \t]*+)*+"  # JSON escapes too
-_PEM_SEP = r"(?:\\{1,4}[rn]|[ \t\r\n])++(?:" + _PEM_PREFIX + r"|-(?!----)[ \t]*+)"
-_PEM_BODY_RE = LazyPattern(
-    r"(?:" + _PEM_SEP + r"(?:(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]{0,200}+"
-    r"|[A-Za-z0-9+/=]{16,}+"
-    r"|[A-Za-z0-9+/=]{1,15}+(?=\\{1,4}[rn]|[\r\n\"'`]|\Z|[ \t]++-----END))){0,4000}"
-)
-_PEM_END_RE = LazyPattern(
-    r"(?:\\{1,4}[rn]|[ \t\r\n]){0,64}+(?:"
-    + _PEM_PREFIX
-    + r"|-(?=-----)|-[ \t]++)-----END [A-Z0-9 ]{0,60}-----"
-)
 _CLI_KW_RE = LazyPattern(r"(?i:" + "|".join(data()["words"]["cli_flags"]) + r")(?=[ \t])")
 _FLAG_BACK_RE = re.compile(rb"[A-Za-z0-9_\-]{0,80}")  # reversed bytes
 _USERPASS_RE = LazyPattern(r"[ \t=]{1,8}+[\"']?([^\s:\"'@/\\\[\]]{1,128}+):([^\s\"'\\/][^\s\"'\\]{0,255}+)")
@@ -355,19 +342,6 @@ def _token_like(user: str) -> bool:
         and not user.isalpha()
         and not user.isdigit()
     )
-
-
-def on_pem(text: str, private_pos: int, spans: Spans) -> None:
-    """A whole PEM private-key block, from its header to its footer (or where it was cut)."""
-    head = text.rfind("-----BEGIN ", max(0, private_pos - 80), private_pos)
-    m = _PEM_HEAD_RE.match(text, head) if head >= 0 else None
-    if not m:
-        return
-    end = m.end()
-    body = _PEM_BODY_RE.match(text, end)
-    end = body.end() if body else end
-    tail = _PEM_END_RE.match(text, end)
-    spans.append((head, tail.end() if tail else end, "private-key"))
 
 
 def on_cli(text: str, rtext: bytes, dash: int, spans: Spans) -> None:

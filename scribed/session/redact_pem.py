@@ -1,0 +1,49 @@
+"""PEM private-key blocks: the armour's header, every body line, and the footer.
+
+A key reaches a transcript pasted whole, JSON-escaped (``\\n`` inside a string), with each line
+prefixed (a diff's ``+``, a quote's ``> ``, a file read's line numbers), or written in code as one
+string literal per line: Python's adjacent literals inside parentheses, ``"...\\n" +`` in Python,
+Java or JavaScript, PHP's ``.``, a list of lines joined later. :func:`on_pem` is called by
+:mod:`scribed.session.redact` where ``PRIVATE KEY-----`` occurs and redacts the block from its
+``-----BEGIN`` to its footer (or to where the body stops).
+"""
+
+from __future__ import annotations
+
+from scribed.session.lazy_pattern import LazyPattern
+from scribed.session.redact_values import Spans
+
+_PEM_HEAD_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+# A pasted line's start: a diff's "+"/"-", "> > ", Aider's "#### ", "//", a line number ("12→", "12\t").
+_PEM_PREFIX = r"(?:(?:[+>#*|]{1,8}+|//|\d{1,7}+(?:→|\\u2192|\t|\\t))[ \t]*+)*+"  # JSON escapes too
+_PEM_NL = r"\\{1,4}[rn]|[ \t\r\n]"  # a line end or a blank, raw or JSON-escaped
+_PEM_QUOTE = r"\\{0,3}+[\"'`]"
+# A key written as one string literal per line: one literal closed and the next opened. After the
+# quote: `+`, `,` or PHP's `.`, a line continuation (`\`), then line ends and a line's prefix (which
+# takes a `+` at the next line's start), a string prefix (b"", r'') and the next quote.
+_PEM_JOIN = (
+    rf"{_PEM_QUOTE}[ \t]*+(?:[+,.][ \t]*+)?(?:\\(?=\r?\n))?"
+    rf"(?:(?:{_PEM_NL})++{_PEM_PREFIX})?+(?:[rbuRBU]{{1,2}}+)?{_PEM_QUOTE}"
+)
+_PEM_SEP = rf"(?:{_PEM_NL}|{_PEM_JOIN})++(?:{_PEM_PREFIX}|-(?!----)[ \t]*+)"
+_PEM_BODY_RE = LazyPattern(
+    r"(?:" + _PEM_SEP + r"(?:(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]{0,200}+"
+    r"|[A-Za-z0-9+/=]{16,}+"
+    rf"|[A-Za-z0-9+/=]{{1,15}}+(?=\\{{1,4}}[rn]|[\r\n]|{_PEM_QUOTE}|\Z|[ \t]++-----END))){{0,4000}}"
+)
+_PEM_END_RE = LazyPattern(
+    rf"(?:{_PEM_NL}|{_PEM_JOIN}){{0,64}}+(?:{_PEM_PREFIX}|-(?=-----)|-[ \t]++)-----END [A-Z0-9 ]{{0,60}}-----"
+)
+
+
+def on_pem(text: str, private_pos: int, spans: Spans) -> None:
+    """A whole PEM private-key block, from its header to its footer (or where it was cut)."""
+    head = text.rfind("-----BEGIN ", max(0, private_pos - 80), private_pos)
+    m = _PEM_HEAD_RE.match(text, head) if head >= 0 else None
+    if not m:
+        return
+    end = m.end()
+    body = _PEM_BODY_RE.match(text, end)
+    end = body.end() if body else end
+    tail = _PEM_END_RE.match(text, end)
+    spans.append((head, tail.end() if tail else end, "private-key"))
