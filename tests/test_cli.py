@@ -341,3 +341,37 @@ def test_lazy_command_table_matches_what_modules_register() -> None:
         importlib.import_module(f"scribed.cli.{module}").register(group)
         found.update(dict.fromkeys(group.commands, module))
     assert found == LAZY
+
+
+# --- 10. the README's Commands table ----------------------------------------------------------------
+def _command_table() -> list[str]:
+    """The `scribed …` spellings in the first column of the README's Commands table."""
+    import re
+
+    text = (PKG.parent / "README.md").read_text("utf-8")
+    table = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in table.splitlines() if ln.startswith("| `scribed")]
+    return [spec for row in rows for spec in re.findall(r"`(scribed [^`]+)`", row.split(" | ")[0])]
+
+
+def test_readme_command_table_lists_every_command_and_only_real_flags() -> None:
+    import re
+
+    import click
+
+    from scribed.cli.main import main
+
+    ctx = click.Context(main)
+    documented: set[str] = set()
+    for spec in _command_table():
+        words = spec.split()[1:]
+        cmd: click.Command = main
+        path: list[str] = []
+        while isinstance(cmd, click.Group) and words and (sub := cmd.get_command(ctx, words[0])):
+            cmd, path = sub, [*path, words.pop(0)]
+        documented.add(" ".join(path[:1]))
+        flags = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+        flags |= {"--config", "--init", "--version"}  # the group's own, accepted after the subcommand
+        for flag in re.findall(r"--[a-z][a-z-]*", spec):
+            assert flag in flags, f"README documents {flag} for `{spec}`, which has no such option"
+    assert set(main.list_commands(ctx)) <= documented, set(main.list_commands(ctx)) - documented
