@@ -236,6 +236,21 @@ def light(data: dict[str, Any], path: Path | None = None) -> LightConfig | None:
     return cfg
 
 
+def bad_agent(cfg: Any) -> str | None:
+    """The one-line error for the first source whose ``agent`` is not a valid agent name, worded
+    as :func:`scribed.config.from_dict` words a bad value (file, dotted key); None when all are."""
+    from scribed.names import normalize_name
+
+    for i, src in enumerate(cfg.sources):
+        if src.agent and normalize_name(src.agent) is None:
+            where = f"{cfg.path}: " if cfg.path else ""
+            return (
+                f"{where}bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+                "(lowercase letters, digits, '-' and '_')"
+            )
+    return None
+
+
 def anchor_to_file(cfg: Any, path: Path | None) -> None:
     """A relative root or source path in a config file is relative to that file, not to wherever
     scribed was started (both config readers, this one and :func:`scribed.config.from_dict`)."""

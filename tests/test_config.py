@@ -82,14 +82,32 @@ def test_missing_named_config(tmp_path: Path) -> None:
     assert "not found" in res.output
 
 
-def test_bad_agent_name_in_source(tmp_path: Path) -> None:
+@pytest.mark.parametrize("agent", ["../evil", "a/b", " ", "-x"])
+@pytest.mark.parametrize("cmd", [["run-once"], ["check-config"], ["context", "picard"], ["doctor"]])
+def test_bad_agent_name_in_source_names_file_and_key(tmp_path: Path, agent: str, cmd: list[str]) -> None:
+    """Like every other bad value: one line naming the config file and the dotted key, exit 2."""
+    (tmp_path / ".squad").mkdir()
     p = write(
         tmp_path / "c.toml",
-        f'root = "{tmp_path}"\n[[sources]]\nkind = "codex"\npath = "/x"\nagent = "../evil"\n',
+        f'root = "{tmp_path}"\n[[sources]]\nkind = "codex"\npath = "/x"\n'
+        f'[[sources]]\nkind = "claude"\npath = "/y"\nagent = "{agent}"\n',
     )
-    res = CliRunner().invoke(main, ["--config", str(p), "run-once"])
-    assert res.exit_code == 2
-    assert "sources.0.agent" in res.output
+    res = CliRunner().invoke(main, ["--config", str(p), *cmd])
+    assert res.exit_code == 2, res.output
+    err = res.stderr if hasattr(res, "stderr") else res.output
+    assert err.strip() == (
+        f"scribed: error: {p}: bad value for 'sources.1.agent': {agent!r} is not a valid agent name "
+        "(lowercase letters, digits, '-' and '_')"
+    )
+
+
+def test_bad_agent_name_from_the_core_names_file_and_key(tmp_path: Path) -> None:
+    from scribed.core.scribe import Scribe
+
+    (tmp_path / ".squad").mkdir()
+    p = write(tmp_path / "c.toml", '[[sources]]\nkind = "codex"\npath = "/x"\nagent = "a/b"\n')
+    with pytest.raises(config.ConfigError, match=rf"^{p}: bad value for 'sources.0.agent': 'a/b'"):
+        Scribe(config.load(str(p)))
 
 
 def test_example_config_is_valid_and_complete() -> None:

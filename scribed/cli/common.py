@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from scribed import log as log_mod
-from scribed.config_light import ConfigError
+from scribed.config_light import ConfigError, bad_agent
 from scribed.fsutil import ensure_dir
-from scribed.names import normalize_name
 
 if TYPE_CHECKING:  # the config module loads pydantic: only commands that load a config pay for it
     from scribed.config import Config
@@ -42,12 +41,9 @@ def _obj(ctx: click.Context) -> dict[str, Any]:
 
 def check_agents(cfg: Config | LightConfig) -> None:
     """Sources' agent names, checked before anything looks at the root (a config error comes first)."""
-    for i, agent in enumerate([src.agent for src in cfg.sources]):
-        if agent and normalize_name(agent) is None:
-            fail(
-                f"bad value for 'sources.{i}.agent': {agent!r} is not a valid agent name "
-                "(lowercase letters, digits, '-' and '_')"
-            )
+    problem = bad_agent(cfg)
+    if problem:
+        fail(problem)
 
 
 def require_squad(cfg: Config | LightConfig, init: bool) -> None:

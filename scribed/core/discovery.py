@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from scribed import sources
 from scribed.config import Config, ConfigError
+from scribed.config_light import bad_agent
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
 from scribed.names import normalize_name
@@ -29,12 +30,9 @@ def validate_sources(cfg: Config) -> None:
     root = cfg.root_path
     if not root.is_dir():
         raise ConfigError(f"root: not a folder: {root}")
-    for i, src in enumerate(cfg.sources):
-        if src.agent and normalize_name(src.agent) is None:
-            raise ConfigError(
-                f"bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
-                "(lowercase letters, digits, '-' and '_')"
-            )
+    problem = bad_agent(cfg)
+    if problem:
+        raise ConfigError(problem)
 
 
 def items(cfg: Config, layout: Layout, log: Logger) -> Iterator[SourceItem]:
