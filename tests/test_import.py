@@ -675,3 +675,26 @@ def test_hot_seed_comes_from_the_newest_dated_entry(tmp_path: Path, mtime: str, 
     text = (root / ".squad/memory/hot/neo.md").read_text()
     assert "session ended: Project Context" in text and "append here" not in text
     assert not any("append here" in p.read_text() for p in (root / ".squad/memory").rglob("*.md"))
+
+
+@pytest.mark.parametrize("fmt", ["console", "json"])
+def test_each_import_warning_is_printed_once(tmp_path: Path, fmt: str) -> None:
+    """A warning goes to stderr once (the log line), not a second time as a CLI line; the summary
+    counts it and the exit code stays 0, as before."""
+    root = tmp_path / "repo"
+    hist = root / ".squad/agents/data/history.md"
+    hist.parent.mkdir(parents=True)
+    hist.write_text(
+        "# Data history\n\n### Fixed the warp core calibration script\n"
+        "Decision: use tools/calibrate.py with --strict from now on.\n\n"
+        "### 2026-11-01: Reviewed the sensor docs\nThe sensor docs live in docs/sensors.md.\n"
+    )
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'root = "{root}"\n[log]\nformat = "{fmt}"\n')
+    p = scribed("--config", str(cfg), "import", "--all", "--as-of", AS_OF)
+    err, out = p.stderr.decode(), p.stdout.decode()
+    assert p.returncode == 0, err
+    assert err.count("undated entry 'Fixed the warp core calibration script'") == 1, err
+    assert out.splitlines()[-1].endswith(", 1 warning"), out
+    code, data, err = scribed_json("--config", str(cfg), "import", "--all", "--as-of", AS_OF, "--dry-run")
+    assert code == 0 and len(data["warnings"]) == 1 and err.count("undated entry") == 1, err

@@ -91,6 +91,7 @@ def _import_lines(res: ImportResult) -> list[str]:
         f"{len(res.pinned)} pinned, {len(res.decisions)} decisions"
         + (" proposed for review" if res.mode == "review" else "")
         + f", {len(res.not_decisions)} not decisions, {res.skipped} already imported"
+        + (f", {n} warning{'s' if n != 1 else ''}" if (n := len(res.warnings)) else "")
     )
     return lines
 
@@ -160,8 +161,7 @@ def register(main: click.Group) -> None:
                 res = scribe.import_squad(None if all_ else list(agents), as_of=when)
         except ImportRefusedError as exc:
             cli_mod.fail(str(exc))
-        for w in res.warnings:
-            click.echo(f"scribed: warning: {w}", err=True)
+        # Each warning is already on stderr once, as the import's `import_warning` log line.
         _emit(res.to_json(), as_json, _import_lines(res))
 
     _register_review(main)
