@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -219,7 +220,7 @@ def test_shell_pipelines_into_head(compacted: Path) -> None:
     cfg = compacted / "scribed.toml"
     me = f"{sys.executable} -m scribed"
     for script, out in (
-        (f"{me} --config {cfg} status | head -1", f"root:            {compacted}\n".encode()),
+        (f"{me} --config {cfg} status | head -1", f"root:             {compacted}\n".encode()),
         (f"seq 1 60000 | sed 's/$/ abcdef/' | {me} redact | head -c 10", b"1 abcdef\n2"),
     ):
         p = subprocess.run(["bash", "-c", script], capture_output=True, timeout=120)
@@ -289,17 +290,25 @@ def test_second_daemon_on_the_same_root_exits(tmp_path: Path) -> None:
         again.wait(timeout=60)
 
 
-# --- 8. status: sources apart from hot files ------------------------------------------------------
+# --- 8. status: transcript files apart from hot files, labels that say what they count -------------
 def test_status_text_separates_sources_and_hot_files(compacted: Path) -> None:
     p = run_cli("--config", str(compacted / "scribed.toml"), "status")
     data = json.loads(run_cli("--config", str(compacted / "scribed.toml"), "status", "--json").stdout)
-    lines = {
-        ln.split(":", 1)[0]: ln.split(":", 1)[1].strip() for ln in p.stdout.decode().splitlines() if ":" in ln
-    }
+    text = p.stdout.decode()
+    lines = {ln.split(":", 1)[0]: ln.split(":", 1)[1].strip() for ln in text.splitlines() if ":" in ln}
     src, hot = data["sources"], data["hot_files"]
+    # the demo's 3 transcript files hold 4 sessions: the line counts files, and says so
     assert src["done"] == 3 and hot["done"] >= 1, data
-    assert lines["sources"].startswith(f"{src['done']} done, {src['pending']} pending")
+    assert lines["transcript files"] == (
+        f"{src['done']} done, {src['pending']} pending, {src['failed']} failed, {src['quarantined']} quarantined"
+    )
     assert lines["hot files"].startswith(f"{hot['done']} done, {hot['pending']} pending")
+    assert "sources" not in lines and "(transcripts)" not in text
+    # the per-agent table's numbers are bytes against a budget: the header says so
+    header = next(ln for ln in text.splitlines() if ln.startswith("agent "))
+    assert header.split() == ["agent", "hot", "bytes/budget", "cold", "bytes/budget"], header
+    labelled = [ln for ln in text.splitlines() if re.match(r"[a-z ]+: ", ln)]
+    assert len({len(ln) - len(ln.split(":", 1)[1].lstrip()) for ln in labelled}) == 1, "values line up"
 
 
 # --- 9. an unsupported Python -----------------------------------------------------------------------
@@ -346,8 +355,6 @@ def test_lazy_command_table_matches_what_modules_register() -> None:
 # --- 10. the README's Commands table ----------------------------------------------------------------
 def _command_table() -> list[str]:
     """The `scribed …` spellings in the first column of the README's Commands table."""
-    import re
-
     text = (PKG.parent / "README.md").read_text("utf-8")
     table = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
     rows = [ln for ln in table.splitlines() if ln.startswith("| `scribed")]
@@ -355,8 +362,6 @@ def _command_table() -> list[str]:
 
 
 def test_readme_command_table_lists_every_command_and_only_real_flags() -> None:
-    import re
-
     import click
 
     from scribed.cli.main import main

@@ -152,32 +152,38 @@ def _counts(c: dict[str, int]) -> str:
     return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
 
 
+def _say(label: str, value: str) -> None:
+    click.echo(f"{label + ':':<18}{value}")
+
+
 def _print_status(d: dict[str, Any]) -> None:
+    """The text form of :func:`collect_status`: one labelled line each, values in one column.
+
+    The ledger counts files, not sessions (one transcript file can hold several, as run-once's
+    "N sessions" shows), by their state; the agent table is bytes against each tier's budget."""
     dm = d["daemon"]
-    click.echo(f"root:            {d['root']}")
+    _say("root", d["root"])
     if dm["alive"]:
-        click.echo(f"daemon:          running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
+        _say("daemon", f"running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
     else:
-        click.echo(f"daemon:          not running ({dm['reason']})")
+        _say("daemon", f"not running ({dm['reason']})")
     ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
-    click.echo(f"sources:         {_counts(d['sources'])} (transcripts){ledger}")
-    click.echo(f"hot files:       {_counts(d['hot_files'])}")
+    _say("transcript files", _counts(d["sources"]) + ledger)
+    _say("hot files", _counts(d["hot_files"]))
     for r in d["retrying"]:
         when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"
-        click.echo(f"retrying:        {r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")
-    click.echo(f"last compaction: {d['last_compaction'] or 'never'}")
+        _say("retrying", f"{r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")
+    _say("last compaction", d["last_compaction"] or "never")
     nxt = d["next_promotion"] or d["promotion_error"] or "none"
-    click.echo(
-        f"promotion:       last {d['last_promotion'] or 'never'}, next {nxt} ({d['promotion_schedule']})"
-    )
+    _say("promotion", f"last {d['last_promotion'] or 'never'}, next {nxt} ({d['promotion_schedule']})")
     t = d["tiers"]
     if t["agents"]:
-        click.echo(f"{'agent':<16} {'hot':>14} {'cold':>16}")
+        click.echo(f"{'agent':<16} {'hot bytes/budget':>18} {'cold bytes/budget':>20}")
         for a in t["agents"]:
             hot = f"{a['hot']}/{t['budgets']['hot']}" + ("!" if a["hot_over"] else "")
             cold = f"{a['cold']}/{t['budgets']['cold']}" + ("!" if a["cold_over"] else "")
-            click.echo(f"{a['agent']:<16} {hot:>14} {cold:>16}")
-    click.echo(f"wiki:            {t['wiki']['pages']} pages, {t['wiki']['bytes']} bytes")
+            click.echo(f"{a['agent']:<16} {hot:>18} {cold:>20}")
+    _say("wiki", f"{t['wiki']['pages']} pages, {t['wiki']['bytes']} bytes")
 
 
 def _say_if_empty(cfg: Config, d: dict[str, Any]) -> None:
