@@ -49,6 +49,57 @@ def test_root_without_squad_is_refused(tmp_path: Path, cmd: list[str]) -> None:
     assert not (root / ".squad").exists(), "nothing is created on a refused root"
 
 
+@pytest.mark.parametrize(
+    "cmd", [["run-once"], ["context", "picard"], ["import", "--all"], ["search", "x"], ["doctor"]]
+)
+def test_missing_root_names_it_and_where_it_was_set(tmp_path: Path, cmd: list[str]) -> None:
+    """A root folder that does not exist: one line naming it, saying so, where it was set (the
+    config's `root =` or --root) and what to do; exit 2, nothing created."""
+    gone = tmp_path / "gone"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'root = "{gone}"\n')
+    for args, origin in (
+        (["--config", str(cfg), *cmd], f"set by `root =` in {cfg}"),
+        ([*cmd, "--root", str(gone)], "given with --root"),
+    ):
+        p = run_cli(*args, cwd=tmp_path)
+        lines = _err_lines(p)
+        assert p.returncode == 2 and p.stdout == b"", p.stderr.decode()
+        assert lines == [
+            f"scribed: error: root folder {gone} does not exist ({origin}); "
+            + ("fix `root =` there" if "--config" in args else "check the path")
+            + ", or pass --init to create it with .squad/"
+        ], lines
+        assert not gone.exists()
+
+
+def test_root_that_is_a_file_is_refused_even_with_init(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'root = "{afile}"\n')
+    for extra in ([], ["--init"]):
+        p = run_cli("--config", str(cfg), *extra, "run-once", cwd=tmp_path)
+        assert p.returncode == 2 and _err_lines(p) == [
+            f"scribed: error: root {afile} is not a folder (set by `root =` in {cfg}); fix `root =` there"
+        ], p.stderr.decode()
+
+
+def test_missing_root_in_check_config_and_status(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'root = "{gone}"\n')
+    p = run_cli("--config", str(cfg), "check-config", "--strict")
+    assert p.returncode == 1
+    assert (
+        f"scribed: warning: root folder {gone} does not exist (set by `root =` in {cfg})" in _err_lines(p)[-1]
+    )
+    p = run_cli("--config", str(cfg), "status")  # status still reports, exit 0, and says why it is empty
+    assert p.returncode == 0 and p.stdout.startswith(b"root:")
+    assert f"root folder {gone} does not exist (set by `root =` in {cfg})" in p.stderr.decode()
+    assert not gone.exists()
+
+
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_init_creates_squad(tmp_path: Path, where: str) -> None:
     root = tmp_path / "new"
@@ -78,7 +129,7 @@ def test_empty_outputs_say_so(tmp_path: Path) -> None:
     assert "nothing here yet" in p.stderr.decode()
     p = run_cli("status", "--json", "--root", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert p.returncode == 0 and json.loads(p.stdout)["daemon"]["alive"] is False
-    assert "no .squad/ folder" in p.stderr.decode()
+    assert f"root folder {tmp_path / 'nowhere'} does not exist (given with --root)" in p.stderr.decode()
     assert not (tmp_path / "nowhere").exists(), "status writes nothing"
 
 

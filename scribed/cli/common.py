@@ -46,16 +46,43 @@ def check_agents(cfg: Config | LightConfig) -> None:
         fail(problem)
 
 
-def require_squad(cfg: Config | LightConfig, init: bool) -> None:
-    """A root without ``.squad/`` is most likely a typo: refuse it (exit 2) unless ``--init``."""
+def root_origin(cfg: Config | LightConfig, from_flag: bool) -> str:
+    """Where the root came from, for a message: ``--root``, the config's ``root =``, or the default."""
+    if from_flag:
+        return "given with --root"
+    if cfg.path:
+        return f"set by `root =` in {cfg.path}"
+    return "the current folder: no config file found"
+
+
+def root_problem(cfg: Config | LightConfig, from_flag: bool) -> str | None:
+    """The one-line reason a root that does not exist or is not a folder cannot be used; else None."""
+    root, origin = cfg.root_path, root_origin(cfg, from_flag)
+    fix = "check the path" if from_flag else "fix `root =` there" if cfg.path else "pass --root DIR"
+    if not root.exists():
+        return (
+            f"root folder {root} does not exist ({origin}); {fix}, or pass --init to create it with .squad/"
+        )
+    if not root.is_dir():
+        return f"root {root} is not a folder ({origin}); {fix}"
+    return None
+
+
+def require_squad(cfg: Config | LightConfig, init: bool, from_flag: bool = False) -> None:
+    """A root without ``.squad/`` is most likely a typo: refuse it (exit 2) unless ``--init``,
+    which creates ``.squad/`` (and a missing root folder), never through a file."""
     squad = cfg.root_path / ".squad"
     if squad.is_dir():
         return
-    if init:
+    root = cfg.root_path
+    if init and (root.is_dir() or not root.exists()):
         ensure_dir(squad)
         note(f"created {squad}")
         return
-    fail(f"{cfg.root_path}: no .squad/ folder here (is root right?); pass --init to create it")
+    fail(
+        root_problem(cfg, from_flag)
+        or f"{root}: no .squad/ folder here (is root right?); pass --init to create it"
+    )
 
 
 def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool = True) -> Config:
@@ -70,5 +97,5 @@ def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool
     log_mod.configure(cfg.log.format, cfg.log.level)
     if need_squad:
         check_agents(cfg)
-        require_squad(cfg, bool(_obj(ctx).get("init")))
+        require_squad(cfg, bool(_obj(ctx).get("init")), bool(root))
     return cfg

@@ -46,7 +46,7 @@ def spawn_config(ctx: click.Context, root: str | None) -> LightConfig | Config:
         fail(str(exc))
     log_mod.configure(cfg.log.format, cfg.log.level)
     check_agents(cfg)
-    require_squad(cfg, bool(opts.get("init")))
+    require_squad(cfg, bool(opts.get("init")), bool(root))
     return cfg
 
 

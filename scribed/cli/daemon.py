@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from scribed import config as config_mod
-from scribed.cli.common import fail, load_config, note, warn
+from scribed.cli.common import fail, load_config, note, root_problem, warn
 from scribed.config import Config, ConfigError
 from scribed.core.status import ledger_status
 from scribed.tiers.cold import Layout
@@ -186,9 +186,13 @@ def _print_status(d: dict[str, Any]) -> None:
     _say("wiki", f"{t['wiki']['pages']} pages, {t['wiki']['bytes']} bytes")
 
 
-def _say_if_empty(cfg: Config, d: dict[str, Any]) -> None:
+def _say_if_empty(cfg: Config, d: dict[str, Any], from_flag: bool) -> None:
     """Status of a root holding nothing yet: say why on stderr (stdout keeps its usual shape)."""
     squad = cfg.root_path / ".squad"
+    problem = root_problem(cfg, from_flag)
+    if problem:
+        note(problem)
+        return
     if not squad.is_dir():
         note(
             f"{cfg.root_path} has no .squad/ folder: not a squad root yet (is root right? --init creates it)"
@@ -278,7 +282,7 @@ def status_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     """Show the daemon, the ledger's counts, promotion times and each agent's memory size."""
     cfg = load_config(ctx, root, need_squad=False)
     data = collect_status(cfg)
-    _say_if_empty(cfg, data)
+    _say_if_empty(cfg, data, bool(root))
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:

@@ -182,13 +182,16 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
 @click.pass_context
 def check_config(ctx: click.Context, strict: bool) -> None:
     """Validate the config, print where it came from and check that its paths exist."""
-    from scribed.cli.common import check_agents, load_config, note, warn
+    from scribed.cli.common import check_agents, load_config, note, root_problem, warn
 
     cfg = load_config(ctx, need_squad=False)
     check_agents(cfg)
     problems: list[str] = []
     if not (cfg.root_path / ".squad").is_dir():
-        problems.append(f"root {cfg.root_path} has no .squad/ folder (commands refuse it unless --init)")
+        problems.append(
+            root_problem(cfg, False)
+            or f"root {cfg.root_path} has no .squad/ folder (commands refuse it unless --init)"
+        )
     lines = []
     for i, s in enumerate(cfg.sources):
         exists = s.expanded.exists()
