@@ -131,6 +131,27 @@ def test_code_that_names_a_key_header_keeps_its_code() -> None:
 
 
 @pytest.mark.parametrize(
+    ("code", "kept"),
+    [
+        ('assert detect("-----BEGIN PRIVATE KEY-----", "pkcs8") == "ok"', '"pkcs8") == "ok"'),
+        (
+            "headers = ('-----BEGIN DSA PRIVATE KEY-----', 'dsa', 'legacy', 'disabled')",
+            "'dsa', 'legacy', 'disabled')",
+        ),
+        ('xs = ["-----BEGIN RSA PRIVATE KEY-----", "user", "admin", "hello"]', '"user", "admin", "hello"]'),
+        (
+            'check("-----BEGIN OPENSSH PRIVATE KEY-----",\n "openssh", "Ed25519", "ok")',
+            '"openssh", "Ed25519", "ok")',
+        ),
+    ],
+)
+def test_short_literals_after_a_key_header_are_code_not_a_key(code: str, kept: str) -> None:
+    """A key's short last line follows a full one: the words of code after a header written as a
+    string literal are not a key's body."""
+    assert redact(code).endswith(kept)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "password=<your password>",

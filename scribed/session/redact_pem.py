@@ -26,10 +26,13 @@ _PEM_JOIN = (
     rf"(?:(?:{_PEM_NL})++{_PEM_PREFIX})?+(?:[rbuRBU]{{1,2}}+)?{_PEM_QUOTE}"
 )
 _PEM_SEP = rf"(?:{_PEM_NL}|{_PEM_JOIN})++(?:{_PEM_PREFIX}|-(?!----)[ \t]*+)"
+# The body: header lines (Proc-Type: …), then base64 lines. A line shorter than 16 characters is
+# a key's last line only after a full one: else the words of code after a header written as a
+# string literal (`("-----BEGIN … KEY-----", "pkcs8")`) would read as a key's body.
 _PEM_BODY_RE = LazyPattern(
-    r"(?:" + _PEM_SEP + r"(?:(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]{0,200}+"
-    r"|[A-Za-z0-9+/=]{16,}+"
-    rf"|[A-Za-z0-9+/=]{{1,15}}+(?=\\{{1,4}}[rn]|[\r\n]|{_PEM_QUOTE}|\Z|[ \t]++-----END))){{0,4000}}"
+    rf"(?:{_PEM_SEP}(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]{{0,200}}+){{0,8}}"
+    rf"(?:(?:{_PEM_SEP}[A-Za-z0-9+/=]{{16,}}+){{1,4000}}"
+    rf"(?:{_PEM_SEP}[A-Za-z0-9+/=]{{1,15}}+(?=\\{{1,4}}[rn]|[\r\n]|{_PEM_QUOTE}|\Z|[ \t]++-----END))?)?"
 )
 _PEM_END_RE = LazyPattern(
     rf"(?:{_PEM_NL}|{_PEM_JOIN}){{0,64}}+(?:{_PEM_PREFIX}|-(?=-----)|-[ \t]++)-----END [A-Z0-9 ]{{0,60}}-----"
