@@ -846,6 +846,12 @@ def test_a_password_ending_like_a_password_is_no_variable(line: str, secret: str
         "password=cfg.admin_password",
         'password=os.environ["ADMIN_PASSWORD"]',
         "token=tokenValue",
+        "SECRET_KEY = secretKeyBase64",  # a size or an encoding, not a made-up ending (review)
+        "api_key=apiKeyB64",
+        "token = tokenUtf16",
+        "token=csrfToken64",
+        "token=tokenV22",  # a version
+        "password=passwordV10",
     ],
 )
 def test_a_variable_with_a_digit_stays(line: str) -> None:

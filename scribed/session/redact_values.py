@@ -227,9 +227,10 @@ IDENT_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*")
 DOTTED_RE = LazyPattern(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[!?]?")
 _CAMEL_RE = LazyPattern(r"[a-z][A-Z]")
 _SECRET_WORD_RE = LazyPattern(r"(?i)password|passwd|pwd|pass|secret|token|key|auth|cred")
-# How a password ends and a variable's name does not: two digits after a letter (mySecretPass99), or
-# a digit after a word when it starts like a sentence (SuperSecret1; not authToken2, TokenV2, OAuth2Token).
-_PW_END_RE = LazyPattern(r"[A-Za-z]\d\d+$|^[A-Z][a-z].*[a-z]\d$")
+# How a password ends and a variable's name does not: two digits after a letter (mySecretPass99) that
+# are no version (tokenV22) or size (keyBase64, tokenUtf16), or a digit after a word when it starts
+# like a sentence (SuperSecret1; not authToken2, TokenV2, OAuth2Token).
+_PW_END_RE = LazyPattern(r"(?<=[A-Za-z])(?<![Vv])(?!(?:8|16|32|64|128|256|512)$)\d\d+$|^[A-Z][a-z].*[a-z]\d$")
 _PATH_RE = LazyPattern(r"(?:~|\.{1,2})?/[^\s]*|~|[A-Za-z]:\\[^\s]*")
 _NODE_ID_RE = LazyPattern(r"(?:[\w.-]+/)+[\w.-]+\.(?:py|[cm]?[jt]sx?|java|kt|go|rb|rs)(?:::[\w\[\].-]+)*")
 _URL_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.\-]*://")
