@@ -677,8 +677,10 @@ def test_hot_seed_comes_from_the_newest_dated_entry(tmp_path: Path, mtime: str, 
     assert not any("append here" in p.read_text() for p in (root / ".squad/memory").rglob("*.md"))
 
 
-@pytest.mark.parametrize("fmt", ["console", "json"])
-def test_each_import_warning_is_printed_once(tmp_path: Path, fmt: str) -> None:
+@pytest.mark.parametrize(
+    ("fmt", "level"), [("console", "info"), ("json", "info"), ("console", "error"), ("json", "error")]
+)
+def test_each_import_warning_is_printed_once(tmp_path: Path, fmt: str, level: str) -> None:
     """A warning goes to stderr once (the log line), not a second time as a CLI line; the summary
     counts it and the exit code stays 0, as before."""
     root = tmp_path / "repo"
@@ -690,7 +692,7 @@ def test_each_import_warning_is_printed_once(tmp_path: Path, fmt: str) -> None:
         "### 2026-11-01: Reviewed the sensor docs\nThe sensor docs live in docs/sensors.md.\n"
     )
     cfg = tmp_path / "c.toml"
-    cfg.write_text(f'root = "{root}"\n[log]\nformat = "{fmt}"\n')
+    cfg.write_text(f'root = "{root}"\n[log]\nformat = "{fmt}"\nlevel = "{level}"\n')  # error: no log line
     p = scribed("--config", str(cfg), "import", "--all", "--as-of", AS_OF)
     err, out = p.stderr.decode(), p.stdout.decode()
     assert p.returncode == 0, err

@@ -161,7 +161,11 @@ def register(main: click.Group) -> None:
                 res = scribe.import_squad(None if all_ else list(agents), as_of=when)
         except ImportRefusedError as exc:
             cli_mod.fail(str(exc))
-        # Each warning is already on stderr once, as the import's `import_warning` log line.
+        # Each warning is on stderr once, as the import's `import_warning` log line; a log level
+        # that hides warnings (`error`) must not hide them, so they are printed here instead.
+        if cfg.log.level == "error":
+            for w in res.warnings:
+                click.echo(f"scribed: warning: {w}", err=True)
         _emit(res.to_json(), as_json, _import_lines(res))
 
     _register_review(main)
