@@ -153,7 +153,9 @@ class Compactor(Step):
         problem: str | None = None
         try:
             reading = self._read(item, st, hold)
-        except OSError as exc:  # the pool's sha check reads the file too
+        except FileNotFoundError:  # gone since its stat (the pool's sha check reads it too)
+            return FileOutcome("skipped", reason="disappeared")
+        except OSError as exc:
             problem = read_error(item.path) or f"cannot read {item.path}: {exc.strerror or exc}"
         else:
             parsed = reading.result

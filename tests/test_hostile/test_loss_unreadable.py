@@ -95,3 +95,56 @@ def test_daemon_retries_an_unreadable_transcript_with_backoff(tmp_path: Path) ->
         wait_for(lambda: "worker_1_0_2" in cold_text(root, "a0"), 40, "compaction once readable")
         wait_for(lambda: status(cfg)["sources"]["done"] == 1, 20, "done in status")
     assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("exc", "status_", "attempts"),
+    [
+        (FileNotFoundError(2, "No such file or directory"), "skipped", None),
+        (PermissionError(13, "Permission denied"), "failed", 1),
+    ],
+)
+def test_a_pooled_reading_whose_file_fails_its_check(
+    tmp_path: Path, exc: OSError, status_: str, attempts: int | None
+) -> None:
+    """The pool's reading is taken after a sha check that reads the file: a file gone since its stat
+    is skipped as disappeared (as when its stat fails), one that cannot be read is a failure
+    retried with backoff (a ledger row, attempts 1), never an internal error."""
+    from scribed import config, sources
+    from scribed.core.compact_session import Prefetched
+    from scribed.core.ledger import source_key
+    from scribed.core.results import SourceItem
+    from scribed.core.scribe import Scribe
+
+    _, (src,), cfg = make_root(tmp_path)
+    path = src / "rollout-a.jsonl"
+    write_session(path, "sess-a", 1)
+    s = Scribe(config.load(str(cfg)))
+    try:
+        st = path.stat()
+        reading = sources.read_file("codex", path, "a0")
+        s.compactor.use(
+            Prefetched(
+                stamp=(st.st_size, st.st_mtime_ns),
+                sha="x",
+                hold=False,
+                reading=reading,
+                entries=[],
+                copy=None,
+            )
+        )
+
+        def boom(item: SourceItem, upto: int | None = None) -> str:
+            raise exc
+
+        s.compactor.sessions._source_sha = boom  # type: ignore[method-assign]
+        out = s._process_guarded(SourceItem(path, "codex", "a0"), False)
+        row = s.ledger.source(source_key(path))
+    finally:
+        s.close()
+    assert out.status == status_, out
+    if attempts is None:
+        assert out.reason == "disappeared" and row is None
+    else:
+        assert row is not None and row.status == "failed" and row.attempts == attempts
+        assert "Permission denied" in (out.reason or "")
