@@ -98,6 +98,22 @@ def test_missing_root_in_check_config_and_status(tmp_path: Path) -> None:
     assert p.returncode == 0 and p.stdout.startswith(b"root:")
     assert f"root folder {gone} does not exist (set by `root =` in {cfg})" in p.stderr.decode()
     assert not gone.exists()
+    for cmd in ("check-config", "status"):  # they take no --init: the hint names the command that does
+        p = run_cli("--config", str(cfg), "--init", cmd)
+        assert "or `scribed --init run-once` to create it" in p.stderr.decode() and not gone.exists()
+
+
+def test_a_root_that_is_a_dangling_symlink_says_so(tmp_path: Path) -> None:
+    """Review: it was reported as missing with a hint to --init, which then failed with exit 1."""
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "nowhere")
+    for args in (["run-once", "--root", str(link)], ["--init", "run-once", "--root", str(link)]):
+        p = run_cli(*args, cwd=tmp_path)
+        assert p.returncode == 2, p.stderr.decode()
+        assert _err_lines(p) == [
+            f"scribed: error: root {link} is a symlink to {tmp_path / 'nowhere'}, which does not exist "
+            "(given with --root); check the path"
+        ]
 
 
 @pytest.mark.parametrize("where", ["before", "after"])

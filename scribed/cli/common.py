@@ -55,14 +55,16 @@ def root_origin(cfg: Config | LightConfig, from_flag: bool) -> str:
     return "the current folder: no config file found"
 
 
-def root_problem(cfg: Config | LightConfig, from_flag: bool) -> str | None:
-    """The one-line reason a root that does not exist or is not a folder cannot be used; else None."""
+def root_problem(cfg: Config | LightConfig, from_flag: bool, *, init_here: bool = True) -> str | None:
+    """The one-line reason a root that does not exist or is not a folder cannot be used; else None.
+    ``init_here``: the command takes ``--init`` (``status`` and ``check-config`` only report)."""
     root, origin = cfg.root_path, root_origin(cfg, from_flag)
     fix = "check the path" if from_flag else "fix `root =` there" if cfg.path else "pass --root DIR"
+    if root.is_symlink() and not root.exists():
+        return f"root {root} is a symlink to {os.readlink(root)}, which does not exist ({origin}); {fix}"
     if not root.exists():
-        return (
-            f"root folder {root} does not exist ({origin}); {fix}, or pass --init to create it with .squad/"
-        )
+        init = "pass --init" if init_here else "`scribed --init run-once`"
+        return f"root folder {root} does not exist ({origin}); {fix}, or {init} to create it with .squad/"
     if not root.is_dir():
         return f"root {root} is not a folder ({origin}); {fix}"
     return None
@@ -75,7 +77,7 @@ def require_squad(cfg: Config | LightConfig, init: bool, from_flag: bool = False
     if squad.is_dir():
         return
     root = cfg.root_path
-    if init and (root.is_dir() or not root.exists()):
+    if init and (root.is_dir() or not (root.exists() or root.is_symlink())):
         ensure_dir(squad)
         note(f"created {squad}")
         return

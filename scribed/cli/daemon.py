@@ -189,7 +189,7 @@ def _print_status(d: dict[str, Any]) -> None:
 def _say_if_empty(cfg: Config, d: dict[str, Any], from_flag: bool) -> None:
     """Status of a root holding nothing yet: say why on stderr (stdout keeps its usual shape)."""
     squad = cfg.root_path / ".squad"
-    problem = root_problem(cfg, from_flag)
+    problem = root_problem(cfg, from_flag, init_here=False)
     if problem:
         note(problem)
         return

@@ -189,7 +189,7 @@ def check_config(ctx: click.Context, strict: bool) -> None:
     problems: list[str] = []
     if not (cfg.root_path / ".squad").is_dir():
         problems.append(
-            root_problem(cfg, False)
+            root_problem(cfg, False, init_here=False)
             or f"root {cfg.root_path} has no .squad/ folder (commands refuse it unless --init)"
         )
     lines = []
