@@ -113,6 +113,8 @@ def test_sentence_score_equals_the_case_insensitive_patterns() -> None:
     must be the one the case-insensitive patterns give, on mixed case and at word edges."""
     from scribed.compress import extractive as x
 
+    assert all(p.pattern == p.pattern.lower() for p in x._FOLDED), "an uppercase literal never matches"
+
     def ref(s: str) -> float:
         out = 2.0 * bool(x._OUTCOME.search(s)) + 2.0 * bool(x._FIX.search(s)) + bool(x._KNOWLEDGE.search(s))
         out += 0.5 * ("`" in s or "/" in s) + 0.5 * bool(x._FIGURE.search(s))
@@ -143,3 +145,16 @@ def test_sentence_score_equals_the_case_insensitive_patterns() -> None:
         s = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
         s = "".join(c.upper() if rng.random() < 0.2 else c for c in s)
         assert x.score(s) == ref(s), s
+
+
+def test_the_error_prefilter_never_matches_across_a_line_end() -> None:
+    """``units._error_candidates`` scans stripped, non-empty lines joined by newlines: a prefilter
+    match spanning two of them would hide the line it starts on. Its one pattern with whitespace
+    (``E\\s\\s``) needs two whitespace characters in a row, which joined stripped lines never hold."""
+    from scribed.compress import errors
+
+    lines = ["a line ending in E", "next line", "E", "x", "FAIL", "ED twice", "exi", "t 3"]
+    text = "\n".join(lines)
+    for m in errors._MAYBE.finditer(text):
+        assert "\n" not in m.group(), m.group()
+    assert "\\s" not in errors._MAYBE.pattern.replace(r"E\s\s", ""), "a new pattern may span lines"

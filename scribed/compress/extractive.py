@@ -101,7 +101,7 @@ _FIGURE = re.compile(r"#\d+|\d+(?:\.\d+)?\s?(?:ms|s|%|MB|KB|x)\b")
 # The word patterns without re.IGNORECASE, for ASCII text lowercased first: the same matches (the
 # patterns are lowercase ASCII), twice as fast (a case-insensitive scan folds every character).
 _FOLDED = (_OUTCOME, _FIX, _KNOWLEDGE, _CHATTER)
-_CASED = tuple(re.compile(p.pattern) for p in _FOLDED)
+_CASED = tuple(re.compile(p.pattern, p.flags & ~re.IGNORECASE) for p in _FOLDED)
 
 
 def score(sentence: str) -> float:
