@@ -121,6 +121,32 @@ def test_a_key_written_as_string_literals_loses_its_body(text: str) -> None:
     assert "PRIVATE KEY" not in out.replace(REDACTED, "") and redact(out) == out
 
 
+_LINE_BY_LINE = {
+    "shell_echo": "\n".join(f'echo "{ln}" >> signer.pem' for ln in _KEY_LINES),
+    "js_push": "\n".join(f'parts.push("{ln}");' for ln in _KEY_LINES),
+    "py_plus_eq": f'k = "{_KEY_LINES[0]}\\n"\n' + "".join(f'k += "{ln}\\n"\n' for ln in _KEY_LINES[1:]),
+    "list_with_comments": "K = [\n" + "".join(f'    "{ln}",  # pem\n' for ln in _KEY_LINES) + "]",
+    "sql_chr": "INSERT INTO k VALUES ('" + "' || CHR(10) || '".join(_KEY_LINES) + "');",
+    "lua_dots": "local k = " + " ..\n  ".join(f'"{ln}\\n"' for ln in _KEY_LINES),
+    "vb_amp": "Dim k = " + " &\n  ".join(f'"{ln}" & vbLf' for ln in _KEY_LINES),
+}
+
+
+@pytest.mark.parametrize("text", _LINE_BY_LINE.values(), ids=_LINE_BY_LINE.keys())
+def test_a_key_written_line_by_line_in_code_loses_its_body(text: str) -> None:
+    """Found by review: shapes the body pattern does not join (a command or a statement per line)
+    left every body line in clear; each line's run of base64 goes, the code around it stays."""
+    out = redact(text)
+    for body in _KEY_LINES[1:4]:
+        assert body not in out, out
+    assert redact(out) == out
+
+
+def test_code_after_a_key_header_with_no_key_keeps_its_words() -> None:
+    code = 'if pem.startswith("-----BEGIN RSA PRIVATE KEY-----"):\n    return load_rsa(pem, password=None)\nlog("ok")\n'
+    assert redact(code).endswith('):\n    return load_rsa(pem, password=None)\nlog("ok")\n')
+
+
 def test_code_that_names_a_key_header_keeps_its_code() -> None:
     code = (
         'HEADERS = ("-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN EC PRIVATE KEY-----")\n'

@@ -10,6 +10,8 @@ Java or JavaScript, PHP's ``.``, a list of lines joined later. :func:`on_pem` is
 
 from __future__ import annotations
 
+import re
+
 from scribed.session.lazy_pattern import LazyPattern
 from scribed.session.redact_values import Spans
 
@@ -39,6 +41,15 @@ _PEM_END_RE = LazyPattern(
 )
 
 
+# A key line in a shape the body pattern does not join (``echo "…" >> key.pem`` per line, ``k += "…"``,
+# ``lines.push("…");``, a literal with a comment after it, SQL's ``|| CHR(10) ||``): its run of
+# base64, found line by line. A full line has 64 characters; the last, shorter one follows a full one.
+_PEM_RUN_RE = LazyPattern(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{4,}+={0,2}+(?![A-Za-z0-9+/=])")
+_PEM_FULL = 40
+_PEM_LINES_MAX = 200  # a 4096-bit RSA key is ~50 lines of 64
+_PEM_SCAN_MAX = 16_384  # characters read on one line (a whole 4096-bit key on one line is ~3,200)
+
+
 def on_pem(text: str, private_pos: int, spans: Spans) -> None:
     """A whole PEM private-key block, from its header to its footer (or where it was cut)."""
     head = text.rfind("-----BEGIN ", max(0, private_pos - 80), private_pos)
@@ -47,6 +58,49 @@ def on_pem(text: str, private_pos: int, spans: Spans) -> None:
         return
     end = m.end()
     body = _PEM_BODY_RE.match(text, end)
+    if body is None or body.end() == end:
+        _key_lines(text, end, spans)  # no line joined to the header: look for the key line by line
     end = body.end() if body else end
     tail = _PEM_END_RE.match(text, end)
     spans.append((head, tail.end() if tail else end, "private-key"))
+
+
+def _key_lines(text: str, start: int, spans: Spans) -> None:
+    """The key's body after its header when the body pattern joined none of it: the runs of 40+
+    base64 characters left on the header's line, then the longest run of each line (40+, or a
+    shorter one with a digit or ``=`` ending the key after a full one) up to the footer or the
+    first line without one."""
+    nl = text.find("\n", start, start + _PEM_SCAN_MAX)
+    line_end = min(len(text), start + _PEM_SCAN_MAX) if nl < 0 else nl
+    stop = text.find("-----", start, line_end)  # a footer, or the next header: the key ends there
+    full = False
+    for r in _PEM_RUN_RE.finditer(text, start, line_end if stop < 0 else stop):
+        if _full(r) or (full and _last_line(r.group())):
+            spans.append((r.start(), r.end(), "private-key"))
+            full = full or _full(r)
+    for _ in range(_PEM_LINES_MAX):
+        if nl < 0 or stop >= 0:
+            return
+        pos, nl = nl, text.find("\n", nl + 1, nl + 1 + _PEM_SCAN_MAX)
+        line_end = min(len(text), pos + 1 + _PEM_SCAN_MAX) if nl < 0 else nl
+        stop = text.find("-----", pos, line_end)
+        run = max(_PEM_RUN_RE.finditer(text, pos, line_end if stop < 0 else stop), key=_size, default=None)
+        if run is None or not (_full(run) or (full and _last_line(run.group()))):
+            return
+        spans.append((run.start(), run.end(), "private-key"))
+        if not _full(run):
+            return  # a key's last line
+        full = True
+
+
+def _size(m: re.Match[str]) -> int:
+    return m.end() - m.start()
+
+
+def _full(m: re.Match[str]) -> bool:
+    return m.end() - m.start() >= _PEM_FULL
+
+
+def _last_line(run: str) -> bool:
+    """A key's short last line: base64 with a digit or padding, not a word."""
+    return run.endswith("=") or any(c.isdigit() for c in run)
