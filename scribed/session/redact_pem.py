@@ -5,7 +5,9 @@ prefixed (a diff's ``+``, a quote's ``> ``, a file read's line numbers), or writ
 string literal per line: Python's adjacent literals inside parentheses, ``"...\\n" +`` in Python,
 Java or JavaScript, PHP's ``.``, a list of lines joined later. :func:`on_pem` is called by
 :mod:`scribed.session.redact` where ``PRIVATE KEY-----`` occurs and redacts the block from its
-``-----BEGIN`` to its footer (or to where the body stops).
+``-----BEGIN`` to its footer (or to where the body stops). A key written a statement per line
+(``echo "…" >> key.pem``, ``lines.push("…");``), which the body pattern cannot join, loses each
+line's base64 run instead, and the code around the runs stays (:func:`_key_lines`).
 """
 
 from __future__ import annotations
