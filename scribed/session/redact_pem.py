@@ -100,7 +100,7 @@ def _size(m: re.Match[str]) -> int:
 
 
 def _full(m: re.Match[str]) -> bool:
-    return m.end() - m.start() >= _PEM_FULL
+    return _size(m) >= _PEM_FULL
 
 
 def _last_line(run: str) -> bool:
