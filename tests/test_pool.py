@@ -60,7 +60,7 @@ def state(root: Path) -> dict[str, str]:
     db.row_factory = sqlite3.Row
     for table, key in (("entries", "id"), ("sources", "path")):
         for r in db.execute(f"SELECT * FROM {table} ORDER BY {key}"):
-            row = {k: r[k] for k in r.keys() if k != "ms"}  # noqa: SIM118
+            row = {k: r[k].hex() if isinstance(r[k], bytes) else r[k] for k in r.keys() if k != "ms"}  # noqa: SIM118
             out[f"{table}:{r[key]}"] = json.dumps(row, sort_keys=True)
     db.close()
     return out

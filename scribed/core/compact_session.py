@@ -128,7 +128,7 @@ class SessionCompactor(Step):
             self.captured.append((key, w, ms))
         rep = self._report(w, bytes_in, ms)
         if not self.dry_run:
-            self._store(item, w, rep, offset_done, end_off)
+            self._store(item, w, rep, offset_done, end_off, digests=ledger_mod.turn_digests(turns))
         return rep
 
     def _write_entry(
@@ -182,7 +182,9 @@ class SessionCompactor(Step):
             ms=ms,
         )
 
-    def _store(self, item: SourceItem, w: _Written, rep: EntryReport, start_off: int, end_off: int) -> None:
+    def _store(
+        self, item: SourceItem, w: _Written, rep: EntryReport, start_off: int, end_off: int, *, digests: bytes
+    ) -> None:
         sub, agent = w.red.session, w.red.agent
         ensure_dir(self.layout.cold)
         cold.append(
@@ -208,6 +210,7 @@ class SessionCompactor(Step):
             ms=rep.ms,
             llm_error=redacted(rep.llm_error),
             created_at=self.iso_now(),
+            turn_digests=digests,
         )
         self._archive_transcript(item, w.red.session_id, redacted(agent), w.meta.source)
         self.log.info(

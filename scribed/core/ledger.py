@@ -26,11 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scribed.core.ledger_ids import SessionEntry as SessionEntry
 from scribed.core.ledger_ids import SourceRow as SourceRow
 from scribed.core.ledger_ids import content_id as content_id
 from scribed.core.ledger_ids import effective_mtime as effective_mtime
 from scribed.core.ledger_ids import legacy_id as legacy_id
 from scribed.core.ledger_ids import same_state as same_state
+from scribed.core.ledger_ids import turn_digests as turn_digests
 from scribed.core.ledger_ids import uncovered as uncovered
 from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.fsutil import ensure_dir
@@ -88,6 +90,9 @@ MIGRATIONS: list[list[str]] = [
         "UPDATE OR IGNORE sources SET path = scribed_source_key(path)",
         "UPDATE entries SET path = scribed_source_key(path)",
     ],
+    # 4: a digest of each turn an entry holds (see :func:`~scribed.core.ledger_ids.turn_digests`), so a
+    # transcript edited in place is compacted again only in the turns no entry holds.
+    ["ALTER TABLE entries ADD COLUMN turn_digests BLOB"],
 ]
 
 STATUSES = ("pending", "done", "failed", "quarantined")
@@ -386,16 +391,18 @@ class Ledger:
         with self.tx() as db:
             db.executemany(f"INSERT OR IGNORE INTO entries({cols}) VALUES({marks})", rows)
 
-    def session_entries(self, session: str) -> list[tuple[str, int, int, str, str]]:
-        """(id, first line, last line, source path, session end) of the entries of one session,
-        from any source path."""
+    def session_entries(self, session: str) -> list[SessionEntry]:
+        """The entries of one session, from any source path (see :class:`SessionEntry`)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, first_line, last_line, path, session_end FROM entries "
+                "SELECT id, first_line, last_line, path, session_end, turn_digests FROM entries "
                 "WHERE session=? AND last_line > 0",
                 (session,),
             ).fetchall()
-        return [(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4])) for r in rows]
+        return [
+            SessionEntry(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), bytes(r[5] or b""))
+            for r in rows
+        ]
 
     def last_entry_at(self) -> str | None:
         with self._lock:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from scribed.compress.entry import iso
 from scribed.models import Turn
@@ -76,8 +78,36 @@ def legacy_id(path: Path, session_id: str, start: int, end: int, *, hot: bool) -
     return "e-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
 
 
+DIGEST_BYTES = 8  # per turn: told apart within one session, never read back into text
+
+
+def turn_digests(turns: Sequence[Turn]) -> bytes:
+    """Each turn's digest (role, kind, tool, time and text, as :func:`content_id` reads them),
+    concatenated: what the ledger keeps of an entry's turns, to tell later which turns of an edited
+    transcript an entry already holds."""
+    out = bytearray()
+    for t in turns:
+        h = hashlib.blake2b(digest_size=DIGEST_BYTES, person=b"scribed-turn")
+        ts = t.ts.isoformat() if t.ts else ""
+        h.update(f"{t.role}\0{t.kind}\0{t.tool_name or ''}\0{ts}\0".encode())
+        h.update(t.text.encode("utf-8", "surrogatepass"))
+        out += h.digest()
+    return bytes(out)
+
+
+class SessionEntry(NamedTuple):
+    """What :func:`uncovered` needs of one entry of a session (a ledger row)."""
+
+    id: str
+    first_line: int
+    last_line: int
+    path: str
+    session_end: str
+    digests: bytes = b""  # :func:`turn_digests` of its turns; empty for entries written before them
+
+
 def uncovered(
-    entries: Sequence[tuple[str, int, int, str, str]],
+    entries: Sequence[SessionEntry],
     session_id: str,
     all_turns: Sequence[Turn],
     turns: list[Turn],
@@ -91,23 +121,53 @@ def uncovered(
     transcript that only moved is not compacted again), or if it is the same session edited in
     place: the entry came from this ``path``, every turn of its range has a time stamp, and the
     newest still is the entry's end (a line removed in the middle) or is earlier with nothing
-    after it (the tail cut). A range rewritten with other content or whose end moved on, and any
-    range with an untimed turn (an Aider history's: its end is the session's start, which an edit
-    never moves), is compacted again: a duplicate is better than new content lost.
+    after it (the tail cut). Outside those ranges, a turn an entry holds word for word (its
+    digest) is covered too, one turn per digest: so an Aider history edited in place (no time
+    stamps, its end is the session's start, which an edit never moves) is compacted again only
+    in the turns the edit changed, and a range rewritten with other content is compacted again
+    whole: a duplicate is better than new content lost.
     """
     ranges = []
-    for eid, first, last, epath, eend in entries:
-        inside = [t for t in all_turns if first <= t.line <= last]
+    for e in entries:
+        inside = [t for t in all_turns if e.first_line <= t.line <= e.last_line]
         if not inside:
             continue
         stamps = [t.ts for t in inside if t.ts is not None]
         end = max(stamps) if len(stamps) == len(inside) else None  # untimed turns: no such test
-        tail_cut = all_turns[-1].line <= last
-        if content_id(session_id, inside) == eid or (epath == path and _edited(end, eend, tail_cut)):
-            ranges.append((first, last))
-    if not ranges:
+        tail_cut = all_turns[-1].line <= e.last_line
+        if content_id(session_id, inside) == e.id or (
+            e.path == path and _edited(end, e.session_end, tail_cut)
+        ):
+            ranges.append((e.first_line, e.last_line))
+    held = _held_turns(entries, all_turns, ranges)
+    if not ranges and not held:
         return turns
-    return [t for t in turns if not any(a <= t.line <= b for a, b in ranges)]
+    return [t for t in turns if id(t) not in held and not any(a <= t.line <= b for a, b in ranges)]
+
+
+def _held_turns(
+    entries: Sequence[SessionEntry], all_turns: Sequence[Turn], ranges: list[tuple[int, int]]
+) -> set[int]:
+    """The ``id()`` of the turns outside ``ranges`` that an entry holds word for word: each entry's
+    digest covers one turn, the turns inside ``ranges`` taking theirs first (so a turn said twice
+    is covered only as often as entries hold it)."""
+    stock = Counter(
+        e.digests[i : i + DIGEST_BYTES] for e in entries for i in range(0, len(e.digests), DIGEST_BYTES)
+    )
+    if not stock:
+        return set()
+    digests = turn_digests(all_turns)
+    pairs = [(t, digests[k * DIGEST_BYTES : (k + 1) * DIGEST_BYTES]) for k, t in enumerate(all_turns)]
+    inside = [any(a <= t.line <= b for a, b in ranges) for t, _ in pairs]
+    for (_, d), within in zip(pairs, inside, strict=True):
+        if within and stock[d] > 0:
+            stock[d] -= 1
+    held: set[int] = set()
+    for (t, d), within in zip(pairs, inside, strict=True):
+        if not within and stock[d] > 0:
+            stock[d] -= 1
+            held.add(id(t))
+    return held
 
 
 def _edited(end: datetime | None, entry_end: str, tail_cut: bool) -> bool:

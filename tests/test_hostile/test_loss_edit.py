@@ -51,10 +51,8 @@ def test_a_rewrite_that_goes_on_is_compacted_again(tmp_path: Path) -> None:
     assert any("worker_7_3_0" in e for e in memory_entries(root))
 
 
-def test_an_untimed_session_rewritten_loses_nothing(tmp_path: Path) -> None:
-    """An Aider history has no time per message: its session's end is its start, which no edit
-    moves, so the end cannot tell an edit from a rewrite. Such a range is compacted again (a
-    duplicate rather than new content lost; found by review)."""
+def _aider_root(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A root and a config reading one Aider history (markdown, no time per message)."""
     root = tmp_path / "root"
     (root / ".squad/memory/hot").mkdir(parents=True)
     src = tmp_path / "md"
@@ -64,21 +62,62 @@ def test_an_untimed_session_rewritten_loses_nothing(tmp_path: Path) -> None:
         f'root = "{root}"\n[session]\nquiet_seconds = 1\n[cold]\nttl_days = 3650\n'
         f'[[sources]]\nkind = "markdown"\npath = "{src}"\nagent = "a0"\n'
     )
-    f = src / ".aider.chat.history.md"
+    return root, cfg, src / ".aider.chat.history.md"
 
-    def history(tag: str) -> str:
-        asks = "".join(
-            f"#### Please fix job {tag}{i} in ci/job_{tag}{i}.yml.\n\n"
-            f"Decision: pin worker_{tag}_{i} to queue q_{tag}_{i} in src/w_{tag}/p_{i}.py.\n\n"
-            for i in range(3)
-        )
-        return "\n# aider chat started at 2026-11-01 10:00:00\n\n" + asks
 
-    f.write_text(history("old"))
+def _history(tag: str, n: int = 3, *, drop: str = "") -> str:
+    """An Aider session: ``n`` requests, each answered in three lines (``drop``: a line left out)."""
+    asks = "".join(
+        f"#### Please fix job {tag}{i} in ci/job_{tag}{i}.yml.\n\n"
+        f"Decision: pin worker_{tag}_{i} to queue q_{tag}_{i} in src/w_{tag}/p_{i}.py.\n"
+        f"The runner r_{tag}_{i} needs the cache key k_{tag}_{i}.\n"
+        f"Checked with tests/t_{tag}_{i}.py.\n\n"
+        for i in range(n)
+    )
+    asks = "".join(line for line in asks.splitlines(keepends=True) if not drop or drop not in line)
+    return "\n# aider chat started at 2026-11-01 10:00:00\n\n" + asks
+
+
+def test_an_untimed_session_rewritten_loses_nothing(tmp_path: Path) -> None:
+    """An Aider history has no time per message: its session's end is its start, which no edit
+    moves, so the end cannot tell an edit from a rewrite. Such a range is compacted again (a
+    duplicate rather than new content lost; found by review)."""
+    root, cfg, f = _aider_root(tmp_path)
+    f.write_text(_history("old"))
     os.utime(f, (OLD, OLD))
     assert run_once(cfg)[1]["compacted"] == 1
-    f.write_text(history("new"))  # the same session id and end, other content
+    f.write_text(_history("new"))  # the same session id and end, other content
     os.utime(f, (OLD + 100, OLD + 100))
     code, out, err = run_once(cfg)
     assert code == 0 and out["compacted"] == 1, err[-2000:]
     assert any("worker_new_2" in e for e in memory_entries(root))
+
+
+def test_an_untimed_history_edited_in_place_is_compacted_again_only_where_it_changed(tmp_path: Path) -> None:
+    """A line removed from one answer: the turns an entry holds word for word are not compacted
+    again, so the second entry holds the edited answer alone, not a copy of the whole session."""
+    root, cfg, f = _aider_root(tmp_path)
+    f.write_text(_history("x"))
+    os.utime(f, (OLD, OLD))
+    assert run_once(cfg)[1]["compacted"] == 1
+    f.write_text(_history("x", drop="runner r_x_1"))  # the middle answer loses its second line
+    os.utime(f, (OLD + 100, OLD + 100))
+    code, out, err = run_once(cfg)
+    assert code == 0 and out["compacted"] == 1, err[-2000:]
+    first, second = memory_entries(root)
+    assert "worker_x_0" in first and "worker_x_2" in first
+    assert "worker_x_1" in second and "t_x_1" in second  # the edited answer, as it reads now
+    assert "worker_x_0" not in second and "worker_x_2" not in second
+    assert "job_x0" not in second and "job_x2" not in second  # no other turn again
+
+
+def test_an_untimed_history_with_its_tail_cut_adds_no_entry(tmp_path: Path) -> None:
+    root, cfg, f = _aider_root(tmp_path)
+    f.write_text(_history("y"))
+    os.utime(f, (OLD, OLD))
+    assert run_once(cfg)[1]["compacted"] == 1
+    f.write_text(_history("y", 2))  # the last request and its answer cut
+    os.utime(f, (OLD + 100, OLD + 100))
+    code, out, _ = run_once(cfg)
+    assert code == 0 and out["compacted"] == 0, out["entries"]
+    assert len(memory_entries(root)) == 1

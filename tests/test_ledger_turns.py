@@ -1,0 +1,96 @@
+"""Per-turn digests in the ledger: which turns of a transcript edited in place an entry already
+holds (``ledger_ids.uncovered``), counted turn for turn, and ledgers written before them."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from scribed.core.ledger import MIGRATIONS, Ledger
+from scribed.core.ledger_ids import DIGEST_BYTES, SessionEntry, content_id, turn_digests, uncovered
+from scribed.models import Turn
+
+
+def _turns(*texts: str) -> list[Turn]:
+    """Alternating user and assistant messages, one line apart, untimed (an Aider history)."""
+    roles = ("user", "assistant")
+    return [Turn(roles[i % 2], t, line=2 * i + 1) for i, t in enumerate(texts)]  # type: ignore[arg-type]
+
+
+def _entry(turns: list[Turn], *, digests: bool = True) -> SessionEntry:
+    return SessionEntry(
+        content_id("s", turns), turns[0].line, turns[-1].line, "/h.md", "2026-11-01T10:00:00Z",
+        turn_digests(turns) if digests else b"",
+    )  # fmt: skip
+
+
+def test_a_digest_per_turn_that_tells_every_field() -> None:
+    base = Turn("assistant", "pinned the worker", line=3)
+    d = turn_digests([base])
+    assert len(d) == DIGEST_BYTES
+    assert turn_digests([Turn("assistant", "pinned the worker", line=9)]) == d  # the line is no content
+    for other in (
+        Turn("user", "pinned the worker"),
+        Turn("assistant", "pinned the worker.", line=3),
+        Turn("assistant", "pinned the worker", kind="tool_result", line=3),
+        Turn("assistant", "pinned the worker", line=3, tool_name="bash"),
+    ):
+        assert turn_digests([other]) != d
+
+
+def test_only_the_edited_turn_is_left() -> None:
+    old = _turns("fix the job", "pinned worker 1", "and the cache?", "keyed by the lockfile")
+    new = _turns("fix the job", "pinned worker 1 to q2", "and the cache?", "keyed by the lockfile")
+    left = uncovered([_entry(old)], "s", new, list(new), path="/h.md")
+    assert [t.text for t in left] == ["pinned worker 1 to q2"]
+
+
+def test_a_turn_said_twice_is_covered_as_often_as_an_entry_holds_it() -> None:
+    """One 'continue' more than the entry holds is new (with its answer); counting by set would
+    have taken it as held."""
+    old = _turns("continue", "did A", "continue", "did B")
+    new = _turns("continue", "did A", "continue", "did C", "continue", "did B")
+    left = uncovered([_entry(old)], "s", new, list(new), path="/h.md")
+    assert [t.text for t in left] == ["did C", "continue"]
+
+
+def test_turns_inside_a_covered_range_take_their_digests_first() -> None:
+    """An unchanged range (its content id matches) holds its turns; a copy of one of them later in
+    the file is new."""
+    first = _turns("deploy it", "deployed")
+    rest = [Turn("user", "deploy it", line=5), Turn("assistant", "deployed again", line=7)]
+    left = uncovered([_entry(first)], "s", first + rest, first + rest, path="/h.md")
+    assert [t.text for t in left] == ["deploy it", "deployed again"]
+
+
+def test_an_entry_written_before_digests_covers_only_its_unchanged_range() -> None:
+    old = _turns("fix the job", "pinned worker 1")
+    new = _turns("fix the job", "pinned worker 1 to q2")
+    assert uncovered([_entry(old, digests=False)], "s", new, list(new), path="/h.md") == new
+
+
+def test_a_version_3_ledger_gains_the_column_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite"
+    db = sqlite3.connect(path)
+    db.create_function("scribed_source_key", 1, str, deterministic=True)
+    db.executescript(";\n".join(s for m in MIGRATIONS[:3] for s in m) + ";\nPRAGMA user_version=3;")
+    db.execute(
+        "INSERT INTO entries(id, path, session, agent, session_end, start_offset, end_offset, bytes_in,"
+        " bytes_out, ratio, recall, compressor, created_at, first_line, last_line) VALUES('e-000000000002',"
+        " '/a', 's', 'worf', 'x', 0, 10, 10, 5, 0.5, 1.0, 'extractive', 'now', 1, 4)"
+    )
+    db.commit()
+    db.close()
+    led = Ledger(path)
+    try:
+        assert led.session_entries("s") == [SessionEntry("e-000000000002", 1, 4, "/a", "x", b"")]
+        led.add_entry(
+            id="e-000000000003", path="/a", session="s", agent="worf", session_end="y", start_offset=0,
+            end_offset=20, bytes_in=20, bytes_out=5, ratio=0.25, recall=1.0, compressor="extractive",
+            created_at="now", first_line=5, last_line=8, turn_digests=b"\x01" * DIGEST_BYTES,
+        )  # fmt: skip
+        got = sorted(led.session_entries("s"))
+        assert got[1] == SessionEntry("e-000000000003", 5, 8, "/a", "y", b"\x01" * DIGEST_BYTES)
+    finally:
+        led.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 4
