@@ -411,3 +411,42 @@ def test_default_spawn_after_a_session_ended_prints_its_outcome_and_open_items(t
     assert "Add rate limiting to the public API (#412)" in out
     assert f"cold entry: .squad/memory/cold/picard.md (id {entry.entry_id})" in out
     assert made["session"] == "s-77"
+
+
+# --- promotion -----------------------------------------------------------------------------------
+def _promoted_seed(tmp_path: Path, *, edit: bool = False) -> tuple[Layout, bytes]:
+    """A seed of an entry, then that entry promoted out of cold (60 days old): the hot file's bytes
+    before promotion."""
+    from scribed.config import from_dict
+    from scribed.core.promote import promote
+
+    layout = Layout(tmp_path)
+    (tmp_path / ".squad").mkdir(exist_ok=True)
+    write_cold(layout, entry_text("s-1", "2026-09-20T10:00:00Z"))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log())
+    path = layout.hot_file("picard")
+    if edit:
+        path.write_text(path.read_text() + "- my own note\n")  # an agent's edit: no longer scribed's
+    before = path.read_bytes()
+    rep = promote(from_dict({"root": str(tmp_path)}), as_of=datetime(2026, 11, 29, tzinfo=UTC)).to_json()
+    assert [p["entry"] for p in rep["promoted"]] == ["e-0123456789ab"]
+    assert "e-0123456789ab" not in layout.cold_file("picard").read_text()
+    return layout, before
+
+
+def test_a_seed_of_a_promoted_entry_points_at_its_archive(tmp_path: Path) -> None:
+    layout, before = _promoted_seed(tmp_path)
+    text = layout.hot_file("picard").read_text()
+    archive = fields_of(text)["cold"]
+    assert archive.startswith(".squad/memory/.scribed/archive/promoted/picard/") and (tmp_path / archive).is_file()
+    assert f"cold entry: {archive} (id e-0123456789ab)" in text
+    assert "e-0123456789ab" in gzip.decompress((tmp_path / archive).read_bytes()).decode()
+    assert live.owned(text.encode()), "still scribed's seed: the next session's re-seed replaces it"
+    assert text.replace(archive, ".squad/memory/cold/picard.md").split("digest:")[0] == (
+        before.decode().split("digest:")[0]
+    ), "nothing but the pointer changed"
+
+
+def test_an_edited_seed_is_not_repointed(tmp_path: Path) -> None:
+    layout, before = _promoted_seed(tmp_path, edit=True)
+    assert layout.hot_file("picard").read_bytes() == before

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, Protocol
 
 from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
@@ -53,7 +54,7 @@ from scribed.fsutil import atomic_write, read_text, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
 from scribed.session.redact import redact
-from scribed.tiers import audit, cold, legacy
+from scribed.tiers import audit, cold, hot_seed, legacy
 from scribed.tiers.agent_writes import (
     INBOX_MAX_BYTES,
     FactSink,
@@ -422,7 +423,8 @@ def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[l
 
 
 def _commit(layout: Layout, sink: FactSink, due: list[_Due]) -> list[str]:
-    """Write in the order that makes a crash harmless; returns the topics written."""
+    """Write in the order that makes a crash harmless; returns the topics written. (A crash before
+    step 4 leaves a seed pointing at the cold file its entry left, as before that step existed.)"""
     written: list[str] = sink.flush()  # 1. the wiki (or the proposals) is durable …
     by_agent: dict[str, set[str]] = {}
     for d in due:
@@ -432,6 +434,13 @@ def _commit(layout: Layout, sink: FactSink, due: list[_Due]) -> list[str]:
         os.sync()  # … durable as one batch …
     for agent, refs in sorted(by_agent.items()):
         _remove_from_cold(layout, agent, refs)  # 3. … and only then the entries leave cold
+    moved: dict[str, dict[str, tuple[Entry, Path]]] = {}
+    for d in due:
+        if d.entry.entry_id:
+            where = layout.archive / archive_name(d.agent, d.entry)
+            moved.setdefault(d.agent, {})[d.entry.entry_id] = (d.entry, where)
+    for agent, entries in sorted(moved.items()):
+        hot_seed.repoint(layout, agent, entries, get_logger())  # 4. a seed points where its entry went
     return written
 
 

@@ -232,6 +232,40 @@ def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Log
     return True
 
 
+def repoint(layout: Layout, agent: str, moved: dict[str, tuple[Entry, Path]], log: Logger) -> bool:
+    """After promotion took entries out of ``cold/{agent}.md`` (``moved``: entry id → the entry and
+    its archive file): a seed of one of them points at its archive instead of the cold file it
+    left, so the pointer a spawn reads still leads somewhere. Only scribed's own, unedited seed is
+    rewritten (compare-and-swap); the rest of it is the same. Never raises for file problems."""
+    path = layout.hot_file(agent)
+    try:
+        if path.is_symlink():
+            return False
+        before = live.current_bytes(path)
+        if before is None or not live.owned(before):
+            return False
+        fields = live.live_fields(before)
+        value = fields.get(live.MARKER, "")
+        got = moved.get(fields.get("entry", ""))
+        if not value.startswith(live.SEED_PREFIX) or got is None:
+            return False
+        e, archived = got
+        seed = replace(last_session(layout, agent, e), cold=str(archived.relative_to(layout.root)))
+        text = render(agent, value, seed).encode()
+        if text == before or not live.swap(path, before, text, base=layout.memory):
+            return False
+    except (OSError, ValueError) as exc:
+        log.warning(
+            "hot_repoint_failed",
+            file=str(path),
+            agent=agent,
+            reason=str(getattr(exc, "strerror", None) or exc),
+        )
+        return False
+    log.info("hot_repointed", agent=agent, entry=e.entry_id)
+    return True
+
+
 def snapshot(current: bytes, size: int, session_id: str) -> bytes | None:
     """The bytes a hot file held when it was parsed (its session id is ``hot-`` + their sha256
     prefix), if ``current`` still starts with them; None when the file changed in another way."""
