@@ -438,12 +438,16 @@ def test_a_seed_of_a_promoted_entry_points_at_its_archive(tmp_path: Path) -> Non
     layout, before = _promoted_seed(tmp_path)
     text = layout.hot_file("picard").read_text()
     archive = fields_of(text)["cold"]
-    assert archive.startswith(".squad/memory/.scribed/archive/promoted/picard/") and (tmp_path / archive).is_file()
+    assert (
+        archive.startswith(".squad/memory/.scribed/archive/promoted/picard/")
+        and (tmp_path / archive).is_file()
+    )
     assert f"cold entry: {archive} (id e-0123456789ab)" in text
     assert "e-0123456789ab" in gzip.decompress((tmp_path / archive).read_bytes()).decode()
     assert live.owned(text.encode()), "still scribed's seed: the next session's re-seed replaces it"
-    assert text.replace(archive, ".squad/memory/cold/picard.md").split("digest:")[0] == (
-        before.decode().split("digest:")[0]
+    assert (
+        text.replace(archive, ".squad/memory/cold/picard.md").split("digest:")[0]
+        == (before.decode().split("digest:")[0])
     ), "nothing but the pointer changed"
 
 

@@ -158,3 +158,136 @@ def test_the_error_prefilter_never_matches_across_a_line_end() -> None:
     for m in errors._MAYBE.finditer(text):
         assert "\n" not in m.group(), m.group()
     assert "\\s" not in errors._MAYBE.pattern.replace(r"E\s\s", ""), "a new pattern may span lines"
+
+
+def test_tool_output_noise_and_elision_prefilters_keep_the_per_line_result() -> None:
+    """The per-line noise and elision checks run only when the output holds their words: the
+    units must be the ones checking every line gives, elided lines in every case included."""
+    from scribed.models import Turn
+
+    rng = random.Random(26)
+    pieces = [
+        "DEBUG pool: 3 workers", "step TRACE id=9", "[8033 lines truncated] ...", "... 12 more lines",
+        "(output truncated after 400 bytes)", "Content OMITTED for brevity", "12 rows hidden",
+        "5 items not shown", "... (4 more)", "...  3,000 more", "plain line about parser_state",
+        "résumé of 3 files written", "2 MORE LINES TRUNCATED", "debug is fine in lowercase",
+        "Elided: 20 chars", "more to come in the next step", "wrote 3 files", "ok: cache warm",
+    ]  # fmt: skip
+    for n in range(400):
+        lines = rng.randint(1, 3) if n % 2 else rng.randint(1, 90)  # short: one elision word alone
+        text = "\n".join(rng.choice(pieces) for _ in range(lines))
+        b = units._Builder()
+        units._tool_result(b, Turn("tool", text, kind="tool_result", line=1))
+        assert [(u.text, u.kind) for u in b.units] == _tool_units_ref(text), n
+
+
+def _add_ref(b: units._Builder, text: str, line: int, kind: str, weight: float) -> None:
+    """``_Builder.add`` as it was: every text normalised and looked up."""
+    if len(text) < units.MIN_UNIT_CHARS or weight <= 0:
+        return
+    text = " ".join(text.split())
+    n = len(text)
+    if n < units.MIN_UNIT_CHARS or n > units.MAX_UNIT_CHARS:
+        return
+    toks = b.seen.get(text)
+    if toks is None:
+        toks = b.seen[text] = units.tokens(text)
+        if toks and not text.islower():
+            b.camel |= units._camel_bonus(text)
+    elif kind == "tool":
+        return
+    if not toks:
+        return
+    if units._CHATTER.match(text):
+        weight *= 0.3
+    size = (n if text.isascii() else len(text.encode())) + 3
+    b.units.append(Unit(text, len(b.units), line, kind, weight, toks, size))
+
+
+def test_a_repeated_tool_line_is_dropped_as_before_and_other_repeats_kept() -> None:
+    rng = random.Random(29)
+    texts = ["ok fine", "  run   pytest -q now ", "run pytest -q now", "a" * 500, "Parser state ok", "x" * 12]
+    for n in range(300):
+        new, ref = units._Builder(), units._Builder()
+        for _ in range(rng.randint(1, 40)):
+            args = (
+                rng.choice(texts),
+                1,
+                rng.choice(["tool", "prose", "item", "tool"]),
+                rng.choice([0.0, 0.12, 1.0]),
+            )
+            new.add(*args)
+            _add_ref(ref, *args)
+        assert [(u.text, u.kind, u.weight) for u in new.units] == [
+            (u.text, u.kind, u.weight) for u in ref.units
+        ], n
+
+
+def _tokens_ref(text: str) -> frozenset[str]:
+    """``units.tokens`` as it was: every token stripped and filtered in Python, per call."""
+    found = dict.fromkeys(t.strip(units._EDGE) for t in units._TOKEN.findall(text.lower()))
+    return frozenset(
+        t
+        for t in found
+        if (len(t) >= units.MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in units._STOP
+    )
+
+
+def test_tokens_equal_the_plain_filter_with_the_cache_full_or_not(monkeypatch: object) -> None:
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    rng = random.Random(27)
+    alphabet = "aB1#-_./:\\@()$ ~,%:;xyzQ9 \t\n"
+    words = ["about", "Parser", "--dry-run", "#412", "v1.2.3.", "src/app.py:", "::", "a.b", "x", "12ms"]
+    texts = [
+        " ".join(rng.choice(words) if rng.random() < 0.5 else "".join(rng.choices(alphabet, k=rng.randint(1, 9)))
+                 for _ in range(rng.randint(0, 14)))
+        for _ in range(3000)
+    ]  # fmt: skip
+    for size in (units.ACCEPTED_MAX, 7):
+        monkeypatch.setattr(units, "ACCEPTED_MAX", size)
+        units._ACCEPTED.clear()
+        for text in texts:
+            assert units.tokens(text) == _tokens_ref(text), text
+        assert len(units._ACCEPTED) <= size
+
+
+def _run_ref(sel: units._Selection, candidates: list[Unit]) -> None:
+    """``_Selection.run`` as it was: every score recomputed when it comes up."""
+    import heapq
+
+    heap = [(-sel.gain(u), u.pos) for u in candidates]
+    heapq.heapify(heap)
+    while heap and sel.left > units.MIN_ROOM:
+        _, pos = heapq.heappop(heap)
+        u = sel.units[pos]
+        if u.size > sel.left or (u.kind == "code" and u.size > sel.code_left):
+            continue
+        g = sel.gain(u)
+        if g <= 0:
+            continue
+        if heap and g < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-g, pos))
+            continue
+        if units._near_duplicate(u, sel.by_token):
+            continue
+        sel.take(u)
+
+
+def test_selection_reusing_current_scores_picks_what_recomputing_picks() -> None:
+    rng = random.Random(28)
+    vocab = [f"tok{i}" for i in range(80)]
+    for n in range(60):
+        pool = [
+            Unit("x" * 20, i, 1, rng.choice(["prose", "tool", "code"]), rng.choice([0.12, 0.3, 1.0, 1.5]),
+                 frozenset(rng.sample(vocab, rng.randint(1, 10))), rng.randint(15, 300))
+            for i in range(rng.randint(1, 250))
+        ]  # fmt: skip
+        budget = rng.randint(50, 20_000)
+        weights = units._weights(pool, frozenset())
+        new = units._Selection(pool, weights, set(), budget)
+        new.run(list(pool))
+        ref = units._Selection(pool, weights, set(), budget)
+        _run_ref(ref, list(pool))
+        assert [u.pos for u in new.chosen] == [u.pos for u in ref.chosen], n

@@ -51,6 +51,8 @@ _ELIDED = re.compile(
     r"\.{3}\s*\(?\d[\d,]*\s+more\b)",
     re.I,
 )
+# Every match of _ELIDED holds one of these (lowercased): its prefilter on ASCII text.
+_ELIDED_WORDS = ("truncated", "omitted", "elided", "hidden", "not shown", "more")
 _READ_LINE_NO = re.compile(r"^\d{1,7}→")  # a file read with line numbers: "   296→code" (stripped)
 _NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
 _CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
@@ -88,19 +90,12 @@ def tokens(text: str) -> frozenset[str]:
     """Informative tokens, lowercased for coverage.
 
     ASCII text is lowercased once, before the scan: the token pattern treats both cases alike, so
-    the tokens are the same (elsewhere ``lower()`` may change lengths). A token repeated in the
-    text is judged once; the set is still filled in first-seen order, since its iteration order
-    decides the order of the float sums in ``gain`` and so the ties between units.
+    the tokens are the same (elsewhere ``lower()`` may change lengths). Each raw token is judged
+    once per process (:data:`_ACCEPTED`), and a token repeated in the text once.
     """
     if text.isascii():
-        found = dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text.lower())])
-        return frozenset(
-            {
-                t
-                for t in found
-                if (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP
-            }
-        )
+        found = dict.fromkeys(map(_ACCEPTED.__getitem__, _TOKEN.findall(text.lower())))
+        return frozenset(filter(None, found))  # None: not a token (an accepted one is never empty)
     out = set()
     for t in dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text)]):
         if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
@@ -109,6 +104,24 @@ def tokens(text: str) -> frozenset[str]:
         if low not in _STOP:
             out.add(low)
     return frozenset(out)
+
+
+class _Accepted(dict[str, str | None]):
+    """A raw ASCII token, lowercased, → the token it counts as (its ends stripped), or None when
+    it is too short or a stop word: looked up in C, judged in Python only the first time. Bounded:
+    emptied when full (a daemon meets new names for ever)."""
+
+    def __missing__(self, raw: str) -> str | None:
+        t = raw.strip(_EDGE)
+        keep = (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP
+        if len(self) >= ACCEPTED_MAX:
+            self.clear()
+        self[raw] = got = t if keep else None
+        return got
+
+
+ACCEPTED_MAX = 1 << 16
+_ACCEPTED = _Accepted()
 
 
 _EDGE = ".:-/\\"  # stripped from a token's ends
@@ -150,11 +163,16 @@ class _Builder:
         self.units: list[Unit] = []
         self.camel: set[str] = set()
         self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
+        self.raw: set[str] = set()  # texts added before, as given
 
     def add(self, text: str, line: int, kind: str, weight: float) -> None:
-        """Checks first what costs least: a raw line already too short stays so once normalised."""
+        """Checks first what costs least: a raw line already too short stays so once normalised,
+        and a tool line given before adds nothing (below: too short or long then, or seen)."""
         if len(text) < MIN_UNIT_CHARS or weight <= 0:
             return
+        if kind == "tool" and text in self.raw:
+            return
+        self.raw.add(text)
         text = " ".join(text.split())
         n = len(text)
         if n < MIN_UNIT_CHARS or n > MAX_UNIT_CHARS:
@@ -232,11 +250,17 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     that is mostly tool output still spends its budget on the most informative of them. When the
     text holds nothing error-shaped, the lines between head and tail are not even looked at.
     """
-    lines = list(filter(None, map(str.strip, turn.text.splitlines())))  # in C: outputs run long
-    if "→" in turn.text:
+    text = turn.text
+    lines = list(filter(None, map(str.strip, text.splitlines())))  # in C: outputs run long
+    # Each line's noise and elision checks only when the text holds what they need (a line is
+    # a piece of the text): _NOISE is case-sensitive; _ELIDED ignores case, which in ASCII text
+    # is what lowercasing does.
+    noisy = "DEBUG" in text or "TRACE" in text
+    elidable = not text.isascii() or any(map(text.lower().__contains__, _ELIDED_WORDS))
+    if "→" in text:
         lines = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in lines]
     last = len(lines) - 1
-    maybe = may_hold_error(turn.text)  # False: no line matches either (a line is a piece of the text)
+    maybe = may_hold_error(text)  # False: no line matches either (a line is a piece of the text)
     tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
     order: Iterable[int] = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
     if maybe and tail > TOOL_HEAD_LINES:
@@ -250,8 +274,8 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             b.add(ln, turn.line, "result", 0.5)
         elif (
             (i < TOOL_HEAD_LINES or i > last - TOOL_TAIL_LINES)
-            and not _NOISE.search(ln)
-            and not _ELIDED.match(ln)
+            and not (noisy and _NOISE.search(ln))
+            and not (elidable and _ELIDED.match(ln))
         ):
             b.add(ln, turn.line, "tool", 0.12)
 
@@ -375,19 +399,21 @@ class _Selection:
         return u.weight * g / self.scale[u.pos]
 
     def run(self, candidates: list[Unit]) -> None:
-        gain, units, heappop = self.gain, self.units, heapq.heappop
-        heap = [(-gain(u), u.pos) for u in candidates]
+        """Lazy greedy: a unit's score is recomputed when it comes up, unless nothing was taken
+        since it was computed (a gain changes only when ``have`` grows)."""
+        gain, units, heappop, chosen = self.gain, self.units, heapq.heappop, self.chosen
+        heap = [(-gain(u), u.pos, 0) for u in candidates]  # (-score, pos, units chosen then)
         heapq.heapify(heap)
         while heap and self.left > MIN_ROOM:
-            _, pos = heappop(heap)
+            neg, pos, taken = heappop(heap)
             u = units[pos]
             if u.size > self.left or (u.kind == "code" and u.size > self.code_left):
                 continue
-            g = gain(u)
+            g = -neg if taken == len(chosen) else gain(u)
             if g <= 0:
                 continue
             if heap and g < -heap[0][0] - 1e-12:
-                heapq.heappush(heap, (-g, pos))  # stale score: re-queue with the current gain
+                heapq.heappush(heap, (-g, pos, len(chosen)))  # stale score: re-queue with the current gain
                 continue
             if _near_duplicate(u, self.by_token):
                 continue
