@@ -300,7 +300,10 @@ def fit_with_room(summary: Summary, anchors: list[Anchor], meta: EntryMeta, budg
         return fitted
     reserve = sum(len(anchors_mod.format_anchor(a).encode()) + 3 for a in missing) + 16
     reserve = min(reserve, int(budget * 0.45))
-    return fit(summary, meta, budget - reserve)
+    # ``fitted`` goes on from where the first fit stopped: fitting walks one fixed sequence of
+    # shrinking summaries and stops at the first whose size is within the budget, so fitting
+    # ``summary`` to the smaller budget would walk the same steps again (tests/test_entry_fit.py).
+    return fit(fitted, meta, budget - reserve)
 
 
 def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: int) -> tuple[Summary, float]:
