@@ -454,3 +454,32 @@ def test_a_seed_of_a_promoted_entry_points_at_its_archive(tmp_path: Path) -> Non
 def test_an_edited_seed_is_not_repointed(tmp_path: Path) -> None:
     layout, before = _promoted_seed(tmp_path, edit=True)
     assert layout.hot_file("picard").read_bytes() == before
+
+
+def test_a_crash_before_the_entry_leaves_cold_leaves_a_pointer_that_leads_somewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seed is re-pointed before the entry leaves cold: a crash between the two leaves the entry
+    in cold and the seed at its archive, both there, and the rerun finishes (found by review)."""
+    from scribed.config import from_dict
+    from scribed.core import promote as promote_mod
+
+    layout = Layout(tmp_path)
+    (tmp_path / ".squad").mkdir()
+    write_cold(layout, entry_text("s-1", "2026-09-20T10:00:00Z"))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log())
+
+    def crash(*_: Any) -> int:
+        raise KeyboardInterrupt
+
+    cfg = from_dict({"root": str(tmp_path)})
+    with monkeypatch.context() as m:
+        m.setattr(promote_mod, "_remove_from_cold", crash)
+        with pytest.raises(KeyboardInterrupt):
+            promote_mod.promote(cfg, as_of=datetime(2026, 11, 29, tzinfo=UTC))
+    pointer = fields_of(layout.hot_file("picard").read_text())["cold"]
+    assert "archive/promoted/picard/" in pointer and (tmp_path / pointer).is_file()
+    assert "e-0123456789ab" in layout.cold_file("picard").read_text()
+    promote_mod.promote(cfg, as_of=datetime(2026, 11, 29, tzinfo=UTC))  # the rerun
+    assert fields_of(layout.hot_file("picard").read_text())["cold"] == pointer
+    assert "e-0123456789ab" not in layout.cold_file("picard").read_text()

@@ -17,6 +17,10 @@ def _turns(*texts: str) -> list[Turn]:
     return [Turn(roles[i % 2], t, line=2 * i + 1) for i, t in enumerate(texts)]  # type: ignore[arg-type]
 
 
+def _left(entries: list[SessionEntry], now: list[Turn], path: str = "/h.md") -> list[Turn]:
+    return uncovered(entries, "s", now, list(now), path=path, digests=lambda: turn_digests(now))
+
+
 def _entry(turns: list[Turn], *, digests: bool = True) -> SessionEntry:
     return SessionEntry(
         content_id("s", turns), turns[0].line, turns[-1].line, "/h.md", "2026-11-01T10:00:00Z",
@@ -41,8 +45,7 @@ def test_a_digest_per_turn_that_tells_every_field() -> None:
 def test_only_the_edited_turn_is_left() -> None:
     old = _turns("fix the job", "pinned worker 1", "and the cache?", "keyed by the lockfile")
     new = _turns("fix the job", "pinned worker 1 to q2", "and the cache?", "keyed by the lockfile")
-    left = uncovered([_entry(old)], "s", new, list(new), path="/h.md")
-    assert [t.text for t in left] == ["pinned worker 1 to q2"]
+    assert [t.text for t in _left([_entry(old)], new)] == ["pinned worker 1 to q2"]
 
 
 def test_a_turn_said_twice_is_covered_as_often_as_an_entry_holds_it() -> None:
@@ -50,8 +53,7 @@ def test_a_turn_said_twice_is_covered_as_often_as_an_entry_holds_it() -> None:
     have taken it as held."""
     old = _turns("continue", "did A", "continue", "did B")
     new = _turns("continue", "did A", "continue", "did C", "continue", "did B")
-    left = uncovered([_entry(old)], "s", new, list(new), path="/h.md")
-    assert [t.text for t in left] == ["did C", "continue"]
+    assert [t.text for t in _left([_entry(old)], new)] == ["did C", "continue"]
 
 
 def test_turns_inside_a_covered_range_take_their_digests_first() -> None:
@@ -59,14 +61,43 @@ def test_turns_inside_a_covered_range_take_their_digests_first() -> None:
     the file is new."""
     first = _turns("deploy it", "deployed")
     rest = [Turn("user", "deploy it", line=5), Turn("assistant", "deployed again", line=7)]
-    left = uncovered([_entry(first)], "s", first + rest, first + rest, path="/h.md")
-    assert [t.text for t in left] == ["deploy it", "deployed again"]
+    assert [t.text for t in _left([_entry(first)], first + rest)] == ["deploy it", "deployed again"]
 
 
 def test_an_entry_written_before_digests_covers_only_its_unchanged_range() -> None:
     old = _turns("fix the job", "pinned worker 1")
     new = _turns("fix the job", "pinned worker 1 to q2")
-    assert uncovered([_entry(old, digests=False)], "s", new, list(new), path="/h.md") == new
+    assert _left([_entry(old, digests=False)], new) == new
+
+
+def test_another_files_entries_cover_no_turn_word_for_word() -> None:
+    """Two Aider histories started in the same second share the session id: one agent's entry
+    must not hide the other's turns (found by review)."""
+    old = _turns("fix the job", "pinned worker 1", "thanks")
+    new = _turns("fix the job", "pinned worker 1", "and the cache?", "keyed by the lockfile")
+    assert _left([_entry(old)], new, path="/other/h.md") == new
+    assert [t.text for t in _left([_entry(old)], new)] == ["and the cache?", "keyed by the lockfile"]
+
+
+def test_changed_tool_output_alone_comes_with_the_message_before_it() -> None:
+    """A part with no message is not compacted: tool output an edit changed would be lost alone
+    (found by review)."""
+    old = [
+        *_turns("run the tests", "running them"),
+        Turn("tool", "> 3 failed: KeyError q_7", "tool_result", line=5),
+    ]
+    new = [
+        *_turns("run the tests", "running them"),
+        Turn("tool", "> 3 failed: KeyError ROLLBACK", "tool_result", line=5),
+    ]
+    assert [t.text for t in _left([_entry(old)], new)] == ["running them", "> 3 failed: KeyError ROLLBACK"]
+    first = [Turn("tool", "> banner v2", "tool_result", line=1), *_turns("go", "went")]
+    was = [Turn("tool", "> banner v1", "tool_result", line=1), *_turns("go", "went")]
+    for t in first[1:]:
+        t.line += 2
+    for t in was[1:]:
+        t.line += 2
+    assert [t.text for t in _left([_entry(was)], first)] == ["> banner v2", "go"]  # none before: the next
 
 
 def test_a_version_3_ledger_gains_the_column_and_keeps_its_rows(tmp_path: Path) -> None:

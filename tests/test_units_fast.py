@@ -291,3 +291,12 @@ def test_selection_reusing_current_scores_picks_what_recomputing_picks() -> None
         ref = units._Selection(pool, weights, set(), budget)
         _run_ref(ref, list(pool))
         assert [u.pos for u in new.chosen] == [u.pos for u in ref.chosen], n
+
+
+def test_a_long_raw_token_is_judged_but_not_kept() -> None:
+    """A pasted blob must not stay in the process's token cache after its session (review)."""
+    blob = "q" * (units.ACCEPTED_CHARS + 1)
+    short = "w" * units.ACCEPTED_CHARS
+    units._ACCEPTED.clear()
+    assert units.tokens(f"{blob} {short}") == {blob, short}
+    assert blob not in units._ACCEPTED and short in units._ACCEPTED

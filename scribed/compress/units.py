@@ -114,13 +114,16 @@ class _Accepted(dict[str, str | None]):
     def __missing__(self, raw: str) -> str | None:
         t = raw.strip(_EDGE)
         keep = (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP
-        if len(self) >= ACCEPTED_MAX:
-            self.clear()
-        self[raw] = got = t if keep else None
+        got = t if keep else None
+        if len(raw) <= ACCEPTED_CHARS:  # a long one (a pasted blob) is judged anew, not kept
+            if len(self) >= ACCEPTED_MAX:
+                self.clear()
+            self[raw] = got
         return got
 
 
-ACCEPTED_MAX = 1 << 16
+ACCEPTED_MAX = 1 << 15
+ACCEPTED_CHARS = 64  # full of 64-char tokens the cache holds 8.3 MB (review: 64 MB of blobs before)
 _ACCEPTED = _Accepted()
 
 

@@ -323,8 +323,9 @@ class Compactor(Step):
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             known = self.ledger.session_entries(redacted(sess.session_id))
             turns = ledger_mod.uncovered(
-                known, sess.session_id, sess.turns, turns, path=source_key(job.item.path)
-            )
+                known, sess.session_id, sess.turns, turns, path=source_key(job.item.path),
+                digests=lambda: ledger_mod.turn_digests(redact_session(sess).session.turns),
+            )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
         # A session with no message (only a tool's banner or output) has nothing to remember.

@@ -128,7 +128,8 @@ class SessionCompactor(Step):
             self.captured.append((key, w, ms))
         rep = self._report(w, bytes_in, ms)
         if not self.dry_run:
-            self._store(item, w, rep, offset_done, end_off, digests=ledger_mod.turn_digests(turns))
+            digests = b"" if item.kind == "hot" else ledger_mod.turn_digests(w.red.session.turns)
+            self._store(item, w, rep, offset_done, end_off, digests=digests)  # of redacted turns
         return rep
 
     def _write_entry(

@@ -10,7 +10,7 @@ import contextlib
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -84,7 +84,8 @@ DIGEST_BYTES = 8  # per turn: told apart within one session, never read back int
 def turn_digests(turns: Sequence[Turn]) -> bytes:
     """Each turn's digest (role, kind, tool, time and text, as :func:`content_id` reads them),
     concatenated: what the ledger keeps of an entry's turns, to tell later which turns of an edited
-    transcript an entry already holds."""
+    transcript an entry already holds. Give it redacted turns: an unkeyed digest of a short raw
+    text (a password typed as a turn) could be confirmed by guessing."""
     out = bytearray()
     for t in turns:
         ts = t.ts.isoformat() if t.ts else ""
@@ -102,7 +103,7 @@ class SessionEntry(NamedTuple):
     last_line: int
     path: str
     session_end: str
-    digests: bytes = b""  # :func:`turn_digests` of its turns; empty for entries written before them
+    digests: bytes = b""  # :func:`turn_digests` of its redacted turns; empty before migration 4
 
 
 def uncovered(
@@ -112,6 +113,7 @@ def uncovered(
     turns: list[Turn],
     *,
     path: str = "",
+    digests: Callable[[], bytes] | None = None,
 ) -> list[Turn]:
     """``turns`` minus those an entry already holds (``entries``: the session's, as
     :meth:`~scribed.core.ledger.Ledger.session_entries` gives them), from whatever path.
@@ -120,11 +122,14 @@ def uncovered(
     transcript that only moved is not compacted again), or if it is the same session edited in
     place: the entry came from this ``path``, every turn of its range has a time stamp, and the
     newest still is the entry's end (a line removed in the middle) or is earlier with nothing
-    after it (the tail cut). Outside those ranges, a turn an entry holds word for word (its
-    digest) is covered too, one turn per digest: so an Aider history edited in place (no time
-    stamps, its end is the session's start, which an edit never moves) is compacted again only
-    in the turns the edit changed, and a range rewritten with other content is compacted again
-    whole: a duplicate is better than new content lost.
+    after it (the tail cut). Outside those ranges, a turn that an entry from this ``path`` holds
+    word for word is covered too, one turn per digest (``digests``: :func:`turn_digests` of
+    ``all_turns`` redacted, asked for only then). So an Aider history edited in place (no time
+    stamps: its end is the session's start, which an edit never moves) is compacted again only
+    in the turns the edit changed, with the message before them when they are tool output alone
+    (a session's part with no message is not compacted); entries without digests (written
+    before them, or by a ledger rebuild) leave a range rewritten with other content to be
+    compacted again whole: a duplicate is better than new content lost.
     """
     ranges = []
     for e in entries:
@@ -138,14 +143,37 @@ def uncovered(
             e.path == path and _edited(end, e.session_end, tail_cut)
         ):
             ranges.append((e.first_line, e.last_line))
-    held = _held_turns(entries, all_turns, ranges)
+    mine = [e for e in entries if e.path == path]  # another file's session may share the id
+    held = _held_turns(mine, all_turns, ranges, digests) if digests is not None else set()
     if not ranges and not held:
         return turns
-    return [t for t in turns if id(t) not in held and not any(a <= t.line <= b for a, b in ranges)]
+    left = [t for t in turns if id(t) not in held and not any(a <= t.line <= b for a, b in ranges)]
+    if held and left and not any(map(_says, left)):
+        left = _with_context(left, all_turns)
+    return left
+
+
+def _says(t: Turn) -> bool:
+    """A turn that makes a session's part worth an entry (see ``Compactor._compact_session``)."""
+    return t.kind in ("message", "summary") and bool(t.text.strip())
+
+
+def _with_context(left: list[Turn], all_turns: Sequence[Turn]) -> list[Turn]:
+    """``left`` (tool output an edit changed) with the message nearest before it (else after it),
+    so that it is compacted: alone it would be a part with nothing to remember, and lost."""
+    at = next(k for k, t in enumerate(all_turns) if t is left[0])
+    before = [t for t in all_turns[:at] if _says(t)]
+    if before:
+        return [before[-1], *left]
+    after = [t for t in all_turns[at:] if _says(t)]
+    return sorted([*left, after[0]], key=lambda t: t.line) if after else left
 
 
 def _held_turns(
-    entries: Sequence[SessionEntry], all_turns: Sequence[Turn], ranges: list[tuple[int, int]]
+    entries: Sequence[SessionEntry],
+    all_turns: Sequence[Turn],
+    ranges: list[tuple[int, int]],
+    digests_of: Callable[[], bytes],
 ) -> set[int]:
     """The ``id()`` of the turns outside ``ranges`` that an entry holds word for word: each entry's
     digest covers one turn, the turns inside ``ranges`` taking theirs first (so a turn said twice
@@ -155,7 +183,7 @@ def _held_turns(
     )
     if not stock:
         return set()
-    digests = turn_digests(all_turns)
+    digests = digests_of()
     pairs = [(t, digests[k * DIGEST_BYTES : (k + 1) * DIGEST_BYTES]) for k, t in enumerate(all_turns)]
     inside = [any(a <= t.line <= b for a, b in ranges) for t, _ in pairs]
     for (_, d), within in zip(pairs, inside, strict=True):

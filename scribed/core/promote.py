@@ -423,24 +423,22 @@ def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[l
 
 
 def _commit(layout: Layout, sink: FactSink, due: list[_Due]) -> list[str]:
-    """Write in the order that makes a crash harmless; returns the topics written. (A crash before
-    step 4 leaves a seed pointing at the cold file its entry left, as before that step existed.)"""
+    """Write in the order that makes a crash harmless; returns the topics written."""
     written: list[str] = sink.flush()  # 1. the wiki (or the proposals) is durable …
     by_agent: dict[str, set[str]] = {}
+    moved: dict[str, dict[str, tuple[Entry, Path]]] = {}
     for d in due:
         archive_entry(layout, d.agent, d.entry, sync=False)  # 2. … then the archive …
         by_agent.setdefault(d.agent, set()).add(entry_ref(d.entry))
-    if due:
-        os.sync()  # … durable as one batch …
-    for agent, refs in sorted(by_agent.items()):
-        _remove_from_cold(layout, agent, refs)  # 3. … and only then the entries leave cold
-    moved: dict[str, dict[str, tuple[Entry, Path]]] = {}
-    for d in due:
         if d.entry.entry_id:
             where = layout.archive / archive_name(d.agent, d.entry)
             moved.setdefault(d.agent, {})[d.entry.entry_id] = (d.entry, where)
+    if due:
+        os.sync()  # … durable as one batch …
     for agent, entries in sorted(moved.items()):
-        hot_seed.repoint(layout, agent, entries, get_logger())  # 4. a seed points where its entry went
+        hot_seed.repoint(layout, agent, entries, get_logger())  # 3. … a seed points at its entry's archive …
+    for agent, refs in sorted(by_agent.items()):
+        _remove_from_cold(layout, agent, refs)  # 4. … and only then the entries leave cold
     return written
 
 

@@ -121,3 +121,53 @@ def test_an_untimed_history_with_its_tail_cut_adds_no_entry(tmp_path: Path) -> N
     code, out, _ = run_once(cfg)
     assert code == 0 and out["compacted"] == 0, out["entries"]
     assert len(memory_entries(root)) == 1
+
+
+def test_an_edit_of_tool_output_alone_is_compacted_with_its_message(tmp_path: Path) -> None:
+    """Only aider's own output changed: the changed tool turn is compacted with the message
+    before it, since a part with no message is never compacted (it was lost; found by review)."""
+    root, cfg, f = _aider_root(tmp_path)
+
+    def history(result: str) -> str:
+        return (
+            "\n# aider chat started at 2026-11-01 10:00:00\n\n"
+            "#### Pin worker_7 to queue q_7 in src/w.py.\n\nPinned worker_7 to q_7 in src/w.py.\n\n"
+            f"> Running pytest tests/test_q.py\n> {result}\n\n"
+            "#### Thanks, now the cache key.\n\nKeyed the cache by the lockfile hash in src/cache.py.\n\n"
+        )
+
+    f.write_text(history("FAILED tests/test_q.py::test_pin - KeyError: 'q_7'"))
+    os.utime(f, (OLD, OLD))
+    assert run_once(cfg)[1]["compacted"] == 1
+    f.write_text(history("FAILED tests/test_q.py::test_pin - KeyError: 'ROLLBACK_77'"))
+    os.utime(f, (OLD + 100, OLD + 100))
+    code, out, err = run_once(cfg)
+    assert code == 0 and out["compacted"] == 1, err[-2000:]
+    second = memory_entries(root)[1]
+    assert "ROLLBACK_77" in second and "src/cache.py" not in second  # not the whole session again
+
+
+def test_the_ledger_keeps_digests_of_redacted_turns_only(tmp_path: Path) -> None:
+    """An unkeyed digest of a raw turn holding a short secret could be confirmed by guessing:
+    the ledger keeps the digests of the turns as redacted (found by review)."""
+    import hashlib
+    import sqlite3
+
+    root, cfg, f = _aider_root(tmp_path)
+    f.write_text(
+        "\n# aider chat started at 2026-11-01 10:00:00\n\n#### Fix the deploy in ops/deploy.sh.\n\n"
+        "#### password=Winter2026\n\nUsing that for the staging db in ops/deploy.sh.\n\n"
+    )
+    os.utime(f, (OLD, OLD))
+    assert run_once(cfg)[1]["compacted"] == 1
+    db = sqlite3.connect(root / ".squad/memory/.scribed/ledger.sqlite")
+    blob = db.execute("SELECT turn_digests FROM entries").fetchone()[0]
+    db.close()
+    stored = {blob[i : i + 8] for i in range(0, len(blob), 8)}
+    assert len(stored) == 3
+
+    def digest(text: str) -> bytes:
+        return hashlib.sha256(b"scribed-turn-1\0user\0message\0\0\0" + text.encode()).digest()[:8]
+
+    assert digest("password=Winter2026") not in stored
+    assert digest("password=[REDACTED_SECRET]") in stored
