@@ -328,8 +328,7 @@ class Compactor(Step):
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
-        # A session with no message (only a tool's banner or output) has nothing to remember.
-        if not any(t.text.strip() and t.kind in ("message", "summary") for t in turns):
+        if not any(map(ledger_mod.says, turns)):  # only a tool's banner or output: nothing to remember
             return
         out.sessions += 1
         bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)

@@ -32,6 +32,7 @@ from scribed.core.ledger_ids import content_id as content_id
 from scribed.core.ledger_ids import effective_mtime as effective_mtime
 from scribed.core.ledger_ids import legacy_id as legacy_id
 from scribed.core.ledger_ids import same_state as same_state
+from scribed.core.ledger_ids import says as says
 from scribed.core.ledger_ids import turn_digests as turn_digests
 from scribed.core.ledger_ids import uncovered as uncovered
 from scribed.core.ledger_rebuild import rebuild_rows

@@ -148,24 +148,25 @@ def uncovered(
     if not ranges and not held:
         return turns
     left = [t for t in turns if id(t) not in held and not any(a <= t.line <= b for a, b in ranges)]
-    if held and left and not any(map(_says, left)):
+    if held and left and not any(map(says, left)):
         left = _with_context(left, all_turns)
     return left
 
 
-def _says(t: Turn) -> bool:
-    """A turn that makes a session's part worth an entry (see ``Compactor._compact_session``)."""
+def says(t: Turn) -> bool:
+    """A turn that makes a session's part worth an entry: a part of only tool output (a banner,
+    a command's output) has nothing to remember (``Compactor._compact_session``)."""
     return t.kind in ("message", "summary") and bool(t.text.strip())
 
 
 def _with_context(left: list[Turn], all_turns: Sequence[Turn]) -> list[Turn]:
     """``left`` (tool output an edit changed) with the message nearest before it (else after it),
     so that it is compacted: alone it would be a part with nothing to remember, and lost."""
-    at = next(k for k, t in enumerate(all_turns) if t is left[0])
-    before = [t for t in all_turns[:at] if _says(t)]
+    at = next((k for k, t in enumerate(all_turns) if t is left[0]), 0)
+    before = [t for t in all_turns[:at] if says(t)]
     if before:
         return [before[-1], *left]
-    after = [t for t in all_turns[at:] if _says(t)]
+    after = [t for t in all_turns[at:] if says(t)]
     return sorted([*left, after[0]], key=lambda t: t.line) if after else left
 
 
