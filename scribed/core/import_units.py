@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import entry
@@ -22,6 +22,7 @@ from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg, Config
 from scribed.core.budget import entry_budget
+from scribed.core.results import ImportedEntry
 from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import slug
 from scribed.session.door import redacted
@@ -61,6 +62,36 @@ class Unit:
     def ref(self) -> str:
         ident = f"{self.source}\0{self.title}\0{self.text.strip()}"
         return "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+    def report(self) -> ImportedEntry:
+        """What ``scribed import`` reports of this unit."""
+        return ImportedEntry(
+            agent=self.agent,
+            entry=self.ref,
+            date=entry.iso(self.date),
+            title=redact(one_line(self.title, 100)),
+            source=self.source,
+            lines=f"{self.first_line}-{self.last_line}",
+        )
+
+    def ledger_row(self, layout: Layout, text: str, created_at: str) -> dict[str, Any]:
+        """The ledger row of this unit imported as ``text`` (so a second import skips it)."""
+        size_in, size_out = len(self.text.encode()), len(text.encode())
+        return {
+            "id": self.ref,
+            "path": str(layout.root / self.source),
+            "session": f"import:{self.kind}",
+            "agent": self.agent,
+            "session_end": entry.iso(self.date),
+            "start_offset": self.first_line,
+            "end_offset": self.last_line,
+            "bytes_in": size_in,
+            "bytes_out": size_out,
+            "ratio": size_out / max(1, size_in),
+            "recall": 1.0,
+            "compressor": "extractive",
+            "created_at": created_at,
+        }
 
 
 MIN_ITEM_CHARS = 12  # shorter lines of a legacy entry are labels, not knowledge

@@ -295,12 +295,12 @@ class _Apply:
         if self.ledger.has_entry(u.ref) or u.ref in self.known or u.ref in self.cold_ids[u.agent]:
             self.skipped += 1
             return
-        item = _item(u)
+        item = u.report()
         if u.date >= cutoff:
             text = render_unit(u, cfg, fit=True)
             if not dry_run:
                 cold.append(layout, u.agent, text, u.ref, max_bytes=cfg.cold.max_bytes, now=self.clock())
-            self.rows.append(_row(layout, u, text, self.clock))
+            self.rows.append(u.ledger_row(layout, text, iso(self.clock())))
             self.cold_ids[u.agent].add(u.ref)
             self.cold.append(item)
             return
@@ -326,13 +326,13 @@ class _Apply:
             return
         r = self.sink.add(decision_fact(u))
         self.count(r)
-        i = _item(u)
+        i = u.report()
         self.decisions.append(
             ImportedDecision(
                 i.agent, i.entry, i.date, i.title, i.source, i.lines, r.topic, r.action, u.titled
             )
         )
-        self.rows.append(_row(self.layout, u, u.statement, self.clock))
+        self.rows.append(u.ledger_row(self.layout, u.statement, iso(self.clock())))
         self.known.add(u.ref)
 
     def write(self, originals: list[str], log: Logger) -> None:
@@ -360,7 +360,7 @@ class _Apply:
         self.promoted = [replace(i, archive=self.name) for i in self.promoted]
         self.archived = [replace(i, archive=self.name) for i in self.archived]
         for e, u in self.to_archive:
-            self.rows.append(_row(self.layout, u, e.text, self.clock))
+            self.rows.append(u.ledger_row(self.layout, e.text, iso(self.clock())))
 
 
 def _apply(
@@ -414,36 +414,6 @@ def _apply(
         legacy_archived=tuple(originals),
         topics=ap.topics,
     )
-
-
-def _item(u: Unit) -> ImportedEntry:
-    return ImportedEntry(
-        agent=u.agent,
-        entry=u.ref,
-        date=iso(u.date),
-        title=redact(one_line(u.title, 100)),
-        source=u.source,
-        lines=f"{u.first_line}-{u.last_line}",
-    )
-
-
-def _row(layout: Layout, u: Unit, text: str, clock: Clock) -> dict[str, Any]:
-    """The ledger row of an imported unit (so a second import skips it)."""
-    return {
-        "id": u.ref,
-        "path": str(layout.root / u.source),
-        "session": f"import:{u.kind}",
-        "agent": u.agent,
-        "session_end": iso(u.date),
-        "start_offset": u.first_line,
-        "end_offset": u.last_line,
-        "bytes_in": len(u.text.encode()),
-        "bytes_out": len(text.encode()),
-        "ratio": len(text.encode()) / max(1, len(u.text.encode())),
-        "recall": 1.0,
-        "compressor": "extractive",
-        "created_at": iso(clock()),
-    }
 
 
 def _legacy_name(layout: Layout, path: Path) -> str:
