@@ -31,6 +31,7 @@ LEFT = {
     "scribed.core.ledger.Ledger.add_entry:fields": _LEDGER,
     "scribed.core.ledger.Ledger.add_entries:rows": _LEDGER,
     "scribed.core.ledger_rebuild.rebuild_rows:return": _LEDGER,
+    "scribed.core.import_units.Unit.ledger_row:return": _LEDGER,
     "scribed.core.status.LedgerStatus.__init__:retrying": _LEDGER,
     "scribed.tiers.audit.AuditLog.append:records": _AUDIT,
     "scribed.tiers.audit.append:rows": _AUDIT,
