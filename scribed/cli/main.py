@@ -63,6 +63,7 @@ LAZY: dict[str, str] = {
     "promote": "wiki", "import": "wiki", "review": "wiki", "wiki": "wiki",
     "wiki-write": "wiki", "wiki-deprecate": "wiki",
     "search": "search", "mcp": "mcp_server", "show": "transcripts", "doctor": "transcripts",
+    "git": "git",
 }  # fmt: skip
 
 

@@ -405,6 +405,26 @@ class Ledger:
             for r in rows
         ]
 
+    def entry_ids(self) -> dict[str, tuple[str, str, str]]:
+        """Every entry the ledger knows: id → (source path, session, agent)."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, path, session, agent FROM entries").fetchall()
+        return {str(r[0]): (str(r[1]), str(r[2]), str(r[3])) for r in rows}
+
+    def forget(self, ids: Sequence[str]) -> None:
+        """Drop entries the memory files no longer hold and mark their sources unread, so the next
+        pass compacts those sessions again (the files are the truth; see :mod:`scribed.core.team`)."""
+        with self.tx() as db:
+            for eid in ids:
+                row = db.execute("SELECT path FROM entries WHERE id=?", (eid,)).fetchone()
+                db.execute("DELETE FROM entries WHERE id=?", (eid,))
+                if row is not None:
+                    db.execute(
+                        "UPDATE sources SET size=0, mtime_ns=0, sha256='', offset_done=0, status='pending' "
+                        "WHERE path=?",
+                        (row[0],),
+                    )
+
     def last_entry_at(self) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT MAX(created_at) FROM entries").fetchone()

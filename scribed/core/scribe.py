@@ -18,18 +18,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import discovery
+from scribed.core import discovery, team
+from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.lock import RootBusyError, root_lock
+
+if TYPE_CHECKING:
+    from scribed.core.gitsetup import GitSetup
 from scribed.core.pool import Prefetch
 from scribed.core.results import (
     DeprecateResult,
@@ -129,9 +134,27 @@ class Scribe:
         with self._take_lock(timeout, wait):
             self._held.depth = 1
             try:
+                self.sync_team()
                 yield
+                self.sync_team()
             finally:
                 self._held.depth = 0
+
+    def sync_team(self) -> team.SyncResult:
+        """The shared cold store and this machine's views made one (see :mod:`scribed.core.team`);
+        the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
+        res = team.sync(self.layout)
+        for k in res.restored:
+            self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
+        for agent, why in res.failed.items():
+            self.log.warning("cold_sync_failed", agent=agent, reason=why)
+        for name in res.repaired:
+            self.log.warning("cold_file_repaired", file=name)
+        for agent, keys in res.pulled.items():
+            team.reseed_pulled(self.layout, agent, keys, self.log)
+        if res.changed:
+            self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
+        return res
 
     @contextlib.contextmanager
     def locked_unless(self, stopping: threading.Event, *, poll: float = 0.5) -> Iterator[bool]:
@@ -189,6 +212,18 @@ class Scribe:
         if pool_mod.sweep(self.layout):  # a killed run's spool: raw parses, secrets included
             self.log.warning("pool_spool_removed", folder=str(self.layout.state / pool_mod.SPOOL))
 
+    def reconcile(self) -> team.Reconciled:
+        """Entries the ledger has but no file holds: compacted again, or reported lost."""
+        if self.dry_run:
+            return team.Reconciled()
+        ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)
+        res = team.reconcile(self.layout, self.ledger)
+        for eid in res.again:
+            self.log.warning("cold_entry_missing", entry=eid, action="compacting its session again")
+        for row in res.lost:
+            self.log.warning("cold_entry_lost", entry=row["id"], session=row["session"], agent=row["agent"])
+        return res
+
     def display_path(self, path: os.PathLike[str] | str) -> str:
         """A source path for provenance: relative to the root inside it, ``~/…`` under home."""
         from pathlib import Path
@@ -221,6 +256,7 @@ class Scribe:
         """Process every source file once."""
         t0 = time.monotonic()
         self.prepare()
+        self.reconcile()
         report = RunReport()
         self.apply_inbox(report)
         items = list(self.items())
@@ -371,6 +407,13 @@ class Scribe:
                 self.cfg, names, everything=agents is None, dry_run=self.dry_run,
                 as_of=as_of or self.clock(), clock=self.clock, ledger=self.ledger,
             )  # fmt: skip
+
+    def git_setup(self) -> GitSetup:
+        """``scribed git setup`` under the root lock (the views reach the store first)."""
+        from scribed.core.gitsetup import setup
+
+        with self.locked():
+            return setup(self.layout)
 
     def write_fact(
         self,

@@ -27,7 +27,8 @@ def test_names_differing_by_case_are_one_agent(tmp_path: Path) -> None:
     assert code == 0 and out["compacted"] == 2, err[-2000:]
     assert {e["agent"] for e in out["entries"]} == {"picard"}
     cold = sorted(p.name for p in (root / ".squad/memory/cold").iterdir())
-    assert cold == ["picard.md"]
+    assert cold == ["picard", "picard.md"]  # the shared store (one file an entry) and its view
+    assert len(list((root / ".squad/memory/cold/picard").glob("*.md"))) == 2
     text = (root / ".squad/memory/cold/picard.md").read_text()
     assert "src/auth.py" in text and "src/cache.py" in text
     warnings = [line for line in err.splitlines() if "agent_name_collision" in line]

@@ -1,0 +1,91 @@
+"""``scribed git setup``: make a clone's team memory merge cleanly (one command, idempotent).
+
+It writes the repository's ``.gitattributes`` lines (committed, so every clone and a hosted merge
+see them), this clone's ``merge.scribed.driver`` (git config is per clone: each developer runs
+setup once), ``.squad/memory/.gitignore`` (hot files and cold views are this machine's), and takes
+hot files and cold views out of git's index where an earlier commit added them (the files stay).
+Without the driver (a hosted pull-request merge, a clone never set up) git falls back to its text
+merge; the next scribed run repairs what that leaves (see :mod:`scribed.core.team`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scribed.fsutil import atomic_write, read_text
+from scribed.tiers.layout import Layout
+
+MARK = "# scribed: team memory merges entry by entry (`scribed git setup`)"
+
+
+class GitSetupError(Exception):
+    """The root is not in a git work tree, or git is missing: nothing was written."""
+
+
+@dataclass(slots=True)
+class GitSetup:
+    changes: list[str] = field(default_factory=list)  # what was written, one line each
+
+
+def _git(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True, check=False)
+
+
+def work_tree(root: Path) -> Path:
+    try:
+        got = _git(root, "rev-parse", "--show-toplevel")
+    except OSError as exc:
+        raise GitSetupError(f"git: cannot run it ({exc.strerror or exc})") from exc
+    if got.returncode != 0:
+        raise GitSetupError(f"not in a git work tree: {root}")
+    return Path(got.stdout.strip())
+
+
+def attribute_lines(memory: str) -> list[str]:
+    return [
+        MARK,
+        f"{memory}/cold/*/*.md merge=scribed",
+        f"{memory}/cold/*/retired.txt merge=union",
+        f"{memory}/wiki/**/*.md merge=scribed",
+    ]
+
+
+def driver_command() -> str:
+    """The driver as git runs it: this Python and this scribed, whatever PATH the merge has."""
+    return f"{shlex.quote(sys.executable)} -m scribed git merge-file %O %A %B %P"
+
+
+def setup(layout: Layout) -> GitSetup:
+    """Write what the module docstring lists; a second run changes nothing."""
+    from scribed.core import team
+
+    out = GitSetup()
+    top = work_tree(layout.root)
+    memory = layout.memory.resolve().relative_to(top.resolve()).as_posix()
+    attrs = top / ".gitattributes"
+    have = read_text(attrs)
+    lines = set(have.splitlines())
+    missing = [line for line in attribute_lines(memory) if line not in lines]
+    if missing:
+        text = (have.rstrip("\n") + "\n" if have.strip() else "") + "".join(f"{m}\n" for m in missing)
+        atomic_write(attrs, text, base=top)
+        out.changes.append(f"{attrs}: added {len(missing)} line(s)")
+    for key, want in (
+        ("merge.scribed.name", "scribed tier files"),
+        ("merge.scribed.driver", driver_command()),
+    ):
+        if _git(top, "config", "--local", "--get", key).stdout.strip() != want:
+            if _git(top, "config", "--local", key, want).returncode != 0:
+                raise GitSetupError(f"git config {key}: could not be set in {top}")
+            out.changes.append(f"git config {key} = {want}")
+    if team.ensure_gitignore(layout):
+        out.changes.append(f"{layout.memory / '.gitignore'}: hot/ and cold/*.md are this machine's")
+    tracked = _git(top, "ls-files", "--", f"{memory}/hot", f"{memory}/cold/*.md").stdout.split()
+    if tracked:
+        _git(top, "rm", "--cached", "-q", "--", *tracked)
+        out.changes += [f"git rm --cached {p} (kept on disk: this machine's file)" for p in tracked]
+    return out

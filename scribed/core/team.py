@@ -1,0 +1,397 @@
+"""Team memory on git: the shared cold store and this machine's views of it kept as one.
+
+``cold/{agent}/`` (one file per entry, committed, see :mod:`scribed.tiers.cold_store`) is what
+clones share; ``cold/{agent}.md`` is this machine's view, what every reader and writer of the
+cold tier uses. :func:`sync` runs whenever the core takes the root lock and again before it lets
+it go, and brings the two together three ways, against what they held at the last sync
+(``.scribed/cold-sync.json``, a cache: without it nothing is deleted, everything is kept):
+
+- an entry new in the view (a compaction, an agent's edit) is written to the store;
+- an entry new in the store (a pull) is added to the view, in the order every clone uses;
+- an entry gone from the view (a fold, a promotion) leaves the store and is listed in
+  ``retired.txt``; one gone from the store that ``retired.txt`` does not list was lost by a merge
+  (a conflict resolved with "ours", a reset) and is written back from the view;
+- a store file with conflict markers, two versions of its entry or a second entry is rewritten
+  whole (both sides' entries kept; of two versions of one entry, the one every clone picks).
+
+The lock is held while it runs, and it touches only the agents whose files changed since the
+last sync (a stat of each folder and view): a daemon's unit of work pays a few ``stat`` calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scribed.compress.entry import Entry, join_entries, split_entries
+from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
+from scribed.names import normalize_name
+from scribed.session.door import redacted
+from scribed.tiers import cold_store, git_merge, hot_seed
+from scribed.tiers.cold import preamble
+from scribed.tiers.layout import Layout
+
+if TYPE_CHECKING:
+    from scribed.core.ledger import Ledger
+    from scribed.log import Logger
+
+STATE = "cold-sync.json"
+
+
+@dataclass(slots=True)
+class SyncResult:
+    """What one sync changed, per kind, as agent names or entry keys."""
+
+    agents: list[str] = field(default_factory=list)  # agents whose view or store changed
+    pulled: dict[str, list[str]] = field(default_factory=dict)  # agent → keys new from the store
+    stored: int = 0  # entries written to the store
+    retired: int = 0  # entries that left the store on purpose
+    restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
+    repaired: list[str] = field(default_factory=list)  # store files rewritten whole
+    dropped: int = 0  # entries a teammate retired, taken out of this view
+    failed: dict[str, str] = field(default_factory=dict)  # agent → why its files could not be synced
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.agents)
+
+
+def _agents(layout: Layout) -> list[str]:
+    names: set[str] = set()
+    with contextlib.suppress(OSError):
+        for p in layout.cold.iterdir():
+            stem = p.name[:-3] if p.name.endswith(".md") else p.name
+            if (p.is_dir() or p.name.endswith(".md")) and not p.is_symlink() and normalize_name(stem) == stem:
+                names.add(stem)
+    return sorted(names)
+
+
+def _signature(layout: Layout, agent: str) -> list[Any]:
+    """What a stat says of the agent's view and store: equal to the stored one, nothing changed."""
+    out: list[Any] = []
+    view = layout.cold_file(agent)
+    with contextlib.suppress(OSError):
+        st = view.stat()
+        out.append([st.st_mtime_ns, st.st_size])
+    folder = layout.cold / agent
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        rows = []
+        for d in it:
+            if d.is_file(follow_symlinks=False):
+                st = d.stat(follow_symlinks=False)
+                rows.append([d.name, st.st_mtime_ns, st.st_size])
+        out.append(sorted(rows))
+    return out
+
+
+def _load_state(layout: Layout) -> dict[str, Any]:
+    try:
+        data = json.loads((layout.state / STATE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@dataclass(slots=True)
+class _Agent:
+    """One agent's three sides: the view's entries, the store's files, the last sync's keys."""
+
+    layout: Layout
+    name: str
+    base: dict[str, str]  # key → digest of its text at the last sync
+    pre: str = ""
+    view: dict[str, Entry] = field(default_factory=dict)
+    store: dict[str, list[Entry]] = field(default_factory=dict)
+    files: dict[str, list[Path]] = field(default_factory=dict)
+    damaged: set[str] = field(default_factory=set)
+    retired: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        return self.layout.cold / self.name
+
+    def read(self) -> None:
+        self.pre, entries = split_entries(read_text(self.layout.cold_file(self.name)))
+        for e in entries:
+            k = cold_store.key(e)
+            self.view[k] = cold_store.pick([self.view[k], e]) if k in self.view else e
+        self.retired = cold_store.read_retired(read_text(self.folder / cold_store.RETIRED))
+        if not self.folder.is_dir() or self.folder.is_symlink():
+            return
+        for p in sorted(self.folder.glob("*.md")):
+            if p.is_symlink() or not p.is_file():
+                continue
+            got = cold_store.read_file(p, read_text(p))
+            for e in got.entries:
+                k = cold_store.key(e)
+                self.store.setdefault(k, []).append(e)
+                self.files.setdefault(k, []).append(p)
+                if got.damaged:
+                    self.damaged.add(k)
+
+    def resolve(self, res: SyncResult) -> dict[str, Entry]:
+        """The entries the agent has after this sync (module docstring)."""
+        out: dict[str, Entry] = {}
+        for k in sorted(self.view.keys() | self.store.keys()):
+            v = self.view.get(k)
+            s = cold_store.pick(self.store[k]) if k in self.store else None
+            was = self.base.get(k)
+            if v is not None and s is not None:
+                same = cold_store.digest(v.text) == cold_store.digest(s.text)
+                out[k] = v if same or cold_store.digest(s.text) == was else s
+            elif v is not None:  # only in the view
+                if was is None:
+                    res.stored += 1
+                    out[k] = v
+                elif k in self.retired:
+                    res.dropped += 1  # a teammate folded or promoted it
+                else:
+                    res.restored.append(k)  # the store lost it without retiring it: a merge did
+                    out[k] = v
+            elif s is not None:  # only in the store
+                if was is not None and cold_store.digest(s.text) == was and k not in self.retired:
+                    self.retired[k] = _why(k, self.view)  # this machine folded or promoted it
+                    res.retired += 1
+                else:
+                    res.pulled.setdefault(self.name, []).append(k)
+                    out[k] = s
+        return out
+
+    def write(self, kept: dict[str, Entry], res: SyncResult) -> bool:
+        """Bring the store and the view to ``kept``. Returns whether any file changed."""
+        changed = False
+        wanted = {cold_store.file_name(e): e for e in kept.values()}
+        if kept or self.folder.exists():
+            ensure_dir(self.folder)
+        for name, e in wanted.items():
+            p = self.folder / name
+            if read_text(p) != e.text:
+                atomic_write(p, e.text, base=self.layout.memory)
+                changed = True
+                if cold_store.key(e) in self.damaged:
+                    res.repaired.append(name)
+        for paths in self.files.values():
+            for p in paths:
+                if p.name not in wanted:
+                    with contextlib.suppress(FileNotFoundError):
+                        p.unlink()
+                    changed = True
+        retired_path = self.folder / cold_store.RETIRED
+        retired_text = cold_store.render_retired(self.retired)
+        if self.retired and read_text(retired_path) != retired_text:
+            atomic_write(retired_path, retired_text, base=self.layout.memory)
+            changed = True
+        view_text = self._view_text(list(kept.values()))
+        view = self.layout.cold_file(self.name)
+        if read_text(view) != view_text and (view.exists() or kept):
+            atomic_write(view, view_text, base=self.layout.memory)
+            changed = True
+        if changed:
+            fsync_dir(self.folder)
+        return changed
+
+    def _view_text(self, entries: list[Entry]) -> str:
+        pre = self.pre if self.pre.strip() else preamble(self.name)
+        return join_entries(pre, self._ordered(entries)) if entries else pre.rstrip("\n") + "\n"
+
+    def _ordered(self, entries: list[Entry]) -> list[Entry]:
+        """The view's own order for the entries it had (ties within a second stay as they were
+        written), the others placed by date after them: each clone's order of what it wrote."""
+        rank = {k: i for i, k in enumerate(self.view)}
+        had = sorted((e for e in entries if cold_store.key(e) in rank), key=lambda e: rank[cold_store.key(e)])
+        for e in cold_store.order([e for e in entries if cold_store.key(e) not in rank]):
+            when = e.when
+            pos = len(had)
+            while pos > 0 and when is not None and (had[pos - 1].when or when) > when:
+                pos -= 1
+            had.insert(pos, e)
+        return had
+
+
+def _why(k: str, view: dict[str, Entry]) -> str:
+    """What ``retired.txt`` says of an entry that left: the digest that folded it, else "left"."""
+    for e in view.values():
+        if k in e.ids and e.entry_id and e.entry_id != k:
+            return f"folded into {e.entry_id}"
+    return "left cold"
+
+
+def sync(layout: Layout, *, force: bool = False) -> SyncResult:
+    """Bring every agent's view and store together (module docstring). The caller holds the lock."""
+    res = SyncResult()
+    if not layout.memory.is_dir():
+        return res
+    state = _load_state(layout)
+    agents_state: dict[str, Any] = state.setdefault("agents", {})
+    dirty = False
+    for name in _agents(layout):
+        prev = agents_state.get(name, {})
+        sig = _signature(layout, name)
+        if not force and prev.get("sig") == sig:
+            continue
+        a = _Agent(layout, name, dict(prev.get("base", {})))
+        try:
+            a.read()
+            kept = a.resolve(res)
+            if a.write(kept, res):
+                res.agents.append(name)
+        except OSError as exc:  # one agent's unreadable file must not stop the others (or the run)
+            res.failed[name] = str(exc.strerror or exc)
+            continue
+        agents_state[name] = {
+            "sig": _signature(layout, name),
+            "base": {k: cold_store.digest(e.text) for k, e in kept.items()},
+        }
+        dirty = True
+    dirty = _repair_marked(layout, state, res) or dirty
+    if dirty:
+        ensure_gitignore(layout)
+        atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
+    return res
+
+
+def _repair_marked(layout: Layout, state: dict[str, Any], res: SyncResult) -> bool:
+    """Wiki pages and hot files a merge left with conflict markers: a page merged block by block
+    (both sides kept), a hot file (this machine's own) keeps this machine's side. Only files whose
+    stat changed since the last sync are read."""
+    seen: dict[str, list[int]] = state.setdefault("marked", {})
+    dirty = False
+    files = [*(p for p in layout.wiki.glob("**/*.md")), *(p for p in layout.hot.glob("*.md"))]
+    for p in files:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        rel, sig = str(p.relative_to(layout.memory)), [st.st_mtime_ns, st.st_size]
+        if seen.get(rel) == sig or p.is_symlink():
+            continue
+        try:
+            text = read_text(p)
+        except OSError:
+            continue  # unreadable now: the run that needs it says so, and the next sync looks again
+        if p.parent == layout.hot:
+            both = cold_store.sides(text)
+            fixed = None if both is None else both[0]
+        else:
+            fixed = git_merge.repair("wiki", text)
+        if fixed is not None:
+            atomic_write(p, fixed, base=layout.memory)
+            res.repaired.append(rel)
+            st = p.stat()
+        seen[rel] = [st.st_mtime_ns, st.st_size]
+        dirty = True
+    return dirty
+
+
+GITIGNORE_LINES = ("/hot/", "/cold/*.md")
+GITIGNORE = (
+    "# scribed: this machine's own files, not for git. hot/ is the live state of sessions running\n"
+    "# here; cold/{agent}.md is this machine's view of cold/{agent}/ (the entries teams share).\n"
+    + "".join(f"{line}\n" for line in GITIGNORE_LINES)
+)
+
+
+def ensure_gitignore(layout: Layout) -> bool:
+    """``.squad/memory/.gitignore`` lists the machine's own files (lines added to one that exists)."""
+    path = layout.memory / ".gitignore"
+    have = read_text(path)
+    lines = {line.strip() for line in have.splitlines()}
+    missing = [line for line in GITIGNORE_LINES if line not in lines]
+    if not missing:
+        return False
+    text = GITIGNORE if not have.strip() else have.rstrip("\n") + "\n" + "".join(f"{m}\n" for m in missing)
+    atomic_write(path, text, base=layout.memory)
+    return True
+
+
+def stale(layout: Layout) -> list[str]:
+    """Agents whose view or store changed since the last sync (a pull, an edit): what a reader that
+    holds no lock can tell without writing."""
+    agents_state = _load_state(layout).get("agents", {})
+    return [n for n in _agents(layout) if agents_state.get(n, {}).get("sig") != _signature(layout, n)]
+
+
+_KIND = re.compile(r"source=`[^`]*` \((?P<kind>[a-z0-9_-]+)\)")
+_SESSION = re.compile(r" · session=(?P<s>[^·\n]+?) · ")
+
+
+def reseed_pulled(layout: Layout, agent: str, keys: list[str], log: Logger) -> bool:
+    """A pull brought ``keys`` into the agent's view: when one of them is now its newest entry, the
+    hot file (this machine's, git-ignored) is seeded from it, under the seeding rules (an edited
+    hot file or another session's live view is left alone)."""
+    newest = hot_seed.newest_entry(layout, agent)
+    if newest is None or cold_store.key(newest) not in keys:
+        return False
+    head = "\n".join(newest.text.splitlines()[1:6])
+    kind, session = _KIND.search(head), _SESSION.search(head)
+    if kind is None or session is None:
+        return False
+    return hot_seed.reseed(layout, agent, kind.group("kind"), redacted(session.group("s").strip()), log)
+
+
+@dataclass(slots=True)
+class Reconciled:
+    """Entries the ledger had as done that no memory file holds: compacted again, or lost."""
+
+    again: list[str] = field(default_factory=list)  # ids whose source is still there
+    lost: list[dict[str, str]] = field(default_factory=list)  # id, session, agent, source: gone for good
+
+
+def _held_ids(layout: Layout) -> set[str]:
+    """Every id the shared files and this machine's views name: entries, what digests fold, what
+    left cold on purpose (``retired.txt``) and what the wiki names as its sources."""
+    from scribed.core.ledger_rebuild import _WIKI_REF
+
+    out: set[str] = set()
+    for agent in _agents(layout):
+        for e in split_entries(read_text(layout.cold_file(agent)))[1]:
+            out |= e.ids
+        out |= cold_store.read_retired(read_text(layout.cold / agent / cold_store.RETIRED)).keys()
+    if layout.wiki.is_dir():
+        for p in layout.wiki.glob("**/*.md"):
+            for m in _WIKI_REF.finditer(read_text(p)):
+                out.update(m.group(1).split(","))
+    return out
+
+
+def reconcile(layout: Layout, ledger: Ledger) -> Reconciled:
+    """The files are the truth: an entry the ledger marks done that no file holds (a merge or a
+    hand removed it from both the view and the store) is forgotten, so its source is compacted
+    again; with its source gone it is reported lost (``status``, ``doctor``), never silently."""
+    known = ledger.entry_ids()
+    if not known:
+        return Reconciled()
+    missing = set(known) - _held_ids(layout)
+    if missing:  # entries folded or promoted before retired.txt existed are in the archives
+        from scribed.core.ledger_rebuild import rebuild_rows
+
+        missing -= {r["id"] for r in rebuild_rows(layout.memory, layout.archive)}
+    out = Reconciled()
+    for eid in sorted(missing):
+        path, session, agent = known[eid]
+        if Path(path).is_file():
+            out.again.append(eid)
+        else:
+            out.lost.append({"id": eid, "session": session, "agent": agent, "source": path})
+    if out.again:
+        ledger.forget(out.again)
+    if out.lost:
+        seen = {r["id"] for r in lost_entries(ledger)}
+        rows = lost_entries(ledger) + [r for r in out.lost if r["id"] not in seen]
+        ledger.set_meta("lost_entries", json.dumps(rows))
+        ledger.forget([r["id"] for r in out.lost])
+    return out
+
+
+def lost_entries(ledger: Ledger) -> list[dict[str, str]]:
+    """What :func:`reconcile` found lost for good (session ids for ``status`` and ``doctor``)."""
+    try:
+        rows = json.loads(ledger.get_meta("lost_entries") or "[]")
+    except ValueError:
+        return []
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []

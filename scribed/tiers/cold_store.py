@@ -1,0 +1,125 @@
+"""The cold tier as git shares it: one file per entry under ``cold/{agent}/``, keyed by entry id.
+
+Why not the one ``cold/{agent}.md`` file: git merges text line by line, and two clones that each
+appended an entry to the same file conflict on every pull; with ``merge=union`` git keeps both
+sides but lines the two entries share (``#### Goal``, a blank line, a common command) are matched
+and kept once, so the entries come out interleaved (300 random pairs of appended entries,
+``git merge-file --union``: 31 came out mixed). A file per entry never meets another entry in a
+merge: two clones add different files, an entry both compacted is the same file with the same
+text, and a removal is a file deleted. ``cold/{agent}.md`` stays, as the machine's own view of
+those files (git-ignored, rewritten from them under the lock: see :mod:`scribed.core.team`).
+
+Entries that leave cold (folded into a digest, promoted, expired) are listed in
+``cold/{agent}/retired.txt``, one line each, so a teammate's clone tells an entry that left on
+purpose from one a merge lost; line files merge cleanly with git's ``union`` driver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from scribed.compress.entry import Entry, fence_step, parse_date, split_entries
+
+RETIRED = "retired.txt"
+# An entry file's name: its date (colons dropped, so every file system takes it) and its key.
+_NAME = re.compile(r"^(?P<date>[0-9T:.Z -]*?)-?(?P<key>[a-z]-[0-9a-f]{6,40})\.md$")
+_MARKER = re.compile(r"^(?:<{7}|={7}|>{7}|\|{7})(?: .*)?$")
+_SAFE_DATE = re.compile(r"[^0-9TZ-]")
+
+
+def key(e: Entry) -> str:
+    """An entry's identity in the store: its id, or (an entry written by hand with none) a hash
+    of its text, so the same text is one entry on every clone."""
+    return e.entry_id or "x-" + hashlib.sha256(e.text.encode()).hexdigest()[:16]
+
+
+def file_name(e: Entry) -> str:
+    return f"{_SAFE_DATE.sub('', e.date)}-{key(e)}.md"
+
+
+def key_of_name(name: str) -> str | None:
+    m = _NAME.match(name)
+    return m.group("key") if m else None
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def sides(text: str) -> tuple[str, str] | None:
+    """The two versions a file with git's conflict markers holds (ours, theirs; a ``diff3`` base
+    section is dropped), or None when it has none. Markers inside code fences are text."""
+    if "<<<<<<<" not in text:
+        return None
+    ours: list[str] = []
+    theirs: list[str] = []
+    where = ""  # "", "ours", "base", "theirs"
+    fence = ""
+    found = False
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        if not fence and _MARKER.match(bare):
+            found = True
+            mark = bare[0]
+            where = {"<": "ours", "|": "base", "=": "theirs", ">": ""}[mark]
+            continue
+        if where in ("", "ours"):
+            ours.append(line)
+        if where in ("", "theirs"):
+            theirs.append(line)
+        if where != "base":
+            fence = fence_step(bare, fence)
+    return ("".join(ours), "".join(theirs)) if found else None
+
+
+@dataclass(slots=True)
+class StoredFile:
+    """One file of ``cold/{agent}/`` as read: the entries it holds and whether it needs rewriting
+    (conflict markers, two versions of an entry, a second entry, a name that is not its own)."""
+
+    path: Path
+    entries: list[Entry]
+    damaged: bool
+
+
+def read_file(path: Path, text: str) -> StoredFile:
+    both = sides(text)
+    entries = [e for t in (both or (text,)) for e in split_entries(t)[1]]
+    name_ok = len(entries) == 1 and file_name(entries[0]) == path.name
+    return StoredFile(path, entries, damaged=both is not None or not name_ok)
+
+
+def pick(versions: list[Entry]) -> Entry:
+    """Of two versions of one entry (each clone compacted it, with other settings), the one every
+    clone picks: the longer text, then the greater, so a repair is the same file everywhere."""
+    return max(versions, key=lambda e: (len(e.text), e.text))
+
+
+def order(entries: list[Entry]) -> list[Entry]:
+    """Entries as every clone's view lists them: by date, then key (a digest before the entries
+    of its second)."""
+
+    def when(e: Entry) -> tuple[str, str]:
+        dt = e.when or parse_date(e.date)
+        return (dt.isoformat() if dt else e.date, key(e))
+
+    return sorted(entries, key=when)
+
+
+def read_retired(text: str) -> dict[str, str]:
+    """``retired.txt``: key → the rest of its line (first line kept for a key listed twice)."""
+    out: dict[str, str] = {}
+    both = sides(text)
+    for line in (both[0] + both[1] if both else text).splitlines():
+        k, _, rest = line.strip().partition(" ")
+        if re.fullmatch(r"[a-z]-[0-9a-f]{6,40}", k) and k not in out:
+            out[k] = rest.strip()
+    return out
+
+
+def render_retired(rows: dict[str, str]) -> str:
+    """One sorted line a key: a union merge of two versions is read as the set it holds."""
+    return "".join(f"{k} {v}".rstrip() + "\n" for k, v in sorted(rows.items()))

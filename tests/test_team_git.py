@@ -1,0 +1,271 @@
+"""Team memory on git, with real git: two clones of one repository and a bare remote, each running
+scribed on its own sessions of the same agents, committing, pulling and pushing in random order.
+No merge driver is configured: only what scribed commits (.gitattributes, .squad/memory/.gitignore)
+helps, as on a hosted pull-request merge. A pull is sometimes ``-s ours`` or ``-X theirs`` (a
+conflict resolved with one side: the other side's entries vanish from the tree), sometimes
+``--rebase``."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+AGENTS = ("riker", "worf")
+_TOPICS = ["rate limiting", "the cache key", "the retry budget", "queue pinning", "login flake", "the index"]
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if check and p.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} in {cwd}: {p.stdout}{p.stderr}")
+    return p
+
+
+def _session(folder: Path, n: int, day: int, rnd: random.Random) -> str:
+    """A finished Claude Code session with its own identifiers (a file, an issue, a test count)."""
+    sid = str(uuid.UUID(int=rnd.getrandbits(128)))
+    topic = rnd.choice(_TOPICS)
+    ts = f"2026-11-{day:02d}T{10 + n % 10:02d}:{n % 60:02d}"
+    turns = [
+        ("user", f"Fix {topic} in src/mod_{n}.py, see issue #{400 + n}."),
+        ("assistant", f"Reading src/mod_{n}.py first; {topic} is handled in handler_{n}()."),
+        ("user", f"Also keep the limit at {n * 7} requests per minute."),
+        (
+            "assistant",
+            f"Done: handler_{n}() now applies the limit and tests/test_mod_{n}.py passes ({n + 3} passed).",
+        ),
+    ]
+    lines = []
+    for i, (role, text) in enumerate(turns):
+        lines.append(
+            json.dumps(
+                {
+                    "type": role,
+                    "uuid": f"u{i}",
+                    "parentUuid": f"u{i - 1}" if i else None,
+                    "sessionId": sid,
+                    "timestamp": f"{ts}:{10 + i:02d}.000Z",
+                    "cwd": "/repo",
+                    "message": {"role": role, "content": text},
+                }
+            )
+        )
+    path = folder / f"{sid}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, (1_790_000_000, 1_790_000_000))  # finished: quiet for far longer than 30 minutes
+    return sid
+
+
+class Clone:
+    def __init__(self, tmp: Path, name: str, remote: Path) -> None:
+        self.name = name
+        self.dir = tmp / name
+        git(tmp, "clone", "-q", str(remote), str(self.dir))
+        git(self.dir, "config", "user.email", f"{name}@example.invalid")
+        git(self.dir, "config", "user.name", name)
+        git(self.dir, "config", "pull.rebase", "false")
+        self.sources = {a: tmp / f"{name}-transcripts" / a for a in AGENTS}
+        for folder in self.sources.values():
+            folder.mkdir(parents=True)
+        self.cfg = tmp / f"{name}.toml"
+        self.cfg.write_text(
+            f'root = "{self.dir}"\n[compress]\nbackend = "extractive"\n'
+            + "".join(
+                f'[[sources]]\nkind = "claude"\npath = "{p}"\nagent = "{a}"\n'
+                for a, p in self.sources.items()
+            )
+        )
+        self.sessions: set[str] = set()
+
+    def scribed(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        p = run_cli("--config", str(self.cfg), *args)
+        assert p.returncode == 0, (self.name, args, p.stderr.decode()[-3000:])
+        return p
+
+    def commit(self) -> None:
+        git(self.dir, "add", "-A", ".")
+        if git(self.dir, "diff", "--cached", "--quiet", check=False).returncode:
+            git(self.dir, "commit", "-q", "-m", f"{self.name}: memory")
+
+    def pull(self, how: str) -> None:
+        args = {
+            "merge": ["pull", "-q", "--no-rebase", "--no-edit"],
+            "ours": ["pull", "-q", "--no-rebase", "--no-edit", "-s", "ours"],
+            "theirs": ["pull", "-q", "--no-rebase", "--no-edit", "-X", "theirs"],
+            "rebase": ["pull", "-q", "--rebase"],
+        }[how]
+        p = git(self.dir, *args, check=False)
+        if p.returncode != 0:  # a conflict git could not resolve: take both sides, as a person might
+            assert how != "rebase" or "CONFLICT" in p.stdout + p.stderr, p.stderr
+            self._take_both()
+
+    def _take_both(self) -> None:
+        for f in git(self.dir, "diff", "--name-only", "--diff-filter=U").stdout.split():
+            path = self.dir / f
+            if path.exists():
+                text = path.read_text()
+                path.write_text(re.sub(r"^(<{7}|={7}|>{7}|\|{7}).*\n", "", text, flags=re.M))
+            git(self.dir, "add", "--", f)
+        if (self.dir / ".git" / "rebase-merge").exists() or (self.dir / ".git" / "rebase-apply").exists():
+            git(self.dir, "-c", "core.editor=true", "rebase", "--continue")
+        else:
+            git(self.dir, "commit", "-q", "--no-edit")
+
+    def push(self) -> None:
+        for _ in range(5):
+            if git(self.dir, "push", "-q", "origin", "HEAD", check=False).returncode == 0:
+                return
+            self.pull("merge")
+        raise AssertionError(f"{self.name}: push kept failing")
+
+
+def _store(clone: Clone) -> dict[str, list[str]]:
+    """Session id → the store files that hold it, over every agent's folder."""
+    out: dict[str, list[str]] = {}
+    for p in sorted((clone.dir / ".squad/memory/cold").glob("*/*.md")):
+        for m in re.finditer(r" · session=([^ ·]+) · ", p.read_text()):
+            out.setdefault(m.group(1), []).append(p.name)
+    return out
+
+
+def _marked(clone: Clone) -> list[str]:
+    memory = clone.dir / ".squad/memory"
+    return [
+        str(p)
+        for p in memory.rglob("*")
+        if p.is_file()
+        and ".scribed" not in p.parts
+        and re.search(r"^<{7}|^>{7}", p.read_text("utf-8", "replace"), re.M)
+    ]
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Clone, Clone]:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", str(seed))
+    (seed / ".squad").mkdir()
+    (seed / ".squad" / "team.md").write_text("# Team\n")
+    git(seed, "add", ".")
+    git(seed, "-c", "user.email=s@example.invalid", "-c", "user.name=s", "commit", "-q", "-m", "squad")
+    git(seed, "push", "-q", str(remote), "HEAD:main")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
+    a.scribed("git", "setup")  # writes .gitattributes and the memory .gitignore, and a's driver
+    git(a.dir, "config", "--unset", "merge.scribed.driver")  # the check runs no custom driver
+    a.commit()
+    a.push()
+    b.pull("merge")
+    return a, b
+
+
+def _round(c: Clone, rnd: random.Random, n: int) -> None:
+    agent = rnd.choice(AGENTS)
+    c.sessions.add(_session(c.sources[agent], n, 1 + n % 27, rnd))
+    c.scribed("run-once")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pulls", [("merge", "ours", "theirs"), ("rebase",)])
+def test_twenty_rounds_lose_nothing_and_duplicate_nothing(
+    team: tuple[Clone, Clone], pulls: tuple[str, ...]
+) -> None:
+    a, b = team
+    rnd = random.Random(29 + len(pulls))
+    for n in range(20):
+        order = [a, b] if rnd.random() < 0.5 else [b, a]
+        if rnd.random() < 0.3:  # both clones write at once
+            threads = [
+                threading.Thread(target=_round, args=(c, rnd, 100 * i + n)) for i, c in enumerate(order)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        else:
+            _round(order[0], rnd, n)
+        for c in order:
+            c.commit()
+            c.pull(rnd.choice(pulls))
+            if rnd.random() < 0.5:
+                c.scribed("run-once")  # a run between a pull and the push: the views follow the merge
+                c.commit()
+            c.push()
+    for c in (a, b, a):  # a final pull, run and push on each
+        c.pull("merge")
+        c.scribed("run-once")
+        c.commit()
+        c.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    assert git(b.dir, "status", "--porcelain").stdout.strip() == "", (
+        "a run after the last pull changed nothing"
+    )
+    every = a.sessions | b.sessions
+    for c in (a, b):
+        assert _marked(c) == []
+        store = _store(c)
+        assert set(store) == every, (c.name, every - set(store), set(store) - every)
+        assert all(len(files) == 1 for files in store.values()), {
+            s: f for s, f in store.items() if len(f) > 1
+        }
+        for agent in AGENTS:
+            view = (c.dir / f".squad/memory/cold/{agent}.md").read_text()
+            ids = re.findall(r"provenance: id=(e-[0-9a-f]+)", view)
+            assert len(ids) == len(set(ids))
+            hot = (c.dir / f".squad/memory/hot/{agent}.md").read_text()
+            assert hot.count("\n---\n") <= 1 and "<<<<<<<" not in hot
+    for agent in AGENTS:
+        got = [c.scribed("context", agent, "--situation", "debug").stdout for c in (a, b)]
+        assert got[0] == got[1]
+    assert "hot/" in git(a.dir, "check-ignore", "-v", ".squad/memory/hot/riker.md").stdout
+
+
+def test_an_entry_a_merge_dropped_comes_back(team: tuple[Clone, Clone]) -> None:
+    """b's entry is discarded by a's ``-s ours`` merge; b's next run after pulling writes it back."""
+    a, b = team
+    rnd = random.Random(7)
+    _round(b, rnd, 1)
+    b.commit()
+    b.push()
+    _round(a, rnd, 2)
+    a.commit()
+    a.pull("ours")  # keeps a's tree: b's entry file is gone from the merge
+    a.push()
+    b.pull("merge")
+    sid = next(iter(b.sessions))
+    assert sid not in _store(b)  # the merge dropped it from the tree
+    p = b.scribed("run-once")
+    assert b"cold_entry_restored" in p.stdout + p.stderr
+    assert sid in _store(b)
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.scribed("run-once")
+    assert set(_store(a)) == a.sessions | b.sessions
+
+
+def test_a_ledger_entry_no_file_holds_is_compacted_again(team: tuple[Clone, Clone]) -> None:
+    """Both the view and the store lost the entry (a hand, a reset): the source is still there, so
+    the next run compacts it again instead of trusting the ledger."""
+    a, _ = team
+    _round(a, random.Random(3), 1)
+    cold = a.dir / ".squad/memory/cold"
+    for p in [*cold.glob("*/*.md"), *cold.glob("*.md")]:
+        p.unlink()
+    p = a.scribed("run-once", "--json")
+    assert json.loads(p.stdout)["compacted"] == 1
+    assert set(_store(a)) == a.sessions
