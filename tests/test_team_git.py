@@ -42,6 +42,7 @@ def _session(folder: Path, n: int, day: int, rnd: random.Random) -> str:
         ("user", f"Fix {topic} in src/mod_{n}.py, see issue #{400 + n}."),
         ("assistant", f"Reading src/mod_{n}.py first; {topic} is handled in handler_{n}()."),
         ("user", f"Also keep the limit at {n * 7} requests per minute."),
+        ("assistant", f"Decision: use a token bucket keyed by tenant for mod_{n}, because {topic} needs per-tenant limits."),
         (
             "assistant",
             f"Done: handler_{n}() now applies the limit and tests/test_mod_{n}.py passes ({n + 3} passed).",
@@ -269,3 +270,65 @@ def test_a_ledger_entry_no_file_holds_is_compacted_again(team: tuple[Clone, Clon
     p = a.scribed("run-once", "--json")
     assert json.loads(p.stdout)["compacted"] == 1
     assert set(_store(a)) == a.sessions
+
+
+def _wiki_titles(clone: Clone) -> list[str]:
+    out: list[str] = []
+    for p in sorted((clone.dir / ".squad/memory/wiki").glob("*.md")):
+        if p.name != "index.md":
+            out += re.findall(r"^### (.+)$", p.read_text(), flags=re.M)
+    return out
+
+
+def test_two_machines_promoting_the_same_night_give_one_fact_each(team: tuple[Clone, Clone]) -> None:
+    """Both clones promote the same old entries; after the merge each fact is there once, and the
+    promoted entries stay out of cold on both clones (retired, not restored)."""
+    a, b = team
+    rnd = random.Random(11)
+    for n in range(3):
+        a.sessions.add(_session(a.sources["riker"], n, 2 + n, rnd))
+    a.scribed("run-once")
+    a.commit()
+    a.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    for c in (a, b):
+        c.scribed("promote", "--as-of", "2027-01-15")
+        c.commit()
+    a.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.scribed("run-once")
+    for c in (a, b):
+        assert _marked(c) == []
+        titles = _wiki_titles(c)
+        assert titles and len(titles) == len(set(titles)), titles
+        assert _store(c) == {}, "promoted entries came back into cold"
+        retired = (c.dir / ".squad/memory/cold/riker/retired.txt").read_text()
+        assert len(retired.splitlines()) == 3
+    assert _wiki_titles(a) == _wiki_titles(b)
+
+
+def test_a_promotion_on_one_machine_leaves_cold_on_every_clone(team: tuple[Clone, Clone]) -> None:
+    """Promotion runs in one place (a CI job): a teammate's view drops what it retired instead of
+    writing it back as lost, and its ledger does not compact it again."""
+    a, b = team
+    rnd = random.Random(5)
+    for n in range(2):
+        b.sessions.add(_session(b.sources["worf"], n, 3 + n, rnd))
+    b.scribed("run-once")
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.scribed("promote", "--as-of", "2027-01-15")  # the CI job
+    a.commit()
+    a.push()
+    b.pull("merge")
+    out = b.scribed("run-once", "--json")
+    assert json.loads(out.stdout)["compacted"] == 0
+    b.commit()
+    assert _store(b) == {} and "### " not in (b.dir / ".squad/memory/cold/worf.md").read_text()
+    assert len(_wiki_titles(b)) >= 2

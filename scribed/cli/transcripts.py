@@ -105,9 +105,13 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             "retention_days": cfg.archive.retention_days,
         },
     }
+    from scribed.core import team
+
+    report["team"] = team.report(Layout(cfg.root_path))
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
+    _echo_team(report["team"])
     for s in sources:
         state = "" if s["exists"] else " (missing)"
         click.echo(
@@ -123,6 +127,23 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
         + ("" if a["enabled"] else " (archiving is off)")
     )
+
+
+def _echo_team(t: dict[str, Any]) -> None:
+    """Team memory's problems, one line each with what to do."""
+    for f in t["conflicted"]:
+        click.echo(
+            f"tier file with conflict markers: {f} — the next `scribed run-once` merges it entry by entry"
+        )
+    for f in t["front_matter_twice"]:
+        click.echo(f"hot file with two front matters (a union merge): {f} — the next run keeps the newest")
+    if t["stale_views"]:
+        names = ", ".join(t["stale_views"])
+        click.echo(f"cold views older than their shared entries (a pull): {names} — run `scribed run-once`")
+    for r in t["lost"]:
+        click.echo(
+            f"entry lost by a merge, its source gone: {r['id']} (agent {r['agent']}, session {r['session']})"
+        )
 
 
 def register(main: click.Group) -> None:

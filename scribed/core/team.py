@@ -274,12 +274,8 @@ def _repair_marked(layout: Layout, state: dict[str, Any], res: SyncResult) -> bo
             text = read_text(p)
         except OSError:
             continue  # unreadable now: the run that needs it says so, and the next sync looks again
-        if p.parent == layout.hot:
-            both = cold_store.sides(text)
-            fixed = None if both is None else both[0]
-        else:
-            fixed = git_merge.repair("wiki", text)
-        if fixed is not None:
+        fixed = git_merge.readable(str(p), text)
+        if fixed != text:
             atomic_write(p, fixed, base=layout.memory)
             res.repaired.append(rel)
             st = p.stat()
@@ -395,3 +391,32 @@ def lost_entries(ledger: Ledger) -> list[dict[str, str]]:
     except ValueError:
         return []
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+
+def report(layout: Layout) -> dict[str, Any]:
+    """What ``doctor`` says of team memory, read without the lock and writing nothing: tier files a
+    merge left with conflict markers or two front matters, views older than their store, and
+    entries lost for good (their session ids)."""
+    marked: list[str] = []
+    doubled: list[str] = []
+    folders = [layout.cold, layout.wiki, layout.hot]
+    for folder in folders:
+        for p in sorted(folder.glob("**/*")) if folder.is_dir() else []:
+            if not p.is_file() or p.is_symlink() or p.suffix not in (".md", ".txt"):
+                continue
+            text = read_text(p)
+            if cold_store.sides(text) is not None:
+                marked.append(str(p))
+            elif p.parent == layout.hot and git_merge.readable(str(p), text) != text:
+                doubled.append(str(p))
+    lost: list[dict[str, str]] = []
+    if layout.ledger.is_file():
+        from scribed.core.ledger import Ledger
+
+        with contextlib.suppress(Exception):  # a ledger being rebuilt: nothing to say of it now
+            ledger = Ledger(layout.ledger, readonly=True)
+            try:
+                lost = lost_entries(ledger)
+            finally:
+                ledger.close()
+    return {"conflicted": marked, "front_matter_twice": doubled, "stale_views": stale(layout), "lost": lost}

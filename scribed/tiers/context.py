@@ -143,9 +143,14 @@ def read_safe(layout: Layout, path: Path) -> str:
             root = layout.root.resolve()
             if root not in path.resolve().parents:
                 return ""
-        return path.read_bytes().decode("utf-8", "replace")
+        text = path.read_bytes().decode("utf-8", "replace")
     except OSError:
         return ""
+    if "<<<<<<<" in text or text.count("\nscribed-live: ") + text.startswith("---\nscribed-live: ") > 1:
+        from scribed.tiers.git_merge import readable  # a merge's leftovers: rare, so loaded only then
+
+        return readable(str(path), text)
+    return text
 
 
 def mark(text: str) -> str:

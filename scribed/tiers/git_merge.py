@@ -114,3 +114,25 @@ def repair(kind: str, text: str) -> str | None:
     """A file git left with conflict markers, merged entry by entry (None: it has none)."""
     both = cold_store.sides(text)
     return None if both is None else merge(kind, *both)
+
+
+_FRONT = re.compile(r"^---\n(?=scribed-live: )", re.M)
+
+
+def readable(path: str, text: str) -> str:
+    """What a reader (a spawn's context, search) is given of a tier file a merge left with conflict
+    markers or two front matters (a hot file under ``merge=union``): never the file as it is.
+    Cold views and wiki pages are merged entry by entry in memory; a hot file keeps this machine's
+    side, or its last front matter and what follows it. The next run writes the same repair."""
+    rel = path.replace("\\", "/")
+    hot = "/hot/" in rel
+    if "<<<<<<<" in text:
+        both = cold_store.sides(text)
+        if both is not None:
+            kind = "wiki" if "/wiki/" in rel else ("hot" if hot else "entries")
+            text = both[0] if kind == "hot" else merge(kind, *both)
+    if hot:
+        starts = [m.start() for m in _FRONT.finditer(text)]
+        if len(starts) > 1:
+            text = text[starts[-1] :]
+    return text
