@@ -3,6 +3,7 @@ markers, and the store's file names (scribed.tiers.git_merge, scribed.tiers.cold
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import subprocess
@@ -157,3 +158,26 @@ def test_a_tier_file_left_with_markers_is_named_never_served_and_repaired(tmp_pa
     text = wiki.read_text()
     assert "<<<<<<<" not in text and "### Pin workers" in text and "### Cap the LRU" in text
     assert b"conflict markers" not in run_cli("doctor", "--root", str(root)).stdout
+
+
+@pytest.mark.parametrize("backend", ["orphan", "two-layer"])
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        (("run-once",), None),
+        (("promote",), None),
+        (("wiki-write", "--agent", "picard", "decisions"), b"Use Argon2."),
+    ],
+)
+def test_a_state_branch_backend_is_refused_before_anything_is_written(
+    tmp_path: Path, backend: str, args: tuple[str, ...], stdin: bytes | None
+) -> None:
+    squad = tmp_path / ".squad"
+    squad.mkdir()
+    (squad / "config.json").write_text(json.dumps({"stateBackend": backend}))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    p = run_cli(*args, "--root", str(tmp_path), input=stdin)
+    assert p.returncode == 2, p.stderr
+    err = p.stderr.decode()
+    assert f"stateBackend='{backend}'" in err and "nothing was written" in err and len(err.splitlines()) == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

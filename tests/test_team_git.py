@@ -42,7 +42,10 @@ def _session(folder: Path, n: int, day: int, rnd: random.Random) -> str:
         ("user", f"Fix {topic} in src/mod_{n}.py, see issue #{400 + n}."),
         ("assistant", f"Reading src/mod_{n}.py first; {topic} is handled in handler_{n}()."),
         ("user", f"Also keep the limit at {n * 7} requests per minute."),
-        ("assistant", f"Decision: use a token bucket keyed by tenant for mod_{n}, because {topic} needs per-tenant limits."),
+        (
+            "assistant",
+            f"Decision: use a token bucket keyed by tenant for mod_{n}, because {topic} needs per-tenant limits.",
+        ),
         (
             "assistant",
             f"Done: handler_{n}() now applies the limit and tests/test_mod_{n}.py passes ({n + 3} passed).",

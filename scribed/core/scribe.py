@@ -24,7 +24,7 @@ from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import discovery, team
+from scribed.core import backend, discovery, team
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
@@ -131,6 +131,9 @@ class Scribe:
             finally:
                 self._held.depth = depth
             return
+        refused = backend.refusal(self.layout.squad)
+        if refused:
+            raise ConfigError(refused)
         with self._take_lock(timeout, wait):
             self._held.depth = 1
             try:
