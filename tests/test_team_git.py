@@ -232,6 +232,14 @@ def test_twenty_rounds_lose_nothing_and_duplicate_nothing(
             assert len(ids) == len(set(ids))
             hot = (c.dir / f".squad/memory/hot/{agent}.md").read_text()
             assert hot.count("\n---\n") <= 1 and "<<<<<<<" not in hot
+    for (
+        agent
+    ) in AGENTS:  # each clone's (git-ignored) hot file was seeded from the newest entry, pulled or not
+        seeds = [
+            re.search(r"^entry: (\S+)$", (c.dir / f".squad/memory/hot/{agent}.md").read_text(), re.M)
+            for c in (a, b)
+        ]
+        assert seeds[0] and seeds[1] and seeds[0].group(1) == seeds[1].group(1), agent
     for agent in AGENTS:
         got = [c.scribed("context", agent, "--situation", "debug").stdout for c in (a, b)]
         assert got[0] == got[1]
@@ -335,3 +343,20 @@ def test_a_promotion_on_one_machine_leaves_cold_on_every_clone(team: tuple[Clone
     b.commit()
     assert _store(b) == {} and "### " not in (b.dir / ".squad/memory/cold/worf.md").read_text()
     assert len(_wiki_titles(b)) >= 2
+
+
+def test_a_spawn_after_a_pull_sees_the_pulled_entry_without_a_run(team: tuple[Clone, Clone]) -> None:
+    a, b = team
+    rnd = random.Random(13)
+    _round(b, rnd, 1)  # b has a view of its own
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.sessions.add(_session(a.sources["riker"], 9, 20, rnd))
+    a.scribed("run-once")
+    a.commit()
+    a.push()
+    b.pull("merge")  # no run on b: its view is older than the store
+    out = b.scribed("context", "riker", "--include-cold").stdout.decode()
+    assert "src/mod_9.py" in out, out
+    assert "e-" in (b.dir / ".squad/memory/cold/riker.md").read_text()

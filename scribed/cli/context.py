@@ -110,6 +110,9 @@ def context_cmd(
     except context.ContextError as exc:
         fail(str(exc))
     layout = _layout(ctx, root)
+    from scribed.cli.spawn import refresh_cold
+
+    refresh_cold(layout, agent)
     try:
         block = context.build(
             layout,

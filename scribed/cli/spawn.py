@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scribed.tiers.context import Context
+    from scribed.tiers.layout import Layout
 
 VALUE_OPTIONS = ("--config", "--root", "--situation", "--max-bytes", "--format")
 FLAGS = ("--include-cold",)
@@ -93,6 +94,7 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
     layout = Layout(Path(cfg.root_path))
     if not (layout.root / ".squad").is_dir():
         return None
+    refresh_cold(layout, opts["agent"])
     try:
         block = context.build(
             layout,
@@ -125,6 +127,19 @@ def _texts(opts: dict[str, Any], block: Context, memory: Path) -> tuple[str, str
 
         return json.dumps(block.public(), indent=2, ensure_ascii=False) + "\n", err
     return block.text, err
+
+
+def refresh_cold(layout: Layout, agent: str) -> None:
+    """A pull since the last run changed the agent's shared entries: sync its view first (a few
+    ``stat`` calls when nothing changed; see :func:`scribed.core.team.refresh`)."""
+    from scribed.names import normalize_name
+    from scribed.tiers.layout import store_newer
+
+    name = normalize_name(agent)
+    if name is not None and store_newer(layout.cold, name):
+        from scribed.core.team import refresh
+
+        refresh(layout, name)
 
 
 def run(argv: list[str]) -> int | None:

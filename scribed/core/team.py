@@ -193,6 +193,8 @@ class _Agent:
             changed = True
         if changed:
             fsync_dir(self.folder)
+            with contextlib.suppress(OSError):  # the view is as new as its store: readers skip the sync
+                os.utime(view)
         return changed
 
     def _view_text(self, entries: list[Entry]) -> str:
@@ -420,3 +422,30 @@ def report(layout: Layout) -> dict[str, Any]:
             finally:
                 ledger.close()
     return {"conflicted": marked, "front_matter_twice": doubled, "stale_views": stale(layout), "lost": lost}
+
+
+def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
+    """For a reader without the lock (a spawn's ``scribed context``): when the agent's shared
+    entries changed after its view (a pull), sync under the lock first, waiting at most
+    ``timeout``; busy (a long compaction), the reader goes on with the view it has. Returns
+    whether it synced."""
+    from scribed.core import backend
+    from scribed.core.lock import RootBusyError, root_lock
+
+    if not cold_store.store_newer(layout.cold, agent) or backend.refusal(layout.squad):
+        return False
+    try:
+        with root_lock(layout.lock, timeout=timeout):
+            res = sync(layout)
+    except (RootBusyError, OSError):
+        return False
+    for a, keys in res.pulled.items():
+        reseed_pulled(layout, a, keys, _Quiet())
+    return True
+
+
+class _Quiet:
+    """A spawn's context prints the block and nothing else: its refresh logs nowhere."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scribed.compress.entry import Entry, fence_step, parse_date, split_entries
+from scribed.tiers.layout import store_newer as store_newer  # re-exported: the store's own rule
 
 RETIRED = "retired.txt"
 # An entry file's name: its date (colons dropped, so every file system takes it) and its key.

@@ -3,6 +3,7 @@ re-exports it, so a spawn's ``scribed context`` finds its files without loading 
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,3 +70,20 @@ class Layout:
 
     def hot_file(self, agent: str) -> Path:
         return self.hot / f"{agent}.md"
+
+
+def store_newer(cold: Path, agent: str) -> bool:
+    """Whether ``cold/{agent}/`` changed after the agent's view was last written (a pull, a
+    checkout): stats only, for a spawn's ``scribed context`` to decide whether to sync first."""
+    folder = cold / agent
+    try:
+        seen = (cold / f"{agent}.md").stat().st_mtime_ns
+    except OSError:
+        seen = -1
+    try:
+        if folder.stat().st_mtime_ns > seen:
+            return True
+        with os.scandir(folder) as it:
+            return any(d.stat(follow_symlinks=False).st_mtime_ns > seen for d in it)
+    except OSError:
+        return False
