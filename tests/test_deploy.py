@@ -48,3 +48,55 @@ def test_dockerfile_passes_hadolint() -> None:
         timeout=60,
     )
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def _promote_script() -> str:
+    text = (DEPLOY / "scribed-promote.yml").read_text()
+    start = text.index("# --- promote script")
+    end = text.index("# --- end of promote script ---")
+    return "\n".join(line.strip() for line in text[start:end].splitlines()) + "\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_promotion_workflow_pushes_on_top_of_a_concurrent_push(tmp_path: Path) -> None:
+    """The workflow's own script, against a bare remote: a teammate's push lands between its pull
+    and its push (a pre-push hook pushes it), the first push is refused, the retry promotes on top."""
+    import random
+
+    from test_team_git import Clone, _session, git
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    (seed / ".squad").mkdir()
+    (seed / ".squad/team.md").write_text("# Team\n")
+    git(seed, "add", ".")
+    git(seed, "-c", "user.email=s@example.invalid", "-c", "user.name=s", "commit", "-q", "-m", "squad")
+    git(seed, "push", "-q", str(remote), "HEAD:main")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    dev, ci = Clone(tmp_path, "dev", remote), Clone(tmp_path, "ci", remote)
+    rnd = random.Random(4)
+    for n in range(2):
+        dev.sessions.add(_session(dev.sources["riker"], n, 2 + n, rnd))
+    dev.scribed("run-once")
+    dev.commit()
+    dev.push()
+    (dev.dir / "notes.md").write_text("a teammate's change\n")
+    dev.commit()
+    hook = ci.dir / ".git/hooks/pre-push"  # the teammate pushes just before the job's first push
+    hook.write_text(
+        f"#!/bin/sh\n[ -e {tmp_path}/once ] && exit 0\ntouch {tmp_path}/once\ngit -C {dev.dir} push -q origin HEAD\n"
+    )
+    hook.chmod(0o755)
+    bindir = Path(sys.executable).parent
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "TRIES": "3", "HOME": str(tmp_path)}
+    p = subprocess.run(
+        ["bash", "-c", _promote_script()], cwd=ci.dir, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "promotion pushed (try 2)" in p.stdout, p.stdout + p.stderr
+    log = git(ci.dir, "log", "--format=%s", "origin/main").stdout.splitlines()
+    assert log[0] == "scribed: nightly promotion" and "dev: memory" in log
+    dev.pull("merge")
+    assert (dev.dir / "notes.md").exists() and list((dev.dir / ".squad/memory/wiki").glob("*.md"))
