@@ -243,6 +243,10 @@ def test_twenty_rounds_lose_nothing_and_duplicate_nothing(
     for agent in AGENTS:
         got = [c.scribed("context", agent, "--situation", "debug").stdout for c in (a, b)]
         assert got[0] == got[1]
+    merges = git(a.dir, "rev-list", "--merges", "--count", "HEAD").stdout.strip()
+    print(
+        f"TEAM {pulls}: {len(every)} sessions, {merges} merge commits, {len(_store(a))} in a's store, {len(_store(b))} in b's"
+    )
     assert "hot/" in git(a.dir, "check-ignore", "-v", ".squad/memory/hot/riker.md").stdout
 
 
