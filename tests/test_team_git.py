@@ -364,3 +364,30 @@ def test_a_spawn_after_a_pull_sees_the_pulled_entry_without_a_run(team: tuple[Cl
     out = b.scribed("context", "riker", "--include-cold").stdout.decode()
     assert "src/mod_9.py" in out, out
     assert "e-" in (b.dir / ".squad/memory/cold/riker.md").read_text()
+
+
+def test_a_transcript_in_the_repository_is_compacted_on_one_clone_only(team: tuple[Clone, Clone]) -> None:
+    """An Aider history committed with the code: the clone that pulls it with its entry compacts
+    nothing again (the entry's content id is already in its view), and the store holds it once."""
+    a, b = team
+    for c in (a, b):
+        c.cfg.write_text(
+            c.cfg.read_text()
+            + f'[[sources]]\nkind = "markdown"\npath = "{c.dir}/chat"\nagent = "data"\n'
+        )
+    (a.dir / "chat").mkdir()
+    hist = a.dir / "chat/.aider.chat.history.md"
+    hist.write_text(
+        "\n# aider chat started at 2026-11-01 10:00:00\n\n#### Pin worker_7 to queue q_7 in src/w.py.\n\n"
+        "Pinned worker_7 to q_7 in src/w.py; tests/test_q.py passes (4 passed).\n\n"
+    )
+    os.utime(hist, (1_790_000_000, 1_790_000_000))
+    first = json.loads(a.scribed("run-once", "--json").stdout)
+    assert first["compacted"] == 1
+    a.commit()
+    a.push()
+    b.pull("merge")
+    os.utime(b.dir / "chat/.aider.chat.history.md", (1_790_000_000, 1_790_000_000))
+    again = json.loads(b.scribed("run-once", "--json").stdout)
+    assert again["compacted"] == 0, again["entries"]
+    assert len(list((b.dir / ".squad/memory/cold/data").glob("*.md"))) == 1

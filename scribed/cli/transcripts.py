@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.core.team import TeamReport
 
 _ROOT_HELP = "Squad root (the folder holding .squad/)."
 
@@ -105,13 +108,16 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             "retention_days": cfg.archive.retention_days,
         },
     }
+    import dataclasses
+
     from scribed.core import team
 
-    report["team"] = team.report(Layout(cfg.root_path))
+    team_report = team.report(Layout(cfg.root_path))
+    report["team"] = dataclasses.asdict(team_report)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    _echo_team(report["team"])
+    _echo_team(team_report)
     for s in sources:
         state = "" if s["exists"] else " (missing)"
         click.echo(
@@ -129,18 +135,18 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     )
 
 
-def _echo_team(t: dict[str, Any]) -> None:
+def _echo_team(t: TeamReport) -> None:
     """Team memory's problems, one line each with what to do."""
-    for f in t["conflicted"]:
+    for f in t.conflicted:
         click.echo(
             f"tier file with conflict markers: {f} — the next `scribed run-once` merges it entry by entry"
         )
-    for f in t["front_matter_twice"]:
+    for f in t.front_matter_twice:
         click.echo(f"hot file with two front matters (a union merge): {f} — the next run keeps the newest")
-    if t["stale_views"]:
-        names = ", ".join(t["stale_views"])
+    if t.stale_views:
+        names = ", ".join(t.stale_views)
         click.echo(f"cold views older than their shared entries (a pull): {names} — run `scribed run-once`")
-    for r in t["lost"]:
+    for r in t.lost:
         click.echo(
             f"entry lost by a merge, its source gone: {r['id']} (agent {r['agent']}, session {r['session']})"
         )

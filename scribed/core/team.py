@@ -395,7 +395,17 @@ def lost_entries(ledger: Ledger) -> list[dict[str, str]]:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
-def report(layout: Layout) -> dict[str, Any]:
+@dataclass(slots=True)
+class TeamReport:
+    """``doctor``'s team-memory lines (see :func:`report`)."""
+
+    conflicted: list[str]
+    front_matter_twice: list[str]
+    stale_views: list[str]
+    lost: list[dict[str, str]]
+
+
+def report(layout: Layout) -> TeamReport:
     """What ``doctor`` says of team memory, read without the lock and writing nothing: tier files a
     merge left with conflict markers or two front matters, views older than their store, and
     entries lost for good (their session ids)."""
@@ -421,7 +431,7 @@ def report(layout: Layout) -> dict[str, Any]:
                 lost = lost_entries(ledger)
             finally:
                 ledger.close()
-    return {"conflicted": marked, "front_matter_twice": doubled, "stale_views": stale(layout), "lost": lost}
+    return TeamReport(marked, doubled, stale(layout), lost)
 
 
 def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
@@ -449,3 +459,82 @@ class _Quiet:
 
     def __getattr__(self, name: str) -> Any:
         return lambda *a, **k: None
+
+
+@dataclass(slots=True)
+class TeamReport:
+    """``doctor``'s team-memory lines (see :func:`report`)."""
+
+    conflicted: list[str]
+    front_matter_twice: list[str]
+    stale_views: list[str]
+    lost: list[dict[str, str]]
+
+
+def report(layout: Layout) -> TeamReport:
+    """What ``doctor`` says of team memory, read without the lock and writing nothing: tier files a
+    merge left with conflict markers or two front matters, views older than their store, and
+    entries lost for good (their session ids)."""
+    marked: list[str] = []
+    doubled: list[str] = []
+    folders = [layout.cold, layout.wiki, layout.hot]
+    for folder in folders:
+        for p in sorted(folder.glob("**/*")) if folder.is_dir() else []:
+            if not p.is_file() or p.is_symlink() or p.suffix not in (".md", ".txt"):
+                continue
+            text = read_text(p)
+            if cold_store.sides(text) is not None:
+                marked.append(str(p))
+            elif p.parent == layout.hot and git_merge.readable(str(p), text) != text:
+                doubled.append(str(p))
+    lost: list[dict[str, str]] = []
+    if layout.ledger.is_file():
+        from scribed.core.ledger import Ledger
+
+        with contextlib.suppress(Exception):  # a ledger being rebuilt: nothing to say of it now
+            ledger = Ledger(layout.ledger, readonly=True)
+            try:
+                lost = lost_entries(ledger)
+            finally:
+                ledger.close()
+    return TeamReport(marked, doubled, stale(layout), lost)
+
+
+def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
+    """For a reader without the lock (a spawn's ``scribed context``): when the agent's shared
+    entries changed after its view (a pull), sync under the lock first, waiting at most
+    ``timeout``; busy (a long compaction), the reader goes on with the view it has. Returns
+    whether it synced."""
+    from scribed.core import backend
+    from scribed.core.lock import RootBusyError, root_lock
+
+    if not cold_store.store_newer(layout.cold, agent) or backend.refusal(layout.squad):
+        return False
+    try:
+        with root_lock(layout.lock, timeout=timeout):
+            res = sync(layout)
+    except (RootBusyError, OSError):
+        return False
+    for a, keys in res.pulled.items():
+        reseed_pulled(layout, a, keys, _Quiet())
+    return True
+
+
+class _Quiet:
+    """A spawn's context prints the block and nothing else: its refresh logs nowhere."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def pulled_rows(layout: Layout, pulled: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Ledger rows for entries a pull brought (their provenance, as a rebuild reads it)."""
+    from scribed.core.ledger_rebuild import entry_rows
+
+    rows: list[dict[str, Any]] = []
+    for agent, keys in pulled.items():
+        want = set(keys)
+        view = layout.cold_file(agent)
+        text = "".join(e.text for e in split_entries(read_text(view))[1] if cold_store.key(e) in want)
+        rows += [r for r in entry_rows(text, str(view)) if r["id"] in want]
+    return rows
