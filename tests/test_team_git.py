@@ -372,8 +372,7 @@ def test_a_transcript_in_the_repository_is_compacted_on_one_clone_only(team: tup
     a, b = team
     for c in (a, b):
         c.cfg.write_text(
-            c.cfg.read_text()
-            + f'[[sources]]\nkind = "markdown"\npath = "{c.dir}/chat"\nagent = "data"\n'
+            c.cfg.read_text() + f'[[sources]]\nkind = "markdown"\npath = "{c.dir}/chat"\nagent = "data"\n'
         )
     (a.dir / "chat").mkdir()
     hist = a.dir / "chat/.aider.chat.history.md"
