@@ -390,3 +390,53 @@ def test_a_transcript_in_the_repository_is_compacted_on_one_clone_only(team: tup
     again = json.loads(b.scribed("run-once", "--json").stdout)
     assert again["compacted"] == 0, again["entries"]
     assert len(list((b.dir / ".squad/memory/cold/data").glob("*.md"))) == 1
+
+
+def _holders(clone: Clone, agent: str) -> dict[str, list[str]]:
+    """Entry id → the ids of the view's entries that hold it (itself, or digests that fold it)."""
+    from scribed.compress.entry import split_entries
+
+    out: dict[str, list[str]] = {}
+    for e in split_entries((clone.dir / f".squad/memory/cold/{agent}.md").read_text())[1]:
+        for i in e.ids:
+            if i.startswith("e-"):
+                out.setdefault(i, []).append(e.entry_id or "")
+    return out
+
+
+def test_two_clones_folding_the_same_entries_end_with_one_digest(team: tuple[Clone, Clone]) -> None:
+    """Each clone folds before it pulls the other's fold: the two digests share an entry. After
+    the pulls every entry is in one digest (or entry) on both clones, and both hold the same."""
+    a, b = team
+    for c in (a, b):
+        c.cfg.write_text(c.cfg.read_text().replace("[compress]", "[cold]\nmax_bytes = 1024\n[compress]"))
+    rnd = random.Random(17)
+    a.sessions.add(_session(a.sources["riker"], 1, 2, rnd))
+    a.scribed("run-once")
+    a.commit()
+    a.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    a.sessions.add(_session(a.sources["riker"], 2, 3, rnd))
+    a.scribed("run-once")  # a folds its two entries
+    b.sessions.add(_session(b.sources["riker"], 3, 4, rnd))
+    b.scribed("run-once")  # b folds a's first entry and its own
+    for c in (a, b):
+        c.commit()
+    a.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.scribed("run-once")
+    a.commit()
+    a.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    held = [_holders(c, "riker") for c in (a, b)]
+    assert held[0] == held[1]
+    assert len(held[0]) == 3 and all(len(v) == 1 for v in held[0].values()), held[0]
+    digests = {d for v in held[0].values() for d in v if d.startswith("d-")}
+    assert len(digests) >= 1
+    assert _marked(a) == [] and git(b.dir, "status", "--porcelain").stdout.strip() == ""

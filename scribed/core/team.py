@@ -32,7 +32,7 @@ from scribed.compress.entry import Entry, join_entries, split_entries
 from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
 from scribed.names import normalize_name
 from scribed.session.door import redacted
-from scribed.tiers import cold_store, git_merge, hot_seed
+from scribed.tiers import cold, cold_store, git_merge, hot_seed
 from scribed.tiers.cold import preamble
 from scribed.tiers.layout import Layout
 
@@ -162,6 +162,18 @@ class _Agent:
                     out[k] = s
         return out
 
+    def merged(self, kept: dict[str, Entry]) -> dict[str, Entry]:
+        """``kept`` with digests that fold the same entries made one (:func:`cold.merge_digests`);
+        the digests merged away are retired, so no clone writes them back."""
+        entries, gone = cold.merge_digests(self.name, list(kept.values()))
+        if not gone:
+            return kept
+        out = {cold_store.key(e): e for e in entries}
+        new = next((k for k in out if k not in kept), "")
+        for k in gone:
+            self.retired[k] = f"merged into {new}"
+        return out
+
     def write(self, kept: dict[str, Entry], res: SyncResult) -> bool:
         """Bring the store and the view to ``kept``. Returns whether any file changed."""
         changed = False
@@ -239,7 +251,7 @@ def sync(layout: Layout, *, force: bool = False) -> SyncResult:
         a = _Agent(layout, name, dict(prev.get("base", {})))
         try:
             a.read()
-            kept = a.resolve(res)
+            kept = a.merged(a.resolve(res))
             if a.write(kept, res):
                 res.agents.append(name)
         except OSError as exc:  # one agent's unreadable file must not stop the others (or the run)

@@ -224,6 +224,35 @@ def fold(
     return entries, folded_total
 
 
+def merge_digests(agent: str, entries: list[Entry]) -> tuple[list[Entry], list[str]]:
+    """Digests that fold some of the same entries (two clones folded before they pulled) made one,
+    so every folded session is in one digest: the merged digest's id and text depend only on the
+    digests merged, so each clone that merges them writes the same file. Returns the entries and
+    the ids of the digests merged away."""
+    digests = [e for e in entries if (e.entry_id or "").startswith("d-")]
+    groups: list[list[Entry]] = []
+    for d in sorted(digests, key=lambda e: e.entry_id or ""):
+        mine = d.ids - {d.entry_id}
+        hit = [g for g in groups if any(mine & (x.ids - {x.entry_id}) for x in g)]
+        for g in hit:
+            groups.remove(g)
+        groups.append([x for g in hit for x in g] + [d])
+    gone: list[str] = []
+    out = list(entries)
+    for g in groups:
+        if len(g) < _FOLD_MIN_ENTRIES:
+            continue
+        g.sort(key=lambda e: e.entry_id or "")
+        archives = sorted({m.group(1) for e in g for m in re.finditer(r"archive=`([^`]+)`", e.text)})
+        merged = _digest(agent, g, "; ".join(archives), sum(len(e.text.encode()) for e in g))
+        ids = {e.entry_id for e in g}
+        gone += [i for i in ids if i]
+        at = min(i for i, e in enumerate(out) if e.entry_id in ids)
+        out = [e for e in out if e.entry_id not in ids]
+        out.insert(at, merged)
+    return out, gone
+
+
 def known_ids(path: Path) -> set[str]:
     return set(_parse(read_text(path), path).ids)
 
