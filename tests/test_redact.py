@@ -804,6 +804,17 @@ def test_wrapped_token_joins_only_a_random_continuation() -> None:
     assert redact(f"key {tok}\nNext we deploy") == f"key {REDACTED}\nNext we deploy"
 
 
+@pytest.mark.parametrize("secret", [s for s in SECRETS if "\n" not in s.line], ids=lambda s: s.name)
+def test_a_commit_sha_on_the_next_line_is_kept_as_it_is_alone(secret: Secret) -> None:
+    """The context a rule sees does not bleed across lines (issue 31): a whole token ending its
+    line does not take the commit sha or digest that starts the next one."""
+    for digest in ("4b825dc642cb6eb9a060e54bf8d69288fbee4904", "d41d8cd98f00b204e9800998ecf8427e"):
+        assert redact(digest) == digest
+        out = redact(f"{secret.line}\n{digest}")
+        assert out.endswith(f"\n{digest}"), out
+        assert_gone(secret, out)
+
+
 def test_rules_compile_lazily() -> None:
     """Importing the engine compiles no rule and no pass: a ``scribed context`` spawn pays for
     what it meets, not for all rules (issue 15)."""

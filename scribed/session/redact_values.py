@@ -51,6 +51,7 @@ CODE_REF_DIGITS = 3  # a name with this many digits is a value made up to look l
 HEX_KEY_CHARS = 32
 MIN_VALUE = 3
 CLI_WORD_MAX = 20
+SAME_ALPHABET_P = 1e-3  # a wrapped token's tail missing the head's character classes by chance
 
 
 class Rule(NamedTuple):
@@ -273,6 +274,30 @@ def looks_random(v: str) -> bool:
     classes = ["d" if c in _DIGITS else ("u" if c in _UPPER else "l") for c in alnum]
     changes = sum(a != b for a, b in itertools.pairwise(classes))
     return changes / len(alnum) >= RANDOM_MIN_CHANGES and entropy(v) >= RANDOM_MIN_ENTROPY
+
+
+def _char_class(c: str) -> str:
+    if c in _DIGITS:
+        return "d"
+    if c in _UPPER:
+        return "u"
+    return "h" if c in "abcdef" else ("l" if c in _LOWER else "o")
+
+
+def same_alphabet(head: str, tail: str) -> bool:
+    """Whether ``tail`` can be the rest of a random ``head``: each character class (digit, upper,
+    hex letter, other lower, symbol) the head uses is missing from the tail by chance only with
+    probability ``(1 - share) ** len(tail)``; below :data:`SAME_ALPHABET_P` the tail is another
+    string (a 40-hex commit sha on the line after a whole mixed-case token)."""
+    if not head or not tail:
+        return True
+    shares = Counter(_char_class(c) for c in head)
+    seen = {_char_class(c) for c in tail}
+    p = 1.0
+    for cls, count in shares.items():
+        if cls not in seen:
+            p *= (1 - count / len(head)) ** len(tail)
+    return p >= SAME_ALPHABET_P
 
 
 def is_placeholder(v: str) -> bool:
