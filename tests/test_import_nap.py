@@ -228,3 +228,68 @@ def test_an_undated_team_update_keeps_its_id_when_the_file_changes(tmp_path: Pat
     run(tmp_path)
     assert evidence(tmp_path) == counts
     assert tiers(tmp_path)["wiki/decisions.md"] == snap["wiki/decisions.md"]  # no second source
+
+
+SHAPES = """# Decisions
+
+## 2026-05-02
+
+### Adopt trunk-based flow (Kestrel)
+**What:**
+Every change merges to `main` behind a flag.
+
+**Why:**
+Long branches drifted for weeks.
+
+### Cache warmers run hourly
+The warmers in `jobs/warm.py` now run hourly; the daily run missed the morning peak.
+
+**Rationale:**
+
+### Run nightly jobs on Scheduler_P1
+**By:** Kestrel
+**What:** Nightly jobs run on the `Scheduler_P1` pool.
+"""
+REVERSAL = GOVERNED.replace(
+    "Ship the gateway behind a feature flag", "Nightly jobs leave scheduler-p1"
+).replace(
+    "The new gateway ships behind the `gateway_v2` flag until the load test passes.",
+    "We reverse the earlier decision to run nightly jobs on `scheduler-p1`; they run from cron now.",
+)
+
+
+def test_every_titled_shape_reaches_the_wiki_and_a_reversal_matches_any_spelling(tmp_path: Path) -> None:
+    """``### Title (Agent)`` under a ``## DATE``, free prose with no What/Why, labels with their text on
+    the next line; a label with nothing after it is no fact line; the old decision, also copied into
+    the archive, is one fact, superseded by a governed reversal spelled ``scheduler-p1``."""
+    _write(
+        tmp_path,
+        {
+            "agents/wren/history.md": HISTORY_HEAD + NEW_SECTIONS,
+            "decisions.md": SHAPES,
+            "decisions-archive.md": SHAPES.split("## 2026-05-02\n\n")[1].split("### Run")[0]
+            + "### Run"
+            + SHAPES.split("### Run")[1],
+            "decisions/inbox/wren-nightly-jobs-leave-scheduler-p1-5b0c2d1e.md": REVERSAL,
+        },
+    )
+    run(tmp_path)
+    wiki = tiers(tmp_path)["wiki/decisions.md"]
+    active, _, superseded = wiki.partition("## Superseded")
+    for title in (
+        "Adopt trunk-based flow (Kestrel)",
+        "Cache warmers run hourly",
+        "Nightly jobs leave scheduler-p1",
+    ):
+        assert active.count(f"### {title}\n") == 1, title
+    assert "Every change merges to `main` behind a flag." in active
+    assert wiki.count("### Run nightly jobs on Scheduler_P1\n") == 1
+    assert "### Run nightly jobs on Scheduler_P1\n" in superseded
+    sys_path = Path(__file__).resolve().parents[1] / "bench"
+    import sys
+
+    sys.path.insert(0, str(sys_path))
+    import realsquad
+
+    assert realsquad.debris_lines(wiki) == []
+    assert "**Rationale:**" not in wiki

@@ -413,3 +413,14 @@ def test_governed_files_and_decide_blocks_merged_into_a_log_are_each_one_decisio
     ]
     gov = next(b for b in blocks if b.title == "Governance")
     assert "id:" not in gov.text  # the header is the decision's, not the section's
+
+
+def test_a_long_statement_cut_after_a_label_does_not_end_on_the_label() -> None:
+    """The statement is clipped to a bound; a ``**Rationale:**`` whose text fell past the cut is
+    dropped, never left as a line that carries nothing."""
+    what = "**What:** " + " ".join(f"Service `svc_{i}` moves to pool p{i}." for i in range(40))
+    text = "### Pools move\n**By:** Kes\n" + what[:1440] + "\n**Rationale:**\n- " + "load " * 300 + "\n"
+    [b] = [b for b in parse_decisions(text) if b.kind == "decision"]
+    last = b.statement.splitlines()[-1]
+    assert last.startswith("**What:**") and last.endswith(" …"), last[-80:]
+    assert "Rationale" not in b.statement

@@ -247,7 +247,10 @@ def _clip(text: str) -> str:
     for sep in ("\n", ". "):
         i = cut.rfind(sep)
         if i > STATEMENT_CHARS // 2:
-            return cut[: i + (1 if sep == ". " else 0)].rstrip() + " …"
+            kept = cut[: i + (1 if sep == ". " else 0)].rstrip().splitlines()
+            while kept and (not kept[-1].strip() or is_debris([*kept, ""], len(kept) - 1)):
+                kept.pop()  # a label whose text the cut left out says nothing ("**Rationale:** …")
+            return "\n".join(kept).rstrip() + " …"
     return one_line(text, STATEMENT_CHARS)
 
 
