@@ -25,7 +25,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 NODE_MIN = (22, 5)
-SCRIBED_OWN = ("cold", "hot", "wiki", ".scribed")  # what scribed writes under .squad/memory
+SCRIBED_OWN = ("cold", "hot", "wiki", ".scribed", ".gitignore")  # what scribed writes under .squad/memory
 
 
 def _cache() -> Path:
