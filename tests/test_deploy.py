@@ -63,25 +63,11 @@ def test_the_promotion_workflow_pushes_on_top_of_a_concurrent_push(tmp_path: Pat
     and its push (a pre-push hook pushes it), the first push is refused, the retry promotes on top."""
     import random
 
-    from test_team_git import Clone, _session, git
+    from test_team_git import Clone, git, share, squad_remote
 
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    seed = tmp_path / "seed"
-    git(tmp_path, "init", "-q", "-b", "main", str(seed))
-    (seed / ".squad").mkdir()
-    (seed / ".squad/team.md").write_text("# Team\n")
-    git(seed, "add", ".")
-    git(seed, "-c", "user.email=s@example.invalid", "-c", "user.name=s", "commit", "-q", "-m", "squad")
-    git(seed, "push", "-q", str(remote), "HEAD:main")
-    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    remote = squad_remote(tmp_path)
     dev, ci = Clone(tmp_path, "dev", remote), Clone(tmp_path, "ci", remote)
-    rnd = random.Random(4)
-    for n in range(2):
-        dev.sessions.add(_session(dev.sources["riker"], n, 2 + n, rnd))
-    dev.scribed("run-once")
-    dev.commit()
-    dev.push()
+    share(dev, "riker", range(2, 4), random.Random(4))
     (dev.dir / "notes.md").write_text("a teammate's change\n")
     dev.commit()
     hook = ci.dir / ".git/hooks/pre-push"  # the teammate pushes just before the job's first push

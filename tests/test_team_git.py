@@ -127,6 +127,13 @@ class Clone:
         else:
             git(self.dir, "commit", "-q", "--no-edit")
 
+    def exchange(self) -> None:
+        """Pull, run, commit and push: what a teammate's clone does after a change elsewhere."""
+        self.pull("merge")
+        self.scribed("run-once")
+        self.commit()
+        self.push()
+
     def push(self) -> None:
         for _ in range(5):
             if git(self.dir, "push", "-q", "origin", "HEAD", check=False).returncode == 0:
@@ -155,8 +162,8 @@ def _marked(clone: Clone) -> list[str]:
     ]
 
 
-@pytest.fixture
-def team(tmp_path: Path) -> tuple[Clone, Clone]:
+def squad_remote(tmp_path: Path) -> Path:
+    """A bare remote whose main branch holds a committed ``.squad/``."""
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     seed = tmp_path / "seed"
@@ -167,6 +174,21 @@ def team(tmp_path: Path) -> tuple[Clone, Clone]:
     git(seed, "-c", "user.email=s@example.invalid", "-c", "user.name=s", "commit", "-q", "-m", "squad")
     git(seed, "push", "-q", str(remote), "HEAD:main")
     git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    return remote
+
+
+def share(c: Clone, agent: str, days: range, rnd: random.Random) -> None:
+    """Sessions of ``agent`` dated ``days`` on clone ``c``, compacted, committed and pushed."""
+    for n, day in enumerate(days):
+        c.sessions.add(_session(c.sources[agent], n, day, rnd))
+    c.scribed("run-once")
+    c.commit()
+    c.push()
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Clone, Clone]:
+    remote = squad_remote(tmp_path)
     a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
     a.scribed("git", "setup")  # writes .gitattributes and the memory .gitignore, and a's driver
     git(a.dir, "config", "--unset", "merge.scribed.driver")  # the check runs no custom driver
@@ -299,22 +321,14 @@ def test_two_machines_promoting_the_same_night_give_one_fact_each(team: tuple[Cl
     """Both clones promote the same old entries; after the merge each fact is there once, and the
     promoted entries stay out of cold on both clones (retired, not restored)."""
     a, b = team
-    rnd = random.Random(11)
-    for n in range(3):
-        a.sessions.add(_session(a.sources["riker"], n, 2 + n, rnd))
-    a.scribed("run-once")
-    a.commit()
-    a.push()
+    share(a, "riker", range(2, 5), random.Random(11))
     b.pull("merge")
     b.scribed("run-once")
     for c in (a, b):
         c.scribed("promote", "--as-of", "2027-01-15")
         c.commit()
     a.push()
-    b.pull("merge")
-    b.scribed("run-once")
-    b.commit()
-    b.push()
+    b.exchange()
     a.pull("merge")
     a.scribed("run-once")
     for c in (a, b):
@@ -331,12 +345,7 @@ def test_a_promotion_on_one_machine_leaves_cold_on_every_clone(team: tuple[Clone
     """Promotion runs in one place (a CI job): a teammate's view drops what it retired instead of
     writing it back as lost, and its ledger does not compact it again."""
     a, b = team
-    rnd = random.Random(5)
-    for n in range(2):
-        b.sessions.add(_session(b.sources["worf"], n, 3 + n, rnd))
-    b.scribed("run-once")
-    b.commit()
-    b.push()
+    share(b, "worf", range(3, 5), random.Random(5))
     a.pull("merge")
     a.scribed("promote", "--as-of", "2027-01-15")  # the CI job
     a.commit()
@@ -424,14 +433,8 @@ def test_two_clones_folding_the_same_entries_end_with_one_digest(team: tuple[Clo
     for c in (a, b):
         c.commit()
     a.push()
-    b.pull("merge")
-    b.scribed("run-once")
-    b.commit()
-    b.push()
-    a.pull("merge")
-    a.scribed("run-once")
-    a.commit()
-    a.push()
+    b.exchange()
+    a.exchange()
     b.pull("merge")
     b.scribed("run-once")
     held = [_holders(c, "riker") for c in (a, b)]
