@@ -228,3 +228,59 @@ def test_arguments_naming_anything_outside_the_root_are_refused(tmp_path: Path) 
 def test_a_root_without_squad_is_refused_before_serving(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["mcp", "--root", str(tmp_path)])
     assert out.exit_code == 2 and "no .squad/" in out.output
+
+
+def _first_calls_ok(root: Path, cfg: Path) -> list[str]:
+    """A fresh server's first four calls, all at once (what an agent's first memory use does):
+    the error texts of those that failed."""
+    errors: list[str] = []
+
+    async def body(client: Client) -> None:
+        async def call(name: str, args: dict[str, Any]) -> None:
+            try:
+                res = await client.call_tool(name, args)
+            except Exception as exc:
+                errors.append(f"{name}: {exc}")
+                return
+            if res.is_error:
+                errors.append(f"{name}: {_text(res)[:300]}")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "search", {"query": "frozen clock login"})
+            tg.start_soon(call, "context", {"agent": "data", "situation": "debug"})
+            tg.start_soon(call, "search", {"query": "release notes", "tier": "cold"})
+            tg.start_soon(call, "context", {"agent": "geordi", "situation": "post-incident"})
+            tg.start_soon(call, "recent_sessions", {"limit": 2})
+            tg.start_soon(
+                call, "wiki_write", {"topic": "decisions", "agent": "data", "text": "Use UTC in logs."}
+            )
+
+    _session(root, cfg, body)
+    return errors
+
+
+def test_twenty_fresh_servers_answer_their_first_concurrent_calls(tmp_path: Path) -> None:
+    """Lazy imports raced in the server's worker threads ("partially initialized module"): the
+    server imports what its tools need before it answers ``initialize``."""
+    failed: list[str] = []
+    for i in range(20):
+        root, _ = _root(tmp_path / f"s{i}")
+        failed += _first_calls_ok(root, _config(tmp_path / f"s{i}", root))
+    assert failed == [], failed
+
+
+def test_the_server_imports_every_module_its_tools_need_before_serving() -> None:
+    """No lazy import is left for a worker thread: after the warm-up each scribed module is loaded."""
+    import subprocess
+
+    code = (
+        "import sys; from scribed.cli.mcp_server import warm_imports; names = warm_imports(); "
+        "import pkgutil, scribed; "
+        "left = [m.name for m in pkgutil.walk_packages(scribed.__path__, 'scribed.') "
+        "if m.name != 'scribed.__main__' and m.name not in sys.modules]; print(len(names), left)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    count, _, left = out.stdout.strip().partition(" ")
+    assert int(count) > 100 and left == "[]", out.stdout + out.stderr

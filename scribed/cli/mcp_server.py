@@ -414,4 +414,23 @@ def register(main: click.Group) -> None:
             server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:
             fail(f"scribed mcp needs the MCP SDK ({exc.name or exc}): pip install 'scribed-memory[mcp]'")
+        warm_imports()
         server.run("stdio")
+
+
+def warm_imports() -> list[str]:
+    """Import every scribed module before the server answers ``initialize``: the tools import
+    lazily (a spawn's ``scribed context`` stays light), and an agent's first calls arrive together
+    on the SDK's worker threads, where two lazy imports of modules that import each other can
+    meet a partially initialized module. Returns the modules imported."""
+    import importlib
+    import pkgutil
+
+    import scribed
+
+    names = [
+        m.name for m in pkgutil.walk_packages(scribed.__path__, "scribed.") if m.name != "scribed.__main__"
+    ]
+    for name in names:
+        importlib.import_module(name)
+    return names
