@@ -265,7 +265,7 @@ def run_import(root: Path, as_of: datetime | None) -> tuple[dict[str, Any] | Non
 
 def spawn_savings(root: Path) -> dict[str, Any]:
     """Per agent with a history: saving of the default spawn against charter + history + decisions."""
-    from scribed.tiers import report
+    from scribed.recall import report
     from scribed.tiers.cold import Layout
 
     rows = report.build(Layout(root))["agents"]

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from scribed.compress import entry  # noqa: E402
 from scribed.models import Summary  # noqa: E402
+from scribed.recall.search import Index  # noqa: E402
 from scribed.tiers.cold import Layout  # noqa: E402
-from scribed.tiers.search import Index  # noqa: E402
 
 WORDS = [
     "cache",

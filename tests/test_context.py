@@ -15,8 +15,8 @@ from helpers import run_cli
 
 from scribed.cli.context import register
 from scribed.cli.main import Main, main
+from scribed.recall import context
 from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
-from scribed.tiers import context
 from scribed.tiers.cold import Layout
 
 SECRET = "ghp_R7t2Kq9LmX4vB8nC1zD5wF3hJ6pS0aY2uE8i"

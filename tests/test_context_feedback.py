@@ -17,8 +17,8 @@ import pytest
 from scribed import config
 from scribed.compress.entry import split_entries
 from scribed.core.scribe import Scribe
+from scribed.recall import context
 from scribed.sources import injected
-from scribed.tiers import context
 from scribed.tiers.cold import Layout
 
 TS = "2026-06-02T10:{:02d}:00.000Z"

@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 UNREDACTED_CALLS = """\
 from pathlib import Path
 from scribed.models import Session
-from scribed.tiers import agent_writes, hot_seed, live, transcripts
+from scribed.curate import agent_writes
+from scribed.tiers import hot_seed, live, transcripts
 from scribed.tiers.cold import Layout
 
 layout = Layout(Path("."))
@@ -59,7 +60,7 @@ def test_mypy_refuses_writers_handed_unredacted_text(tmp_path: Path) -> None:
     )
     errors = [ln for ln in proc.stdout.splitlines() if ": error:" in ln and "arg-type" in ln]
     lines = {int(ln.split(":")[1]) for ln in errors}
-    assert lines == {8, 9, 10, 11, 12}, proc.stdout
+    assert lines == {9, 10, 11, 12, 13}, proc.stdout
 
 
 def test_live_writer_refuses_a_session_that_skipped_the_door() -> None:

@@ -22,9 +22,9 @@ from scribed.cli.main import main
 from scribed.compress.entry import split_entries
 from scribed.core.scribe import Scribe
 from scribed.models import ParseResult, Session
+from scribed.recall import context
 from scribed.sources import discover, drift, injected, parse_file, zst
 from scribed.sources.common import iter_jsonl
-from scribed.tiers import context
 from scribed.tiers.cold import Layout
 
 TS = "2026-05-12T09:{:02d}:{:02d}.000Z"

@@ -11,7 +11,7 @@ from pathlib import Path
 import scribed
 
 ROOT = Path(scribed.__file__).parent
-ORDER = ["sources", "session", "compress", "tiers", "core", "cli", "daemon"]
+ORDER = ["sources", "session", "compress", "squad", "tiers", "curate", "recall", "core", "cli", "daemon"]
 
 
 def _rank(module: str) -> int:

@@ -1,4 +1,4 @@
-"""Legacy Squad files as teams write them (scribed.tiers.legacy): decisions.md in several layouts at once,
+"""Legacy Squad files as teams write them (scribed.squad.legacy): decisions.md in several layouts at once,
 history.md with Core Context, Learnings and dated bullets. The fixtures are written here, in the
 shapes real teams use, and every line of a file must land in exactly one block."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from scribed.tiers.legacy import clean, is_priority, is_question, parse_decisions, parse_history
+from scribed.squad.legacy import clean, is_priority, is_question, parse_decisions, parse_history
 
 DECISIONS = """# Squad Decisions
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from helpers import run_cli
 
 from scribed import log as log_mod
-from scribed.tiers import report
+from scribed.recall import report
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 SESSIONS = 24

@@ -12,8 +12,8 @@ from helpers import run_cli
 
 from scribed.cli.context import register
 from scribed.cli.main import Main, main
+from scribed.recall import report
 from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
-from scribed.tiers import report
 from scribed.tiers.cold import Layout
 
 WIRED = "context" in main.commands

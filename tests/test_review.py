@@ -22,7 +22,8 @@ from scribed.cli.main import main
 from scribed.compress.entry import split_entries
 from scribed.config import from_dict
 from scribed.core import promote
-from scribed.tiers import audit, review
+from scribed.curate import review
+from scribed.tiers import audit
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import WikiDoc
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from scribed.cli.main import main
 from scribed.compress import entry
 from scribed.models import Summary
+from scribed.recall.search import Index, SearchError, fts_query
 from scribed.tiers.cold import Layout
-from scribed.tiers.search import Index, SearchError, fts_query
 
 
 def _entry(eid: str, agent: str, session: str, day: int, goal: str, facts: list[str]) -> str:

@@ -111,8 +111,9 @@ def test_a_config_pydantic_must_judge_still_gets_its_message(tmp_path: Path) -> 
 
 
 def test_the_markers_repeated_for_the_spawn_path_match_their_owners() -> None:
+    from scribed.recall import context
     from scribed.sources import injected
-    from scribed.tiers import context, live
+    from scribed.tiers import live
 
     assert (context.MARK_OPEN, context.MARK_CLOSE) == (injected.MARK_OPEN, injected.MARK_CLOSE)
     assert context.mark("a\n\n") == injected.mark("a\n\n")

@@ -1,5 +1,5 @@
 """Issue 14: the core's writes return typed records, not dicts, and no ``Any`` leaks from a public
-function of ``scribed.core`` or ``scribed.tiers`` except the ones listed here, each with its reason."""
+function of ``scribed.core``, ``scribed.tiers`` or the tier features (``curate``, ``recall``, ``squad``) except the ones listed here, each with its reason."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ import re
 from collections.abc import Iterator
 
 import scribed.core
+import scribed.curate
+import scribed.recall
+import scribed.squad
 import scribed.tiers
 from scribed.core.results import (
     FactReport,
@@ -38,18 +41,18 @@ LEFT = {
     "scribed.tiers.audit.read:return": _AUDIT,
     "scribed.tiers.audit.history:return": _AUDIT,
     "scribed.tiers.wiki.AuditSink.append:records": _AUDIT,
-    "scribed.tiers.review.fact_dict:return": _PROPOSAL,
-    "scribed.tiers.review.fact_of:data": _PROPOSAL,
-    "scribed.tiers.review.Proposal.__init__:fact": _PROPOSAL,
-    "scribed.tiers.report.build:return": _REPORT,
-    "scribed.tiers.report.markdown:data": _REPORT,
-    "scribed.tiers.report.chart:data": _REPORT,
+    "scribed.curate.review.fact_dict:return": _PROPOSAL,
+    "scribed.curate.review.fact_of:data": _PROPOSAL,
+    "scribed.curate.review.Proposal.__init__:fact": _PROPOSAL,
+    "scribed.recall.report.build:return": _REPORT,
+    "scribed.recall.report.markdown:data": _REPORT,
+    "scribed.recall.report.chart:data": _REPORT,
 }
 _ANY = re.compile(r"\bAny\b")
 
 
 def _public_annotations() -> Iterator[tuple[str, str]]:
-    for pkg in (scribed.core, scribed.tiers):
+    for pkg in (scribed.core, scribed.tiers, scribed.curate, scribed.recall, scribed.squad):
         for info in pkgutil.iter_modules(pkg.__path__):
             mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
             for name, obj in vars(mod).items():

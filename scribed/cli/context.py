@@ -102,7 +102,7 @@ def context_cmd(
 ) -> None:
     """Print AGENT's memory context block for a spawn prompt (hot, plus cold/wiki on request)."""
     from scribed.cli.common import fail, note
-    from scribed.tiers import context
+    from scribed.recall import context
 
     try:  # validate before reading any config, so a typo gets its own clear message
         context.check_agent(agent)
@@ -163,7 +163,7 @@ def report_cmd(
     import sys
 
     from scribed.cli.common import fail, note
-    from scribed.tiers import context, report
+    from scribed.recall import context, report
 
     if as_json and as_markdown:
         fail("choose one of --json or --markdown")

@@ -106,7 +106,7 @@ def tool_context(
     wiki_topics: list[str] | None = None,
 ) -> str:
     """The Memory Context block ``scribed context`` prints."""
-    from scribed.tiers import context
+    from scribed.recall import context
 
     name = check_name(agent, "agent", layout)
     topics = [check_name(t.removesuffix(".md"), "topic", layout) for t in wiki_topics or []]
@@ -150,8 +150,8 @@ def tool_search(
 ) -> dict[str, Any]:
     """``scribed search --json``: best matches first, each with its provenance (a pasted secret in
     the query is searched for, never echoed)."""
+    from scribed.recall.search import TIERS, Index, SearchError
     from scribed.session.door import redacted
-    from scribed.tiers.search import TIERS, Index, SearchError
 
     who = check_name(agent, "agent", layout) if agent.strip() else ""
     if tier and tier not in TIERS:

@@ -59,9 +59,9 @@ def search_cmd(
     """Search cold entries, wiki facts (superseded ones marked), archived originals and archived
     transcripts for QUERY."""
     from scribed.cli.common import fail, load_config
+    from scribed.recall.search import Index, SearchError
     from scribed.session.door import redacted
     from scribed.tiers import transcripts
-    from scribed.tiers.search import Index, SearchError
 
     text = " ".join(query).strip()
     if not text and not rebuild:

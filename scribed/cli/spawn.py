@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scribed.tiers.context import Context
+    from scribed.recall.context import Context
     from scribed.tiers.layout import Layout
 
 VALUE_OPTIONS = ("--config", "--root", "--situation", "--max-bytes", "--format")
@@ -77,7 +77,7 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
     """The block the click command would print, or None when the click command must run."""
     from scribed import config_light
     from scribed.names import normalize_name
-    from scribed.tiers import context
+    from scribed.recall import context
     from scribed.tiers.layout import Layout
 
     try:  # checked first, as the click command does: its message wins over a config's

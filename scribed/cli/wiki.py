@@ -216,7 +216,7 @@ def _register_review(main: click.Group) -> None:
         if ctx.invoked_subcommand is not None:
             ctx.obj["review_root"] = root
             return
-        from scribed.tiers import review
+        from scribed.curate import review
 
         rows = review.listing(Layout(_cfg(ctx, root).root_path), everything=everything)
         _emit({"proposals": [r.to_json() for r in rows]}, as_json, _review_lines(rows))

@@ -1,5 +1,5 @@
 """Reading a legacy Squad tree for ``scribed import``: which files, and what is in them (with
-:mod:`scribed.tiers.legacy`): history units, the Core Context, team updates, decisions and the blocks of a
+:mod:`scribed.squad.legacy`): history units, the Core Context, team updates, decisions and the blocks of a
 decision file that are not decisions."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from scribed.compress.entry import one_line, parse_date
 from scribed.core.import_units import Unit
-from scribed.tiers import legacy
+from scribed.squad import legacy
 
 _TEAM = re.compile(
     r"📌\s*\**\s*Team update\s*\**\s*\((?P<ts>[^)]*)\)\s*\**\s*:?\s*\**\s*(?P<what>.+?)"

@@ -30,7 +30,8 @@ from scribed.models import Anchor, Session, Summary, Turn
 from scribed.names import slug
 from scribed.session.door import redacted
 from scribed.session.redact import redact
-from scribed.tiers import hot_seed, legacy, live
+from scribed.squad import legacy
+from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import Fact, Source, Wiki, safe_body
 

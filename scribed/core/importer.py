@@ -1,6 +1,6 @@
 """``scribed import``: seed the tiers from a legacy Squad repo, reading and never changing it.
 
-Sources (read with :mod:`scribed.tiers.legacy`, a markdown parser): ``.squad/agents/{agent}/history.md``
+Sources (read with :mod:`scribed.squad.legacy`, a markdown parser): ``.squad/agents/{agent}/history.md``
 and ``history-archive*.md`` (``## Core Context``, ``###`` entries, dated bullets, ``📌 Team update``
 lines), and the decision files: ``.squad/decisions.md``, ``decisions-archive*.md`` and
 ``.squad/decisions/**/*.md`` (inbox drop-box files), in every layout teams write them.
@@ -62,13 +62,13 @@ from scribed.core.ledger import Ledger
 from scribed.core.lock import root_lock
 from scribed.core.promote import extract_facts, fact_sink, wiki_of
 from scribed.core.results import ImportedDecision, ImportedEntry, ImportResult, NotDecision, PinnedFact
+from scribed.curate.agent_writes import FactSink
 from scribed.fsutil import write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
 from scribed.names import normalize_name
 from scribed.session.redact import redact
 from scribed.tiers import audit, cold
-from scribed.tiers.agent_writes import FactSink
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import Fact, MergeResult, Source, safe_body, valid_topic
 

@@ -50,12 +50,7 @@ from scribed.core.promote_filter import (
     names_an_error,
 )
 from scribed.core.results import PromotedEntry, PromoteResult, ReversedFact
-from scribed.fsutil import atomic_write, read_text, write_gzip_archive
-from scribed.log import get as get_logger
-from scribed.names import normalize_name
-from scribed.session.redact import redact
-from scribed.tiers import audit, cold, hot_seed, legacy
-from scribed.tiers.agent_writes import (
+from scribed.curate.agent_writes import (
     INBOX_MAX_BYTES,
     FactSink,
     agent_fact,
@@ -68,6 +63,12 @@ from scribed.tiers.agent_writes import (
     wiki_of,
     write_agent_fact,
 )
+from scribed.fsutil import atomic_write, read_text, write_gzip_archive
+from scribed.log import get as get_logger
+from scribed.names import normalize_name
+from scribed.session.redact import redact
+from scribed.squad import legacy
+from scribed.tiers import audit, cold, hot_seed
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import (
     TOPIC_KIND,

@@ -429,7 +429,7 @@ class Scribe:
         timeout: float = -1,
     ) -> FactResult:
         """An agent's fact into ``wiki/{topic}.md``; its text and title pass the door here."""
-        from scribed.tiers.agent_writes import write_agent_fact
+        from scribed.curate.agent_writes import write_agent_fact
 
         with self.locked(timeout=timeout):
             return write_agent_fact(
@@ -438,14 +438,14 @@ class Scribe:
 
     def deprecate(self, topic: str, title: str, agent: str, *, reason: str = "") -> DeprecateResult:
         """Mark a wiki block deprecated (kept, never deleted)."""
-        from scribed.tiers.agent_writes import deprecate
+        from scribed.curate.agent_writes import deprecate
 
         with self.locked():
             return deprecate(self.layout, topic, title, agent, reason=redacted(reason), clock=self.clock)
 
     def review(self, ids: list[str], *, approve: bool, reason: str = "") -> ReviewResult:
         """Approve (merge into the wiki) or reject review proposals."""
-        from scribed.tiers import review
+        from scribed.curate import review
 
         with self.locked():
             if approve:

@@ -339,7 +339,7 @@ def build(
     """Assemble the context block. ``max_bytes`` ≤ 0 means no limit. Raises ContextError.
 
     With ``query``, the cold and wiki tiers hold the best-matching whole entries and active wiki
-    facts (bm25, see :mod:`scribed.tiers.search`), best first, instead of the newest entries and the index.
+    facts (bm25, see :mod:`scribed.recall.search`), best first, instead of the newest entries and the index.
     """
     name = check_agent(agent)
     sit = check_situation(situation)
@@ -397,7 +397,7 @@ def _matches(
     layout: Layout, agent: str, query: str, want_cold: bool, want_wiki: bool
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """(cold entries, wiki facts as (label, body)) matching ``query``, best first."""
-    from scribed.tiers.search import Index, SearchError
+    from scribed.recall.search import Index, SearchError
 
     cold: list[str] = []
     wiki: list[tuple[str, str]] = []

@@ -1,5 +1,5 @@
 """Reading the text of Squad's legacy files: markdown blocks, heading dates, ``**Key:**`` fields,
-debris lines and the statement of a decision as written (scribed.tiers.legacy segments the files)."""
+debris lines and the statement of a decision as written (scribed.squad.legacy segments the files)."""
 
 from __future__ import annotations
 

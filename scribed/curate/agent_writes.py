@@ -13,11 +13,12 @@ from pathlib import Path
 
 from scribed.compress.entry import one_line
 from scribed.config import Config
+from scribed.curate import review
 from scribed.fsutil import atomic_write, ensure_dir
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
 from scribed.session.door import NOTHING, Redacted, redacted
-from scribed.tiers import audit, review
+from scribed.tiers import audit
 from scribed.tiers.cold import Layout
 from scribed.tiers.records import (
     DeprecateResult,

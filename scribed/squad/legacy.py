@@ -25,7 +25,7 @@ from typing import Any
 
 from scribed.compress.entry import one_line
 from scribed.names import normalize_name
-from scribed.tiers.legacy_text import (
+from scribed.squad.legacy_text import (
     DATE_RE,
     FrontMatter,
     Md,

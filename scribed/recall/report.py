@@ -6,7 +6,7 @@ Per agent:
   ``.squad/decisions.md``, plus the agent's cold file and the wiki pages when they exist
   (``baseline_tokens`` = bytes / 4);
 * tiered spawn = the charter + the default ``scribed context AGENT`` block, built by the same
-  function the command uses (:func:`scribed.tiers.context.build`), so the figure is what a spawn loads;
+  function the command uses (:func:`scribed.recall.context.build`), so the figure is what a spawn loads;
   ``savings_pct`` = 1 - spawn / baseline.
 
 When that block carries no memory (no hot file, or only the blank template) the spawn is empty: the agent
@@ -29,7 +29,7 @@ from typing import Any
 
 from scribed.compress.entry import iso, parse_date, split_entries
 from scribed.names import normalize_name
-from scribed.tiers import context
+from scribed.recall import context
 from scribed.tiers.cold import Layout
 from scribed.tiers.live import MARKER, is_blank, live_fields
 

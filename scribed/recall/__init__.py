@@ -1,0 +1,1 @@
+"""What readers get back from the tiers: the spawn context, search over every tier, the report."""
