@@ -37,7 +37,12 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # (two generated entries: recall 0.79 -> 1.00 and 0.77 -> 0.92, their goals shorter), then
 # when that cut was undone where it would drop an anchor the goal held (one entry keeps its
 # directive whole and does not gain a figure).
-GOLDEN = "2fb7af9d0a06272d4ef25d9c1151ed6a0f5d3dbdc5e40bf3b1cae2659a902261"
+# Issue 30 (content): a sentence or list item that names nothing is no key point ("Looking into
+# the cause.", "Noting this for later.", "Checked the options." were 45 of the 102 lines that
+# changed), and a unit's speaker prefix ("user: ") is not one of its tokens, so "user: It is
+# related to #8878 too." no longer counts as new next to a goal that says the same; the bytes
+# freed go to the next-ranked units (code lines naming identifiers, in this generated backlog).
+GOLDEN = "209c32b0c4dd4d35ef2381cd9a00b1dabe065d7a59b0fd0610cf3bef4f678902"
 SESSIONS = 24
 
 

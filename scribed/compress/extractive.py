@@ -17,6 +17,7 @@ from itertools import accumulate
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import errors, sections, units
 from scribed.compress.base import CompressResult
+from scribed.compress.content import content_free
 from scribed.models import Anchor, Session, Summary, Turn
 
 _FIX = re.compile(
@@ -144,6 +145,7 @@ def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
                 and sent not in used
                 and len(sent) <= MAX_SENTENCE_CHARS
                 and not _MARKERS.search(sent)
+                and not content_free(sent)  # "Not done in this session." is no lesson
             ):
                 found.append((sc, t.line, sent))
     found.sort(key=lambda k: (-k[0], k[1]))

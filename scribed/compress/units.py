@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, chain, filterfalse
 
+from scribed.compress import content
 from scribed.compress.errors import error_in_line, may_hold_error, may_hold_error_at
 from scribed.compress.stopwords import STOP as _STOP
 from scribed.models import Turn
@@ -168,16 +169,21 @@ class _Builder:
         self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
 
-    def add(self, text: str, line: int, kind: str, weight: float) -> None:
+    def add(self, text: str, line: int, kind: str, weight: float, prefix: str = "") -> None:
         """Checks first what costs least: a raw line already too short stays so once normalised,
-        and a tool line given before adds nothing (below: too short or long then, or seen)."""
-        if len(text) < MIN_UNIT_CHARS or weight <= 0:
+        and a tool line given before adds nothing (below: too short or long then, or seen).
+
+        ``prefix`` (who said it: "user: ") is printed, but is not the unit's content: its tokens
+        come from ``text`` alone, so two people saying the same thing are near-duplicates. A
+        sentence or list item that names nothing (:func:`content.content_free`: "That looks
+        fine.", "Reading the module…") is no unit at all."""
+        if len(text) + len(prefix) < MIN_UNIT_CHARS or weight <= 0:
             return
         if kind == "tool" and text in self.raw:
             return
         self.raw.add(text)
         text = " ".join(text.split())
-        n = len(text)
+        n = len(text) + len(prefix)
         if n < MIN_UNIT_CHARS or n > MAX_UNIT_CHARS:
             return
         toks = self.seen.get(text)
@@ -187,18 +193,34 @@ class _Builder:
                 self.camel |= _camel_bonus(text)
         elif kind == "tool":
             return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
-        if not toks:
+        if not toks or (kind in _SAID and not _carries(text, toks)):
             return
         if _CHATTER.match(text):
             weight *= 0.3
+        text = prefix + text
         size = (n if text.isascii() else len(text.encode())) + 3
         self.units.append(Unit(text, len(self.units), line, kind, weight, toks, size))
+
+
+_SAID = frozenset(("prose", "item"))  # units someone wrote as language (not code, commands or output)
+
+
+def _carries(text: str, toks: frozenset[str]) -> bool:
+    """Whether a sentence names something (:func:`content.content_free`, skipped when two of its
+    tokens are already long content words: most sentences, decided without the full count)."""
+    plain = 0
+    for t in toks:
+        if len(t) >= content.CONTENT_CHARS and t not in content.LIGHT:
+            plain += 1
+            if plain >= content.MIN_CARRIED:
+                return True
+    return not content.content_free(text)
 
 
 def _prose(b: _Builder, para: list[str], line: int, weight: float, prefix: str) -> None:
     text = " ".join(s.strip() for s in para)
     for sent in _SENT_END.split(text):
-        b.add(prefix + sent.strip(), line, "prose", weight)
+        b.add(sent.strip(), line, "prose", weight, prefix)
 
 
 def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
@@ -232,10 +254,10 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
             _prose(b, para, turn.line, weight, prefix)
             para = []
             if item:
-                b.add(prefix + item.group("t"), turn.line, "item", weight)
+                b.add(item.group("t"), turn.line, "item", weight, prefix)
             elif stripped.startswith("|") and not _TABLE_SEP.match(stripped):
                 cells = [c.strip() for c in stripped.strip("|").split("|")]
-                b.add(prefix + " | ".join(c for c in cells if c), turn.line, "item", weight * 0.8)
+                b.add(" | ".join(c for c in cells if c), turn.line, "item", weight * 0.8, prefix)
             continue
         if stripped.startswith("$ "):
             _prose(b, para, turn.line, weight, prefix)
