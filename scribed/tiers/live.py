@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed import sources
 from scribed.compress import anchors
+from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
 from scribed.compress.sections import substantive
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir, sync_deferred
@@ -141,8 +142,11 @@ def _stamp(t: Turn) -> str:
 
 
 def _actions(session: Session) -> list[str]:
-    """The latest tool calls and assistant messages, most recent first."""
+    """The latest distinct tool calls and assistant messages, most recent first: an action done
+    or said again is listed once (at its latest time), and a message that names nothing ("That
+    looks fine.", :func:`content_free`) is no action."""
     out: list[str] = []
+    seen: set[str] = set()
     for t in reversed(session.turns[-SCAN_TURNS:]):
         if len(out) >= MAX_ACTIONS:
             break
@@ -152,9 +156,14 @@ def _actions(session: Session) -> list[str]:
         if not first:
             continue
         if t.kind == "tool_call":
-            out.append(f"{_stamp(t)}ran {redacted_line(first, ITEM_CHARS)}")
-        elif t.role == "assistant" and t.kind == "message":
-            out.append(f"{_stamp(t)}said: {redacted_line(first, ITEM_CHARS)}")
+            what = f"ran {redacted_line(first, ITEM_CHARS)}"
+        elif content_free(first):
+            continue
+        else:
+            what = f"said: {redacted_line(first, ITEM_CHARS)}"
+        if what not in seen:
+            seen.add(what)
+            out.append(f"{_stamp(t)}{what}")
     return out
 
 
