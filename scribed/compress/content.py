@@ -62,6 +62,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d.,:/%-]*\w*")
 _IDENT = re.compile(
     r"`[^`]+`|[\w.-]*[/\\][\w./\\-]+|\w+_\w+|\w+(?:\.\w+)+\(?|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|#\d+"
 )
+_SHORTHAND = re.compile(r"[A-Za-z]{1,3}/[A-Za-z]{1,3}")  # "N/A", "I/O", "w/o": not paths
 _OPENERS = ".!?:;-*>([\"“'‘"  # a word after one of these starts a sentence, a list item or a quote
 TITLE_WORDS = 3  # a text this long with 3 of 5 words capitalised is a title, not names
 CONTENT_CHARS = 4  # a shorter plain word ("run", "fix", "the") carries too little on its own
@@ -94,7 +95,8 @@ def carried(text: str) -> float:
     words 1 (each counted once)."""
     found: dict[str, str] = {}
     for m in _IDENT.finditer(text):
-        found.setdefault(m.group(0).lower(), "ident")
+        if not _SHORTHAND.fullmatch(m.group(0)):
+            found.setdefault(m.group(0).lower(), "ident")
     body = _IDENT.sub(" ", text)
     for n in names(body):
         found.setdefault(n, "name")
