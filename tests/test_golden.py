@@ -37,7 +37,12 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # (two generated entries: recall 0.79 -> 1.00 and 0.77 -> 0.92, their goals shorter), then
 # when that cut was undone where it would drop an anchor the goal held (one entry keeps its
 # directive whole and does not gain a figure).
-GOLDEN = "2fb7af9d0a06272d4ef25d9c1151ed6a0f5d3dbdc5e40bf3b1cae2659a902261"
+# Re-recorded for issue 30 (what a user message adds decides the goal): a later message that is a
+# paste with one identifier ("Here is what I have locally: SHOP_CURSOR_KEY=…") is no longer a second
+# goal ("· then: Here is what I have locally: …"), so four goals lose that tail and their "·…"; the
+# bytes it freed go to key points (one code line more in each of those entries) and the user's line
+# moves from the goal to Key facts.
+GOLDEN = "999135f29f77f2d4635156878bd33b9bc4323640f0371a6a4d4a4d3b40e892da"
 SESSIONS = 24
 
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from scribed import sources
 from scribed.compress import anchors
 from scribed.compress.entry import iso, parse_date
-from scribed.compress.sections import substantive
+from scribed.compress.request import request
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir, sync_deferred
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
@@ -121,15 +121,17 @@ def _last_ts(session: Session) -> datetime | None:
 
 
 def _current_task(session: Session) -> str:
-    """The session's substantive request: the latest user message that states a task.
+    """The session's substantive request: what the latest user message that adds something asks.
 
-    "continue", "ok, go on", "yes", "thanks", greetings, slash commands and one- or two-word
-    acknowledgements never qualify, so a go-ahead never hides what the session is about; a later
-    substantive request (a pivot) replaces the earlier one.
+    Acknowledgements and go-aheads, however phrased, greetings, slash commands and harness text
+    never qualify (:func:`scribed.compress.request.request` judges what a message adds), so a
+    go-ahead never hides what the session is about; a message that acknowledges and asks ("yes, and
+    then rename the flag") gives its request; a later request (a pivot) replaces the earlier one.
     """
     for t in reversed(session.turns):
-        if t.role == "user" and t.kind == "message" and substantive(t.text):
-            return redacted_line(t.text, TASK_CHARS)
+        asked = request(t.text) if t.role == "user" and t.kind == "message" else ""
+        if asked:
+            return redacted_line(asked, TASK_CHARS)
     for t in reversed(session.turns):
         if t.kind == "summary" and t.text.strip():
             return redacted_line(t.text.strip().splitlines()[0], TASK_CHARS)
