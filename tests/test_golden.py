@@ -42,7 +42,13 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # goal ("· then: Here is what I have locally: …"), so four goals lose that tail and their "·…"; the
 # bytes it freed go to key points (one code line more in each of those entries) and the user's line
 # moves from the goal to Key facts.
-GOLDEN = "999135f29f77f2d4635156878bd33b9bc4323640f0371a6a4d4a4d3b40e892da"
+# Re-recorded again for issue 30 (the outcome is the session's conclusion, in whole sentences): the
+# agent-written hot file's entry took as outcome the last three sentences of its notes, run together
+# ("DONE: bump the reports client timeout assistant: Summary of where this stands. Open item: …
+# assistant: Done: the reports change is in and all tests pass."); it is now its last "Done:" line
+# ("Done: the reports change is in and all tests pass."), and the bytes freed hold one more key point.
+# The generated backlog keeps no plans, so the plan sections (Progress, plan open items) do not show.
+GOLDEN = "e6d3a99b46901a9ab1e18166fc37cd301e7bd51de3b523817d5417387450ebc0"
 SESSIONS = 24
 
 

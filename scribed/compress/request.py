@@ -166,6 +166,11 @@ def _adds(clause: str, *, question: bool = False) -> bool:
     return question and len(words) >= MIN_QUESTION_WORDS
 
 
+def _content(clause: str) -> bool:
+    """Whether a clause holds any content word or identifier (a trailing "thanks!" holds none)."""
+    return any(map(_identifier, _TOKEN.findall(clause))) or any(w not in _OUT for w in _plain_words(clause))
+
+
 def _no_content_shape(words: list[str]) -> bool:
     """An evaluation, a remark about the assistant, or an exclamation: they add nothing."""
     if words[0] == "you" and len(words) > 1 and words[1] in _EVAL_VERBS:
@@ -190,17 +195,20 @@ def _clauses(text: str) -> list[tuple[int, int, bool]]:
 
 
 def request(text: str) -> str:
-    """The request a user message adds: from its first clause that adds something to its last one
-    (after an acknowledgement, without the connectives that joined them: "and then", "also"); ""
+    """The request a user message adds: from its first clause that adds something to its last clause
+    holding a content word (after an acknowledgement, without the connectives that joined them: "and
+    then", "also"; a closing "thanks!" dropped); ""
     when it adds nothing (an acknowledgement, a
     go-ahead, a greeting, a bare slash command) or is harness text."""
     if harness(text):
         return ""
     body = request_text(text)
-    spans = [(s, e) for s, e, q in _clauses(body) if _adds(body[s:e], question=q)]
-    if not spans:
+    clauses = _clauses(body)
+    first = next((k for k, (s, e, q) in enumerate(clauses) if _adds(body[s:e], question=q)), None)
+    if first is None:
         return ""
-    start, end = spans[0][0], spans[-1][1]
+    last = max(k for k, (s, e, _) in enumerate(clauses) if k == first or (k > first and _content(body[s:e])))
+    start, end = clauses[first][0], clauses[last][1]
     end = _sentence_end(body, end)
     out = body[start:end].strip()
     if start == 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from scribed.compress.entry import one_line
+from scribed.compress.outcome import conclusion
 from scribed.compress.request import request, request_text, substantive
 from scribed.compress.units import tokens
 from scribed.models import Anchor, Turn
@@ -20,8 +21,6 @@ GOAL_CHARS = 240  # with a pivot's half, within the Summary's 400-char goal
 MAX_GOALS = 2
 PIVOT_WORDS = 6  # a later request this long about new things is a second goal
 PIVOT_OVERLAP = 0.2
-OUTCOME_WORDS = 3
-OUTCOME_CHARS = 400
 
 
 def _sentences(text: str, limit: int) -> str:
@@ -66,38 +65,8 @@ def goal(turns: list[Turn]) -> str:
 
 
 def outcome(turns: list[Turn]) -> str:
-    """The final assistant message's last substantive sentences: where the session ended."""
-    for t in reversed(turns):
-        if t.role != "assistant" or t.kind != "message" or not t.text.strip():
-            continue
-        prose = [
-            ln.strip()
-            for ln in _outside_fences(t.text)
-            if ln.strip() and not ln.strip().startswith(("#", "|", "<<<<<<<", ">>>>>>>", "======="))
-        ]
-        sents = [s for s in _SENT_END.split(" ".join(prose)) if len(s.split()) >= OUTCOME_WORDS]
-        if not sents:
-            continue
-        out = ""
-        for s in reversed(sents[-3:]):
-            cand = f"{s} {out}".strip()
-            if len(cand) > OUTCOME_CHARS:
-                break
-            out = cand
-        return out or _sentences(sents[-1], 400)
-    return ""
-
-
-def _outside_fences(text: str) -> list[str]:
-    out: list[str] = []
-    fence = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if not fence:
-            out.append(line)
-    return out
+    """The session's conclusion in whole sentences (see ``outcome.py``)."""
+    return conclusion(turns)
 
 
 def files(paths: list[Anchor]) -> list[str]:
