@@ -231,13 +231,26 @@ _TRIM_ORDER = [
     "files",
     "outcome",
     "errors",
+    "progress",
     "open_items",
     "decisions",
 ]
+# Items a list keeps however small the budget: every open item (the work the session left, which
+# the next spawn's hot seed lists; LIST_CAP * 2 bounds them), the first few items of the agent's own
+# progress, and the final decision.
+_KEEP = {"decisions": 1, "open_items": LIST_CAP * 2, "progress": 3}
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def fewer_sentences(text: str) -> str:
+    """``text`` without its first sentence ("" when it has only one): a conclusion keeps its last
+    sentences, and no sentence is ever cut."""
+    parts = _SENTENCE.split(text.strip(), maxsplit=1)
+    return parts[1] if len(parts) == 2 else ""  # noqa: PLR2004 - a first sentence and the rest
+
+
 # Lists a compressor may make long (the budget bounds them); the others are capped.
 _UNCAPPED = {"key_points", "files", "commands"}
-# A text field longer than this many characters is halved when trimming, but never below it.
-_TRIM_TEXT_MIN = 80
 
 
 def _copy(summary: Summary) -> Summary:
@@ -264,10 +277,10 @@ def fit(
 ) -> Summary:
     """Shrink a summary until its entry fits ``budget`` bytes by dropping whole list items.
 
-    Items are never cut (a command or a supersedes line cut short changes meaning); only the
-    goal and outcome prose shrink, between words, once the lists are down to their minimum.
-    Items in ``protect`` go last: dropping one saves little (the guard would restore its anchors);
-    they stay while the entry is within ``cap`` bytes, and with ``strict`` they never go.
+    Items are never cut (a command or a supersedes line cut short changes meaning), and open items
+    are never dropped; the outcome loses whole earlier sentences once the lists are down to their
+    minimum. Items in ``protect`` go last: dropping one saves little (the guard would restore its
+    anchors); they stay while the entry is within ``cap`` bytes, and with ``strict`` they never go.
     """
     from scribed.models import SECTIONS
 
@@ -292,18 +305,19 @@ def fit(
 
 
 def _trim_once(s: Summary, size: int, protect: frozenset[str]) -> int | None:
-    """Drop the least valuable item (or halve a text) in place: the size estimate after it (-1:
-    count it again), or None when nothing outside ``protect`` can go."""
+    """Drop the least valuable item (or the outcome's first sentence) in place: the size
+    estimate after it (-1: count it again), or None when nothing outside ``protect`` can go."""
     for key in _TRIM_ORDER:
         value = getattr(s, key)
-        if isinstance(value, list) and len(value) > (1 if key in ("decisions", "open_items") else 0):
+        if isinstance(value, list) and len(value) > _KEEP.get(key, 0):
             at = next((i for i in range(len(value) - 1, -1, -1) if value[i] not in protect), -1)
             if at < 0:
                 continue
             dropped = value.pop(at)
             return size - len(dropped.encode()) - 3 if value else -1
-        if isinstance(value, str) and len(value) > _TRIM_TEXT_MIN:
-            setattr(s, key, one_line(value, max(_TRIM_TEXT_MIN, len(value) // 2)))
+        shorter = fewer_sentences(value) if isinstance(value, str) and key == "outcome" else ""
+        if shorter:  # the outcome loses its earlier sentences, never a part of one
+            setattr(s, key, shorter)
             return -1
     return None
 
@@ -397,9 +411,6 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     return s, anchors_mod.recall(anchors, final)
 
 
-_GUARD_TEXT_MIN = 60  # the goal and outcome keep this much when they make room for a fact
-
-
 def _room_from_prose(s: Summary, over: int, meta: EntryMeta, hard_cap: int, kept: list[Anchor]) -> bool:
     """Cut the goal and outcome so the entry (its last key fact included) fits ``hard_cap``; undone,
     and False, when it cannot or when the cut text held an anchor the entry had (found by review:
@@ -416,20 +427,27 @@ def _room_from_prose(s: Summary, over: int, meta: EntryMeta, hard_cap: int, kept
 
 
 def _shorter_prose(s: Summary, over: int) -> bool:
-    """Cut the outcome, then the goal, between words, by about ``over`` bytes (each keeps
-    :data:`_GUARD_TEXT_MIN` characters); False when neither could give anything."""
+    """Shorten the outcome (its earlier sentences go), then the goal (its later sentences go), by
+    whole sentences until about ``over`` bytes are freed: a sentence is never cut, and the last
+    one of each stays. False when neither could give anything."""
     gave = False
-    for key in ("outcome", "goal"):
+    for key, drop in (("outcome", fewer_sentences), ("goal", _without_last_sentence)):
         value: str = getattr(s, key)
-        if over <= 0 or len(value) <= _GUARD_TEXT_MIN:
-            continue
-        cut = one_line(value, max(_GUARD_TEXT_MIN, len(value) - over - 1))
-        if len(cut) < _GUARD_TEXT_MIN:  # a cut inside a long token or backtick span leaves only "…"
-            continue
-        over -= len(value.encode()) - len(cut.encode())
-        setattr(s, key, cut)
-        gave = True
+        while over > 0:
+            cut = drop(value)
+            if not cut:
+                break
+            over -= len(value.encode()) - len(cut.encode())
+            value = cut
+            gave = True
+        setattr(s, key, value)
     return gave
+
+
+def _without_last_sentence(text: str) -> str:
+    """``text`` without its last sentence ("" when it has only one): a request keeps its first."""
+    parts = _SENTENCE.split(text.strip())
+    return " ".join(parts[:-1]) if len(parts) > 1 else ""
 
 
 @dataclass(slots=True)

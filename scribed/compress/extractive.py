@@ -16,6 +16,7 @@ from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import errors, sections, units
+from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import content_free
 from scribed.models import Anchor, Session, Summary, Turn
@@ -176,6 +177,8 @@ class ExtractiveCompressor:
         summary.files = sections.files(by_type.get("path", []))
         summary.commands = sections.commands(by_type.get("command", []), turns)
         summary.open_items = [a.text for a in by_type.get("todo", [])]
+        plan = plan_mod.final(turns)
+        summary.progress = plan.done() if plan is not None else []
         used = {summary.goal, *_sentences(summary.outcome)}
         summary.knowledge = _knowledge(turns, used)
         self._fill(summary, turns, anchors, budget)
@@ -217,6 +220,7 @@ def _fixed(summary: Summary) -> list[str]:
     return [
         summary.goal,
         summary.outcome,
+        *summary.progress,
         *summary.decisions,
         *summary.errors,
         *summary.files,
