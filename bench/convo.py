@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +108,11 @@ def _check(path: Path, conv: Conversation) -> None:
 
 def norm(text: str) -> str:
     """Lowercase, letters and digits only, single spaces (quotes and punctuation never decide)."""
-    return " " + " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower().replace("’", "'").replace("'", "")).split()) + " "
+    return (
+        " "
+        + " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower().replace("’", "'").replace("'", "")).split())
+        + " "
+    )
 
 
 def retained(q: Question, output: str) -> bool:
@@ -174,7 +178,9 @@ def run_scribed(convs: list[Conversation], ratio: float, min_bytes: int) -> dict
 _PROVENANCE = re.compile(r"^- provenance: .*$\n?", re.MULTILINE)
 
 
-def evaluate(convs: list[Conversation], ratio: float, min_bytes: int, methods: tuple[str, ...]) -> dict[str, Any]:
+def evaluate(
+    convs: list[Conversation], ratio: float, min_bytes: int, methods: tuple[str, ...]
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     entries = run_scribed(convs, ratio, min_bytes)
     seconds = time.perf_counter() - t0
@@ -234,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-bytes", type=int, default=600, help="scribed's compress.min_bytes")
     ap.add_argument("--no-lexrank", action="store_true", help="skip the LexRank peer (sumy)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
-    ap.add_argument("--show", type=int, default=0, metavar="N", help="print N entries with their missed questions")
+    ap.add_argument(
+        "--show", type=int, default=0, metavar="N", help="print N entries with their missed questions"
+    )
     args = ap.parse_args(argv)
     convs = [c for c in load(args.data) if args.split in ("all", c.split)]
     if not convs:
@@ -247,7 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     summary = {g: summarize(rs, methods) for g, rs in groups.items() if rs}
     if args.json:
         slim = [{k: v for k, v in r.items() if k != "entry"} for r in rows]
-        print(json.dumps({"ratio": args.ratio, "summary": summary, "rows": slim, "seconds": res["seconds"]}, indent=1))
+        print(
+            json.dumps(
+                {"ratio": args.ratio, "summary": summary, "rows": slim, "seconds": res["seconds"]}, indent=1
+            )
+        )
         return 0
     for r in rows[: args.show]:
         print(r["entry"])

@@ -17,10 +17,14 @@ from scribed.session.redact import redact_path
 
 
 def _built_whole(summary: Summary, meta: EntryMeta) -> str:
-    """The render as it was: the whole body joined, the text encoded per try of the ratio."""
+    """The render as it was: the whole body joined, the text encoded per try of the ratio (since
+    issue 30 without a Goal section when the heading holds the goal whole)."""
     out: list[str] = []
+    title_text = one_line(summary.goal or "session", 100) or "session"
     for key, title in SECTIONS:
         value = getattr(summary, key)
+        if key == "goal" and not title_text.endswith("…") and title_text == " ".join(value.split()):
+            continue
         if isinstance(value, str):
             if value.strip():
                 out.append(f"#### {title}\n{safe_line(value, 1200)}")
@@ -31,7 +35,7 @@ def _built_whole(summary: Summary, meta: EntryMeta) -> str:
                     f"#### {title}\n" + "\n".join(f"- {one_line(v, entry.MAX_ITEM_CHARS)}" for v in items)
                 )
     body = "\n".join(out)
-    head = f"### {entry.iso(meta.end)}: {one_line(summary.goal or 'session', 100) or 'session'}"
+    head = f"### {entry.iso(meta.end)}: {title_text}"
     before, after, _ = entry._provenance_parts(meta)
     text, size = "", 0
     for _ in range(3):

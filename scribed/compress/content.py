@@ -58,6 +58,13 @@ _NUMBER_WORDS = (
     "thousand million billion dozen twice thrice half"
 )
 NUMBER_WORDS = frozenset(_NUMBER_WORDS.split())
+# Where a sentence ends: after . ! or ?, before a capital, a quote or a code span; not after a
+# title or an initial ("St. Clare's", "Dr. Haddad", "J. Smith") or "e.g." / "i.e." / "vs.".
+_NOT_AN_END = "".join(
+    rf"(?<!\b{re.escape(a)})"
+    for a in ("St.", "Dr.", "Mr.", "Ms.", "Mrs.", "Prof.", "Sr.", "Jr.", "vs.", "e.g.", "i.e.")
+)
+SENTENCE_END = re.compile(rf"(?<=[.!?]){_NOT_AN_END}(?<!\b[A-Z]\.)\s+(?=[A-Z`(\[\"'#*“‘])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d.,:/%-]*\w*")
 _IDENT = re.compile(
     r"`[^`]+`|[\w.-]*[/\\][\w./\\-]+|\w+_\w+|\w+(?:\.\w+)+\(?|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|#\d+"
@@ -79,9 +86,9 @@ def names(text: str) -> list[str]:
         return []
     out = []
     for m in caps:
-        w = m.group(0).rstrip("'’-")
+        w = re.split(r"['’]", m.group(0), maxsplit=1)[0].rstrip("-")  # "Clare's" is "Clare"
         low = w.lower()
-        if w == "I" or low in DATE_WORDS or low.startswith(("i'", "i’")) or not w[1:].islower():
+        if not w[1:].islower() or low in DATE_WORDS:  # "I", "OK", "API": no name
             continue
         before = text[max(0, m.start() - 8) : m.start()].rstrip()
         if (not before and m.start() - 8 <= 0) or (before and before[-1] in _OPENERS):

@@ -28,6 +28,7 @@ ENTRY_HEADING = re.compile(r"^### (?P<date>\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+Z?)?)
 ID_RE = re.compile(r"\bid=(?P<id>[a-z]-[0-9a-f]{6,40})")
 FOLDED_RE = re.compile(r"\bfolded=(?P<ids>[a-z0-9,-]+)")
 LIST_CAP = 12
+TITLE_CHARS = 100  # an entry's heading holds its goal up to this many characters
 # Items are printed whole; this only bounds a runaway item (an LLM answer), cut between words.
 MAX_ITEM_CHARS = 1200
 
@@ -151,11 +152,13 @@ def _memo_worthy(value: str | tuple[str, ...]) -> bool:
     return all(isinstance(v, str) for v in value) and sum(map(len, value)) <= BLOCK_CACHED_CHARS
 
 
-def _blocks(summary: Summary) -> list[tuple[str, int]]:
+def _blocks(summary: Summary, skip: str = "") -> list[tuple[str, int]]:
     from scribed.models import SECTIONS
 
     out: list[tuple[str, int]] = []
     for key, title in SECTIONS:
+        if key == skip:
+            continue
         value = getattr(summary, key)
         k = (title, value if isinstance(value, str) else tuple(value))
         try:
@@ -173,9 +176,12 @@ def _blocks(summary: Summary) -> list[tuple[str, int]]:
 
 def _parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, int]], int]:
     """The heading, the section blocks, and the entry's UTF-8 size less the provenance line."""
-    title = one_line(summary.goal or "session", 100) or "session"
+    title = one_line(summary.goal or "session", TITLE_CHARS) or "session"
     head = f"### {iso(meta.end)}: {title}"
-    blocks = _blocks(summary)
+    # A goal the title holds whole is not printed again under Goal (readers take the title then:
+    # hot_seed.last_session): the bytes go to facts (issue 30, "no echoes").
+    whole = summary.goal and not title.endswith("…") and title == " ".join(summary.goal.split())
+    blocks = _blocks(summary, "goal" if whole else "")
     fixed = len(head.encode()) + sum(n for _, n in blocks) + max(0, len(blocks) - 1) + 4  # 4 newlines
     return head, blocks, fixed
 

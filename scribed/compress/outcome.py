@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from scribed.compress.content import content_free
 from scribed.models import Turn
 
 OUTCOME_CHARS = 400
@@ -116,7 +117,10 @@ def _statement(text: str) -> str:
     sents = [
         s
         for s in _SENT_END.split(" ".join(kept))
-        if len(s.split()) >= OUTCOME_WORDS and not s.rstrip().endswith("?") and not _ON_THE_WAY.match(s)
+        if len(s.split()) >= OUTCOME_WORDS
+        and not s.rstrip().endswith("?")
+        and not _ON_THE_WAY.match(s)
+        and not content_free(s)  # "Take care!", "So was I, honestly." conclude nothing (issue 30)
     ]
     return _within(sents[-LAST_SENTENCES:], OUTCOME_CHARS, first=False)
 

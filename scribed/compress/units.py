@@ -29,7 +29,7 @@ _ITEM = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)(?P<t>\S.*)
 _TABLE_SEP = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<t>.*)$")
 _MERGE_MARK = re.compile(r"^(?:<{7}|={7}|>{7})(?:\s|$)")
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[\"'#*])")
+_SENT_END = content.SENTENCE_END
 _TOKEN = re.compile(
     r"#\d+|--?[A-Za-z][\w-]*|[A-Za-z_$~.][\w$]*(?:(?:[./:\\@-]|::)[\w$]+)*(?:\(\))?|\d[\d.,:/-]*[A-Za-z%]*"
 )
@@ -160,12 +160,14 @@ class Pool:
 
     units: list[Unit]
     camel: frozenset[str]
+    names: frozenset[str] = frozenset()  # people, places, products named in what was said
 
 
 class _Builder:
     def __init__(self) -> None:
         self.units: list[Unit] = []
         self.camel: set[str] = set()
+        self.names: set[str] = set()
         self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
 
@@ -195,6 +197,8 @@ class _Builder:
             return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
         if not toks or (kind in _SAID and not _carries(text, toks)):
             return
+        if kind in _SAID and not text.islower():
+            self.names.update(n for n in content.names(text) if n in toks)
         if _CHATTER.match(text):
             weight *= 0.3
         text = prefix + text
@@ -336,17 +340,36 @@ def split(turns: Iterable[Turn]) -> Pool:
             _message(b, t, 1.2, "")
         else:
             _message(b, t, 1.25 if i == last_assistant else 1.0, "")
-    return Pool(b.units, frozenset(b.camel))
+    return Pool(b.units, frozenset(b.camel), frozenset(b.names))
 
 
-def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
+# Who, when, how many: a person's or a place's name, a date word and a quantity in words count like
+# figures and identifiers do in code (issue 30: conversations keep their facts).
+NAME_WEIGHT = 2.0
+DATE_WEIGHT = 1.5
+NUMBER_WORD_WEIGHT = 1.5
+
+
+def _weights(
+    units: list[Unit], camel: frozenset[str], names: frozenset[str] = frozenset()
+) -> dict[str, float]:
     df = Counter(chain.from_iterable(u.tokens for u in units))  # counted in C
     n = max(1, len(units))
     norm = math.log(1 + n)
     rarity = {d: 0.35 + 0.65 * math.log(1 + n / d) / norm for d in set(df.values())}  # few distinct counts
     out: dict[str, float] = {}
     for t, d in df.items():
-        out[t] = (3.0 if t in camel else token_weight(t)) * rarity[d]
+        if t in camel:
+            w = 3.0
+        elif t in names:
+            w = NAME_WEIGHT
+        elif t in content.DATE_WORDS:
+            w = DATE_WEIGHT
+        elif t in content.NUMBER_WORDS:
+            w = NUMBER_WORD_WEIGHT
+        else:
+            w = token_weight(t)
+        out[t] = w * rarity[d]
     return out
 
 
@@ -388,7 +411,7 @@ def select(pool: Pool, budget: int, covered: Iterable[str] = (), exclude: Iterab
     units = pool.units
     if budget <= 0 or not units:
         return []
-    sel = _Selection(units, _weights(units, pool.camel), set(covered), budget)
+    sel = _Selection(units, _weights(units, pool.camel, pool.names), set(covered), budget)
     skip = {" ".join(x.split()) for x in exclude}
     sel.run([u for u in units if u.text not in skip])
     sel.chosen.sort(key=lambda x: x.pos)
