@@ -10,7 +10,7 @@ Let me add that to our todo list", written just before a tool call). It is taken
   one ran after the last message, else that message;
 * within it, its "Done:" (or "Summary:", "Result:", "Outcome:") line when it has one, whole;
   else its last statements: questions to the user, announcements of what the agent is about to do
-  ("Let me …", "I'll …"), open-item lines (they are listed under Open items), code or data run into
+  ("Let me …", "I'll …"), labels of what follows ("Here's the commit message:"), open-item lines (they are listed under Open items), code or data run into
   a line, and "sentences" longer than :data:`OUTCOME_CHARS` are not the outcome (a message with
   nothing else is no conclusion: an earlier one is looked for);
 * and when that holds no test result, the last test run's summary line after it ("14 passed in
@@ -127,7 +127,7 @@ def _statement(text: str) -> str:
         if len(s.split()) >= OUTCOME_WORDS
         and len(s) <= OUTCOME_CHARS
         and _prose(s)
-        and not s.rstrip().endswith("?")
+        and not s.rstrip().endswith(("?", ":"))  # a question, or the label of what follows it
         and not _ON_THE_WAY.match(s)
     ]
     out: list[str] = []
