@@ -109,6 +109,51 @@ def test_plan_mode_steps_are_planned_and_a_rejected_plan_is_not_the_plan() -> No
     assert p is not None and p.open() == ["Keep going"]
 
 
+def test_codex_custom_tool_call_update_plan_with_arguments(tmp_path: Path) -> None:
+    from scribed import sources
+
+    args = json.dumps(
+        {"plan": [{"step": "Build", "status": "in_progress"}, {"step": "Ship", "status": "pending"}]}
+    )
+    recs = [
+        {"timestamp": ts(0), "type": "session_meta", "payload": {"id": "x-2", "cwd": "/repo"}},
+        {
+            "timestamp": ts(1),
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Build it"}],
+            },
+        },
+        {
+            "timestamp": ts(2),
+            "type": "response_item",
+            "payload": {"type": "custom_tool_call", "call_id": "p", "name": "update_plan", "arguments": args},
+        },
+    ]
+    path = tmp_path / "rollout-2026-11-20T09-00-00-0197aaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (s,) = sources.parse_file("codex", path, "picard").sessions
+    p = plan.final(s.turns)
+    assert p is not None and p.open() == ["(in progress) Build", "Ship"]
+
+
+def test_claude_task_tools_are_replayed() -> None:
+    turns = [
+        call("TaskCreate", {"subject": DONE_ITEM, "activeForm": "Writing"}),
+        call("TaskCreate", {"subject": NOW_ITEM, "activeForm": "Wiring"}),
+        call("TaskCreate", {"subject": "Throwaway"}),
+        call("TaskCreate", {"subject": NEXT_ITEM}),
+        call("TaskUpdate", {"taskId": "1", "status": "completed"}),
+        call("TaskUpdate", {"taskId": "2", "status": "in_progress"}),
+        call("TaskUpdate", {"taskId": "3", "status": "deleted"}),
+    ]
+    p = plan.final(turns)
+    assert p is not None
+    assert p.open() == [f"(in progress) {NOW_ITEM}", NEXT_ITEM] and p.done() == [DONE_ITEM]
+
+
 def test_cursor_todo_write_merges_by_id() -> None:
     first = {
         "todos": [

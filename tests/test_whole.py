@@ -130,6 +130,22 @@ def test_the_outcome_is_the_conclusion_not_a_note_on_the_way() -> None:
     )
     turns.append(Turn("assistant", "Reviewed: no injection paths. Want me to add a CSRF test?", "message"))
     assert outcome.conclusion(turns) == "Reviewed: no injection paths."
+    labelled = (
+        "Saved the context to `.claude/context`.\n\nHere's a suggested commit message:\n\n```\nfix: x\n```"
+    )
+    assert (
+        outcome.conclusion([Turn("assistant", labelled, "message")])
+        == "Saved the context to `.claude/context`."
+    )
+    data = 'Done.\n\n"dependencies": { "react": "^18.3.1", "react-dom": "^18.3.1", "recharts": "^2.12.7" }, client/src/App.js'
+    assert outcome.conclusion(
+        [
+            Turn("assistant", "The chart renders from the API data now.", "message"),
+            Turn("assistant", data, "message"),
+        ]
+    ) == ("The chart renders from the API data now."), (
+        "code run into a line is no conclusion: the message before it is"
+    )
     ran = [
         Turn("user", "Make the suite green", "message"),
         Turn("assistant", "Let me run the tests first.", "message"),

@@ -248,11 +248,18 @@ _KEEP = {"decisions": 1, "open_items": LIST_CAP * 2, "progress": 3}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
+_NAMED = re.compile(r"`[^`]+`|\S*[/_#]\S*|\S*\d\S*|\b[a-z]+[A-Z]\w*")  # paths, names, numbers, code
+
+
 def fewer_sentences(text: str) -> str:
-    """``text`` without its first sentence ("" when it has only one): a conclusion keeps its last
-    sentences, and no sentence is ever cut."""
-    parts = _SENTENCE.split(text.strip(), maxsplit=1)
-    return parts[1] if len(parts) == 2 else ""  # noqa: PLR2004 - a first sentence and the rest
+    """``text`` less one sentence ("" when it has only one): the one that names the fewest things
+    (paths, identifiers, numbers) goes, the earlier of equals, so plain sentences go before the
+    conclusion and a sentence that names what was done stays. No sentence is ever cut."""
+    parts = _SENTENCE.split(text.strip())
+    if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
+        return ""
+    drop = min(range(len(parts)), key=lambda k: (len(_NAMED.findall(parts[k])), k))
+    return " ".join(parts[:drop] + parts[drop + 1 :])
 
 
 # Lists a compressor may make long (the budget bounds them); the others are capped.
@@ -284,9 +291,10 @@ def fit(
     """Shrink a summary until its entry fits ``budget`` bytes by dropping whole list items.
 
     Items are never cut (a command or a supersedes line cut short changes meaning), and open items
-    are never dropped; the outcome loses whole earlier sentences once the lists are down to their
-    minimum. Items in ``protect`` go last: dropping one saves little (the guard would restore its
-    anchors); they stay while the entry is within ``cap`` bytes, and with ``strict`` they never go.
+    are never dropped; the outcome loses whole sentences (those naming least first) once the lists
+    are down to their minimum. Items in ``protect`` go last: dropping one saves little (the guard
+    would restore its anchors); they stay while the entry is within ``cap`` bytes, and with
+    ``strict`` they never go.
     """
     from scribed.models import SECTIONS
 
@@ -322,7 +330,7 @@ def _trim_once(s: Summary, size: int, protect: frozenset[str]) -> int | None:
             dropped = value.pop(at)
             return size - len(dropped.encode()) - 3 if value else -1
         shorter = fewer_sentences(value) if isinstance(value, str) and key == "outcome" else ""
-        if shorter:  # the outcome loses its earlier sentences, never a part of one
+        if shorter:  # the outcome loses a whole sentence (the one naming least), never a part of one
             setattr(s, key, shorter)
             return -1
     return None
@@ -433,7 +441,7 @@ def _room_from_prose(s: Summary, over: int, meta: EntryMeta, hard_cap: int, kept
 
 
 def _shorter_prose(s: Summary, over: int) -> bool:
-    """Shorten the outcome (its earlier sentences go), then the goal (its later sentences go), by
+    """Shorten the outcome (its sentences that name least go), then the goal (its later sentences go), by
     whole sentences until about ``over`` bytes are freed: a sentence is never cut, and the last
     one of each stays. False when neither could give anything."""
     gave = False

@@ -10,12 +10,16 @@ Let me add that to our todo list", written just before a tool call). It is taken
   one ran after the last message, else that message;
 * within it, its "Done:" (or "Summary:", "Result:", "Outcome:") line when it has one, whole;
   else its last statements: questions to the user, announcements of what the agent is about to do
-  ("Let me …", "I'll …") and open-item lines (they are listed under Open items) are not the outcome;
+  ("Let me …", "I'll …"), labels of what follows ("Here's the commit message:"), open-item lines (they are listed under Open items), code or data run into
+  a line, and "sentences" longer than :data:`OUTCOME_CHARS` are not the outcome (a message with
+  nothing else is no conclusion: an earlier one is looked for);
 * and when that holds no test result, the last test run's summary line after it ("14 passed in
   2.31s"), as "Last test run: …".
 
-Sentences are kept whole: the three last that fit :data:`OUTCOME_CHARS`, a "Done:" line up to
-:data:`DONE_CHARS`.
+Sentences are kept whole: the last one (with the ones before it while they are under
+:data:`SHORT_OUTCOME` characters: "All tests pass." alone says little), within :data:`OUTCOME_CHARS`:
+the statement, not the message; a "Done:" line up to :data:`DONE_CHARS`. A markup tag (``</thinking-content-…>``) ends a
+sentence and is not part of one.
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ from collections.abc import Sequence
 from scribed.compress.content import content_free
 from scribed.models import Turn
 
-OUTCOME_CHARS = 400
+OUTCOME_CHARS = 300
+SHORT_OUTCOME = 80  # a last sentence shorter than this ("All tests pass.") takes the one before it
 DONE_CHARS = 900
 OUTCOME_WORDS = 3
-LAST_SENTENCES = 3
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#*\"'])")
 _DONE_LINE = re.compile(
     r"^(?P<who>[a-z][\w-]{0,20}:\s+)?\W{0,4}(?:done|summary|result|outcome|status)\W{0,4}:\s*\S",
@@ -91,10 +95,13 @@ def _concluding(turns: Sequence[Turn]) -> tuple[int | None, bool]:
     return fallback, False
 
 
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?/?>")
+
+
 def _prose_lines(text: str) -> list[str]:
     out: list[str] = []
     fence = False
-    for line in text.splitlines():
+    for line in _TAG.sub("\n", text).splitlines():
         s = line.strip()
         if s.startswith(("```", "~~~")):
             fence = not fence
@@ -112,17 +119,33 @@ def _statement(text: str) -> str:
         ln, m = done[-1]
         line = ln[len(m.group("who") or "") :].lstrip("-*> ")
         sents = [x for x in _SENT_END.split(line) if not _OPEN_LINE.match(x)]
-        return _within(sents, DONE_CHARS, first=True)
+        if sents and len(sents[0]) <= DONE_CHARS and _prose(sents[0]):
+            return _within(sents, DONE_CHARS, first=True)
     kept = [ln.lstrip("-*> ") for ln in lines if not _OPEN_LINE.match(ln)]
     sents = [
         s
         for s in _SENT_END.split(" ".join(kept))
         if len(s.split()) >= OUTCOME_WORDS
-        and not s.rstrip().endswith("?")
+        and len(s) <= OUTCOME_CHARS
+        and _prose(s)
+        and not s.rstrip().endswith(("?", ":"))  # a question, or the label of what follows it
         and not _ON_THE_WAY.match(s)
         and not content_free(s)  # "Take care!", "So was I, honestly." conclude nothing (issue 30)
     ]
-    return _within(sents[-LAST_SENTENCES:], OUTCOME_CHARS, first=False)
+    out: list[str] = []
+    for sent in reversed(sents):  # the last sentence, and the ones before it while it is short
+        if out and (sum(map(len, out)) >= SHORT_OUTCOME or sum(map(len, out)) + len(sent) > OUTCOME_CHARS):
+            break
+        out.insert(0, sent)
+    return " ".join(out)
+
+
+PROSE_SHARE = 0.6  # letters and spaces in a sentence of prose (code and data have fewer)
+
+
+def _prose(sentence: str) -> bool:
+    """Whether a sentence reads as prose, not code or data run into a line (a JSON object, a diff)."""
+    return sum(c.isalpha() or c == " " for c in sentence) >= PROSE_SHARE * len(sentence)
 
 
 def _within(sents: list[str], limit: int, *, first: bool) -> str:

@@ -11,7 +11,10 @@ The shapes read (as the adapters render the calls: ``name {json}``, see ``source
   "planned"; a plan the user rejected (the tool's result is an error) is not the plan;
 * Codex ``update_plan`` ``{"explanation", "plan": [{"step", "status"}]}``;
 * Copilot CLI ``update_todo`` (``todos``: a markdown checklist or a list) and its ``sql`` tool on the
-  ``todos`` table (``INSERT``, ``UPDATE … SET status``, ``DELETE``), replayed in order.
+  ``todos`` table (``INSERT``, ``UPDATE … SET status``, ``DELETE``), replayed in order;
+* Claude Code's task tools, which newer versions use instead of ``TodoWrite``: ``TaskCreate``
+  ``{"subject", "description", "activeForm"}`` (ids are numbered from 1 in order of creation) and
+  ``TaskUpdate`` ``{"taskId", "status", "subject"}`` (``deleted`` removes one), replayed in order.
 
 The last state in the session wins. Completed items are the session's progress; in-progress,
 pending, blocked and planned items are left open; cancelled ones are neither.
@@ -62,9 +65,9 @@ _TODO_TOOLS = frozenset(
 _PLAN_TOOLS = frozenset({"exitplanmode", "exit_plan_mode"})
 _UPDATE_PLAN = frozenset({"update_plan"})
 _SQL_TOOLS = frozenset({"sql"})
-PLAN_TOOLS = (
-    _TODO_TOOLS | _PLAN_TOOLS | _UPDATE_PLAN | _SQL_TOOLS
-)  # = sources.common.PLAN_TOOLS (a test checks)
+_TASK_TOOLS = frozenset({"taskcreate", "taskupdate"})
+# = sources.common.PLAN_TOOLS (a test checks)
+PLAN_TOOLS = _TODO_TOOLS | _PLAN_TOOLS | _UPDATE_PLAN | _SQL_TOOLS | _TASK_TOOLS
 _LIST_KEYS = ("todos", "plan", "todoList", "todo_list", "items", "tasks", "steps")
 _TEXT_KEYS = ("content", "step", "title", "task", "text", "description", "name")
 _CHECK = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[(?P<box>[^\]]{0,2})\]\s+(?P<t>\S.*)$")
@@ -222,6 +225,7 @@ def states(turns: Sequence[Turn]) -> Iterable[Plan]:
     """Each state the plan takes in ``turns``, in order."""
     current: Plan | None = None
     sql = SqlTodos()
+    tasks = ClaudeTasks()
     proposed: tuple[Plan | None, Plan] | None = None  # (state before, plan awaiting approval)
     for t in turns:
         if t.kind == "tool_result" and proposed is not None and (t.tool_name or "").lower() in _PLAN_TOOLS:
@@ -243,6 +247,8 @@ def states(turns: Sequence[Turn]) -> Iterable[Plan]:
                 proposed = (current, Plan(items, t.line, name))
         elif name in _SQL_TOOLS and "todos" in rest.lower():
             items = sql.apply(rest)
+        elif name in _TASK_TOOLS:
+            items = tasks.apply(name, rest)
         if items is not None:
             current = Plan(items, t.line, name)
             yield current
@@ -398,3 +404,35 @@ def fill(summary: Summary, turns: Sequence[Turn], todo: Sequence[str]) -> None:
         summary.progress = plan.done()
     have = {" ".join(x.lower().split()) for x in summary.open_items}
     summary.open_items += [x for x in todo if " ".join(x.lower().split()) not in have]
+
+
+@dataclass(slots=True)
+class ClaudeTasks:
+    """Claude Code's task list, as the session's ``TaskCreate`` and ``TaskUpdate`` calls changed it."""
+
+    rows: dict[str, Item] = field(default_factory=dict)
+    created: int = 0
+
+    def apply(self, name: str, call: str) -> list[Item] | None:
+        args = _json(call)
+        if not isinstance(args, dict):
+            return None
+        if name == "taskcreate":
+            subject = args.get("subject") or args.get("description")
+            if not isinstance(subject, str) or not subject.strip():
+                return None
+            self.created += 1
+            key = str(self.created)
+            self.rows[key] = Item(_clean(subject), status_of(args.get("status")), key)
+        else:
+            item = self.rows.get(str(args.get("taskId", "")).strip().lstrip("#"))
+            if item is None:
+                return None
+            status = args.get("status")
+            if isinstance(status, str) and status.strip().lower() == "deleted":
+                self.rows = {k: v for k, v in self.rows.items() if v is not item}
+            elif isinstance(status, str) and status.strip():
+                item.status = status_of(status)
+            if isinstance(args.get("subject"), str) and args["subject"].strip():
+                item.text = _clean(args["subject"])
+        return list(self.rows.values())[:MAX_ITEMS]

@@ -359,7 +359,7 @@ def _hint_at(folded: str, word: str, pos: int) -> int:
 PLAN_TOOLS = frozenset(
     {
         "todowrite", "todo_write", "write_todos", "update_todo", "update_todos", "todos",
-        "manage_todo_list", "exitplanmode", "exit_plan_mode", "update_plan", "sql",
+        "manage_todo_list", "exitplanmode", "exit_plan_mode", "update_plan", "sql", "taskcreate", "taskupdate",
     }
 )  # fmt: skip
 

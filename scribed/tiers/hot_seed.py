@@ -165,7 +165,7 @@ def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
 def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> str:
     """The seeded hot file, ≤ 4096 bytes. Every item and the outcome are whole; only when the
     budget is reached do whole items go (decisions and blockers before open items), then the
-    outcome's earlier sentences."""
+    outcome's sentences that name the least (see ``entry.fewer_sentences``)."""
     s = replace(s, decisions=list(s.decisions), open_items=list(s.open_items), blockers=list(s.blockers))
     head = f"---\n{live.MARKER}: {marker}\ncold: {s.cold}\nentry: {s.entry_id}\nupdated: {s.when}\n---\n"
     outcome = s.outcome
@@ -180,7 +180,7 @@ def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> s
         while size() > budget and len(items) > keep:
             items.pop()
     while size() > budget and fewer_sentences(outcome):
-        outcome = fewer_sentences(outcome)  # its conclusion, the last sentence, stays
+        outcome = fewer_sentences(outcome)  # whole sentences, those naming least first
     while size() > budget and len(outcome) > 1:  # one sentence over 4 KB: only then cut
         outcome = live.whole_line(outcome, max(1, len(outcome) * 3 // 4))
     body = _body(agent, s, outcome, marked=marked)
