@@ -24,7 +24,7 @@ from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import backend, discovery, team
+from scribed.core import backend, discovery, statebranch, team
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
@@ -131,17 +131,52 @@ class Scribe:
             finally:
                 self._held.depth = depth
             return
-        refused = backend.refusal(self.layout.squad)
+        refused = backend.refusal(self.layout)
         if refused:
             raise ConfigError(refused)
         with self._take_lock(timeout, wait):
             self._held.depth = 1
             try:
+                self.pull_branch()
                 self.sync_team()
                 yield
                 self.sync_team()
+                self.push_branch()
             finally:
                 self._held.depth = 0
+
+    def pull_branch(self) -> None:
+        """On a state-branch backend, the local copy brought up to ``squad-state`` (the caller
+        holds the lock); a git failure stops the command before it writes (exit 2)."""
+        if not self.layout.on_branch:
+            return
+        try:
+            res = statebranch.pull(self.layout, statebranch.Git(self.layout.root))
+        except statebranch.StateBranchError as exc:
+            raise ConfigError(f"{self.layout.root}: {statebranch.BRANCH}: {exc}") from exc
+        self._log_branch(res)
+
+    def push_branch(self) -> None:
+        """On a state-branch backend, this run's shared tier files committed to ``squad-state``;
+        a git failure is a warning (the files are safe here, the next run commits them)."""
+        if not self.layout.on_branch or self.dry_run:
+            return
+        try:
+            res = statebranch.push(self.layout, statebranch.Git(self.layout.root), "scribed")
+        except statebranch.StateBranchError as exc:
+            self.log.warning("state_branch_push_failed", reason=str(exc), action="the next run commits it")
+            return
+        self._log_branch(res)
+
+    def _log_branch(self, res: statebranch.BranchResult) -> None:
+        if res.remote:
+            self.log.info("state_branch_took_remote", remote=res.remote)
+        if res.diverged:
+            self.log.warning("state_branch_diverged", reason=res.diverged)
+        if res.merged:
+            self.log.info("state_branch_merged", files=res.merged)
+        if res.commit:
+            self.log.info("state_branch_committed", commit=res.commit[:12], branch=statebranch.BRANCH)
 
     def sync_team(self) -> team.SyncResult:
         """The shared cold store and this machine's views made one (see :mod:`scribed.core.team`);

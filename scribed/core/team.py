@@ -34,7 +34,7 @@ from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers import cold, cold_store, git_merge, hot_seed
 from scribed.tiers.cold import preamble
-from scribed.tiers.layout import Layout
+from scribed.tiers.layout import Layout, branch_moved
 
 if TYPE_CHECKING:
     from scribed.core.ledger import Ledger
@@ -451,15 +451,20 @@ def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
     entries changed after its view (a pull), sync under the lock first, waiting at most
     ``timeout``; busy (a long compaction), the reader goes on with the view it has. Returns
     whether it synced."""
-    from scribed.core import backend
+    from scribed.core import statebranch
     from scribed.core.lock import RootBusyError, root_lock
 
-    if not cold_store.store_newer(layout.cold, agent) or backend.refusal(layout.squad):
+    if layout.refused:
+        return False
+    moved = layout.on_branch and branch_moved(layout)
+    if not moved and not cold_store.store_newer(layout.cold, agent):
         return False
     try:
         with root_lock(layout.lock, timeout=timeout):
+            if moved:
+                statebranch.pull(layout, statebranch.Git(layout.root))
             res = sync(layout)
-    except (RootBusyError, OSError):
+    except (RootBusyError, OSError, statebranch.StateBranchError):
         return False
     for a, keys in res.pulled.items():
         reseed_pulled(layout, a, keys, _Quiet())
