@@ -219,7 +219,9 @@ def test_state_backends_with_the_real_squad_cli(
     squad(squad_env, root, "init", "--no-workflows", "--state-backend", backend)
     assert _git(root, "add", "-A").returncode == 0
     staged = _git(root, "diff", "--cached", "--name-only").stdout.split()
-    state = [f for f in staged if re.match(r"\.squad/(decisions\.md|agents/.+/history\.md|casting/|routing/)", f)]
+    state = [
+        f for f in staged if re.match(r"\.squad/(decisions\.md|agents/.+/history\.md|casting/|routing/)", f)
+    ]
     if state:  # what Squad's own hook keeps off the working tree's commits (its message says: unstage)
         assert _git(root, "rm", "-q", "--cached", "--", *state).returncode == 0
     assert _git(root, "commit", "-q", "-m", "squad init").returncode == 0

@@ -188,6 +188,14 @@ class Scribe:
             self.log.warning("cold_sync_failed", agent=agent, reason=why)
         for name in res.repaired:
             self.log.warning("cold_file_repaired", file=name)
+        for page, titles in res.wiki.restored.items():
+            self.log.warning(
+                "wiki_block_restored", page=page, blocks=titles, reason="missing since the last sync"
+            )
+        for page in res.wiki.deduped:
+            self.log.warning(
+                "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
+            )
         for agent, keys in res.pulled.items():
             team.reseed_pulled(self.layout, agent, keys, self.log)
         if res.changed:

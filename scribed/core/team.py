@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import Entry, join_entries, split_entries
+from scribed.core import wikisync
+from scribed.core.wikisync import WikiSync
 from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
 from scribed.names import normalize_name
 from scribed.session.door import redacted
@@ -54,6 +56,7 @@ class SyncResult:
     restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
     repaired: list[str] = field(default_factory=list)  # store files rewritten whole
     dropped: int = 0  # entries a teammate retired, taken out of this view
+    wiki: WikiSync = field(default_factory=WikiSync)  # wiki blocks a merge lost, written back
     failed: dict[str, str] = field(default_factory=dict)  # agent → why its files could not be synced
 
     @property
@@ -263,6 +266,8 @@ def sync(layout: Layout, *, force: bool = False) -> SyncResult:
         }
         dirty = True
     dirty = _repair_marked(layout, state, res) or dirty
+    res.wiki, wiki_dirty = wikisync.sync(layout, state)
+    dirty = wiki_dirty or dirty
     if dirty:
         ensure_gitignore(layout)
         atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
