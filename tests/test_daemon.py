@@ -27,6 +27,7 @@ from helpers import run_cli, run_json
 from watchdog.events import DirCreatedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent
 
 from scribed import config
+from scribed.cli.daemon import collect_status
 from scribed.compress.entry import split_entries
 from scribed.config import ConfigError
 from scribed.daemon import sdnotify
@@ -67,6 +68,12 @@ class FakeScheduler:
 
     def reschedule_job(self, job_id: str, trigger: Any) -> None:
         pass
+
+    def get_job(self, job_id: str) -> Any:
+        return next((kw for _, kw in self.jobs if kw.get("id") == job_id), None)
+
+    def remove_job(self, job_id: str) -> None:
+        self.jobs = [(f, kw) for f, kw in self.jobs if kw.get("id") != job_id]
 
 
 def wait_for(pred: Callable[[], Any], timeout: float = DEADLINE, what: str = "condition") -> Any:
@@ -343,6 +350,35 @@ def test_next_promotion_and_overdue_on_start(tmp_path: Path, squad: tuple[Path, 
     for extra in ('[promote]\nschedule = "61 3 * * *"\n', '[promote]\ntimezone = "Mars/Olympus"\n'):
         with pytest.raises(ConfigError, match="promote"):
             make_daemon(tmp_path, squad, clock, extra=extra)
+
+
+def test_promotion_off_schedules_nothing_and_a_reload_turns_it_on_and_off(
+    tmp_path: Path, squad: tuple[Path, Path]
+) -> None:
+    """``[promote] schedule = "off"`` (a team's CI job promotes): the daemon, on the real
+    APScheduler, has no promotion job and is never overdue; SIGHUP's reload adds and removes it."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    root, src = squad
+    path = write_config(tmp_path / "c.toml", root, src, extra='[promote]\nschedule = "off"\n')
+    clock = FakeClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
+    d = Daemon(
+        config.load(str(path)), clock=clock, scheduler_factory=BackgroundScheduler, notify=lambda _m: False
+    )
+    try:
+        assert d.trigger is None and d.next_promotion() is None and not d.promotion_overdue()
+        d.start_scheduler()
+        assert d._scheduler.get_jobs() == []
+        write_config(path, root, src, extra='[promote]\nschedule = "0 3 * * *"\n')
+        assert d.reload()
+        assert d._scheduler.get_job("promote") is not None
+        write_config(path, root, src, extra='[promote]\nschedule = "OFF"\n')
+        assert d.reload()
+        assert d._scheduler.get_job("promote") is None
+        assert collect_status(d.cfg)["next_promotion"] is None
+    finally:
+        d._scheduler.shutdown(wait=False)
+        d.scribe.close()
 
 
 # --- real observers ---------------------------------------------------------------------------
