@@ -82,6 +82,9 @@ class PromoteCfg(_Strict):
     timezone: str = "UTC"
     # review: promotion and import write proposals (scribed review approve/reject), not wiki facts
     mode: Literal["auto", "review"] = "auto"
+    # each decision promotion adds to the wiki is also proposed to Squad's team log, as the inbox
+    # file `squad memory write --class DECISION` writes (`squad nap` merges it into decisions.md)
+    squad_inbox: bool = False
 
 
 class ArchiveCfg(_Strict):

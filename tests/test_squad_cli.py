@@ -266,3 +266,62 @@ def test_state_backends_with_the_real_squad_cli(
     assert _git(root, "add", "NOTES.md").returncode == 0
     done = _git(root, "commit", "-q", "-m", "notes")
     assert done.returncode == 0, f"Squad's pre-commit hook refused: {done.stderr}"
+
+
+def test_a_decision_scribed_proposes_reaches_squads_log_once(
+    squad_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``[promote] squad_inbox``: a decision promotion adds to the wiki is filed in Squad's inbox as
+    ``squad memory write`` files one; ``squad nap`` merges it into decisions.md; importing before and
+    after nap adds no fact and changes no evidence count."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    squad(squad_env, root, "init", "--no-workflows")
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    turns = [
+        ("user", "The export job times out on big tenants; fix src/export/run.py (issue #318)."),
+        ("assistant", "Decision: stream the export in 10,000-row pages because whole-table reads time out."),
+        ("assistant", "Done: src/export/run.py pages the query; tests/test_export.py passes (9 passed)."),
+    ]
+    (sessions / "s1.jsonl").write_text(
+        "".join(
+            json.dumps({"type": r, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "s1",
+                        "timestamp": f"2026-09-02T10:00:1{i}.000Z", "message": {"role": r, "content": t}}) + "\n"
+            for i, (r, t) in enumerate(turns)
+        )
+    )  # fmt: skip
+    os.utime(sessions / "s1.jsonl", (1_780_000_000, 1_780_000_000))
+    cfg = tmp_path / "scribed.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[promote]\nsquad_inbox = true\n'
+        f'[[sources]]\nkind = "claude"\npath = "{sessions}"\nagent = "scribe"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+
+    def scribed(*args: str) -> str:
+        p = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(cfg), *args],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert p.returncode == 0, (args, p.stderr[-2000:])
+        return p.stdout
+
+    scribed("run-once")
+    scribed("promote", "--as-of", "2026-12-01")
+    filed = list((root / ".squad/decisions/inbox").glob("scribe-*.md"))
+    assert len(filed) == 1, filed
+    head = filed[0].read_text()
+    assert head.startswith("---\nid: ") and "class: DECISION" in head and '"source":"scribed"' in head
+    wiki = root / ".squad/memory/wiki/decisions.md"
+    before = wiki.read_text()
+    assert scribed("import", "--all", "--json") and wiki.read_text() == before  # the inbox file: present
+    squad(squad_env, root, "nap")
+    assert not list((root / ".squad/decisions/inbox").glob("*.md"))
+    assert "10,000-row pages" in (root / ".squad/decisions.md").read_text()
+    out = json.loads(scribed("import", "--all", "--json"))
+    assert out["decisions"] == [] and wiki.read_text() == before
+    scribed("promote", "--as-of", "2026-12-02")
+    assert not list((root / ".squad/decisions/inbox").glob("*.md")), "proposed twice"
