@@ -181,7 +181,7 @@ class Scribe:
     def sync_team(self) -> team.SyncResult:
         """The shared cold store and this machine's views made one (see :mod:`scribed.core.team`);
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
-        res = team.sync(self.layout)
+        res = team.sync(self.layout, today=self.clock().date().isoformat())
         for k in res.restored:
             self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
         for agent, why in res.failed.items():

@@ -107,6 +107,7 @@ class _Agent:
     layout: Layout
     name: str
     base: dict[str, str]  # key → digest of its text at the last sync
+    today: str = ""  # YYYY-MM-DD: when a retirement is recorded, and what prunes old ones
     pre: str = ""
     view: dict[str, Entry] = field(default_factory=dict)
     store: dict[str, list[Entry]] = field(default_factory=dict)
@@ -158,7 +159,9 @@ class _Agent:
                     out[k] = v
             elif s is not None:  # only in the store
                 if was is not None and cold_store.digest(s.text) == was and k not in self.retired:
-                    self.retired[k] = _why(k, self.view)  # this machine folded or promoted it
+                    self.retired[k] = (
+                        f"{self.today} {_why(k, self.view)}"  # this machine folded or promoted it
+                    )
                     res.retired += 1
                 else:
                     res.pulled.setdefault(self.name, []).append(k)
@@ -174,7 +177,7 @@ class _Agent:
         out = {cold_store.key(e): e for e in entries}
         new = next((k for k in out if k not in kept), "")
         for k in gone:
-            self.retired[k] = f"merged into {new}"
+            self.retired[k] = f"{self.today} merged into {new}"
         return out
 
     def write(self, kept: dict[str, Entry], res: SyncResult) -> bool:
@@ -197,6 +200,7 @@ class _Agent:
                         p.unlink()
                     changed = True
         retired_path = self.folder / cold_store.RETIRED
+        self.retired = cold_store.prune_retired(self.retired, self.today, kept=kept.keys())
         retired_text = cold_store.render_retired(self.retired)
         if self.retired and read_text(retired_path) != retired_text:
             atomic_write(retired_path, retired_text, base=self.layout.memory)
@@ -238,9 +242,14 @@ def _why(k: str, view: dict[str, Entry]) -> str:
     return "left cold"
 
 
-def sync(layout: Layout, *, force: bool = False) -> SyncResult:
-    """Bring every agent's view and store together (module docstring). The caller holds the lock."""
+def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
+    """Bring every agent's view and store together (module docstring). The caller holds the lock;
+    ``today`` (YYYY-MM-DD, default the system clock's) dates retirements."""
     res = SyncResult()
+    if not today:
+        from datetime import UTC, datetime
+
+        today = datetime.now(UTC).date().isoformat()
     if not layout.memory.is_dir():
         return res
     state = _load_state(layout)
@@ -251,7 +260,7 @@ def sync(layout: Layout, *, force: bool = False) -> SyncResult:
         sig = _signature(layout, name)
         if not force and prev.get("sig") == sig:
             continue
-        a = _Agent(layout, name, dict(prev.get("base", {})))
+        a = _Agent(layout, name, dict(prev.get("base", {})), today)
         try:
             a.read()
             kept = a.merged(a.resolve(res))
