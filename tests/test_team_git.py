@@ -485,3 +485,25 @@ def test_two_clones_folding_the_same_entries_end_with_one_digest(team: tuple[Clo
     digests = {d for v in held[0].values() for d in v if d.startswith("d-")}
     assert len(digests) >= 1
     assert _marked(a) == [] and git(b.dir, "status", "--porcelain").stdout.strip() == ""
+
+
+def test_entries_of_the_same_second_are_listed_alike_on_every_clone(team: tuple[Clone, Clone]) -> None:
+    """Each clone compacts a session ending in the same second; after the exchange both views
+    list the two entries in the same order, so both clones load the same spawn context."""
+    a, b = team
+    rnd = random.Random(23)
+    for c in (a, b):
+        c.sessions.add(_session(c.sources["riker"], 1, 5, rnd))  # same n and day: same timestamps
+        c.scribed("run-once")
+        c.commit()
+    a.push()
+    b.exchange()
+    a.pull("merge")
+    a.scribed("run-once")
+    views = [
+        re.findall(r"provenance: id=(e-[0-9a-f]+)", (c.dir / ".squad/memory/cold/riker.md").read_text())
+        for c in (a, b)
+    ]
+    assert len(views[0]) == 2 and views[0] == views[1], views
+    got = [c.scribed("context", "riker", "--situation", "debug").stdout for c in (a, b)]
+    assert got[0] == got[1]

@@ -221,17 +221,9 @@ class _Agent:
         return join_entries(pre, self._ordered(entries)) if entries else pre.rstrip("\n") + "\n"
 
     def _ordered(self, entries: list[Entry]) -> list[Entry]:
-        """The view's own order for the entries it had (ties within a second stay as they were
-        written), the others placed by date after them: each clone's order of what it wrote."""
-        rank = {k: i for i, k in enumerate(self.view)}
-        had = sorted((e for e in entries if cold_store.key(e) in rank), key=lambda e: rank[cold_store.key(e)])
-        for e in cold_store.order([e for e in entries if cold_store.key(e) not in rank]):
-            when = e.when
-            pos = len(had)
-            while pos > 0 and when is not None and (had[pos - 1].when or when) > when:
-                pos -= 1
-            had.insert(pos, e)
-        return had
+        """The order every clone's view lists them in (:func:`cold_store.order`: by date, then key),
+        whichever clone compacted which entry first: two clones load the same spawn context."""
+        return cold_store.order(entries)
 
 
 def _why(k: str, view: dict[str, Entry]) -> str:
