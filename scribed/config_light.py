@@ -69,6 +69,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "schedule": ("str", None, True, None, (), "0 3 * * *"),
         "timezone": ("str", None, True, None, (), "UTC"),
         "mode": ("str", None, True, None, ("auto", "review"), "auto"),
+        "squad_inbox": ("bool", None, True, None, (), False),
     },
     "archive": {
         "transcripts": ("bool", None, True, None, (), True),
