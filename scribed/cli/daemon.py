@@ -207,11 +207,29 @@ def _say_if_empty(cfg: Config, d: dict[str, Any], from_flag: bool) -> None:
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.pass_context
 def run_cmd(ctx: click.Context, root: str | None) -> None:
-    """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM)."""
+    """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM).
+
+    A config it cannot start with exits 78 (EX_CONFIG) with each problem on its own line, the
+    same lines `scribed check-config` prints; the shipped systemd units do not restart on 78."""
+    from scribed.cli import checks
+    from scribed.cli.common import EX_CONFIG, init_requested, require_squad
     from scribed.daemon.service import AlreadyRunningError, Daemon
 
-    cfg = load_config(ctx, root)
-    daemon = Daemon(cfg)
+    cfg = load_config(ctx, root, need_squad=False, error_code=EX_CONFIG)
+    found = checks.problems(cfg, from_flag=bool(root), init=init_requested(ctx))
+    errors = [p.message for p in found if p.fatal]
+    for p in found:
+        if not p.fatal:
+            warn(p.message)
+    if errors:
+        for msg in errors[:-1]:
+            click.echo(f"scribed: error: {msg}", err=True)
+        fail(errors[-1], EX_CONFIG)
+    require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
+    try:
+        daemon = Daemon(cfg)
+    except ConfigError as exc:  # what the checks cannot see before the core is built
+        fail(str(exc), EX_CONFIG)
     try:
         code = daemon.run()
     except AlreadyRunningError as exc:
