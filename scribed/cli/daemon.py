@@ -25,7 +25,8 @@ import click
 from scribed import config as config_mod
 from scribed.cli.common import fail, load_config, note, root_problem, warn
 from scribed.config import Config, ConfigError
-from scribed.core.status import ledger_status
+from scribed.core.results import ago, duration
+from scribed.core.status import ledger_status, waiting
 from scribed.tiers.cold import Layout
 
 HOT_BUDGET = 4096
@@ -113,6 +114,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
     layout = Layout(cfg.root_path)
     alive, reason, hb = daemon_health(layout)
     st = ledger_status(layout)
+    waits = waiting(cfg, layout, datetime.now(UTC))
     counts, hot_counts, last_entry, last_promo = st.counts, st.hot_counts, st.last_entry, st.last_promotion
     ledger_error, retrying = st.error, st.retrying
     nxt: str | None = None
@@ -137,6 +139,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
         },
         "sources": counts,
         "hot_files": hot_counts,
+        "waiting": waits.to_json(),
         "retrying": retrying,
         "ledger_error": ledger_error,
         "last_compaction": last_entry,
@@ -150,6 +153,23 @@ def collect_status(cfg: Config) -> dict[str, Any]:
 
 def _counts(c: dict[str, int]) -> str:
     return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
+
+
+def _waiting(w: dict[str, Any]) -> str:
+    """Files holding sessions not compacted yet: changed within the quiet time, or ready."""
+    if not (w["active"] or w["ready"]):
+        return "nothing: every source file is compacted as far as it goes"
+    parts = []
+    if w["active"]:
+        last = datetime.fromisoformat(w["last_change"]).timestamp() if w["last_change"] else time.time()
+        parts.append(
+            f"{w['active']} file{'s' * (w['active'] != 1)} with sessions still active (last change "
+            f"{ago(time.time() - last)}; finished after {duration(w['quiet_seconds'])} quiet, or at an "
+            "end marker — `scribed run-once --force` compacts them now)"
+        )
+    if w["ready"]:
+        parts.append(f"{w['ready']} file{'s' * (w['ready'] != 1)} finished, compacted by the next run")
+    return "; ".join(parts)
 
 
 def _say(label: str, value: str) -> None:
@@ -170,6 +190,7 @@ def _print_status(d: dict[str, Any]) -> None:
     ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
     _say("transcript files", _counts(d["sources"]) + ledger)
     _say("hot files", _counts(d["hot_files"]))
+    _say("waiting", _waiting(d["waiting"]))
     for r in d["retrying"]:
         when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"
         _say("retrying", f"{r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")
@@ -200,7 +221,11 @@ def _say_if_empty(cfg: Config, d: dict[str, Any], from_flag: bool) -> None:
         return
     seen = sum(d["sources"].values()) + sum(d["hot_files"].values())
     if not seen and not d["tiers"]["agents"] and not d["tiers"]["wiki"]["pages"]:
-        note(f"nothing here yet: no session compacted and no memory file under {squad / 'memory'}")
+        w = d["waiting"]
+        if w["active"] or w["ready"]:
+            note(f"nothing compacted yet: {w['active'] + w['ready']} source files wait (see `waiting`)")
+        else:
+            note(f"nothing here yet: no session compacted and no memory file under {squad / 'memory'}")
 
 
 @click.command("run")

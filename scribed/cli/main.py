@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -176,7 +177,9 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
             f"{report.sessions} sessions: {report.compacted} compacted, {report.skipped} skipped, "
             f"{report.failed} failed" + (" (dry run: nothing written)" if dry_run else "")
         )
-    sys.exit(1 if report.failed else 0)
+        for line in report.why_not(time.time()):
+            click.echo(line)
+    sys.exit(0 if report.ok else 1)
 
 
 @main.command("check-config")
