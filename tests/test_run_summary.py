@@ -85,7 +85,7 @@ def test_a_fresh_run_on_active_sessions_says_why_and_what_to_do(root: Path) -> N
 def test_every_kind_of_skip_is_counted_once_and_named(root: Path, tmp_path: Path) -> None:
     cfg = config_mod.load(str(root / "scribed.toml"))
     s = Scribe(cfg)
-    first = s.run_once()
+    first = s.run()
     _adds_up(first)
     assert first.compacted == 5 and first.skipped == 0
     # a copy of a compacted transcript at another path: its session is already in the ledger
@@ -111,7 +111,7 @@ def test_every_kind_of_skip_is_counted_once_and_named(root: Path, tmp_path: Path
     hot = root / ".squad/memory/hot/troi.md"
     hot.write_text("Current task: wire the retry budget into src/http/retry.py\n")
     _touch(hot, 60)
-    rep = s.run_once()
+    rep = s.run()
     s.close()
     _adds_up(rep)
     assert rep.skips == {SKIP_DONE: 1, SKIP_EMPTY: 1, SKIP_ACTIVE: 1}, rep.public()
@@ -141,7 +141,7 @@ def test_a_file_that_fails_as_a_whole_is_not_a_failed_session(
     cfg = config_mod.load(str(cfg_path))
     cfg.compress.workers = 1  # in this process, where the patch is
     s = Scribe(cfg)
-    rep = s.run_once()
+    rep = s.run()
     s.close()
     _adds_up(rep)
     assert (rep.sessions, rep.compacted, rep.skipped, rep.failed, rep.files_failed) == (1, 1, 0, 0, 1)

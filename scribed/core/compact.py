@@ -24,7 +24,7 @@ from scribed.models import ParseResult, Session, Turn
 from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
 from scribed.sources import zst
-from scribed.sources.common import hold_partial_tail
+from scribed.sources.common import hold_partial_tail, line_limit
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 
@@ -194,7 +194,8 @@ class Compactor(Step):
             return given.reading
         kept = self.kept
         whole = kept is not None and st.st_size <= PARSE_MAX_BYTES
-        with hold_partial_tail(hold):  # an open session's unterminated line waits
+        # an open session's unterminated line waits; a record over [session] max_line_bytes is skipped
+        with hold_partial_tail(hold), line_limit(self.cfg.session.max_line_bytes):
             if not whole:
                 return sources.read_file(item.kind, item.path, item.agent)
             # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
