@@ -65,7 +65,7 @@ LAZY: dict[str, str] = {
     "promote": "wiki", "import": "wiki", "review": "wiki", "wiki": "wiki",
     "wiki-write": "wiki", "wiki-deprecate": "wiki",
     "search": "search", "mcp": "mcp_server", "show": "transcripts", "doctor": "transcripts",
-    "git": "git",
+    "git": "git", "setup": "setup",
 }  # fmt: skip
 
 
