@@ -260,3 +260,24 @@ def test_docker_line_names_these_folders(tmp_path: Path) -> None:
     [line] = [ln for ln in out.splitlines() if ln.startswith("docker")]
     assert f"SQUAD_ROOT={repo} " in line and f"CODEX_SESSIONS={home / '.codex/sessions'} " in line
     assert line.endswith("docker compose -f deploy/compose.yaml up -d --build")
+
+
+def test_without_the_mcp_extra_it_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from scribed.cli.main import main
+
+    home, repo = _machine(tmp_path)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    res = CliRunner().invoke(main, ["setup", "--root", str(repo), "--home", str(home), "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "pip install 'scribed-memory[mcp]'" in res.stdout
+    res = CliRunner().invoke(
+        main, ["setup", "--root", str(repo), "--home", str(home), "--dry-run", "--no-mcp"]
+    )
+    assert "scribed-memory[mcp]" not in res.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -153,6 +154,10 @@ def _print(p: Any, applied: list[Any], dry_run: bool, docker: bool, systemd: boo
         click.echo("".join(f"  {ln}\n" for ln in s.snippet.splitlines()), nl=False)
     if dry_run and p.steps:
         click.echo("dry run: nothing written (run without --dry-run to make these changes)")
+    if p.registered and importlib.util.find_spec("mcp") is None:
+        click.echo(
+            "note: `scribed mcp` needs the MCP SDK, not installed here: pip install 'scribed-memory[mcp]'"
+        )
     if docker:
         click.echo(f"docker (from a scribed source checkout, where deploy/ is): {_compose_line(p)}")
     _next(p, dry_run, systemd)
