@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from scribed.core.results import Json
 from scribed.sources.common import LINE_LIMIT_KEY, line_limit
 
 # (words the adapter's template carries, what the user can do). First match wins.
@@ -70,7 +70,7 @@ class SourceReport:
     drift: dict[str, int] = field(default_factory=dict)
     issues: list[dict[str, str]] = field(default_factory=list)  # {"file", "warning", "fix"}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "kind": self.kind,
             "path": self.path,

@@ -307,6 +307,7 @@ def registrations(homes: Homes, root: Path, found: list[Found], command: list[st
     """``scribed mcp`` registered with each installed tool that takes MCP servers."""
     tools = {f.tool for f in found}
     out: list[Registration] = []
+    entry: dict[str, object]
     if "Claude Code" in tools:
         entry = {"type": "stdio", "command": command[0], "args": command[1:]}
         out.append(setup_mcp.json_registration("Claude Code", root / ".mcp.json", entry))

@@ -23,7 +23,6 @@ import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 SERVER = "scribed"
 
@@ -51,11 +50,11 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _json_entry(entry: dict[str, Any]) -> str:
+def _json_entry(entry: dict[str, object]) -> str:
     return json.dumps({"mcpServers": {SERVER: entry}}, indent=2) + "\n"
 
 
-def json_registration(tool: str, path: Path, entry: dict[str, Any]) -> Registration:
+def json_registration(tool: str, path: Path, entry: dict[str, object]) -> Registration:
     """Merge ``entry`` as ``mcpServers.scribed`` into the JSON file at ``path``."""
     snippet = _json_entry(entry)
     if path.is_symlink():

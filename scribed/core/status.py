@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.core.ledger import STATUSES, Ledger, SourceRow, source_key
 from scribed.core.ledger_ids import effective_mtime, same_state
+from scribed.core.results import Json
 from scribed.session.door import redacted, redacted_path
 from scribed.tiers.cold import Layout
 
@@ -68,7 +69,7 @@ class Waiting:
     last_change: float = 0.0  # the newest change among the active files (epoch)
     quiet_seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         last = datetime.fromtimestamp(self.last_change, UTC).isoformat() if self.last_change else None
         return {
             "active": self.active,
