@@ -27,7 +27,10 @@ Spec = tuple[str, float | None, bool, float | None, tuple[str, ...], Any]
 _INF = None
 
 SCHEMA: dict[str, dict[str, Spec]] = {
-    "session": {"quiet_seconds": ("float", 0, True, _INF, (), 1800)},
+    "session": {
+        "quiet_seconds": ("float", 0, True, _INF, (), 1800),
+        "max_line_bytes": ("int", 64 << 10, True, 1 << 30, (), 64 << 20),
+    },
     "compress": {
         "backend": ("str", None, True, None, ("auto", "llm", "extractive"), "auto"),
         "ratio": ("float", 0, False, 1, (), 0.10),

@@ -360,6 +360,7 @@ def test_promotion_off_schedules_nothing_and_a_reload_turns_it_on_and_off(
     from apscheduler.schedulers.background import BackgroundScheduler
 
     root, src = squad
+    (root / ".squad").mkdir()  # a reload runs the checks `run` runs: a root needs its .squad/
     path = write_config(tmp_path / "c.toml", root, src, extra='[promote]\nschedule = "off"\n')
     clock = FakeClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
     d = Daemon(
@@ -577,6 +578,11 @@ def check_reloads(proc: subprocess.Popen[bytes], cfg: Path, log: Path, root: Pat
     hb = root / ".squad/memory/.scribed/heartbeat"
     beat = json.loads(hb.read_text())["unix"]
     wait_for(lambda: json.loads(hb.read_text())["unix"] > beat, what="heartbeat after a bad reload")
+    # valid TOML and values, but not a config `run` would start with (issue 33: the one validation)
+    cfg.write_text(good_cfg + '\n[llm]\nbase_url = "localhost:11434"\nmodel = "m"\n')
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: log_events(log).count("reload_failed") == 2, what="a second reload_failed")
+    assert proc.poll() is None
     cfg.write_text(good_cfg)
     proc.send_signal(signal.SIGHUP)
     wait_for(lambda: "reload" in log_events(log), what="reload")

@@ -303,7 +303,7 @@ class Scribe:
         t0 = time.monotonic()
         self.prepare()
         self.reconcile()
-        report = RunReport()
+        report = RunReport(quiet_seconds=self.cfg.session.quiet_seconds)
         self.apply_inbox(report)
         items = list(self.items())
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
@@ -315,6 +315,7 @@ class Scribe:
             compacted=report.compacted,
             skipped=report.skipped,
             failed=report.failed,
+            files_failed=report.files_failed or None,
             bytes_in=sum(e.bytes_in for e in report.entries),
             bytes_out=sum(e.bytes_out for e in report.entries),
             ms=int((time.monotonic() - t0) * 1000),
@@ -406,11 +407,11 @@ class Scribe:
             return self.process(item, force=force)
         except OSError as exc:
             self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
-            return FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
+            return FileOutcome("failed", file_failed=True, reason=str(exc.strerror or exc))
         except Exception as exc:
             reason = redacted(f"internal error: {type(exc).__name__}: {exc}")
             self.log.error("source_failed", file=str(item.path), reason=reason)
-            return FileOutcome("failed", failed=1, reason=reason)
+            return FileOutcome("failed", file_failed=True, reason=reason)
 
     # --- whole operations (they take the lock) --------------------------------------------------
     def run(

@@ -32,12 +32,13 @@ def promotion_trigger(cfg: Config) -> CronTrigger | None:
 
     if cfg.promote.schedule.strip().lower() == OFF:
         return None
-
+    where = f"{cfg.path}: " if cfg.path else ""
     try:
         zoneinfo.ZoneInfo(cfg.promote.timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:  # "Europe": a folder
         raise ConfigError(
-            f"bad value for 'promote.timezone': unknown time zone (got {cfg.promote.timezone!r})"
+            f"{where}bad value for 'promote.timezone': unknown time zone "
+            f"(got {cfg.promote.timezone!r}; e.g. 'UTC', 'Europe/Berlin')"
         ) from exc
     fields = cfg.promote.schedule.split()
     try:
@@ -53,7 +54,10 @@ def promotion_trigger(cfg: Config) -> CronTrigger | None:
             timezone=cfg.promote.timezone,
         )
     except ValueError as exc:
-        raise ConfigError(f"bad value for 'promote.schedule': {exc} (got {cfg.promote.schedule!r})") from exc
+        raise ConfigError(
+            f"{where}bad value for 'promote.schedule': {exc} (got {cfg.promote.schedule!r}; "
+            "cron: minute hour day month weekday, e.g. '0 3 * * *')"
+        ) from exc
 
 
 def _weekday(tok: str) -> int:

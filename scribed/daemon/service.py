@@ -430,6 +430,11 @@ class Daemon:
                 raise ConfigError(
                     f"root cannot change on reload (was {self.cfg.root_path}); restart the service"
                 )
+            from scribed.cli.checks import problems  # the validation `run` started with
+
+            fatal = [p.message for p in problems(new, from_flag=False, init=False) if p.fatal]
+            if fatal:
+                raise ConfigError("; ".join(fatal))
             trigger = promotion_trigger(new)
             scribe = Scribe(new, clock=self.clock)
         except (ConfigError, OSError) as exc:
