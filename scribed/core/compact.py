@@ -18,13 +18,13 @@ from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step
 from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
-from scribed.core.results import EntryReport, FileOutcome, SourceItem
+from scribed.core.results import SKIP_ACTIVE, SKIP_DONE, SKIP_EMPTY, EntryReport, FileOutcome, SourceItem
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive
 from scribed.models import ParseResult, Session, Turn
 from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
 from scribed.sources import zst
-from scribed.sources.common import hold_partial_tail
+from scribed.sources.common import hold_partial_tail, line_limit
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 
@@ -49,6 +49,7 @@ class _Job:
     row: SourceRow | None
     reading: sources.Reading
     finished: bool
+    mtime: float = 0.0  # when the file last changed (epoch; a future mtime counts from when seen)
     todo: list[int] = field(default_factory=list)
     live: list[int] = field(default_factory=list)
     offset_done: int = 0
@@ -107,7 +108,7 @@ class Compactor(Step):
                 sha=row.sha256 if row else "",
             )
             return FileOutcome("empty")
-        job = _Job(item, st, row, reading, finished=reading.result.ended or quiet or force)
+        job = _Job(item, st, row, reading, finished=reading.result.ended or quiet or force, mtime=mtime)
         waiting = self._pick(job)
         if waiting is not None:
             return waiting
@@ -170,7 +171,7 @@ class Compactor(Step):
             self._mark(
                 item, st, row, status="failed", offset=offset, sha=sha, error=problem, attempts=attempts
             )
-            return FileOutcome("failed", failed=1, reason=problem)
+            return FileOutcome("failed", file_failed=True, reason=problem)
         for w in parsed.warnings:
             self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
         return reading
@@ -193,7 +194,8 @@ class Compactor(Step):
             return given.reading
         kept = self.kept
         whole = kept is not None and st.st_size <= PARSE_MAX_BYTES
-        with hold_partial_tail(hold):  # an open session's unterminated line waits
+        # an open session's unterminated line waits; a record over [session] max_line_bytes is skipped
+        with hold_partial_tail(hold), line_limit(self.cfg.session.max_line_bytes):
             if not whole:
                 return sources.read_file(item.kind, item.path, item.agent)
             # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
@@ -233,9 +235,11 @@ class Compactor(Step):
                 self._refresh_live(job, (s for i, s in self._walk(job, wanted) if i in wanted))
             except sources.ChangedError as exc:
                 return self._fail(job, self._changed(job, exc))
-        return FileOutcome(
-            "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
+        out = FileOutcome(
+            "not-finished", reason="not finished (quiet time not reached)", last_change=job.mtime
         )
+        out.skip(SKIP_ACTIVE, n)
+        return out
 
     def _refresh_live(self, job: _Job, sessions: Iterable[Session]) -> None:
         """Refresh the hot file's live section of each open session (``sessions``: job.live's)."""
@@ -298,21 +302,28 @@ class Compactor(Step):
         out = FileOutcome("compacted")
         todo, opened = set(job.todo), set(job.live)
         held: list[Session] = []
+        reached = 0
         try:
             for i, sess in self._walk(job, todo | opened):
                 if i in opened:
                     held.append(sess)
                 if i in todo:
+                    reached += 1
                     sizes = {id(t): n for t, n in zip(sess.turns, raw[i], strict=True)} if raw else {}
                     self._compact_session(job, sess, sizes, out)
         except sources.ChangedError as exc:
-            self._changed(job, exc, out)
+            self._changed(job, exc, out, unread=len(todo) - reached)
         return out, held
 
-    def _changed(self, job: _Job, exc: Exception, out: FileOutcome | None = None) -> FileOutcome:
-        """The file read again (for its sessions) is not the file read first: retry it later."""
+    def _changed(
+        self, job: _Job, exc: Exception, out: FileOutcome | None = None, *, unread: int = 0
+    ) -> FileOutcome:
+        """The file read again (for its sessions) is not the file read first: retry it later.
+        The ``unread`` sessions it was to compact fail; with none left, the file itself does."""
         out = out or FileOutcome("failed")
-        out.failed += 1
+        out.sessions += unread
+        out.failed += unread
+        out.file_failed = not unread
         out.reason = f"source changed while read: {exc}"
         self.log.error("source_changed", file=job.key, reason=out.reason)
         return out
@@ -328,7 +339,11 @@ class Compactor(Step):
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
+        if not turns:  # every turn compacted before (a resumed file, a copy at a new path)
+            out.skip(SKIP_DONE)
+            return
         if not any(map(ledger_mod.says, turns)):  # only a tool's banner or output: nothing to remember
+            out.skip(SKIP_EMPTY)
             return
         out.sessions += 1
         bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
@@ -363,7 +378,7 @@ class Compactor(Step):
             )
             return
         if rep is None:
-            out.skipped += 1
+            out.skip(SKIP_DONE, counted=True)
         else:
             out.entries.append(rep)
 
@@ -399,8 +414,8 @@ class Compactor(Step):
             if job.new_offset > job.offset_done:
                 self._mark(item, st, job.row, status="pending", offset=job.new_offset, sha=sha)
             out.status, out.reason = "not-finished", "open session not quiet yet"
-            out.sessions += len(job.live)
-            out.skipped += len(job.live)
+            out.skip(SKIP_ACTIVE, len(job.live))
+            out.last_change = job.mtime
             return out
         self._mark(item, st, job.row, status="done", offset=job.new_offset, sha=sha)
         if not out.entries:

@@ -24,7 +24,7 @@ from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import backend, discovery, team
+from scribed.core import backend, discovery, statebranch, team
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
@@ -131,28 +131,71 @@ class Scribe:
             finally:
                 self._held.depth = depth
             return
-        refused = backend.refusal(self.layout.squad)
+        refused = backend.refusal(self.layout)
         if refused:
             raise ConfigError(refused)
         with self._take_lock(timeout, wait):
             self._held.depth = 1
             try:
+                self.pull_branch()
                 self.sync_team()
                 yield
                 self.sync_team()
+                self.push_branch()
             finally:
                 self._held.depth = 0
+
+    def pull_branch(self) -> None:
+        """On a state-branch backend, the local copy brought up to ``squad-state`` (the caller
+        holds the lock); a git failure stops the command before it writes (exit 2)."""
+        if not self.layout.on_branch:
+            return
+        try:
+            res = statebranch.pull(self.layout, statebranch.Git(self.layout.root))
+        except statebranch.StateBranchError as exc:
+            raise ConfigError(f"{self.layout.root}: {statebranch.BRANCH}: {exc}") from exc
+        self._log_branch(res)
+
+    def push_branch(self) -> None:
+        """On a state-branch backend, this run's shared tier files committed to ``squad-state``;
+        a git failure is a warning (the files are safe here, the next run commits them)."""
+        if not self.layout.on_branch or self.dry_run:
+            return
+        try:
+            res = statebranch.push(self.layout, statebranch.Git(self.layout.root), "scribed")
+        except statebranch.StateBranchError as exc:
+            self.log.warning("state_branch_push_failed", reason=str(exc), action="the next run commits it")
+            return
+        self._log_branch(res)
+
+    def _log_branch(self, res: statebranch.BranchResult) -> None:
+        if res.remote:
+            self.log.info("state_branch_took_remote", remote=res.remote)
+        if res.diverged:
+            self.log.warning("state_branch_diverged", reason=res.diverged)
+        if res.merged:
+            self.log.info("state_branch_merged", files=res.merged)
+        if res.commit:
+            self.log.info("state_branch_committed", commit=res.commit[:12], branch=statebranch.BRANCH)
 
     def sync_team(self) -> team.SyncResult:
         """The shared cold store and this machine's views made one (see :mod:`scribed.core.team`);
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
-        res = team.sync(self.layout)
+        res = team.sync(self.layout, today=self.clock().date().isoformat())
         for k in res.restored:
             self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
         for agent, why in res.failed.items():
             self.log.warning("cold_sync_failed", agent=agent, reason=why)
         for name in res.repaired:
             self.log.warning("cold_file_repaired", file=name)
+        for page, titles in res.wiki.restored.items():
+            self.log.warning(
+                "wiki_block_restored", page=page, blocks=titles, reason="missing since the last sync"
+            )
+        for page in res.wiki.deduped:
+            self.log.warning(
+                "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
+            )
         for agent, keys in res.pulled.items():
             team.reseed_pulled(self.layout, agent, keys, self.log)
         if res.changed:
@@ -260,7 +303,7 @@ class Scribe:
         t0 = time.monotonic()
         self.prepare()
         self.reconcile()
-        report = RunReport()
+        report = RunReport(quiet_seconds=self.cfg.session.quiet_seconds)
         self.apply_inbox(report)
         items = list(self.items())
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
@@ -272,6 +315,7 @@ class Scribe:
             compacted=report.compacted,
             skipped=report.skipped,
             failed=report.failed,
+            files_failed=report.files_failed or None,
             bytes_in=sum(e.bytes_in for e in report.entries),
             bytes_out=sum(e.bytes_out for e in report.entries),
             ms=int((time.monotonic() - t0) * 1000),
@@ -363,11 +407,11 @@ class Scribe:
             return self.process(item, force=force)
         except OSError as exc:
             self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
-            return FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
+            return FileOutcome("failed", file_failed=True, reason=str(exc.strerror or exc))
         except Exception as exc:
             reason = redacted(f"internal error: {type(exc).__name__}: {exc}")
             self.log.error("source_failed", file=str(item.path), reason=reason)
-            return FileOutcome("failed", failed=1, reason=reason)
+            return FileOutcome("failed", file_failed=True, reason=reason)
 
     # --- whole operations (they take the lock) --------------------------------------------------
     def run(

@@ -184,6 +184,11 @@ class Daemon:
 
     def start_scheduler(self) -> None:
         sched = self._scheduler_factory()
+        self._scheduler = sched
+        if self.trigger is None:
+            self.log.info("promotion_off", reason='[promote] schedule = "off": another machine promotes')
+            sched.start()
+            return
         kwargs: dict[str, Any] = {
             "trigger": self.trigger,
             "id": "promote",
@@ -200,6 +205,20 @@ class Daemon:
         sched.add_job(self.promote, **kwargs)
         sched.start()
         self._scheduler = sched
+
+    def _reschedule(self, trigger: Any) -> None:
+        """A reloaded schedule: moved, turned off, or turned on."""
+        has = self._scheduler.get_job("promote") is not None
+        if trigger is None:
+            if has:
+                self._scheduler.remove_job("promote")
+        elif has:
+            self._scheduler.reschedule_job("promote", trigger=trigger)
+        else:
+            self._scheduler.add_job(
+                self.promote, trigger=trigger, id="promote", name="promotion", coalesce=True,
+                max_instances=1, misfire_grace_time=MISFIRE_GRACE, replace_existing=True,
+            )  # fmt: skip
 
     # --- lifecycle --------------------------------------------------------------------------
     def status_line(self) -> str:
@@ -411,6 +430,11 @@ class Daemon:
                 raise ConfigError(
                     f"root cannot change on reload (was {self.cfg.root_path}); restart the service"
                 )
+            from scribed.cli.checks import problems  # the validation `run` started with
+
+            fatal = [p.message for p in problems(new, from_flag=False, init=False) if p.fatal]
+            if fatal:
+                raise ConfigError("; ".join(fatal))
             trigger = promotion_trigger(new)
             scribe = Scribe(new, clock=self.clock)
         except (ConfigError, OSError) as exc:
@@ -428,7 +452,7 @@ class Daemon:
         self.watcher.cfg = new
         log_mod.configure(new.log.format, new.log.level)
         if self._scheduler is not None:
-            self._scheduler.reschedule_job("promote", trigger=trigger)
+            self._reschedule(trigger)
         if (new.daemon.workers, new.daemon.queue_max) != (old_cfg.daemon.workers, old_cfg.daemon.queue_max):
             self.log.warning(
                 "reload_partial", reason="daemon.workers and daemon.queue_max apply after a restart"

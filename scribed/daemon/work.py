@@ -261,7 +261,7 @@ class Dispatcher:
                     str(exc.strerror or exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
                 )
                 self.log.error("source_failed", file=path, reason=reason)
-                out = FileOutcome("failed", failed=1, reason=reason)
+                out = FileOutcome("failed", file_failed=True, reason=reason)
             if item.kind == "hot" and out.status == "compacted":
                 with contextlib.suppress(OSError):
                     st = item.path.stat()

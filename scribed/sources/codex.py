@@ -235,7 +235,7 @@ def parse(src: Source) -> ParseResult:
         rtype = obj.get("type") if obj is not None else None
         payload = obj.get("payload") if obj is not None else None
         if obj is None or not isinstance(rtype, str) or not isinstance(payload, dict):
-            tally.bad(rec.line_no)
+            tally.bad(rec.line_no, rec.error)  # a line over the limit is named apart
             continue
         if rtype not in _TOP_TYPES:
             drift.unknown(src.kind, rtype)

@@ -22,8 +22,11 @@ from scribed.sources import zst
 
 JsonObj = dict[str, object]
 
-# A single record longer than this is skipped (and counted) instead of being held in memory.
+# A single record longer than this is skipped (and counted) instead of being held in memory;
+# [session] max_line_bytes changes it for a run (see line_limit).
 MAX_LINE_BYTES = 64 * 1024 * 1024
+LINE_LIMIT_KEY = "[session] max_line_bytes"
+TOO_LONG = "line too long"  # JsonLine.error of a line over the limit
 _DRAIN_CHUNK = 1024 * 1024
 
 # Per-turn clipping happens before anything is selected, so it must not decide what is kept:
@@ -63,6 +66,26 @@ def loads(text: str | bytes) -> tuple[bool, object]:
 # Set while a file's session may still be written: its last line, with no newline yet, is a record
 # the writer has not finished, so it is left for a later read (see hold_partial_tail).
 _HOLD_TAIL: ContextVar[bool] = ContextVar("scribed_hold_partial_tail", default=False)
+_LINE_LIMIT: ContextVar[int] = ContextVar("scribed_line_limit", default=MAX_LINE_BYTES)
+
+
+@contextlib.contextmanager
+def line_limit(limit: int) -> Iterator[None]:
+    """Within this block, :func:`iter_jsonl` skips lines longer than ``limit`` bytes (the config's
+    ``[session] max_line_bytes``) instead of :data:`MAX_LINE_BYTES`."""
+    token = _LINE_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LINE_LIMIT.reset(token)
+
+
+def size_text(n: int) -> str:
+    """``64 MiB``, ``512 KiB``, ``1000 bytes``: a limit as the user set it."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
 
 
 @contextlib.contextmanager
@@ -86,17 +109,17 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
     the whole record. Lines that are not a JSON object come back with ``error`` set. Under
     :func:`hold_partial_tail` an unterminated last line waits for its newline.
     """
-    hold = _HOLD_TAIL.get()
+    hold, limit = _HOLD_TAIL.get(), _LINE_LIMIT.get()
     with zst.open_binary(path) as fh:  # a .jsonl.zst is decompressed as it streams
         offset = 0
         line_no = 0
         while True:
-            raw = fh.readline(MAX_LINE_BYTES)
+            raw = fh.readline(limit)
             if not raw:
                 return
             line_no += 1
             offset += len(raw)
-            if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            if len(raw) >= limit and not raw.endswith(b"\n"):
                 more = b""
                 while True:
                     more = fh.readline(_DRAIN_CHUNK)
@@ -105,7 +128,7 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
                         break
                 if hold and not more:
                     return
-                yield JsonLine(line_no, offset, None, "line too long")
+                yield JsonLine(line_no, offset, None, TOO_LONG)
                 continue
             if hold and not raw.endswith(b"\n"):
                 return
@@ -395,26 +418,47 @@ def turn(
 
 @dataclass(slots=True)
 class Tally:
-    """Counts skipped records of one file so it yields one warning, not one per line."""
+    """Counts skipped records of one file so it yields one warning per cause, not one per line.
+
+    A line over the line limit is not malformed: its warning names the limit and the config key
+    that raises it (a valid 100 MB record was reported as "malformed")."""
 
     kind: str
     path: Path
-    count: int = 0
+    count: int = 0  # every skipped record, whatever the cause
     first: int = 0
+    too_long: int = 0
+    first_too_long: int = 0
 
-    def bad(self, line: int) -> None:
+    def bad(self, line: int, error: str | None = None) -> None:
         self.count += 1
-        if not self.first:
+        if error == TOO_LONG:
+            self.too_long += 1
+            self.first_too_long = self.first_too_long or line
+        elif not self.first:
             self.first = line
 
+    def warnings(self, unit: str = "line") -> list[str]:
+        out: list[str] = []
+        malformed = self.count - self.too_long
+        if malformed:
+            plural = "" if malformed == 1 else "s"
+            out.append(
+                f"{self.kind}: {malformed} malformed {unit}{plural} skipped in {self.path} "
+                f"(first at {unit} {self.first})"
+            )
+        if self.too_long:
+            n = self.too_long
+            out.append(
+                f"{self.kind}: {n} line{'s' * (n != 1)} over the {size_text(_LINE_LIMIT.get())} line "
+                f"limit skipped in {self.path} (first at line {self.first_too_long}); raise "
+                f"{LINE_LIMIT_KEY} in the config to read {'them' if n != 1 else 'it'}"
+            )
+        return out
+
     def warning(self, unit: str = "line") -> str | None:
-        if not self.count:
-            return None
-        plural = "" if self.count == 1 else "s"
-        return (
-            f"{self.kind}: {self.count} malformed {unit}{plural} skipped in {self.path} "
-            f"(first at {unit} {self.first})"
-        )
+        """All of :meth:`warnings` in one line (None when nothing was skipped)."""
+        return "; ".join(self.warnings(unit)) or None
 
 
 @dataclass(slots=True)
@@ -457,9 +501,8 @@ def finish(
     count, so a caller looking only at sessions still sees them.
     """
     file_warnings = list(warnings or [])
-    bad = tally.warning(unit)
-    if bad:
-        file_warnings.append(bad)
+    bad = tally.warnings(unit)
+    file_warnings += bad
     sessions: list[Session] = []
     for draft in drafts:
         if not draft.turns:

@@ -294,7 +294,7 @@ class _Reader:
             obj = rec.obj
             etype = obj.get("type") if obj is not None else None
             if obj is None or not isinstance(etype, str):
-                self.tally.bad(rec.line_no)
+                self.tally.bad(rec.line_no, rec.error)  # a line over the limit is named apart
                 self.last_type = ""
                 continue
             self.last_type = etype
