@@ -142,3 +142,22 @@ def test_key_points_hold_no_filler_and_no_echo() -> None:
     )
     text = entry.render(summary, meta)
     assert "looks fine" not in text and "Good question" not in text and "Reading the module" not in text
+
+
+def test_a_label_of_what_follows_is_no_key_point() -> None:
+    """A list item or sentence that only announces what follows ("**Current State**:") says nothing
+    as a key point on its own (real data: they took a tenth of some entries' key points); a label
+    that names something (a path, a code name, a figure) still is one."""
+    text = (
+        "Here is where the dashboard stands.\n\n"
+        "1. **Layout Structure**:\n   - A collapsible sidebar with navigation menu\n"
+        "2. **Remaining Integration Work**:\n   - Wire the upload form to the Flask backend\n"
+        "The changes in `components/upload-form.tsx`:\n- Validates the PDF size limit of 32 MB\n"
+        "Three things changed in 2.4.0:\n"
+    )
+    turn = Turn("assistant", text, "message", T0, 1, 0)
+    got = [u.text for u in units.split([turn]).units]
+    assert not [g for g in got if "Layout Structure" in g or "Remaining Integration Work" in g], got
+    assert "The changes in `components/upload-form.tsx`:" in got
+    assert "Three things changed in 2.4.0:" in got
+    assert "Wire the upload form to the Flask backend" in got

@@ -181,3 +181,52 @@ def test_the_live_task_is_the_request_after_an_acknowledgement() -> None:
     s = _session("Port the CSV exporter to streaming writes (#812)", "yes please, and then rename the flag")
     task = live.render_live(redact_session(s), "claude").split("Current task: ")[1].split("\n")[0]
     assert task == "Rename the flag"
+
+
+# --- pasted code and config ----------------------------------------------------------------------------
+# Written after code_line (issue 30: a Codex session's pasted ``Stripe.api_key = …`` became the task).
+PASTED = [
+    'Here is what I have locally:\nstripe.api_key = "[REDACTED_SECRET]"',
+    "this is in my .env:\nDATABASE_URL=postgres://app@db:5432/app",
+    "my config:\nretry_limit: 5\nbackoff.base_ms: 200",
+    "const client = new Client({ timeout: 30 });",
+    "app.run(debug=True)",
+    "def handler(event, context):",
+    '"max_connections": 40,',
+]
+ASKED_WITH_CODE = [
+    ("Set x = 1 in the config and rerun the import", "Set x = 1 in the config and rerun the import"),
+    ("Please fix src/app.py; it crashes on start", "Please fix src/app.py"),
+    ("Why does a = b fail here?", "Why does a = b fail here?"),
+    ("Add the key below to settings.py:\nFEATURE_FLAGS = {}", "Add the key below to settings.py"),
+    ("DO NOT CHANGE anything in this file, just read it", "DO NOT CHANGE anything in this file"),
+]
+
+
+# Judged wrong on the first run: the line that introduces the paste names something itself (".env", "my
+# config": a noun phrase) and is taken as the request; left failing, not taught one phrase at a time.
+PASTE_LABELS = {PASTED[1], PASTED[2]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(x, marks=pytest.mark.xfail(strict=True, reason="the label names something"))
+        if x in PASTE_LABELS
+        else x
+        for x in PASTED
+    ],
+)
+def test_pasted_code_or_config_is_no_request(text: str) -> None:
+    assert request(text) == "", text
+
+
+@pytest.mark.parametrize(("text", "asked"), ASKED_WITH_CODE)
+def test_a_request_holding_code_is_still_one(text: str, asked: str) -> None:
+    assert request(text).startswith(asked), (text, request(text))
+
+
+def test_a_pasted_line_after_a_request_leaves_the_live_task() -> None:
+    s = _session("Move the Stripe client to the payments service", 'here you go:\nStripe.api_key = "sk_x"')
+    task = live.render_live(redact_session(s), "codex").split("Current task: ")[1].split("\n")[0]
+    assert task == "Move the Stripe client to the payments service"

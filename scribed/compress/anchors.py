@@ -20,6 +20,7 @@ from scribed.compress.anchor_text import format_anchor as format_anchor
 from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
 from scribed.compress.errors import errors_in_turn
+from scribed.compress.request import acts_on
 from scribed.compress.reversal import REVERSAL
 from scribed.models import Anchor, Session, Turn
 
@@ -95,12 +96,38 @@ _NUMBER = re.compile(
     r"|\d+(?:\.\d+)?\s?(?:ms|%|MB|GB|KB|MiB|GiB|rows|records|req/s|rps))(?![\w%])"
 )
 # A directive word is a word of its own: not the tail of a config key ("yes-always: false") nor the
-# head of a compound ("always-on", "must-have").
+# head of a compound ("always-on", "must-have"). A directive runs to the end of its sentence ("Always.
+# Get some sleep!" holds none: the word is a whole answer), and is one only when what follows the
+# word names an action on something in its clause (_directive: "don't plant themselves", "never
+# mind, …" name none).
 _DIRECTIVE = re.compile(
     r"(?P<d>(?<![\w-])(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not|"
-    r"please avoid|avoid|refrain from|rather you)(?![\w-]).{5,200})",
+    r"please avoid|avoid|refrain from|rather you)(?![\w-])(?P<rest>(?:(?![.!?](?:\s|$)).){5,200}))",
     re.IGNORECASE,
 )
+_CLAUSE_END = re.compile(r"[,;:]\s|\s[-–—]+\s")
+_CLAUSE_START = re.compile(r"(?:^|[.!?;:,]\s|\s[-–—]+\s|^\W+|\s(?:and|but|so)\s)", re.IGNORECASE)
+# Words that may come before a directive word without being its subject: the agent or the team
+# addressed, politeness and the connectives that join it to what came before.
+_ADDRESS = frozenset(["you", "we", "please", "kindly", "just", "so", "and", "but", "then", "also", "ok"])
+_ADDRESS |= {"okay", "now", "i'd", "rather"}
+# A subject under a universal quantifier makes a rule ("Every class must have a Javadoc comment").
+_EVERY = frozenset(["every", "each", "all", "any", "no"])
+
+
+def _directive(line: str, m: re.Match[str]) -> bool:
+    """Whether a directive word's match is one: what follows it in its clause names an action on
+    something ("never mind, it …" does not), and when a subject of its own comes before it ("She
+    says tomatoes don't …"), something of the project in it or in the subject (:func:`request.acts_on`:
+    "The URL must be …"), unless that subject is every member of a kind (a rule: "Every method must …")."""
+    start = max((c.end() for c in _CLAUSE_START.finditer(line, 0, m.start())), default=0)
+    before = re.findall(r"[\w']+", line[start : m.start()].lower())
+    clause = _CLAUSE_END.split(m.group("rest"), maxsplit=1)[0]
+    if any(w not in _ADDRESS for w in before) and not any(w in _EVERY for w in before):
+        return acts_on(f"{line[start : m.start()]} {clause}", subject=True)  # "The URL must be …"
+    return acts_on(clause)
+
+
 _SHELL_TOOLS = {
     "shell",
     "bash",
@@ -410,8 +437,12 @@ def _line_anchors(t: Turn, line: str, found: _Found, few: dict[int, bool]) -> No
 def _message_anchors(t: Turn, line: str, found: _Found) -> None:
     """What only a message line holds: the user's directives, identifiers and commands."""
     if t.role == "user":
-        for m in _DIRECTIVE.finditer(line):
-            found.add("directive", m.group("d"), t.line)
+        at = 0
+        while m := _DIRECTIVE.search(line, at):  # a directive word inside one that is no directive counts
+            ok = _directive(line, m)
+            if ok:
+                found.add("directive", m.group("d"), t.line)
+            at = m.end() if ok else m.start("rest")
     if "`" in line:
         for m in _IDENT.finditer(line):
             ident = m.group("i")

@@ -32,7 +32,8 @@ _SLASH = re.compile(r"^/[a-z][\w-]*\b", re.I)
 
 
 def request_text(text: str) -> str:
-    """A user message without slash-command lines, quoted tool output and pasted code blocks."""
+    """A user message without slash-command lines, quoted tool output, pasted code blocks and
+    pasted lines of code or config (:func:`code_line`)."""
     keep = []
     fence = False
     for raw in text.splitlines():
@@ -40,10 +41,32 @@ def request_text(text: str) -> str:
         if line.startswith(("```", "~~~")):
             fence = not fence
             continue
-        if fence or not line or _SLASH.match(line) or line.startswith(">"):
+        if fence or not line or _SLASH.match(line) or line.startswith(">") or code_line(line):
             continue
         keep.append(line)
     return " ".join(keep)
+
+
+# A statement of code or config: an assignment to one name (``stripe.api_key = "…"``, ``export
+# TOKEN=…``), a ``key: value`` whose key is a code name (``heroku_region: eu``, ``"port": 8080,``),
+# a line a statement or a block ends or opens (``;``, ``{``, ``}``, a markup tag), or a call or a
+# definition alone on its line (``client.connect(timeout=5)``, ``def load(path):``).
+_ASSIGNMENT = re.compile(r"^(?:export\s+)?[\w.$\[\]'\"-]+\s*(?:[-+*/|&.]?=|:=)(?!=)\s*\S")
+_CODE_KEY = re.compile(r"^[\"']?[\w.-]*[_.\"-][\w.-]*[\"']?\s*:\s+\S|^[\"'][^\"']+[\"']\s*:")
+_CODE_END = re.compile(
+    r"[;{}]\s*$|^[}\])]|^</?[A-Za-z][\w-]*[\s>/]|^[\w.$]+\([^()]*\)\s*;?$|^\w+\s+[\w.$]+\([^()]*\)\s*:$"
+)
+_PROSE_RUN = re.compile(r"(?:\b[A-Za-z][a-z']*\b[ ,]+){3}")  # three plain words in a row: a sentence
+
+
+def code_line(line: str) -> bool:
+    """Whether a line of a message is pasted code or config rather than something the user says: a
+    statement's shape (above) and no run of three plain words outside its quotes ("Set x = 1 in the
+    config and rerun" is a request; ``stripe.api_key = "…"`` is not, whatever it names)."""
+    if not (_ASSIGNMENT.match(line) or _CODE_KEY.match(line) or _CODE_END.search(line)):
+        return False
+    unquoted = re.sub(r"\"[^\"]*\"|'[^']*'|`[^`]*`", " ", line)
+    return not _PROSE_RUN.search(unquoted + " ")
 
 
 def _words(spec: str) -> frozenset[str]:
@@ -106,7 +129,7 @@ _FEEDBACK = _words(
     "hoped"
 )
 _OUT = _FUNCTION | _FEEDBACK
-_ARTICLES = _words("the a an my our your their his her its every each both another")
+_ARTICLES = _words("the a an my our your their his her its every each both another this that these those")
 _EVAL_VERBS = _words(
     "is are was were be been s re look looks looked sound sounds sounded seem seems seemed feel "
     "feels felt reads appear appears work works worked"
@@ -164,6 +187,24 @@ def _adds(clause: str, *, question: bool = False) -> bool:
     if any(words[j] in _ARTICLES for j in range(max(0, i - 2), i)):
         return True  # a noun phrase: "the docs", "our importer", "a new endpoint"
     return question and len(words) >= MIN_QUESTION_WORDS
+
+
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{2,}s?$|^[A-Z][a-z]+[A-Z]\w*$")  # "CORS", "URLs", "TypeScript"
+
+
+def acts_on(text: str, *, subject: bool = False) -> bool:
+    """Whether ``text`` (what follows a directive word) names an action on something: an identifier,
+    or a verb with its object (two content words: "push to main", "change this file"). Less is said
+    of something else, not asked of the agent ("don't plant themselves", "never mind").
+
+    ``subject``: a subject other than the user or the agent comes before the directive word ("It
+    must be insured", "I don't see the date"): a statement about that subject, which is a rule of
+    the project only when it names a thing of the project (an identifier, an acronym, a code name).
+    """
+    toks = [t.strip(_EDGE) for t in _TOKEN.findall(text)]
+    if any(_identifier(t) or _ACRONYM.match(t) for t in toks if t):
+        return True
+    return not subject and sum(w not in _FUNCTION for w in _plain_words(text)) >= CONTENT_WORDS
 
 
 def _content(clause: str) -> bool:

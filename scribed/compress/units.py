@@ -195,7 +195,7 @@ class _Builder:
                 self.camel |= _camel_bonus(text)
         elif kind == "tool":
             return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
-        if not toks or (kind in _SAID and not _carries(text, toks)):
+        if not toks or (kind in _SAID and (not _carries(text, toks) or _label(text, toks))):
             return
         if kind in _SAID and not text.islower():
             self.names.update(n for n in content.names(text) if n in toks)
@@ -207,6 +207,17 @@ class _Builder:
 
 
 _SAID = frozenset(("prose", "item"))  # units someone wrote as language (not code, commands or output)
+
+
+NAMED_WEIGHT = 2.0  # token_weight of a figure, a code name or a path: what a label may still name
+
+
+def _label(text: str, toks: frozenset[str]) -> bool:
+    """Whether a sentence or list item only announces what follows it ("**Current State**:",
+    "The main changes are:") and names nothing itself: alone, as a key point, it says nothing."""
+    if not text.rstrip(" *_").endswith(":") or _camel_bonus(text):
+        return False
+    return all(token_weight(t) < NAMED_WEIGHT for t in toks)  # no path, code name or figure
 
 
 def _carries(text: str, toks: frozenset[str]) -> bool:
