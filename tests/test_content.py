@@ -144,6 +144,32 @@ def test_key_points_hold_no_filler_and_no_echo() -> None:
     assert "looks fine" not in text and "Good question" not in text and "Reading the module" not in text
 
 
+# Sentences that only name the message's own kind (issue 30: "Progress update." and "Summary of where
+# this stands." passed as facts), written after the rule, and facts holding the same words.
+ABOUT_THE_MESSAGE = [
+    "Quick status update.",
+    "Summary so far:",
+    "Here's a short recap.",
+    "Brief overview below.",
+    "Current status, in short.",
+    "Progress report.",
+    "Updating you on where things stand.",
+]
+FACTS_WITH_THOSE_WORDS = [
+    "The status column of `jobs` is nullable.",
+    "The progress bar stalls at 99%.",
+    "Summary emails go out every Monday.",
+    "We updated the retry policy for the webhook client.",
+    "Short URLs expire after 30 days.",
+    "The current exporter drops empty tenants.",
+]
+
+
+def test_a_sentence_naming_only_its_own_kind_carries_nothing() -> None:
+    assert [t for t in ABOUT_THE_MESSAGE if not content_free(t)] == []
+    assert [t for t in FACTS_WITH_THOSE_WORDS if content_free(t)] == []
+
+
 def test_a_label_of_what_follows_is_no_key_point() -> None:
     """A list item or sentence that only announces what follows ("**Current State**:") says nothing
     as a key point on its own (real data: they took a tenth of some entries' key points); a label

@@ -7,8 +7,9 @@ content words around them. "That looks fine.", "Good question." and "Reading the
 nothing: they say how the work went, not what it was, and never take an entry's budget from a
 fact. The test is what the sentence holds, counted, not a list of phrases: content words are the
 ones outside two closed classes, the function words (:mod:`stopwords`) and the words of stance
-and process below (evaluation, acknowledgement, and the verbs an agent narrates its own work
-with), so a sentence with one plain noun ("the module") carries too little, and one with two
+and process below (evaluation, acknowledgement, the verbs an agent narrates its own work with, and
+the words a message names its own kind with: "Progress update.", "Summary of where this
+stands."), so a sentence with one plain noun ("the module") carries too little, and one with two
 ("the cache was too slow") or a name or a figure carries a fact.
 """
 
@@ -23,15 +24,19 @@ from scribed.compress.stopwords import STOP
 _LIGHT_VERBS = (
     "look see seem sound check read review move continue proceed start begin try take let get think "
     "know guess understand note notice appreciate thank help mean wait hold examine inspect explore "
-    "verify confirm agree"
+    "verify confirm agree "
+    # naming the message itself: "Progress update.", "Summary of where this stands."
+    "update summarize summarise recap stand"
 )
-_LIGHT_IRREGULAR = "saw seen took taken got gotten thought knew known meant held began begun"
+_LIGHT_IRREGULAR = "saw seen took taken got gotten thought knew known meant held began begun stood"
 _LIGHT_OTHER = (
     "good great fine nice perfect awesome excellent cool right correct wonderful amazing fantastic glad "
     "sorry lovely brilliant neat super interesting helpful okay alright exactly absolutely definitely "
     "indeed true yes yeah yep nope hello hey bye goodbye thanks cheers welcome please congrats "
     "congratulations question idea point bit lot part step moment way stuff matter issue problem case "
-    "sense next first again soon later well also anyway maybe perhaps probably quick quickly"
+    "sense next first again soon later well also anyway maybe perhaps probably quick quickly "
+    # the message's own kind (metadiscourse): it says what follows is a summary, not what it holds
+    "summary summaries overview status progress brief short current"
 )
 
 
