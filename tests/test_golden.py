@@ -70,7 +70,12 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # the next-ranked units (generated code and tool-output lines; three tool lines are displaced by
 # the reshuffle: "LOG_LEVEL=debug", "reap: tidy search batch handling", "return retry_3"). The
 # label, directive and pasted-code changes before it left this output as it was.
-GOLDEN = "b9665e13ebf47f4cd5a50ff028262147f16162bba06fa2fc6d4995e883080e70"
+# Then a key point that repeats what another section of the entry holds (Jaccard >= 0.7 with an
+# open item, a decision, the outcome: "TODO: bump the billing client timeout" under Key points
+# next to "bump the billing client timeout" under Open items; "Final decision: cap cache batches
+# at 3967 rows per request." next to the decision) is an echo and goes (16 lines); the bytes go
+# to the next-ranked units (code and tool-output lines of the generated backlog).
+GOLDEN = "2456099132fbc6cba86724d133b6ec8b70e66483209cc4c33561c2058db21862"
 SESSIONS = 24
 
 

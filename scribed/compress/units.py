@@ -424,6 +424,14 @@ def select(pool: Pool, budget: int, covered: Iterable[str] = (), exclude: Iterab
         return []
     sel = _Selection(units, _weights(units, pool.camel, pool.names), set(covered), budget)
     skip = {" ".join(x.split()) for x in exclude}
+    for k, text in enumerate(
+        sorted(skip)
+    ):  # what the entry's other sections hold: a unit repeating it is an echo
+        toks = tokens(text)
+        if toks:
+            held = Unit(text, -1 - k, 0, "item", 0.0, toks, 0)
+            for tok in toks:
+                sel.by_token.setdefault(tok, []).append(held)
     sel.run([u for u in units if u.text not in skip])
     sel.chosen.sort(key=lambda x: x.pos)
     return sel.chosen
