@@ -75,7 +75,12 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # next to "bump the billing client timeout" under Open items; "Final decision: cap cache batches
 # at 3967 rows per request." next to the decision) is an echo and goes (16 lines); the bytes go
 # to the next-ranked units (code and tool-output lines of the generated backlog).
-GOLDEN = "2456099132fbc6cba86724d133b6ec8b70e66483209cc4c33561c2058db21862"
+# Then the provenance line prints no defaults (issue 30 part 6: it took ~330 of a 600-byte entry):
+# no "turns N", no "compressor=extractive", no "recall=1.00" (49 bytes); the compressor's estimate
+# of an entry's fixed cost falls by as much (460 -> 415), so every entry's key points get those
+# bytes: more code and tool-output lines, and two errors come back with their fixes under Errors →
+# fixes instead of as bare "error:" Key facts.
+GOLDEN = "2b63dca3433600b602b214049941f0c8e3f7c4ca11bfa2c15356f42352673b64"
 SESSIONS = 24
 
 

@@ -3,10 +3,13 @@
 One structure for every compressor:
 
     ### 2026-02-11T20:10:00Z: Fix #590 flaky auth test
-    - provenance: id=e-3f2a9c1b7e4d · agent=picard · session=37f4 · source=`…/events.jsonl` (copilot) · lines 1–120 · turns 42 · sha256=… · compressor=extractive · ratio=0.08 · recall=1.00
+    - provenance: id=e-3f2a9c1b7e4d · agent=picard · session=37f4 · source=`…/events.jsonl` (copilot) · lines 1–120 · sha256=… · ratio=0.08
 
     #### Goal
     …
+
+``compressor=`` (``llm:MODEL``) and ``recall=`` (under 1.00) are printed only when they are not the
+defaults: the extractive compressor, and every anchor in the entry.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ LIST_CAP = 12
 TITLE_CHARS = 100  # an entry's heading holds its goal up to this many characters
 # Items are printed whole; this only bounds a runaway item (an LLM answer), cut between words.
 MAX_ITEM_CHARS = 1200
+DEFAULT_COMPRESSOR = "extractive"  # not printed in provenance; an absent compressor= reads as it
 
 
 @dataclass(slots=True)
@@ -102,25 +106,29 @@ def _provenance_parts(meta: EntryMeta) -> tuple[str, str, int]:
     keyed by every field it prints."""
     return _parts((
         meta.entry_id, meta.agent, meta.session, meta.source, meta.kind, meta.first_line, meta.last_line,
-        meta.turns, meta.sha256, meta.compressor, meta.recall, tuple(meta.extra.items()),
+        meta.sha256, meta.compressor, meta.recall, tuple(meta.extra.items()),
     ))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=16)
 def _parts(key: tuple[Any, ...]) -> tuple[str, str, int]:
-    entry_id, agent, session, source, kind, first, last, turns, sha256, compressor, recall, extra = key
+    entry_id, agent, session, source, kind, first, last, sha256, compressor, recall, extra = key
     head = [
         f"id={entry_id}",
         f"agent={agent}",
         f"session={one_line(session, 200)}",
         "source=`" + one_line(source, 400).replace("`", "'") + f"` ({kind})",
         f"lines {first}–{last}",
-        f"turns {turns}",
         f"sha256={sha256}",
-        f"compressor={compressor}",
     ]
-    tail = [f"recall={recall:.2f}", *(f"{k}={v}" for k, v in extra)]
-    before, after = "- provenance: " + " · ".join(head) + " · ", " · " + " · ".join(tail)
+    # The defaults are not printed (issue 30: the line took ~330 of a 600-byte entry): the
+    # extractive compressor, and a recall of 1.00 (every anchor is in the entry); an absent field
+    # reads as its default (core/ledger_rebuild.py). The turn count was for the eye only.
+    if compressor != DEFAULT_COMPRESSOR:
+        head.append(f"compressor={compressor}")
+    tail = [f"recall={recall:.2f}"] if f"{recall:.2f}" != "1.00" else []
+    tail += [f"{k}={v}" for k, v in extra]
+    before, after = "- provenance: " + " · ".join(head) + " · ", "".join(f" · {x}" for x in tail)
     return before, after, len(before.encode()) + len("ratio=") + len(after.encode())
 
 

@@ -131,7 +131,7 @@ def score(sentence: str) -> float:
 
 
 # Bytes an entry spends outside its sections: heading, provenance line, blank lines.
-ENTRY_OVERHEAD = 460  # a provenance line of ~330 bytes and a heading with a 100-character title
+ENTRY_OVERHEAD = 415  # a provenance line of ~280 bytes and a heading with a 100-character title
 
 
 def _overhead(goal: str) -> int:
@@ -216,14 +216,16 @@ class ExtractiveCompressor:
         ]
         summary.key_facts = facts
 
-    def top_up(self, summary: Summary, session: Session, budget: int) -> bool:
+    def top_up(self, summary: Summary, session: Session, budget: int, compressor: str = "") -> bool:
         """Fill an LLM summary that came back far under budget with extractive key points.
 
         The model's own sections stay as they are; only the room they left is spent. Returns
-        whether anything was added.
+        whether anything was added. ``compressor`` (``llm:MODEL``) is named in the entry's
+        provenance, with its recall (ENTRY_OVERHEAD counts neither: the extractive defaults).
         """
         fixed = [*_fixed(summary), *summary.key_points, *summary.key_facts]
-        spent = ENTRY_OVERHEAD + sum(len(x.encode()) + 3 for x in fixed) + 20 * 10
+        named = len(f" · compressor={compressor} · recall=0.00".encode()) if compressor else 0
+        spent = ENTRY_OVERHEAD + named + sum(len(x.encode()) + 3 for x in fixed) + 20 * 10
         extra = _key_points(session.turns, budget - spent, "\n".join(fixed), fixed)
         summary.key_points = [*summary.key_points, *extra]
         return bool(extra)

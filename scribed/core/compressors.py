@@ -104,7 +104,10 @@ class Compressors:
         try:
             result = llm.compress(session, anchors_, budget)
             plan.fill(result.summary, session.turns, [a.text for a in anchors_ if a.type == "todo"])
-            if far_under(result, budget) and self.extractive.top_up(result.summary, session, budget):
+            topped = far_under(result, budget) and self.extractive.top_up(
+                result.summary, session, budget, result.compressor
+            )
+            if topped:
                 result.notes.append("topped up with extractive key points")
         except CompressError as exc:
             self._breaker_failure(exc.reason)
