@@ -252,7 +252,7 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
         fail(errors[-1], EX_CONFIG)
     require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
     try:
-        daemon = Daemon(cfg)
+        daemon = Daemon(cfg, root_override=cfg.root if root else None)
     except ConfigError as exc:  # what the checks cannot see before the core is built
         fail(str(exc), EX_CONFIG)
     try:

@@ -90,8 +90,10 @@ class Daemon:
         clock: Callable[[], datetime] = utcnow,
         scheduler_factory: Callable[[], Any] | None = None,
         notify: Callable[[str], bool] = sdnotify.notify,
+        root_override: str | None = None,
     ) -> None:
         self.cfg = cfg
+        self.root_override = root_override  # `scribed run --root`: a reload keeps it
         self.clock = clock
         self.notify = notify
         self.log = log_mod.get()
@@ -426,6 +428,8 @@ class Daemon:
         path = self.cfg.path
         try:
             new = config_mod.load(str(path) if path else None)
+            if self.root_override:
+                new.root = self.root_override
             if new.root_path != self.cfg.root_path:
                 raise ConfigError(
                     f"root cannot change on reload (was {self.cfg.root_path}); restart the service"
