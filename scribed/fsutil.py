@@ -16,6 +16,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 TMP_PREFIX = ".scribed-tmp-"
 FILE_MODE = 0o600
@@ -208,6 +209,17 @@ def read_text(path: Path) -> str:
         return path.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return ""
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object scribed wrote (a state file, a cache): {} when missing, unreadable or not one."""
+    import json
+
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def write_gzip_archive(dest: Path, data: bytes, *, sync: bool = True) -> None:
