@@ -323,6 +323,7 @@ def test_first_runs_at_once_agree_on_one_key(tmp_path: Path) -> None:
 
 def test_a_dry_run_writes_no_key(tmp_path: Path) -> None:
     root, cfg = _root(tmp_path, "a")
+    (root / ".squad/memory/.scribed").mkdir()  # a root that ran before, its key since lost
     p = run_cli("--config", str(cfg), "run-once", "--dry-run", "--json")
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     assert not (root / ".squad/memory/.scribed" / KEY_FILE).exists()
