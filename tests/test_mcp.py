@@ -490,3 +490,19 @@ def test_a_thousand_rapid_calls_and_a_10_mb_request_are_answered_in_bounded_memo
     print(f"1,000 calls in {seen['calls_s']:.1f} s; RSS/HWM MB at start {seen['start']}, after the calls "
           f"{seen['after_calls']}, after the 10 MB request {seen['after_big']}")  # fmt: skip
     assert grown < HOLD_MB, (seen["start"], seen["after_calls"], seen["after_big"])
+
+
+def test_the_id_of_a_line_too_long_to_read_is_the_outer_objects() -> None:
+    """Only the outer object's ``id`` answers for a refused line, never one inside its params; a
+    head cut off before the id gives none (the answer then says null)."""
+    from scribed.cli.mcp_stdio import top_level_id
+
+    assert top_level_id(
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"arguments": {"text": "xx'
+    ) == (True, 7)
+    inner = '{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"id":"inner"}},"id":"outer"}'
+    assert top_level_id(inner) == (True, "outer")
+    assert top_level_id(inner[:60]) == (False, None)  # cut inside params: the outer id is not there yet
+    assert top_level_id('{"id": {"a": 1}, "method": "x"}') == (False, None)
+    assert top_level_id('{"id": true}') == (False, None)
+    assert top_level_id("[1, 2]") == (False, None) and top_level_id("garbage") == (False, None)
