@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -159,6 +161,25 @@ class _Lines:
 
     def __init__(self, src: IO[bytes], wire: _Wire, places: _Places, max_bytes: int) -> None:
         self.src, self.wire, self.places, self.max_bytes = src, wire, places, max_bytes
+        # One line read ahead, by a daemon thread: a read blocked on an open stdin must not keep
+        # the process from exiting (Ctrl-C), as a worker thread of the event loop would.
+        self._ahead: queue.Queue[tuple[bytes, bool] | None] = queue.Queue(maxsize=1)
+        self._reader: threading.Thread | None = None
+
+    def _pump(self) -> None:
+        while True:
+            got = self._read()
+            self._ahead.put(got)  # waits while the server takes no more (the in-flight limit)
+            if got is None:
+                return
+
+    async def _next(self) -> tuple[bytes, bool] | None:
+        if self._reader is None:
+            self._reader = threading.Thread(target=self._pump, name="scribed-mcp-stdin", daemon=True)
+            self._reader.start()
+        while True:
+            with contextlib.suppress(queue.Empty):
+                return await anyio.to_thread.run_sync(self._ahead.get, True, 1.0)  # a second at most
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -168,7 +189,7 @@ class _Lines:
 
         while True:
             await self.places.wait()
-            got = await anyio.to_thread.run_sync(self._read)
+            got = await self._next()
             if got is None:
                 return
             raw, whole = got
