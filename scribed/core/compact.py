@@ -16,7 +16,7 @@ from scribed import sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step
-from scribed.core.discovery import adopt_twin, sha256_bytes
+from scribed.core.discovery import adopt_twin
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import SKIP_ACTIVE, SKIP_DONE, SKIP_EMPTY, EntryReport, FileOutcome, SourceItem
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive
@@ -334,8 +334,8 @@ class Compactor(Step):
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             known = self.ledger.session_entries(redacted(sess.session_id))
             turns = ledger_mod.uncovered(
-                known, sess.session_id, sess.turns, turns, path=source_key(job.item.path),
-                digests=lambda: ledger_mod.turn_digests(redact_session(sess).session.turns),
+                known, sess.turns, turns, path=source_key(job.item.path),
+                rec=ledger_mod.Recognizer(sess, self.keys),
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
@@ -399,7 +399,9 @@ class Compactor(Step):
         if item.kind in BYTE_KINDS:  # a file compacted to its end was just hashed for its entries
             sha = self.sessions._source_sha(item, job.new_offset)  # one hash, shared
         elif item.kind == "hot":
-            sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
+            sha = (
+                self.keys.hexdigest(path.read_bytes()) if not self.dry_run else ""
+            )  # keyed: see _archive_and_reset_hot
         if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, job.parsed):
             st = path.lstat() if path.exists() else st  # else the kept text is compacted next run
         if item.kind != "hot" and not self.dry_run:
@@ -492,5 +494,10 @@ class Compactor(Step):
             self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
             return False
         clean = redacted(snap.decode("utf-8", "replace")).encode()
-        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{sha256_bytes(snap)[:12]}.md.gz", clean)
-        return hot_seed.reset(self.layout, path, agent, snap, session_id=redacted(sid), log=self.log)
+        # What an agent wrote in its hot file is this machine's: its digests are keyed (the archive's
+        # name, the session id its entry shows), so none confirms a guess at a secret in it.
+        write_gzip_archive(
+            self.layout.archive / "hot" / f"{agent}-{self.keys.hexdigest(snap)[:12]}.md.gz", clean
+        )
+        shown = redacted(self.keys.hot_session(sid)) if sid else redacted(sid)
+        return hot_seed.reset(self.layout, path, agent, snap, session_id=shown, log=self.log)

@@ -34,6 +34,7 @@ from scribed.core import ledger as ledger_mod
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
+from scribed.core.content_key import Keyring
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
 from scribed.log import get as get_logger
@@ -98,7 +99,7 @@ def _watch_parent(pid: int) -> None:
     threading.Thread(target=watch, name="scribed-pool-parent", daemon=True).start()
 
 
-def _init(cfg: Config, environ: dict[str, str], parent: int) -> None:
+def _init(cfg: Config, environ: dict[str, str], parent: int, key: bytes) -> None:
     """Build the worker's compactor: dry run (it writes nothing), an in-memory ledger, no log (the
     parent runs the same steps and logs them once)."""
     _watch_parent(parent)
@@ -108,7 +109,7 @@ def _init(cfg: Config, environ: dict[str, str], parent: int) -> None:
     ledger.checked = True  # the empty-ledger rebuild is the parent's business
     clock = _Clock()
     compressors = Compressors(cfg, clock, environ, None, log)
-    ctx = RunContext(cfg, layout, ledger, clock, dry_run=True, log=log)
+    ctx = RunContext(cfg, layout, ledger, clock, dry_run=True, log=log, keys=Keyring(key))
     sessions = SessionCompactor(ctx, compressors)
     _W.update(cfg=cfg, clock=clock, ledger=ledger, sessions=sessions, compactor=Compactor(ctx, sessions))
 
@@ -207,12 +208,22 @@ def sweep(layout: Layout) -> bool:
 class Prefetch:
     """Runs :func:`_prepare` for the files of a backlog a window ahead of the parent's loop."""
 
-    def __init__(self, cfg: Config, environ: dict[str, str], ledger: Ledger, *, now: datetime, force: bool):
+    def __init__(
+        self,
+        cfg: Config,
+        environ: dict[str, str],
+        ledger: Ledger,
+        keys: Keyring,
+        *,
+        now: datetime,
+        force: bool,
+    ):
         self.cfg, self.ledger, self.now, self.force = cfg, ledger, now, force
         self.workers = min(cfg.compress.workers, os.cpu_count() or 1, 61)
-        self._ex = ProcessPoolExecutor(
-            self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ, os.getpid())
-        )
+        # The key goes to the workers through the forkserver's pipe, as their arguments do: they key
+        # the content they recognise as the parent does (a worker's entry is taken by its content key).
+        init = (cfg, environ, os.getpid(), keys.key_bytes())
+        self._ex = ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=_init, initargs=init)
         self.window = 2 * self.workers  # files sent ahead of the parent
         self.slots = self.window + 1  # the ring of result files (see _submit)
         self._sent = 0

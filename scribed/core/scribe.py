@@ -24,12 +24,13 @@ from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import backend, discovery, statebranch, team
+from scribed.core import backend, content_key, discovery, statebranch, team
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
+from scribed.core.content_key import Keyring
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.lock import RootBusyError, root_lock
 
@@ -72,8 +73,10 @@ class Scribe:
         clock: Callable[[], datetime] = utcnow,
         environ: Mapping[str, str] | None = None,
         llm_factory: Callable[[], Compressor] | None = None,
+        rand: Callable[[int], bytes] = os.urandom,
     ) -> None:
         self.cfg = cfg
+        self.rand = rand  # the content key's bytes, when a root has none yet
         self.dry_run = dry_run
         self.clock = clock
         self.environ = dict(os.environ if environ is None else environ)
@@ -88,6 +91,7 @@ class Scribe:
         self._llm_factory = llm_factory  # set: an LLM compresses, in this process (no pool)
         self._ledger: Ledger | None = None  # opened on first use: a refused command writes nothing
         self._compactor: Compactor | None = None
+        self._keys: Keyring | None = None
         self._held = threading.local()  # per thread: the daemon's threads share one Scribe
 
     @property
@@ -97,10 +101,37 @@ class Scribe:
         return self._ledger
 
     @property
+    def keys(self) -> Keyring:
+        """The root's content key (see :mod:`scribed.core.content_key`), loaded or made with the
+        ledger, whose keyed columns it brings in line (a dry run: a key of its own, nothing written)."""
+        if self._keys is None:
+            ledger = self.ledger  # the state folder exists (with its .gitignore) before the key is written
+            try:
+                self._keys = content_key.load(
+                    self.layout.state, create=not self.dry_run, rand=self.rand, log=self.log
+                )
+            except (
+                OSError
+            ) as exc:  # a full disk, a read-only folder: the run goes on (and fails where it writes)
+                self.log.warning(
+                    "content_key_unwritable",
+                    file=str(self.layout.state / content_key.KEY_FILE),
+                    reason=str(exc.strerror or exc),
+                    fallback="a key for this process only: its digests are recognised by id after the next start",
+                )
+                self._keys = content_key.Keyring(self.rand(content_key.KEY_BYTES))
+            did = ledger.rekey(self._keys)
+            if did:
+                self.log.info("content_keys", done=did)
+        return self._keys
+
+    @property
     def compactor(self) -> Compactor:
         """The per-file steps (see :mod:`scribed.core.compact`), built with the ledger on first use."""
         if self._compactor is None:
-            ctx = RunContext(self.cfg, self.layout, self.ledger, self.clock, self.dry_run, self.log)
+            ctx = RunContext(
+                self.cfg, self.layout, self.ledger, self.clock, self.dry_run, self.log, self.keys
+            )
             self._compactor = Compactor(ctx, SessionCompactor(ctx, self.compressors))
         return self._compactor
 
@@ -392,7 +423,7 @@ class Scribe:
         if not todo:
             return None
         try:
-            pre = Prefetch(self.cfg, self.environ, self.ledger, now=self.clock(), force=force)
+            pre = Prefetch(self.cfg, self.environ, self.ledger, self.keys, now=self.clock(), force=force)
             stack.callback(pre.close)
             pre.start(todo)
         except (OSError, RuntimeError, ValueError) as exc:  # no processes here: compact in this one
