@@ -7,6 +7,7 @@ gives (offsets are ledger positions), and parsing must hold about one session at
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tracemalloc
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from md_chat_reference import chat_turns, text_date
 
 from scribed.names import normalize_name
+from scribed.sources import hot as _hot
 from scribed.sources import markdown as md
 from scribed.sources import markdown_lines, parse_file, read_file
 from scribed.sources.common import Source, parse_ts, safe_id
@@ -217,3 +219,40 @@ def test_streamed_chat_turns_are_the_list_based_ones(
     ]
     assert list(stream) == got  # a second pass reuses the first one's scans
     assert stream.ended == want_ended or not got
+
+
+def _old_hot(path: Path) -> tuple[list[tuple[str, int, int]], str, int]:
+    """f2b29dd's hot reading (the whole file, split into lines), kept as the reference."""
+    data = path.read_bytes()
+    lines = split_lines(data)
+    fields, skip = front_matter(lines)
+    if (
+        not data.strip()
+        or "scribed-live" in fields
+        or all(_hot._TEMPLATE_LINE.fullmatch(x.text) for x in lines[skip:])
+    ):
+        return [], "", len(data)
+    turns = []
+    for block in markdown_lines.paragraphs(lines[skip:]):
+        text = "\n".join(x.text for x in block).strip()
+        if text:
+            turns.append((text, block[0].no, block[-1].end))
+    return turns, "hot-" + hashlib.sha256(data).hexdigest()[:12], len(data)
+
+
+_HOT_LINES = ["# Hot", "", "Current task:", "Current task: fix `src/a.py`", "- Next: TBD", "```", "code", "---",
+              "scribed-live: 1", "agent: x", "prose line", "  ", "## Notes", "<!-- c -->"]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.sampled_from(_HOT_LINES), max_size=30), eol=st.sampled_from(["\n", "\r\n"]))
+def test_streamed_hot_file_is_the_whole_file_reading(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], eol: str
+) -> None:
+    path = tmp_path_factory.mktemp("hot") / "data.md"
+    path.write_bytes(eol.join(lines).encode())
+    turns, sid, size = _old_hot(path)
+    got = parse_file("hot", path, "data")
+    assert got.size == size
+    assert [(t.text, t.line, t.end_offset) for s in got.sessions for t in s.turns] == turns
+    assert [s.session_id for s in got.sessions] == ([sid] if turns else [])

@@ -15,12 +15,19 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from scribed.models import MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
 from scribed.sources import zst
 
 JsonObj = dict[str, object]
+
+
+class Readable(Protocol):
+    """What the streaming readers need of a binary file (a wrapper that hashes or counts will do)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
 
 # A single record longer than this is skipped (and counted) instead of being held in memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024

@@ -7,14 +7,13 @@ a turn's ``line`` and ``end_offset`` always point into the real file, whatever p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
-from typing import BinaryIO
 
 from scribed.models import Role, Turn, TurnKind
-from scribed.sources.common import turn
+from scribed.sources.common import Readable, turn
 
 _FM_KEY = re.compile(r"([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
@@ -57,7 +56,7 @@ def split_lines(data: bytes) -> list[Line]:
     return out
 
 
-def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
+def iter_lines(fh: Readable, limit: int) -> Iterator[Line]:
     """The lines :func:`split_lines` gives for the first ``limit`` bytes of ``fh``, read a chunk at
     a time, so a 60 MB transcript never sits in memory as one list of lines."""
     no = 0
@@ -66,7 +65,7 @@ def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
         no += len(texts)
 
 
-def iter_blocks(fh: BinaryIO, limit: int) -> Iterator[tuple[list[str], list[int]]]:
+def iter_blocks(fh: Readable, limit: int) -> Iterator[tuple[list[str], list[int]]]:
     """:func:`iter_lines` as runs of consecutive lines: their texts and the byte offsets past each
     (a first pass that reads only the texts makes no :class:`Line` at all).
 
@@ -163,9 +162,13 @@ def fence_closes(fence: str, text: str) -> bool:
     return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not text.strip(" \t`~"))
 
 
-def paragraphs(lines: list[Line]) -> list[list[Line]]:
+def paragraphs(lines: Iterable[Line]) -> list[list[Line]]:
     """Blank-line separated blocks; a fenced code block is never split."""
-    blocks: list[list[Line]] = []
+    return list(iter_paragraphs(lines))
+
+
+def iter_paragraphs(lines: Iterable[Line]) -> Iterator[list[Line]]:
+    """:func:`paragraphs` one block at a time, from a stream of lines."""
     cur: list[Line] = []
     fence = ""
     for ln in lines:
@@ -182,11 +185,10 @@ def paragraphs(lines: list[Line]) -> list[list[Line]]:
         if ln.text.strip():
             cur.append(ln)
         elif cur:
-            blocks.append(cur)
+            yield cur
             cur = []
     if cur:
-        blocks.append(cur)
-    return blocks
+        yield cur
 
 
 def fenced(lines: list[Line], i: int) -> tuple[list[Line], int] | None:
