@@ -256,3 +256,39 @@ def test_streamed_hot_file_is_the_whole_file_reading(
     assert got.size == size
     assert [(t.text, t.line, t.end_offset) for s in got.sessions for t in s.turns] == turns
     assert [s.session_id for s in got.sessions] == ([sid] if turns else [])
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+@pytest.mark.parametrize("piece", [4, 9])
+@pytest.mark.parametrize(
+    "data",
+    [
+        TRICKY,
+        b"short\n" + "é€x".encode() * 40 + b"\r\nend",
+        b"\xef\xbb\xbf" + b"y" * 50,
+        b"\x80" * 30 + b"\n",
+        b"z" * 40,
+    ],
+)
+def test_a_long_line_is_read_in_pieces(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, piece: int, data: bytes
+) -> None:
+    """Past LINE_PIECE bytes a line comes as pieces cut between characters: with its number, each
+    piece's end offset, and its text the line's when they are put together."""
+    monkeypatch.setattr(markdown_lines, "READ_CHUNK", chunk)
+    monkeypatch.setattr(markdown_lines, "LINE_PIECE", piece)
+    got = list(iter_lines(io.BytesIO(data), len(data)))
+    want = split_lines(data)
+    assert [ln.no for ln in got] == sorted(ln.no for ln in got)
+    assert [ln.end for ln in got] == sorted({ln.end for ln in got})
+    for w in want:
+        pieces = [ln for ln in got if ln.no == w.no]
+        assert "".join(ln.text for ln in pieces) == w.text
+        assert pieces[-1].end == w.end
+        starts = [ln.end for ln in got if ln.end < pieces[0].end][-1:] or [0]
+        sizes = [
+            b - a
+            for a, b in zip([*starts, *(ln.end for ln in pieces)], (ln.end for ln in pieces), strict=False)
+        ]
+        assert all(n <= piece for n in sizes[:-1]), sizes
+    assert len(got) > len(want) or max(map(len, data.splitlines() or [b""])) <= piece + chunk

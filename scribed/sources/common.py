@@ -10,7 +10,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -295,12 +295,23 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
     tail_start = text.find("\n", len(text) - half, len(text) - half // 2)
     tail_start = tail_start + 1 if tail_start >= 0 else len(text) - half
     middle = text[head_end:tail_start]
+    kept = keep_error_lines(map(trim_error_line, _error_lines(middle)), errors)
+    return tool_parts(text[:head_end], len(middle), kept, text[tail_start:])
+
+
+def trim_error_line(line: str) -> str:
+    """An error line as kept: at most :data:`_ERROR_LINE_CHARS`, cut between words."""
+    if len(line) > _ERROR_LINE_CHARS:
+        return line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    return line
+
+
+def keep_error_lines(lines: Iterable[str], errors: int) -> list[str]:
+    """The distinct (trimmed) error lines, in order, while they fit in ``errors`` chars."""
     kept: list[str] = []
     seen: set[str] = set()
     room = errors
-    for line in _error_lines(middle):
-        if len(line) > _ERROR_LINE_CHARS:
-            line = line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    for line in lines:
         if not line or line in seen:
             continue
         if len(line) + 1 > room:
@@ -308,12 +319,17 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
         seen.add(line)
         kept.append(line)
         room -= len(line) + 1
-    parts = [text[:head_end].rstrip("\n")]
+    return kept
+
+
+def tool_parts(head: str, middle_len: int, kept: list[str], tail: str) -> str:
+    """A clipped tool output: its head, what its middle held, its tail."""
+    parts = [head.rstrip("\n")]
     if kept:
-        parts += [f"[… {len(middle)} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
+        parts += [f"[… {middle_len} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
     else:
-        parts.append(f"[… {len(middle)} chars elided …]")
-    parts.append(text[tail_start:])
+        parts.append(f"[… {middle_len} chars elided …]")
+    parts.append(tail)
     return "\n".join(parts)
 
 
@@ -370,9 +386,13 @@ def turn(
     line: int = 0,
     end_offset: int = 0,
     tool_name: str | None = None,
+    clipped: bool = False,
 ) -> Turn:
-    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output."""
-    if kind == "tool_result":
+    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output
+    (``clipped``: the text is that already, see :mod:`scribed.sources.turn_text`)."""
+    if clipped:
+        pass
+    elif kind == "tool_result":
         text = clip_tool_output(text)
     elif kind == "tool_call":
         text = clip(text, MAX_TOOL_CHARS)

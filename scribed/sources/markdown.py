@@ -313,8 +313,11 @@ class _Scan:
         scan.text = bom  # a BOM alone is content to ``bytes.strip()``, though the first line drops it
         aider, specstory = scan.aider.feed, scan.specstory.feed
         no = 0
-        for texts, ends in iter_blocks(fh, _NO_LIMIT):
+        cont = False
+        for texts, ends, partial in iter_blocks(fh, _NO_LIMIT):
             scan.size = ends[-1]
+            no -= cont  # a long line's next piece has its number
+            cont = partial
             for text in texts:
                 no += 1
                 if not scan.text and text.strip(_ASCII_SPACE):

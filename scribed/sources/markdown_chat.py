@@ -25,6 +25,7 @@ from itertools import chain
 from scribed.models import Role, Turn, TurnKind
 from scribed.sources.common import parse_ts, turn
 from scribed.sources.markdown_lines import Line, fence_closes, fence_open
+from scribed.sources.turn_text import TurnText
 
 _USER = r"user|human|me|you"
 _ASSISTANT = r"assistant|agent|ai|model|bot|claude|copilot|codex|chatgpt|gemini"
@@ -64,6 +65,7 @@ _ISO_IN_LINE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)
 _CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?[ \t]*(?P<p>[AaPp][Mm])?")
 _DATE_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+(?:.*?\b)?(?P<d>\d{4}-\d{2}-\d{2})\b.*")
 _COMMAND = re.compile(r"[ \t]*\$[ \t]+(?P<cmd>\S.*)")
+_SAYS = re.compile(r"[^\s*_>:-]")  # a turn made of these only is markup, not words
 
 
 @dataclass(slots=True)
@@ -267,8 +269,10 @@ class _Scanner:
     kind: TurnKind = "message"
     quoted: bool = False
     ts: datetime | None = None
-    buf: list[Line] = field(default_factory=list)
+    buf: TurnText = field(default_factory=TurnText)  # the turn's text, bounded (a 100 MB paste)
     first: int = 0
+    end: int = 0
+    said: bool = False  # a character other than whitespace and markup was added
 
     def add(self, ln: Line, text: str | None = None) -> None:
         if not self.first:
@@ -276,11 +280,14 @@ class _Scanner:
         body = ln.text if text is None else text
         if self.quoted and body.lstrip().startswith(">"):
             body = body.lstrip()[1:].removeprefix(" ")
-        self.buf.append(Line(ln.no, body, ln.end))
+        self.buf.errors = self.kind == "tool_result"  # the kind is the turn's from its first line on
+        self.buf.add(body)
+        self.end = ln.end
+        self.said = self.said or _SAYS.search(body) is not None
 
     def flush(self) -> None:
-        text = "\n".join([ln.text for ln in self.buf]).strip()
-        if text and not re.fullmatch(r"[\s*_>:-]*", text):
+        if self.said:  # the text, stripped, is not empty and not only markup
+            text, clipped = self.buf.text(self.kind)
             tool = "tool" if self.kind == "tool_result" else None
             self.out.append(
                 turn(
@@ -289,12 +296,15 @@ class _Scanner:
                     kind=self.kind,
                     ts=self.ts,
                     line=self.first,
-                    end_offset=self.buf[-1].end,
+                    end_offset=self.end,
                     tool_name=tool,
+                    clipped=clipped,
                 )
             )
-        self.buf = []
+        if self.buf:
+            self.buf = TurnText()
         self.first = 0
+        self.said = False
 
     def command(self, cmd: str, ln: Line, output: Iterable[Line]) -> None:
         """A ``$ cmd`` line and its fenced output: a tool call and a tool result."""
@@ -311,22 +321,25 @@ class _Scanner:
             )
         )
         first = last = None
-        texts: list[str] = []
+        text = TurnText()
+        said = False
         for o in output:
             first = first or o
             last = o
-            texts.append(o.text)
-        text = "\n".join(texts).strip("\n")
-        if text.strip() and first is not None and last is not None:
+            text.add(o.text)
+            said = said or (not o.text.isspace() and bool(o.text))
+        if said and first is not None and last is not None:
+            kept, clipped = text.text("tool_result", "\n")
             self.out.append(
                 turn(
                     "tool",
-                    text,
+                    kept,
                     kind="tool_result",
                     ts=self.ts,
                     line=first.no,
                     end_offset=last.end,
                     tool_name="shell",
+                    clipped=clipped,
                 )
             )
 
