@@ -1,4 +1,5 @@
-"""Events → timers → queue → workers → :meth:`Scribe.process`, one file at a time under the root lock.
+"""Events → timers → queue → workers → :meth:`Scribe.process`, one file at a time under the root lock
+(its reading, redaction and compression done before, :meth:`Scribe.ahead`).
 
 Every unit of work (a file, the inbox, a promotion) takes the core's root lock
 (:meth:`Scribe.locked_unless`) on its own: a fresh flock per unit excludes the daemon's other
@@ -251,11 +252,12 @@ class Dispatcher:
         if item is None:
             return None  # gone, renamed away, or no longer a source after a reload
         scribe = self.scribe
+        given = scribe.ahead(item)  # read, redacted and compressed before the lock: it is held to write
         with self.gate.hold(scribe, self.stopping, self.log) as held:
             if not held:
                 return None  # stopping: left for the catch-up of the next start
             try:
-                out = scribe.process(item)
+                out = scribe.process(item, ahead=given)
             except Exception as exc:  # any failure of one file is logged and retried, never fatal
                 reason = (
                     str(exc.strerror or exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
