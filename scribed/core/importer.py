@@ -398,7 +398,7 @@ def _apply(
 ) -> ImportResult:
     log = get_logger()
     ap = _Apply(cfg, layout, ledger, run, clock)
-    for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
+    for u in progress(run.units, "importing", unit="entry", size=_text_bytes):  # a bar on a TTY only
         ap.history(u, cutoff, dry_run)
     for u in run.decisions:
         ap.decision(u)
@@ -499,3 +499,7 @@ __all__ = [
     "run_import",
     "state_backend",
 ]
+
+
+def _text_bytes(u: Unit) -> int:
+    return len(u.text.encode())
