@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,6 +58,39 @@ class JsonLine(NamedTuple):
     end_offset: int
     obj: JsonObj | None
     error: str | None
+
+
+def _fast_decoder() -> Callable[[bytes], object] | None:
+    """msgspec's JSON decoder (C, several times the stdlib's speed on transcript lines), unless it
+    is missing or ``SCRIBED_JSON=stdlib`` asks for the plain path (benchmarks compare the two)."""
+    if os.environ.get("SCRIBED_JSON", "").lower() == "stdlib":
+        return None
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    decode: Callable[[bytes], object] = msgspec.json.Decoder().decode
+    return decode
+
+
+_FAST = _fast_decoder()
+_BOM = b"\xef\xbb\xbf"
+
+
+def decode_line(raw: bytes, *, first: bool = False) -> tuple[bool, object]:
+    """One JSONL line's value, as ``json.loads`` reads the line decoded with bad bytes replaced (a
+    BOM dropped on the first line); ``(False, None)`` when it cannot. msgspec decodes it when it
+    can: where it refuses (bad UTF-8, ``NaN``, a lone surrogate, a float out of range, deep
+    nesting) the stdlib reads it, and where it accepts, its value is the stdlib's (a test
+    compares them), so the turns are the same with or without it."""
+    if first and raw.startswith(_BOM):
+        raw = raw[3:]
+    if _FAST is not None:
+        try:
+            return True, _FAST(raw)
+        except Exception:  # msgspec.DecodeError and friends: the stdlib decides
+            pass
+    return loads(raw.decode("utf-8", "replace"))
 
 
 def loads(text: str | bytes) -> tuple[bool, object]:
@@ -118,10 +152,7 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
                 return
             if raw.isspace():
                 continue
-            text = raw.decode("utf-8", "replace")
-            if line_no == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            ok, value = loads(text)
+            ok, value = decode_line(raw, first=line_no == 1)
             if not ok:
                 yield JsonLine(line_no, offset, None, "invalid JSON")
             elif not isinstance(value, dict):
