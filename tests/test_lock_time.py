@@ -187,11 +187,11 @@ def test_a_wiki_write_during_a_long_compaction_returns_at_once(tmp_path: Path) -
     Path(made.stdout.strip()).rename(src / "p" / "s.jsonl")
     cfg = str(root / "scribed.toml")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    t = time.monotonic()
-    subprocess.run(
-        [*_WRITE, cfg], input="use sqlite for the ledger", text=True, env=env, check=True, capture_output=True
-    )
-    alone = time.monotonic() - t
+    alone = 0.0
+    for text in ("use sqlite for the ledger", "use zstd for the archive"):  # the slower of two start-ups
+        t = time.monotonic()
+        subprocess.run([*_WRITE, cfg], input=text, text=True, env=env, check=True, capture_output=True)
+        alone = max(alone, time.monotonic() - t)
     with (tmp_path / "run.err").open("w") as err:
         run = subprocess.Popen(
             [sys.executable, "-m", "scribed", "run-once", "--config", cfg, "--force"], env=env, stdout=subprocess.DEVNULL, stderr=err

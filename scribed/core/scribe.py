@@ -245,7 +245,8 @@ class Scribe:
     ) -> FileOutcome:
         """Compact whatever is finished and new in one source file (see :mod:`scribed.core.compact`),
         taking the work :meth:`ahead` did on it while the file is still the one it read."""
-        self.compactor.use(ahead)
+        if ahead is not None:  # else whatever Compactor.use was given (a test's), or nothing
+            self.compactor.use(ahead)
         try:
             return self.compactor.process(item, force=force)
         finally:
