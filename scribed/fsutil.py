@@ -228,6 +228,12 @@ def write_gzip_archive(dest: Path, data: bytes, *, sync: bool = True) -> None:
     atomic_write(dest, gzip.compress(data, mtime=0), sync=sync)
 
 
+def write_gzipped(dest: Path, gz: bytes, *, sync: bool = True) -> None:
+    """:func:`write_gzip_archive` for bytes compressed ahead (the same ``gzip.compress(data, mtime=0)``)."""
+    _refuse_linked_state(dest)
+    atomic_write(dest, gz, sync=sync)
+
+
 def clean_temp_files(folder: Path) -> int:
     """Remove temp files a crash left behind anywhere under ``folder``. Returns the count."""
     n = 0

@@ -68,6 +68,7 @@ class Prefetched:
     reading: sources.Reading | None
     entries: list[Prepared]
     copy: transcripts.Copy | None
+    hot_archive: tuple[str, bytes] | None = None  # a hot file's: (sha256 of the bytes, their archive)
 
 
 @dataclass(frozen=True, slots=True)
