@@ -382,6 +382,22 @@ def test_promotion_off_schedules_nothing_and_a_reload_turns_it_on_and_off(
         d.scribe.close()
 
 
+def test_a_reload_keeps_the_root_given_with_run_root(tmp_path: Path, squad: tuple[Path, Path]) -> None:
+    """``scribed run --root R`` with a config naming another root: SIGHUP's reload re-reads the
+    file and keeps R (it refused every reload before: "root cannot change")."""
+    root, src = squad
+    (root / ".squad").mkdir()
+    path = write_config(tmp_path / "c.toml", tmp_path / "elsewhere", src)
+    cfg = config.load(str(path))
+    cfg.root = str(root)
+    d = Daemon(cfg, scheduler_factory=FakeScheduler, notify=lambda _m: False, root_override=str(root))
+    try:
+        assert d.reload()
+        assert d.cfg.root_path == root
+    finally:
+        d.scribe.close()
+
+
 # --- real observers ---------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["inotify", "polling"])
 def test_real_observer_sees_file_in_new_subfolder(

@@ -137,7 +137,15 @@ def test_a_file_that_fails_as_a_whole_is_not_a_failed_session(
             raise PermissionError(13, "Permission denied", str(path))
         return real(kind, path, agent)
 
+    real_parse = sources.parse_file
+
+    def unparsable(kind: str, path: Path, agent: str) -> object:
+        if path == codex:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_parse(kind, path, agent)
+
     monkeypatch.setattr(sources, "read_file", unreadable)
+    monkeypatch.setattr(sources, "parse_file", unparsable)  # the work done ahead of the lock parses whole
     cfg = config_mod.load(str(cfg_path))
     cfg.compress.workers = 1  # in this process, where the patch is
     s = Scribe(cfg)

@@ -196,6 +196,19 @@ def test_import_nap_import_with_the_real_squad_cli(squad_env: dict[str, str], tm
     assert cold_ids(root) == ids and evidence(root) == counts
 
 
+def _claude_session(folder: Path, turns: list[tuple[str, str]], start: str) -> None:
+    """A finished Claude Code session ``s1`` (its records stamped from ``start``, quiet for long)."""
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text(
+        "".join(
+            json.dumps({"type": r, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "s1",
+                        "timestamp": f"{start}:1{i}.000Z", "message": {"role": r, "content": t}}) + "\n"
+            for i, (r, t) in enumerate(turns)
+        )
+    )  # fmt: skip
+    os.utime(folder / "s1.jsonl", (1_780_000_000, 1_780_000_000))
+
+
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
 
@@ -231,20 +244,12 @@ def test_state_backends_with_the_real_squad_cli(
         "--content", "Session state lives in Redis so every pod sees it; the TTL is 24 hours.",
     )  # fmt: skip
     sessions = tmp_path / "sessions"
-    sessions.mkdir()
     turns = [
         ("user", "Fix the flaky login test in tests/test_login.py (issue #590)."),
         ("assistant", "Decision: use an injected clock in src/auth/session.py because freeze_time leaks."),
         ("assistant", "Done: tests/test_login.py passes (12 passed)."),
     ]
-    (sessions / "s1.jsonl").write_text(
-        "".join(
-            json.dumps({"type": r, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "s1",
-                        "timestamp": f"2026-11-20T10:00:1{i}.000Z", "message": {"role": r, "content": t}}) + "\n"
-            for i, (r, t) in enumerate(turns)
-        )
-    )  # fmt: skip
-    os.utime(sessions / "s1.jsonl", (1_790_000_000, 1_790_000_000))
+    _claude_session(sessions, turns, "2026-11-20T10:00")
     cfg = tmp_path / "scribed.toml"
     cfg.write_text(f'root = "{root}"\n[[sources]]\nkind = "claude"\npath = "{sessions}"\nagent = "scribe"\n')
     tree, squads = _worktree(root), squad_files(root)
@@ -280,20 +285,12 @@ def test_a_decision_scribed_proposes_reaches_squads_log_once(
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     squad(squad_env, root, "init", "--no-workflows")
     sessions = tmp_path / "sessions"
-    sessions.mkdir()
     turns = [
         ("user", "The export job times out on big tenants; fix src/export/run.py (issue #318)."),
         ("assistant", "Decision: stream the export in 10,000-row pages because whole-table reads time out."),
         ("assistant", "Done: src/export/run.py pages the query; tests/test_export.py passes (9 passed)."),
     ]
-    (sessions / "s1.jsonl").write_text(
-        "".join(
-            json.dumps({"type": r, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "s1",
-                        "timestamp": f"2026-09-02T10:00:1{i}.000Z", "message": {"role": r, "content": t}}) + "\n"
-            for i, (r, t) in enumerate(turns)
-        )
-    )  # fmt: skip
-    os.utime(sessions / "s1.jsonl", (1_780_000_000, 1_780_000_000))
+    _claude_session(sessions, turns, "2026-09-02T10:00")
     cfg = tmp_path / "scribed.toml"
     cfg.write_text(
         f'root = "{root}"\n[promote]\nsquad_inbox = true\n'

@@ -36,34 +36,16 @@ def _remote(tmp: Path, backend: str) -> Path:
     (seed / ".squad/team.md").write_text("# Team\n")
     git(seed, "add", ".")
     git(seed, "commit", "-q", "-m", "squad")
-    hist = subprocess.run(
-        ["git", "hash-object", "-w", "--stdin"], cwd=seed, input="# Project Context\n\n## Learnings\n",
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    sub = subprocess.run(
-        ["git", "mktree"],
-        cwd=seed,
-        input=f"100644 blob {hist}\thistory.md\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    agents = subprocess.run(
-        ["git", "mktree"],
-        cwd=seed,
-        input=f"040000 tree {sub}\triker\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    top = subprocess.run(
-        ["git", "mktree"],
-        cwd=seed,
-        input=f"040000 tree {agents}\tagents\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+
+    def plumb(args: list[str], data: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=seed, input=data, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    hist = plumb(["hash-object", "-w", "--stdin"], "# Project Context\n\n## Learnings\n")
+    sub = plumb(["mktree"], f"100644 blob {hist}\thistory.md\n")
+    agents = plumb(["mktree"], f"040000 tree {sub}\triker\n")
+    top = plumb(["mktree"], f"040000 tree {agents}\tagents\n")
     commit = git(seed, "commit-tree", top, "-m", "init: squad-state orphan branch").stdout.strip()
     git(seed, "update-ref", "refs/heads/squad-state", commit)
     git(seed, "push", "-q", str(remote), "main", "squad-state")

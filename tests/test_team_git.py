@@ -280,7 +280,8 @@ def test_twenty_rounds_lose_nothing_and_duplicate_nothing(
         assert got[0] == got[1]
     merges = git(a.dir, "rev-list", "--merges", "--count", "HEAD").stdout.strip()
     print(
-        f"TEAM {pulls}: {len(every)} sessions, {merges} merge commits, {len(_store(a))} in a's store, {len(_store(b))} in b's"
+        f"TEAM {pulls}: {len(every)} sessions, {len(facts)} wiki facts, {merges} merge commits, "
+        f"{len(_store(a))} in a's store, {len(_store(b))} in b's"
     )
     assert "hot/" in git(a.dir, "check-ignore", "-v", ".squad/memory/hot/riker.md").stdout
 

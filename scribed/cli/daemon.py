@@ -136,6 +136,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
             "pending": hb.get("pending", 0) if alive else 0,
             "watch": hb.get("watch") if alive else None,
             "last_result": hb.get("last_result") if alive else None,
+            "catch_up": hb.get("catch_up") if alive else None,
         },
         "sources": counts,
         "hot_files": hot_counts,
@@ -185,6 +186,10 @@ def _print_status(d: dict[str, Any]) -> None:
     _say("root", d["root"])
     if dm["alive"]:
         _say("daemon", f"running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
+        if isinstance(dm.get("catch_up"), dict):
+            from scribed.progress import describe
+
+            _say("catching up", describe(dm["catch_up"]))
     else:
         _say("daemon", f"not running ({dm['reason']})")
     ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
@@ -252,7 +257,7 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
         fail(errors[-1], EX_CONFIG)
     require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
     try:
-        daemon = Daemon(cfg)
+        daemon = Daemon(cfg, root_override=cfg.root if root else None)
     except ConfigError as exc:  # what the checks cannot see before the core is built
         fail(str(exc), EX_CONFIG)
     try:

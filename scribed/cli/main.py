@@ -129,12 +129,19 @@ def main(ctx: click.Context, config_path: str | None, init: bool) -> None:
 
 
 def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
+    """A TTY bar over the backlog's files that counts their bytes (its ETA is the bytes' rate)."""
     if not enabled:
         return None
     from scribed import log as log_mod
 
+    def size(item: Any) -> int:
+        try:
+            return int(item.path.stat().st_size)
+        except OSError:
+            return 0
+
     def wrap(items: list[Any]) -> Iterator[Any]:
-        yield from log_mod.progress(items, "compacting", unit="file", enabled=True)
+        yield from log_mod.progress(items, "compacting", unit="file", enabled=True, size=size)
 
     return wrap
 
@@ -153,7 +160,7 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     cfg = load_config(ctx, root)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
-        report = scribe.run(force=force, progress=_progress(sys.stderr.isatty()))
+        report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
     finally:
         scribe.close()
     data = report.public()

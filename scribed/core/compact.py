@@ -19,7 +19,7 @@ from scribed.core.compact_session import Prefetched, RunContext, SessionCompacto
 from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import SKIP_ACTIVE, SKIP_DONE, SKIP_EMPTY, EntryReport, FileOutcome, SourceItem
-from scribed.fsutil import read_error, skip_newline, write_gzip_archive
+from scribed.fsutil import read_error, skip_newline, write_gzip_archive, write_gzipped
 from scribed.models import ParseResult, Session, Turn
 from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
@@ -31,6 +31,9 @@ from scribed.tiers import hot_seed, live
 # A pool worker hands the parent the parse of a file up to this size; a larger one the parent
 # streams itself (a markdown file's sessions are never all held in the parent at once).
 PARSE_MAX_BYTES = 8 << 20
+# Prepared in this process (see scribed.core.prepare), a markdown file up to this size is parsed
+# whole and the parse kept; a larger one keeps its briefs and is read again, a session at a time.
+MARKDOWN_WHOLE_MAX = 1 << 20
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 
@@ -77,6 +80,7 @@ class Compactor(Step):
         self.given: Prefetched | None = None  # in the parent: a pool worker's work on the file at hand
         self.kept: Prefetched | None = None  # in a pool worker: where the parse is kept for the parent
         self.from_pool = 0  # parses the parent took from a worker (benchmarks and tests read it)
+        self.keep_max: int | None = PARSE_MAX_BYTES  # when preparing: the largest file whose parse is kept
 
     def use(self, given: Prefetched | None) -> None:
         """Take a pool worker's work on the next file (None: none, the parent does it all)."""
@@ -193,11 +197,21 @@ class Compactor(Step):
             self.sessions.copy = given.copy
             return given.reading
         kept = self.kept
-        whole = kept is not None and st.st_size <= PARSE_MAX_BYTES
+        whole = kept is not None and (self.keep_max is None or st.st_size <= self.keep_max)
+        if item.kind == "markdown" and self.keep_max is None and st.st_size > MARKDOWN_WHOLE_MAX:
+            whole = False  # its sessions are read again one at a time: memory follows the largest
         # an open session's unterminated line waits; a record over [session] max_line_bytes is skipped
         with hold_partial_tail(hold), line_limit(self.cfg.session.max_line_bytes):
             if not whole:
-                return sources.read_file(item.kind, item.path, item.agent)
+                streamed = sources.read_file(item.kind, item.path, item.agent)
+                if (
+                    kept is not None
+                    and self.keep_max is None
+                    and streamed.stream is not None
+                    and streamed.briefs
+                ):
+                    kept.reading, kept.hold, kept.sha = streamed, hold, self.sessions._source_sha(item)
+                return streamed
             # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
             parsed = sources.parse_file(item.kind, item.path, item.agent)
         reading = sources.Reading(parsed, [sources.Brief.of(s) for s in parsed.sessions])
@@ -334,8 +348,8 @@ class Compactor(Step):
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             known = self.ledger.session_entries(redacted(sess.session_id))
             turns = ledger_mod.uncovered(
-                known, sess.session_id, sess.turns, turns, path=source_key(job.item.path),
-                digests=lambda: ledger_mod.turn_digests(redact_session(sess).session.turns),
+                known, sess.turns, turns, path=source_key(job.item.path),
+                rec=ledger_mod.Recognizer(sess, self.keys),
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
@@ -399,7 +413,9 @@ class Compactor(Step):
         if item.kind in BYTE_KINDS:  # a file compacted to its end was just hashed for its entries
             sha = self.sessions._source_sha(item, job.new_offset)  # one hash, shared
         elif item.kind == "hot":
-            sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
+            sha = (
+                self.keys.hexdigest(path.read_bytes()) if not self.dry_run else ""
+            )  # keyed: see _archive_and_reset_hot
         if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, job.parsed):
             st = path.lstat() if path.exists() else st  # else the kept text is compacted next run
         if item.kind != "hot" and not self.dry_run:
@@ -491,6 +507,13 @@ class Compactor(Step):
         if snap is None:
             self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
             return False
-        clean = redacted(snap.decode("utf-8", "replace")).encode()
-        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{sha256_bytes(snap)[:12]}.md.gz", clean)
-        return hot_seed.reset(self.layout, path, agent, snap, session_id=redacted(sid), log=self.log)
+        # What an agent wrote in its hot file is this machine's: its digests are keyed (the archive's
+        # name, the session id its entry shows), so none confirms a guess at a secret in it.
+        dest = self.layout.archive / "hot" / f"{agent}-{self.keys.hexdigest(snap)[:12]}.md.gz"
+        made = self.given.hot_archive if self.given is not None else None
+        if made is not None and made[0] == sha256_bytes(snap):  # redacted and compressed before the lock
+            write_gzipped(dest, made[1])
+        else:
+            write_gzip_archive(dest, redacted(snap.decode("utf-8", "replace")).encode())
+        shown = redacted(self.keys.hot_session(sid)) if sid else redacted(sid)
+        return hot_seed.reset(self.layout, path, agent, snap, session_id=shown, log=self.log)

@@ -414,7 +414,7 @@ def _apply(
 ) -> ImportResult:
     log = get_logger()
     ap = _Apply(cfg, layout, ledger, run, clock)
-    for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
+    for u in progress(run.units, "importing", unit="entry", size=_text_bytes):  # a bar on a TTY only
         ap.history(u, cutoff, dry_run)
     for u in run.decisions:
         ap.decision(u)
@@ -514,3 +514,7 @@ __all__ = [
     "plan",
     "run_import",
 ]
+
+
+def _text_bytes(u: Unit) -> int:
+    return len(u.text.encode())

@@ -65,6 +65,7 @@ from scribed.curate.agent_writes import (
 )
 from scribed.fsutil import atomic_write, ensure_dir, read_text, write_gzip_archive
 from scribed.log import get as get_logger
+from scribed.log import progress
 from scribed.names import normalize_name
 from scribed.session.redact import redact
 from scribed.squad import inbox, legacy
@@ -274,6 +275,10 @@ class _Due:
     entry: Entry
 
 
+def _entry_bytes(d: _Due) -> int:
+    return len(d.entry.text.encode())
+
+
 @dataclass(slots=True)
 class _TopicTally:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -353,7 +358,7 @@ def _promote_locked(
     promoted: list[PromotedEntry] = []
     archived: list[PromotedEntry] = []
     decided: list[Fact] = []  # new decisions, for Squad's inbox
-    for d in due:
+    for d in progress(due, "promoting", unit="entry", size=_entry_bytes):  # a bar on a TTY only
         facts, warn = extract_facts(d.entry, d.agent)
         warnings += warn
         item = PromotedEntry(

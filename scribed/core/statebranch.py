@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scribed.fsutil import atomic_write, ensure_dir, read_text
+from scribed.fsutil import atomic_write, ensure_dir, read_json_object, read_text
 from scribed.tiers import git_merge
 from scribed.tiers.layout import BRANCH as BRANCH
 from scribed.tiers.layout import BRANCH_STATE
@@ -155,11 +155,7 @@ class Git:
 
 # --- this clone's record ----------------------------------------------------------------------
 def _load(layout: Layout) -> dict[str, Any]:
-    try:
-        data = json.loads((layout.state / BRANCH_STATE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(layout.state / BRANCH_STATE)
 
 
 def _save(layout: Layout, state: dict[str, Any]) -> None:

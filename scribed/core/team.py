@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from scribed.compress.entry import Entry, join_entries, split_entries
 from scribed.core import wikisync
 from scribed.core.wikisync import WikiSync
-from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
+from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_json_object, read_text
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers import cold, cold_store, git_merge, hot_seed
@@ -93,11 +93,7 @@ def _signature(layout: Layout, agent: str) -> list[Any]:
 
 
 def _load_state(layout: Layout) -> dict[str, Any]:
-    try:
-        data = json.loads((layout.state / STATE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(layout.state / STATE)
 
 
 @dataclass(slots=True)

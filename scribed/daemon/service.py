@@ -36,6 +36,7 @@ from scribed.daemon.schedule import MISFIRE_GRACE, next_fire, parse_iso, previou
 from scribed.daemon.watch import Watcher
 from scribed.daemon.work import Dispatcher
 from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir
+from scribed.progress import EVERY_SECONDS
 from scribed.tiers.cold import Layout
 
 HEARTBEAT_SECONDS = 10.0
@@ -90,8 +91,10 @@ class Daemon:
         clock: Callable[[], datetime] = utcnow,
         scheduler_factory: Callable[[], Any] | None = None,
         notify: Callable[[str], bool] = sdnotify.notify,
+        root_override: str | None = None,
     ) -> None:
         self.cfg = cfg
+        self.root_override = root_override  # `scribed run --root`: a reload keeps it
         self.clock = clock
         self.notify = notify
         self.log = log_mod.get()
@@ -243,6 +246,7 @@ class Daemon:
             "timers": len(w.timers),
             "watch": self.watcher.mode,
             "last_result": w.last_result,
+            "catch_up": w.catchup.public() if w.catchup is not None and not w.catchup.finished else None,
         }
         try:
             atomic_write(heartbeat_path(self.layout), json.dumps(data) + "\n")
@@ -392,6 +396,7 @@ class Daemon:
                     "thread_died", threads=dead, reason="exiting so the supervisor restarts the service"
                 )
                 return 1
+            self.dispatch.tick(EVERY_SECONDS - MAIN_TICK)  # a catch-up logs its progress every 5-10 s
             mono = time.monotonic()
             if wd_interval is not None and mono >= wd_due:
                 self.notify("WATCHDOG=1")
@@ -426,6 +431,8 @@ class Daemon:
         path = self.cfg.path
         try:
             new = config_mod.load(str(path) if path else None)
+            if self.root_override:
+                new.root = self.root_override
             if new.root_path != self.cfg.root_path:
                 raise ConfigError(
                     f"root cannot change on reload (was {self.cfg.root_path}); restart the service"

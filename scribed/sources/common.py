@@ -9,18 +9,26 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from scribed.models import MAX_TEXT_CHARS, MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
 from scribed.sources import zst
 
 JsonObj = dict[str, object]
+
+
+class Readable(Protocol):
+    """What the streaming readers need of a binary file (a wrapper that hashes or counts will do)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
 
 # A single record longer than this is skipped (and counted) instead of being held in memory;
 # [session] max_line_bytes changes it for a run (see line_limit).
@@ -53,6 +61,39 @@ class JsonLine(NamedTuple):
     end_offset: int
     obj: JsonObj | None
     error: str | None
+
+
+def _fast_decoder() -> Callable[[bytes], object] | None:
+    """msgspec's JSON decoder (C, several times the stdlib's speed on transcript lines), unless it
+    is missing or ``SCRIBED_JSON=stdlib`` asks for the plain path (benchmarks compare the two)."""
+    if os.environ.get("SCRIBED_JSON", "").lower() == "stdlib":
+        return None
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    decode: Callable[[bytes], object] = msgspec.json.Decoder().decode
+    return decode
+
+
+_FAST = _fast_decoder()
+_BOM = b"\xef\xbb\xbf"
+
+
+def decode_line(raw: bytes, *, first: bool = False) -> tuple[bool, object]:
+    """One JSONL line's value, as ``json.loads`` reads the line decoded with bad bytes replaced (a
+    BOM dropped on the first line); ``(False, None)`` when it cannot. msgspec decodes it when it
+    can: where it refuses (bad UTF-8, ``NaN``, a lone surrogate, a float out of range, deep
+    nesting) the stdlib reads it, and where it accepts, its value is the stdlib's (a test
+    compares them), so the turns are the same with or without it."""
+    if first and raw.startswith(_BOM):
+        raw = raw[3:]
+    if _FAST is not None:
+        try:
+            return True, _FAST(raw)
+        except Exception:  # msgspec.DecodeError and friends: the stdlib decides
+            pass
+    return loads(raw.decode("utf-8", "replace"))
 
 
 def loads(text: str | bytes) -> tuple[bool, object]:
@@ -134,10 +175,7 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
                 return
             if raw.isspace():
                 continue
-            text = raw.decode("utf-8", "replace")
-            if line_no == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            ok, value = loads(text)
+            ok, value = decode_line(raw, first=line_no == 1)
             if not ok:
                 yield JsonLine(line_no, offset, None, "invalid JSON")
             elif not isinstance(value, dict):
@@ -311,12 +349,23 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
     tail_start = text.find("\n", len(text) - half, len(text) - half // 2)
     tail_start = tail_start + 1 if tail_start >= 0 else len(text) - half
     middle = text[head_end:tail_start]
+    kept = keep_error_lines(map(trim_error_line, _error_lines(middle)), errors)
+    return tool_parts(text[:head_end], len(middle), kept, text[tail_start:])
+
+
+def trim_error_line(line: str) -> str:
+    """An error line as kept: at most :data:`_ERROR_LINE_CHARS`, cut between words."""
+    if len(line) > _ERROR_LINE_CHARS:
+        return line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    return line
+
+
+def keep_error_lines(lines: Iterable[str], errors: int) -> list[str]:
+    """The distinct (trimmed) error lines, in order, while they fit in ``errors`` chars."""
     kept: list[str] = []
     seen: set[str] = set()
     room = errors
-    for line in _error_lines(middle):
-        if len(line) > _ERROR_LINE_CHARS:
-            line = line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    for line in lines:
         if not line or line in seen:
             continue
         if len(line) + 1 > room:
@@ -324,12 +373,17 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
         seen.add(line)
         kept.append(line)
         room -= len(line) + 1
-    parts = [text[:head_end].rstrip("\n")]
+    return kept
+
+
+def tool_parts(head: str, middle_len: int, kept: list[str], tail: str) -> str:
+    """A clipped tool output: its head, what its middle held, its tail."""
+    parts = [head.rstrip("\n")]
     if kept:
-        parts += [f"[… {len(middle)} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
+        parts += [f"[… {middle_len} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
     else:
-        parts.append(f"[… {len(middle)} chars elided …]")
-    parts.append(text[tail_start:])
+        parts.append(f"[… {middle_len} chars elided …]")
+    parts.append(tail)
     return "\n".join(parts)
 
 
@@ -396,9 +450,13 @@ def turn(
     line: int = 0,
     end_offset: int = 0,
     tool_name: str | None = None,
+    clipped: bool = False,
 ) -> Turn:
-    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output."""
-    if kind == "tool_result":
+    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output
+    (``clipped``: the text is that already, see :mod:`scribed.sources.turn_text`)."""
+    if clipped:
+        pass
+    elif kind == "tool_result":
         text = clip_tool_output(text)
     elif kind == "tool_call":
         plan = (tool_name or "").lower() in PLAN_TOOLS
