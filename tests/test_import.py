@@ -295,7 +295,9 @@ def _check_import_cold(layout: Layout, m: dict[str, Any], cutoff: datetime) -> N
             if f["date"] >= datetime(2026, 11, 10, tzinfo=UTC):  # the newest are still whole entries
                 assert f["title"] in text, (agent, f["title"])
         assert all(i.startswith(("i-", "d-")) for i in ids)
-        assert "- provenance: id=" in text and "compressor=extractive" in text
+        assert (
+            "- provenance: id=" in text and "sha256=" in text and "ratio=" in text
+        )  # extractive: not printed
 
 
 def _check_import_decisions(layout: Layout, m: dict[str, Any], cutoff: datetime) -> WikiDoc:

@@ -132,8 +132,8 @@ def _item_turn(payload: JsonObj, tool_names: dict[str, str], ts: object, line: i
         if call_id:
             tool_names[call_id] = name
         args: object = payload.get("arguments")
-        if ptype == "custom_tool_call":
-            args = payload.get("input")
+        if ptype == "custom_tool_call":  # its arguments are ``input``; some rollouts write ``arguments``
+            args = payload.get("input") if payload.get("input") is not None else payload.get("arguments")
         elif ptype == "local_shell_call":
             args = get_dict(payload, "action")
         text = render_call(name, args)

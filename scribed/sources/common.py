@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from scribed.models import MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
+from scribed.models import MAX_TEXT_CHARS, MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
 from scribed.sources import zst
 
 JsonObj = dict[str, object]
@@ -431,6 +431,16 @@ def _hint_at(folded: str, word: str, pos: int) -> int:
     return p if p >= 0 else len(folded)
 
 
+# Tools whose call states the agent's plan or todo list (compress/plan.py reads them): kept whole up
+# to a message's cap, since a list cut in its middle would lose the items there.
+PLAN_TOOLS = frozenset(
+    {
+        "todowrite", "todo_write", "write_todos", "update_todo", "update_todos", "todos",
+        "manage_todo_list", "exitplanmode", "exit_plan_mode", "update_plan", "sql", "taskcreate", "taskupdate",
+    }
+)  # fmt: skip
+
+
 def turn(
     role: Role,
     text: str,
@@ -449,7 +459,8 @@ def turn(
     elif kind == "tool_result":
         text = clip_tool_output(text)
     elif kind == "tool_call":
-        text = clip(text, MAX_TOOL_CHARS)
+        plan = (tool_name or "").lower() in PLAN_TOOLS
+        text = clip(text, MAX_TEXT_CHARS if plan else MAX_TOOL_CHARS)
     else:
         text = clip(text, MAX_TURN_CHARS)
     return Turn(

@@ -65,6 +65,10 @@ _ISO_IN_LINE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)
 _CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?[ \t]*(?P<p>[AaPp][Mm])?")
 _DATE_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+(?:.*?\b)?(?P<d>\d{4}-\d{2}-\d{2})\b.*")
 _COMMAND = re.compile(r"[ \t]*\$[ \t]+(?P<cmd>\S.*)")
+# A stamp right after a role word's closing emphasis ("**Bot** (2026-11-10T10:00:00.000Z): text",
+# "**User** [10:15] — text"): the turn's time, never its text.
+_LEAD_STAMP = re.compile(rf"{_STAMP}[ \t]*(?:[:：]|[—–-](?=[ \t]))?[ \t]*")
+_DASHES = "—–-"
 _SAYS = re.compile(r"[^\s*_>:-]")  # a turn made of these only is markup, not words
 
 
@@ -147,7 +151,10 @@ def _named(text: str) -> tuple[str, str | None, str, bool] | None:
     )
     if ts and not strong:
         return None
-    return name, ts, (m.group("rest") or "").strip(), strong
+    rest = (m.group("rest") or "").strip()
+    if ts and rest[:1] in _DASHES and rest[1:2].isspace():  # "**Dana** (10:15) — text"
+        rest = rest[1:].strip()
+    return name, ts, rest, strong
 
 
 @dataclass(slots=True)
@@ -173,11 +180,16 @@ class Speakers:
         m = _role_marker(text) if self.roles else None
         if m is not None:
             role, kind = _role_of(m.group("name"))
-            stamp = _ISO_IN_LINE.search(text)
             rest = m.group("rest").strip().strip("*_").strip()
-            if stamp and rest.strip("()[]— -").strip() == stamp.group(0):
-                rest = ""
-            ts = parse_ts(stamp.group(0)) if stamp else _stamp(m.group("note"), day)
+            lead = _LEAD_STAMP.match(rest)
+            ts = _stamp(lead.group("ts"), day) if lead else None
+            if ts is not None and lead is not None:  # "**Bot** (2026-…): text": the time is the turn's
+                rest = rest[lead.end() :].strip().strip("*_").strip()
+            else:
+                stamp = _ISO_IN_LINE.search(text)
+                if stamp and rest.strip("()[]— -").strip() == stamp.group(0):
+                    rest = ""
+                ts = parse_ts(stamp.group(0)) if stamp else _stamp(m.group("note"), day)
             return Speaker(role, kind, m.group("name"), bool(m.group("q")), ts, rest)
         hit = _named(text) if self.names else None
         if hit is None or hit[0] not in self.names:
