@@ -425,16 +425,15 @@ def test_lazy_command_table_matches_what_modules_register() -> None:
     assert found == LAZY
 
 
-# --- 10. the README's Commands table ----------------------------------------------------------------
+# --- 10. the Commands table (docs/commands.md) ---------------------------------------------------------
 def _command_table() -> list[str]:
-    """The `scribed …` spellings in the first column of the README's Commands table."""
-    text = (PKG.parent / "README.md").read_text("utf-8")
-    table = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    """The `scribed …` spellings in the first column of docs/commands.md's table."""
+    table = (PKG.parent / "docs" / "commands.md").read_text("utf-8")
     rows = [ln for ln in table.splitlines() if ln.startswith("| `scribed")]
     return [spec for row in rows for spec in re.findall(r"`(scribed [^`]+)`", row.split(" | ")[0])]
 
 
-def test_readme_command_table_lists_every_command_and_only_real_flags() -> None:
+def test_the_command_table_lists_every_command_and_only_real_flags() -> None:
     import click
 
     from scribed.cli.main import main
@@ -451,5 +450,5 @@ def test_readme_command_table_lists_every_command_and_only_real_flags() -> None:
         flags = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
         flags |= {"--config", "--init", "--version"}  # the group's own, accepted after the subcommand
         for flag in re.findall(r"--[a-z][a-z-]*", spec):
-            assert flag in flags, f"README documents {flag} for `{spec}`, which has no such option"
+            assert flag in flags, f"docs/commands.md documents {flag} for `{spec}`, which has no such option"
     assert set(main.list_commands(ctx)) <= documented, set(main.list_commands(ctx)) - documented

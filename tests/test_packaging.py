@@ -1,5 +1,5 @@
 """Packaging (issue 17, item 5): the wheel is `scribed-memory` (the command and the import package
-stay `scribed`), it installs into a fresh virtualenv, and the README says what to commit."""
+stay `scribed`), it installs into a fresh virtualenv, and the docs say what to commit."""
 
 from __future__ import annotations
 
@@ -31,15 +31,16 @@ def test_project_metadata() -> None:
     assert f"## [{__version__}]" in changelog or "## [Unreleased]" in changelog
 
 
-def test_readme_says_how_to_install_and_what_to_commit() -> None:
+def test_the_docs_say_how_to_install_and_what_to_commit() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"pip install {DIST}" in readme and "Python 3.11" in readme
-    block = re.search(r"```gitignore\n(.*?)```", readme, re.S)
+    teams = (REPO / "docs" / "teams.md").read_text()
+    block = re.search(r"```gitignore\n(.*?)```", teams, re.S)
     assert block, "a .gitignore block"
     ignored = block.group(1)
     assert ".squad/memory/.scribed/" in ignored
     for tier in ("cold", "wiki"):  # shared through git; hot is this machine's live state (issue 29)
-        assert f".squad/memory/{tier}/\n" not in ignored and f"`.squad/memory/{tier}/`" in readme
+        assert f".squad/memory/{tier}/\n" not in ignored and f"`.squad/memory/{tier}/`" in teams
     assert ".squad/memory/hot/" in ignored and ".squad/memory/cold/*.md" in ignored
 
 

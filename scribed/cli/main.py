@@ -114,7 +114,7 @@ def _root_busy(exc: Exception) -> bool:
     "--config",
     "config_path",
     metavar="PATH",
-    help="Config file (default: see README lookup order). Also accepted after the subcommand.",
+    help="Config file (default: see docs/configuration.md for the lookup order). Also accepted after the subcommand.",
 )
 @click.option(
     "--init", is_flag=True, help="Create ROOT/.squad/ when it is missing (otherwise such a root is refused)."

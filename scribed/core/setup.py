@@ -4,7 +4,7 @@ optionally install the systemd user unit. Idempotent: a second run finds nothing
 
 :func:`plan` only reads (a dry run prints it); :func:`apply` writes what it lists, each file
 atomically and only if it still holds what :func:`plan` read. Where each tool keeps its
-transcripts (``docs`` of each tool, summarized in the README's *Where the transcripts are*):
+transcripts (``docs`` of each tool, summarized in docs/formats.md and docs/setup.md):
 
 * Claude Code: ``~/.claude/projects/<cwd with every non-alphanumeric character as ->/``
   (``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude``); sessions started in a sub-folder of the
