@@ -804,6 +804,17 @@ def test_wrapped_token_joins_only_a_random_continuation() -> None:
     assert redact(f"key {tok}\nNext we deploy") == f"key {REDACTED}\nNext we deploy"
 
 
+@pytest.mark.parametrize("secret", [s for s in SECRETS if "\n" not in s.line], ids=lambda s: s.name)
+def test_a_commit_sha_on_the_next_line_is_kept_as_it_is_alone(secret: Secret) -> None:
+    """The context a rule sees does not bleed across lines (issue 31): a whole token ending its
+    line does not take the commit sha or digest that starts the next one."""
+    for digest in ("4b825dc642cb6eb9a060e54bf8d69288fbee4904", "d41d8cd98f00b204e9800998ecf8427e"):
+        assert redact(digest) == digest
+        out = redact(f"{secret.line}\n{digest}")
+        assert out.endswith(f"\n{digest}"), out
+        assert_gone(secret, out)
+
+
 def test_rules_compile_lazily() -> None:
     """Importing the engine compiles no rule and no pass: a ``scribed context`` spawn pays for
     what it meets, not for all rules (issue 15)."""
@@ -913,3 +924,39 @@ def test_pass_the_verb_keeps_what_passed(line: str) -> None:
 )
 def test_pass_the_name_still_hides_its_value(line: str, secret: str) -> None:
     assert secret not in redact(line)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("token: Handled at the gateway", "token: Handled at the gateway"),
+        ("Token: Valid until Friday", "Token: Valid until Friday"),
+        ("secret: Kept in Vault", "secret: Kept in Vault"),
+        ("api_key: Provided by the platform team", "api_key: Provided by the platform team"),
+        ("password: hunter2 was rejected by the server", f"password: {REDACTED} was rejected by the server"),
+        ("passwd: blue moon rising", f"passwd: {REDACTED}"),
+        ("DB_PASSWORD=Sunflower make deploy", f"DB_PASSWORD={REDACTED} make deploy"),
+    ],
+)
+def test_redaction_replaces_exactly_the_value_never_the_next_word(text: str, expected: str) -> None:
+    """Issue 31: words after a secret-ish name are judged as one value by their shape: prose (sentence
+    case, function words) is kept whole, a passphrase of one case is replaced whole, and a made-up
+    first word (digits, a shell assignment's value) is replaced alone."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("password = mySecretPassword", False),
+        ("secret: TemporaryLoginCredential", False),
+        ("password = userPassword", True),  # short and plain: a variable's name
+        ("const password = confirmPassword", True),  # a declaration: the value is a variable
+        ("this.token = refreshTokenValue", True),
+        ("password := currentPassword", True),
+    ],
+)
+def test_letters_only_values_are_judged_by_length_and_entropy(text: str, kept: bool) -> None:
+    """A value without digits is a secret above the ``[values]`` floors of secrets.toml, unless the
+    assignment is a statement in code."""
+    assert (redact(text) == text) is kept

@@ -15,16 +15,21 @@ if TYPE_CHECKING:
     from scribed.models import Session, Turn
 
 from scribed.session.redact import redact, redact_path
-from scribed.session.redact_stream import redact_chunks
+from scribed.session.redact_stream import redact_chunks, redact_within
 
 Redacted = NewType("Redacted", str)
 NOTHING = Redacted("")  # the empty text, for defaults
 
-# Redacted turn texts by the sha256 of their raw text, least recently used first out: a live view
-# re-reads a growing session on every change, and its old turns must not cost the redactor again.
-# Keys are digests, so no secret is kept; values are redacted. Bounded by the characters held.
+# A session's turns are redacted in blocks of about BLOCK_CHARS, each judged with CONTEXT_CHARS of
+# the turns around it (redact_stream.redact_within): the door sees what `scribed redact` sees in
+# the file. Blocks are cut greedily from the first turn, so a growing session (a live view re-reads
+# it on every change) redacts only its last blocks again: the rest come from this cache, keyed by
+# the sha256 of the block and its context (no secret is kept; values are redacted), least recently
+# used first out, bounded by the characters held.
+BLOCK_CHARS = 32 * 1024
+CONTEXT_CHARS = 8 * 1024  # a 4096-bit PEM key is ~3.3 KB; a name and its value far less
 _CACHE_CHARS = 16 * 1024 * 1024
-_cache: OrderedDict[bytes, Redacted] = OrderedDict()
+_cache: OrderedDict[bytes, list[str]] = OrderedDict()
 _cache_size = [0]
 _cache_lock = _thread.allocate_lock()  # = threading.Lock(), without importing threading
 
@@ -40,22 +45,55 @@ def redacted_path(path: str) -> Redacted:
     return Redacted(redact_path(path))
 
 
-def _turn_text(text: str) -> Redacted:
+def _blocks(texts: list[str]) -> list[tuple[int, int]]:
+    """``texts`` cut into runs of about :data:`BLOCK_CHARS` characters, from the first."""
+    out, start, size = [], 0, 0
+    for i, t in enumerate(texts):
+        size += len(t) + 1
+        if size >= BLOCK_CHARS:
+            out.append((start, i + 1))
+            start, size = i + 1, 0
+    return [*out, (start, len(texts))] if start < len(texts) else out
+
+
+def _context(texts: list[str], indices: range) -> str:
+    """The texts at ``indices`` (nearest first), joined in text order, up to :data:`CONTEXT_CHARS`."""
+    got: list[str] = []
+    size = 0
+    for i in indices:
+        if size >= CONTEXT_CHARS:
+            break
+        got.append(texts[i])
+        size += len(texts[i]) + 1
+    return "\n".join(got if indices.step > 0 else got[::-1])
+
+
+def redacted_texts(texts: list[str]) -> list[Redacted]:
+    """A session's turn texts with secrets replaced, each judged with the turns around it."""
     import hashlib  # here: it loads OpenSSL (~4 ms), and a spawn never redacts a session
 
-    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    out = redacted(text)
-    with _cache_lock:
-        if key not in _cache:
-            _cache[key] = out
-            _cache_size[0] += len(out)
-        while _cache_size[0] > _CACHE_CHARS and _cache:
-            _cache_size[0] -= len(_cache.popitem(last=False)[1])
+    out: list[Redacted] = []
+    for i, j in _blocks(texts):
+        before = _context(texts, range(i - 1, -1, -1))[-CONTEXT_CHARS:]
+        after = _context(texts, range(j, len(texts)))[:CONTEXT_CHARS]
+        before, after = (before + "\n" if i else ""), ("\n" + after if j < len(texts) else "")
+        h = hashlib.sha256()
+        for part in (before, *texts[i:j], after):
+            h.update(b"%d:" % len(part) + part.encode("utf-8", "surrogatepass"))
+        key = h.digest()
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
+        if hit is None:
+            hit = redact_within(before, texts[i:j], after)
+            with _cache_lock:
+                if key not in _cache:
+                    _cache[key] = hit
+                    _cache_size[0] += sum(map(len, hit))
+                while _cache_size[0] > _CACHE_CHARS and _cache:
+                    _cache_size[0] -= sum(map(len, _cache.popitem(last=False)[1]))
+        out += map(Redacted, hit)
     return out
 
 
@@ -171,7 +209,9 @@ def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> Red
     """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
     from dataclasses import replace  # here: whoever holds a Session has loaded dataclasses already
 
-    kept = [_with_text(t, _turn_text(t.text)) for t in (session.turns if turns is None else turns)]
+    picked = list(session.turns if turns is None else turns)
+    texts = redacted_texts([t.text for t in picked])
+    kept = [_with_text(t, r) for t, r in zip(picked, texts, strict=True)]
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))
 
@@ -185,5 +225,6 @@ __all__ = [
     "redacted",
     "redacted_chunks",
     "redacted_path",
+    "redacted_texts",
     "unwrap",
 ]

@@ -218,8 +218,9 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
     tail = _RUN_RE.match(st.data, nl.end()) if nl else None
     if not nl or not tail or tail.end() - nl.end() < SPLIT_TAIL_MIN:
         return False
-    if matched and not val.looks_random(tail.group().decode("latin-1")):
-        return False  # a whole token followed by an ordinary word, a date, a short id
+    t = st.text[nl.end() : tail.end()]  # a whole token then an ordinary word, a date, a commit sha:
+    if matched and not (val.looks_random(t) and val.same_alphabet(st.text[start:end], t)):
+        return False
     first = start - rule.back
     joined = st.data[first:end] + tail.group()
     m = rule.pattern.match(joined, rule.back)
@@ -381,8 +382,7 @@ def redact(text: str) -> str:
     out: list[str] = []
     pos = 0
     for s, e in spans:
-        out.append(text[pos:s])
-        out.append(REDACTED)
+        out += (text[pos:s], REDACTED)
         pos = e
     out.append(text[pos:])
     return "".join(out)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scribed.session.redact_pem import on_pem as on_pem  # the PEM handler lives there
+from scribed.session.redact_phrase import declared, phrase, phrase_follows, plain_word
 from scribed.session.redact_values import (
     A_COMMANDS,
     ASSIGNMENT_WORDS,
@@ -101,7 +102,9 @@ def branches() -> dict[str, list[str]]:
         "=": ["[:?]?" + asg],
         ":": [
             r"(?<=//:)(?P<url>)",
-            r"(?=(?:\d{4,5}|\*):[^\s:]{1,253}(?:\n|n\\|\Z))(?P<pgpass>)",  # the colon after the port
+            # The colon after the port of ``host:port:db:user:password`` starting a line or a word,
+            # perhaps behind what tools put before a line: a number (``cat -n``, the Read tool's ``1→``).
+            r'(?=(?:\d{4,5}|\*):[^\s:]{1,253}(?:(?:[\t?]|t\\)\d{1,7})?[ \t>#*+\-]{0,16}+(?:\n|n\\|\Z|"|(?<=[ \t])))(?P<pgpass>)',
             asg,
         ],
         "-": [
@@ -242,11 +245,16 @@ def _assigned_value(
         if sub:
             spans.append((vstart + sub[0], vstart + sub[1], sub[2]))
         return None
-    return _unquoted(text, v, (vstart, vend), who=who, spans=spans)
+    spaced = text[m.start("sep") - 1 : m.start("sep")] in (" ", "\t") or text[sep_end : sep_end + 1] == " "
+    if spaced and plain_word(v) and phrase_follows(text, vend):
+        phrase(text, vstart, who=who, spans=spans)
+        return None
+    code = sep == ":=" or (spaced and declared(text, name_start, name))
+    return _unquoted(text, v, (vstart, vend), who=who, spans=spans, code=code)
 
 
 def _unquoted(
-    text: str, v: str, span: tuple[int, int], *, who: tuple[str, str, str], spans: Spans
+    text: str, v: str, span: tuple[int, int], *, who: tuple[str, str, str], spans: Spans, code: bool
 ) -> tuple[int, int] | None:
     """Judge an unquoted value, which may end at a query parameter or continue past the cap."""
     (vstart, vend), (kind, kwl, name) = span, who
@@ -265,7 +273,7 @@ def _unquoted(
             vend = tail.end()  # P@ss(w0rd): the parenthesis is part of it
             v = text[vstart:vend]
         follow = ""
-    sub = secret_span(v, kind, False, follow, kwl, name)
+    sub = secret_span(v, kind, False, follow, kwl, name, code)
     if not sub:
         return None
     start = vstart + sub[0]
@@ -315,6 +323,7 @@ _COOKIE_REGION_RE = LazyPattern(r"[ \t]*+[\"'`]?([^\"'`\n\r\\]{0,8192}+)")
 _COOKIE_PAIR_RE = LazyPattern(r"([^\s=;,]{1,128}+)=([^;\s,]{1,4096}+)")
 _PGPASS_RE = LazyPattern(r"[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<pw>[^\s\"'\\]{1,256}+)(?=\r?\n|\\n|\"|\Z)")
 _WORD_RE = LazyPattern(r"[\w./\-]+")
+_HEX_COLONS_RE = LazyPattern(r"[0-9A-Fa-f:]+")
 _COMMAND_SPLIT_RE = LazyPattern(r"\n|\\n|;|&&|\|\|?|\$\(|`")
 
 
@@ -431,7 +440,9 @@ def cookie_spans(text: str, pos: int, rule: str, spans: Spans, end: int = -1) ->
 def on_pgpass(text: str, colon: int, spans: Spans) -> None:
     """``host:port:database:user:password`` on a line of its own (``colon`` follows the port)."""
     m = _PGPASS_RE.match(text, colon + 1)
-    if m and m.group("pw") != "*" and not is_placeholder(m.group("pw")):
+    if m and _HEX_COLONS_RE.fullmatch(m.group()):
+        return  # an IPv6 address written out in full, not a credential line
+    if m and m.group("pw") != "*" and secret_span(m.group("pw"), "pw", True, "", "password", "password"):
         spans.append((*m.span("pw"), "pgpass-line"))
 
 

@@ -11,7 +11,7 @@ it); a span that started before the chunk is skipped. Memory stays about three c
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from scribed.session.redact import REDACTED, secret_spans
 
@@ -69,6 +69,32 @@ def _window(before: str, text: str, after: str, carry: int) -> tuple[str | None,
         pos = e
     out.append(window[pos:b])
     return "".join(out), max(0, pos - b)
+
+
+def redact_within(before: str, texts: Sequence[str], after: str) -> list[str]:
+    """Each of ``texts`` redacted as a part of ``before + "\\n".join(texts) + after``: the turns of a
+    session are judged together, as ``scribed redact`` judges the file that holds them (a PEM body
+    whose header ended the previous turn, a value whose name did). A secret that spans turns leaves
+    a marker in each; a text no secret touches comes back as the same object."""
+    window = before + "\n".join(texts) + after
+    spans = secret_spans(window)
+    out: list[str] = []
+    pos, k = len(before), 0
+    for t in texts:
+        a, b = pos, pos + len(t)
+        while k < len(spans) and spans[k][1] <= a:
+            k += 1
+        parts: list[str] = []
+        cur, j = a, k
+        while j < len(spans) and spans[j][0] < b:
+            s, e = max(spans[j][0], a), min(spans[j][1], b)
+            if e > s:
+                parts += (window[cur:s], REDACTED)
+                cur = e
+            j += 1
+        out.append("".join((*parts, window[cur:b])) if parts else t)
+        pos = b + 1
+    return out
 
 
 def _is_utf8(data: bytes) -> bool:

@@ -51,6 +51,7 @@ CODE_REF_DIGITS = 3  # a name with this many digits is a value made up to look l
 HEX_KEY_CHARS = 32
 MIN_VALUE = 3
 CLI_WORD_MAX = 20
+SAME_ALPHABET_P = 1e-3  # a wrapped token's tail missing the head's character classes by chance
 
 
 class Rule(NamedTuple):
@@ -159,7 +160,7 @@ def data() -> dict[str, Any]:
 def _whole(got: dict[str, Any], raw: bytes) -> bool:
     """A cache is used only if it holds every rule table and the word lists of the file it was
     made from: one that parses but lost rules would redact less, silently."""
-    if not isinstance(got.get("words"), dict):
+    if not isinstance(got.get("words"), dict) or not isinstance(got.get("values"), dict):
         return False
     rules = got.get("rule")
     return isinstance(rules, list) and len(rules) == len(re.findall(rb"(?m)^\s*\[\[rule\]\]", raw))
@@ -202,6 +203,8 @@ def _words(name: str) -> frozenset[str]:
 
 
 PW, STRONG, WEAK, PASS_TOOLS = _words("pw"), _words("strong"), _words("weak"), _words("pass_verb_tools")
+LITERAL_MIN_CHARS = int(data()["values"]["literal_min_chars"])
+LITERAL_MIN_ENTROPY = float(data()["values"]["literal_min_entropy"])
 KEY_STRONG_MODS = tuple(data()["words"]["key_strong_mods"])
 KEY_PUBLIC_MODS = tuple(data()["words"]["key_public_mods"])
 KEY_PLAIN_MODS = _words("key_plain_mods")
@@ -275,6 +278,23 @@ def looks_random(v: str) -> bool:
     return changes / len(alnum) >= RANDOM_MIN_CHANGES and entropy(v) >= RANDOM_MIN_ENTROPY
 
 
+def _char_class(c: str) -> str:
+    return (
+        "d" if c in _DIGITS else "u" if c in _UPPER else "h" if c in "abcdef" else "l" if c in _LOWER else "o"
+    )
+
+
+def same_alphabet(head: str, tail: str) -> bool:
+    """Whether ``tail`` can be the rest of a random ``head``: a character class (digit, upper, hex
+    letter, other lower, symbol) of the head is missing from the tail by chance with probability
+    ``(1 - share) ** len(tail)``; below :data:`SAME_ALPHABET_P` the tail is another string (a commit
+    sha on the line after a whole mixed-case token)."""
+    shares = Counter(map(_char_class, head))
+    seen = set(map(_char_class, tail))
+    p = math.prod((1 - n / len(head)) ** len(tail) for cls, n in shares.items() if cls not in seen)
+    return p >= SAME_ALPHABET_P
+
+
 def is_placeholder(v: str) -> bool:
     """Template references, masks, markers and stock words that carry no secret."""
     s = v.strip()
@@ -305,13 +325,22 @@ def _no_digit(v: str) -> bool:
     return set(v).isdisjoint(_DIGITS)
 
 
-def _is_code_ref(v: str, quoted: bool, follow: str) -> bool:
-    """Variable names, attribute access and calls: code that *refers* to a secret."""
+def is_literal(v: str) -> bool:
+    """Long and varied enough to be a made-up secret of any alphabet (``SunflowerMeadowTwilight``),
+    not a variable (``userPassword``): the floors are ``[values]`` of secrets.toml."""
+    return len(v) >= LITERAL_MIN_CHARS and entropy(v) >= LITERAL_MIN_ENTROPY
+
+
+def _is_code_ref(v: str, quoted: bool, follow: str, code: bool) -> bool:
+    """Variable names, attribute access and calls: code that *refers* to a secret. ``code``: the
+    assignment is a statement (``const x = y``, ``x := y``, ``x = y;``), so an identifier is a name."""
     if not quoted and follow and follow in "([":
         return True
     if DOTTED_RE.fullmatch(v) and _no_digit(v):
         return not quoted or _SECRET_WORD_RE.search(v) is not None
     if IDENT_RE.fullmatch(v):
+        if is_literal(v) and (quoted or (not code and _no_digit(v))):
+            return False  # a string literal, or a config value of letters only: not code
         wordish = "_" in v or _CAMEL_RE.search(v) is not None
         digits = sum(c in _DIGITS for c in v)
         # ``authToken2`` names a variable; ``mySuperSecretJwtKey2024`` and ``SuperSecret1`` are made up
@@ -376,7 +405,7 @@ def _weak_span(s: str, full: Span, *, quoted: bool, follow: str, kw: str, name: 
             return full
     if kw == "key" and HEX_RE.fullmatch(s) and len(s) >= HEX_KEY_CHARS and not _plain_key(name, kw):
         return (full[0], full[1], "generic-high-entropy-key")
-    if not looks_random(s) or _is_code_ref(s, quoted, follow):
+    if not looks_random(s) or _is_code_ref(s, quoted, follow, True):
         return None
     if kw not in ("sig", "signature") and (HEX_RE.fullmatch(s) or _UUID_RE.fullmatch(s)):
         return None  # digests, ids and cache keys
@@ -385,12 +414,13 @@ def _weak_span(s: str, full: Span, *, quoted: bool, follow: str, kw: str, name: 
 
 @functools.lru_cache(maxsize=4096)
 def secret_span(  # noqa: PLR0917 - an lru_cache key, called positionally on the hot path
-    v: str, kind: str, quoted: bool, follow: str, kw: str, name: str
+    v: str, kind: str, quoted: bool, follow: str, kw: str, name: str, code: bool = False
 ) -> Span | None:
     """Decide whether a value found after a secret-ish name is a secret.
 
-    Returns the offsets inside ``v`` to redact and the rule id, or None to keep it. Cached: the
-    same assignment lines recur across a transcript (and in adversarial repetitive input).
+    Returns the offsets inside ``v`` to redact and the rule id, or None to keep it (``code``: the
+    assignment is a statement in code). Cached: the same assignment lines recur across a
+    transcript (and in adversarial repetitive input).
     """
     s = v.strip()
     if not s or is_placeholder(s):
@@ -407,7 +437,7 @@ def secret_span(  # noqa: PLR0917 - an lru_cache key, called positionally on the
     if kind == "weak":
         return _weak_span(s, full, quoted=quoted, follow=follow, kw=kw, name=name)
     if (
-        _is_code_ref(s, quoted, follow)
+        _is_code_ref(s, quoted, follow, code)
         or len(s) < MIN_VALUE
         or (len(s) <= MIN_VALUE and s.isalpha())
         or _is_prose(s)
