@@ -1,8 +1,10 @@
 """Issue 31: one redaction path. The whole hostile corpus (``tests/secrets_corpus.py``) goes through
 ``scribed redact`` and through a real compacted session (``run-once`` on an LLM backend served by a
 loopback fake), placed as transcripts and hot files carry it: a line of its own, and the same line
-after words ("tried ..."). Both ways must agree: no corpus secret in the CLI's output, the cold file,
-the transcript archive, the hot archive or any LLM request."""
+after words ("tried ..."). Both ways must agree: no corpus secret in the CLI's output, in any file
+under the root (cold files, the transcript and hot archives, the SQLite ledger, the search index, the
+wiki page a ``wiki-write`` of the corpus made), in the JSON debug log, in ``context``/``search``
+output, in what the MCP tools return, or in any LLM request."""
 
 from __future__ import annotations
 
@@ -76,23 +78,54 @@ def write_root(tmp: Path, llm_url: str) -> tuple[Path, Path]:
     cfg.write_text(
         'root = "."\n[compress]\nbackend = "llm"\n'
         f'[llm]\nbase_url = "{llm_url}"\nmodel = "tiny"\ntimeout_seconds = 5\nmax_retries = 1\n'
+        '[log]\nformat = "json"\nlevel = "debug"\n'
         f'[[sources]]\nkind = "claude"\npath = "{folder.parent}"\nagent = "{AGENT}"\n'
     )
     return root, cfg
 
 
+def scribed(cfg: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    p = subprocess.run(
+        [sys.executable, "-m", "scribed", "--config", str(cfg), *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    assert p.returncode == 0, f"{args}: {p.stderr.decode()[-2000:]}"
+    return p
+
+
+def mcp_outputs(root: Path) -> list[tuple[str, bytes]]:
+    """What the MCP tools hand an agent (the plain functions the server wraps)."""
+    from scribed.cli import mcp_server as mcp
+    from scribed.tiers.cold import Layout
+
+    lay = Layout(root)
+    got = {
+        "context": mcp.tool_context(lay, AGENT, situation="post-incident", query="credentials"),
+        "search": mcp.tool_search(lay, "credentials rotate shop", limit=200),
+        "search a secret": mcp.tool_search(lay, SECRETS[0].line, limit=20),
+        "recent_sessions": mcp.tool_recent_sessions(lay),
+        "resources": [mcp.read_resource(lay, t, n) for t, n, _ in mcp.resource_files(lay)],
+    }
+    return [(f"MCP {what}", json.dumps(v).encode()) for what, v in got.items()]
+
+
 def session_leaks(tmp: Path) -> list[str]:
     with FakeLLM() as llm:
         root, cfg = write_root(tmp, llm.url)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
-        p = subprocess.run(
-            [sys.executable, "-m", "scribed", "--config", str(cfg), "run-once", "--force", "--json"],
-            capture_output=True,
-            env=env,
-            timeout=300,
-        )
-        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        p = scribed(cfg, "run-once", "--force", "--json")
         assert json.loads(p.stdout)["compacted"] >= 3, p.stdout  # two transcripts and the hot file
+        corpus = "\n".join(s.line for s in SECRETS[::2]).encode()
+        runs = [
+            p,
+            scribed(cfg, "wiki-write", "credentials", "--agent", AGENT, stdin=b"Rotation\n" + corpus),
+            scribed(cfg, "context", AGENT, "--query", "credentials rotate"),
+            scribed(cfg, "search", "--json", "--limit", "200", "credentials", "shop"),
+            scribed(cfg, "search", "--json", SECRETS[1].line.split("\n")[0]),
+        ]
         files = dict(root_files(root))
         state = ".squad/memory/.scribed"
         kinds = {
@@ -105,8 +138,14 @@ def session_leaks(tmp: Path) -> list[str]:
         for what, names in kinds.items():
             assert names, f"no {what} was written: {sorted(files)}"
         assert llm.chat_requests, "the LLM backend was used"
+        assert ".squad/memory/.scribed/ledger.sqlite" in files, sorted(files)
+        assert any(n.startswith(".squad/memory/wiki/") for n in files), "the wiki-write landed"
+        assert b'"level"' in p.stderr, "the JSON debug log was written"
         found = [x for name, data in files.items() for x in leaks(f"file {name}", data)]
-        found += leaks("run-once stdout", p.stdout) + leaks("run-once stderr", p.stderr)
+        for r in runs:
+            found += leaks(f"{r.args[4:6]} stdout", r.stdout) + leaks(f"{r.args[4:6]} stderr", r.stderr)
+        for what, data in mcp_outputs(root):
+            found += leaks(what, data)
         for i, r in enumerate(llm.requests):
             found += leaks(f"LLM request {i}", json.dumps(r.body).encode())
         return found
