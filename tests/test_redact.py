@@ -787,6 +787,7 @@ def test_engine_stays_small() -> None:
         ("redact.py", 450),
         ("redact_context.py", 500),
         ("redact_values.py", 500),
+        ("rules.py", 500),
         ("redact_pem.py", 500),
     )
     for name, limit in limits:
@@ -822,17 +823,17 @@ def test_rules_compile_lazily() -> None:
     import sys
 
     code = (
-        "import scribed.session.redact as r, scribed.session.redact_values as v; "
+        "import scribed.session.redact as r, scribed.session.rules as v; "
         "print(v._compiled.cache_info().currsize, v._compiled_value.cache_info().currsize, "
         "r._pass.cache_info().currsize); r.redact('Current task: fix the retry loop.'); "
         "print(r._pass.cache_info().currsize)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "0", "0", "2"]  # then only the passes of the anchors met, ':' and '.'
-    from scribed.session import redact_values
+    from scribed.session import rules as redact_rules
 
     redact("aws AKIAIOSFODNN7EXAMPLE and ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
-    assert redact_values._compiled.cache_info().currsize > 0
+    assert redact_rules._compiled.cache_info().currsize > 0
 
 
 @pytest.mark.parametrize(

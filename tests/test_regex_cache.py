@@ -13,7 +13,7 @@ import pytest
 
 from scribed.session import redact
 from scribed.session import regex_cache as saved
-from scribed.session.redact_values import ANCHORS
+from scribed.session.rules import ANCHORS
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from scribed.config_light import LightConfig, LightLog, LightSource
 from scribed.recall.context import Context
 from scribed.session import door
 from scribed.session.redact import rules
-from scribed.session.redact_values import Rule, compile_rule
+from scribed.session.rules import Rule, compile_rule
 
 LIGHT = ("dataclasses", "inspect", "_hashlib", "threading", "datetime")  # _hashlib: OpenSSL, ~4 ms to load
 

@@ -27,7 +27,8 @@ from typing import Any, NamedTuple
 from scribed.session import redact_context as ctx
 from scribed.session import redact_values as val
 from scribed.session import regex_cache as saved
-from scribed.session.redact_values import REDACTED, Rule, Spans
+from scribed.session import rules as data
+from scribed.session.rules import REDACTED, Rule, Spans
 
 __all__ = [
     "REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_obj", "redact_path", "rules",
@@ -48,35 +49,27 @@ class Finding(NamedTuple):
     rule: str
 
 
-def _load() -> tuple[Rule, ...]:
-    out = tuple(val.compile_rule(r) for r in val.data()["rule"])
-    ids = [r.id for r in out]
-    context = {r.id for r in out if r.kind == "context"}
-    if len(set(ids)) != len(ids) or context != ctx.CONTEXT_IDS:
-        raise ValueError("secrets.toml: rule ids must be unique and list every context rule")
-    return out
-
-
-RULES = _load()
+RULES = data.RULES
+if {r.id for r in RULES if r.kind == "context"} != ctx.CONTEXT_IDS:
+    raise ValueError(
+        "secrets.toml: the context rules must be exactly the handlers' (redact_context.CONTEXT_IDS)"
+    )
 # Keywords found by the passes (token rules, and scan rules whose keyword has an anchor).
 _TOKEN_KW: dict[bytes, list[Rule]] = {}
-_NAMED_KW: dict[str, list[Rule]] = {}
 for _r in RULES:
     for _k in _r.keywords:
-        if _r.kind == "token" or (_r.kind == "scan" and val.anchor(_k) >= 0):
+        if _r.kind == "token" or (_r.kind == "scan" and data.anchor(_k) >= 0):
             _TOKEN_KW.setdefault(_k.encode("ascii"), []).append(_r)
-        elif _r.kind == "named":
-            _NAMED_KW.setdefault(_k, []).append(_r)
 # Scan rules, with their keywords that need an ``in`` check (the others are found by the passes).
 _SCAN = [
-    (r, tuple(k.encode("ascii") for k in r.keywords if val.anchor(k) < 0)) for r in RULES if r.kind == "scan"
+    (r, tuple(k.encode("ascii") for k in r.keywords if data.anchor(k) < 0)) for r in RULES if r.kind == "scan"
 ]
 # (anchor, the text before it that the trie matched) -> keywords ending there: (length of the
 # part before the anchor, keyword, rules). A shorter keyword whose part before the anchor is a
 # suffix of a longer one's is listed under the longer one too (the trie reports the longest).
 _BY_HEAD: dict[tuple[int, bytes], list[tuple[int, bytes, list[Rule]]]] = {}
 for _kb, _rs in _TOKEN_KW.items():
-    _i = val.anchor(_kb.decode())
+    _i = data.anchor(_kb.decode())
     _BY_HEAD.setdefault((_kb[_i], _kb[:_i]), []).append((_i, _kb, _rs))
 for (_c, _head), _entries in _BY_HEAD.items():
     for _j in range(1, len(_head) + 1):
@@ -93,7 +86,7 @@ def _token_alts(anchor: str) -> list[str]:
     entries = []
     for kw, rs in _TOKEN_KW.items():
         k = kw.decode()
-        a = val.anchor(k)
+        a = data.anchor(k)
         if k[a] != anchor:
             continue
         leaf = "" if a == len(k) - 1 else f"(?<={re.escape(k[::-1])})"
@@ -101,7 +94,7 @@ def _token_alts(anchor: str) -> list[str]:
     return ctx.trie_alts(entries) if entries else []
 
 
-_ANCHORS = tuple(ord(a) for a in val.ANCHORS)
+_ANCHORS = tuple(ord(a) for a in data.ANCHORS)
 _branches = functools.cache(ctx.branches)
 
 
@@ -120,12 +113,7 @@ def _pass(anchor: int) -> re.Pattern[bytes]:
 
 @functools.cache
 def _xml_close_re() -> re.Pattern[bytes]:
-    return ctx.xml_close_re(val.ASSIGNMENT_WORDS)
-
-
-@functools.cache
-def _named_re() -> re.Pattern[str]:
-    return re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
+    return ctx.xml_close_re(data.ASSIGNMENT_WORDS)
 
 
 _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
@@ -232,19 +220,6 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
     return True
 
 
-def _on_named(name: str, value: str, vstart: int, spans: Spans) -> bool:
-    """Named rules: a vendor keyword in the assignment's name and a value of the vendor's shape."""
-    if not value or val.is_placeholder(value):
-        return False
-    for km in _named_re().finditer(name.lower()):
-        for rule in _NAMED_KW[km.group()]:
-            assert rule.value is not None
-            if rule.value.fullmatch(value) and val.entropy(value) >= max(rule.entropy, 2.5):
-                spans.append((vstart, vstart + len(value), rule.id))
-                return True
-    return False
-
-
 def _on_scan(st: _Scan) -> None:
     """Scan rules: a keyword anywhere in the text (found by the passes, else by an ``in`` check,
     case-sensitive like every keyword) enables the regex over the text, or around the keyword."""
@@ -347,7 +322,7 @@ def _spans(text: str) -> Spans:
     for kw_start, kw_end in keywords:
         if cov_start <= kw_start and kw_end + 8 < cov_end:
             continue
-        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, spans=st.spans, named=_on_named)
+        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, spans=st.spans)
         if cov is not None and cov[1] > cov_end:
             cov_start, cov_end = cov
     return st.spans

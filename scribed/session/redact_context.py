@@ -11,42 +11,33 @@ vocabulary and, for every context rule, an example and a look-alike.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from scribed.session.redact_pem import on_pem as on_pem  # the PEM handler lives there
 from scribed.session.redact_phrase import declared, phrase, phrase_follows, plain_word
 from scribed.session.redact_values import (
-    A_COMMANDS,
-    ASSIGNMENT_WORDS,
-    COOKIE_ATTRS,
     DOTTED_RE,
     IDENT_RE,
     NUM_RE,
-    P_COMMANDS,
     LazyPattern,
-    Span,
-    Spans,
-    data,
     is_placeholder,
     key_kind,
     looks_random,
     name_kind,
+    named_span,
     secret_span,
 )
+from scribed.session.rules import ASSIGNMENT_WORDS, COOKIE_ATTRS, Span, Spans, data
 
 TOKEN_USER_CHARS = 20  # a URL user this long, alphanumeric and mixed, is a token
 COOKIE_MIN = 8  # a cookie value shorter than this is a flag, not a session
 COOKIE_WORD_MAX = 16  # an all-letter cookie value shorter than this is a word
-# (name, value, value start, spans) -> True when a named rule redacted the value.
-NamedCheck = Callable[[str, str, int, Spans], bool]
 
 # Rule ids the handlers below report; secrets.toml must describe exactly these.
 CONTEXT_IDS = frozenset((
     "generic-secret-assignment", "generic-high-entropy-key", "authorization-header",
     "yaml-next-line-value", "xml-secret-element", "url-credentials", "url-token", "private-key",
-    "cli-secret-flag", "curl-user", "curl-cookie", "cookie-header", "mysql-password-flag",
-    "sshpass-password", "redis-cli-password", "pgpass-line", "split-token",
+    "cli-secret-flag", "curl-user", "curl-cookie", "cookie-header", "pgpass-line", "split-token",
 ))  # fmt: skip
 
 
@@ -110,7 +101,7 @@ def branches() -> dict[str, list[str]]:
         "-": [
             "----(?P<pem>(?:KCOLB )?YEK ETAVIRP)",
             f"(?<=[ptska]-)(?:{cli})(?P<cli>)",
-            r"(?=[ \t])(?<=[uabp]-)(?P<short>)",
+            r"(?=[ \t])(?<=[ub]-)(?P<short>)",
             r"-(?=[ \t])(?:(?<=[ \t=]resu--)|(?<=[ \t=]eikooc--))(?P<long>)",
         ],
     }
@@ -161,7 +152,7 @@ def _skip_escape(text: str, start: int, limit: int) -> int:
 
 
 def on_assignment(
-    text: str, rtext: bytes, kw_start: int, kw_end: int, *, spans: Spans, named: NamedCheck
+    text: str, rtext: bytes, kw_start: int, kw_end: int, *, spans: Spans
 ) -> tuple[int, int] | None:
     """``name<sep>value`` around a secret-ish keyword (or a vendor name for the named rules).
 
@@ -184,7 +175,7 @@ def on_assignment(
     name = text[name_start:kw_end]
     kind = name_kind(prefix, kw, boundary)
     group = m.lastgroup
-    if group in ("dq", "sq", "bq", "uv") and named(name, m.group(group), m.start(group), spans):
+    if group in ("dq", "sq", "bq", "uv") and named_span(name, m.group(group), m.start(group), spans):
         return None
     if kind == "cookie":
         cookie_spans(text, m.end("sep"), "cookie-header", spans)
@@ -322,9 +313,7 @@ _FLAG_VALUE_RE = LazyPattern(
 _COOKIE_REGION_RE = LazyPattern(r"[ \t]*+[\"'`]?([^\"'`\n\r\\]{0,8192}+)")
 _COOKIE_PAIR_RE = LazyPattern(r"([^\s=;,]{1,128}+)=([^;\s,]{1,4096}+)")
 _PGPASS_RE = LazyPattern(r"[^\s:]{1,64}+:[^\s:]{1,64}+:(?P<pw>[^\s\"'\\]{1,256}+)(?=\r?\n|\\n|\"|\Z)")
-_WORD_RE = LazyPattern(r"[\w./\-]+")
 _HEX_COLONS_RE = LazyPattern(r"[0-9A-Fa-f:]+")
-_COMMAND_SPLIT_RE = LazyPattern(r"\n|\\n|;|&&|\|\|?|\$\(|`")
 
 
 def on_url(text: str, colon: int, spans: Spans) -> None:
@@ -382,8 +371,9 @@ def on_cli(text: str, rtext: bytes, dash: int, spans: Spans) -> None:
 
 
 def on_short_flag(text: str, dash: int, long_flag: bool, spans: Spans) -> None:
-    """``-u user:pw`` / ``--user``, ``-b k=v`` / ``--cookie``, ``mysql -pPW``, ``sshpass -p PW``,
-    ``redis-cli -a PW`` (``dash`` is the last dash of the flag)."""
+    """``-u user:pw`` / ``--user`` and ``-b k=v`` / ``--cookie`` (``dash`` is the flag's last dash);
+    the flags of other programs (``mysql -pPW``, ``sshpass -p``, ``redis-cli -a``) are scan rules
+    in secrets.toml."""
     if long_flag:
         letter = "u" if text.startswith("user", dash + 1) else "b"
         after = dash + (5 if letter == "u" else 7)
@@ -395,31 +385,8 @@ def on_short_flag(text: str, dash: int, long_flag: bool, spans: Spans) -> None:
             spans.append((*m.span(2), "curl-user"))
         return
     vm = _FLAG_VALUE_RE.match(text, after)
-    if not vm or vm.lastindex is None:
-        return
-    if letter == "b":
-        if "=" in vm.group():
-            cookie_spans(text, vm.start(vm.lastindex or 0), "curl-cookie", spans, vm.end())
-        return
-    words = _command_words(text, dash)
-    glued = after < len(text) and text[after] not in " \t"
-    if letter == "p" and "sshpass" in words:
-        rule = "sshpass-password"
-    elif letter == "p" and glued and not words.isdisjoint(P_COMMANDS):
-        rule = "mysql-password-flag"  # a bare ``mysql -p`` prompts for the password
-    elif letter == "a" and not words.isdisjoint(A_COMMANDS):
-        rule = "redis-cli-password"
-    else:
-        return
-    i = vm.lastindex
-    if not is_placeholder(vm.group(i)) and not vm.group(i).startswith("-"):
-        spans.append((*vm.span(i), rule))
-
-
-def _command_words(text: str, dash: int) -> set[str]:
-    """Program names before a flag in its shell command (``docker exec db mysql -p...`` too)."""
-    seg = _COMMAND_SPLIT_RE.split(text[max(0, dash - 400) : dash])[-1]
-    return {w.rsplit("/", 1)[-1].lower() for w in _WORD_RE.findall(seg) if not w.startswith("-")}
+    if vm and vm.lastindex is not None and "=" in vm.group():
+        cookie_spans(text, vm.start(vm.lastindex), "curl-cookie", spans, vm.end())
 
 
 def cookie_spans(text: str, pos: int, rule: str, spans: Spans, end: int = -1) -> None:

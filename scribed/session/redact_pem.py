@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from scribed.session.lazy_pattern import LazyPattern
-from scribed.session.redact_values import Spans
+from scribed.session.rules import Spans
 
 _PEM_HEAD_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 # A pasted line's start: a diff's "+"/"-", "> > ", Aider's "#### ", "//", a line number ("12→", "12\t").

@@ -6,7 +6,8 @@ code (``const password = confirmPassword``, ``this.token = authToken``) names a 
 
 from __future__ import annotations
 
-from scribed.session.redact_values import LazyPattern, Spans, data, secret_span
+from scribed.session.redact_values import LazyPattern, secret_span
+from scribed.session.rules import Spans, data
 
 _PHRASE_RE = LazyPattern(r"[ \t]{1,4}+[A-Za-z]")  # a value followed by more words on its line
 _LINE_REST_RE = LazyPattern(r"[^\s\"'`\\#]++(?:[ \t]{1,4}+[^\s\"'`\\#]++){0,15}+")

@@ -23,7 +23,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from scribed.session import redact_values as val
+from scribed.session.rules import sha256_hex
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +42,7 @@ def _tag() -> str:
     import _sre  # type: ignore[import-not-found]
 
     parts = (sys.version, str(_sre.MAGIC), str(_sre.CODESIZE))
-    return val.sha256_hex("\0".join(parts).encode())[:12]
+    return sha256_hex("\0".join(parts).encode())[:12]
 
 
 TAG = _tag()
@@ -52,7 +52,7 @@ def compiled(name: str, source: Callable[[], bytes]) -> re.Pattern[bytes]:
     """The pattern ``source()`` compiles to, read from the cache when a process of the same
     :data:`TAG` compiled the same text before."""
     text = source()
-    path = os.path.join(FOLDER, f"regex.{TAG}.{name}.{val.sha256_hex(text)[:24]}.json")
+    path = os.path.join(FOLDER, f"regex.{TAG}.{name}.{sha256_hex(text)[:24]}.json")
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RuntimeError, AttributeError):
         return _read(path, text)
     try:
