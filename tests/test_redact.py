@@ -961,3 +961,34 @@ def test_letters_only_values_are_judged_by_length_and_entropy(text: str, kept: b
     """A value without digits is a secret above the ``[values]`` floors of secrets.toml, unless the
     assignment is a statement in code."""
     assert (redact(text) == text) is kept
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("docker exec db mysql -uroot -pHunter2Secret shop", "Hunter2Secret"),
+        ("/usr/bin/mysqldump -u root -p'Tq8wE3rT6yU1' shop > x.sql", "Tq8wE3rT6yU1"),
+        ("sshpass -pGlued9Secret ssh deploy@host", "Glued9Secret"),
+        ('{"command": "cd /srv\\nmariadb -u app -pZx8cV7bN6mQ5 shop"}', "Zx8cV7bN6mQ5"),
+        ("valkey-cli -h cache -a 'Rj8vK2mQ9xLp' ping", "Rj8vK2mQ9xLp"),
+    ],
+)
+def test_shell_flag_rules_take_the_password(text: str, secret: str) -> None:
+    """The shell-flag rules of secrets.toml (scan rules since issue 31), on phrasings their
+    examples do not show: a container's command, a path to the program, a glued value, JSON."""
+    out = redact(text)
+    assert secret not in out and REDACTED in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -u root -p$MYSQL_PWD shop",
+        "mysql -u root -p shop; ls -p /tmp",  # the prompt form, and another command's -p
+        "mysql -u root && ssh -p 2222 host",
+        "redis-cli -h cache ping; grep -a needle file.bin",
+        "use mysql -p to be prompted",
+    ],
+)
+def test_shell_flag_rules_keep_other_commands_flags(text: str) -> None:
+    assert redact(text) == text
