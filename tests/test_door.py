@@ -17,8 +17,8 @@ from scribed.cli import demo
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
 from scribed.session import door
+from scribed.session.door import redact_within
 from scribed.session.redact import REDACTED, redact
-from scribed.session.redact_stream import redact_within
 from scribed.tiers import live
 
 REPO = Path(__file__).resolve().parents[1]
