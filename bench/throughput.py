@@ -6,6 +6,10 @@ Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200] [--worker
   backend over the whole backlog (four formats, ``bench/gen.py``), in a child process so its
   ``peak_rss_mb`` (``ru_maxrss``, also ``VmHWM``) is the pipeline's alone. ``[compress] workers = 1``:
   one process, one core.
+* ``plain``: the same runs on the plain path (``SCRIBED_JSON=stdlib``: the stdlib's ``json.loads``
+  for every transcript line instead of msgspec), pooled too with ``--workers``, in the same
+  invocation: its MB/s and ratio to the floor beside the new path's, and its entries' bytes (the
+  same: the two decoders give the same values).
 * ``pooled`` (``--workers N``, N > 1): the same run with ``[compress] workers = N`` (a process pool
   renders the entries; see ``scribed/core/pool.py``), its MB/s and its ratio to the floor, measured
   in the same invocation as the serial figures. CPU seconds include the workers' (read from /proc as
@@ -302,9 +306,13 @@ def measure_spawn(runs: int, workdir: Path) -> dict[str, Any]:
     }
 
 
-def _child(kind: str, *args: str) -> dict[str, Any]:
+def _child(kind: str, *args: str, plain: bool = False) -> dict[str, Any]:
+    """A child process; ``plain``: the stdlib's JSON decoder instead of msgspec (``SCRIBED_JSON``)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, *args]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop("SCRIBED_JSON", None)
+    if plain:
+        env["SCRIBED_JSON"] = "stdlib"
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"child {kind} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -488,6 +496,7 @@ def run(
         "seconds": round(plain["seconds"], 2),
         "cpu_seconds": round(plain["cpu_seconds"], 2),
         "compacted": plain["compacted"],
+        "bytes_out": plain["bytes_out"],
         "failed": plain["failed"],
         "peak_rss_mb": round(max(max(r["ru_maxrss_mb"], r.get("vmhwm_mb", 0)) for r in runs), 1),
         "runs_mb_per_s": [round(total_mb / r["seconds"], 2) for r in runs],
@@ -504,6 +513,7 @@ def run(
         # CPU seconds: steadier than wall time on a shared machine (others stretch wall time only)
         "floor_ratio_cpu": round(floor["cpu_seconds"] / plain["cpu_seconds"], 3),
     }
+    res["plain"] = _plain(transcripts, repeat, total_mb, floor, workers)
     if workers > 1:
         res["pooled"] = _pooled(transcripts, workers, repeat, total_mb, floor)
     if hot_mb:
@@ -519,14 +529,47 @@ def run(
     return res
 
 
+def _plain(
+    transcripts: Path, repeat: int, total_mb: float, floor: dict[str, Any], workers: int
+) -> dict[str, Any]:
+    """The same runs on the plain path (the stdlib's JSON decoder), in the same invocation."""
+    runs = []
+    for i in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="scribed-tp-") as tmp:
+            runs.append(_child("pipeline", str(transcripts), str(Path(tmp) / f"s{i}"), "0", plain=True))
+    runs.sort(key=lambda r: r["seconds"])
+    mid = runs[len(runs) // 2]
+    mbps = total_mb / mid["seconds"]
+    out: dict[str, Any] = {
+        "what": "SCRIBED_JSON=stdlib: json.loads for every transcript line",
+        "mb_per_s": round(mbps, 2),
+        "seconds": round(mid["seconds"], 2),
+        "cpu_seconds": round(mid["cpu_seconds"], 2),
+        "compacted": mid["compacted"],
+        "bytes_out": mid["bytes_out"],
+        "floor_ratio": round(mbps / (total_mb / floor["seconds"]), 3),
+    }
+    if workers > 1:
+        out["pooled"] = _pooled(transcripts, workers, repeat, total_mb, floor, plain=True)
+    return out
+
+
 def _pooled(
-    transcripts: Path, workers: int, repeat: int, total_mb: float, floor: dict[str, Any]
+    transcripts: Path,
+    workers: int,
+    repeat: int,
+    total_mb: float,
+    floor: dict[str, Any],
+    *,
+    plain: bool = False,
 ) -> dict[str, Any]:
     """The pipeline with a pool of ``workers`` processes: the median of ``repeat`` runs."""
     runs = []
     for i in range(repeat):
         with tempfile.TemporaryDirectory(prefix="scribed-tp-") as tmp:
-            runs.append(_child("pipeline", str(transcripts), str(Path(tmp) / f"p{i}"), "0", str(workers)))
+            runs.append(
+                _child("pipeline", str(transcripts), str(Path(tmp) / f"p{i}"), "0", str(workers), plain=plain)
+            )
     runs.sort(key=lambda r: r["seconds"])
     mid = runs[len(runs) // 2]
     mbps = total_mb / mid["seconds"]
@@ -595,6 +638,17 @@ def main(argv: list[str] | None = None) -> int:
         f"floor (read + JSON decode): {res['floor']['mb_per_s']} MB/s; pipeline/floor = {res['floor_ratio']} "
         f"(in CPU seconds: {res['mb_per_cpu_s']} MB/s; {res['floor_ratio_cpu']}; load {os.getloadavg()[0]:.1f})\n"
         f"stages (s): {res['stages_seconds']}"
+    )
+    pl = res["plain"]
+    print(
+        f"plain path (stdlib JSON): {pl['mb_per_s']} MB/s, pipeline/floor = {pl['floor_ratio']} "
+        f"(new path {res['floor_ratio']}); {pl['compacted']} entries, {pl['bytes_out']} B out "
+        f"(new path {res['compacted']}, {res['bytes_out']} B)"
+        + (
+            f"; pooled {pl['pooled']['mb_per_s']} MB/s, {pl['pooled']['floor_ratio']}"
+            if "pooled" in pl
+            else ""
+        )
     )
     if "pooled" in res:
         p = res["pooled"]

@@ -24,6 +24,9 @@ class _Strict(BaseModel):
 
 class SessionCfg(_Strict):
     quiet_seconds: float = Field(default=1800, ge=0)
+    # One transcript record (a JSONL line) longer than this is skipped and named in a warning; a
+    # line is held whole in memory while it is read, hence the bound (see sources.common).
+    max_line_bytes: int = Field(default=64 << 20, ge=64 << 10, le=1 << 30)
 
 
 class CompressCfg(_Strict):
@@ -82,6 +85,9 @@ class PromoteCfg(_Strict):
     timezone: str = "UTC"
     # review: promotion and import write proposals (scribed review approve/reject), not wiki facts
     mode: Literal["auto", "review"] = "auto"
+    # each decision promotion adds to the wiki is also proposed to Squad's team log, as the inbox
+    # file `squad memory write --class DECISION` writes (`squad nap` merges it into decisions.md)
+    squad_inbox: bool = False
 
 
 class ArchiveCfg(_Strict):

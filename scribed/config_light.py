@@ -27,7 +27,10 @@ Spec = tuple[str, float | None, bool, float | None, tuple[str, ...], Any]
 _INF = None
 
 SCHEMA: dict[str, dict[str, Spec]] = {
-    "session": {"quiet_seconds": ("float", 0, True, _INF, (), 1800)},
+    "session": {
+        "quiet_seconds": ("float", 0, True, _INF, (), 1800),
+        "max_line_bytes": ("int", 64 << 10, True, 1 << 30, (), 64 << 20),
+    },
     "compress": {
         "backend": ("str", None, True, None, ("auto", "llm", "extractive"), "auto"),
         "ratio": ("float", 0, False, 1, (), 0.10),
@@ -69,6 +72,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "schedule": ("str", None, True, None, (), "0 3 * * *"),
         "timezone": ("str", None, True, None, (), "UTC"),
         "mode": ("str", None, True, None, ("auto", "review"), "auto"),
+        "squad_inbox": ("bool", None, True, None, (), False),
     },
     "archive": {
         "transcripts": ("bool", None, True, None, (), True),

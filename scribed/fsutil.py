@@ -16,7 +16,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 TMP_PREFIX = ".scribed-tmp-"
 FILE_MODE = 0o600
@@ -211,10 +211,27 @@ def read_text(path: Path) -> str:
         return ""
 
 
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON object scribed wrote (a state file, a cache): {} when missing, unreadable or not one."""
+    import json
+
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def write_gzip_archive(dest: Path, data: bytes, *, sync: bool = True) -> None:
     """Archive bytes as a gzip file, atomically (mtime 0 so reruns are byte-stable)."""
     _refuse_linked_state(dest)
     atomic_write(dest, gzip.compress(data, mtime=0), sync=sync)
+
+
+def write_gzipped(dest: Path, gz: bytes, *, sync: bool = True) -> None:
+    """:func:`write_gzip_archive` for bytes compressed ahead (the same ``gzip.compress(data, mtime=0)``)."""
+    _refuse_linked_state(dest)
+    atomic_write(dest, gz, sync=sync)
 
 
 def clean_temp_files(folder: Path) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Protocol, TextIO, TypeVar
 
 from scribed.session.redact import REDACTED, redact, secret_spans
@@ -192,23 +192,44 @@ def progress(
     unit: str = "it",
     enabled: bool | None = None,
     stream: TextIO | None = None,
+    size: Callable[[T], int] | None = None,
 ) -> Iterator[T]:
-    """Iterate ``items`` with a progress bar on a TTY (none otherwise, none for a few items).
+    """Iterate ``items`` with a progress bar on a TTY (none otherwise, none for a few items, none
+    once :func:`no_bars` was called: a ``--json`` run prints nothing but its object).
 
-    ``enabled=None`` means: stderr is a terminal. The bar is cleared when done; the canonical
-    log lines stay.
+    ``size``: each item's bytes; the bar then counts bytes (with the items done in its label) and
+    its ETA is the bytes' rate. ``enabled=None`` means: stderr is a terminal. The bar is cleared
+    when done; the canonical log lines stay.
     """
     stream = stream or sys.stderr
     show = stream.isatty() if enabled is None else enabled
-    if not show or len(items) < PROGRESS_MIN_ITEMS:
+    if not show or _state.get("no_bars") or len(items) < PROGRESS_MIN_ITEMS:
         yield from items
         return
     from tqdm import tqdm
 
     _state["bars"] += 1
     try:
-        with tqdm(items, desc=label, file=stream, leave=False, dynamic_ncols=True, unit=unit) as bar:
-            it: Iterable[T] = bar
-            yield from it
+        if size is None:
+            with tqdm(items, desc=label, file=stream, leave=False, dynamic_ncols=True, unit=unit) as bar:
+                it: Iterable[T] = bar
+                yield from it
+            return
+        sizes = [max(0, size(x)) for x in items]
+        n = len(items)
+        units = unit[:-1] + "ies" if unit.endswith("y") else unit + "s"
+        with tqdm(
+            total=sum(sizes), desc=f"{label} 0/{n} {units}", file=stream, leave=False, dynamic_ncols=True,
+            unit="B", unit_scale=True, unit_divisor=1024,
+        ) as bar:  # fmt: skip
+            for k, (x, nbytes) in enumerate(zip(items, sizes, strict=True), start=1):
+                yield x
+                bar.set_description_str(f"{label} {k}/{n} {units}", refresh=False)
+                bar.update(nbytes)
     finally:
         _state["bars"] -= 1
+
+
+def no_bars() -> None:
+    """No progress bar from here on (``--json``: the output is the object and nothing else)."""
+    _state["no_bars"] = True

@@ -100,6 +100,7 @@ class Summary(BaseModel):
 
     goal: str = ""
     outcome: str = ""
+    progress: list[str] = Field(default_factory=list)  # what the agent's own plan marks completed
     decisions: list[str] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
@@ -127,6 +128,7 @@ class Summary(BaseModel):
 SECTIONS: list[tuple[str, str]] = [
     ("goal", "Goal"),
     ("outcome", "Outcome"),
+    ("progress", "Progress"),
     ("decisions", "Decisions"),
     ("errors", "Errors → fixes"),
     ("files", "Files & artifacts"),

@@ -35,14 +35,29 @@ def test_one_commit_per_batch_after_the_folders_sync(tmp_path: Path, monkeypatch
     monkeypatch.setattr(fsutil, "fsync_dir", spy)
     monkeypatch.setattr(scribe_mod, "BATCH_SECONDS", 600.0)  # one batch, however loaded the machine
     s.ledger._db.set_trace_callback(lambda sql: events.append(sql.split()[0].upper()))
+    checkpoint = s.ledger.checkpoint
+
+    def fold_checkpoint() -> None:
+        events.append("fold")
+        checkpoint()
+
+    monkeypatch.setattr(s.ledger, "checkpoint", fold_checkpoint)
     rep = s.run_once(force=True)
     s.close()
     assert rep.compacted == 12
     commits = [i for i, e in enumerate(events) if e == "COMMIT"]
-    # one batch; it commits early only before a fold (this backlog's small cold budget folds often)
-    assert 1 <= len(commits) < 12 / 1.5, events
-    starts = [0, *(c + 1 for c in commits)]
-    for start, c in zip(starts, commits, strict=False):
+    # The run's housekeeping (a ledger row written before any session: issue 31's content key) may
+    # commit on its own; then one batch, which commits early only before a fold. This backlog's
+    # small cold budget folds often, how often depending on the entries' sizes and so on the length
+    # of tmp_path in their provenance (3 folds under /tmp/x/t, 6 under pytest's tmp_path).
+    first_cold = events.index("sync cold")
+    batch = [c for c in commits if c > first_cold]
+    assert len(commits) - len(batch) <= 1, events
+    ends = [c for k, c in enumerate(batch) if events[c - 1] != "fold" or k == len(batch) - 1]
+    assert ends == batch[-1:] and len(commits) < 12, events
+    starts = [commits[len(commits) - len(batch) - 1] + 1 if len(commits) > len(batch) else 0]
+    starts += [c + 1 for c in batch[:-1]]
+    for start, c in zip(starts, batch, strict=True):
         assert "sync cold" in events[start:c], events[start:c][-20:]  # the cold folder was synced first
     check_consistent(cfg, 12)
 

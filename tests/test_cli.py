@@ -89,18 +89,24 @@ def test_missing_root_in_check_config_and_status(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'root = "{gone}"\n')
-    p = run_cli("--config", str(cfg), "check-config", "--strict")
-    assert p.returncode == 1
-    assert (
-        f"scribed: warning: root folder {gone} does not exist (set by `root =` in {cfg})" in _err_lines(p)[-1]
-    )
+    for strict in ([], ["--strict"]):  # `scribed run` refuses it, so check-config does (issue 33)
+        p = run_cli("--config", str(cfg), "check-config", *strict)
+        assert p.returncode == 2
+        assert _err_lines(p) == [
+            f"scribed: error: root folder {gone} does not exist (set by `root =` in {cfg}); fix `root =` "
+            "there, or `scribed --init run-once` to create it with .squad/"
+        ]
     p = run_cli("--config", str(cfg), "status")  # status still reports, exit 0, and says why it is empty
     assert p.returncode == 0 and p.stdout.startswith(b"root:")
     assert f"root folder {gone} does not exist (set by `root =` in {cfg})" in p.stderr.decode()
     assert not gone.exists()
-    for cmd in ("check-config", "status"):  # they take no --init: the hint names the command that does
-        p = run_cli("--config", str(cfg), "--init", cmd)
-        assert "or `scribed --init run-once` to create it" in p.stderr.decode() and not gone.exists()
+    # status takes no --init: the hint names the command that does
+    p = run_cli("--config", str(cfg), "--init", "status")
+    assert "or `scribed --init run-once` to create it" in p.stderr.decode() and not gone.exists()
+    p = run_cli("--config", str(cfg), "--init", "check-config")  # as `run --init`: created, not refused
+    assert p.returncode == 0
+    assert f"{gone / '.squad'} does not exist yet: --init creates it" in p.stderr.decode()
+    assert not gone.exists()
 
 
 def test_a_root_that_is_a_dangling_symlink_says_so(tmp_path: Path) -> None:
@@ -181,11 +187,11 @@ def test_check_config_warns_about_missing_paths(tmp_path: Path) -> None:
     assert p.returncode == 0 and p.stdout.decode().startswith("config ok") and not _err_lines(p)
 
 
-def test_check_config_strict_flags_a_root_without_squad(tmp_path: Path) -> None:
+def test_check_config_refuses_a_root_without_squad(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text('root = "."\n')
-    p = run_cli("--config", str(cfg), "check-config", "--strict")
-    assert p.returncode == 1 and "no .squad/ folder" in p.stderr.decode()
+    p = run_cli("--config", str(cfg), "check-config")  # `scribed run` refuses it: an error (issue 33)
+    assert p.returncode == 2 and "no .squad/ folder" in p.stderr.decode()
 
 
 # --- 4. --config before or after the subcommand -------------------------------------------------

@@ -145,6 +145,51 @@ def test_wiki_without_topics_is_index_plus_relevant(tmp_path: Path) -> None:
     assert list(ctx.wiki) == ["index"], "nothing relevant: the index only"
 
 
+def _seeded_root(tmp_path: Path) -> Path:
+    """A finished session: its hot file seeded from its cold entry (no current task), the decision
+    it made in both, and a wiki whose decisions page holds that decision among others."""
+    root = make_root(tmp_path)
+    mem = root / ".squad/memory"
+    decision = "run the nightly export under a Postgres advisory lock instead of a Redis lock"
+    (mem / "hot/picard.md").write_text(
+        "# Hot memory: picard\n\n"
+        "Current task: (no session running; the last session left no open items)\n"
+        f"Active decisions:\n- {decision}\n"
+        "Last actions:\n- 2026-11-28T10:00:00Z session ended: make the export safe on two nodes\n"
+        "Blockers: (none)\nTalking to: (none)\n"
+    )
+    (mem / "cold/picard.md").write_text(
+        "# Cold memory: picard\n\n"
+        "### 2026-11-28T10:00:00Z: make the export safe on two nodes\n"
+        "- provenance: id=e-00000000001c · agent=picard · compressor=extractive\n\n"
+        f"#### Goal\nmake the export safe on two nodes\n#### Decisions\n- {decision}\n"
+    )
+    (mem / "wiki/decisions.md").write_text(
+        "# Decisions\n\n### HMAC-sign every webhook\nHMAC-sign every webhook.\n"
+        "*Source:* 2026-10-01 · entry=e-1 · agent=worf\n\n"
+        "### Run the nightly export under a Postgres advisory lock\n"
+        f"{decision}\n*Source:* 2026-11-28 · entry=e-00000000001c · agent=picard\n"
+    )
+    (mem / "hot/worf.md").write_text(
+        "# Hot memory: worf\n\nCurrent task: Polish the login page CSS\nActive decisions: (none)\n"
+        "Last actions: (none)\nBlockers: (none)\nTalking to: (none)\n"
+    )
+    return root
+
+
+def test_post_incident_loads_the_topic_holding_the_sessions_decision(tmp_path: Path) -> None:
+    """Issue 30: the relevance came from the current task alone, so a seeded hot file (no task)
+    loaded the index only, never the page holding the decision its hot and cold entries name."""
+    root = _seeded_root(tmp_path)
+    ctx = build(root, situation="post-incident")
+    assert list(ctx.wiki) == ["index", "decisions"], list(ctx.wiki)
+    assert "Postgres advisory lock" in ctx.wiki["decisions"]
+    assert list(build(root, include_wiki=True).wiki) == ["index", "decisions"]  # the newest cold entry
+    # Worf's memory names nothing in the wiki: its hot file's labels ("Active decisions:") are
+    # not its content, so the decisions page is not loaded for every agent.
+    assert list(build(root, "worf", situation="post-incident").wiki) == ["index"]
+
+
 def test_generated_index_when_wiki_has_none(tmp_path: Path) -> None:
     root = make_root(tmp_path)
     (root / ".squad/memory/wiki/index.md").unlink()

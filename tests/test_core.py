@@ -162,23 +162,42 @@ def test_render_parse_roundtrip_and_fit() -> None:
     assert entries[0].when == T0
 
 
-def test_extractive_beats_truncation_on_signal() -> None:
-    noise = "\n".join(f"{i:4d}  def f_{i}(x): return x  # filler" for i in range(400))
-    s = sess(
+def _signal_session(tool_output: str) -> Session:
+    return sess(
         ("user", "Please migrate the cache layer to redis-py 5 (#321)."),
         ("assistant", "Reading the code."),
-        Turn("tool", noise, "tool_result", T0, 3, 300),
+        Turn("tool", tool_output, "tool_result", T0, 3, 300),
         ("assistant", "Decision: drop the custom connection pool in cache/pool.py."),
         ("assistant", "Done: all 12 cache tests pass. TODO: remove the compat shim in cache/compat.py"),
     )
-    found = anchors.extract(s)
-    res = ExtractiveCompressor().compress(s, found, 800)
+
+
+def test_extractive_beats_truncation_on_signal() -> None:
+    noise = "\n".join(f"{i:4d}  def f_{i}(x): return x  # filler" for i in range(400))
     m = meta(bytes_in=len(noise) + 500)
-    text = entry.render(entry.fit(res.summary, m, 800), m)
-    assert "def f_1" not in text
+    fitted = {}
+    for key, output in (("noise", noise), ("quiet", "ok")):
+        s = _signal_session(output)
+        found = anchors.extract(s)
+        fitted[key] = entry.fit(ExtractiveCompressor().compress(s, found, 800).summary, m, 800)
+    text = entry.render(fitted["noise"], m)
+    # 400 lines of tool output take nothing from the facts: every section is what the session
+    # without them gets; they rank last and may only fill the key points the facts left room for
+    # (since issue 30 the headings are counted at their size, so ~100 bytes are left).
+    assert fitted["noise"].model_copy(update={"key_points": []}) == fitted["quiet"]
+    assert all("# filler" in p for p in fitted["noise"].key_points)
+    assert len(text.encode()) <= 800
     assert "cache/pool.py" in text and "cache/compat.py" in text and "#321" in text
     assert "12 cache tests pass" in text
-    assert anchors.recall(found, text) == 1.0
+    assert anchors.recall(anchors.extract(_signal_session(noise)), text) == 1.0
+    assert not peers_head_keeps_facts(noise, len(text.encode()))
+
+
+def peers_head_keeps_facts(noise: str, budget: int) -> bool:
+    """Head truncation at the same bytes: the session's first ``budget`` bytes keep the facts?"""
+    said = "Please migrate the cache layer to redis-py 5 (#321).\nReading the code.\n" + noise
+    head = said.encode()[:budget].decode(errors="ignore")
+    return "cache/pool.py" in head or "12 cache tests pass" in head
 
 
 def _entry_text(i: int, size: int = 1500) -> tuple[str, str]:

@@ -27,6 +27,7 @@ from helpers import run_cli, run_json
 from watchdog.events import DirCreatedEvent, FileClosedEvent, FileCreatedEvent, FileMovedEvent
 
 from scribed import config
+from scribed.cli.daemon import collect_status
 from scribed.compress.entry import split_entries
 from scribed.config import ConfigError
 from scribed.daemon import sdnotify
@@ -67,6 +68,12 @@ class FakeScheduler:
 
     def reschedule_job(self, job_id: str, trigger: Any) -> None:
         pass
+
+    def get_job(self, job_id: str) -> Any:
+        return next((kw for _, kw in self.jobs if kw.get("id") == job_id), None)
+
+    def remove_job(self, job_id: str) -> None:
+        self.jobs = [(f, kw) for f, kw in self.jobs if kw.get("id") != job_id]
 
 
 def wait_for(pred: Callable[[], Any], timeout: float = DEADLINE, what: str = "condition") -> Any:
@@ -345,6 +352,52 @@ def test_next_promotion_and_overdue_on_start(tmp_path: Path, squad: tuple[Path, 
             make_daemon(tmp_path, squad, clock, extra=extra)
 
 
+def test_promotion_off_schedules_nothing_and_a_reload_turns_it_on_and_off(
+    tmp_path: Path, squad: tuple[Path, Path]
+) -> None:
+    """``[promote] schedule = "off"`` (a team's CI job promotes): the daemon, on the real
+    APScheduler, has no promotion job and is never overdue; SIGHUP's reload adds and removes it."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    root, src = squad
+    (root / ".squad").mkdir()  # a reload runs the checks `run` runs: a root needs its .squad/
+    path = write_config(tmp_path / "c.toml", root, src, extra='[promote]\nschedule = "off"\n')
+    clock = FakeClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
+    d = Daemon(
+        config.load(str(path)), clock=clock, scheduler_factory=BackgroundScheduler, notify=lambda _m: False
+    )
+    try:
+        assert d.trigger is None and d.next_promotion() is None and not d.promotion_overdue()
+        d.start_scheduler()
+        assert d._scheduler.get_jobs() == []
+        write_config(path, root, src, extra='[promote]\nschedule = "0 3 * * *"\n')
+        assert d.reload()
+        assert d._scheduler.get_job("promote") is not None
+        write_config(path, root, src, extra='[promote]\nschedule = "OFF"\n')
+        assert d.reload()
+        assert d._scheduler.get_job("promote") is None
+        assert collect_status(d.cfg)["next_promotion"] is None
+    finally:
+        d._scheduler.shutdown(wait=False)
+        d.scribe.close()
+
+
+def test_a_reload_keeps_the_root_given_with_run_root(tmp_path: Path, squad: tuple[Path, Path]) -> None:
+    """``scribed run --root R`` with a config naming another root: SIGHUP's reload re-reads the
+    file and keeps R (it refused every reload before: "root cannot change")."""
+    root, src = squad
+    (root / ".squad").mkdir()
+    path = write_config(tmp_path / "c.toml", tmp_path / "elsewhere", src)
+    cfg = config.load(str(path))
+    cfg.root = str(root)
+    d = Daemon(cfg, scheduler_factory=FakeScheduler, notify=lambda _m: False, root_override=str(root))
+    try:
+        assert d.reload()
+        assert d.cfg.root_path == root
+    finally:
+        d.scribe.close()
+
+
 # --- real observers ---------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["inotify", "polling"])
 def test_real_observer_sees_file_in_new_subfolder(
@@ -541,6 +594,11 @@ def check_reloads(proc: subprocess.Popen[bytes], cfg: Path, log: Path, root: Pat
     hb = root / ".squad/memory/.scribed/heartbeat"
     beat = json.loads(hb.read_text())["unix"]
     wait_for(lambda: json.loads(hb.read_text())["unix"] > beat, what="heartbeat after a bad reload")
+    # valid TOML and values, but not a config `run` would start with (issue 33: the one validation)
+    cfg.write_text(good_cfg + '\n[llm]\nbase_url = "localhost:11434"\nmodel = "m"\n')
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: log_events(log).count("reload_failed") == 2, what="a second reload_failed")
+    assert proc.poll() is None
     cfg.write_text(good_cfg)
     proc.send_signal(signal.SIGHUP)
     wait_for(lambda: "reload" in log_events(log), what="reload")

@@ -5,6 +5,7 @@ way they were built before: the whole text, encoded, with the ratio's digits set
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,10 +18,14 @@ from scribed.session.redact import redact_path
 
 
 def _built_whole(summary: Summary, meta: EntryMeta) -> str:
-    """The render as it was: the whole body joined, the text encoded per try of the ratio."""
+    """The render as it was: the whole body joined, the text encoded per try of the ratio (since
+    issue 30 without a Goal section when the heading holds the goal whole)."""
     out: list[str] = []
+    title_text = one_line(summary.goal or "session", 100) or "session"
     for key, title in SECTIONS:
         value = getattr(summary, key)
+        if key == "goal" and not title_text.endswith("…") and title_text == " ".join(value.split()):
+            continue
         if isinstance(value, str):
             if value.strip():
                 out.append(f"#### {title}\n{safe_line(value, 1200)}")
@@ -31,7 +36,7 @@ def _built_whole(summary: Summary, meta: EntryMeta) -> str:
                     f"#### {title}\n" + "\n".join(f"- {one_line(v, entry.MAX_ITEM_CHARS)}" for v in items)
                 )
     body = "\n".join(out)
-    head = f"### {entry.iso(meta.end)}: {one_line(summary.goal or 'session', 100) or 'session'}"
+    head = f"### {entry.iso(meta.end)}: {title_text}"
     before, after, _ = entry._provenance_parts(meta)
     text, size = "", 0
     for _ in range(3):
@@ -165,3 +170,30 @@ def test_remembered_normalising_and_paths_are_the_plain_ones() -> None:
     path = "/srv/DB_PASSWORD=hunter2 notes/x.md"
     assert redact_path(path) == redact_path.__wrapped__(path) == redact_path(path)
     assert "hunter2" not in redact_path(path)
+
+
+def test_provenance_prints_no_defaults_and_the_ledger_rebuild_reads_them_back(tmp_path: Path) -> None:
+    """Issue 30: the provenance line took ~330 bytes of a 600-byte entry. The extractive compressor
+    and a recall of 1.00 are not printed (nor the turn count); a rebuilt ledger reads an absent
+    field as its default, and an LLM entry or a partial recall still say what they are."""
+    from scribed.core.ledger_rebuild import rebuild_rows
+
+    when = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    plain = EntryMeta(
+        "e-00000000000a", "kim", "s-1", "x.md", "markdown", when, 1, 9, 9, "ab" * 32, "extractive", 900
+    )
+    llm = EntryMeta(
+        "e-00000000000b", "kim", "s-2", "y.md", "markdown", when, 1, 9, 9, "cd" * 32, "llm:m", 900, 0.8
+    )
+    texts = [entry.render(Summary(goal="Port the exporter", outcome="Done."), m) for m in (plain, llm)]
+    prov = [t.splitlines()[1] for t in texts]
+    assert "compressor=" not in prov[0] and "recall=" not in prov[0] and "turns" not in prov[0]
+    assert prov[0].endswith(f"ratio={len(texts[0].encode()) / 900:.3f}")
+    assert " · compressor=llm:m · " in prov[1] and prov[1].endswith(" · recall=0.80")
+    memory = tmp_path / "memory"
+    (memory / "cold").mkdir(parents=True)
+    (memory / "cold" / "kim.md").write_text("# Cold\n\n" + "\n".join(texts), encoding="utf-8")
+    rows = {r["id"]: r for r in rebuild_rows(memory, tmp_path / "archive")}
+    assert (rows["e-00000000000a"]["compressor"], rows["e-00000000000a"]["recall"]) == ("extractive", 1.0)
+    assert (rows["e-00000000000b"]["compressor"], rows["e-00000000000b"]["recall"]) == ("llm:m", 0.8)
+    assert rows["e-00000000000a"]["first_line"] == 1 and rows["e-00000000000a"]["last_line"] == 9

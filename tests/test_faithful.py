@@ -47,7 +47,7 @@ def _render(s: Session, bytes_in: int) -> tuple[str, float]:
         "extractive",
         bytes_in,
     )
-    summ = entry.fit_with_room(res.summary, found, meta, budget)
+    summ = entry.fit_with_room(res.summary, found, meta, budget, int(budget * 1.15))
     summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
     return entry.render(summ, meta), rec
 
@@ -70,6 +70,150 @@ def test_two_errors_two_fixes_pair_each_with_its_own() -> None:
     assert any("KeyError: 'encoding'" in p and "defaulting encoding to utf-8" in p for p in pairs), joined
     assert any("Cannot find module 'left-pad'" in p and "Added left-pad" in p for p in pairs), joined
     assert not any("KeyError" in p and "left-pad" in p.split("→")[1] for p in pairs), joined
+
+
+def _call(command: str, tool: str = "Bash") -> tuple[str, str, str]:
+    return ("assistant", f"{tool} {command}", "tool_call")
+
+
+def _named(turns: list[Turn]) -> list[Turn]:
+    """Tool calls carry their tool's name, as the adapters give it (the first word of the text)."""
+    for t in turns:
+        if t.kind == "tool_call":
+            t.tool_name = t.text.split(" ", 1)[0]
+    return turns
+
+
+def _traceback(path: str, module: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/runpy.py", line 88, in _run_code\n    exec(code, run_globals)\n'
+        f'  File "/srv/tally/{path}", line 3, in <module>\n    import {module}\n'
+        f"ModuleNotFoundError: No module named '{module}'"
+    )
+
+
+def _pip(pkg: str, version: str) -> str:
+    return (
+        f"Collecting {pkg}\n  Downloading {pkg}-{version}-py3-none-any.whl (64 kB)\n"
+        f"Installing collected packages: {pkg}\nSuccessfully installed {pkg}-{version}"
+    )
+
+
+def _two_module_errors() -> list[Turn]:
+    """Issue 30's shape: two different errors of one exception type, fixed by two different changes
+    (a command, then an edit), the failing program run again between them."""
+    return _named(
+        _turns(
+            (
+                "user",
+                "The CLI crashes on startup after the dependency bump; get `tally report` working again.",
+            ),
+            ("assistant", "Let me reproduce it first."),
+            _call("python -m tally report --month 2026-10"),
+            ("tool", _traceback("tally/cli.py", "yaml")),
+            ("assistant", "The config loader imports PyYAML, which the bump dropped from the lock file."),
+            _call("pip install pyyaml"),
+            ("tool", _pip("PyYAML", "6.0.2")),
+            _call("python -m tally report --month 2026-10"),
+            ("tool", _traceback("tally/report.py", "requests")),
+            (
+                "assistant",
+                "Now the report module fails on `requests`, a transitive dependency of the old httpx pin.",
+            ),
+            _call('{"file_path": "/srv/tally/pyproject.toml", "new_string": "requests>=2.32"}', "Edit"),
+            ("tool", "The file /srv/tally/pyproject.toml has been updated."),
+            _call("pip install -e ."),
+            ("tool", _pip("requests", "2.32.3")),
+            _call("python -m tally report --month 2026-10"),
+            ("tool", "Report written to out/report-2026-10.csv (42 rows)"),
+            (
+                "assistant",
+                "Both modules are installed and `requests` is declared; `tally report` runs again.",
+            ),
+        )
+    )
+
+
+def test_two_errors_of_one_type_each_keep_their_own_fix_in_the_entry() -> None:
+    """Before issue 30 the second error was taken for the first one recurring (the quoted module
+    name was normalised away), so the entry listed one error, and a command was never a fix."""
+    turns = _two_module_errors()
+    assert errors.pair(turns) == [
+        "`ModuleNotFoundError: No module named 'yaml'` → ran `pip install pyyaml`",
+        "`ModuleNotFoundError: No module named 'requests'` → edited `/srv/tally/pyproject.toml`",
+    ]
+    text, _ = _render(_session(turns), 6_000)  # a small session: its entry's budget is tight
+    section = text.split("#### Errors → fixes\n", 1)[1].split("\n####", 1)[0]
+    assert "'yaml'` → ran `pip install pyyaml`" in section, text
+    assert "'requests'` → edited `/srv/tally/pyproject.toml`" in section, text
+
+
+def test_each_error_of_one_failure_takes_the_change_that_names_it() -> None:
+    """Two failures in one test run, fixed by two edits in the opposite order: each edit goes to
+    the error whose names it carries, not both to whichever came first."""
+    turns = _named(
+        _turns(
+            ("user", "CI is red on the billing branch."),
+            _call("pytest -q tests/billing"),
+            (
+                "tool",
+                "FAILED tests/billing/test_invoice.py::test_totals - KeyError: 'currency'\n"
+                "FAILED tests/billing/test_refund.py::test_partial - TypeError: unsupported operand type(s)\n"
+                "=== 2 failed, 31 passed in 1.92s ===",
+            ),
+            (
+                "assistant",
+                "The partial refund adds a Decimal to a float in refund.py; I cast it in `partial_amount`.",
+            ),
+            ("assistant", "The invoice fixture lacked a currency, so I added `currency` to conftest.py."),
+            _call("pytest -q tests/billing"),
+            ("tool", "33 passed in 1.80s"),
+        )
+    )
+    pairs = errors.pair(turns)
+    assert len(pairs) == 2, pairs
+    assert (
+        pairs[0].startswith("`FAILED tests/billing/test_invoice.py::test_totals")
+        and "conftest.py" in pairs[0]
+    )
+    assert (
+        pairs[1].startswith("`FAILED tests/billing/test_refund.py::test_partial")
+        and "partial_amount" in pairs[1]
+    )
+
+
+def test_a_command_that_names_nothing_is_a_fix_once_the_failing_program_runs_clean() -> None:
+    turns = _named(
+        _turns(
+            ("user", "The API won't start locally."),
+            _call("uvicorn app.main:app"),
+            ("tool", 'ERROR: relation "accounts" does not exist'),
+            _call("grep -rn accounts app/models.py"),
+            ("tool", "12:class Account(Base):"),
+            _call("alembic upgrade head"),
+            ("tool", "INFO  [alembic.runtime.migration] Running upgrade  -> 4f1c, create accounts"),
+            _call("uvicorn app.main:app"),
+            ("tool", "Application startup complete."),
+        )
+    )
+    assert errors.pair(turns) == ['`ERROR: relation "accounts" does not exist` → ran `alembic upgrade head`']
+
+
+def test_n_distinct_errors_give_n_lines_and_a_read_is_never_a_fix() -> None:
+    modules = ["yaml", "requests", "rich", "httpx", "attrs"]
+    spec: list[tuple[str, str] | tuple[str, str, str]] = [("user", "Get the CLI running.")]
+    for m in modules:
+        spec += [
+            _call("python -m tally"),
+            ("tool", _traceback("tally/cli.py", m)),
+            _call(f"grep -rn {m} tally"),
+        ]
+        spec += [("tool", f"tally/cli.py:3:import {m}")]
+    turns = _named(_turns(*spec))
+    pairs = errors.pair(turns)
+    assert [p.split("'")[1] for p in pairs] == modules, pairs
+    assert all(p.endswith("→ unresolved") for p in pairs), pairs
 
 
 def test_an_error_nothing_fixed_is_marked_unresolved() -> None:
@@ -143,7 +287,7 @@ def test_a_small_session_keeps_its_error_by_cutting_its_long_goal() -> None:
         "../projects/robot-data/frc/.aider.chat.history.md", "markdown", T0, 3747, 3776, 5, "0" * 64,
         "extractive", 2307,
     )  # fmt: skip
-    summ = entry.fit_with_room(res.summary, found, meta, budget)
+    summ = entry.fit_with_room(res.summary, found, meta, budget, int(budget * 1.15))
     summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
     text = entry.render(summ, meta)
     assert "BrokenPipeError: [Errno 32] Broken pipe" in text, text

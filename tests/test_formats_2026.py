@@ -663,7 +663,7 @@ def test_scribed_context_fed_back_adds_nothing(tmp_path: Path, form: str) -> Non
     wrapped once more by a template that marks what it pastes (nested markers)."""
     root, md = compacted_root(tmp_path)
     block = context.build(Layout(root), "picard", situation="post-incident", wiki_topics=["decisions"]).text
-    assert "Never use float for money" in block and "#### Goal" in block
+    assert "Never use float for money" in block and "- provenance: id=" in block  # a cold entry
     assert block.startswith(injected.MARK_OPEN + "\n## Memory Context\n")
     if form == "older":
         block = block.removeprefix(injected.MARK_OPEN + "\n").removesuffix(injected.MARK_CLOSE + "\n")

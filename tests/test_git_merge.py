@@ -81,6 +81,19 @@ def test_retired_lines_merge_as_a_set() -> None:
     assert merged.splitlines() == sorted(merged.splitlines()) and len(merged.splitlines()) == 3
 
 
+def test_retired_lines_are_dated_and_bounded() -> None:
+    """retired.txt does not grow without bound: a line older than RETIRED_DAYS goes, a recent one
+    and an undated one (written before lines were dated) stay."""
+    rows = {
+        "e-000000000001": "2025-01-02 left cold",
+        "e-000000000002": "2026-11-30 folded into d-000000000009",
+        "e-000000000003": "left cold",
+    }
+    got = cold_store.prune_retired(rows, "2026-12-06")
+    assert set(got) == {"e-000000000002", "e-000000000003"}
+    assert cold_store.prune_retired(rows, "2025-06-01") == rows
+
+
 def test_a_store_file_with_markers_is_read_as_both_versions(tmp_path: Path) -> None:
     one, two = entry(1), entry(1, "- more\n")
     e = split_entries(one)[1][0]

@@ -295,7 +295,9 @@ def _check_import_cold(layout: Layout, m: dict[str, Any], cutoff: datetime) -> N
             if f["date"] >= datetime(2026, 11, 10, tzinfo=UTC):  # the newest are still whole entries
                 assert f["title"] in text, (agent, f["title"])
         assert all(i.startswith(("i-", "d-")) for i in ids)
-        assert "- provenance: id=" in text and "compressor=extractive" in text
+        assert (
+            "- provenance: id=" in text and "sha256=" in text and "ratio=" in text
+        )  # extractive: not printed
 
 
 def _check_import_decisions(layout: Layout, m: dict[str, Any], cutoff: datetime) -> WikiDoc:
@@ -417,16 +419,32 @@ def test_undated_entries_without_git_take_the_mtime(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", ["orphan", "two-layer"])
-def test_state_branch_backends_refuse(legacy: tuple[Path, dict[str, Any]], backend: str) -> None:
+def test_state_branch_backends_import_to_the_branch(
+    legacy: tuple[Path, dict[str, Any]], backend: str
+) -> None:
+    """With Squad's state on ``squad-state``, import writes its tiers there (through the clone's
+    ``.git/scribed/memory``), never into the working tree, and leaves Squad's files as they were;
+    a second import adds nothing."""
     root, _ = legacy
     (root / ".squad/config.json").write_text(json.dumps({"version": 1, "stateBackend": backend}))
     before = legacy_bytes(root)
-    p = scribed("--config", str(root / "scribed.toml"), "import", "--all")
-    assert p.returncode == 2
-    err = p.stderr.decode()
-    assert "squad-state" in err and backend in err and "nothing was written" in err
+    code, out, err = scribed_json("--config", str(root / "scribed.toml"), "import", "--all", "--as-of", AS_OF)
+    assert code == 0, err
+    assert out["cold"] and out["decisions"]
     assert not (root / ".squad/memory").exists()
     assert legacy_bytes(root) == before
+    files = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "squad-state"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert any(f.startswith("memory/cold/") for f in files) and "memory/wiki/decisions.md" in files
+    code, again, err = scribed_json(
+        "--config", str(root / "scribed.toml"), "import", "--all", "--as-of", AS_OF
+    )
+    assert code == 0 and again["cold"] == [] and again["decisions"] == [], err
 
 
 def test_worktree_backend_and_bad_config_json(legacy: tuple[Path, dict[str, Any]]) -> None:

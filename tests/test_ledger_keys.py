@@ -34,6 +34,9 @@ def test_old_ledger_is_rekeyed_without_losing_rows(tmp_path: Path) -> None:
     with sqlite3.connect(db_path) as db:  # as a ledger from before the rule left it
         db.execute("UPDATE sources SET path=?", (raw,))
         db.execute("ALTER TABLE entries DROP COLUMN turn_digests")  # added by migration 4
+        db.execute("DROP INDEX entries_content_key")  # and these by migration 5
+        for col in ("content_key", "turn_keys", "legacy_keys"):
+            db.execute(f"ALTER TABLE entries DROP COLUMN {col}")
         db.execute("PRAGMA user_version=2")
     led = Ledger(db_path)
     try:

@@ -1,14 +1,27 @@
 """Per-turn digests in the ledger: which turns of a transcript edited in place an entry already
-holds (``ledger_ids.uncovered``), counted turn for turn, and ledgers written before them."""
+holds (``ledger_ids.uncovered``), counted turn for turn, and ledgers written before them. The
+digests are keyed (``content_key.Keyring``); the entry ids are the shared ones (redacted turns)."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+from scribed.core.content_key import Keyring
 from scribed.core.ledger import MIGRATIONS, Ledger
-from scribed.core.ledger_ids import DIGEST_BYTES, SessionEntry, content_id, turn_digests, uncovered
-from scribed.models import Turn
+from scribed.core.ledger_ids import DIGEST_BYTES, Recognizer, SessionEntry, content_id, uncovered
+from scribed.models import Session, Turn
+from scribed.session.door import redact_session
+
+KEYS = Keyring(bytes(range(32)))
+
+
+def turn_digests(turns: list[Turn]) -> bytes:
+    return KEYS.turn_digests(turns)
+
+
+def _session(turns: list[Turn]) -> Session:
+    return Session("data", "s", Path("/h.md"), "markdown", list(turns))
 
 
 def _turns(*texts: str) -> list[Turn]:
@@ -18,13 +31,13 @@ def _turns(*texts: str) -> list[Turn]:
 
 
 def _left(entries: list[SessionEntry], now: list[Turn], path: str = "/h.md") -> list[Turn]:
-    return uncovered(entries, "s", now, list(now), path=path, digests=lambda: turn_digests(now))
+    return uncovered(entries, now, list(now), path=path, rec=Recognizer(_session(now), KEYS))
 
 
 def _entry(turns: list[Turn], *, digests: bool = True) -> SessionEntry:
     return SessionEntry(
-        content_id("s", turns), turns[0].line, turns[-1].line, "/h.md", "2026-11-01T10:00:00Z",
-        turn_digests(turns) if digests else b"",
+        content_id(redact_session(_session(turns))), turns[0].line, turns[-1].line, "/h.md",
+        "2026-11-01T10:00:00Z", KEYS.content_key("s", turns), turn_digests(turns) if digests else b"",
     )  # fmt: skip
 
 
@@ -32,6 +45,7 @@ def test_a_digest_per_turn_that_tells_every_field() -> None:
     base = Turn("assistant", "pinned the worker", line=3)
     d = turn_digests([base])
     assert len(d) == DIGEST_BYTES
+    assert Keyring(bytes(32)).turn_digests([base]) != d  # keyed: another root's key, another digest
     assert turn_digests([Turn("assistant", "pinned the worker", line=9)]) == d  # the line is no content
     for other in (
         Turn("user", "pinned the worker"),
@@ -114,14 +128,44 @@ def test_a_version_3_ledger_gains_the_column_and_keeps_its_rows(tmp_path: Path) 
     db.close()
     led = Ledger(path)
     try:
-        assert led.session_entries("s") == [SessionEntry("e-000000000002", 1, 4, "/a", "x", b"")]
+        assert led.session_entries("s") == [SessionEntry("e-000000000002", 1, 4, "/a", "x")]
         led.add_entry(
             id="e-000000000003", path="/a", session="s", agent="worf", session_end="y", start_offset=0,
             end_offset=20, bytes_in=20, bytes_out=5, ratio=0.25, recall=1.0, compressor="extractive",
-            created_at="now", first_line=5, last_line=8, turn_digests=b"\x01" * DIGEST_BYTES,
+            created_at="now", first_line=5, last_line=8, content_key="k-1", turn_keys=b"\x01" * DIGEST_BYTES,
         )  # fmt: skip
         got = sorted(led.session_entries("s"))
-        assert got[1] == SessionEntry("e-000000000003", 5, 8, "/a", "y", b"\x01" * DIGEST_BYTES)
+        assert got[1] == SessionEntry("e-000000000003", 5, 8, "/a", "y", "k-1", b"\x01" * DIGEST_BYTES)
+        assert led.has_content("k-1") and not led.has_content("k-2")
     finally:
         led.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 4
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 5
+
+
+def test_digests_from_before_keys_are_keyed_in_place(tmp_path: Path) -> None:
+    """A version 4 ledger's per-turn digests (unkeyed, of redacted turns) are replaced by keyed ones,
+    and the unkeyed bytes leave the file; the keyed ones still tell the turns they stood for."""
+    path = tmp_path / "ledger.sqlite"
+    db = sqlite3.connect(path)
+    db.create_function("scribed_source_key", 1, str, deterministic=True)
+    db.executescript(";\n".join(s for m in MIGRATIONS[:4] for s in m) + ";\nPRAGMA user_version=4;")
+    old = bytes.fromhex("a1b2c3d4e5f60718") + bytes.fromhex("1122334455667788")
+    db.execute(
+        "INSERT INTO entries(id, path, session, agent, session_end, start_offset, end_offset, bytes_in,"
+        " bytes_out, ratio, recall, compressor, created_at, first_line, last_line, turn_digests) VALUES("
+        "'e-000000000002', '/a', 's', 'worf', 'x', 0, 10, 10, 5, 0.5, 1.0, 'extractive', 'now', 1, 4, ?)",
+        (old,),
+    )
+    db.commit()
+    db.close()
+    led = Ledger(path)
+    try:
+        assert led.rekey(Keyring(bytes(32))) == "1 entries' digests keyed"
+        assert led.rekey(Keyring(bytes(32))) == ""  # done once
+        (e,) = led.session_entries("s")
+        assert e.legacy_keys == Keyring(bytes(32)).legacy(old) and len(e.legacy_keys) == 2 * DIGEST_BYTES
+        assert "key replaced" in led.rekey(KEYS)  # another key: what the old one keyed is of no use
+        assert led.session_entries("s")[0].legacy_keys == b""
+    finally:
+        led.close()
+    assert old[:8] not in path.read_bytes() and old[8:] not in path.read_bytes()

@@ -110,6 +110,29 @@ def test_render_live_fields_and_marker() -> None:
     assert len(text.encode()) <= 4096
 
 
+def test_last_actions_are_distinct_and_name_something() -> None:
+    """Issue 30: the same line listed twice, and "That looks fine." as an action."""
+    s = session(
+        [
+            t("user", "Rename the export flag to --since and update the docs", 0),
+            t("assistant", "bash rg -n since_date src/", 1, "tool_call", "bash"),
+            t("assistant", "Renaming `--since-date` to `--since` in src/cli.py and docs/export.md.", 2),
+            t("assistant", "bash pytest -q tests/test_cli.py", 3, "tool_call", "bash"),
+            t("assistant", "That looks fine.", 4),
+            t("assistant", "bash pytest -q tests/test_cli.py", 5, "tool_call", "bash"),
+            t("assistant", "Okay, moving on to the next file.", 6),
+            t("assistant", "bash pytest -q tests/test_cli.py", 7, "tool_call", "bash"),
+        ]
+    )
+    text = live.render_live(redact_session(s), "copilot")
+    actions = text.split("Last actions:")[1].split("Blockers:")[0].strip().splitlines()
+    bodies = [a.split(" ", 2)[-1] for a in actions]  # without "- HH:MM "
+    assert len(bodies) == len(set(bodies)), actions
+    assert not any("looks fine" in a or "moving on" in a for a in actions), actions
+    assert "pytest -q tests/test_cli.py" in actions[0] and "09:07" in actions[0], actions
+    assert any("`--since`" in a for a in actions) and any("rg -n since_date" in a for a in actions), actions
+
+
 def test_render_live_is_stable_and_clock_free() -> None:
     s = busy_session()
     assert live.render_live(redact_session(s), "copilot") == live.render_live(redact_session(s), "copilot")
@@ -174,7 +197,7 @@ def test_current_task_follows_a_pivot_and_short_requests_count() -> None:
         t("user", "Stop that: profile the nightly job instead", 2),
         t("user", "yes", 3),
     ]
-    assert task_of(session(turns)) == "Stop that: profile the nightly job instead"
+    assert task_of(session(turns)) == "Profile the nightly job instead", "the request, not the stop word"
     turns.append(t("user", "fix #590", 4))
     turns.append(t("user", "ok", 5))
     assert task_of(session(turns)) == "fix #590"

@@ -378,6 +378,36 @@ def test_parse_accepts_common_shapes(text: str, goal: str, files: list[str]) -> 
     assert s.goal == goal and s.files == files
 
 
+def test_a_placeholder_item_leaves_its_section_empty_so_it_is_omitted() -> None:
+    """Issue 30: "Reusable knowledge: Not done in this session." in an entry."""
+    from datetime import UTC, datetime
+
+    from scribed.compress import entry
+
+    s = parse_summary(
+        '{"goal": "Make `tally export` write Parquet", "knowledge": ["Not done in this session."],'
+        ' "errors": ["None"], "open_items": "N/A", "decisions": ["Partition by tenant and month"]}'
+    )
+    assert s.knowledge == [] and s.errors == [] and s.open_items == []
+    assert s.decisions == ["Partition by tenant and month"]
+    meta = entry.EntryMeta(
+        "e-0123456789ab",
+        "a",
+        "s",
+        "x",
+        "claude",
+        datetime(2026, 11, 1, tzinfo=UTC),
+        1,
+        2,
+        2,
+        "0" * 64,
+        "llm",
+        9000,
+    )
+    text = entry.render(s, meta)
+    assert "Reusable knowledge" not in text and "Not done" not in text and "Open items" not in text
+
+
 def test_parse_clips_overlong_goal() -> None:
     assert len(parse_summary('{"goal": "' + "g" * 900 + '"}').goal) <= 400
 

@@ -349,6 +349,29 @@ def test_named_speakers_with_timestamps(tmp_path: Path) -> None:
     assert s.start == dt("2025-01-03T10:15:00Z") and s.end == dt("2025-01-03T10:20:00Z")
 
 
+@pytest.mark.parametrize(
+    ("line", "when"),
+    [
+        ("**Bot** (2026-11-10T10:01:35.000Z): Please fix the retry.", "2026-11-10T10:01:35Z"),
+        ("**Assistant** (2026-11-10 10:01): Please fix the retry.", "2026-11-10T10:01:00Z"),
+        ("**User** [2026-11-10T10:01:35Z] Please fix the retry.", "2026-11-10T10:01:35Z"),
+        ("__Agent__ (10:01:35) — Please fix the retry.", "2026-11-10T10:01:35Z"),
+        ("**Claude** (10:01 am): Please fix the retry.", "2026-11-10T10:01:00Z"),
+        ("**AI** [2026-11-10]: Please fix the retry.", "2026-11-10T00:00:00Z"),
+    ],
+)
+def test_a_role_words_timestamp_is_the_turns_time_never_its_text(
+    tmp_path: Path, line: str, when: str
+) -> None:
+    """Issue 30: "**Bot** (2026-…): text" kept "(2026-…): " in the turn's text, so the cold
+    entry's heading and outcome began with the timestamp."""
+    text = f"## 2026-11-10\n\n**User**: what is wrong with the retry?\n\n{line}\n"
+    s = parse(write(tmp_path / "chat.md", text)).sessions[0]
+    last = s.turns[-1]
+    assert last.text == "Please fix the retry.", last.text
+    assert last.ts == dt(when)
+
+
 def test_plain_name_lines_need_a_real_dialogue(tmp_path: Path) -> None:
     chat = (
         "Ana: can you rename the flag?\n\nBo: renamed to --dry-run\n\nAna: thanks, merge it\n\nBo: merged\n"

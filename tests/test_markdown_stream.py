@@ -7,18 +7,22 @@ gives (offsets are ledger positions), and parsing must hold about one session at
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from md_chat_reference import chat_turns, text_date
 
 from scribed.names import normalize_name
+from scribed.sources import hot as _hot
 from scribed.sources import markdown as md
 from scribed.sources import markdown_lines, parse_file, read_file
 from scribed.sources.common import Source, parse_ts, safe_id
-from scribed.sources.markdown_chat import chat_turns
 from scribed.sources.markdown_lines import Line, Part, front_matter, iter_lines, split_lines
 
 TRICKY = (
@@ -68,7 +72,8 @@ def test_aider_history_is_parsed_one_session_at_a_time(tmp_path: Path) -> None:
 
 
 def _old_chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
-    """The list-based reading the streamed one replaced (scribed 0e94917), kept as the reference."""
+    """The list-based reading the streamed one replaced (scribed 0e94917, its chat_turns f2b29dd's),
+    kept as the reference."""
     fields, skip = front_matter(lines)
     body = lines[skip:]
     chunks: list[list[Line]] = [[]]
@@ -95,10 +100,10 @@ def _old_chat_parts(src: Source, lines: list[Line]) -> tuple[list[Part], bool]:
     for k, chunk in enumerate(chunks):
         turns = chat_turns(chunk)
         if k == 0:
-            start = fm_start or fm_end or md._name_date(src.path.stem) or md._text_date(chunk)
+            start = fm_start or fm_end or md._name_date(src.path.stem) or text_date(chunk)
             sid = base
         else:
-            start = md._text_date(chunk)
+            start = text_date(chunk)
             sid = (
                 f"{base}@{start:%Y-%m-%dT%H:%M:%SZ}"
                 if start
@@ -147,7 +152,7 @@ def test_streamed_chat_parts_are_the_list_based_ones(tmp_path: Path, text: str) 
     )
     lines = split_lines(path.read_bytes())
     want, want_ended = _old_chat_parts(src, lines)
-    chat = md._ChatParts(src, iter(lines))
+    chat = md._ChatParts(src, md._ChatScan(src, lines), iter(lines))
     got = list(chat)
     assert got == want
     assert chat.ended == want_ended
@@ -174,3 +179,116 @@ def test_many_end_comments_are_read_one_session_at_a_time(tmp_path: Path) -> Non
     assert read == len(reading.briefs) == 120
     assert reading.result.ended
     assert peak < size, f"peak {peak / 1e6:.1f} MB parsing a {size / 1e6:.1f} MB transcript"
+
+
+_LINES = [
+    "**User:** fix the bug in `src/a.py`", "User: hello", "Assistant: done, tests pass", "## Assistant",
+    "> **user** quoted", "**Dana** (2025-01-03 10:15): hi", "Dana: ok then", "Bob: sure", "**Bob**: weak",
+    "Tool: output", "$ pytest -q", "```", "```bash", "~~~", "````", "", "", "prose line with words",
+    "# 2025-02-03 heading", "2025-03-04T10:00:00Z something", _END.strip(), "  <!-- session:end -->  ",
+    "Session ended.", "**Session ended**", "Session ended: 2025-04-01T10:00:00Z", "---", "date: 2025-01-01",
+    "agent: riker", "- item one", "Error: KeyError 'x'", "$ ls -la", "Note: not a speaker", "System: brief",
+    "**Assistant (10:15):** at a time", "Claude: I did it", "    indented", "Dana (11:00): later",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(_LINES), max_size=40),
+    fm=st.booleans(),
+    eol=st.sampled_from(["\n", "\r\n", ""]),
+    name=st.sampled_from(["chat.md", "2025-05-06-notes.md"]),
+)
+def test_streamed_chat_turns_are_the_list_based_ones(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], fm: bool, eol: str, name: str
+) -> None:
+    """Any mix of speakers, fences, commands, end comments and markers: the sessions the streamed
+    reader gives (parse_file and the compact loop's reading) are the list-based reader's."""
+    text = "\n".join((["---", "date: 2025-01-02", "agent: data", "---"] if fm else []) + lines) + eol
+    path = tmp_path_factory.mktemp("chat") / name
+    path.write_bytes(text.encode())
+    src = Source(
+        kind="markdown", path=path, default_agent="d", mtime=datetime(2026, 1, 1, tzinfo=UTC), size=0
+    )
+    want, want_ended = _old_chat_parts(src, split_lines(path.read_bytes()))
+    stream = md.Stream(src)
+    got = list(stream)
+    assert [(s.session_id, s.start, s.end, s.ended, s.turns) for s in got] == [
+        (p.session_id, p.start or s.start, p.end or s.end, p.ended, p.turns)
+        for p, s in zip([p for p in want if p.turns], got, strict=True)
+    ]
+    assert list(stream) == got  # a second pass reuses the first one's scans
+    assert stream.ended == want_ended or not got
+
+
+def _old_hot(path: Path) -> tuple[list[tuple[str, int, int]], str, int]:
+    """f2b29dd's hot reading (the whole file, split into lines), kept as the reference."""
+    data = path.read_bytes()
+    lines = split_lines(data)
+    fields, skip = front_matter(lines)
+    if (
+        not data.strip()
+        or "scribed-live" in fields
+        or all(_hot._TEMPLATE_LINE.fullmatch(x.text) for x in lines[skip:])
+    ):
+        return [], "", len(data)
+    turns = []
+    for block in markdown_lines.paragraphs(lines[skip:]):
+        text = "\n".join(x.text for x in block).strip()
+        if text:
+            turns.append((text, block[0].no, block[-1].end))
+    return turns, "hot-" + hashlib.sha256(data).hexdigest()[:12], len(data)
+
+
+_HOT_LINES = ["# Hot", "", "Current task:", "Current task: fix `src/a.py`", "- Next: TBD", "```", "code", "---",
+              "scribed-live: 1", "agent: x", "prose line", "  ", "## Notes", "<!-- c -->"]  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.sampled_from(_HOT_LINES), max_size=30), eol=st.sampled_from(["\n", "\r\n"]))
+def test_streamed_hot_file_is_the_whole_file_reading(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], eol: str
+) -> None:
+    path = tmp_path_factory.mktemp("hot") / "data.md"
+    path.write_bytes(eol.join(lines).encode())
+    turns, sid, size = _old_hot(path)
+    got = parse_file("hot", path, "data")
+    assert got.size == size
+    assert [(t.text, t.line, t.end_offset) for s in got.sessions for t in s.turns] == turns
+    assert [s.session_id for s in got.sessions] == ([sid] if turns else [])
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+@pytest.mark.parametrize("piece", [4, 9])
+@pytest.mark.parametrize(
+    "data",
+    [
+        TRICKY,
+        b"short\n" + "é€x".encode() * 40 + b"\r\nend",
+        b"\xef\xbb\xbf" + b"y" * 50,
+        b"\x80" * 30 + b"\n",
+        b"z" * 40,
+    ],
+)
+def test_a_long_line_is_read_in_pieces(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, piece: int, data: bytes
+) -> None:
+    """Past LINE_PIECE bytes a line comes as pieces cut between characters: with its number, each
+    piece's end offset, and its text the line's when they are put together."""
+    monkeypatch.setattr(markdown_lines, "READ_CHUNK", chunk)
+    monkeypatch.setattr(markdown_lines, "LINE_PIECE", piece)
+    got = list(iter_lines(io.BytesIO(data), len(data)))
+    want = split_lines(data)
+    assert [ln.no for ln in got] == sorted(ln.no for ln in got)
+    assert [ln.end for ln in got] == sorted({ln.end for ln in got})
+    for w in want:
+        pieces = [ln for ln in got if ln.no == w.no]
+        assert "".join(ln.text for ln in pieces) == w.text
+        assert pieces[-1].end == w.end
+        starts = [ln.end for ln in got if ln.end < pieces[0].end][-1:] or [0]
+        sizes = [
+            b - a
+            for a, b in zip([*starts, *(ln.end for ln in pieces)], (ln.end for ln in pieces), strict=False)
+        ]
+        assert all(n <= piece for n in sizes[:-1]), sizes
+    assert len(got) > len(want) or max(map(len, data.splitlines() or [b""])) <= piece + chunk

@@ -66,6 +66,9 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     assert "Project-URL: Source" in meta and "Classifier: Programming Language :: Python :: 3.11" in meta
     assert "scribed = scribed.__main__:main" in entry_points
     assert "scribed/cli/main.py" in names and not [n for n in names if n.startswith("tests/")]
+    with zipfile.ZipFile(wheel) as z:  # `scribed setup --systemd` installs it (issue 33)
+        unit = z.read("scribed/_deploy/scribed-user.service").decode()
+    assert unit == (REPO / "deploy/scribed-user.service").read_text()
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
@@ -105,3 +108,8 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     p = subprocess.run([str(py), "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
     version, where = p.stdout.split()
     assert version == __version__ and where.startswith(str(venv)), p.stdout + p.stderr
+    probe = (
+        "import sys; from scribed.core.setup_unit import _unit_template; sys.stdout.write(_unit_template())"
+    )
+    p = subprocess.run([str(py), "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.stdout == (REPO / "deploy/scribed-user.service").read_text(), p.stderr  # from the wheel

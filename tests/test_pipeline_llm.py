@@ -163,7 +163,10 @@ def test_an_answer_far_under_budget_is_topped_up(tmp_path: Path, fake_llm: FakeL
     assert big, out["entries"]
     for e in big:
         assert e["compressor"] == "llm:tiny"
-        assert e["ratio"] >= 0.07, e
+        # The terse answer alone is ~0.01. The top-up takes every unit that adds something: this
+        # session has 0.070 of them with the provenance line of before issue 30, 0.0699 since that
+        # line prints no defaults (49 bytes shorter, the same key points).
+        assert e["ratio"] >= 0.065, e
         text = (root / ".squad/memory/cold" / f"{e['agent']}.md").read_text()
         assert "#### Key points" in text
 

@@ -1,6 +1,8 @@
-"""The process pool for backlogs (``[compress] workers``) changes nothing but speed: the same
-backlog run serially and pooled leaves byte-identical tier files, transcript copies and the same
-ledger rows, and the pooled parent neither parses a file nor makes a copy a worker already did."""
+"""The process pool for backlogs (``[compress] workers``) and the work done before the root lock
+(``Scribe.ahead``) change nothing but speed and lock time: the same backlog run with everything
+under the lock, serially (each file's work done ahead in this process) and pooled leaves
+byte-identical tier files, transcript copies and the same ledger rows, and the pooled parent
+neither parses a file nor makes a copy a worker already did."""
 
 from __future__ import annotations
 
@@ -66,12 +68,19 @@ def state(root: Path) -> dict[str, str]:
     return out
 
 
-def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> dict[str, object]:
-    """One run-once; ``parent`` counts the parses and transcript copies this process made itself."""
+def run(
+    folder: Path, workers: int, *, parent: dict[str, int] | None = None, locked: bool = False
+) -> dict[str, object]:
+    """One run-once; ``parent`` counts the parses and transcript copies this process made itself;
+    ``locked``: no work ahead of the lock (every step under it, as before issue 32)."""
     from scribed import sources
     from scribed.core import pool
     from scribed.core.scribe import Scribe
     from scribed.tiers import transcripts as copies
+
+    saved = (pool.POOL_MIN_BYTES, pool._spool_dir, Scribe.ahead)  # restored at the end: no leak
+    if locked:
+        Scribe.ahead = lambda *_a, **_k: None  # type: ignore[method-assign]
 
     parent = {"parses": 0, "copies": 0} if parent is None else parent
     read_file, fill = sources.read_file, copies._fill
@@ -88,7 +97,7 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
 
     pool.POOL_MIN_BYTES = 0  # the test backlog is small
     transcripts = backlog(folder)
-    root = folder / f"root-{workers}"
+    root = folder / f"root-{workers}{'-locked' if locked else ''}"
     root.mkdir()
     cfg = _config(root, transcripts, workers)
     stale = root / ".squad/memory/.scribed/pool/left-by-a-killed-run"
@@ -102,7 +111,8 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
         return spools[-1]
 
     pool._spool_dir = recorded  # type: ignore[assignment]
-    scribe = Scribe(cfg, clock=lambda: datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    # one content key for both runs: the ledger's keyed columns are then compared byte for byte too
+    scribe = Scribe(cfg, clock=lambda: datetime(2026, 11, 20, 9, 0, tzinfo=UTC), rand=lambda n: b"\x07" * n)
     try:
         rep = scribe.run_once(force=True)
         from_pool = scribe.compactor.sessions.from_pool
@@ -110,6 +120,7 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
     finally:
         scribe.close()
         sources.read_file, copies._fill = read_file, fill  # type: ignore[assignment]
+        pool.POOL_MIN_BYTES, pool._spool_dir, Scribe.ahead = saved  # type: ignore[method-assign]
     return {
         "compacted": rep.compacted,
         "failed": rep.failed,
@@ -123,9 +134,15 @@ def run(folder: Path, workers: int, *, parent: dict[str, int] | None = None) -> 
     }
 
 
-def _child(folder: Path, workers: int) -> dict[str, object]:
+def _child(folder: Path, workers: int, *, locked: bool = False) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, str(Path(__file__).resolve()), str(folder), str(workers)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        str(folder),
+        str(workers),
+        *(["locked"] if locked else []),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -134,13 +151,17 @@ def _child(folder: Path, workers: int) -> dict[str, object]:
 
 def test_pooled_run_is_byte_identical_to_the_serial_one(tmp_path: Path) -> None:
     backlog(tmp_path)
+    locked = _child(tmp_path, 1, locked=True)
     serial = _child(tmp_path, 1)
     pooled = _child(tmp_path, 2)
-    assert serial["compacted"] == pooled["compacted"] == SESSIONS
-    assert serial["failed"] == pooled["failed"] == 0
-    assert serial["from_pool"] == 0
+    assert locked["compacted"] == serial["compacted"] == pooled["compacted"] == SESSIONS
+    assert locked["failed"] == serial["failed"] == pooled["failed"] == 0
+    assert locked["from_pool"] == 0
+    assert locked["parent_parses"] == locked["parent_copies"] == SESSIONS  # one file per session
+    # serially, every entry and copy was made before the lock (ahead) and taken under it
+    assert (serial["from_pool"], serial["parses_from_pool"], serial["parent_copies"]) == (SESSIONS,) * 3
+    assert serial["state"] == locked["state"]
     assert pooled["from_pool"] == SESSIONS  # every entry was rendered by a worker
-    assert serial["parent_parses"] == serial["parent_copies"] == SESSIONS  # one file per session
     # every file was parsed and copied by a worker only
     assert (pooled["parses_from_pool"], pooled["parent_parses"], pooled["parent_copies"]) == (SESSIONS, 0, 0)
     assert any("transcripts" in k for k in serial["state"])  # the copies are compared too
@@ -160,7 +181,9 @@ def test_no_pool_here_means_in_process(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(pool, "POOL_MIN_BYTES", 0)
     monkeypatch.setattr(scribe, "Prefetch", refuse)
     out = run(tmp_path, 2)
-    assert (out["compacted"], out["failed"], out["from_pool"]) == (SESSIONS, 0, 0)
+    # no spool: each file's work was done in this process, ahead of the lock, and taken under it
+    assert (out["compacted"], out["failed"], out["spools"]) == (SESSIONS, 0, 0)
+    assert out["from_pool"] == out["parses_from_pool"] == out["parent_copies"] == SESSIONS
 
 
 def test_a_dry_run_starts_no_pool_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -263,10 +286,20 @@ def test_workers_killed_mid_run_leave_the_rest_to_the_parent(
             time.sleep(0.5)
         return real(self, item)  # type: ignore[arg-type]
 
+    from scribed.core.scribe import Scribe
+
+    ahead, done_here = Scribe.ahead, [0]
+
+    def counted(self: Scribe, item: object, **k: bool) -> object:
+        got = ahead(self, item, **k)  # type: ignore[arg-type]
+        done_here[0] += got is not None
+        return got
+
     monkeypatch.setattr(pool.Prefetch, "take", take)
+    monkeypatch.setattr(Scribe, "ahead", counted)
     out = run(tmp_path, 2)
     assert (out["compacted"], out["failed"]) == (SESSIONS, 0)
-    assert out["from_pool"] < SESSIONS
+    assert done_here[0] > 0  # the files the broken pool did not do, this process did
 
 
 def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,7 +318,7 @@ def test_a_slow_parent_gets_each_files_own_result(tmp_path: Path, monkeypatch: p
     cfg = _config(root, backlog(tmp_path), 1)  # one worker: it does every file, in order
     scribe = Scribe(cfg)
     pre = pool.Prefetch(
-        cfg, dict(os.environ), scribe.ledger, now=datetime(2026, 11, 20, tzinfo=UTC), force=True
+        cfg, dict(os.environ), scribe.ledger, scribe.keys, now=datetime(2026, 11, 20, tzinfo=UTC), force=True
     )
 
     def late_open(name: str, mode: str = "r") -> Any:
@@ -336,4 +369,4 @@ if __name__ == "__main__":
     from scribed import log
 
     log.configure("json", "error")
-    print(json.dumps(run(Path(sys.argv[1]), int(sys.argv[2]))))
+    print(json.dumps(run(Path(sys.argv[1]), int(sys.argv[2]), locked=sys.argv[3:] == ["locked"])))

@@ -86,8 +86,8 @@ def test_backlog_shows_a_bar_and_one_console_line_per_session(tmp_path: Path) ->
     code, out, term = run_on_tty("--config", str(cfg), "run-once")
     assert code == 0, term
     assert f"{SESSIONS} sessions: {SESSIONS} compacted" in out
-    assert re.search(r"compacting: +\d+%\|", term), term[-2000:]
-    assert f"/{SESSIONS} [" in term  # the bar counts the backlog (its last redraw may be cleared)
+    assert re.search(r"compacting \d+/\d+ files: +\d+%\|", term), term[-2000:]
+    assert f"/{SESSIONS} files" in term  # the bar counts the backlog (its last redraw may be cleared)
     lines = [ln for ln in re.split(r"[\r\n]", term) if re.search(r"\[(info|warning|error) *\]", ln)]
     compacted = [ln for ln in lines if " compacted " in ln]
     assert len(compacted) == SESSIONS, lines
@@ -118,7 +118,7 @@ def test_import_shows_a_bar_on_a_tty(tmp_path: Path) -> None:
     )
     code, out, term = run_on_tty("import", "--all", "--root", str(root), "--as-of", "2026-10-01")
     assert code == 0, term
-    assert re.search(r"importing: +\d+%\|", term), term[-2000:]
+    assert re.search(r"importing \d+/\d+ entries: +\d+%\|.*B/s\]", term), term[-2000:]  # bytes too
     code, out, term = run_on_tty("import", "--all", "--root", str(root), "--as-of", "2026-10-01", "--dry-run")
     assert "importing" in term and "already imported" in out
 

@@ -92,7 +92,34 @@ def test_a_config_key_ending_in_a_directive_word_is_no_directive() -> None:
         ("user", "Always run the linter before committing. Don't push to main."),
     )
     got = sorted(a.text for a in anchors.extract(s) if a.type == "directive")
-    assert got == ["Always run the linter before committing. Don't push to main"]
+    assert got == ["Always run the linter before committing", "Don't push to main"]  # one a sentence
+
+
+def test_a_directive_word_saying_nothing_to_do_is_no_directive() -> None:
+    """A directive names an action on something of the project (issue 30: chat lines such as "She
+    says tomatoes don't plant themselves." became ``user:`` Key facts). Written after the rule."""
+    s = sess(
+        ("user", "Grandpa says weeds never pull themselves."),
+        ("user", "Always. Sleep well!"),
+        ("user", "Never mind, it was my mistake."),
+        ("user", "I must say, that went well."),
+        ("user", "The painting must be shipped in a crate."),
+        ("user", "I tried again and I don't see the chart anymore."),
+        ("user", "Never commit the .env file. You must rotate the staging key weekly."),
+        ("user", "please don't reformat `legacy_io.py`"),
+        ("user", "The session token must stay in the cookie, and every handler must log its latency."),
+        ("user", "The API token must be sent in a header."),
+        ("user", "- Retries are capped, do not raise the limit"),
+    )
+    got = sorted(a.text for a in anchors.extract(s) if a.type == "directive")
+    assert got == [
+        "Never commit the .env file",
+        "do not raise the limit",
+        "must be sent in a header",
+        "must log its latency",
+        "must rotate the staging key weekly",
+        "please don't reformat `legacy_io.py`",
+    ]
 
 
 # --- known issues name a fix ---------------------------------------------------------------------

@@ -191,3 +191,35 @@ def test_report_writes_nothing(tmp_path: Path, agents: list[str] | None) -> None
     before = sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*"))
     report.build(Layout(root), agents)
     assert sorted((p, p.stat().st_mtime_ns) for p in root.rglob("*")) == before
+
+
+def test_report_names_its_baseline(tmp_path: Path) -> None:
+    """Issue 33: without Squad histories the baseline is scribed's own cold file, and it says so."""
+    from scribed.cli import demo
+
+    root = tmp_path / "demo"
+    root.mkdir()
+    demo.build(root)
+    assert run_cli("--config", str(root / "scribed.toml"), "run-once").returncode == 0
+    data = report.build(Layout(root))
+    assert {r["agent"]: r["baseline"] for r in data["agents"]} == {
+        "picard": "scribed", "riker": "scribed", "troi": "scribed", "worf": "scribed",
+    }  # fmt: skip
+    text = report.markdown(data)
+    assert "| picard* |" in text and report.SQUAD_BASELINE in text
+    assert (
+        "No Squad history or decisions for picard, riker, troi, worf (marked *): their baseline is "
+        "scribed's own cold file and wiki pages" in text
+    )
+    assert "* baseline: scribed's own cold file and wiki" in report.chart(data)
+    (root / ".squad/agents/picard").mkdir(parents=True)  # a Squad history: Squad's baseline
+    (root / ".squad/agents/picard/history.md").write_text(dated("2026-11-19"))
+    rows = {r["agent"]: r for r in report.build(Layout(root))["agents"]}
+    assert rows["picard"]["baseline"] == "squad" and rows["riker"]["baseline"] == "scribed"
+    text = report.markdown(report.build(Layout(root)))
+    assert "| picard |" in text and "for riker, troi, worf (marked *): their" in text
+    (root / ".squad/decisions.md").write_text(dated("2026-11-18"))  # shared by all: Squad's baseline
+    text = report.markdown(report.build(Layout(root)))
+    names = [ln.split("|")[1].strip() for ln in text.split("\n\n")[0].splitlines()[2:-1]]
+    assert names == ["picard", "riker", "troi", "worf"], names
+    assert "marked *" not in text and report.SQUAD_BASELINE in text

@@ -42,7 +42,10 @@ def _check_cold_entries(root: Path, manifest: dict[str, Any], agents: list[str])
                 if stale in line:
                     assert "supersedes" in line, f"reversed decision presented as current: {line}"
         # provenance
-        assert "- provenance: id=e-" in text and "sha256=" in text and "compressor=extractive" in text
+        assert (
+            "- provenance: id=e-" in text and "sha256=" in text and " · lines " in text and "ratio=" in text
+        )
+        assert "compressor=" not in text, "the default compressor is not printed (issue 30)"
 
 
 def test_acceptance_run_once(squad: tuple[Path, dict[str, Any]]) -> None:

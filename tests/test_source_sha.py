@@ -17,7 +17,15 @@ from scribed.core.results import SourceItem
 from scribed.core.scribe import Scribe
 
 
-def test_a_finished_file_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_finished_file_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ahead: bool) -> None:
+    """Once by the core; with the work done ahead of the lock (Scribe.ahead), once more there: the
+    lock's check that the file is still the one that work read is that hash."""
+    from scribed.core import pool
+
+    monkeypatch.setattr(pool, "wanted", lambda *_a, **_k: [])  # in this process (a worker hashes in its own)
+    if not ahead:
+        monkeypatch.setattr(Scribe, "ahead", lambda *_a, **_k: None)
     cfg = backlog(tmp_path, 4)
     hashed: Counter[str] = Counter()
     real = compact_session.sha256_prefix
@@ -34,7 +42,7 @@ def test_a_finished_file_is_hashed_once(tmp_path: Path, monkeypatch: pytest.Monk
     rows = {p: s.ledger.source(source_key(p)) for p in files}
     s.close()
     assert rep.compacted == 4
-    assert hashed == Counter({str(p): 1 for p in files})
+    assert hashed == Counter({str(p): 1 + ahead for p in files})
     for p, row in rows.items():
         assert row is not None and row.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
 

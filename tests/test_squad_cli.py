@@ -194,3 +194,131 @@ def test_import_nap_import_with_the_real_squad_cli(squad_env: dict[str, str], tm
     assert last["cold"] == [] and last["decisions"] == []
     assert (squad_dir / "memory/wiki/decisions.md").read_text().count(f"### {title}\n") == 1
     assert cold_ids(root) == ids and evidence(root) == counts
+
+
+def _claude_session(folder: Path, turns: list[tuple[str, str]], start: str) -> None:
+    """A finished Claude Code session ``s1`` (its records stamped from ``start``, quiet for long)."""
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text(
+        "".join(
+            json.dumps({"type": r, "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "s1",
+                        "timestamp": f"{start}:1{i}.000Z", "message": {"role": r, "content": t}}) + "\n"
+            for i, (r, t) in enumerate(turns)
+        )
+    )  # fmt: skip
+    os.utime(folder / "s1.jsonl", (1_780_000_000, 1_780_000_000))
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+
+
+def _worktree(root: Path) -> str:
+    """What git sees of the working tree (tracked changes, untracked and ignored files)."""
+    return _git(root, "status", "--porcelain", "--ignored", "--untracked-files=all").stdout
+
+
+@pytest.mark.parametrize("backend", ["orphan", "two-layer"])
+def test_state_backends_with_the_real_squad_cli(
+    squad_env: dict[str, str], tmp_path: Path, backend: str
+) -> None:
+    """``squad init --state-backend``: scribed's import, run-once and context write nothing into the
+    working tree, ``squad-state`` holds the tiers (a governed decision among the wiki facts), Squad's
+    files are unchanged, and a commit passes Squad's pre-commit hook."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        assert _git(root, *args).returncode == 0
+    squad(squad_env, root, "init", "--no-workflows", "--state-backend", backend)
+    assert _git(root, "add", "-A").returncode == 0
+    staged = _git(root, "diff", "--cached", "--name-only").stdout.split()
+    state = [
+        f for f in staged if re.match(r"\.squad/(decisions\.md|agents/.+/history\.md|casting/|routing/)", f)
+    ]
+    if state:  # what Squad's own hook keeps off the working tree's commits (its message says: unstage)
+        assert _git(root, "rm", "-q", "--cached", "--", *state).returncode == 0
+    assert _git(root, "commit", "-q", "-m", "squad init").returncode == 0
+    title = "Sessions live in Redis"
+    squad(
+        squad_env, root, "memory", "write", "--class", "DECISION", "--title", title, "--author", "scribe",
+        "--content", "Session state lives in Redis so every pod sees it; the TTL is 24 hours.",
+    )  # fmt: skip
+    sessions = tmp_path / "sessions"
+    turns = [
+        ("user", "Fix the flaky login test in tests/test_login.py (issue #590)."),
+        ("assistant", "Decision: use an injected clock in src/auth/session.py because freeze_time leaks."),
+        ("assistant", "Done: tests/test_login.py passes (12 passed)."),
+    ]
+    _claude_session(sessions, turns, "2026-11-20T10:00")
+    cfg = tmp_path / "scribed.toml"
+    cfg.write_text(f'root = "{root}"\n[[sources]]\nkind = "claude"\npath = "{sessions}"\nagent = "scribe"\n')
+    tree, squads = _worktree(root), squad_files(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    for args in (["import", "--all", "--json"], ["run-once"], ["context", "scribe", "--situation", "debug"]):
+        p = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(cfg), *args],
+            capture_output=True, text=True, timeout=300, env=env, cwd=root,
+        )  # fmt: skip
+        assert p.returncode == 0, (args, p.stderr[-2000:])
+        assert _worktree(root) == tree, f"scribed {args[0]} wrote into the working tree"
+        assert squad_files(root) == squads, f"scribed {args[0]} changed a Squad file"
+    assert "injected clock" in p.stdout
+    files = _git(root, "ls-tree", "-r", "--name-only", "squad-state").stdout.split()
+    assert any(f.startswith("memory/cold/scribe/") for f in files), files
+    wiki = _git(root, "show", "squad-state:memory/wiki/decisions.md").stdout
+    assert wiki.count(f"### {title}\n") == 1
+    (root / "NOTES.md").write_text("notes\n")
+    assert _git(root, "add", "NOTES.md").returncode == 0
+    done = _git(root, "commit", "-q", "-m", "notes")
+    assert done.returncode == 0, f"Squad's pre-commit hook refused: {done.stderr}"
+
+
+def test_a_decision_scribed_proposes_reaches_squads_log_once(
+    squad_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``[promote] squad_inbox``: a decision promotion adds to the wiki is filed in Squad's inbox as
+    ``squad memory write`` files one; ``squad nap`` merges it into decisions.md; importing before and
+    after nap adds no fact and changes no evidence count."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    squad(squad_env, root, "init", "--no-workflows")
+    sessions = tmp_path / "sessions"
+    turns = [
+        ("user", "The export job times out on big tenants; fix src/export/run.py (issue #318)."),
+        ("assistant", "Decision: stream the export in 10,000-row pages because whole-table reads time out."),
+        ("assistant", "Done: src/export/run.py pages the query; tests/test_export.py passes (9 passed)."),
+    ]
+    _claude_session(sessions, turns, "2026-09-02T10:00")
+    cfg = tmp_path / "scribed.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[promote]\nsquad_inbox = true\n'
+        f'[[sources]]\nkind = "claude"\npath = "{sessions}"\nagent = "scribe"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+
+    def scribed(*args: str) -> str:
+        p = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(cfg), *args],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert p.returncode == 0, (args, p.stderr[-2000:])
+        return p.stdout
+
+    scribed("run-once")
+    scribed("promote", "--as-of", "2026-12-01")
+    filed = list((root / ".squad/decisions/inbox").glob("scribe-*.md"))
+    assert len(filed) == 1, filed
+    head = filed[0].read_text()
+    assert head.startswith("---\nid: ") and "class: DECISION" in head and '"source":"scribed"' in head
+    wiki = root / ".squad/memory/wiki/decisions.md"
+    before = wiki.read_text()
+    assert scribed("import", "--all", "--json") and wiki.read_text() == before  # the inbox file: present
+    squad(squad_env, root, "nap")
+    assert not list((root / ".squad/decisions/inbox").glob("*.md"))
+    assert "10,000-row pages" in (root / ".squad/decisions.md").read_text()
+    out = json.loads(scribed("import", "--all", "--json"))
+    assert out["decisions"] == [] and wiki.read_text() == before
+    scribed("promote", "--as-of", "2026-12-02")
+    assert not list((root / ".squad/decisions/inbox").glob("*.md")), "proposed twice"

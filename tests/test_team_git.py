@@ -92,6 +92,7 @@ class Clone:
             )
         )
         self.sessions: set[str] = set()
+        self.facts: set[str] = set()
 
     def scribed(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         p = run_cli("--config", str(self.cfg), *args)
@@ -113,6 +114,7 @@ class Clone:
         p = git(self.dir, *args, check=False)
         if p.returncode != 0:  # a conflict git could not resolve: take both sides, as a person might
             assert how != "rebase" or "CONFLICT" in p.stdout + p.stderr, p.stderr
+            assert "CONFLICT" in p.stdout + p.stderr, (how, p.stdout, p.stderr)
             self._take_both()
 
     def _take_both(self) -> None:
@@ -191,7 +193,7 @@ def team(tmp_path: Path) -> tuple[Clone, Clone]:
     remote = squad_remote(tmp_path)
     a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
     a.scribed("git", "setup")  # writes .gitattributes and the memory .gitignore, and a's driver
-    git(a.dir, "config", "--unset", "merge.scribed.driver")  # the check runs no custom driver
+    git(a.dir, "config", "--remove-section", "merge.scribed")  # the check runs no custom driver
     a.commit()
     a.push()
     b.pull("merge")
@@ -202,6 +204,13 @@ def _round(c: Clone, rnd: random.Random, n: int) -> None:
     agent = rnd.choice(AGENTS)
     c.sessions.add(_session(c.sources[agent], n, 1 + n % 27, rnd))
     c.scribed("run-once")
+    if n % 3 == 0:  # a fact an agent files by hand, on a page both clones write
+        title = f"Convention {c.name}{n}: tests of mod_{n} use fixture_{n}"
+        p = run_cli(
+            "--config", str(c.cfg), "wiki-write", "conventions", "--agent", agent, input=title.encode()
+        )
+        assert p.returncode == 0, p.stderr.decode()
+        c.facts.add(title)
 
 
 @pytest.mark.slow
@@ -241,7 +250,11 @@ def test_twenty_rounds_lose_nothing_and_duplicate_nothing(
         "a run after the last pull changed nothing"
     )
     every = a.sessions | b.sessions
+    facts = a.facts | b.facts
+    assert facts
     for c in (a, b):
+        titles = _wiki_titles(c)
+        assert sorted(t for t in titles if t.startswith("Convention ")) == sorted(facts), (c.name, titles)
         assert _marked(c) == []
         store = _store(c)
         assert set(store) == every, (c.name, every - set(store), set(store) - every)
@@ -267,7 +280,8 @@ def test_twenty_rounds_lose_nothing_and_duplicate_nothing(
         assert got[0] == got[1]
     merges = git(a.dir, "rev-list", "--merges", "--count", "HEAD").stdout.strip()
     print(
-        f"TEAM {pulls}: {len(every)} sessions, {merges} merge commits, {len(_store(a))} in a's store, {len(_store(b))} in b's"
+        f"TEAM {pulls}: {len(every)} sessions, {len(facts)} wiki facts, {merges} merge commits, "
+        f"{len(_store(a))} in a's store, {len(_store(b))} in b's"
     )
     assert "hot/" in git(a.dir, "check-ignore", "-v", ".squad/memory/hot/riker.md").stdout
 
@@ -294,6 +308,35 @@ def test_an_entry_a_merge_dropped_comes_back(team: tuple[Clone, Clone]) -> None:
     a.pull("merge")
     a.scribed("run-once")
     assert set(_store(a)) == a.sessions | b.sessions
+
+
+def _fact(c: Clone, text: str) -> None:
+    p = run_cli("--config", str(c.cfg), "wiki-write", "conventions", "--agent", "riker", input=text.encode())
+    assert p.returncode == 0, p.stderr.decode()
+
+
+def test_a_wiki_fact_a_merge_dropped_comes_back(team: tuple[Clone, Clone]) -> None:
+    """b's fact is discarded by a's ``-s ours`` merge (and again by b's merge of it, which git
+    takes as a deliberate removal); b's next run writes it back, once, and says so."""
+    a, b = team
+    _fact(b, "Name test fixtures after the module they serve.")
+    b.commit()
+    b.push()
+    _fact(a, "Pin the CI image by digest.")
+    a.commit()
+    a.pull("ours")
+    a.push()
+    b.pull("merge")
+    assert "fixtures" not in (b.dir / ".squad/memory/wiki/conventions.md").read_text()
+    p = b.scribed("run-once")
+    assert b"wiki_block_restored" in p.stdout + p.stderr
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.scribed("run-once")
+    for c in (a, b):
+        page = (c.dir / ".squad/memory/wiki/conventions.md").read_text()
+        assert page.count("fixtures after the module") == 1 and page.count("by digest") == 1, page
 
 
 def test_a_ledger_entry_no_file_holds_is_compacted_again(team: tuple[Clone, Clone]) -> None:
@@ -443,3 +486,25 @@ def test_two_clones_folding_the_same_entries_end_with_one_digest(team: tuple[Clo
     digests = {d for v in held[0].values() for d in v if d.startswith("d-")}
     assert len(digests) >= 1
     assert _marked(a) == [] and git(b.dir, "status", "--porcelain").stdout.strip() == ""
+
+
+def test_entries_of_the_same_second_are_listed_alike_on_every_clone(team: tuple[Clone, Clone]) -> None:
+    """Each clone compacts a session ending in the same second; after the exchange both views
+    list the two entries in the same order, so both clones load the same spawn context."""
+    a, b = team
+    rnd = random.Random(23)
+    for c in (a, b):
+        c.sessions.add(_session(c.sources["riker"], 1, 5, rnd))  # same n and day: same timestamps
+        c.scribed("run-once")
+        c.commit()
+    a.push()
+    b.exchange()
+    a.pull("merge")
+    a.scribed("run-once")
+    views = [
+        re.findall(r"provenance: id=(e-[0-9a-f]+)", (c.dir / ".squad/memory/cold/riker.md").read_text())
+        for c in (a, b)
+    ]
+    assert len(views[0]) == 2 and views[0] == views[1], views
+    got = [c.scribed("context", "riker", "--situation", "debug").stdout for c in (a, b)]
+    assert got[0] == got[1]

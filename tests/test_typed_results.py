@@ -30,7 +30,9 @@ _LEDGER = "a ledger row, one key per SQLite column"
 _AUDIT = "an audit-log line, a JSON object read back as written"
 _PROPOSAL = "a proposal's fact as the proposals JSON file stores it"
 _REPORT = "scribed report's JSON document"
+_SYNC = "the team sync's state file (.scribed/cold-sync.json), a JSON object read back as written"
 LEFT = {
+    "scribed.core.wikisync.sync:state": _SYNC,
     "scribed.core.ledger.Ledger.add_entry:fields": _LEDGER,
     "scribed.core.ledger.Ledger.add_entries:rows": _LEDGER,
     "scribed.core.ledger_rebuild.rebuild_rows:return": _LEDGER,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 
-from scribed.compress import units
+from scribed.compress import content, units
 from scribed.compress.units import Unit
 
 _CHARS = "ab#-_./:\\@()$019²٣xéZ"
@@ -182,7 +182,8 @@ def test_tool_output_noise_and_elision_prefilters_keep_the_per_line_result() -> 
 
 
 def _add_ref(b: units._Builder, text: str, line: int, kind: str, weight: float) -> None:
-    """``_Builder.add`` as it was: every text normalised and looked up."""
+    """``_Builder.add`` as it was: every text normalised and looked up (and, since issue 30, a
+    sentence or list item that names nothing dropped)."""
     if len(text) < units.MIN_UNIT_CHARS or weight <= 0:
         return
     text = " ".join(text.split())
@@ -196,7 +197,7 @@ def _add_ref(b: units._Builder, text: str, line: int, kind: str, weight: float) 
             b.camel |= units._camel_bonus(text)
     elif kind == "tool":
         return
-    if not toks:
+    if not toks or (kind in ("prose", "item") and content.content_free(text)):
         return
     if units._CHATTER.match(text):
         weight *= 0.3

@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # the config module loads pydantic: only commands that load a
     from scribed.config_light import LightConfig
 
 
+# sysexits.h EX_CONFIG: `scribed run` exits with it on a config it cannot start with, and the shipped
+# systemd units do not restart on it (RestartPreventExitStatus=78): a restart would fail the same way.
+EX_CONFIG = 78
+
+
 def fail(msg: str, code: int = 2) -> NoReturn:
     click.echo(f"scribed: error: {msg}", err=True)
     sys.exit(code)
@@ -87,7 +92,16 @@ def require_squad(cfg: Config | LightConfig, init: bool, from_flag: bool = False
     )
 
 
-def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool = True) -> Config:
+def init_requested(ctx: click.Context) -> bool:
+    """Whether the group's ``--init`` was given."""
+    return bool(_obj(ctx).get("init"))
+
+
+def load_config(
+    ctx: click.Context, root: str | None = None, *, need_squad: bool = True, error_code: int = 2
+) -> Config:
+    """The config (``error_code`` on a file that cannot be read or validated), with ``--root``
+    applied; ``need_squad``: also check agent names and refuse a root without ``.squad/``."""
     from scribed import config as config_mod
 
     try:
@@ -95,7 +109,7 @@ def load_config(ctx: click.Context, root: str | None = None, *, need_squad: bool
         if root:
             cfg.root = os.path.abspath(root)
     except ConfigError as exc:
-        fail(str(exc))
+        fail(str(exc), error_code)
     log_mod.configure(cfg.log.format, cfg.log.level)
     if need_squad:
         check_agents(cfg)

@@ -64,7 +64,7 @@ def _layout(ctx: click.Context, root: str | None) -> Layout:
     is_flag=False,
     flag_value="",
     metavar="TOPIC",
-    help="Add wiki pages: the named topic (repeat, or comma-separate); alone: the index + topics relevant to the hot task.",
+    help="Add wiki pages: the named topic (repeat, or comma-separate); alone: the index + topics the hot file and cold entries talk about.",
 )
 @click.option(
     "--situation",

@@ -25,7 +25,8 @@ import click
 from scribed import config as config_mod
 from scribed.cli.common import fail, load_config, note, root_problem, warn
 from scribed.config import Config, ConfigError
-from scribed.core.status import ledger_status
+from scribed.core.results import ago, duration
+from scribed.core.status import ledger_status, waiting
 from scribed.tiers.cold import Layout
 
 HOT_BUDGET = 4096
@@ -113,6 +114,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
     layout = Layout(cfg.root_path)
     alive, reason, hb = daemon_health(layout)
     st = ledger_status(layout)
+    waits = waiting(cfg, layout, datetime.now(UTC))
     counts, hot_counts, last_entry, last_promo = st.counts, st.hot_counts, st.last_entry, st.last_promotion
     ledger_error, retrying = st.error, st.retrying
     nxt: str | None = None
@@ -134,9 +136,11 @@ def collect_status(cfg: Config) -> dict[str, Any]:
             "pending": hb.get("pending", 0) if alive else 0,
             "watch": hb.get("watch") if alive else None,
             "last_result": hb.get("last_result") if alive else None,
+            "catch_up": hb.get("catch_up") if alive else None,
         },
         "sources": counts,
         "hot_files": hot_counts,
+        "waiting": waits.to_json(),
         "retrying": retrying,
         "ledger_error": ledger_error,
         "last_compaction": last_entry,
@@ -152,6 +156,23 @@ def _counts(c: dict[str, int]) -> str:
     return f"{c['done']} done, {c['pending']} pending, {c['failed']} failed, {c['quarantined']} quarantined"
 
 
+def _waiting(w: dict[str, Any]) -> str:
+    """Files holding sessions not compacted yet: changed within the quiet time, or ready."""
+    if not (w["active"] or w["ready"]):
+        return "nothing: every source file is compacted as far as it goes"
+    parts = []
+    if w["active"]:
+        last = datetime.fromisoformat(w["last_change"]).timestamp() if w["last_change"] else time.time()
+        parts.append(
+            f"{w['active']} file{'s' * (w['active'] != 1)} with sessions still active (last change "
+            f"{ago(time.time() - last)}; finished after {duration(w['quiet_seconds'])} quiet, or at an "
+            "end marker — `scribed run-once --force` compacts them now)"
+        )
+    if w["ready"]:
+        parts.append(f"{w['ready']} file{'s' * (w['ready'] != 1)} finished, compacted by the next run")
+    return "; ".join(parts)
+
+
 def _say(label: str, value: str) -> None:
     click.echo(f"{label + ':':<18}{value}")
 
@@ -165,11 +186,16 @@ def _print_status(d: dict[str, Any]) -> None:
     _say("root", d["root"])
     if dm["alive"]:
         _say("daemon", f"running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
+        if isinstance(dm.get("catch_up"), dict):
+            from scribed.progress import describe
+
+            _say("catching up", describe(dm["catch_up"]))
     else:
         _say("daemon", f"not running ({dm['reason']})")
     ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
     _say("transcript files", _counts(d["sources"]) + ledger)
     _say("hot files", _counts(d["hot_files"]))
+    _say("waiting", _waiting(d["waiting"]))
     for r in d["retrying"]:
         when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"
         _say("retrying", f"{r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")
@@ -200,18 +226,40 @@ def _say_if_empty(cfg: Config, d: dict[str, Any], from_flag: bool) -> None:
         return
     seen = sum(d["sources"].values()) + sum(d["hot_files"].values())
     if not seen and not d["tiers"]["agents"] and not d["tiers"]["wiki"]["pages"]:
-        note(f"nothing here yet: no session compacted and no memory file under {squad / 'memory'}")
+        w = d["waiting"]
+        if w["active"] or w["ready"]:
+            note(f"nothing compacted yet: {w['active'] + w['ready']} source files wait (see `waiting`)")
+        else:
+            note(f"nothing here yet: no session compacted and no memory file under {squad / 'memory'}")
 
 
 @click.command("run")
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.pass_context
 def run_cmd(ctx: click.Context, root: str | None) -> None:
-    """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM)."""
+    """Run as a service: watch the sources and compact sessions as they finish (until SIGTERM).
+
+    A config it cannot start with exits 78 (EX_CONFIG) with each problem on its own line, the
+    same lines `scribed check-config` prints; the shipped systemd units do not restart on 78."""
+    from scribed.cli import checks
+    from scribed.cli.common import EX_CONFIG, init_requested, require_squad
     from scribed.daemon.service import AlreadyRunningError, Daemon
 
-    cfg = load_config(ctx, root)
-    daemon = Daemon(cfg)
+    cfg = load_config(ctx, root, need_squad=False, error_code=EX_CONFIG)
+    found = checks.problems(cfg, from_flag=bool(root), init=init_requested(ctx))
+    errors = [p.message for p in found if p.fatal]
+    for p in found:
+        if not p.fatal:
+            warn(p.message)
+    if errors:
+        for msg in errors[:-1]:
+            click.echo(f"scribed: error: {msg}", err=True)
+        fail(errors[-1], EX_CONFIG)
+    require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
+    try:
+        daemon = Daemon(cfg, root_override=cfg.root if root else None)
+    except ConfigError as exc:  # what the checks cannot see before the core is built
+        fail(str(exc), EX_CONFIG)
     try:
         code = daemon.run()
     except AlreadyRunningError as exc:

@@ -41,6 +41,12 @@ def setup_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         return
     for line in got.changes:
         click.echo(line)
+    if scribe.layout.on_branch:
+        click.echo(
+            f"nothing to change: stateBackend={scribe.layout.backend!r} keeps the tiers on the squad-state "
+            "branch, and scribed merges that branch itself (no driver, no .gitattributes)"
+        )
+        return
     click.echo(f"{len(got.changes)} change(s)" if got.changes else "nothing to change: already set up")
 
 

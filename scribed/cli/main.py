@@ -1,6 +1,7 @@
 """The ``scribed`` command: a thin click layer over :class:`scribed.core.scribe.Scribe`.
 
-Exit codes: 0 ok, 1 some work failed (it stays queued for the next run), 2 usage/config error.
+Exit codes: 0 ok, 1 some work failed (it stays queued for the next run), 2 usage/config error;
+`scribed run` exits 78 (EX_CONFIG) on a config it cannot start with (see :mod:`scribed.cli.checks`).
 The group's own options (``--config``, ``--init``) are accepted before or after the subcommand.
 """
 
@@ -10,6 +11,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,7 +65,7 @@ LAZY: dict[str, str] = {
     "promote": "wiki", "import": "wiki", "review": "wiki", "wiki": "wiki",
     "wiki-write": "wiki", "wiki-deprecate": "wiki",
     "search": "search", "mcp": "mcp_server", "show": "transcripts", "doctor": "transcripts",
-    "git": "git",
+    "git": "git", "setup": "setup",
 }  # fmt: skip
 
 
@@ -127,12 +129,19 @@ def main(ctx: click.Context, config_path: str | None, init: bool) -> None:
 
 
 def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
+    """A TTY bar over the backlog's files that counts their bytes (its ETA is the bytes' rate)."""
     if not enabled:
         return None
     from scribed import log as log_mod
 
+    def size(item: Any) -> int:
+        try:
+            return int(item.path.stat().st_size)
+        except OSError:
+            return 0
+
     def wrap(items: list[Any]) -> Iterator[Any]:
-        yield from log_mod.progress(items, "compacting", unit="file", enabled=True)
+        yield from log_mod.progress(items, "compacting", unit="file", enabled=True, size=size)
 
     return wrap
 
@@ -151,7 +160,7 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     cfg = load_config(ctx, root)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
-        report = scribe.run(force=force, progress=_progress(sys.stderr.isatty()))
+        report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
     finally:
         scribe.close()
     data = report.public()
@@ -175,46 +184,44 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
             f"{report.sessions} sessions: {report.compacted} compacted, {report.skipped} skipped, "
             f"{report.failed} failed" + (" (dry run: nothing written)" if dry_run else "")
         )
-    sys.exit(1 if report.failed else 0)
+        for line in report.why_not(time.time()):
+            click.echo(line)
+    sys.exit(0 if report.ok else 1)
 
 
 @main.command("check-config")
-@click.option("--strict", is_flag=True, help="Exit 1 when a source path or the root's .squad/ is missing.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too (a source path that does not exist).")
 @click.pass_context
 def check_config(ctx: click.Context, strict: bool) -> None:
-    """Validate the config, print where it came from and check that its paths exist."""
-    from scribed.cli.common import check_agents, load_config, note, root_problem, warn
+    """Validate the config as `scribed run` does (same errors, same words), print where it came
+    from and check that its paths exist. Exit 2 on what `run` refuses (which exits 78 there)."""
+    from scribed.cli import checks
+    from scribed.cli.common import init_requested, load_config, note, warn
 
     cfg = load_config(ctx, need_squad=False)
-    check_agents(cfg)
-    problems: list[str] = []
-    if not (cfg.root_path / ".squad").is_dir():
-        problems.append(
-            root_problem(cfg, False, init_here=False)
-            or f"root {cfg.root_path} has no .squad/ folder (commands refuse it unless --init)"
-        )
-    lines = []
-    for i, s in enumerate(cfg.sources):
-        exists = s.expanded.exists()
-        lines.append(
-            f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({'ok' if exists else 'missing'})"
-        )
-        if not exists:
-            problems.append(f"sources.{i} ({s.kind}): path does not exist: {s.expanded}")
+    found = checks.problems(cfg, from_flag=False, init=init_requested(ctx))
+    errors = [p.message for p in found if p.fatal]
+    if errors:
+        for msg in errors[:-1]:
+            click.echo(f"scribed: error: {msg}", err=True)
+        fail(errors[-1])
+    warnings = [p.message for p in found]
     src = cfg.path or "(defaults: no config file found)"
-    click.echo(f"config ok: {src}" if not problems else f"config valid, {len(problems)} warning(s): {src}")
+    click.echo(f"config ok: {src}" if not warnings else f"config valid, {len(warnings)} warning(s): {src}")
     click.echo(f"root: {cfg.root_path}")
-    for line in lines:
-        click.echo(line)
+    for s in cfg.sources:
+        state = "ok" if s.expanded.is_dir() else "missing" if not s.expanded.exists() else "not a folder"
+        click.echo(f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({state})")
     click.echo(
         f"compress: {cfg.compress.backend}"
         + (f" llm={cfg.llm.model}@{cfg.llm.base_url}" if cfg.llm.configured else "")
     )
+    click.echo(f"promotion: {cfg.promote.schedule} {cfg.promote.timezone}")
     if not cfg.sources:
-        note("no [[sources]] configured: only the hot files are compacted")
-    for p in problems:
-        warn(p)
-    sys.exit(1 if strict and problems else 0)
+        note("no [[sources]] configured: only the hot files are compacted (`scribed setup` finds them)")
+    for w in warnings:
+        warn(w)
+    sys.exit(1 if strict and warnings else 0)
 
 
 @main.command("redact")

@@ -36,7 +36,12 @@ if TYPE_CHECKING:
 NAME = "scribed"
 URI_PREFIX = "scribed://memory/"
 RESOURCE_TIERS = ("hot", "cold", "wiki")
-MAX_FILE_BYTES = 1_000_000  # a wiki fact read from a file; more is not a fact
+MAX_FILE_BYTES = 1_000_000  # a wiki fact (text or file); more is not a fact
+MAX_QUERY_CHARS = (
+    4_000  # a search or context query: a few sentences, not a document (search time grows fast with it)
+)
+MAX_TITLE_CHARS = 500
+MAX_TOPICS = 64
 LOCK_TIMEOUT = 30.0  # a write waits this long for a run holding the root lock, then says so
 _SESSION = re.compile(r"\bsession=(?P<s>[^\s·]+)")
 INSTRUCTIONS = (
@@ -109,6 +114,9 @@ def tool_context(
     from scribed.recall import context
 
     name = check_name(agent, "agent", layout)
+    _bounded(query, MAX_QUERY_CHARS, "query")
+    if len(wiki_topics or []) > MAX_TOPICS:
+        raise BadArgumentError(f"wiki_topics: more than {MAX_TOPICS} topics")
     topics = [check_name(t.removesuffix(".md"), "topic", layout) for t in wiki_topics or []]
     check_tier_file(layout, layout.hot_file(name), "hot file")
     check_tier_file(layout, layout.cold_file(name), "cold file")
@@ -127,6 +135,12 @@ def tool_context(
     except context.ContextError as exc:
         raise BadArgumentError(str(exc)) from exc
     return block.text
+
+
+def _bounded(text: str, limit: int, what: str) -> None:
+    """A text argument longer than ``limit`` characters is refused (its length named, not its text)."""
+    if len(text) > limit:
+        raise BadArgumentError(f"{what}: {len(text)} characters, more than {limit}; nothing done")
 
 
 def _since(raw: str) -> str:
@@ -153,6 +167,7 @@ def tool_search(
     from scribed.recall.search import TIERS, Index, SearchError
     from scribed.session.door import redacted
 
+    _bounded(query, MAX_QUERY_CHARS, "query")
     who = check_name(agent, "agent", layout) if agent.strip() else ""
     if tier and tier not in TIERS:
         raise BadArgumentError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
@@ -181,6 +196,9 @@ def tool_wiki_write(
     check_tier_file(layout, layout.wiki / f"{name}.md", "wiki page")
     if bool(text.strip()) == bool(file.strip()):
         raise BadArgumentError("give the fact as `text` or as `file` (a path under the root), not both")
+    _bounded(title, MAX_TITLE_CHARS, "title")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise BadArgumentError(f"text: larger than {MAX_FILE_BYTES} bytes; a fact is short")
     if file.strip():
         path = check_path(layout, file, "file")
         if not path.is_file():
@@ -415,7 +433,9 @@ def register(main: click.Group) -> None:
         except ImportError as exc:
             fail(f"scribed mcp needs the MCP SDK ({exc.name or exc}): pip install 'scribed-memory[mcp]'")
         warm_imports()
-        server.run("stdio")
+        from scribed.cli import mcp_stdio
+
+        mcp_stdio.run(server)  # the SDK's stdio, every line answered (see mcp_stdio)
 
 
 def warm_imports() -> list[str]:

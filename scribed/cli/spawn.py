@@ -133,10 +133,10 @@ def refresh_cold(layout: Layout, agent: str) -> None:
     """A pull since the last run changed the agent's shared entries: sync its view first (a few
     ``stat`` calls when nothing changed; see :func:`scribed.core.team.refresh`)."""
     from scribed.names import normalize_name
-    from scribed.tiers.layout import store_newer
+    from scribed.tiers.layout import branch_moved, store_newer
 
     name = normalize_name(agent)
-    if name is not None and store_newer(layout.cold, name):
+    if name is not None and (store_newer(layout.cold, name) or (layout.on_branch and branch_moved(layout))):
         from scribed.core.team import refresh
 
         refresh(layout, name)

@@ -1,16 +1,16 @@
 """``scribed show SESSION`` and ``scribed doctor``: read-only commands about transcripts.
 
 ``show`` prints a session's archived (redacted) transcript, which outlives the tool's own copy.
-``doctor`` reads every configured source the way compaction does and reports what it could not
-place: record types no adapter knows (format drift), rollouts skipped as the tool's own work,
-unreadable files; and how much the transcript archive holds. Neither writes anything.
+``doctor`` lists team memory's problems first, then reads every configured source the way
+compaction does (:mod:`scribed.core.doctor`) and lists each warning with its file and what to do,
+record types no adapter knows (format drift), rollouts skipped as the tool's own work; and how
+much the transcript archive holds. Neither writes anything.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -51,55 +51,37 @@ def show_cmd(ctx: click.Context, session: str, root: str | None) -> None:
     out.flush()
 
 
-def _source_report(kind: str, folder: Path, glob: str, agent: str) -> dict[str, Any]:
-    """Parse one source's files as compaction would and collect what did not fit."""
-    from scribed import sources
-    from scribed.sources import drift, zst
-
-    drift.take()  # only this source's counts
-    files = list(sources.discover(kind, folder, glob)) if folder.exists() else []
-    sessions = warnings = 0
-    unreadable: list[str] = []
-    for path in files:
-        parsed = sources.parse_file(kind, path, agent)
-        sessions += len(parsed.sessions)
-        warnings += len(parsed.warnings)
-        unreadable += [w for w in parsed.warnings if "cannot read" in w or "internal error" in w]
-    return {
-        "kind": kind,
-        "path": str(folder),
-        "exists": folder.exists(),
-        "files": len(files),
-        "compressed": sum(1 for p in files if zst.is_zst(p)),
-        "sessions": sessions,
-        "warnings": warnings,
-        "unreadable": unreadable[:20],
-        "drift": drift.take().get(kind, {}),
-    }
-
-
 @click.command("doctor")
 @click.option("--root", type=click.Path(file_okay=False), help=_ROOT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
-    """Check every source as compaction reads it: unknown record types per source, skipped
-    rollouts, unreadable files; and the transcript archive."""
+    """Team memory's problems, then every source as compaction reads it: each warning with its
+    file and what to do, unknown record types, skipped rollouts; and the transcript archive."""
+    import dataclasses
+
     from scribed.cli.common import load_config
+    from scribed.core import team
+    from scribed.core.doctor import source_report
     from scribed.names import normalize_name
     from scribed.tiers import transcripts
 
     cfg = load_config(ctx, root)
     sources = [
-        _source_report(
-            s.kind, s.expanded, s.glob, normalize_name(s.agent) or s.kind.replace("squad-repl", "squad")
+        source_report(
+            s.kind,
+            s.expanded,
+            s.glob,
+            normalize_name(s.agent) or s.kind.replace("squad-repl", "squad"),
+            max_line_bytes=cfg.session.max_line_bytes,
         )
         for s in cfg.sources
     ]
     dest = transcripts.folder(cfg, Layout(cfg.root_path))
     archived = list(transcripts.iter_archives(dest))
+    team_report = team.report(Layout(cfg.root_path))
     report: dict[str, Any] = {
-        "sources": sources,
+        "sources": [s.to_json() for s in sources],
         "archive": {
             "enabled": cfg.archive.transcripts,
             "folder": str(dest),
@@ -107,49 +89,65 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             "bytes": sum(a.bytes_out for a in archived),
             "retention_days": cfg.archive.retention_days,
         },
+        "team": dataclasses.asdict(team_report),
     }
-    import dataclasses
-
-    from scribed.core import team
-
-    team_report = team.report(Layout(cfg.root_path))
-    report["team"] = dataclasses.asdict(team_report)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    _echo_team(team_report)
-    for s in sources:
-        state = "" if s["exists"] else " (missing)"
-        click.echo(
-            f"source {s['kind']} {s['path']}{state}: {s['files']} files ({s['compressed']} zstd), "
-            f"{s['sessions']} sessions, {s['warnings']} warnings"
-        )
-        for label, n in sorted(s["drift"].items(), key=lambda kv: (-kv[1], kv[0])):
-            click.echo(f"  {label} ×{n}")
-        for w in s["unreadable"]:
-            click.echo(f"  {w}")
+    team_lines = _echo_team(team_report)
+    for s in report["sources"]:
+        _echo_source(s)
     a = report["archive"]
     click.echo(
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
         + ("" if a["enabled"] else " (archiving is off)")
     )
+    n = team_lines + sum(s.warnings for s in sources)
+    click.echo("no warnings" if not n else f"{n} warning{'s' * (n != 1)}, each listed above with what to do")
 
 
-def _echo_team(t: TeamReport) -> None:
-    """Team memory's problems, one line each with what to do."""
-    for f in t.conflicted:
-        click.echo(
-            f"tier file with conflict markers: {f} — the next `scribed run-once` merges it entry by entry"
-        )
-    for f in t.front_matter_twice:
-        click.echo(f"hot file with two front matters (a union merge): {f} — the next run keeps the newest")
+ISSUES_SHOWN = 20  # per source in the text form; --json has them all
+
+
+def _echo_source(s: dict[str, Any]) -> None:
+    state = "" if s["exists"] else " (missing: `scribed check-config` says why)"
+    click.echo(
+        f"source {s['kind']} {s['path']}{state}: {s['files']} files ({s['compressed']} zstd), "
+        f"{s['sessions']} sessions, {s['warnings']} warnings"
+    )
+    for label, n in sorted(s["drift"].items(), key=lambda kv: (-kv[1], kv[0])):
+        click.echo(f"  {label} ×{n}")
+    for issue in s["issues"][:ISSUES_SHOWN]:
+        where = "" if issue["file"] in issue["warning"] else f" (in {issue['file']})"
+        click.echo(f"  warning: {issue['warning']}{where}")
+        if issue["fix"]:
+            click.echo(f"    → {issue['fix']}")
+    more = len(s["issues"]) - ISSUES_SHOWN
+    if more > 0:
+        click.echo(f"  … and {more} more warnings (`scribed doctor --json` lists every one)")
+
+
+def _echo_team(t: TeamReport) -> int:
+    """Team memory's problems, one line each with what to do; returns how many."""
+    lines = [
+        f"tier file with conflict markers: {f} — the next `scribed run-once` merges it entry by entry"
+        for f in t.conflicted
+    ]
+    lines += [
+        f"hot file with two front matters (a union merge): {f} — the next run keeps the newest"
+        for f in t.front_matter_twice
+    ]
     if t.stale_views:
         names = ", ".join(t.stale_views)
-        click.echo(f"cold views older than their shared entries (a pull): {names} — run `scribed run-once`")
-    for r in t.lost:
-        click.echo(
-            f"entry lost by a merge, its source gone: {r['id']} (agent {r['agent']}, session {r['session']})"
-        )
+        lines.append(f"cold views older than their shared entries (a pull): {names} — run `scribed run-once`")
+    lines += [
+        f"entry lost by a merge, its source gone: {r['id']} (agent {r['agent']}, session {r['session']}) — "
+        f"git history may still hold it: `git log --all --stat -- .squad/memory/cold/{r['agent']}/`"
+        for r in t.lost
+    ]
+    for line in lines:
+        click.echo(line)
+    return len(lines)
 
 
 def register(main: click.Group) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scribed import log as log_mod
 from scribed.cli import common as cli_mod
 from scribed.config import Config
 from scribed.tiers.cold import Layout
@@ -123,6 +124,8 @@ def register(main: click.Group) -> None:
         ctx: click.Context, root: str | None, as_of: str | None, dry_run: bool, as_json: bool
     ) -> None:
         """Move cold entries older than cold.ttl_days into the wiki (facts) and the archive."""
+        if as_json:
+            log_mod.no_bars()
         cfg = _cfg(ctx, root)
         when = _as_of(as_of)
         with _scribe(cfg, dry_run=dry_run) as scribe:
@@ -154,6 +157,8 @@ def register(main: click.Group) -> None:
 
         if bool(agents) == all_:
             cli_mod.fail("name the agents to import, or pass --all (not both)")
+        if as_json:
+            log_mod.no_bars()
         cfg = _cfg(ctx, root)
         when = _as_of(as_of)
         try:

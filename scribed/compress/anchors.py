@@ -12,6 +12,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
+from scribed.compress import plan as plan_mod
 from scribed.compress.anchor_text import _norm as _norm  # presence checks, re-exported
 from scribed.compress.anchor_text import _norm_anchor as _norm_anchor
 from scribed.compress.anchor_text import _norm_text as _norm_text
@@ -19,6 +20,7 @@ from scribed.compress.anchor_text import format_anchor as format_anchor
 from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
 from scribed.compress.errors import errors_in_turn
+from scribed.compress.request import acts_on
 from scribed.compress.reversal import REVERSAL
 from scribed.models import Anchor, Session, Turn
 
@@ -30,7 +32,7 @@ CAPS: dict[str, int] = {
     "error": 10,
     "command": 12,
     "issue": 20,
-    "todo": 12,
+    "todo": 24,
     "directive": 8,
     "number": 4,
 }
@@ -79,27 +81,53 @@ _READONLY_CMD = re.compile(
 _ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
 _TODO_OPEN = re.compile(
     r"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]up[:\s]\s*|"
-    r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,200})",
+    r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,600})",
     re.IGNORECASE,
 )
 _TODO_DONE = re.compile(
     r"(?:^|\s)(?:[-*]\s*\[[xX]\]\s*|DONE[:\s]\s*|(?:Done|Finished|Completed):\s*|closed TODO[:\s]\s*|"
-    r"resolved TODO[:\s]\s*)(?P<t>.{3,200})"
+    r"resolved TODO[:\s]\s*)(?P<t>.{3,600})"
 )
 _TODO_DONE_SUFFIX = re.compile(
-    r"^\W*(?P<t>.{3,200}?)\s+(?:is|are) (?:done|finished|complete)(?: now)?\W*$", re.I
+    r"^\W*(?P<t>.{3,600}?)\s+(?:is|are) (?:done|finished|complete)(?: now)?\W*$", re.I
 )
 _NUMBER = re.compile(
     r"(?<![\w.#/-])(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s?(?:rows|records|requests|items|files|tests|users))?"
     r"|\d+(?:\.\d+)?\s?(?:ms|%|MB|GB|KB|MiB|GiB|rows|records|req/s|rps))(?![\w%])"
 )
 # A directive word is a word of its own: not the tail of a config key ("yes-always: false") nor the
-# head of a compound ("always-on", "must-have").
+# head of a compound ("always-on", "must-have"). A directive runs to the end of its sentence ("Always.
+# Get some sleep!" holds none: the word is a whole answer), and is one only when what follows the
+# word names an action on something in its clause (_directive: "don't plant themselves", "never
+# mind, …" name none).
 _DIRECTIVE = re.compile(
     r"(?P<d>(?<![\w-])(?:always|never|do not|don't|must not|must|make sure to|please don't|please do not|"
-    r"please avoid|avoid|refrain from|rather you)(?![\w-]).{5,200})",
+    r"please avoid|avoid|refrain from|rather you)(?![\w-])(?P<rest>(?:(?![.!?](?:\s|$)).){5,200}))",
     re.IGNORECASE,
 )
+_CLAUSE_END = re.compile(r"[,;:]\s|\s[-–—]+\s")
+_CLAUSE_START = re.compile(r"(?:^|[.!?;:,]\s|\s[-–—]+\s|^\W+|\s(?:and|but|so)\s)", re.IGNORECASE)
+# Words that may come before a directive word without being its subject: the agent or the team
+# addressed, politeness and the connectives that join it to what came before.
+_ADDRESS = frozenset(["you", "we", "please", "kindly", "just", "so", "and", "but", "then", "also", "ok"])
+_ADDRESS |= {"okay", "now", "i'd", "rather"}
+# A subject under a universal quantifier makes a rule ("Every class must have a Javadoc comment").
+_EVERY = frozenset(["every", "each", "all", "any", "no"])
+
+
+def _directive(line: str, m: re.Match[str]) -> bool:
+    """Whether a directive word's match is one: what follows it in its clause names an action on
+    something ("never mind, it …" does not), and when a subject of its own comes before it ("She
+    says tomatoes don't …"), something of the project in it or in the subject (:func:`request.acts_on`:
+    "The URL must be …"), unless that subject is every member of a kind (a rule: "Every method must …")."""
+    start = max((c.end() for c in _CLAUSE_START.finditer(line, 0, m.start())), default=0)
+    before = re.findall(r"[\w']+", line[start : m.start()].lower())
+    clause = _CLAUSE_END.split(m.group("rest"), maxsplit=1)[0]
+    if any(w not in _ADDRESS for w in before) and not any(w in _EVERY for w in before):
+        return acts_on(f"{line[start : m.start()]} {clause}", subject=True)  # "The URL must be …"
+    return acts_on(clause)
+
+
 _SHELL_TOOLS = {
     "shell",
     "bash",
@@ -148,17 +176,25 @@ MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repea
 MIN_DECISION_CHARS = 4
 
 
-def _clean(s: str) -> str:
+def _clean(s: str, limit: int = MAX_ANCHOR_CHARS) -> str:
     s = s.strip().strip("*").strip()
     if s.count("`") % 2 == 1:
         s = s.strip("`").strip()
     s = " ".join(s.split())  # stripped above: the same as re.sub(r"\s+", " ", s)
-    if len(s) > MAX_ANCHOR_CHARS:
-        cut = s[:MAX_ANCHOR_CHARS]
-        if s[MAX_ANCHOR_CHARS] != " ":  # never end inside a token (a URL or path cut short is another one)
+    if len(s) > limit:
+        ends = [m.end() for m in _SENTENCE_END.finditer(s, 0, limit + 1)]
+        if limit > MAX_ANCHOR_CHARS and ends:  # an item keeps its whole sentences
+            return s[: ends[-1]].rstrip(" .;,")
+        cut = s[:limit]
+        if s[limit] != " ":  # never end inside a token (a URL or path cut short is another one)
             cut = cut.rsplit(" ", 1)[0] if " " in cut else s.split(" ", 1)[0][:2000]
         s = cut
     return s.rstrip(" .;,")
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+# An open item (a TODO, a plan step) is printed whole up to this many characters, then by sentences.
+TODO_CHARS = 600
 
 
 _WORD = re.compile(r"[a-z0-9_]{3,}")
@@ -257,7 +293,7 @@ class _Found:
         self.counts: dict[str, int] = {}
 
     def add(self, kind: str, text: str, line: int, superseded: str | None = None) -> None:
-        text = _clean(text)
+        text = _clean(text, TODO_CHARS if kind == "todo" else MAX_ANCHOR_CHARS)
         shape = _DIGITS.sub("0", text) if kind in ("command", "error") else text
         if (
             len(text) < MIN_ANCHOR_CHARS
@@ -282,8 +318,7 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     prose = [(t, ls) for t, ls in lines if t.kind in _PROSE_KINDS]
     for a in _decisions(turns, prose):
         found.add("decision", a.text, a.line, a.superseded)
-    for text, line_no in _open_todos(prose).items():
-        found.add("todo", text, line_no)
+    _todos(turns, prose, found)
     few: dict[int, bool] = {}
     for t, ls in lines:
         for line in ls:
@@ -305,25 +340,76 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     return found.out
 
 
-def _open_todos(prose: TurnLines) -> dict[str, int]:
-    """Open TODOs (text -> line), minus those marked done anywhere before or after."""
+def _todos(turns: list[Turn], prose: TurnLines, found: _Found) -> None:
+    """The open items: the agent's own plan first (what it left open, in progress first), then the
+    TODOs its prose states that neither a later line nor the plan marks done."""
+    plan = plan_mod.final(turns)
+    if plan is not None:
+        for text in plan.open():
+            found.add("todo", text, plan.line)
+    done = {_clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set()
+    for text, line_no in _open_todos(prose, done).items():
+        found.add("todo", text, line_no)
+
+
+def _open_todos(prose: TurnLines, done: set[str] | None = None) -> dict[str, int]:
+    """Open TODOs (text -> line), minus those marked done anywhere before or after (``done``: texts,
+    lowercased, already known to be done: the plan's completed items)."""
     open_todos: dict[str, int] = {}
-    done: set[str] = set()
+    done = set(done or ())
     for t, ls in prose:
         for line in ls:
             if not _mentions(_TODO_ANY, line):
                 continue
             for m in _TODO_DONE.finditer(line):
-                done.add(_clean(m.group("t")).lower())
+                done.add(_clean(m.group("t"), TODO_CHARS).lower())
             suffix = _TODO_DONE_SUFFIX.match(line)
             if suffix:
-                done.add(_clean(suffix.group("t")).lower())
+                done.add(_clean(suffix.group("t"), TODO_CHARS).lower())
             for m in _TODO_OPEN.finditer(line):
-                key = _clean(m.group("t"))
+                key = _clean(_continued(t.text, line, m.group("t")), TODO_CHARS)
                 if key.lower() in done:
                     continue
                 open_todos.setdefault(key, t.line)
     return {text: line_no for text, line_no in open_todos.items() if text.lower() not in done}
+
+
+# A line that starts something of its own: a list item, a quote, a table, a heading, a fence, a
+# blank line, or a label ("assistant: …", "Note: …").
+_NOT_CONTINUATION = re.compile(r"^\s*(?:[-*+>|#]|\d{1,3}[.)]\s|```|~~~|$|[\w-]{1,30}:(?:\s|$))")
+# A line that ends on one of these words was wrapped: its sentence goes on below.
+_WRAPPED_END = re.compile(
+    r"\b(?:the|a|an|of|to|for|in|on|at|by|with|from|and|or|but|that|which|its|their|our|is|are|be|"
+    r"when|once|until|so|as|into|than|this|these|if)\s*$",
+    re.IGNORECASE,
+)
+WRAP_WIDTH = 70  # a line this long that ends without punctuation was wrapped at a fixed width
+MAX_WRAPPED_LINES = 3
+
+
+def _continued(text: str, line: str, item: str) -> str:
+    """``item`` (found at the end of ``line``) with the lines that continue its sentence when the
+    line was wrapped ("…timezone for the\nParquet partitions (#318)."): it ends on a word that
+    cannot end a sentence, or it is as long as a wrapped line and ends without punctuation. It
+    goes on up to the end of the sentence, a blank line, a list item, a heading, a fence or a label."""
+    end = item.rstrip()
+    if end[-1:] in ".!?:;)" or len(item) >= TODO_CHARS:
+        return item
+    if not _WRAPPED_END.search(end) and len(line.rstrip()) < WRAP_WIDTH:
+        return item
+    lines = text.splitlines()
+    try:
+        at = lines.index(line)
+    except ValueError:
+        return item
+    out = item
+    for nxt in lines[at + 1 : at + 1 + MAX_WRAPPED_LINES]:
+        if _NOT_CONTINUATION.match(nxt) or _TODO_OPEN.search(nxt) or len(out) >= TODO_CHARS:
+            break
+        out = f"{out} {nxt.strip()}"
+        if nxt.rstrip()[-1:] in ".!?" or not (_WRAPPED_END.search(nxt) or len(nxt.rstrip()) >= WRAP_WIDTH):
+            break
+    return out
 
 
 def _line_anchors(t: Turn, line: str, found: _Found, few: dict[int, bool]) -> None:
@@ -351,8 +437,12 @@ def _line_anchors(t: Turn, line: str, found: _Found, few: dict[int, bool]) -> No
 def _message_anchors(t: Turn, line: str, found: _Found) -> None:
     """What only a message line holds: the user's directives, identifiers and commands."""
     if t.role == "user":
-        for m in _DIRECTIVE.finditer(line):
-            found.add("directive", m.group("d"), t.line)
+        at = 0
+        while m := _DIRECTIVE.search(line, at):  # a directive word inside one that is no directive counts
+            ok = _directive(line, m)
+            if ok:
+                found.add("directive", m.group("d"), t.line)
+            at = m.end() if ok else m.start("rest")
     if "`" in line:
         for m in _IDENT.finditer(line):
             ident = m.group("i")

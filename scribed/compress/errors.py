@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from scribed.compress.content import content_free
+from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
 # Anchored at the start of a line: a word "error" inside a sentence never matches.
@@ -56,6 +58,8 @@ _PATHISH = re.compile(
     r"(?:~?/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b"
 )
 MAX_ERRORS = 12
+# Numbers, addresses and long hex runs (ids, digests) vary between runs of one error.
+_VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]*\d[0-9a-fA-F]{7,}\b|\d+")
 MIN_ERROR_CHARS = 6
 FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, not a paragraph
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
@@ -97,9 +101,10 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
 
 
 def shape(text: str) -> str:
-    """Errors that differ only in numbers, quoted values or addresses are the same error."""
-    s = re.sub(r"0x[0-9a-fA-F]+|\d+", "0", text)
-    return re.sub(r"'[^']*'|\"[^\"]*\"", "''", s).lower()
+    """Errors that differ only in numbers or addresses are the same error; a quoted name is part
+    of it (``No module named 'yaml'`` and ``… 'requests'`` are two errors, each with its own fix)."""
+    s = _VOLATILE.sub("0", text)
+    return " ".join(s.lower().split())
 
 
 def errors_in_turn(turn: Turn) -> list[str]:
@@ -122,68 +127,258 @@ class _Open:
     text: str
     shape: str
     index: int  # position of the turn in the session
+    terms: dict[str, int]  # the names it carries (quoted values, paths, identifiers) → weight
+    source: str = ""  # the program whose output showed it: its clean re-run confirms a fix
+    command: str = ""  # the command line that showed it
     fix: str = ""
+    weak: str = ""  # a command run since that names nothing of it: its fix if a re-run is clean
+    named: bool = False  # its fix names it (a later change that only might be its fix does not replace it)
+    gone: str = ""  # no fix found, but this program showed it and later ran without it
     recurred: bool = False
 
 
-def _fix_from_turn(turn: Turn) -> str:
-    """A fix stated or done by an assistant turn (an edit, or a sentence saying what fixed it), or ''."""
+@dataclass(slots=True)
+class _Change:
+    """Something done after an error that may have resolved it."""
+
+    text: str  # as shown after the arrow
+    low: str  # lowercased, where an error's names are looked for
+    strong: bool  # an edit or a sentence saying what fixed it; False: a command
+
+
+# The names an error carries, by which a later change is recognised as its fix.
+_QUOTED = re.compile(r"'([^'\s][^'\n]{1,80}?)'|\"([^\"\s][^\"\n]{1,80}?)\"|`([^`\n]{2,80})`")
+_NAMED = re.compile(
+    r"[\w.-]*[/\\][\w./\\-]+|[A-Za-z_]\w*(?:(?:\.|::)\w+)+|\w+_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*"
+)
+MIN_TERM_CHARS = 3
+COMMAND_CHARS = 160  # a command shown as a fix, cut between words
+MAX_SAID = 200  # assistant sentences remembered while failures are open (bounded work)
+MIN_SHARED = 2  # distinctive words a sentence shares with an error to be taken as what fixed it
+_WORD = re.compile(r"[a-z][a-z0-9]{3,}")
+# Programs that only read or check: running one resolves nothing (a re-run of the failing program
+# confirms a fix, see ``source``).
+_READ_ONLY_WORDS = (
+    "cat less more head tail ls ll dir grep egrep rg ag find fd echo printf pwd which type whereis "
+    "wc tree stat file diff cd clear history man env printenv date sleep true"
+)
+_READ_ONLY = frozenset(_READ_ONLY_WORDS.split())
+_READ_ONLY_GIT_WORDS = "status log diff show blame branch remote fetch grep ls-files rev-parse"
+_READ_ONLY_GIT = frozenset(_READ_ONLY_GIT_WORDS.split())
+
+
+def _terms(error: str) -> dict[str, int]:
+    """The names an error carries: quoted values and paths weigh 2, other identifiers 1."""
+    out: dict[str, int] = {}
+    for m in _QUOTED.finditer(error):
+        v = next(g for g in m.groups() if g).strip().lower()
+        if len(v) >= MIN_TERM_CHARS and not v.isdigit():
+            out[v] = 2
+    for m in _NAMED.finditer(error):
+        v = m.group(0).strip("./\\-").lower()
+        if len(v) >= MIN_TERM_CHARS and v not in out:
+            out[v] = 2 if "/" in v or "\\" in v else 1
+    return out
+
+
+def _program(command: str) -> str:
+    """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``."""
+    words = command.split()
+    if not words:
+        return ""
+    first = words[0].rsplit("/", 1)[-1].lower()
+    if first in ("python", "python3", "uv", "poetry", "npx", "npm", "pnpm", "yarn", "git", "cargo", "go"):
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        return f"{first} {rest[0].lower()}" if rest else first
+    return first
+
+
+def _command(turn: Turn) -> str:
+    """A shell command a tool call ran ('' for other tools: their arguments are JSON)."""
+    first = turn.text.strip().split("\n", 1)[0]
+    name = turn.tool_name or ""
+    if name and first.startswith(name):
+        first = first[len(name) :].strip()
+    return (
+        "" if not first or first.startswith(("{", "[")) or _EDIT_TOOLS.match(name.split(".")[-1]) else first
+    )
+
+
+def _changes(turn: Turn) -> list[_Change]:
+    """What an assistant turn did or said that may fix an error: an edit, a command that changes
+    something, or each sentence saying what fixed it."""
     if turn.kind == "tool_call":
         name = (turn.tool_name or "").split(".")[-1]
         if _EDIT_TOOLS.match(name):
             m = _PATHISH.search(turn.text)
-            return f"edited `{m.group(0)}`" if m else f"edit via {name}"
-        return ""
+            text = f"edited `{m.group(0)}`" if m else f"edit via {name}"
+            return [_Change(text, turn.text.lower(), strong=True)]
+        cmd = _command(turn)
+        prog = _program(cmd)
+        words = prog.split()
+        if not cmd or words[0] in _READ_ONLY or (words[0] == "git" and words[-1] in _READ_ONLY_GIT):
+            return []
+        return [_Change(f"ran {_code(one_line(cmd, COMMAND_CHARS))}", cmd.lower(), strong=False)]
     if turn.role != "assistant" or turn.kind != "message":
-        return ""
+        return []
+    out: list[_Change] = []
     for raw in turn.text.splitlines():
         line = raw.strip().lstrip("-*> ").strip()
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
         for sent in _SENT_END.split(line):
+            sent = sent.strip()
             if (
                 FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1]
                 and _FIX_SENT.search(sent)
                 and not error_in_line(sent)
+                and not content_free(sent)  # "Looking into the cause." says what, not which
             ):
-                return sent.strip()
-    return ""
+                out.append(_Change(sent, sent.lower(), strong=True))
+    return out
 
 
 def pair(turns: list[Turn]) -> list[str]:
     """``error → fix`` lines in order of first appearance; ``→ unresolved`` where nothing fixed it.
 
-    The errors one turn shows (a traceback and the failing-test summary under it) are one failure:
-    the fix that follows resolves them together. A later fix goes to the most recent failure still
-    open, since that is the one the agent was looking at.
+    Every distinct error gets its own line. The errors one turn shows (a traceback and the
+    failing-test summary under it) are one failure. A later change goes to the open errors whose
+    names it carries (a quoted module name, a path, an identifier), the most names first, even
+    when a change that named nothing of them took them before; a change that names none of them
+    goes, if it is an edit or a sentence saying what fixed something, to the errors of the most
+    recent failure that have no fix yet (the one the agent was looking at). A command that names
+    nothing is a failure's fix only when the program that failed then runs clean; that clean run
+    settles the failure's errors.
     """
     found: list[_Open] = []
     by_shape: dict[str, _Open] = {}
-    waiting: list[list[_Open]] = []  # failures with no fix yet, oldest first
+    waiting: list[list[_Open]] = []  # failures not settled yet, oldest first
+    last_prog = last_cmd = ""  # the last command run, and its program
+    said: list[tuple[int, str]] = []  # the assistant's sentences while a failure is open
     for i, t in enumerate(turns):
         errs = errors_in_turn(t)
         if errs:
-            group = _failure(errs, i, found, by_shape)
+            tool = t.kind == "tool_result" or t.role == "tool"
+            group = _failure(errs, i, found, by_shape, (last_prog, last_cmd) if tool else ("", ""))
             if group:
                 waiting.append(group)
             continue
-        if not waiting:
+        if t.kind == "tool_result" or t.role == "tool":
+            if last_prog:
+                waiting = _confirmed(waiting, last_prog, said)
             continue
-        fix = _fix_from_turn(t)
-        if fix:
-            for op in waiting.pop():
-                op.fix = fix
+        if t.kind == "tool_call":
+            last_cmd = _command(t)
+            last_prog = _program(last_cmd)
+        if waiting:
+            if t.role == "assistant" and t.kind == "message" and len(said) < MAX_SAID:
+                said += [(i, x) for x in _said(t.text)]
+            for change in _changes(t):
+                _assign(change, waiting, last_prog if t.kind == "tool_call" else "")
     out = []
     for op in found:
         err = f"`{op.text}`" if "`" not in op.text else op.text
-        tail = op.fix if op.fix else "unresolved"
+        tail = op.fix or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
         if op.recurred and op.fix:
             tail += " (after it recurred)"
         out.append(f"{err} → {tail}")
     return out
 
 
-def _failure(errs: list[str], i: int, found: list[_Open], by_shape: dict[str, _Open]) -> list[_Open]:
+def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
+    """Give ``change`` to the open errors that name the most of it, else (an edit or a fix
+    sentence) to the latest failure's errors without a fix; a command naming nothing is only
+    noted (see :func:`pair`)."""
+    if not change.strong and any(op.source == prog for g in waiting for op in g):
+        return  # the failing program run again: a check, not a change
+    best, chosen = 0, []
+    for g in waiting:
+        for op in g:
+            if op.named:
+                continue  # a fix that names the error is not taken back
+            score = sum(w for term, w in op.terms.items() if term in change.low)
+            if score > best:
+                best, chosen = score, [op]
+            elif score == best and score:
+                chosen.append(op)
+    for op in chosen:
+        op.fix, op.named = change.text, True
+    if chosen:
+        return
+    latest = [op for op in waiting[-1] if not op.fix]
+    for op in latest:
+        if change.strong:
+            op.fix = change.text
+        else:
+            op.weak = change.text
+
+
+def _confirmed(waiting: list[list[_Open]], prog: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
+    """The program that showed a failure ran again without an error: that failure is settled,
+    each error with its fix, else the command run since, else what the assistant said about it
+    since (a sentence sharing two of its distinctive words); the failures left open."""
+    left = []
+    for g in waiting:
+        if not any(op.source == prog for op in g):
+            left.append(g)
+            continue
+        for op in g:
+            if op.fix:
+                continue
+            op.fix = op.weak or _said_about(op, g, said)
+            op.gone = "" if op.fix else op.command
+    return left
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP}
+
+
+def _said(text: str) -> list[str]:
+    """The sentences of an assistant message that could say what fixed something."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip().lstrip("-*> ").strip()
+        if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
+            continue
+        out += [
+            x.strip()
+            for x in _SENT_END.split(line)
+            if FIX_CHARS[0] <= len(x.strip()) <= FIX_CHARS[1] and not content_free(x)
+        ]
+    return out
+
+
+def _said_about(op: _Open, group: list[_Open], said: list[tuple[int, str]]) -> str:
+    """The sentence said since ``op`` appeared that shares the most of its distinctive words (not
+    in the other errors of its failure), when at least two; else ''."""
+    others = set().union(*(_words(o.text) for o in group if o is not op))
+    mine = _words(op.text) - others
+    best, text = MIN_SHARED - 1, ""
+    for i, sent in said:
+        if i > op.index and not error_in_line(sent):
+            n = len(mine & _words(sent))
+            if n > best:
+                best, text = n, sent
+    return text
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line within ``limit`` chars, cut between words (never inside a token)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else "") + "…"
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else text
+
+
+def _failure(
+    errs: list[str], i: int, found: list[_Open], by_shape: dict[str, _Open], source: tuple[str, str]
+) -> list[_Open]:
     """The open errors one turn shows: new ones (up to MAX_ERRORS) and fixed ones that came back."""
     group: list[_Open] = []
     for e in _specific(errs):
@@ -192,12 +387,14 @@ def _failure(errs: list[str], i: int, found: list[_Open], by_shape: dict[str, _O
         if known is not None:
             if known.fix:  # it came back after its fix
                 known.recurred = True
-                known.fix = ""
+                known.fix = known.weak = known.gone = ""
+                known.named = False
+                known.source, known.command = source if source[0] else (known.source, known.command)
                 group.append(known)
             continue
         if len(found) >= MAX_ERRORS:
             continue
-        op = _Open(e, sh, i)
+        op = _Open(e, sh, i, _terms(e), source[0], one_line(source[1], COMMAND_CHARS))
         found.append(op)
         by_shape[sh] = op
         group.append(op)

@@ -16,7 +16,10 @@ from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import errors, sections, units
+from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
+from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
+from scribed.compress.entry import TITLE_CHARS, fewer_sentences
 from scribed.models import Anchor, Session, Summary, Turn
 
 _FIX = re.compile(
@@ -128,7 +131,13 @@ def score(sentence: str) -> float:
 
 
 # Bytes an entry spends outside its sections: heading, provenance line, blank lines.
-ENTRY_OVERHEAD = 460
+ENTRY_OVERHEAD = 415  # a provenance line of ~280 bytes and a heading with a 100-character title
+
+
+def _overhead(goal: str) -> int:
+    """ENTRY_OVERHEAD with the heading's title as long as the goal makes it (a short goal left a
+    small entry's last ~70 bytes unspent)."""
+    return ENTRY_OVERHEAD - TITLE_CHARS + min(TITLE_CHARS, len(" ".join(goal.split()).encode()))
 
 
 def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
@@ -144,6 +153,7 @@ def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
                 and sent not in used
                 and len(sent) <= MAX_SENTENCE_CHARS
                 and not _MARKERS.search(sent)
+                and not content_free(sent)  # "Not done in this session." is no lesson
             ):
                 found.append((sc, t.line, sent))
     found.sort(key=lambda k: (-k[0], k[1]))
@@ -174,6 +184,8 @@ class ExtractiveCompressor:
         summary.files = sections.files(by_type.get("path", []))
         summary.commands = sections.commands(by_type.get("command", []), turns)
         summary.open_items = [a.text for a in by_type.get("todo", [])]
+        plan = plan_mod.final(turns)
+        summary.progress = plan.done() if plan is not None else []
         used = {summary.goal, *_sentences(summary.outcome)}
         summary.knowledge = _knowledge(turns, used)
         self._fill(summary, turns, anchors, budget)
@@ -185,7 +197,13 @@ class ExtractiveCompressor:
         text = "\n".join(fixed)
         missing = [a for a in anchors if not anchors_mod.present(a, text)]
         reserve = _bytes([anchors_mod.format_anchor(a) for a in missing])
-        spent = ENTRY_OVERHEAD + sum(len(x.encode()) + 3 for x in fixed) + 20 * 8
+        if _tighten(summary, budget - ENTRY_OVERHEAD - _headers(summary) - KEY_POINTS_HEADER - reserve):
+            fixed = _fixed(summary)
+            text = "\n".join(fixed)
+        spent = (
+            _overhead(summary.goal) + _goal_bytes(summary.goal) + sum(len(x.encode()) + 3 for x in fixed[1:])
+        )
+        spent += _headers(summary) + KEY_POINTS_HEADER
         stale = [a.superseded for a in anchors if a.type == "decision" and a.superseded]
         summary.key_points = _key_points(turns, budget - spent - reserve, text, fixed, stale)
         text += "\n" + "\n".join(summary.key_points)
@@ -198,23 +216,91 @@ class ExtractiveCompressor:
         ]
         summary.key_facts = facts
 
-    def top_up(self, summary: Summary, session: Session, budget: int) -> bool:
+    def top_up(self, summary: Summary, session: Session, budget: int, compressor: str = "") -> bool:
         """Fill an LLM summary that came back far under budget with extractive key points.
 
         The model's own sections stay as they are; only the room they left is spent. Returns
-        whether anything was added.
+        whether anything was added. ``compressor`` (``llm:MODEL``) is named in the entry's
+        provenance, with its recall (ENTRY_OVERHEAD counts neither: the extractive defaults).
         """
         fixed = [*_fixed(summary), *summary.key_points, *summary.key_facts]
-        spent = ENTRY_OVERHEAD + sum(len(x.encode()) + 3 for x in fixed) + 20 * 10
+        named = len(f" · compressor={compressor} · recall=0.00".encode()) if compressor else 0
+        spent = ENTRY_OVERHEAD + named + sum(len(x.encode()) + 3 for x in fixed) + 20 * 10
         extra = _key_points(session.turns, budget - spent, "\n".join(fixed), fixed)
         summary.key_points = [*summary.key_points, *extra]
         return bool(extra)
+
+
+KEY_POINTS_HEADER = len("#### Key points\n")
+# When the goal and outcome would leave the key points less than KEY_POINTS_SHARE of an entry's
+# content room (a small session: a 600-byte entry has ~140 bytes after its heading and provenance),
+# they keep the whole sentences that carry the most (content.carried) within these shares.
+KEY_POINTS_SHARE = 0.4
+OUTCOME_SHARE = 0.25
+_THEN = " · then: "
+
+
+def _tighten(summary: Summary, room: int) -> bool:
+    """Shorten a goal and outcome that crowd out the key points, by whole sentences: the goal keeps
+    its most informative ones within the entry's title (which then holds it whole, so it is printed
+    once), the outcome its last ones (its conclusion); at least one sentence each. Whether
+    anything changed."""
+    room -= sum(len(x.encode()) + 3 for x in _fixed(summary)[2:])
+    prose = _goal_bytes(summary.goal) + len(summary.outcome.encode()) + 3
+    if room <= 0 or prose <= room * (1 - KEY_POINTS_SHARE):
+        return False
+    goal = _informative(summary.goal, TITLE_CHARS)
+    outcome = summary.outcome
+    while len(outcome.encode()) > room * OUTCOME_SHARE:
+        shorter = fewer_sentences(outcome)
+        if not shorter:
+            break
+        outcome = shorter
+    changed = (goal, outcome) != (summary.goal, summary.outcome)
+    summary.goal, summary.outcome = goal, outcome
+    return changed
+
+
+def _goal_bytes(goal: str) -> int:
+    """What a goal adds to an entry besides its title: nothing when the title holds it whole."""
+    flat = " ".join(goal.split())
+    return 0 if len(flat) <= TITLE_CHARS else len(goal.encode()) + 3 + len("#### Goal\n")
+
+
+def _informative(goal: str, limit: int) -> str:
+    """The goal's whole sentences that carry the most, within ``limit`` bytes (the best one even
+    when it is longer), in their order; a later goal ("· then: …") keeps its own place."""
+    parts = [SENTENCE_END.split(p.strip()) for p in goal.split(_THEN)]
+    sents = [
+        (carried(x), -len(x), i, j) for i, part in enumerate(parts) for j, x in enumerate(part) if x.strip()
+    ]
+    if len(sents) <= 1:
+        return goal
+    keep: set[tuple[int, int]] = set()
+    size = 0
+    for score, neg, i, j in sorted(sents, key=lambda k: (-k[0], k[2], k[3])):
+        if keep and (size - neg + 1 > limit or score < MIN_CARRIED):
+            continue
+        keep.add((i, j))
+        size += -neg + 1
+    out = [" ".join(x for j, x in enumerate(part) if (i, j) in keep) for i, part in enumerate(parts)]
+    return _THEN.join(p for p in out if p)
+
+
+def _headers(summary: Summary) -> int:
+    """The bytes of the section headings the fixed sections will print (was a flat 160, which left
+    a small session's key points no room at all: issue 30)."""
+    from scribed.models import SECTIONS
+
+    skip = {"key_points", "goal"}  # the goal's own bytes and heading: _goal_bytes
+    return sum(len(f"#### {title}\n") for key, title in SECTIONS if key not in skip and getattr(summary, key))
 
 
 def _fixed(summary: Summary) -> list[str]:
     return [
         summary.goal,
         summary.outcome,
+        *summary.progress,
         *summary.decisions,
         *summary.errors,
         *summary.files,

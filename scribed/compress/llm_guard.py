@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from scribed.compress.content import content_free
 from scribed.models import Summary
 
 LIST_FIELDS = (
@@ -124,7 +125,9 @@ def _coerce(obj: dict[str, Any]) -> dict[str, Any]:
             items = [_item_text({k: v}) for k, v in value.items()]
         else:
             items = [_item_text(value)]
-        out[name] = list(dict.fromkeys(i for i in items if i))
+        # A placeholder ("None", "N/A", "Not done in this session.") names nothing: the section is
+        # left empty, so it is omitted, not printed with a placeholder (issue 30).
+        out[name] = list(dict.fromkeys(i for i in items if i and not content_free(i)))
     for name in TEXT_FIELDS:
         value = data.get(name)
         if value is None:

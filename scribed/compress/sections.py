@@ -1,8 +1,8 @@
 """The fixed sections of an extractive entry: goal, outcome, files, commands, reusable knowledge.
 
-The goal is the session's substantive request, never an acknowledgement ("continue", "ok, go on",
-"thanks") or a bare slash command; a later request about something else (a pivot) adds a second
-goal. Files are one per line; commands are deduplicated with a count.
+The goal is the session's substantive request, never an acknowledgement, a go-ahead or a bare slash
+command (what a message adds decides, see ``request.py``); a later request about something else (a
+pivot) adds a second goal. Files are one per line; commands are deduplicated with a count.
 """
 
 from __future__ import annotations
@@ -10,74 +10,17 @@ from __future__ import annotations
 import re
 
 from scribed.compress.entry import one_line
+from scribed.compress.outcome import conclusion
+from scribed.compress.request import request, request_text, substantive
 from scribed.compress.units import tokens
 from scribed.models import Anchor, Turn
 
-_SLASH = re.compile(r"^/[a-z][\w-]*\b", re.I)
 _META = re.compile(r"^(?:current task|goal|task)\s*:\s*", re.I)
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#])")
 GOAL_CHARS = 240  # with a pivot's half, within the Summary's 400-char goal
 MAX_GOALS = 2
-SHORT_WORDS = 2  # a message this short is a request only with a verb or an identifier
 PIVOT_WORDS = 6  # a later request this long about new things is a second goal
 PIVOT_OVERLAP = 0.2
-OUTCOME_WORDS = 3
-OUTCOME_CHARS = 400
-
-
-def request_text(text: str) -> str:
-    """A user message without slash-command lines, quoted tool output and pasted code blocks."""
-    keep = []
-    fence = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if fence or not line or _SLASH.match(line) or line.startswith(">"):
-            continue
-        keep.append(line)
-    return " ".join(keep)
-
-
-# Messages that never state a task: acknowledgements, go-aheads, greetings, thanks.
-_ACK_WORDS = (
-    "ok okay k kk yes yeah yep yup ya y sure fine good great nice cool perfect awesome excellent "
-    "thanks thank thx ty cheers please pls plz continue go on ahead proceed keep going carry next "
-    "done right correct agreed agree lgtm sounds looks seems makes sense hi hello hey morning "
-    "afternoon evening alright all noted got it understood do that this same again retry resume "
-    "and so then now let's lets us you me well oh ah hmm wow a an the to for of it's that's is was "
-    "be much very lot there work job ship"
-)
-_ACK = frozenset(_ACK_WORDS.split())
-# Verbs that make a one- or two-word message a request ("run tests", "refactor").
-_VERB_WORDS = (
-    "add fix make write implement remove delete update refactor rename create build run test debug "
-    "investigate migrate deploy review document explain check find move change upgrade install "
-    "configure optimize profile port revert merge rebase release bump split clean convert "
-    "generate draft summarize audit rewrite replace support handle benchmark lint format commit"
-)
-_VERBS = frozenset(_VERB_WORDS.split())
-_INFORMATIVE = re.compile(r"[0-9/._#`()\[\]@:]|[a-z][A-Z]")
-_TOOL_ECHO = ("<command-", "<local-command-", "caveat: the messages below were generated")
-
-
-def substantive(text: str) -> bool:
-    """Whether a user message states a task: not an acknowledgement, a go-ahead, a greeting, a bare
-    slash command or a tool's echo. One rule for the live hot file and the cold entry's goal."""
-    if text.strip().lower().startswith(_TOOL_ECHO):
-        return False
-    s = request_text(text)
-    if not s:
-        return False
-    raw = re.findall(r"[^\s,!?;]+", s)
-    words = [w.strip(".:'\"`*_()").lower() for w in raw]
-    words = [w for w in words if w]
-    if not words or all(w in _ACK for w in words):
-        return False
-    if len(raw) <= SHORT_WORDS:
-        return words[0] in _VERBS or any(_INFORMATIVE.search(w) for w in raw)
-    return True
 
 
 def _sentences(text: str, limit: int) -> str:
@@ -97,9 +40,9 @@ def goal(turns: list[Turn]) -> str:
     goals: list[str] = []
     seen: frozenset[str] = frozenset()
     for t in turns:
-        if t.role != "user" or t.kind != "message" or not substantive(t.text):
+        body = request(t.text) if t.role == "user" and t.kind == "message" else ""
+        if not body:
             continue
-        body = request_text(t.text)
         toks = tokens(body)
         if not goals:
             goals.append(_sentences(body, GOAL_CHARS))
@@ -122,38 +65,8 @@ def goal(turns: list[Turn]) -> str:
 
 
 def outcome(turns: list[Turn]) -> str:
-    """The final assistant message's last substantive sentences: where the session ended."""
-    for t in reversed(turns):
-        if t.role != "assistant" or t.kind != "message" or not t.text.strip():
-            continue
-        prose = [
-            ln.strip()
-            for ln in _outside_fences(t.text)
-            if ln.strip() and not ln.strip().startswith(("#", "|", "<<<<<<<", ">>>>>>>", "======="))
-        ]
-        sents = [s for s in _SENT_END.split(" ".join(prose)) if len(s.split()) >= OUTCOME_WORDS]
-        if not sents:
-            continue
-        out = ""
-        for s in reversed(sents[-3:]):
-            cand = f"{s} {out}".strip()
-            if len(cand) > OUTCOME_CHARS:
-                break
-            out = cand
-        return out or _sentences(sents[-1], 400)
-    return ""
-
-
-def _outside_fences(text: str) -> list[str]:
-    out: list[str] = []
-    fence = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if not fence:
-            out.append(line)
-    return out
+    """The session's conclusion in whole sentences (see ``outcome.py``)."""
+    return conclusion(turns)
 
 
 def files(paths: list[Anchor]) -> list[str]:
@@ -185,3 +98,6 @@ def commands(cmds: list[Anchor], turns: list[Turn]) -> list[str]:
         n = counts[sh]
         out.append(f"{body} (×{n})" if n > 1 else body)
     return out
+
+
+__all__ = ["commands", "files", "goal", "outcome", "request_text", "substantive"]

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, chain, filterfalse
 
+from scribed.compress import content
 from scribed.compress.errors import error_in_line, may_hold_error, may_hold_error_at
 from scribed.compress.stopwords import STOP as _STOP
 from scribed.models import Turn
@@ -28,7 +29,7 @@ _ITEM = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)(?P<t>\S.*)
 _TABLE_SEP = re.compile(r"^\s*\|?[\s:|-]+\|?\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<t>.*)$")
 _MERGE_MARK = re.compile(r"^(?:<{7}|={7}|>{7})(?:\s|$)")
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[\"'#*])")
+_SENT_END = content.SENTENCE_END
 _TOKEN = re.compile(
     r"#\d+|--?[A-Za-z][\w-]*|[A-Za-z_$~.][\w$]*(?:(?:[./:\\@-]|::)[\w$]+)*(?:\(\))?|\d[\d.,:/-]*[A-Za-z%]*"
 )
@@ -159,25 +160,32 @@ class Pool:
 
     units: list[Unit]
     camel: frozenset[str]
+    names: frozenset[str] = frozenset()  # people, places, products named in what was said
 
 
 class _Builder:
     def __init__(self) -> None:
         self.units: list[Unit] = []
         self.camel: set[str] = set()
+        self.names: set[str] = set()
         self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
 
-    def add(self, text: str, line: int, kind: str, weight: float) -> None:
+    def add(self, text: str, line: int, kind: str, weight: float, prefix: str = "") -> None:
         """Checks first what costs least: a raw line already too short stays so once normalised,
-        and a tool line given before adds nothing (below: too short or long then, or seen)."""
-        if len(text) < MIN_UNIT_CHARS or weight <= 0:
+        and a tool line given before adds nothing (below: too short or long then, or seen).
+
+        ``prefix`` (who said it: "user: ") is printed, but is not the unit's content: its tokens
+        come from ``text`` alone, so two people saying the same thing are near-duplicates. A
+        sentence or list item that names nothing (:func:`content.content_free`: "That looks
+        fine.", "Reading the module…") is no unit at all."""
+        if len(text) + len(prefix) < MIN_UNIT_CHARS or weight <= 0:
             return
         if kind == "tool" and text in self.raw:
             return
         self.raw.add(text)
         text = " ".join(text.split())
-        n = len(text)
+        n = len(text) + len(prefix)
         if n < MIN_UNIT_CHARS or n > MAX_UNIT_CHARS:
             return
         toks = self.seen.get(text)
@@ -187,18 +195,47 @@ class _Builder:
                 self.camel |= _camel_bonus(text)
         elif kind == "tool":
             return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
-        if not toks:
+        if not toks or (kind in _SAID and (not _carries(text, toks) or _label(text, toks))):
             return
+        if kind in _SAID and not text.islower():
+            self.names.update(n for n in content.names(text) if n in toks)
         if _CHATTER.match(text):
             weight *= 0.3
+        text = prefix + text
         size = (n if text.isascii() else len(text.encode())) + 3
         self.units.append(Unit(text, len(self.units), line, kind, weight, toks, size))
+
+
+_SAID = frozenset(("prose", "item"))  # units someone wrote as language (not code, commands or output)
+
+
+NAMED_WEIGHT = 2.0  # token_weight of a figure, a code name or a path: what a label may still name
+
+
+def _label(text: str, toks: frozenset[str]) -> bool:
+    """Whether a sentence or list item only announces what follows it ("**Current State**:",
+    "The main changes are:") and names nothing itself: alone, as a key point, it says nothing."""
+    if not text.rstrip(" *_").endswith(":") or _camel_bonus(text):
+        return False
+    return all(token_weight(t) < NAMED_WEIGHT for t in toks)  # no path, code name or figure
+
+
+def _carries(text: str, toks: frozenset[str]) -> bool:
+    """Whether a sentence names something (:func:`content.content_free`, skipped when two of its
+    tokens are already long content words: most sentences, decided without the full count)."""
+    plain = 0
+    for t in toks:
+        if len(t) >= content.CONTENT_CHARS and t not in content.LIGHT:
+            plain += 1
+            if plain >= content.MIN_CARRIED:
+                return True
+    return not content.content_free(text)
 
 
 def _prose(b: _Builder, para: list[str], line: int, weight: float, prefix: str) -> None:
     text = " ".join(s.strip() for s in para)
     for sent in _SENT_END.split(text):
-        b.add(prefix + sent.strip(), line, "prose", weight)
+        b.add(sent.strip(), line, "prose", weight, prefix)
 
 
 def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
@@ -232,10 +269,10 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
             _prose(b, para, turn.line, weight, prefix)
             para = []
             if item:
-                b.add(prefix + item.group("t"), turn.line, "item", weight)
+                b.add(item.group("t"), turn.line, "item", weight, prefix)
             elif stripped.startswith("|") and not _TABLE_SEP.match(stripped):
                 cells = [c.strip() for c in stripped.strip("|").split("|")]
-                b.add(prefix + " | ".join(c for c in cells if c), turn.line, "item", weight * 0.8)
+                b.add(" | ".join(c for c in cells if c), turn.line, "item", weight * 0.8, prefix)
             continue
         if stripped.startswith("$ "):
             _prose(b, para, turn.line, weight, prefix)
@@ -314,17 +351,36 @@ def split(turns: Iterable[Turn]) -> Pool:
             _message(b, t, 1.2, "")
         else:
             _message(b, t, 1.25 if i == last_assistant else 1.0, "")
-    return Pool(b.units, frozenset(b.camel))
+    return Pool(b.units, frozenset(b.camel), frozenset(b.names))
 
 
-def _weights(units: list[Unit], camel: frozenset[str]) -> dict[str, float]:
+# Who, when, how many: a person's or a place's name, a date word and a quantity in words count like
+# figures and identifiers do in code (issue 30: conversations keep their facts).
+NAME_WEIGHT = 2.0
+DATE_WEIGHT = 1.5
+NUMBER_WORD_WEIGHT = 1.5
+
+
+def _weights(
+    units: list[Unit], camel: frozenset[str], names: frozenset[str] = frozenset()
+) -> dict[str, float]:
     df = Counter(chain.from_iterable(u.tokens for u in units))  # counted in C
     n = max(1, len(units))
     norm = math.log(1 + n)
     rarity = {d: 0.35 + 0.65 * math.log(1 + n / d) / norm for d in set(df.values())}  # few distinct counts
     out: dict[str, float] = {}
     for t, d in df.items():
-        out[t] = (3.0 if t in camel else token_weight(t)) * rarity[d]
+        if t in camel:
+            w = 3.0
+        elif t in names:
+            w = NAME_WEIGHT
+        elif t in content.DATE_WORDS:
+            w = DATE_WEIGHT
+        elif t in content.NUMBER_WORDS:
+            w = NUMBER_WORD_WEIGHT
+        else:
+            w = token_weight(t)
+        out[t] = w * rarity[d]
     return out
 
 
@@ -366,8 +422,16 @@ def select(pool: Pool, budget: int, covered: Iterable[str] = (), exclude: Iterab
     units = pool.units
     if budget <= 0 or not units:
         return []
-    sel = _Selection(units, _weights(units, pool.camel), set(covered), budget)
+    sel = _Selection(units, _weights(units, pool.camel, pool.names), set(covered), budget)
     skip = {" ".join(x.split()) for x in exclude}
+    for k, text in enumerate(
+        sorted(skip)
+    ):  # what the entry's other sections hold: a unit repeating it is an echo
+        toks = tokens(text)
+        if toks:
+            held = Unit(text, -1 - k, 0, "item", 0.0, toks, 0)
+            for tok in toks:
+                sel.by_token.setdefault(tok, []).append(held)
     sel.run([u for u in units if u.text not in skip])
     sel.chosen.sort(key=lambda x: x.pos)
     return sel.chosen

@@ -1,37 +1,24 @@
-"""Squad's state backends: where a team keeps ``.squad/`` state decides whether scribed may write.
+"""Squad's state backends: where a team keeps ``.squad/`` state decides where scribed keeps its tiers.
 
-Squad's ``stateBackend`` (``.squad/config.json``): ``local`` (or unset) keeps state in the working
-tree, where scribed writes its tiers; ``orphan`` and ``two-layer`` keep it on the ``squad-state``
-branch (and git notes), and Squad's pre-commit hook refuses state files in the working tree. Until
-scribed writes its tiers to that branch, every command that writes tiers refuses there, before it
-writes anything, with the same one line ``import`` gives (exit 2).
+``local`` (or unset): in the working tree, ``.squad/memory/``. ``orphan`` and ``two-layer``: Squad
+keeps state on the ``squad-state`` branch and its pre-commit hook refuses state files in the working
+tree, so scribed keeps its tiers in the clone's ``.git/scribed/memory/`` and shares them through
+that branch (:mod:`scribed.core.statebranch`). Where that cannot be done (the root is not the top
+of a clone with a ``.git`` folder) every command that reads or writes tiers refuses before it
+writes anything, with one line (exit 2), the same for every command.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
+from scribed.tiers.layout import STATE_BRANCH_BACKENDS as STATE_BRANCH_BACKENDS
+from scribed.tiers.layout import state_backend as state_backend
 
-
-def state_backend(squad: Path) -> str:
-    """``stateBackend`` from ``.squad/config.json`` ("" when unset, unreadable or no file)."""
-    try:
-        data = json.loads((squad / "config.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ""
-    value = data.get("stateBackend", "") if isinstance(data, dict) else ""
-    return str(value or "")
+if TYPE_CHECKING:
+    from scribed.tiers.layout import Layout
 
 
-def refusal(squad: Path) -> str | None:
-    """The one-line refusal on a state-branch backend, or None where writing is safe."""
-    backend = state_backend(squad)
-    if backend not in STATE_BRANCH_BACKENDS:
-        return None
-    return (
-        f"{squad / 'config.json'} sets stateBackend={backend!r}: Squad keeps mutable state (memory, "
-        "histories) on the 'squad-state' branch, not in this working tree, and a pre-commit hook refuses "
-        "it here. scribed writes its tier files to the working tree only, so it stops: nothing was written."
-    )
+def refusal(layout: Layout) -> str | None:
+    """The one-line refusal where the tiers cannot be kept as the backend asks, else None."""
+    return layout.refused or None

@@ -18,19 +18,22 @@ from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step
 from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
-from scribed.core.results import EntryReport, FileOutcome, SourceItem
-from scribed.fsutil import read_error, skip_newline, write_gzip_archive
+from scribed.core.results import SKIP_ACTIVE, SKIP_DONE, SKIP_EMPTY, EntryReport, FileOutcome, SourceItem
+from scribed.fsutil import read_error, skip_newline, write_gzip_archive, write_gzipped
 from scribed.models import ParseResult, Session, Turn
 from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
 from scribed.sources import zst
-from scribed.sources.common import hold_partial_tail
+from scribed.sources.common import hold_partial_tail, line_limit
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 
 # A pool worker hands the parent the parse of a file up to this size; a larger one the parent
 # streams itself (a markdown file's sessions are never all held in the parent at once).
 PARSE_MAX_BYTES = 8 << 20
+# Prepared in this process (see scribed.core.prepare), a markdown file up to this size is parsed
+# whole and the parse kept; a larger one keeps its briefs and is read again, a session at a time.
+MARKDOWN_WHOLE_MAX = 1 << 20
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 
@@ -49,6 +52,7 @@ class _Job:
     row: SourceRow | None
     reading: sources.Reading
     finished: bool
+    mtime: float = 0.0  # when the file last changed (epoch; a future mtime counts from when seen)
     todo: list[int] = field(default_factory=list)
     live: list[int] = field(default_factory=list)
     offset_done: int = 0
@@ -76,6 +80,7 @@ class Compactor(Step):
         self.given: Prefetched | None = None  # in the parent: a pool worker's work on the file at hand
         self.kept: Prefetched | None = None  # in a pool worker: where the parse is kept for the parent
         self.from_pool = 0  # parses the parent took from a worker (benchmarks and tests read it)
+        self.keep_max: int | None = PARSE_MAX_BYTES  # when preparing: the largest file whose parse is kept
 
     def use(self, given: Prefetched | None) -> None:
         """Take a pool worker's work on the next file (None: none, the parent does it all)."""
@@ -107,7 +112,7 @@ class Compactor(Step):
                 sha=row.sha256 if row else "",
             )
             return FileOutcome("empty")
-        job = _Job(item, st, row, reading, finished=reading.result.ended or quiet or force)
+        job = _Job(item, st, row, reading, finished=reading.result.ended or quiet or force, mtime=mtime)
         waiting = self._pick(job)
         if waiting is not None:
             return waiting
@@ -170,7 +175,7 @@ class Compactor(Step):
             self._mark(
                 item, st, row, status="failed", offset=offset, sha=sha, error=problem, attempts=attempts
             )
-            return FileOutcome("failed", failed=1, reason=problem)
+            return FileOutcome("failed", file_failed=True, reason=problem)
         for w in parsed.warnings:
             self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
         return reading
@@ -192,10 +197,21 @@ class Compactor(Step):
             self.sessions.copy = given.copy
             return given.reading
         kept = self.kept
-        whole = kept is not None and st.st_size <= PARSE_MAX_BYTES
-        with hold_partial_tail(hold):  # an open session's unterminated line waits
+        whole = kept is not None and (self.keep_max is None or st.st_size <= self.keep_max)
+        if item.kind == "markdown" and self.keep_max is None and st.st_size > MARKDOWN_WHOLE_MAX:
+            whole = False  # its sessions are read again one at a time: memory follows the largest
+        # an open session's unterminated line waits; a record over [session] max_line_bytes is skipped
+        with hold_partial_tail(hold), line_limit(self.cfg.session.max_line_bytes):
             if not whole:
-                return sources.read_file(item.kind, item.path, item.agent)
+                streamed = sources.read_file(item.kind, item.path, item.agent)
+                if (
+                    kept is not None
+                    and self.keep_max is None
+                    and streamed.stream is not None
+                    and streamed.briefs
+                ):
+                    kept.reading, kept.hold, kept.sha = streamed, hold, self.sessions._source_sha(item)
+                return streamed
             # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
             parsed = sources.parse_file(item.kind, item.path, item.agent)
         reading = sources.Reading(parsed, [sources.Brief.of(s) for s in parsed.sessions])
@@ -233,9 +249,11 @@ class Compactor(Step):
                 self._refresh_live(job, (s for i, s in self._walk(job, wanted) if i in wanted))
             except sources.ChangedError as exc:
                 return self._fail(job, self._changed(job, exc))
-        return FileOutcome(
-            "not-finished", sessions=n, skipped=n, reason="not finished (quiet time not reached)"
+        out = FileOutcome(
+            "not-finished", reason="not finished (quiet time not reached)", last_change=job.mtime
         )
+        out.skip(SKIP_ACTIVE, n)
+        return out
 
     def _refresh_live(self, job: _Job, sessions: Iterable[Session]) -> None:
         """Refresh the hot file's live section of each open session (``sessions``: job.live's)."""
@@ -298,21 +316,28 @@ class Compactor(Step):
         out = FileOutcome("compacted")
         todo, opened = set(job.todo), set(job.live)
         held: list[Session] = []
+        reached = 0
         try:
             for i, sess in self._walk(job, todo | opened):
                 if i in opened:
                     held.append(sess)
                 if i in todo:
+                    reached += 1
                     sizes = {id(t): n for t, n in zip(sess.turns, raw[i], strict=True)} if raw else {}
                     self._compact_session(job, sess, sizes, out)
         except sources.ChangedError as exc:
-            self._changed(job, exc, out)
+            self._changed(job, exc, out, unread=len(todo) - reached)
         return out, held
 
-    def _changed(self, job: _Job, exc: Exception, out: FileOutcome | None = None) -> FileOutcome:
-        """The file read again (for its sessions) is not the file read first: retry it later."""
+    def _changed(
+        self, job: _Job, exc: Exception, out: FileOutcome | None = None, *, unread: int = 0
+    ) -> FileOutcome:
+        """The file read again (for its sessions) is not the file read first: retry it later.
+        The ``unread`` sessions it was to compact fail; with none left, the file itself does."""
         out = out or FileOutcome("failed")
-        out.failed += 1
+        out.sessions += unread
+        out.failed += unread
+        out.file_failed = not unread
         out.reason = f"source changed while read: {exc}"
         self.log.error("source_changed", file=job.key, reason=out.reason)
         return out
@@ -323,12 +348,16 @@ class Compactor(Step):
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             known = self.ledger.session_entries(redacted(sess.session_id))
             turns = ledger_mod.uncovered(
-                known, sess.session_id, sess.turns, turns, path=source_key(job.item.path),
-                digests=lambda: ledger_mod.turn_digests(redact_session(sess).session.turns),
+                known, sess.turns, turns, path=source_key(job.item.path),
+                rec=ledger_mod.Recognizer(sess, self.keys),
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
+        if not turns:  # every turn compacted before (a resumed file, a copy at a new path)
+            out.skip(SKIP_DONE)
+            return
         if not any(map(ledger_mod.says, turns)):  # only a tool's banner or output: nothing to remember
+            out.skip(SKIP_EMPTY)
             return
         out.sessions += 1
         bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
@@ -363,7 +392,7 @@ class Compactor(Step):
             )
             return
         if rep is None:
-            out.skipped += 1
+            out.skip(SKIP_DONE, counted=True)
         else:
             out.entries.append(rep)
 
@@ -384,7 +413,9 @@ class Compactor(Step):
         if item.kind in BYTE_KINDS:  # a file compacted to its end was just hashed for its entries
             sha = self.sessions._source_sha(item, job.new_offset)  # one hash, shared
         elif item.kind == "hot":
-            sha = sha256_bytes(path.read_bytes()) if not self.dry_run else ""
+            sha = (
+                self.keys.hexdigest(path.read_bytes()) if not self.dry_run else ""
+            )  # keyed: see _archive_and_reset_hot
         if item.kind == "hot" and not self.dry_run and self._archive_and_reset_hot(item, job.parsed):
             st = path.lstat() if path.exists() else st  # else the kept text is compacted next run
         if item.kind != "hot" and not self.dry_run:
@@ -399,8 +430,8 @@ class Compactor(Step):
             if job.new_offset > job.offset_done:
                 self._mark(item, st, job.row, status="pending", offset=job.new_offset, sha=sha)
             out.status, out.reason = "not-finished", "open session not quiet yet"
-            out.sessions += len(job.live)
-            out.skipped += len(job.live)
+            out.skip(SKIP_ACTIVE, len(job.live))
+            out.last_change = job.mtime
             return out
         self._mark(item, st, job.row, status="done", offset=job.new_offset, sha=sha)
         if not out.entries:
@@ -476,6 +507,13 @@ class Compactor(Step):
         if snap is None:
             self.log.warning("hot_changed_during_compaction", file=str(path), reason="left in place")
             return False
-        clean = redacted(snap.decode("utf-8", "replace")).encode()
-        write_gzip_archive(self.layout.archive / "hot" / f"{agent}-{sha256_bytes(snap)[:12]}.md.gz", clean)
-        return hot_seed.reset(self.layout, path, agent, snap, session_id=redacted(sid), log=self.log)
+        # What an agent wrote in its hot file is this machine's: its digests are keyed (the archive's
+        # name, the session id its entry shows), so none confirms a guess at a secret in it.
+        dest = self.layout.archive / "hot" / f"{agent}-{self.keys.hexdigest(snap)[:12]}.md.gz"
+        made = self.given.hot_archive if self.given is not None else None
+        if made is not None and made[0] == sha256_bytes(snap):  # redacted and compressed before the lock
+            write_gzipped(dest, made[1])
+        else:
+            write_gzip_archive(dest, redacted(snap.decode("utf-8", "replace")).encode())
+        shown = redacted(self.keys.hot_session(sid)) if sid else redacted(sid)
+        return hot_seed.reset(self.layout, path, agent, snap, session_id=shown, log=self.log)

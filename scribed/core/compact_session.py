@@ -1,6 +1,7 @@
-"""One session's new turns → one cold entry. The turns pass the redaction door first; the entry id
-is derived from the raw session and content it holds (not the path), so a rerun after any crash, a
-lost ledger or a renamed transcript finds what is already written."""
+"""One session's new turns → one cold entry. The turns pass the redaction door first; the entry is
+recognised by what it holds, not the path (this machine's keyed digest of its raw turns, else its
+id, made from the redacted turns), so a rerun after any crash, a lost ledger or a renamed
+transcript finds what is already written, and two clones compacting one session write one file."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.budget import HARD_CAP, entry_budget
 from scribed.core.compressors import Compressors
+from scribed.core.content_key import Keyring
 from scribed.core.discovery import display_path
 from scribed.core.ledger import Ledger, source_key
 from scribed.core.results import EntryReport, SourceItem
@@ -47,7 +49,7 @@ class _Written:
     text: Redacted
 
 
-# (source path, entry id, bytes in) → the rendered entry and the ms it took: what a pool worker
+# (source path, content key, bytes in) → the rendered entry and the ms it took: what a pool worker
 # hands the parent (see :mod:`scribed.core.pool`).
 PreparedKey = tuple[str, str, int]
 Prepared = tuple[PreparedKey, _Written, int]
@@ -66,6 +68,7 @@ class Prefetched:
     reading: sources.Reading | None
     entries: list[Prepared]
     copy: transcripts.Copy | None
+    hot_archive: tuple[str, bytes] | None = None  # a hot file's: (sha256 of the bytes, their archive)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class RunContext:
     clock: Callable[[], datetime]
     dry_run: bool
     log: Logger
+    keys: Keyring  # the root's content key (see :mod:`scribed.core.content_key`)
 
 
 class Step:
@@ -85,7 +89,7 @@ class Step:
 
     def __init__(self, ctx: RunContext) -> None:
         self.cfg, self.layout, self.ledger = ctx.cfg, ctx.layout, ctx.ledger
-        self.clock, self.dry_run, self.log = ctx.clock, ctx.dry_run, ctx.log
+        self.clock, self.dry_run, self.log, self.keys = ctx.clock, ctx.dry_run, ctx.log, ctx.keys
 
 
 class SessionCompactor(Step):
@@ -110,54 +114,80 @@ class SessionCompactor(Step):
         """The entry for ``turns`` of ``sess``; None when the ledger already holds it."""
         t0 = time.monotonic()
         end_off = max(t.end_offset for t in turns)
-        entry_id = ledger_mod.content_id(sess.session_id, turns)  # the same records, wherever the file is
-        legacy = ledger_mod.legacy_id(
-            item.path, sess.session_id, offset_done, end_off, hot=item.kind == "hot"
-        )
-        if self.ledger.has_entry(entry_id) or self.ledger.has_entry(legacy):
+        raw_sid = sess.session_id
+        if item.kind == "hot":  # a hot file's id is a digest of what the agent wrote: keyed
+            sess = replace(sess, session_id=self.keys.hot_session(raw_sid))
+        ckey = self.keys.content_key(sess.session_id, turns)  # the same records, wherever the file is
+        if self.ledger.has_content(ckey) or self._known_before(item, raw_sid, turns, offset_done, end_off):
             return None
-        key = (str(item.path), entry_id, bytes_in)
+        key = (str(item.path), ckey, bytes_in)
         done = self.prepared.pop(key, None)
         if done is None:
-            w = self._write_entry(item, sess, turns, entry_id, bytes_in)
+            red = self._redact(item, sess, turns)
+            if self._known(ledger_mod.content_id(red), ckey):
+                return None
+            w = self._write_entry(item, red, bytes_in)
             ms = int((time.monotonic() - t0) * 1000)
         else:
             w, ms = done
             self.from_pool += 1
+            if self._known(w.meta.entry_id, ckey):
+                return None
         if self.captured is not None:
             self.captured.append((key, w, ms))
         rep = self._report(w, bytes_in, ms)
         if not self.dry_run:
-            digests = b"" if item.kind == "hot" else ledger_mod.turn_digests(w.red.session.turns)
-            self._store(item, w, rep, offset_done, end_off, digests=digests)  # of redacted turns
+            turn_keys = b"" if item.kind == "hot" else self.keys.turn_digests(turns)
+            self._store(item, w, rep, offset_done, end_off, content_key=ckey, turn_keys=turn_keys)
         return rep
 
-    def _write_entry(
-        self, item: SourceItem, sess: Session, turns: list[Turn], entry_id: str, bytes_in: int
-    ) -> _Written:
+    def _known_before(
+        self, item: SourceItem, session_id: str, turns: list[Turn], offset_done: int, end_off: int
+    ) -> bool:
+        """An entry written before ids were made from redacted turns holds these turns (its old
+        content id, or the path id from before content ids)."""
+        legacy = ledger_mod.legacy_id(item.path, session_id, offset_done, end_off, hot=item.kind == "hot")
+        return self.ledger.has_entry(
+            ledger_mod.legacy_content_id(session_id, turns)
+        ) or self.ledger.has_entry(legacy)
+
+    def _known(self, entry_id: str, ckey: str) -> bool:
+        """The entry is known by its id alone (a rebuilt ledger, another clone's entry, a replaced
+        key): it is filed under its content key from now on, and not written again."""
+        if not self.ledger.has_entry(entry_id):
+            return False
+        if not self.dry_run:
+            self.ledger.file_under(entry_id, ckey)
+        return True
+
+    def _redact(self, item: SourceItem, sess: Session, turns: list[Turn]) -> RedactedSession:
+        """``turns`` through the door, with the session's times as the entry shows them."""
         stamps = [t.ts for t in turns if t.ts is not None]
         end = max(stamps) if stamps else (sess.end or datetime.fromtimestamp(item.path.stat().st_mtime, UTC))
         start = min(stamps) if stamps else sess.start
-        red = redact_session(replace(sess, start=start, end=end), turns)  # the door
+        return redact_session(replace(sess, start=start, end=end), turns)  # the door
+
+    def _write_entry(self, item: SourceItem, red: RedactedSession, bytes_in: int) -> _Written:
         sub = red.session
+        assert sub.end is not None  # _redact set it
         anchor_list = anchors.extract(sub)
         budget = entry_budget(self.cfg.compress, bytes_in, anchor_list)
         result, llm_error = self.compressors.compress(red, anchor_list, budget)
         meta = entry.EntryMeta(
-            entry_id=entry_id,
-            agent=sess.agent,
+            entry_id=ledger_mod.content_id(red),
+            agent=sub.agent,
             session=sub.session_id,
             source=redacted_path(display_path(self.layout.root, item.path)),
             kind=item.kind,
-            end=end,
+            end=sub.end,
             first_line=sub.turns[0].line,
             last_line=sub.turns[-1].line,
             turns=len(sub.turns),
-            sha256=self._source_sha(item),
+            sha256=self._provenance_sha(item),
             compressor=result.compressor,
             bytes_in=bytes_in,
         )
-        summary = entry.fit_with_room(result.summary, anchor_list, meta, budget)
+        summary = entry.fit_with_room(result.summary, anchor_list, meta, budget, int(budget * HARD_CAP))
         summary, rec = entry.guard(summary, anchor_list, meta, int(budget * HARD_CAP))
         meta.recall = rec
         # An LLM's answer is outside text too: the rendered entry passes the door once more.
@@ -184,7 +214,15 @@ class SessionCompactor(Step):
         )
 
     def _store(
-        self, item: SourceItem, w: _Written, rep: EntryReport, start_off: int, end_off: int, *, digests: bytes
+        self,
+        item: SourceItem,
+        w: _Written,
+        rep: EntryReport,
+        start_off: int,
+        end_off: int,
+        *,
+        content_key: str,
+        turn_keys: bytes,
     ) -> None:
         sub, agent = w.red.session, w.red.agent
         ensure_dir(self.layout.cold)
@@ -211,7 +249,8 @@ class SessionCompactor(Step):
             ms=rep.ms,
             llm_error=redacted(rep.llm_error),
             created_at=self.iso_now(),
-            turn_digests=digests,
+            content_key=content_key,
+            turn_keys=turn_keys,
         )
         self._archive_transcript(item, w.red.session_id, redacted(agent), w.meta.source)
         self.log.info(
@@ -231,6 +270,14 @@ class SessionCompactor(Step):
             llm_error=rep.llm_error or None,
             notes=w.result.notes or None,
         )
+
+    def _provenance_sha(self, item: SourceItem) -> str:
+        """The ``sha256=`` of an entry's provenance: the transcript's, which anyone holding the file
+        can check (and which confirms a guess only to someone holding every other byte of it); a hot
+        file's is keyed, as its session id is: the file is this machine's, reset once compacted."""
+        if item.kind == "hot":
+            return self.keys.hexdigest(item.path.read_bytes())
+        return self._source_sha(item)
 
     def _source_sha(self, item: SourceItem, upto: int | None = None) -> str:
         """sha256 of the source file as compacted (provenance), or of its first ``upto`` bytes: the

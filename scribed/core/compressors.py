@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from scribed.compress import plan
 from scribed.compress.base import CompressError, Compressor, CompressResult
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config
@@ -102,7 +103,11 @@ class Compressors:
             return res, paused
         try:
             result = llm.compress(session, anchors_, budget)
-            if far_under(result, budget) and self.extractive.top_up(result.summary, session, budget):
+            plan.fill(result.summary, session.turns, [a.text for a in anchors_ if a.type == "todo"])
+            topped = far_under(result, budget) and self.extractive.top_up(
+                result.summary, session, budget, result.compressor
+            )
+            if topped:
                 result.notes.append("topped up with extractive key points")
         except CompressError as exc:
             self._breaker_failure(exc.reason)

@@ -65,6 +65,8 @@ def setup(layout: Layout) -> GitSetup:
 
     out = GitSetup()
     top = work_tree(layout.root)
+    if layout.on_branch:  # the tiers are not in the working tree: scribed merges squad-state itself
+        return out
     memory = layout.memory.resolve().relative_to(top.resolve()).as_posix()
     attrs = top / ".gitattributes"
     have = read_text(attrs)

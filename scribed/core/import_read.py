@@ -149,6 +149,7 @@ def parse_decisions(path: Path, rel: str) -> tuple[list[Unit], list[Skipped]]:
                 last_line=b.last,
                 statement=b.statement,
                 titled=b.titled,
+                scribed_entry=b.fields.get(legacy.SCRIBED_ENTRY, ""),
             )
         )
     return units, skipped

@@ -61,6 +61,7 @@ class Unit:
     last_line: int
     statement: str = ""  # a decision's statement as written
     titled: bool = True
+    scribed_entry: str = ""  # a decision scribed proposed to Squad's inbox: the entry it came from
     _ref: str = ""
 
     @property
@@ -171,7 +172,7 @@ def decision_fact(u: Unit) -> Fact:
         kind="decision",
         text=safe_body(redact(u.statement or u.title)).strip(),
         date=date,
-        source=Source(date=date, ref=u.ref, agent=u.agent, via="import", extra=extra),
+        source=Source(date=date, ref=u.scribed_entry or u.ref, agent=u.agent, via="import", extra=extra),
         title=redact(one_line(u.title, 100)),
     )
 

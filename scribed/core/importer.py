@@ -22,15 +22,17 @@ Every wiki change is recorded in the audit log. Undated entries take the file's 
 date, else its mtime, with a warning. Every unit's id hashes what it says (kind,
 title, its own date, normalised text), not its file or line, and is recorded in the ledger, so a
 second import adds nothing, and neither does one after ``squad nap`` moved material to an archive or
-merged the inbox (ids of earlier versions, which hashed the file, are recognised too). With ``stateBackend`` ``orphan`` or ``two-layer`` in
-``.squad/config.json``, mutable state lives on the ``squad-state`` branch: import refuses to write.
+merged the inbox (ids of earlier versions, which hashed the file, are recognised too). With
+``stateBackend`` ``orphan`` or ``two-layer`` in ``.squad/config.json``, Squad's histories and
+decision logs live on the ``squad-state`` branch: import reads them there (a copy in the state
+folder, :func:`scribed.core.statebranch.squad_snapshot`) beside the working tree's ``.squad/`` (the
+inbox), and the tiers it writes go where the backend keeps them (:mod:`scribed.core.statebranch`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -76,7 +78,6 @@ if TYPE_CHECKING:
     from scribed.log import Logger
 
 Clock = Callable[[], datetime]
-STATE_BRANCH_BACKENDS = ("orphan", "two-layer")
 
 
 class ImportRefusedError(ValueError):
@@ -88,19 +89,6 @@ def utcnow() -> datetime:
 
 
 # --- reading the legacy files ------------------------------------------------------------------
-def state_backend(squad: Path) -> str:
-    """``stateBackend`` from ``.squad/config.json`` ("" when unset or no file)."""
-    path = squad / "config.json"
-    if not path.exists():
-        return ""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportRefusedError(f"{path}: cannot read it ({exc}); not importing") from None
-    value = data.get("stateBackend", "") if isinstance(data, dict) else ""
-    return str(value or "")
-
-
 def _archived_refs(layout: Layout) -> set[str]:
     folder = layout.archive / "promoted"
     out: set[str] = set()
@@ -167,14 +155,16 @@ def plan(cfg: Config, agents: list[str] | None) -> list[str]:
     squad = layout.squad
     if not squad.is_dir():
         raise ImportRefusedError(f"{squad}: no .squad folder here; point --root at a Squad repo")
-    backend = state_backend(squad)
-    if backend in STATE_BRANCH_BACKENDS:
-        raise ImportRefusedError(
-            f".squad/config.json sets stateBackend={backend!r}: Squad keeps mutable state (memory, histories) "
-            "on the 'squad-state' branch, not in this working tree, and a pre-commit hook refuses it here. "
-            "scribed import writes to the working tree only, so it stops: nothing was written."
-        )
+    if layout.refused:
+        raise ImportRefusedError(layout.refused)
     available = discover_agents(squad)
+    if layout.on_branch:
+        from scribed.core import statebranch
+
+        try:
+            available = sorted({*available, *statebranch.squad_agents(layout, statebranch.Git(layout.root))})
+        except statebranch.StateBranchError as exc:
+            raise ImportRefusedError(f"{layout.root}: {statebranch.BRANCH}: {exc}") from None
     if agents is None:
         names = available
     else:
@@ -184,7 +174,10 @@ def plan(cfg: Config, agents: list[str] | None) -> list[str]:
             if name is None:
                 raise ImportRefusedError(f"bad agent name {raw!r} (lowercase letters, digits, '-' and '_')")
             if name not in available:
-                raise ImportRefusedError(f"no history for agent {name!r} (.squad/agents/{name}/history.md)")
+                raise ImportRefusedError(
+                    f"no history for agent {name!r} (.squad/agents/{name}/history.md"
+                    + (", or agents/{name}/history.md on squad-state)" if layout.on_branch else ")")
+                )
             names.append(name)
     return names
 
@@ -201,10 +194,32 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
 
 
+def squad_trees(layout: Layout) -> list[Path]:
+    """Where Squad's files are read: ``.squad/``, and on a state-branch backend the branch's copy
+    (the caller holds the lock: the copy is refreshed in the state folder)."""
+    trees = [layout.squad]
+    if layout.on_branch:
+        from scribed.core import statebranch
+
+        snap = statebranch.squad_snapshot(layout, statebranch.Git(layout.root))
+        if snap is not None:
+            trees.append(snap)
+    return trees
+
+
+def source_name(layout: Layout, path: Path) -> str:
+    """A Squad file as provenance names it: ``.squad/…``, or ``squad-state:…`` for the branch's."""
+    snap = layout.state / "squad-state-tree"
+    if snap in path.parents:
+        return f"squad-state:{path.relative_to(snap).as_posix()}"
+    return str(path.relative_to(layout.root))
+
+
 def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
     root = layout.root
     run = _Run()
     dates: dict[Path, tuple[datetime, str]] = {}
+    trees = squad_trees(layout)
 
     def undated(path: Path, what: str) -> datetime:
         if path not in dates:
@@ -212,13 +227,14 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
         when, how = dates[path]
         how_text = "its last git commit" if how == "git" else "the file's mtime (no git date)"
         run.warnings.append(
-            f"{path.relative_to(root)}: undated {what}; dated {when.date().isoformat()} from {how_text}"
+            f"{source_name(layout, path)}: undated {what}; dated {when.date().isoformat()} from {how_text}"
         )
         return when
 
     for name in names:
-        for n, path in enumerate(history_files(layout.squad, name)):
-            h = parse_history(name, path, str(path.relative_to(root)), pinned=n == 0)
+        paths = [p for tree in trees for p in history_files(tree, name)]
+        for n, path in enumerate(paths):
+            h = parse_history(name, path, source_name(layout, path), pinned=n == 0)
             for u in h.units:
                 if not u.dated:
                     u.date = undated(path, f"entry {u.title!r}")
@@ -228,8 +244,8 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
             else:
                 run.histories[-1].team += h.team
             run.units += h.units
-    for path in decision_files(layout.squad):
-        units, skipped = parse_decisions(path, str(path.relative_to(root)))
+    for path in [p for tree in trees for p in decision_files(tree)]:
+        units, skipped = parse_decisions(path, source_name(layout, path))
         units = [u for u in units if everything or u.agent in names]
         for u in units:
             if not u.dated:
@@ -398,7 +414,7 @@ def _apply(
 ) -> ImportResult:
     log = get_logger()
     ap = _Apply(cfg, layout, ledger, run, clock)
-    for u in progress(run.units, "importing", unit="entry"):  # a bar on a TTY only
+    for u in progress(run.units, "importing", unit="entry", size=_text_bytes):  # a bar on a TTY only
         ap.history(u, cutoff, dry_run)
     for u in run.decisions:
         ap.decision(u)
@@ -440,7 +456,7 @@ def _apply(
 
 def _legacy_name(layout: Layout, path: Path) -> str:
     """Where a legacy file's original bytes are archived: by its path and content hash."""
-    rel = path.relative_to(layout.squad).as_posix()
+    rel = source_name(layout, path).removeprefix(".squad/").replace("squad-state:", "squad-state/")
     return f"legacy/{rel}.{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}.gz"
 
 
@@ -497,5 +513,8 @@ __all__ = [
     "parse_history",
     "plan",
     "run_import",
-    "state_backend",
 ]
+
+
+def _text_bytes(u: Unit) -> int:
+    return len(u.text.encode())

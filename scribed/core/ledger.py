@@ -8,8 +8,9 @@ Nothing secret is stored: paths and reasons pass the redactor before they get he
 The ledger is a cache of what the memory files already say: every cold entry carries its
 provenance (id, session, line range), so a ledger that is lost, emptied or corrupt is rebuilt
 from the cold files, their archives and the wiki (:func:`ensure`) instead of compacting again.
-Entry ids hash the session id and the content of the turns they hold (:func:`content_id`), not
-the source's path, so a renamed or rotated transcript is recognized as already compacted.
+Entry ids hash the session id and the redacted content of the turns they hold (:func:`content_id`),
+not the source's path, so a renamed or rotated transcript is recognized as already compacted; the
+ledger also files each entry under a keyed digest of its raw turns (:mod:`scribed.core.content_key`).
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scribed.core.content_key import Keyring
+from scribed.core.ledger_ids import Recognizer as Recognizer
 from scribed.core.ledger_ids import SessionEntry as SessionEntry
 from scribed.core.ledger_ids import SourceRow as SourceRow
 from scribed.core.ledger_ids import content_id as content_id
 from scribed.core.ledger_ids import effective_mtime as effective_mtime
+from scribed.core.ledger_ids import legacy_content_id as legacy_content_id
 from scribed.core.ledger_ids import legacy_id as legacy_id
 from scribed.core.ledger_ids import same_state as same_state
 from scribed.core.ledger_ids import says as says
-from scribed.core.ledger_ids import turn_digests as turn_digests
 from scribed.core.ledger_ids import uncovered as uncovered
 from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.fsutil import ensure_dir
@@ -94,6 +97,15 @@ MIGRATIONS: list[list[str]] = [
     # 4: a digest of each turn an entry holds (see :func:`~scribed.core.ledger_ids.turn_digests`), so a
     # transcript edited in place is compacted again only in the turns no entry holds.
     ["ALTER TABLE entries ADD COLUMN turn_digests BLOB"],
+    # 5: what this machine files an entry's raw turns under and their per-turn digests, keyed with
+    # the root's content key (see :mod:`scribed.core.content_key`); an entry from before keeps its id,
+    # and its old digests move to ``legacy_keys``, keyed too (:meth:`Ledger.rekey`).
+    [
+        "ALTER TABLE entries ADD COLUMN content_key TEXT",
+        "ALTER TABLE entries ADD COLUMN turn_keys BLOB",
+        "ALTER TABLE entries ADD COLUMN legacy_keys BLOB",
+        "CREATE INDEX entries_content_key ON entries(content_key)",
+    ],
 ]
 
 STATUSES = ("pending", "done", "failed", "quarantined")
@@ -139,6 +151,7 @@ class Ledger:
         self._lock = threading.RLock()
         self._ident: tuple[int, int] | None = None
         self.checked = False  # set by ensure(): the empty-ledger check ran on this connection
+        self.copied = False  # read-only, from an older release: migrated in memory (_migrated_copy)
         self._batching = False  # inside batch(): tx() is a savepoint of the batch's transaction
         self._db = self._connect()
         if not readonly:
@@ -153,6 +166,8 @@ class Ledger:
             db = sqlite3.connect(
                 f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
             )
+            if _version_of(db) < len(MIGRATIONS):
+                db, self.copied = _migrated_copy(db), True
         else:
             db = self._connect_rw(path)
         db.row_factory = sqlite3.Row
@@ -380,6 +395,58 @@ class Ledger:
         with self._lock:
             return self._db.execute("SELECT 1 FROM entries WHERE id=?", (entry_id,)).fetchone() is not None
 
+    def has_content(self, key: str) -> bool:
+        """An entry filed under this content key (:meth:`Keyring.content_key`) exists."""
+        with self._lock:
+            return (
+                self._db.execute("SELECT 1 FROM entries WHERE content_key=?", (key,)).fetchone() is not None
+            )
+
+    def file_under(self, entry_id: str, key: str) -> None:
+        """File an entry known by its id alone (rebuilt from files, another clone's, from before keys)
+        under its content key too, so the next lookup needs no redaction."""
+        with self.tx() as db:
+            db.execute("UPDATE entries SET content_key=? WHERE id=? AND content_key IS NULL", (key, entry_id))
+
+    def rekey(self, keys: Keyring) -> str:
+        """Bring the keyed columns in line with ``keys``: digests from before keys are keyed (and the
+        unkeyed ones overwritten on disk), and a key that is not the one the columns were made with
+        (the key file was lost or replaced) leaves them empty: entries are then recognised by their
+        ids. Returns what it did ("" when nothing)."""
+        check = keys.check()
+        if self.readonly and not self.copied:  # a dry run on the current ledger: nothing to change
+            return ""
+        with self._lock:
+            was = self.get_meta("content_key_check")
+            stale = was is not None and was != check
+            legacy = (
+                self._db.execute("SELECT 1 FROM entries WHERE turn_digests IS NOT NULL LIMIT 1").fetchone()
+                is not None
+            )
+            if was == check and not legacy:
+                return ""
+            self._db.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed, not left readable
+            with self.tx() as db:
+                if stale:
+                    db.execute("UPDATE entries SET content_key=NULL, turn_keys=NULL, legacy_keys=NULL")
+                rows = db.execute(
+                    "SELECT id, turn_digests FROM entries WHERE turn_digests IS NOT NULL"
+                ).fetchall()
+                db.executemany(
+                    "UPDATE entries SET legacy_keys=?, turn_digests=NULL WHERE id=?",
+                    [(keys.legacy(bytes(r[1])), r[0]) for r in rows],
+                )
+                db.execute(
+                    "INSERT INTO meta(key, value) VALUES('content_key_check', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                    (check,),
+                )
+            if not self._batching and self.path is not None and not self.readonly:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the old pages leave the WAL
+        done = [f"{len(rows)} entries' digests keyed"] if rows else []
+        return "; ".join([*(["key replaced: keyed columns cleared"] if stale else []), *done])
+
     def add_entry(self, **fields: Any) -> None:
         self.add_entries([fields])
 
@@ -396,13 +463,12 @@ class Ledger:
         """The entries of one session, from any source path (see :class:`SessionEntry`)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, first_line, last_line, path, session_end, turn_digests FROM entries "
-                "WHERE session=? AND last_line > 0",
+                "SELECT id, first_line, last_line, path, session_end, content_key, turn_keys, legacy_keys "
+                "FROM entries WHERE session=? AND last_line > 0",
                 (session,),
             ).fetchall()
         return [
-            SessionEntry(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4]), bytes(r[5] or b""))
-            for r in rows
+            SessionEntry(*(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4])), *_keyed(r)) for r in rows
         ]
 
     def entry_ids(self) -> dict[str, tuple[str, str, str]]:
@@ -434,6 +500,29 @@ class Ledger:
 def _source_row(row: sqlite3.Row) -> SourceRow:
     d = dict(row)
     return SourceRow(**{k: d[k] for k in SourceRow.__slots__ if k in d})
+
+
+def _migrated_copy(db: sqlite3.Connection) -> sqlite3.Connection:
+    """A read-only ledger from an older release, migrated in memory: a dry run writes nothing, and
+    must not fail on a column the current code reads."""
+    mem = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    db.backup(mem)
+    db.close()
+    mem.create_function("scribed_source_key", 1, source_key, deterministic=True)
+    version = _version_of(mem)
+    for i, stmts in enumerate(MIGRATIONS[version:], start=version + 1):
+        for sql in stmts:
+            mem.execute(sql)
+        mem.execute(f"PRAGMA user_version={i}")
+    return mem
+
+
+def _keyed(r: sqlite3.Row) -> tuple[str, bytes, bytes]:
+    return str(r[5] or ""), bytes(r[6] or b""), bytes(r[7] or b"")
+
+
+def _version_of(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _busy_retry(op: Any, tries: int = 50) -> Any:

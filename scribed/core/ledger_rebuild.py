@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scribed.compress.entry import split_entries
+from scribed.compress.entry import DEFAULT_COMPRESSOR, split_entries
 
 
 def _log() -> Any:
@@ -91,6 +91,8 @@ def _row(
         except ValueError:
             return 0.0
 
+    # An entry's provenance prints neither the default compressor nor a recall of 1.00 (f is empty
+    # for ids a digest or a wiki page names: nothing is known of them).
     return {
         "id": eid,
         "path": src or origin,
@@ -104,8 +106,8 @@ def _row(
         "bytes_in": 0,
         "bytes_out": 0,
         "ratio": num("ratio"),
-        "recall": num("recall"),
-        "compressor": f.get("compressor", "rebuilt") or "rebuilt",
+        "recall": num("recall") if "recall" in f else (1.0 if f else 0.0),
+        "compressor": f.get("compressor", DEFAULT_COMPRESSOR if f else "rebuilt") or "rebuilt",
         "created_at": date,
     }
 

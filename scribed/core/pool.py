@@ -31,13 +31,13 @@ from typing import Any
 
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
-from scribed.core.compact import Compactor
-from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor
-from scribed.core.compressors import Compressors
+from scribed.core.compact_session import Prefetched
+from scribed.core.content_key import Keyring
 from scribed.core.ledger import Ledger, SourceRow, source_key
+from scribed.core.prepare import Preparer
 from scribed.core.results import SourceItem
 from scribed.log import get as get_logger
-from scribed.tiers import audit, transcripts
+from scribed.tiers import audit
 from scribed.tiers.cold import Layout
 
 POOL_MIN_BYTES = 4 << 20  # a smaller backlog is done before the workers have imported scribed
@@ -47,11 +47,7 @@ _W: dict[str, Any] = {}  # the worker process's compactor, built once by _init
 
 def wanted(cfg: Config, items: list[SourceItem], ledger: Ledger, *, llm_factory: object) -> list[SourceItem]:
     """The files worth sending to the pool (none when the pool would not pay or the LLM compresses)."""
-    workers = cfg.compress.workers
-    extractive = cfg.compress.backend == "extractive" or (
-        cfg.compress.backend == "auto" and not cfg.llm.configured and llm_factory is None
-    )
-    if workers <= 1 or not extractive:
+    if cfg.compress.workers <= 1 or not extractive(cfg, llm_factory):
         return []
     todo, size = [], 0
     for item in items:
@@ -67,6 +63,13 @@ def wanted(cfg: Config, items: list[SourceItem], ledger: Ledger, *, llm_factory:
         todo.append(item)
         size += st.st_size
     return todo if len(todo) >= POOL_MIN_FILES and size >= POOL_MIN_BYTES else []
+
+
+def extractive(cfg: Config, llm_factory: object) -> bool:
+    """Whether the extractive compressor (not an LLM) compresses: only its work is done ahead."""
+    return cfg.compress.backend == "extractive" or (
+        cfg.compress.backend == "auto" and not cfg.llm.configured and llm_factory is None
+    )
 
 
 def _context() -> Any:
@@ -98,35 +101,11 @@ def _watch_parent(pid: int) -> None:
     threading.Thread(target=watch, name="scribed-pool-parent", daemon=True).start()
 
 
-def _init(cfg: Config, environ: dict[str, str], parent: int) -> None:
-    """Build the worker's compactor: dry run (it writes nothing), an in-memory ledger, no log (the
-    parent runs the same steps and logs them once)."""
+def _init(cfg: Config, environ: dict[str, str], parent: int, key: bytes) -> None:
+    """Build the worker's :class:`~scribed.core.prepare.Preparer` (a dry-run compactor) with the
+    root's content key: a worker recognises content as the parent does."""
     _watch_parent(parent)
-    log = _Quiet()
-    layout = Layout(cfg.root_path)
-    ledger = Ledger(None)
-    ledger.checked = True  # the empty-ledger rebuild is the parent's business
-    clock = _Clock()
-    compressors = Compressors(cfg, clock, environ, None, log)
-    ctx = RunContext(cfg, layout, ledger, clock, dry_run=True, log=log)
-    sessions = SessionCompactor(ctx, compressors)
-    _W.update(cfg=cfg, clock=clock, ledger=ledger, sessions=sessions, compactor=Compactor(ctx, sessions))
-
-
-class _Quiet:
-    """A logger that says nothing."""
-
-    def __getattr__(self, _name: str) -> Any:
-        return lambda *_a, **_k: None
-
-
-class _Clock:
-    """The parent's "now" for the file at hand (its quiet-time decision is the parent's)."""
-
-    now: datetime
-
-    def __call__(self) -> datetime:
-        return self.now
+    _W.update(cfg=cfg, prep=Preparer(cfg, environ, Keyring(key)))
 
 
 Stamp = tuple[int, int]  # (size, mtime_ns) of a file
@@ -159,25 +138,8 @@ def _prepare(
 
 def _work(item: SourceItem, row: SourceRow | None, now: datetime, force: bool) -> Prefetched:
     """The work :func:`_prepare` spools."""
-    ledger: Ledger = _W["ledger"]
-    sessions: SessionCompactor = _W["sessions"]
-    compactor: Compactor = _W["compactor"]
-    _W["clock"].now = now
-    with ledger.tx() as db:
-        db.execute("DELETE FROM sources")
-    if row is not None:
-        ledger.upsert_source(row)
-    sessions.captured = []
-    compactor.kept = out = Prefetched(_stamp(item), "", False, None, sessions.captured, None)
-    try:
-        compactor.process(item, force=force)
-        cfg: Config = _W["cfg"]
-        if out.entries and out.reading is not None and item.kind != "hot" and cfg.archive.transcripts:
-            out.copy = transcripts.produce(item.path)  # the parent archives after its first entry
-        return out
-    finally:
-        sessions.captured = None
-        compactor.kept = None
+    prep: Preparer = _W["prep"]
+    return prep.prepare(item, row, now, force)
 
 
 SPOOL = "pool"  # in the state folder
@@ -207,12 +169,22 @@ def sweep(layout: Layout) -> bool:
 class Prefetch:
     """Runs :func:`_prepare` for the files of a backlog a window ahead of the parent's loop."""
 
-    def __init__(self, cfg: Config, environ: dict[str, str], ledger: Ledger, *, now: datetime, force: bool):
+    def __init__(
+        self,
+        cfg: Config,
+        environ: dict[str, str],
+        ledger: Ledger,
+        keys: Keyring,
+        *,
+        now: datetime,
+        force: bool,
+    ):
         self.cfg, self.ledger, self.now, self.force = cfg, ledger, now, force
         self.workers = min(cfg.compress.workers, os.cpu_count() or 1, 61)
-        self._ex = ProcessPoolExecutor(
-            self.workers, mp_context=_context(), initializer=_init, initargs=(cfg, environ, os.getpid())
-        )
+        # The key goes to the workers through the forkserver's pipe, as their arguments do: they key
+        # the content they recognise as the parent does (a worker's entry is taken by its content key).
+        init = (cfg, environ, os.getpid(), keys.key_bytes())
+        self._ex = ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=_init, initargs=init)
         self.window = 2 * self.workers  # files sent ahead of the parent
         self.slots = self.window + 1  # the ring of result files (see _submit)
         self._sent = 0

@@ -63,11 +63,12 @@ from scribed.curate.agent_writes import (
     wiki_of,
     write_agent_fact,
 )
-from scribed.fsutil import atomic_write, read_text, write_gzip_archive
+from scribed.fsutil import atomic_write, ensure_dir, read_text, write_gzip_archive
 from scribed.log import get as get_logger
+from scribed.log import progress
 from scribed.names import normalize_name
 from scribed.session.redact import redact
-from scribed.squad import legacy
+from scribed.squad import inbox, legacy
 from scribed.tiers import audit, cold, hot_seed
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import (
@@ -274,6 +275,10 @@ class _Due:
     entry: Entry
 
 
+def _entry_bytes(d: _Due) -> int:
+    return len(d.entry.text.encode())
+
+
 @dataclass(slots=True)
 class _TopicTally:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -352,7 +357,8 @@ def _promote_locked(
     tally = _TopicTally()
     promoted: list[PromotedEntry] = []
     archived: list[PromotedEntry] = []
-    for d in due:
+    decided: list[Fact] = []  # new decisions, for Squad's inbox
+    for d in progress(due, "promoting", unit="entry", size=_entry_bytes):  # a bar on a TTY only
         facts, warn = extract_facts(d.entry, d.agent)
         warnings += warn
         item = PromotedEntry(
@@ -370,11 +376,16 @@ def _promote_locked(
             r = sink.add(f)
             tally.add(r)
             reps.append(fact_report(f, r))
+            if r.action == "added" and f.kind == "decision":
+                decided.append(f)
         promoted.append(replace(item, facts=tuple(reps), topics=tuple(sorted({f.topic for f in facts}))))
 
     written: list[str] = []
     if not dry_run and (due or reversals):
         written = _commit(layout, sink, due)
+    if not dry_run and decided and cfg.promote.squad_inbox and cfg.promote.mode == "auto":
+        for path in propose_to_squad(layout, decided):
+            log.info("decision_proposed", file=str(path))
     for w in warnings:
         log.warning("promotion_warning", reason=w)
     if not dry_run and (due or inbox.applied):
@@ -400,6 +411,30 @@ def _promote_locked(
         written=tuple(written),
         reversals=tuple(reversals),
     )
+
+
+def propose_to_squad(layout: Layout, facts: list[Fact]) -> list[Path]:
+    """Each new decision filed in Squad's inbox (``.squad/decisions/inbox/``) as ``squad memory
+    write --class DECISION`` files one (:mod:`scribed.squad.inbox`), after the wiki is durable;
+    a file already there is left as it is. Returns the files written."""
+    folder = layout.squad / "decisions" / "inbox"
+    out: list[Path] = []
+    for f in facts:
+        name = inbox.file_name(f.source.ref, f.title, f.source.agent)
+        path = folder / name
+        if path.exists():
+            continue
+        ensure_dir(folder)
+        text = inbox.render(
+            entry=f.source.ref,
+            title=f.title,
+            author=f.source.agent,
+            created=f"{f.date}T00:00:00.000Z",
+            text=f.text,
+        )
+        atomic_write(path, text, base=layout.squad)
+        out.append(path)
+    return out
 
 
 def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[list[_Due], list[_Due], int]:

@@ -62,9 +62,20 @@ class EntryReport:
         }
 
 
+# Why a session was not compacted (``FileOutcome.skips`` / ``RunReport.skips`` keys).
+SKIP_ACTIVE = "active"  # not finished: changed within [session] quiet_seconds and no end marker
+SKIP_DONE = "compacted_before"  # the ledger already holds its entry (a copy, a moved file)
+SKIP_EMPTY = "nothing_to_remember"  # only a tool's banner or output since the last entry
+
+
 @dataclass(slots=True)
 class FileOutcome:
-    """What happened to one source file."""
+    """What happened to one source file.
+
+    Each session met counts once: ``sessions == len(entries) + skipped + failed``, ``skips`` says
+    why each skipped one was (its values add up to ``skipped``). A failure of the file itself (it
+    cannot be read, it changed while read) that concerns no session sets ``file_failed``.
+    """
 
     status: str  # compacted | unchanged | not-finished | empty | failed | skipped
     sessions: int = 0
@@ -72,19 +83,35 @@ class FileOutcome:
     skipped: int = 0
     failed: int = 0
     reason: str = ""
+    skips: dict[str, int] = field(default_factory=dict)
+    file_failed: bool = False
+    last_change: float = 0.0  # the file's modification time (epoch) when sessions were active
+
+    def skip(self, why: str, n: int = 1, *, counted: bool = False) -> None:
+        """``n`` sessions skipped for ``why`` (``counted``: already in ``sessions``)."""
+        self.sessions += 0 if counted else n
+        self.skipped += n
+        self.skips[why] = self.skips.get(why, 0) + n
 
 
 @dataclass(slots=True)
 class RunReport:
+    """A run's totals. ``sessions == compacted + skipped + failed``; ``files_failed`` counts files
+    that failed as a whole (unreadable, changed while read), whose sessions are not known."""
+
     sessions: int = 0
     compacted: int = 0
     skipped: int = 0
     failed: int = 0
     files: int = 0
+    files_failed: int = 0
     warnings: int = 0
     entries: list[EntryReport] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)
     inbox: dict[str, int] = field(default_factory=dict)
+    skips: dict[str, int] = field(default_factory=dict)
+    last_change: float = 0.0  # the newest change among files with active sessions (epoch)
+    quiet_seconds: float = 0.0
 
     def add(self, item: SourceItem, out: FileOutcome) -> None:
         self.files += 1
@@ -92,9 +119,19 @@ class RunReport:
         self.compacted += len(out.entries)
         self.skipped += out.skipped
         self.failed += out.failed
+        self.files_failed += out.file_failed
         self.entries.extend(out.entries)
-        if out.failed:
+        for why, n in out.skips.items():
+            self.skips[why] = self.skips.get(why, 0) + n
+        if out.skips.get(SKIP_ACTIVE):
+            self.last_change = max(self.last_change, out.last_change)
+        if out.failed or out.file_failed:
             self.failures.append({"source": redacted(str(item.path)), "reason": out.reason})
+
+    @property
+    def ok(self) -> bool:
+        """Nothing failed (the exit status: a failure stays queued for the next run)."""
+        return not (self.failed or self.files_failed)
 
     def public(self) -> Json:
         return {
@@ -103,13 +140,75 @@ class RunReport:
             "skipped": self.skipped,
             "failed": self.failed,
             "files": self.files,
+            "files_failed": self.files_failed,
             "warnings": self.warnings,
+            "skips": dict(sorted(self.skips.items())),
+            "last_change": _iso(self.last_change) if self.last_change else None,
+            "quiet_seconds": self.quiet_seconds,
             "entries": [e.public() for e in self.entries],
             "failures": self.failures,
             "inbox": self.inbox,
         }
 
     to_json = public
+
+    def why_not(self, now: float) -> list[str]:
+        """One line per reason sessions were not compacted, with what to do (``now``: epoch)."""
+        lines: list[str] = []
+        active = self.skips.get(SKIP_ACTIVE, 0)
+        if active:
+            age = ago(now - self.last_change) if self.last_change else "recently"
+            lines.append(
+                f"{_n(active)} still active (last change {age}; finished after "
+                f"{duration(self.quiet_seconds)} quiet — `--force` to compact now)"
+            )
+        done = self.skips.get(SKIP_DONE, 0)
+        if done:
+            lines.append(f"{_n(done)} compacted before (the ledger holds their entries): nothing to do")
+        empty = self.skips.get(SKIP_EMPTY, 0)
+        if empty:
+            lines.append(f"{_n(empty)} with nothing to remember (only tool output since the last entry)")
+        if self.failed or self.files_failed:
+            parts = [_n(self.failed) + " failed"] if self.failed else []
+            if self.files_failed:
+                parts.append(f"{self.files_failed} file{'s' * (self.files_failed != 1)} could not be read")
+            lines.append(
+                f"{' and '.join(parts)}: retried on the next run (`scribed status` shows the reasons)"
+            )
+            lines += [f"  {f['source']}: {f['reason']}" for f in self.failures[:10]]
+        return lines
+
+
+def _n(sessions: int) -> str:
+    return f"{sessions} session{'s' * (sessions != 1)}"
+
+
+def _iso(epoch: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+MINUTE, HOUR = 60, 3600
+
+
+def duration(seconds: float) -> str:
+    """``30 min``, ``2 h``, ``45 s``: the quiet time as a person says it."""
+    if seconds >= HOUR and seconds % HOUR == 0:
+        return f"{int(seconds // HOUR)} h"
+    if seconds >= MINUTE:
+        return f"{round(seconds / MINUTE)} min"
+    return f"{seconds:g} s"
+
+
+def ago(seconds: float) -> str:
+    """``45 s ago``, ``2 min ago`` (under two hours), ``5 h ago``."""
+    seconds = max(0.0, seconds)
+    if seconds < MINUTE:
+        return f"{int(seconds)} s ago"
+    if seconds < 2 * HOUR:
+        return f"{round(seconds / MINUTE)} min ago"
+    return f"{round(seconds / HOUR)} h ago"
 
 
 # --- promotion ------------------------------------------------------------------------------------
@@ -235,6 +334,9 @@ class ImportResult(JsonRecord):
 
 
 __all__ = [
+    "SKIP_ACTIVE",
+    "SKIP_DONE",
+    "SKIP_EMPTY",
     "DeprecateResult",
     "EntryReport",
     "FactReport",
@@ -257,4 +359,6 @@ __all__ = [
     "ReviewResult",
     "RunReport",
     "SourceItem",
+    "ago",
+    "duration",
 ]

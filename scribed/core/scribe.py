@@ -2,11 +2,13 @@
 its ledger and its lock, and every write: compacting sources, promotion, import, wiki writes,
 deprecation, review decisions and the inbox. Drivers never take the lock or open the ledger.
 
-Two kinds of methods: the whole operations (:meth:`Scribe.run`, :meth:`Scribe.promote`,
-:meth:`Scribe.import_squad`, :meth:`Scribe.write_fact`, :meth:`Scribe.deprecate`,
-:meth:`Scribe.review`) take the root lock themselves; the steps the daemon schedules
-(:meth:`Scribe.process`, :meth:`Scribe.apply_inbox`, :meth:`Scribe.run_once`) expect the caller to
-hold it (the daemon holds it through its own gate).
+Two kinds of methods: the whole operations (:meth:`Scribe.run`, :meth:`Scribe.run_once`,
+:meth:`Scribe.promote`, :meth:`Scribe.import_squad`, :meth:`Scribe.write_fact`,
+:meth:`Scribe.deprecate`, :meth:`Scribe.review`) take the root lock themselves; the steps the
+daemon schedules (:meth:`Scribe.process`, :meth:`Scribe.apply_inbox`) expect the caller to hold it
+(the daemon holds it through its own gate). Compaction holds the lock for milliseconds: a file is
+read, redacted and compressed before it is taken (:meth:`Scribe.ahead`), and under it only checked
+unchanged and written (see :mod:`scribed.core.prepare`).
 """
 
 from __future__ import annotations
@@ -24,18 +26,21 @@ from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import backend, discovery, team
+from scribed.core import backend, content_key, discovery, statebranch, team
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
+from scribed.core.content_key import Keyring
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.lock import RootBusyError, root_lock
 
 if TYPE_CHECKING:
     from scribed.core.gitsetup import GitSetup
+from scribed.core.compact_session import Prefetched
 from scribed.core.pool import Prefetch
+from scribed.core.prepare import Preparer
 from scribed.core.results import (
     DeprecateResult,
     FactResult,
@@ -55,6 +60,7 @@ from scribed.tiers.cold import Layout
 
 BATCH_FILES = 64  # source files per ledger commit in run_once
 BATCH_SECONDS = 2.0  # … or this long, whichever comes first (the batch holds the ledger)
+BATCH_BYTES = 32 << 20  # … or files this large: their prepared work waits in memory for the batch
 
 
 def utcnow() -> datetime:
@@ -72,8 +78,10 @@ class Scribe:
         clock: Callable[[], datetime] = utcnow,
         environ: Mapping[str, str] | None = None,
         llm_factory: Callable[[], Compressor] | None = None,
+        rand: Callable[[int], bytes] = os.urandom,
     ) -> None:
         self.cfg = cfg
+        self.rand = rand  # the content key's bytes, when a root has none yet
         self.dry_run = dry_run
         self.clock = clock
         self.environ = dict(os.environ if environ is None else environ)
@@ -88,7 +96,9 @@ class Scribe:
         self._llm_factory = llm_factory  # set: an LLM compresses, in this process (no pool)
         self._ledger: Ledger | None = None  # opened on first use: a refused command writes nothing
         self._compactor: Compactor | None = None
+        self._keys: Keyring | None = None
         self._held = threading.local()  # per thread: the daemon's threads share one Scribe
+        self._preps = threading.local()  # per thread: a Preparer (see ahead)
 
     @property
     def ledger(self) -> Ledger:
@@ -97,10 +107,37 @@ class Scribe:
         return self._ledger
 
     @property
+    def keys(self) -> Keyring:
+        """The root's content key (see :mod:`scribed.core.content_key`), loaded or made with the
+        ledger, whose keyed columns it brings in line (a dry run: a key of its own, nothing written)."""
+        if self._keys is None:
+            ledger = self.ledger  # the state folder exists (with its .gitignore) before the key is written
+            try:
+                self._keys = content_key.load(
+                    self.layout.state, create=not self.dry_run, rand=self.rand, log=self.log
+                )
+            except (
+                OSError
+            ) as exc:  # a full disk, a read-only folder: the run goes on (and fails where it writes)
+                self.log.warning(
+                    "content_key_unwritable",
+                    file=str(self.layout.state / content_key.KEY_FILE),
+                    reason=str(exc.strerror or exc),
+                    fallback="a key for this process only: its digests are recognised by id after the next start",
+                )
+                self._keys = content_key.Keyring(self.rand(content_key.KEY_BYTES))
+            did = ledger.rekey(self._keys)
+            if did:
+                self.log.info("content_keys", done=did)
+        return self._keys
+
+    @property
     def compactor(self) -> Compactor:
         """The per-file steps (see :mod:`scribed.core.compact`), built with the ledger on first use."""
         if self._compactor is None:
-            ctx = RunContext(self.cfg, self.layout, self.ledger, self.clock, self.dry_run, self.log)
+            ctx = RunContext(
+                self.cfg, self.layout, self.ledger, self.clock, self.dry_run, self.log, self.keys
+            )
             self._compactor = Compactor(ctx, SessionCompactor(ctx, self.compressors))
         return self._compactor
 
@@ -131,28 +168,71 @@ class Scribe:
             finally:
                 self._held.depth = depth
             return
-        refused = backend.refusal(self.layout.squad)
+        refused = backend.refusal(self.layout)
         if refused:
             raise ConfigError(refused)
         with self._take_lock(timeout, wait):
             self._held.depth = 1
             try:
+                self.pull_branch()
                 self.sync_team()
                 yield
                 self.sync_team()
+                self.push_branch()
             finally:
                 self._held.depth = 0
+
+    def pull_branch(self) -> None:
+        """On a state-branch backend, the local copy brought up to ``squad-state`` (the caller
+        holds the lock); a git failure stops the command before it writes (exit 2)."""
+        if not self.layout.on_branch:
+            return
+        try:
+            res = statebranch.pull(self.layout, statebranch.Git(self.layout.root))
+        except statebranch.StateBranchError as exc:
+            raise ConfigError(f"{self.layout.root}: {statebranch.BRANCH}: {exc}") from exc
+        self._log_branch(res)
+
+    def push_branch(self) -> None:
+        """On a state-branch backend, this run's shared tier files committed to ``squad-state``;
+        a git failure is a warning (the files are safe here, the next run commits them)."""
+        if not self.layout.on_branch or self.dry_run:
+            return
+        try:
+            res = statebranch.push(self.layout, statebranch.Git(self.layout.root), "scribed")
+        except statebranch.StateBranchError as exc:
+            self.log.warning("state_branch_push_failed", reason=str(exc), action="the next run commits it")
+            return
+        self._log_branch(res)
+
+    def _log_branch(self, res: statebranch.BranchResult) -> None:
+        if res.remote:
+            self.log.info("state_branch_took_remote", remote=res.remote)
+        if res.diverged:
+            self.log.warning("state_branch_diverged", reason=res.diverged)
+        if res.merged:
+            self.log.info("state_branch_merged", files=res.merged)
+        if res.commit:
+            self.log.info("state_branch_committed", commit=res.commit[:12], branch=statebranch.BRANCH)
 
     def sync_team(self) -> team.SyncResult:
         """The shared cold store and this machine's views made one (see :mod:`scribed.core.team`);
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
-        res = team.sync(self.layout)
+        res = team.sync(self.layout, today=self.clock().date().isoformat())
         for k in res.restored:
             self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
         for agent, why in res.failed.items():
             self.log.warning("cold_sync_failed", agent=agent, reason=why)
         for name in res.repaired:
             self.log.warning("cold_file_repaired", file=name)
+        for page, titles in res.wiki.restored.items():
+            self.log.warning(
+                "wiki_block_restored", page=page, blocks=titles, reason="missing since the last sync"
+            )
+        for page in res.wiki.deduped:
+            self.log.warning(
+                "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
+            )
         for agent, keys in res.pulled.items():
             team.reseed_pulled(self.layout, agent, keys, self.log)
         if res.changed:
@@ -234,9 +314,47 @@ class Scribe:
         return discovery.display_path(self.layout.root, Path(path))
 
     # --- steps (the caller holds the lock) ------------------------------------------------------
-    def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
-        """Compact whatever is finished and new in one source file (see :mod:`scribed.core.compact`)."""
-        return self.compactor.process(item, force=force)
+    def process(
+        self, item: SourceItem, *, force: bool = False, ahead: Prefetched | None = None
+    ) -> FileOutcome:
+        """Compact whatever is finished and new in one source file (see :mod:`scribed.core.compact`),
+        taking the work :meth:`ahead` did on it while the file is still the one it read."""
+        if ahead is not None:  # else whatever Compactor.use was given (a test's), or nothing
+            self.compactor.use(ahead)
+        try:
+            return self.compactor.process(item, force=force)
+        finally:
+            self.compactor.use(None)
+
+    def ahead(self, item: SourceItem, *, force: bool = False) -> Prefetched | None:
+        """Parse, redact, compress and copy ``item`` now, without the lock (see
+        :mod:`scribed.core.prepare`), for :meth:`process` to take under it. None when there is
+        nothing to do, when an LLM compresses (its calls stay under the lock, bounded by
+        ``[llm] max_concurrency``) or when it failed (the lock's path meets the failure). A
+        markdown file over 1 MiB keeps its briefs, not its parse: under the lock its sessions are
+        read again one at a time (memory follows its largest session). Reads the ledger only once it is open (the first run's first file
+        is done under the lock)."""
+        if self.dry_run or self._ledger is None or not pool_mod.extractive(self.cfg, self._llm_factory):
+            return None
+        try:
+            st = item.path.lstat()
+        except OSError:
+            return None
+        if item.kind == "hot" and item.path.is_symlink():
+            return None
+        row = self._ledger.source(source_key(item.path))
+        if row and ledger_mod.same_state(row, st) and row.status in ("done", "quarantined"):
+            return None
+        prep: Preparer | None = getattr(self._preps, "p", None)
+        if prep is None:
+            prep = self._preps.p = Preparer(self.cfg, self.environ, self.keys, keep_max=None)
+        try:
+            return prep.prepare(item, row, self.clock(), force)
+        except Exception as exc:  # a bug or a file gone: the locked path meets it and reports it
+            self.log.debug(
+                "ahead_failed", file=str(item.path), reason=redacted(f"{type(exc).__name__}: {exc}")
+            )
+            return None
 
     def apply_inbox(self, report: RunReport | None = None) -> InboxResult:
         """Apply agent-written wiki entries dropped in ``.squad/memory/inbox/wiki/``."""
@@ -256,12 +374,15 @@ class Scribe:
         force: bool = False,
         progress: Callable[[list[SourceItem]], Iterator[SourceItem]] | None = None,
     ) -> RunReport:
-        """Process every source file once."""
+        """Process every source file once. The lock is taken for the housekeeping, then for each
+        batch's writes; each file is read and compacted before its batch takes it."""
         t0 = time.monotonic()
-        self.prepare()
-        self.reconcile()
-        report = RunReport()
-        self.apply_inbox(report)
+        report = RunReport(quiet_seconds=self.cfg.session.quiet_seconds)
+        with self.locked(wait=True):
+            self.prepare()
+            self.reconcile()
+            self.apply_inbox(report)
+            self.ledger  # noqa: B018  # opened under the lock: ahead() reads it from here on
         items = list(self.items())
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
         self._process_batched(items, it, report, force)
@@ -272,6 +393,7 @@ class Scribe:
             compacted=report.compacted,
             skipped=report.skipped,
             failed=report.failed,
+            files_failed=report.files_failed or None,
             bytes_in=sum(e.bytes_in for e in report.entries),
             bytes_out=sum(e.bytes_out for e in report.entries),
             ms=int((time.monotonic() - t0) * 1000),
@@ -283,38 +405,55 @@ class Scribe:
     def _process_batched(
         self, items: list[SourceItem], it: Iterator[SourceItem], report: RunReport, force: bool
     ) -> None:
-        """Process ``items`` in batches of up to :data:`BATCH_FILES` files or :data:`BATCH_SECONDS`:
-        one ledger commit, one sync per folder and one rewrite per cold file per batch, not several per
-        file. Safe because the batch's cold files are written, then its folders synced, before its
-        ledger commit (see :func:`scribed.fsutil.deferred_dir_sync`, :func:`scribed.tiers.cold.batched_appends`).
-        Hot files re-seeded in the batch are written once each, after the cold files and their
-        folders' sync (:func:`scribed.tiers.live.batched_writes`); transcript copies are synced once
-        per batch (:func:`scribed.tiers.transcripts.batched_copies`). A compacted hot file goes alone:
-        its reset must follow a cold entry already durable."""
-        n, t0 = 0, time.monotonic()
-        held: list[tuple[SourceItem, FileOutcome]] = []  # the open batch's files, reported once it commits
-        # an error or interrupt rolls the open batch back; the pool closes after it
-        with contextlib.ExitStack() as outer, contextlib.ExitStack() as stack:
+        """Process ``items`` in batches of up to :data:`BATCH_FILES` files, :data:`BATCH_SECONDS` or
+        :data:`BATCH_BYTES`: each file's work is done first, without the lock (a pool worker's, or
+        :meth:`ahead`'s), then the batch takes the lock for its writes (:meth:`_commit`). A
+        compacted hot file goes alone: its reset must follow a cold entry already durable."""
+        with contextlib.ExitStack() as outer:
             pool = self._pool(outer, items, force)
+            batch: list[tuple[SourceItem, Prefetched | None]] = []
+            size, t0 = 0, time.monotonic()
             for item in it:
-                if item.kind == "hot" or n >= BATCH_FILES or time.monotonic() - t0 > BATCH_SECONDS:
-                    self._close_batch(stack, held, report, force)
-                    n, t0 = 0, time.monotonic()
-                if item.kind != "hot" and n == 0 and not self.dry_run:
-                    stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
-                    stack.enter_context(deferred_dir_sync())
-                    stack.enter_context(transcripts.batched_copies(self.log))  # copies: durable before it
-                    stack.enter_context(live.batched_writes(self.log))  # hot seeds: after cold's sync
-                    stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before all
-                self.compactor.use(pool.take(item) if pool else None)
-                out = self._process_guarded(item, force)
-                if item.kind != "hot" and not self.dry_run:  # inside the batch
-                    held.append((item, out))
-                else:
-                    report.add(item, out)
-                self.compactor.use(None)
-                n += item.kind != "hot"
-            self._close_batch(stack, held, report, force)
+                if item.kind == "hot":
+                    self._commit(batch, report, force)
+                    self._commit([(item, self.ahead(item, force=force))], report, force)
+                    batch, size, t0 = [], 0, time.monotonic()
+                    continue
+                given = pool.take(item) if pool else None
+                batch.append((item, given or self.ahead(item, force=force)))
+                with contextlib.suppress(OSError):
+                    size += item.path.stat().st_size
+                if len(batch) >= BATCH_FILES or size >= BATCH_BYTES or time.monotonic() - t0 > BATCH_SECONDS:
+                    self._commit(batch, report, force)
+                    batch, size, t0 = [], 0, time.monotonic()
+            self._commit(batch, report, force)
+
+    def _commit(
+        self, batch: list[tuple[SourceItem, Prefetched | None]], report: RunReport, force: bool
+    ) -> None:
+        """Under the lock, the batch's files: checked unchanged and written, one ledger commit, one
+        sync per folder and one rewrite per cold file (see :func:`scribed.fsutil.deferred_dir_sync`,
+        :func:`scribed.tiers.cold.batched_appends`); hot files re-seeded in it are written once each,
+        after the cold files and their folders' sync (:func:`scribed.tiers.live.batched_writes`);
+        transcript copies are synced once (:func:`scribed.tiers.transcripts.batched_copies`)."""
+        if not batch:
+            return
+        with self.locked(wait=True):
+            if self.dry_run or all(item.kind == "hot" for item, _ in batch):
+                for item, given in batch:
+                    report.add(item, self._process_guarded(item, force, given))
+                return
+            held: list[tuple[SourceItem, FileOutcome]] = []  # reported once the batch commits
+            # an error or interrupt rolls the batch back
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
+                stack.enter_context(deferred_dir_sync())
+                stack.enter_context(transcripts.batched_copies(self.log))  # copies: durable before it
+                stack.enter_context(live.batched_writes(self.log))  # hot seeds: after cold's sync
+                stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before all
+                for item, given in batch:
+                    held.append((item, self._process_guarded(item, force, given)))
+                self._close_batch(stack, held, report, force)
 
     def _checkpoint(self) -> None:
         """Mid-batch (before a fold): the cold files are written; sync their folders, then commit."""
@@ -348,7 +487,7 @@ class Scribe:
         if not todo:
             return None
         try:
-            pre = Prefetch(self.cfg, self.environ, self.ledger, now=self.clock(), force=force)
+            pre = Prefetch(self.cfg, self.environ, self.ledger, self.keys, now=self.clock(), force=force)
             stack.callback(pre.close)
             pre.start(todo)
         except (OSError, RuntimeError, ValueError) as exc:  # no processes here: compact in this one
@@ -357,17 +496,17 @@ class Scribe:
         self.log.info("pool_started", workers=pre.workers, files=len(todo))
         return pre
 
-    def _process_guarded(self, item: SourceItem, force: bool) -> FileOutcome:
+    def _process_guarded(self, item: SourceItem, force: bool, given: Prefetched | None = None) -> FileOutcome:
         """A failure on one file (a bug included) must not stop the others; it stays queued."""
         try:
-            return self.process(item, force=force)
+            return self.process(item, force=force, ahead=given)
         except OSError as exc:
             self.log.error("source_failed", file=str(item.path), reason=str(exc.strerror or exc))
-            return FileOutcome("failed", failed=1, reason=str(exc.strerror or exc))
+            return FileOutcome("failed", file_failed=True, reason=str(exc.strerror or exc))
         except Exception as exc:
             reason = redacted(f"internal error: {type(exc).__name__}: {exc}")
             self.log.error("source_failed", file=str(item.path), reason=reason)
-            return FileOutcome("failed", failed=1, reason=reason)
+            return FileOutcome("failed", file_failed=True, reason=reason)
 
     # --- whole operations (they take the lock) --------------------------------------------------
     def run(
@@ -376,9 +515,9 @@ class Scribe:
         force: bool = False,
         progress: Callable[[list[SourceItem]], Iterator[SourceItem]] | None = None,
     ) -> RunReport:
-        """``scribed run-once``: every source once, under the root lock (waits for another scribed)."""
-        with self.locked(wait=True):
-            return self.run_once(force=force, progress=progress)
+        """``scribed run-once``: every source once (see :meth:`run_once`: the root lock is taken for
+        each batch's writes, waiting for another scribed that holds it)."""
+        return self.run_once(force=force, progress=progress)
 
     def promote(self, *, as_of: datetime | None = None) -> PromoteResult:
         """Cold → wiki promotion under the root lock; records when it ran (once, in the ledger)."""

@@ -1,14 +1,22 @@
-"""What ``scribed status`` reads of the ledger, read-only, so the CLI never opens it itself."""
+"""What ``scribed status`` reads of the ledger and the sources, read-only, so the CLI never opens
+the ledger itself."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from scribed.core.ledger import STATUSES, Ledger
+from scribed.core.ledger import STATUSES, Ledger, SourceRow, source_key
+from scribed.core.ledger_ids import effective_mtime, same_state
+from scribed.core.results import Json
 from scribed.session.door import redacted, redacted_path
 from scribed.tiers.cold import Layout
+
+if TYPE_CHECKING:
+    from scribed.config import Config
 
 
 @dataclass(slots=True)
@@ -47,4 +55,62 @@ def ledger_status(layout: Layout) -> LedgerStatus:
             led.close()
     except sqlite3.Error as exc:
         out.error = str(exc)
+    return out
+
+
+@dataclass(slots=True)
+class Waiting:
+    """Source files holding sessions no run has compacted yet (new, or changed since): ``active``
+    ones changed within ``[session] quiet_seconds`` (an end marker, which only a parse sees, may
+    finish one sooner), ``ready`` ones are quiet: the next run or the daemon compacts them."""
+
+    active: int = 0
+    ready: int = 0
+    last_change: float = 0.0  # the newest change among the active files (epoch)
+    quiet_seconds: float = 0.0
+
+    def to_json(self) -> Json:
+        last = datetime.fromtimestamp(self.last_change, UTC).isoformat() if self.last_change else None
+        return {
+            "active": self.active,
+            "ready": self.ready,
+            "last_change": last,
+            "quiet_seconds": self.quiet_seconds,
+        }
+
+
+class _Quiet:
+    """discovery warns about a missing source folder; `status` reports, it does not log."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def waiting(cfg: Config, layout: Layout, now: datetime) -> Waiting:
+    """Stat every source file (and hot file) against the ledger's row for it: what is waiting."""
+    from scribed.core import discovery
+
+    rows: dict[str, SourceRow] = {}
+    if layout.ledger.exists():
+        with contextlib.suppress(sqlite3.Error):
+            led = Ledger(layout.ledger, readonly=True)
+            try:
+                rows = {r.path: r for r in led.sources()}
+            finally:
+                led.close()
+    out = Waiting(quiet_seconds=cfg.session.quiet_seconds)
+    for item in discovery.items(cfg, layout, _Quiet()):
+        try:
+            st = item.path.stat()
+        except OSError:
+            continue
+        row = rows.get(source_key(item.path))
+        if row is not None and same_state(row, st) and row.status != "pending":
+            continue  # done, quarantined, or failed (listed as retrying)
+        mtime = effective_mtime(st, row, now)
+        if now.timestamp() - mtime < cfg.session.quiet_seconds:
+            out.active += 1
+            out.last_change = max(out.last_change, mtime)
+        else:
+            out.ready += 1
     return out

@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import Entry, join_entries, split_entries
-from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
+from scribed.core import wikisync
+from scribed.core.wikisync import WikiSync
+from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_json_object, read_text
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers import cold, cold_store, git_merge, hot_seed
 from scribed.tiers.cold import preamble
-from scribed.tiers.layout import Layout
+from scribed.tiers.layout import Layout, branch_moved
 
 if TYPE_CHECKING:
     from scribed.core.ledger import Ledger
@@ -54,6 +56,7 @@ class SyncResult:
     restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
     repaired: list[str] = field(default_factory=list)  # store files rewritten whole
     dropped: int = 0  # entries a teammate retired, taken out of this view
+    wiki: WikiSync = field(default_factory=WikiSync)  # wiki blocks a merge lost, written back
     failed: dict[str, str] = field(default_factory=dict)  # agent → why its files could not be synced
 
     @property
@@ -90,11 +93,7 @@ def _signature(layout: Layout, agent: str) -> list[Any]:
 
 
 def _load_state(layout: Layout) -> dict[str, Any]:
-    try:
-        data = json.loads((layout.state / STATE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(layout.state / STATE)
 
 
 @dataclass(slots=True)
@@ -104,6 +103,7 @@ class _Agent:
     layout: Layout
     name: str
     base: dict[str, str]  # key → digest of its text at the last sync
+    today: str = ""  # YYYY-MM-DD: when a retirement is recorded, and what prunes old ones
     pre: str = ""
     view: dict[str, Entry] = field(default_factory=dict)
     store: dict[str, list[Entry]] = field(default_factory=dict)
@@ -155,7 +155,9 @@ class _Agent:
                     out[k] = v
             elif s is not None:  # only in the store
                 if was is not None and cold_store.digest(s.text) == was and k not in self.retired:
-                    self.retired[k] = _why(k, self.view)  # this machine folded or promoted it
+                    self.retired[k] = (
+                        f"{self.today} {_why(k, self.view)}"  # this machine folded or promoted it
+                    )
                     res.retired += 1
                 else:
                     res.pulled.setdefault(self.name, []).append(k)
@@ -171,7 +173,7 @@ class _Agent:
         out = {cold_store.key(e): e for e in entries}
         new = next((k for k in out if k not in kept), "")
         for k in gone:
-            self.retired[k] = f"merged into {new}"
+            self.retired[k] = f"{self.today} merged into {new}"
         return out
 
     def write(self, kept: dict[str, Entry], res: SyncResult) -> bool:
@@ -194,6 +196,7 @@ class _Agent:
                         p.unlink()
                     changed = True
         retired_path = self.folder / cold_store.RETIRED
+        self.retired = cold_store.prune_retired(self.retired, self.today, kept=kept.keys())
         retired_text = cold_store.render_retired(self.retired)
         if self.retired and read_text(retired_path) != retired_text:
             atomic_write(retired_path, retired_text, base=self.layout.memory)
@@ -214,17 +217,9 @@ class _Agent:
         return join_entries(pre, self._ordered(entries)) if entries else pre.rstrip("\n") + "\n"
 
     def _ordered(self, entries: list[Entry]) -> list[Entry]:
-        """The view's own order for the entries it had (ties within a second stay as they were
-        written), the others placed by date after them: each clone's order of what it wrote."""
-        rank = {k: i for i, k in enumerate(self.view)}
-        had = sorted((e for e in entries if cold_store.key(e) in rank), key=lambda e: rank[cold_store.key(e)])
-        for e in cold_store.order([e for e in entries if cold_store.key(e) not in rank]):
-            when = e.when
-            pos = len(had)
-            while pos > 0 and when is not None and (had[pos - 1].when or when) > when:
-                pos -= 1
-            had.insert(pos, e)
-        return had
+        """The order every clone's view lists them in (:func:`cold_store.order`: by date, then key),
+        whichever clone compacted which entry first: two clones load the same spawn context."""
+        return cold_store.order(entries)
 
 
 def _why(k: str, view: dict[str, Entry]) -> str:
@@ -235,9 +230,14 @@ def _why(k: str, view: dict[str, Entry]) -> str:
     return "left cold"
 
 
-def sync(layout: Layout, *, force: bool = False) -> SyncResult:
-    """Bring every agent's view and store together (module docstring). The caller holds the lock."""
+def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
+    """Bring every agent's view and store together (module docstring). The caller holds the lock;
+    ``today`` (YYYY-MM-DD, default the system clock's) dates retirements."""
     res = SyncResult()
+    if not today:
+        from datetime import UTC, datetime
+
+        today = datetime.now(UTC).date().isoformat()
     if not layout.memory.is_dir():
         return res
     state = _load_state(layout)
@@ -248,7 +248,7 @@ def sync(layout: Layout, *, force: bool = False) -> SyncResult:
         sig = _signature(layout, name)
         if not force and prev.get("sig") == sig:
             continue
-        a = _Agent(layout, name, dict(prev.get("base", {})))
+        a = _Agent(layout, name, dict(prev.get("base", {})), today)
         try:
             a.read()
             kept = a.merged(a.resolve(res))
@@ -263,6 +263,8 @@ def sync(layout: Layout, *, force: bool = False) -> SyncResult:
         }
         dirty = True
     dirty = _repair_marked(layout, state, res) or dirty
+    res.wiki, wiki_dirty = wikisync.sync(layout, state)
+    dirty = wiki_dirty or dirty
     if dirty:
         ensure_gitignore(layout)
         atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
@@ -451,15 +453,20 @@ def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
     entries changed after its view (a pull), sync under the lock first, waiting at most
     ``timeout``; busy (a long compaction), the reader goes on with the view it has. Returns
     whether it synced."""
-    from scribed.core import backend
+    from scribed.core import statebranch
     from scribed.core.lock import RootBusyError, root_lock
 
-    if not cold_store.store_newer(layout.cold, agent) or backend.refusal(layout.squad):
+    if layout.refused:
+        return False
+    moved = layout.on_branch and branch_moved(layout)
+    if not moved and not cold_store.store_newer(layout.cold, agent):
         return False
     try:
         with root_lock(layout.lock, timeout=timeout):
+            if moved:
+                statebranch.pull(layout, statebranch.Git(layout.root))
             res = sync(layout)
-    except (RootBusyError, OSError):
+    except (RootBusyError, OSError, statebranch.StateBranchError):
         return False
     for a, keys in res.pulled.items():
         reseed_pulled(layout, a, keys, _Quiet())

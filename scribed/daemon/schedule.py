@@ -22,15 +22,23 @@ _LAST_WEEKDAY = 6
 _SUNDAY_TOO = 7
 
 
-def promotion_trigger(cfg: Config) -> CronTrigger:
-    """The cron trigger for ``[promote]``; a bad schedule or zone is the user's config error."""
+OFF = "off"  # [promote] schedule: this daemon never promotes (a CI job or another machine does)
+
+
+def promotion_trigger(cfg: Config) -> CronTrigger | None:
+    """The cron trigger for ``[promote]`` (None: ``schedule = "off"``); a bad schedule or zone is
+    the user's config error."""
     from apscheduler.triggers.cron import CronTrigger
 
+    if cfg.promote.schedule.strip().lower() == OFF:
+        return None
+    where = f"{cfg.path}: " if cfg.path else ""
     try:
         zoneinfo.ZoneInfo(cfg.promote.timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:  # "Europe": a folder
         raise ConfigError(
-            f"bad value for 'promote.timezone': unknown time zone (got {cfg.promote.timezone!r})"
+            f"{where}bad value for 'promote.timezone': unknown time zone "
+            f"(got {cfg.promote.timezone!r}; e.g. 'UTC', 'Europe/Berlin')"
         ) from exc
     fields = cfg.promote.schedule.split()
     try:
@@ -46,7 +54,10 @@ def promotion_trigger(cfg: Config) -> CronTrigger:
             timezone=cfg.promote.timezone,
         )
     except ValueError as exc:
-        raise ConfigError(f"bad value for 'promote.schedule': {exc} (got {cfg.promote.schedule!r})") from exc
+        raise ConfigError(
+            f"{where}bad value for 'promote.schedule': {exc} (got {cfg.promote.schedule!r}; "
+            "cron: minute hour day month weekday, e.g. '0 3 * * *')"
+        ) from exc
 
 
 def _weekday(tok: str) -> int:
@@ -88,13 +99,17 @@ def crontab_weekdays(field: str) -> str:
     return ",".join(_DAY_NAMES[d] for d in sorted(days))
 
 
-def next_fire(trigger: CronTrigger, now: datetime) -> datetime | None:
+def next_fire(trigger: CronTrigger | None, now: datetime) -> datetime | None:
+    if trigger is None:
+        return None
     fire: datetime | None = trigger.get_next_fire_time(None, now)
     return fire
 
 
-def previous_fire(trigger: CronTrigger, now: datetime) -> datetime | None:
+def previous_fire(trigger: CronTrigger | None, now: datetime) -> datetime | None:
     """The last scheduled time at or before ``now`` (APScheduler 3 only looks forward)."""
+    if trigger is None:
+        return None
     window = timedelta(hours=1)
     while window <= timedelta(days=5 * 366):
         t = next_fire(trigger, now - window)

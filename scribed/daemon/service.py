@@ -36,6 +36,7 @@ from scribed.daemon.schedule import MISFIRE_GRACE, next_fire, parse_iso, previou
 from scribed.daemon.watch import Watcher
 from scribed.daemon.work import Dispatcher
 from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir
+from scribed.progress import EVERY_SECONDS
 from scribed.tiers.cold import Layout
 
 HEARTBEAT_SECONDS = 10.0
@@ -90,8 +91,10 @@ class Daemon:
         clock: Callable[[], datetime] = utcnow,
         scheduler_factory: Callable[[], Any] | None = None,
         notify: Callable[[str], bool] = sdnotify.notify,
+        root_override: str | None = None,
     ) -> None:
         self.cfg = cfg
+        self.root_override = root_override  # `scribed run --root`: a reload keeps it
         self.clock = clock
         self.notify = notify
         self.log = log_mod.get()
@@ -184,6 +187,11 @@ class Daemon:
 
     def start_scheduler(self) -> None:
         sched = self._scheduler_factory()
+        self._scheduler = sched
+        if self.trigger is None:
+            self.log.info("promotion_off", reason='[promote] schedule = "off": another machine promotes')
+            sched.start()
+            return
         kwargs: dict[str, Any] = {
             "trigger": self.trigger,
             "id": "promote",
@@ -200,6 +208,20 @@ class Daemon:
         sched.add_job(self.promote, **kwargs)
         sched.start()
         self._scheduler = sched
+
+    def _reschedule(self, trigger: Any) -> None:
+        """A reloaded schedule: moved, turned off, or turned on."""
+        has = self._scheduler.get_job("promote") is not None
+        if trigger is None:
+            if has:
+                self._scheduler.remove_job("promote")
+        elif has:
+            self._scheduler.reschedule_job("promote", trigger=trigger)
+        else:
+            self._scheduler.add_job(
+                self.promote, trigger=trigger, id="promote", name="promotion", coalesce=True,
+                max_instances=1, misfire_grace_time=MISFIRE_GRACE, replace_existing=True,
+            )  # fmt: skip
 
     # --- lifecycle --------------------------------------------------------------------------
     def status_line(self) -> str:
@@ -224,6 +246,7 @@ class Daemon:
             "timers": len(w.timers),
             "watch": self.watcher.mode,
             "last_result": w.last_result,
+            "catch_up": w.catchup.public() if w.catchup is not None and not w.catchup.finished else None,
         }
         try:
             atomic_write(heartbeat_path(self.layout), json.dumps(data) + "\n")
@@ -373,6 +396,7 @@ class Daemon:
                     "thread_died", threads=dead, reason="exiting so the supervisor restarts the service"
                 )
                 return 1
+            self.dispatch.tick(EVERY_SECONDS - MAIN_TICK)  # a catch-up logs its progress every 5-10 s
             mono = time.monotonic()
             if wd_interval is not None and mono >= wd_due:
                 self.notify("WATCHDOG=1")
@@ -407,10 +431,17 @@ class Daemon:
         path = self.cfg.path
         try:
             new = config_mod.load(str(path) if path else None)
+            if self.root_override:
+                new.root = self.root_override
             if new.root_path != self.cfg.root_path:
                 raise ConfigError(
                     f"root cannot change on reload (was {self.cfg.root_path}); restart the service"
                 )
+            from scribed.cli.checks import problems  # the validation `run` started with
+
+            fatal = [p.message for p in problems(new, from_flag=False, init=False) if p.fatal]
+            if fatal:
+                raise ConfigError("; ".join(fatal))
             trigger = promotion_trigger(new)
             scribe = Scribe(new, clock=self.clock)
         except (ConfigError, OSError) as exc:
@@ -428,7 +459,7 @@ class Daemon:
         self.watcher.cfg = new
         log_mod.configure(new.log.format, new.log.level)
         if self._scheduler is not None:
-            self._scheduler.reschedule_job("promote", trigger=trigger)
+            self._reschedule(trigger)
         if (new.daemon.workers, new.daemon.queue_max) != (old_cfg.daemon.workers, old_cfg.daemon.queue_max):
             self.log.warning(
                 "reload_partial", reason="daemon.workers and daemon.queue_max apply after a restart"

@@ -1,4 +1,5 @@
-"""Events → timers → queue → workers → :meth:`Scribe.process`, one file at a time under the root lock.
+"""Events → timers → queue → workers → :meth:`Scribe.process`, one file at a time under the root lock
+(its reading, redaction and compression done before, :meth:`Scribe.ahead`).
 
 Every unit of work (a file, the inbox, a promotion) takes the core's root lock
 (:meth:`Scribe.locked_unless`) on its own: a fresh flock per unit excludes the daemon's other
@@ -26,6 +27,7 @@ from scribed.core.scribe import Scribe
 from scribed.daemon.timers import Timers
 from scribed.daemon.workqueue import WorkQueue
 from scribed.names import normalize_name
+from scribed.progress import EVERY_SECONDS, Tracker
 
 if TYPE_CHECKING:
     from scribed.log import Logger
@@ -108,6 +110,9 @@ class Dispatcher:
         self.workers: list[threading.Thread] = []
         self.gate = RootGate()
         self.last_result: dict[str, Any] = {}
+        self.monotonic: Callable[[], float] = time.monotonic  # the catch-up's progress clock (tests set it)
+        self.catchup: Tracker | None = None
+        self._catching: dict[str, int] = {}  # the catch-up's files not done yet, their sizes
 
     def _now(self) -> float:
         return self.clock().timestamp()
@@ -199,8 +204,9 @@ class Dispatcher:
             self.timers.arm(path, self._now() + 1.0, "retry")
 
     def catch_up(self) -> int:
-        """Queue every source file the ledger does not show as done (what changed while we were down)."""
-        n = 0
+        """Queue every source file the ledger does not show as done (what changed while we were down);
+        its progress (files and bytes done and left, an ETA) is logged while it lasts (:meth:`tick`)."""
+        todo: dict[str, int] = {}
         for item in self.scribe.items():  # the core's discovery, the one run-once walks
             if self.stopping.is_set():
                 break
@@ -211,9 +217,36 @@ class Dispatcher:
                 continue
             if self._unchanged(key, st):
                 continue
+            todo[key] = st.st_size
+        if todo:
+            with self._state_lock:
+                self._catching = dict(todo)
+                self.catchup = Tracker(len(todo), sum(todo.values()), clock=self.monotonic)
+            self.log.info("catch_up_started", **self.catchup.public())
+        for key in todo:
             self.submit(key)
-            n += 1
-        return n
+        return len(todo)
+
+    def tick(self, every: float = EVERY_SECONDS) -> None:
+        """Log the catch-up's progress when ``every`` seconds passed since the last line (the main
+        loop calls this at each of its ticks, each finished file too)."""
+        tracker = self.catchup
+        if tracker is None or tracker.finished or not tracker.due(every):
+            return
+        self.log.info("catch_up_progress", **tracker.public())
+
+    def _caught(self, key: str) -> None:
+        """A file of the catch-up is done (compacted, skipped or failed: it is no longer to do)."""
+        with self._state_lock:
+            size = self._catching.pop(key, None)
+            tracker = self.catchup
+        if size is None or tracker is None:
+            return
+        tracker.add(size)
+        if tracker.finished:
+            self.log.info("catch_up_done", **tracker.public())
+        else:
+            self.tick()
 
     # --- workers ----------------------------------------------------------------------------
     def start_workers(self, n: int) -> None:
@@ -238,6 +271,7 @@ class Dispatcher:
             except Exception as exc:  # work() handles its own failures; this is a last guard
                 self.log.error("work_failed", file=path, reason=f"{type(exc).__name__}: {exc}")
             finally:
+                self._caught(path)
                 with self._state_lock:
                     self._inflight.discard(path)
                     again = path in self._dirty
@@ -251,17 +285,18 @@ class Dispatcher:
         if item is None:
             return None  # gone, renamed away, or no longer a source after a reload
         scribe = self.scribe
+        given = scribe.ahead(item)  # read, redacted and compressed before the lock: it is held to write
         with self.gate.hold(scribe, self.stopping, self.log) as held:
             if not held:
                 return None  # stopping: left for the catch-up of the next start
             try:
-                out = scribe.process(item)
+                out = scribe.process(item, ahead=given)
             except Exception as exc:  # any failure of one file is logged and retried, never fatal
                 reason = (
                     str(exc.strerror or exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
                 )
                 self.log.error("source_failed", file=path, reason=reason)
-                out = FileOutcome("failed", failed=1, reason=reason)
+                out = FileOutcome("failed", file_failed=True, reason=reason)
             if item.kind == "hot" and out.status == "compacted":
                 with contextlib.suppress(OSError):
                     st = item.path.stat()

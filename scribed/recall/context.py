@@ -47,9 +47,6 @@ SITUATIONS: dict[str, tuple[bool, bool]] = {
     "onboarding": (False, True),
     "post-incident": (True, True),
 }
-MAX_RELEVANT = 5
-MIN_TOPIC_SCORE = 2  # one shared name word, or two shared heading words
-_PLURAL_MIN = 5  # shorter words keep a trailing 's' ("bus", "this")
 HEAD = "## Memory Context\n"
 HOT_TITLE = "### Hot (current session)"
 COLD_TITLE = "### Cold (summarized history)"
@@ -58,11 +55,6 @@ INDEX = "index"
 
 _LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?[A-Z][A-Za-z /-]{1,40}:(?:\*\*|__)?(?:\s|$)")
 _TASK = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?current task:?(?:\*\*|__)?:?\s*(?P<v>.*)$", re.IGNORECASE)
-_STOP = {
-    "the", "and", "for", "with", "this", "that", "from", "into", "onto", "are", "was", "were", "will",
-    "not", "now", "all", "any", "can", "our", "you", "your", "please", "add", "fix", "make", "use",
-    "see", "issue", "task", "current", "todo", "new", "get", "set", "then", "when", "also",
-}  # fmt: skip
 
 
 class ContextError(ValueError):
@@ -195,16 +187,6 @@ def current_task(hot: str) -> str:
     return " ".join(s.strip() for s in out).strip()
 
 
-def words(text: str) -> set[str]:
-    """Content words, lightly stemmed (a trailing plural 's' dropped) for overlap scoring."""
-    out = set()
-    for w in re.findall(r"[a-z0-9]{3,}", text.lower()):
-        if w in _STOP:
-            continue
-        out.add(w[:-1] if len(w) >= _PLURAL_MIN and w.endswith("s") and not w.endswith("ss") else w)
-    return out
-
-
 def wiki_pages(layout: Layout) -> dict[str, Path]:
     """Topic -> page, ``.squad/memory/wiki/`` first, ``.squad/wiki/`` as the fallback location."""
     pages: dict[str, Path] = {}
@@ -218,25 +200,6 @@ def wiki_pages(layout: Layout) -> dict[str, Path]:
             if name is not None and name not in pages and not p.name.startswith("."):
                 pages[name] = p
     return pages
-
-
-def relevant_topics(layout: Layout, task: str, pages: dict[str, Path]) -> list[str]:
-    """Topics sharing words with the task: name words count double, headings once; score ≥ 2."""
-    want = words(task)
-    if not want:
-        return []
-    scored: list[tuple[int, str]] = []
-    for topic, path in pages.items():
-        if topic == INDEX:
-            continue
-        name_words = words(topic.replace("-", " ").replace("_", " "))
-        text = read_safe(layout, path)
-        heads = " ".join(ln for ln in text.splitlines()[:60] if ln.lstrip().startswith("#"))
-        score = 2 * len(want & name_words) + len(want & words(heads))
-        if score >= MIN_TOPIC_SCORE:
-            scored.append((score, topic))
-    scored.sort(key=lambda s: (-s[0], s[1]))
-    return [t for _, t in scored[:MAX_RELEVANT]]
 
 
 def _generated_index(pages: dict[str, Path]) -> str:
@@ -369,7 +332,11 @@ def build(
             notes["cold"] = _note(left, "older cold entry", limit)
 
     if wiki is not None:
-        chosen, missing = (matched[1], []) if matched and not topics else _wiki_choice(layout, topics, hot)
+        missing: list[str] = []
+        if matched and not topics:
+            chosen = matched[1]
+        else:
+            chosen, missing = _wiki_choice(layout, name, topics, hot, cold)
         left = 0
         for i, (topic, body) in enumerate(chosen):
             body = redacted(body)
@@ -437,14 +404,22 @@ def _topics(raw: Iterable[str]) -> list[str]:
     return out
 
 
-def _wiki_choice(layout: Layout, topics: list[str], hot: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(pages to include in order, named topics that have no page)."""
+def _wiki_choice(
+    layout: Layout, agent: str, topics: list[str], hot: str, cold: list[str] | None
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(pages to include in order, named topics that have no page). Without named topics: the
+    index, then the topics the hot file and cold entries talk about (the entries in the block, or
+    the newest one when the block holds none; see :mod:`scribed.recall.relevance`)."""
     pages = wiki_pages(layout)
     if topics:
         chosen = [(t, read_safe(layout, pages[t])) for t in topics if t in pages]
         return chosen, [t for t in topics if t not in pages]
+    from scribed.recall import relevance
+
     index = read_safe(layout, pages[INDEX]) if INDEX in pages else _generated_index(pages)
     chosen = [(INDEX, index)] if index.strip() else []
-    for t in relevant_topics(layout, current_task(hot), pages):
+    entries = cold if cold else cold_entries(layout, agent)[:1]
+    memory = relevance.memory_text(hot, entries)
+    for t in relevance.relevant_topics(memory, pages, lambda p: read_safe(layout, p)):
         chosen.append((t, read_safe(layout, pages[t])))
     return chosen, []

@@ -9,6 +9,12 @@ Per agent:
   function the command uses (:func:`scribed.recall.context.build`), so the figure is what a spawn loads;
   ``savings_pct`` = 1 - spawn / baseline.
 
+``baseline`` says what the baseline is, so a figure is never read against the wrong thing:
+``squad`` when the agent has a Squad ``history.md`` or the repository a ``decisions.md`` (what a
+Squad spawn loads today); ``scribed`` when it has neither, so the baseline is scribed's own cold
+file and wiki (all of scribed's memory, as ``--include-cold --include-wiki`` would load it), not a
+Squad spawn; ``none`` when there is nothing at all. The table and the chart say which.
+
 When that block carries no memory (no hot file, or only the blank template) the spawn is empty: the agent
 starts from nothing, so ``spawn_empty`` is true, ``savings_pct`` is null and the table says so
 instead of claiming a saving. Averages count only agents whose spawn is not empty.
@@ -55,6 +61,7 @@ class AgentRow:
     dated_entries: int
     old_entries: int
     window_end: str | None
+    baseline: str  # squad | scribed | none (see the module docstring)
 
 
 def agents_dir(layout: Layout) -> Path:
@@ -150,7 +157,15 @@ def agent_row(layout: Layout, agent: str) -> AgentRow:
         dated_entries=dated,
         old_entries=old,
         window_end=iso(end) if end else None,
+        baseline=_baseline_kind(history, decisions, cold + wiki),
     )
+
+
+def _baseline_kind(history: int, decisions: int, scribed_files: int) -> str:
+    """What the baseline measures: a Squad spawn, scribed's own memory, or nothing."""
+    if history or decisions:
+        return "squad"
+    return "scribed" if scribed_files else "none"
 
 
 def _spawn_empty(layout: Layout, agent: str, hot: str) -> bool:
@@ -186,6 +201,11 @@ def _average(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _label(row: dict[str, Any]) -> str:
+    """The agent's name, marked ``*`` when its baseline is scribed's own files, not Squad's."""
+    return str(row["agent"]) + ("*" if row.get("baseline") == "scribed" else "")
+
+
 def _kb(n: float) -> str:
     return f"{n / 1024:.1f} KB"
 
@@ -207,7 +227,7 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     rows: list[dict[str, Any]] = data["agents"]
     lines.extend(
-        f"| {r['agent']} | {_kb(r['baseline_bytes'])} ({_tokens(r['baseline_tokens'])}) | "
+        f"| {_label(r)} | {_kb(r['baseline_bytes'])} ({_tokens(r['baseline_tokens'])}) | "
         f"{r['old_noise_pct']:.0f}% | {_kb(r['hot_only_bytes'])} | {_savings(r['savings_pct'])} |"
         for r in rows
     )
@@ -219,6 +239,7 @@ def markdown(data: dict[str, Any]) -> str:
         )
     else:
         lines.append("| _(no agents found)_ | | | | |")
+    lines += _baseline_notes(rows)
     empty = [r["agent"] for r in rows if r["spawn_empty"]]
     if empty:
         lines += [
@@ -229,6 +250,29 @@ def markdown(data: dict[str, Any]) -> str:
             + ". Hot is seeded when a session's cold entry is written (`scribed run-once`).",
         ]
     return "\n".join(lines) + "\n"
+
+
+SQUAD_BASELINE = (
+    "Total Context is the baseline: what a Squad spawn loads today (the agent's `charter.md` and "
+    "`history.md`, `.squad/decisions.md`, plus its cold file and the wiki pages when they exist); "
+    "the spawn is the charter + `scribed context AGENT`."
+)
+
+
+def _baseline_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """The paragraph naming the baseline, and the agents measured against scribed's own files."""
+    if not rows:
+        return []
+    own = [r["agent"] for r in rows if r.get("baseline") == "scribed"]
+    notes = ["", SQUAD_BASELINE]
+    if own:
+        notes.append(
+            f"No Squad history or decisions for {', '.join(own)} (marked *): "
+            f"{'its' if len(own) == 1 else 'their'} baseline is scribed's own cold file and wiki pages "
+            "(all of scribed's memory, as `scribed context AGENT --include-cold --include-wiki` would load "
+            "it), not a Squad spawn."
+        )
+    return notes
 
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -246,17 +290,19 @@ def chart(data: dict[str, Any], width: int = 40) -> str:
     rows: list[dict[str, Any]] = data["agents"]
     if not rows:
         return ""
-    names = [r["agent"] for r in rows] + ["average"]
+    names = [_label(r) for r in rows] + ["average"]
     pad = max(len(n) for n in names)
     lines = ["Savings per spawn (Squad's baseline → charter + scribed context):"]
     for r in rows:
-        v = r["savings_pct"]
+        v, name = r["savings_pct"], _label(r)
         sizes = f"{_kb(r['baseline_bytes'])} → {_kb(r['spawn_bytes'])}"
         if v is None:
-            lines.append(f"{r['agent']:<{pad}} │{'':<{width}}│ n/a: empty spawn   {sizes}")
+            lines.append(f"{name:<{pad}} │{'':<{width}}│ n/a: empty spawn   {sizes}")
         else:
-            lines.append(f"{r['agent']:<{pad}} │{_bar(v / 100, width)}│ {v:>5.1f}%   {sizes}")
+            lines.append(f"{name:<{pad}} │{_bar(v / 100, width)}│ {v:>5.1f}%   {sizes}")
     avg = data["average"]["savings_pct"]
     if avg is not None:
         lines.append(f"{'average':<{pad}} │{_bar(avg / 100, width)}│ {avg:>5.1f}%")
+    if any(r.get("baseline") == "scribed" for r in rows):
+        lines.append("* baseline: scribed's own cold file and wiki (no Squad history or decisions)")
     return "\n".join(lines) + "\n"

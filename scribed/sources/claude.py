@@ -331,7 +331,7 @@ def parse(src: Source) -> ParseResult:
         obj = rec.obj
         rtype = obj.get("type") if obj is not None else None
         if obj is None or not isinstance(rtype, str):
-            tally.bad(rec.line_no)
+            tally.bad(rec.line_no, rec.error)  # a line over the limit is named apart
             continue
         if rtype not in _CONVERSATION:
             if rtype not in _BOOKKEEPING:

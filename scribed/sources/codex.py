@@ -132,8 +132,8 @@ def _item_turn(payload: JsonObj, tool_names: dict[str, str], ts: object, line: i
         if call_id:
             tool_names[call_id] = name
         args: object = payload.get("arguments")
-        if ptype == "custom_tool_call":
-            args = payload.get("input")
+        if ptype == "custom_tool_call":  # its arguments are ``input``; some rollouts write ``arguments``
+            args = payload.get("input") if payload.get("input") is not None else payload.get("arguments")
         elif ptype == "local_shell_call":
             args = get_dict(payload, "action")
         text = render_call(name, args)
@@ -235,7 +235,7 @@ def parse(src: Source) -> ParseResult:
         rtype = obj.get("type") if obj is not None else None
         payload = obj.get("payload") if obj is not None else None
         if obj is None or not isinstance(rtype, str) or not isinstance(payload, dict):
-            tally.bad(rec.line_no)
+            tally.bad(rec.line_no, rec.error)  # a line over the limit is named apart
             continue
         if rtype not in _TOP_TYPES:
             drift.unknown(src.kind, rtype)

@@ -9,21 +9,32 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-from scribed.models import MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
+from scribed.models import MAX_TEXT_CHARS, MAX_TOOL_CHARS, ParseResult, Role, Session, Turn, TurnKind, clip
 from scribed.sources import zst
 
 JsonObj = dict[str, object]
 
-# A single record longer than this is skipped (and counted) instead of being held in memory.
+
+class Readable(Protocol):
+    """What the streaming readers need of a binary file (a wrapper that hashes or counts will do)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+# A single record longer than this is skipped (and counted) instead of being held in memory;
+# [session] max_line_bytes changes it for a run (see line_limit).
 MAX_LINE_BYTES = 64 * 1024 * 1024
+LINE_LIMIT_KEY = "[session] max_line_bytes"
+TOO_LONG = "line too long"  # JsonLine.error of a line over the limit
 _DRAIN_CHUNK = 1024 * 1024
 
 # Per-turn clipping happens before anything is selected, so it must not decide what is kept:
@@ -52,6 +63,39 @@ class JsonLine(NamedTuple):
     error: str | None
 
 
+def _fast_decoder() -> Callable[[bytes], object] | None:
+    """msgspec's JSON decoder (C, several times the stdlib's speed on transcript lines), unless it
+    is missing or ``SCRIBED_JSON=stdlib`` asks for the plain path (benchmarks compare the two)."""
+    if os.environ.get("SCRIBED_JSON", "").lower() == "stdlib":
+        return None
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    decode: Callable[[bytes], object] = msgspec.json.Decoder().decode
+    return decode
+
+
+_FAST = _fast_decoder()
+_BOM = b"\xef\xbb\xbf"
+
+
+def decode_line(raw: bytes, *, first: bool = False) -> tuple[bool, object]:
+    """One JSONL line's value, as ``json.loads`` reads the line decoded with bad bytes replaced (a
+    BOM dropped on the first line); ``(False, None)`` when it cannot. msgspec decodes it when it
+    can: where it refuses (bad UTF-8, ``NaN``, a lone surrogate, a float out of range, deep
+    nesting) the stdlib reads it, and where it accepts, its value is the stdlib's (a test
+    compares them), so the turns are the same with or without it."""
+    if first and raw.startswith(_BOM):
+        raw = raw[3:]
+    if _FAST is not None:
+        try:
+            return True, _FAST(raw)
+        except Exception:  # msgspec.DecodeError and friends: the stdlib decides
+            pass
+    return loads(raw.decode("utf-8", "replace"))
+
+
 def loads(text: str | bytes) -> tuple[bool, object]:
     """Decode JSON without raising; ``(False, None)`` for bad or absurdly nested input."""
     try:
@@ -63,6 +107,26 @@ def loads(text: str | bytes) -> tuple[bool, object]:
 # Set while a file's session may still be written: its last line, with no newline yet, is a record
 # the writer has not finished, so it is left for a later read (see hold_partial_tail).
 _HOLD_TAIL: ContextVar[bool] = ContextVar("scribed_hold_partial_tail", default=False)
+_LINE_LIMIT: ContextVar[int] = ContextVar("scribed_line_limit", default=MAX_LINE_BYTES)
+
+
+@contextlib.contextmanager
+def line_limit(limit: int) -> Iterator[None]:
+    """Within this block, :func:`iter_jsonl` skips lines longer than ``limit`` bytes (the config's
+    ``[session] max_line_bytes``) instead of :data:`MAX_LINE_BYTES`."""
+    token = _LINE_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LINE_LIMIT.reset(token)
+
+
+def size_text(n: int) -> str:
+    """``64 MiB``, ``512 KiB``, ``1000 bytes``: a limit as the user set it."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
 
 
 @contextlib.contextmanager
@@ -86,17 +150,17 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
     the whole record. Lines that are not a JSON object come back with ``error`` set. Under
     :func:`hold_partial_tail` an unterminated last line waits for its newline.
     """
-    hold = _HOLD_TAIL.get()
+    hold, limit = _HOLD_TAIL.get(), _LINE_LIMIT.get()
     with zst.open_binary(path) as fh:  # a .jsonl.zst is decompressed as it streams
         offset = 0
         line_no = 0
         while True:
-            raw = fh.readline(MAX_LINE_BYTES)
+            raw = fh.readline(limit)
             if not raw:
                 return
             line_no += 1
             offset += len(raw)
-            if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            if len(raw) >= limit and not raw.endswith(b"\n"):
                 more = b""
                 while True:
                     more = fh.readline(_DRAIN_CHUNK)
@@ -105,16 +169,13 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
                         break
                 if hold and not more:
                     return
-                yield JsonLine(line_no, offset, None, "line too long")
+                yield JsonLine(line_no, offset, None, TOO_LONG)
                 continue
             if hold and not raw.endswith(b"\n"):
                 return
             if raw.isspace():
                 continue
-            text = raw.decode("utf-8", "replace")
-            if line_no == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            ok, value = loads(text)
+            ok, value = decode_line(raw, first=line_no == 1)
             if not ok:
                 yield JsonLine(line_no, offset, None, "invalid JSON")
             elif not isinstance(value, dict):
@@ -288,12 +349,23 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
     tail_start = text.find("\n", len(text) - half, len(text) - half // 2)
     tail_start = tail_start + 1 if tail_start >= 0 else len(text) - half
     middle = text[head_end:tail_start]
+    kept = keep_error_lines(map(trim_error_line, _error_lines(middle)), errors)
+    return tool_parts(text[:head_end], len(middle), kept, text[tail_start:])
+
+
+def trim_error_line(line: str) -> str:
+    """An error line as kept: at most :data:`_ERROR_LINE_CHARS`, cut between words."""
+    if len(line) > _ERROR_LINE_CHARS:
+        return line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    return line
+
+
+def keep_error_lines(lines: Iterable[str], errors: int) -> list[str]:
+    """The distinct (trimmed) error lines, in order, while they fit in ``errors`` chars."""
     kept: list[str] = []
     seen: set[str] = set()
     room = errors
-    for line in _error_lines(middle):
-        if len(line) > _ERROR_LINE_CHARS:
-            line = line[:_ERROR_LINE_CHARS].rsplit(" ", 1)[0] + " …"
+    for line in lines:
         if not line or line in seen:
             continue
         if len(line) + 1 > room:
@@ -301,12 +373,17 @@ def clip_tool_output(text: str, keep: int = MAX_TOOL_CHARS, errors: int = TOOL_E
         seen.add(line)
         kept.append(line)
         room -= len(line) + 1
-    parts = [text[:head_end].rstrip("\n")]
+    return kept
+
+
+def tool_parts(head: str, middle_len: int, kept: list[str], tail: str) -> str:
+    """A clipped tool output: its head, what its middle held, its tail."""
+    parts = [head.rstrip("\n")]
     if kept:
-        parts += [f"[… {len(middle)} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
+        parts += [f"[… {middle_len} chars elided, {len(kept)} error lines kept …]", *kept, "[…]"]
     else:
-        parts.append(f"[… {len(middle)} chars elided …]")
-    parts.append(text[tail_start:])
+        parts.append(f"[… {middle_len} chars elided …]")
+    parts.append(tail)
     return "\n".join(parts)
 
 
@@ -354,6 +431,16 @@ def _hint_at(folded: str, word: str, pos: int) -> int:
     return p if p >= 0 else len(folded)
 
 
+# Tools whose call states the agent's plan or todo list (compress/plan.py reads them): kept whole up
+# to a message's cap, since a list cut in its middle would lose the items there.
+PLAN_TOOLS = frozenset(
+    {
+        "todowrite", "todo_write", "write_todos", "update_todo", "update_todos", "todos",
+        "manage_todo_list", "exitplanmode", "exit_plan_mode", "update_plan", "sql", "taskcreate", "taskupdate",
+    }
+)  # fmt: skip
+
+
 def turn(
     role: Role,
     text: str,
@@ -363,12 +450,17 @@ def turn(
     line: int = 0,
     end_offset: int = 0,
     tool_name: str | None = None,
+    clipped: bool = False,
 ) -> Turn:
-    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output."""
-    if kind == "tool_result":
+    """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output
+    (``clipped``: the text is that already, see :mod:`scribed.sources.turn_text`)."""
+    if clipped:
+        pass
+    elif kind == "tool_result":
         text = clip_tool_output(text)
     elif kind == "tool_call":
-        text = clip(text, MAX_TOOL_CHARS)
+        plan = (tool_name or "").lower() in PLAN_TOOLS
+        text = clip(text, MAX_TEXT_CHARS if plan else MAX_TOOL_CHARS)
     else:
         text = clip(text, MAX_TURN_CHARS)
     return Turn(
@@ -384,26 +476,47 @@ def turn(
 
 @dataclass(slots=True)
 class Tally:
-    """Counts skipped records of one file so it yields one warning, not one per line."""
+    """Counts skipped records of one file so it yields one warning per cause, not one per line.
+
+    A line over the line limit is not malformed: its warning names the limit and the config key
+    that raises it (a valid 100 MB record was reported as "malformed")."""
 
     kind: str
     path: Path
-    count: int = 0
+    count: int = 0  # every skipped record, whatever the cause
     first: int = 0
+    too_long: int = 0
+    first_too_long: int = 0
 
-    def bad(self, line: int) -> None:
+    def bad(self, line: int, error: str | None = None) -> None:
         self.count += 1
-        if not self.first:
+        if error == TOO_LONG:
+            self.too_long += 1
+            self.first_too_long = self.first_too_long or line
+        elif not self.first:
             self.first = line
 
+    def warnings(self, unit: str = "line") -> list[str]:
+        out: list[str] = []
+        malformed = self.count - self.too_long
+        if malformed:
+            plural = "" if malformed == 1 else "s"
+            out.append(
+                f"{self.kind}: {malformed} malformed {unit}{plural} skipped in {self.path} "
+                f"(first at {unit} {self.first})"
+            )
+        if self.too_long:
+            n = self.too_long
+            out.append(
+                f"{self.kind}: {n} line{'s' * (n != 1)} over the {size_text(_LINE_LIMIT.get())} line "
+                f"limit skipped in {self.path} (first at line {self.first_too_long}); raise "
+                f"{LINE_LIMIT_KEY} in the config to read {'them' if n != 1 else 'it'}"
+            )
+        return out
+
     def warning(self, unit: str = "line") -> str | None:
-        if not self.count:
-            return None
-        plural = "" if self.count == 1 else "s"
-        return (
-            f"{self.kind}: {self.count} malformed {unit}{plural} skipped in {self.path} "
-            f"(first at {unit} {self.first})"
-        )
+        """All of :meth:`warnings` in one line (None when nothing was skipped)."""
+        return "; ".join(self.warnings(unit)) or None
 
 
 @dataclass(slots=True)
@@ -446,9 +559,8 @@ def finish(
     count, so a caller looking only at sessions still sees them.
     """
     file_warnings = list(warnings or [])
-    bad = tally.warning(unit)
-    if bad:
-        file_warnings.append(bad)
+    bad = tally.warnings(unit)
+    file_warnings += bad
     sessions: list[Session] = []
     for draft in drafts:
         if not draft.turns:

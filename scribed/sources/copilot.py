@@ -66,6 +66,7 @@ _TURN_TYPES = frozenset(
         "tool.execution_start",
         "tool.execution_complete",
         "session.compaction_complete",
+        "exit_plan_mode.requested",  # the plan the agent asks approval for (compress/plan.py reads it)
     }
 )
 # Event types of the published schema (github/copilot-sdk session-events) that carry nothing to
@@ -258,6 +259,21 @@ class _Reader:
             if not text.strip():
                 return None
             return turn("tool", text, kind="tool_result", ts=ts, line=line, end_offset=end, tool_name=name)
+        if etype == "exit_plan_mode.requested":
+            plan = get_str(data, "planContent")
+            if not plan.strip():
+                return None
+            args = {"plan": plan, "summary": get_str(data, "summary")}
+            text = render_call("exit_plan_mode", args)
+            return turn(
+                "assistant",
+                text,
+                kind="tool_call",
+                ts=ts,
+                line=line,
+                end_offset=end,
+                tool_name="exit_plan_mode",
+            )
         summary = get_str(data, "summaryContent")  # session.compaction_complete
         if not summary.strip():
             return None
@@ -278,7 +294,7 @@ class _Reader:
             obj = rec.obj
             etype = obj.get("type") if obj is not None else None
             if obj is None or not isinstance(etype, str):
-                self.tally.bad(rec.line_no)
+                self.tally.bad(rec.line_no, rec.error)  # a line over the limit is named apart
                 self.last_type = ""
                 continue
             self.last_type = etype

@@ -21,15 +21,16 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain, islice
 from typing import BinaryIO
 
-from scribed.models import ParseResult, Session
+from scribed.models import ParseResult, Session, Turn
 from scribed.names import normalize_name
 from scribed.sources import markdown_aider, markdown_specstory
 from scribed.sources.common import Source, looks_binary, parse_ts, safe_id
-from scribed.sources.markdown_chat import chat_turns
+from scribed.sources.markdown_chat import SpeakerScan, stream_turns
 from scribed.sources.markdown_lines import (
     Line,
     Part,
@@ -68,77 +69,116 @@ def _name_date(stem: str) -> datetime | None:
     return None
 
 
-def _text_date(lines: list[Line]) -> datetime | None:
-    for ln in lines:
-        for m in _TEXT_DATE.finditer(ln.text):
-            dt = parse_ts(m.group("h") or m.group("t"))
-            if dt is not None:
-                return dt
-    return None
+@dataclass(slots=True)
+class _Chunk:
+    """What the first pass learns of one ``<!-- session: end -->``-separated chunk."""
+
+    speakers: SpeakerScan = field(default_factory=SpeakerScan)
+    first: int = 0  # its first line's number (0: it has none)
+    date: datetime | None = None  # the first date its text names (a dated heading or an ISO timestamp)
+    date_no: int = 0  # the line that names it
+    last_no: int = 0  # its last non-blank line (0: none)
+    last_text: str = ""
 
 
-class _ChatParts:
-    """Front matter, then one session per ``<!-- session: end -->``-separated chunk, read from a
-    stream of lines holding at most two chunks; ``ended`` (whether the file ends with an end
-    marker) is known once the parts are exhausted."""
+class _ChatScan:
+    """A pass over a speaker-convention file: its front matter, and for each chunk its speakers
+    and its dates, so the turns pass reads each session's lines once, in order, holding none of
+    them. ``drop`` is the line of a trailing end marker (``Session ended``), no part of the session."""
 
     def __init__(self, src: Source, lines: Iterable[Line]) -> None:
-        self.src = src
-        self.lines = iter(lines)
-        self.ended = False
-        self.agent = self.base = ""
-        self.fm_start: datetime | None = None
-        self.fm_end: datetime | None = None
-
-    def __iter__(self) -> Iterator[Part]:
-        head = list(islice(self.lines, _FM_LINES))
-        fields, skip = front_matter(head)
+        lines = iter(lines)
+        head = list(islice(lines, _FM_LINES))
+        fields, self.skip = front_matter(head)
         self.agent = normalize_name(fields.get("agent", "")) or ""
-        self.base = safe_id(fields.get("session", "")) or self.src.path.stem
+        self.base = safe_id(fields.get("session", "")) or src.path.stem
         self.fm_start = parse_ts(
             fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
         )
         self.fm_end = parse_ts(fields.get("ended") or fields.get("end"))
-        held: list[Line] | None = None  # the last chunk an end comment closed: the last part or not
-        chunk: list[Line] = []
-        k = 0
-        for ln in chain(head[skip:], self.lines):
-            if "<!--" not in ln.text or not _END_COMMENT.fullmatch(ln.text):
-                chunk.append(ln)
+        self.name_date = _name_date(src.path.stem)
+        dated0 = self.fm_start or self.fm_end or self.name_date  # the first chunk's own text is not asked
+        chunks = [_Chunk()]
+        ch = chunks[0]
+        for ln in chain(head[self.skip :], lines):
+            text = ln.text
+            if "<!--" in text and _END_COMMENT.fullmatch(text):
+                ch = _Chunk()
+                chunks.append(ch)
                 continue
-            if held is not None:
-                yield self._part(k, held, last=False)
-                k += 1
-            held, chunk = chunk, []
-        self.ended = held is not None and not any(ln.text.strip() for ln in chunk)
-        if self.ended and held is not None:
-            yield self._part(k, held, last=True)
-            return
-        if held is not None:
-            yield self._part(k, held, last=False)
-            k += 1
-        last = next((i for i in range(len(chunk) - 1, -1, -1) if chunk[i].text.strip()), None)
-        if last is not None and _END_MARK.fullmatch(chunk[last].text.strip()):
+            if not ch.first:
+                ch.first = ln.no
+            ch.speakers.feed(text)
+            if ch.date is None and (dated0 is None or len(chunks) > 1):
+                ch.date = _line_date(text)
+                ch.date_no = ln.no
+            if text.strip():
+                ch.last_no, ch.last_text = ln.no, text
+        self.drop = 0
+        trailing = chunks[-1]
+        self.ended = len(chunks) > 1 and not trailing.last_no
+        if self.ended:
+            chunks.pop()  # blank after the last end comment: the chunk before it ends the file
+        elif trailing.last_no and _END_MARK.fullmatch(trailing.last_text.strip()):
             self.ended = True
-            chunk = chunk[:last]
-        yield self._part(k, chunk, last=True)
+            self.drop = trailing.last_no
+            trailing.speakers.drop_last()
+            if trailing.date_no >= self.drop:  # the marker named the date: nothing before it did
+                trailing.date = None
+            if trailing.first >= self.drop:
+                trailing.first = 0
+        self.chunks = chunks
 
-    def _part(self, k: int, chunk: list[Line], *, last: bool) -> Part:
-        turns = chat_turns(chunk)
+
+def _line_date(text: str) -> datetime | None:
+    for m in _TEXT_DATE.finditer(text):
+        dt = parse_ts(m.group("h") or m.group("t"))
+        if dt is not None:
+            return dt
+    return None
+
+
+class _ChatParts:
+    """One session per chunk, read from a stream of lines with the chunks' speakers and dates from
+    a first pass (:class:`_ChatScan`): only the turns of the session being read are held."""
+
+    def __init__(self, src: Source, scan: _ChatScan, lines: Iterable[Line]) -> None:
+        self.src = src
+        self.scan = scan
+        self.lines = iter(lines)
+        self.ended = scan.ended
+
+    def __iter__(self) -> Iterator[Part]:
+        scan = self.scan
+        for _ in islice(self.lines, scan.skip):
+            pass
+        last = len(scan.chunks) - 1
+        for k, ch in enumerate(scan.chunks):
+            drop = scan.drop if k == last else 0
+            turns = stream_turns(self._chunk_lines(drop), ch.speakers.result())
+            yield self._part(k, ch, turns, last=k == last)
+
+    def _chunk_lines(self, drop: int) -> Iterator[Line]:
+        """The next chunk's lines, up to its end comment (consumed) or a dropped end marker."""
+        for ln in self.lines:
+            if "<!--" in ln.text and _END_COMMENT.fullmatch(ln.text):
+                return
+            if drop and ln.no >= drop:
+                continue
+            yield ln
+
+    def _part(self, k: int, ch: _Chunk, turns: list[Turn], *, last: bool) -> Part:
+        scan = self.scan
         if k == 0:
-            start = self.fm_start or self.fm_end or _name_date(self.src.path.stem) or _text_date(chunk)
-            sid = self.base
+            start = scan.fm_start or scan.fm_end or scan.name_date or ch.date
+            sid = scan.base
         else:
-            start = _text_date(chunk)
-            sid = (
-                f"{self.base}@{start:%Y-%m-%dT%H:%M:%SZ}"
-                if start
-                else f"{self.base}@line-{chunk[0].no if chunk else 0}"
-            )
-        part = Part(session_id=sid, turns=turns, start=start, agent=self.agent)
+            start = ch.date
+            sid = f"{scan.base}@{start:%Y-%m-%dT%H:%M:%SZ}" if start else f"{scan.base}@line-{ch.first}"
+        part = Part(session_id=sid, turns=turns, start=start, agent=scan.agent)
         if start is not None:
             stamps = [t.ts for t in turns if t.ts is not None and t.ts >= start]
-            end = (self.fm_end if last else None) or (max(stamps) if stamps else start)
+            end = (scan.fm_end if last else None) or (max(stamps) if stamps else start)
             part.end = max(end, start)
         part.ended = not last or self.ended
         return part
@@ -171,6 +211,7 @@ class Stream:
         self.ended = False
         self.size = 0
         self._scan: _Scan | None = None
+        self._chat: _ChatScan | None = None
 
     def result(self, sessions: list[Session]) -> ParseResult:
         return ParseResult(sessions=sessions, warnings=list(self.warnings), size=self.size, ended=self.ended)
@@ -206,8 +247,12 @@ class Stream:
                 for part in parts:
                     part.start = part.start or _name_date(src.path.stem)
                     part.end = part.end or part.start
-            else:
-                parts = _ChatParts(src, lines)  # sessions between end comments, read as a stream
+            else:  # sessions between end comments, each read as a stream after a pass for its speakers
+                if self._chat is None:
+                    self._chat = _ChatScan(src, lines)
+                    fh.seek(0)
+                    lines = iter_lines(fh, scan.size)
+                parts = _ChatParts(src, self._chat, lines)
             yield from self._sessions(parts, found)
             self.ended = isinstance(parts, _ChatParts) and parts.ended
 
@@ -268,8 +313,11 @@ class _Scan:
         scan.text = bom  # a BOM alone is content to ``bytes.strip()``, though the first line drops it
         aider, specstory = scan.aider.feed, scan.specstory.feed
         no = 0
-        for texts, ends in iter_blocks(fh, _NO_LIMIT):
+        cont = False
+        for texts, ends, partial in iter_blocks(fh, _NO_LIMIT):
             scan.size = ends[-1]
+            no -= cont  # a long line's next piece has its number
+            cont = partial
             for text in texts:
                 no += 1
                 if not scan.text and text.strip(_ASCII_SPACE):

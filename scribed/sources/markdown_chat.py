@@ -16,12 +16,16 @@ Files with no speaker marker at all become one assistant turn per paragraph.
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import chain
 
 from scribed.models import Role, Turn, TurnKind
 from scribed.sources.common import parse_ts, turn
-from scribed.sources.markdown_lines import Line, fenced, outside_fences
+from scribed.sources.markdown_lines import Line, fence_closes, fence_open
+from scribed.sources.turn_text import TurnText
 
 _USER = r"user|human|me|you"
 _ASSISTANT = r"assistant|agent|ai|model|bot|claude|copilot|codex|chatgpt|gemini"
@@ -61,6 +65,11 @@ _ISO_IN_LINE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)
 _CLOCK = re.compile(r"(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?[ \t]*(?P<p>[AaPp][Mm])?")
 _DATE_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+(?:.*?\b)?(?P<d>\d{4}-\d{2}-\d{2})\b.*")
 _COMMAND = re.compile(r"[ \t]*\$[ \t]+(?P<cmd>\S.*)")
+# A stamp right after a role word's closing emphasis ("**Bot** (2026-11-10T10:00:00.000Z): text",
+# "**User** [10:15] — text"): the turn's time, never its text.
+_LEAD_STAMP = re.compile(rf"{_STAMP}[ \t]*(?:[:：]|[—–-](?=[ \t]))?[ \t]*")
+_DASHES = "—–-"
+_SAYS = re.compile(r"[^\s*_>:-]")  # a turn made of these only is markup, not words
 
 
 @dataclass(slots=True)
@@ -142,7 +151,10 @@ def _named(text: str) -> tuple[str, str | None, str, bool] | None:
     )
     if ts and not strong:
         return None
-    return name, ts, (m.group("rest") or "").strip(), strong
+    rest = (m.group("rest") or "").strip()
+    if ts and rest[:1] in _DASHES and rest[1:2].isspace():  # "**Dana** (10:15) — text"
+        rest = rest[1:].strip()
+    return name, ts, rest, strong
 
 
 @dataclass(slots=True)
@@ -154,30 +166,77 @@ class Speakers:
     show_names: bool = False
 
     @classmethod
-    def scan(cls, lines: list[Line]) -> Speakers:
-        outside = outside_fences(lines)
-        out = cls(roles=any(_role_marker(ln.text) for ln in outside))
-        counts: dict[str, int] = {}
-        strong: set[str] = set()
-        order: list[str] = []
-        first_text = next((ln.text for ln in outside if ln.text.strip() and not ln.text.startswith("#")), "")
-        opens = _named(first_text) is not None
-        for ln in outside:
-            hit = _named(ln.text)
-            if hit is None or _role_marker(ln.text):
-                continue
-            name, _, _, is_strong = hit
-            if name not in counts:
-                order.append(name)
-            counts[name] = counts.get(name, 0) + 1
-            if is_strong:
-                strong.add(name)
+    def scan(cls, lines: Iterable[Line]) -> Speakers:
+        scan = SpeakerScan()
+        for ln in lines:
+            scan.feed(ln.text)
+        return scan.result()
+
+    @property
+    def any(self) -> bool:
+        return self.roles or bool(self.names)
+
+    def match(self, text: str, day: datetime | None) -> Speaker | None:
+        m = _role_marker(text) if self.roles else None
+        if m is not None:
+            role, kind = _role_of(m.group("name"))
+            rest = m.group("rest").strip().strip("*_").strip()
+            lead = _LEAD_STAMP.match(rest)
+            ts = _stamp(lead.group("ts"), day) if lead else None
+            if ts is not None and lead is not None:  # "**Bot** (2026-…): text": the time is the turn's
+                rest = rest[lead.end() :].strip().strip("*_").strip()
+            else:
+                stamp = _ISO_IN_LINE.search(text)
+                if stamp and rest.strip("()[]— -").strip() == stamp.group(0):
+                    rest = ""
+                ts = parse_ts(stamp.group(0)) if stamp else _stamp(m.group("note"), day)
+            return Speaker(role, kind, m.group("name"), bool(m.group("q")), ts, rest)
+        hit = _named(text) if self.names else None
+        if hit is None or hit[0] not in self.names:
+            return None
+        name, raw, rest, _ = hit
+        if self.show_names:
+            rest = f"{name}: {rest}" if rest else f"{name}:"
+        return Speaker(self.names[name], "message", name, False, _stamp(raw, day), rest)
+
+
+class SpeakerScan:
+    """:meth:`Speakers.scan` fed one line at a time, so a session's lines need not be held: a
+    first pass over the file decides each session's speakers, a second reads its turns. The last
+    non-blank line is held back until another one comes (:meth:`drop_last` leaves it out: a
+    trailing end marker is no part of the session)."""
+
+    def __init__(self) -> None:
+        self.roles = False
+        self.counts: dict[str, int] = {}  # names in the order they first spoke
+        self.strong: set[str] = set()
+        self.first: str | None = None  # the first line outside fences with text, not a heading
+        self.fence = ""
+        self.held: str | None = None
+
+    def feed(self, text: str) -> None:
+        if not text.strip():  # blank: no fence opens or closes, no speaker
+            return
+        if self.held is not None:
+            self._outside(self.held)
+        self.held = text
+
+    def drop_last(self) -> None:
+        self.held = None
+
+    def result(self) -> Speakers:
+        if self.held is not None:
+            self._outside(self.held)
+            self.held = None
+        counts = self.counts
+        opens = self.first is not None and _named(self.first) is not None
         weak_ok = (
-            not out.roles
+            not self.roles
             and opens
             and sum(1 for c in counts.values() if c >= _WEAK_NAME_MIN) >= _WEAK_NAME_MIN
         )
-        accepted = [n for n in order if n in strong or (weak_ok and counts[n] >= _WEAK_NAME_MIN)]
+        accepted = [n for n in counts if n in self.strong or (weak_ok and counts[n] >= _WEAK_NAME_MIN)]
+        out = Speakers(roles=self.roles)
         has_user = False
         for name in accepted:
             if _MODELS.fullmatch(name):
@@ -190,27 +249,27 @@ class Speakers:
         out.show_names = len(accepted) >= _SHOW_NAMES_MIN
         return out
 
-    @property
-    def any(self) -> bool:
-        return self.roles or bool(self.names)
-
-    def match(self, text: str, day: datetime | None) -> Speaker | None:
-        m = _role_marker(text) if self.roles else None
-        if m is not None:
-            role, kind = _role_of(m.group("name"))
-            stamp = _ISO_IN_LINE.search(text)
-            rest = m.group("rest").strip().strip("*_").strip()
-            if stamp and rest.strip("()[]— -").strip() == stamp.group(0):
-                rest = ""
-            ts = parse_ts(stamp.group(0)) if stamp else _stamp(m.group("note"), day)
-            return Speaker(role, kind, m.group("name"), bool(m.group("q")), ts, rest)
-        hit = _named(text) if self.names else None
-        if hit is None or hit[0] not in self.names:
-            return None
-        name, raw, rest, _ = hit
-        if self.show_names:
-            rest = f"{name}: {rest}" if rest else f"{name}:"
-        return Speaker(self.names[name], "message", name, False, _stamp(raw, day), rest)
+    def _outside(self, text: str) -> None:
+        """One non-blank line, counted when it is outside a fenced block (as ``outside_fences``)."""
+        if self.fence:
+            if self.fence[0] in text[:4] and fence_closes(self.fence, text):
+                self.fence = ""
+            return
+        self.fence = fence_open(text)
+        if self.fence:
+            return
+        if self.first is None and not text.startswith("#"):
+            self.first = text
+        if _role_marker(text):
+            self.roles = True
+            return
+        hit = _named(text)
+        if hit is None:
+            return
+        name, _, _, is_strong = hit
+        self.counts[name] = self.counts.get(name, 0) + 1
+        if is_strong:
+            self.strong.add(name)
 
 
 @dataclass(slots=True)
@@ -222,8 +281,10 @@ class _Scanner:
     kind: TurnKind = "message"
     quoted: bool = False
     ts: datetime | None = None
-    buf: list[Line] = field(default_factory=list)
+    buf: TurnText = field(default_factory=TurnText)  # the turn's text, bounded (a 100 MB paste)
     first: int = 0
+    end: int = 0
+    said: bool = False  # a character other than whitespace and markup was added
 
     def add(self, ln: Line, text: str | None = None) -> None:
         if not self.first:
@@ -231,11 +292,14 @@ class _Scanner:
         body = ln.text if text is None else text
         if self.quoted and body.lstrip().startswith(">"):
             body = body.lstrip()[1:].removeprefix(" ")
-        self.buf.append(Line(ln.no, body, ln.end))
+        self.buf.errors = self.kind == "tool_result"  # the kind is the turn's from its first line on
+        self.buf.add(body)
+        self.end = ln.end
+        self.said = self.said or _SAYS.search(body) is not None
 
     def flush(self) -> None:
-        text = "\n".join([ln.text for ln in self.buf]).strip()
-        if text and not re.fullmatch(r"[\s*_>:-]*", text):
+        if self.said:  # the text, stripped, is not empty and not only markup
+            text, clipped = self.buf.text(self.kind)
             tool = "tool" if self.kind == "tool_result" else None
             self.out.append(
                 turn(
@@ -244,14 +308,17 @@ class _Scanner:
                     kind=self.kind,
                     ts=self.ts,
                     line=self.first,
-                    end_offset=self.buf[-1].end,
+                    end_offset=self.end,
                     tool_name=tool,
+                    clipped=clipped,
                 )
             )
-        self.buf = []
+        if self.buf:
+            self.buf = TurnText()
         self.first = 0
+        self.said = False
 
-    def command(self, cmd: str, ln: Line, output: list[Line]) -> None:
+    def command(self, cmd: str, ln: Line, output: Iterable[Line]) -> None:
         """A ``$ cmd`` line and its fenced output: a tool call and a tool result."""
         self.flush()
         self.out.append(
@@ -265,57 +332,28 @@ class _Scanner:
                 tool_name="shell",
             )
         )
-        text = "\n".join([o.text for o in output]).strip("\n")
-        if text.strip():
+        first = last = None
+        text = TurnText()
+        said = False
+        for o in output:
+            first = first or o
+            last = o
+            text.add(o.text)
+            said = said or (not o.text.isspace() and bool(o.text))
+        if said and first is not None and last is not None:
+            kept, clipped = text.text("tool_result", "\n")
             self.out.append(
                 turn(
                     "tool",
-                    text,
+                    kept,
                     kind="tool_result",
                     ts=self.ts,
-                    line=output[0].no,
-                    end_offset=output[-1].end,
+                    line=first.no,
+                    end_offset=last.end,
                     tool_name="shell",
+                    clipped=clipped,
                 )
             )
-
-
-def _fenced_block(sc: _Scanner, body: list[Line], i: int) -> int | None:
-    """Feed the fenced block opening at ``i`` (a ``$ cmd`` first line makes it a command) to the
-    scanner; the index after it, or None when no fence opens there."""
-    block = fenced(body, i)
-    if block is None:
-        return None
-    inner, nxt = block
-    lead = next((k for k, x in enumerate(inner) if x.text.strip()), -1)
-    cmd = _COMMAND.fullmatch(inner[lead].text) if lead >= 0 else None
-    if cmd:
-        sc.command(cmd.group("cmd").strip(), inner[lead], inner[lead + 1 :])
-    elif sc.kind == "tool_result":
-        for x in inner:  # the section is output already; the fence adds nothing
-            sc.add(x)
-    else:
-        for x in body[i:nxt]:
-            sc.add(x)
-    return nxt
-
-
-def _command_block(sc: _Scanner, body: list[Line], i: int) -> int | None:
-    """Feed a ``$ cmd`` line followed (after blank lines) by a fenced output block to the scanner;
-    the index after the block, or None when line ``i`` is not such a command."""
-    cmd = _COMMAND.fullmatch(body[i].text)
-    if not cmd:
-        return None
-    n = len(body)
-    j = i + 1
-    while j < n and not body[j].text.strip():
-        j += 1
-    block = fenced(body, j) if j < n else None
-    if block is None:
-        return None
-    inner, nxt = block
-    sc.command(cmd.group("cmd").strip(), body[i], inner)
-    return nxt
 
 
 def _open_turn(sc: _Scanner, ln: Line, sp: Speaker) -> datetime | None:
@@ -330,21 +368,106 @@ def _open_turn(sc: _Scanner, ln: Line, sp: Speaker) -> datetime | None:
     return sp.ts.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+class _Ahead:
+    """A one-pass line iterator that lines read ahead can be put back into."""
+
+    def __init__(self, lines: Iterable[Line]) -> None:
+        self.lines = iter(lines)
+        self.back: deque[Line] = deque()
+
+    def __iter__(self) -> Iterator[Line]:
+        return self
+
+    def __next__(self) -> Line:
+        return self.back.popleft() if self.back else next(self.lines)
+
+    def unread(self, lines: list[Line]) -> None:
+        self.back.extendleft(reversed(lines))
+
+
+def _closes(fence: str, text: str) -> bool:
+    return fence[0] in text[:4] and fence_closes(fence, text)  # the first test is fence_closes' own
+
+
+def _fenced_block(sc: _Scanner, ln: Line, it: _Ahead) -> bool:
+    """Feed the fenced block ``ln`` opens (a ``$ command`` first line makes it a command) to the
+    scanner, reading it from ``it`` up to its closing fence (or the end); False when no fence opens."""
+    fence = fence_open(ln.text)
+    if not fence:
+        return False
+    head: list[Line] = []  # the blank lines before the first line with text
+    lead: Line | None = None
+    closed: list[Line] = []
+    for x in it:
+        if _closes(fence, x.text):
+            closed.append(x)
+            break
+        if x.text.strip():
+            lead = x
+            break
+        head.append(x)
+    if lead is not None and (cmd := _COMMAND.fullmatch(lead.text)):
+        sc.command(cmd.group("cmd").strip(), lead, _until(fence, it))
+        return True
+    rest = _until(fence, it, closed) if lead is not None else iter(())
+    inner = chain(head, (lead,) if lead is not None else (), rest)
+    if sc.kind == "tool_result":
+        for x in inner:  # the section is output already; the fence adds nothing
+            sc.add(x)
+        return True
+    sc.add(ln)
+    for x in inner:
+        sc.add(x)
+    for x in closed:
+        sc.add(x)
+    return True
+
+
+def _until(fence: str, it: Iterator[Line], closed: list[Line] | None = None) -> Iterator[Line]:
+    """The lines of ``it`` before the one closing ``fence`` (consumed; put in ``closed`` if given)."""
+    for x in it:
+        if _closes(fence, x.text):
+            if closed is not None:
+                closed.append(x)
+            return
+        yield x
+
+
+def _command_block(sc: _Scanner, ln: Line, it: _Ahead) -> bool:
+    """Feed a ``$ cmd`` line followed (after blank lines) by a fenced output block to the scanner;
+    False, with the lines read ahead put back, when ``ln`` is not such a command."""
+    cmd = _COMMAND.fullmatch(ln.text)
+    if not cmd:
+        return False
+    ahead: list[Line] = []
+    for x in it:
+        if x.text.strip():
+            fence = fence_open(x.text)
+            if fence:
+                sc.command(cmd.group("cmd").strip(), ln, _until(fence, it))
+                return True
+            ahead.append(x)
+            break
+        ahead.append(x)
+    it.unread(ahead)
+    return False
+
+
 def chat_turns(body: list[Line]) -> list[Turn]:
     """Split the body on speaker markers (or paragraphs when there are none)."""
-    speakers = Speakers.scan(body)
+    return stream_turns(body, Speakers.scan(body))
+
+
+def stream_turns(lines: Iterable[Line], speakers: Speakers) -> list[Turn]:
+    """The turns of a session's lines, read once in order (``speakers`` from a first pass over
+    them, :class:`SpeakerScan`): only the turn being read is held, not the session's lines."""
     has_markers = speakers.any
     sc = _Scanner(role="system" if has_markers else "assistant")
     day: datetime | None = None
-    i = 0
-    while i < len(body):
-        nxt = _fenced_block(sc, body, i)
-        if nxt is None:
-            nxt = _command_block(sc, body, i)
-        if nxt is not None:
-            i = nxt
+    it = _Ahead(lines)
+    for ln in it:
+        if _fenced_block(sc, ln, it) or _command_block(sc, ln, it):
             continue
-        ln = body[i]
         dated = _DATE_HEADING.fullmatch(ln.text)
         if dated:
             day = parse_ts(dated.group("d")) or day
@@ -355,6 +478,5 @@ def chat_turns(body: list[Line]) -> list[Turn]:
             sc.flush()
         else:
             sc.add(ln)
-        i += 1
     sc.flush()
     return sc.out

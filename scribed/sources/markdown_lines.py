@@ -7,18 +7,19 @@ a turn's ``line`` and ``end_offset`` always point into the real file, whatever p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
-from typing import BinaryIO
 
 from scribed.models import Role, Turn, TurnKind
-from scribed.sources.common import turn
+from scribed.sources.common import Readable, turn
 
 _FM_KEY = re.compile(r"([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 READ_CHUNK = 1 << 16  # bytes read at a time by :func:`iter_lines`
+LINE_PIECE = 8 << 20  # a longer line is read as lines of this many bytes
+_CONTINUATION = range(0x80, 0xC0)  # bytes that go on a UTF-8 character
 
 
 @dataclass(slots=True)
@@ -57,24 +58,32 @@ def split_lines(data: bytes) -> list[Line]:
     return out
 
 
-def iter_lines(fh: BinaryIO, limit: int) -> Iterator[Line]:
+def iter_lines(fh: Readable, limit: int) -> Iterator[Line]:
     """The lines :func:`split_lines` gives for the first ``limit`` bytes of ``fh``, read a chunk at
-    a time, so a 60 MB transcript never sits in memory as one list of lines."""
+    a time, so a 60 MB transcript never sits in memory as one list of lines. A line longer than
+    :data:`LINE_PIECE` bytes comes as several lines of that size (cut between characters, with the
+    same line number): a pasted log with no line break is read in windows, never held whole."""
     no = 0
-    for texts, ends in iter_blocks(fh, limit):
-        yield from map(Line, range(no + 1, no + 1 + len(texts)), texts, ends)
-        no += len(texts)
+    cont = False  # the last line read goes on in the next block
+    for texts, ends, partial in iter_blocks(fh, limit):
+        first = no if cont else no + 1
+        yield from map(Line, range(first, first + len(texts)), texts, ends)
+        no = first + len(texts) - 1
+        cont = partial
 
 
-def iter_blocks(fh: BinaryIO, limit: int) -> Iterator[tuple[list[str], list[int]]]:
-    """:func:`iter_lines` as runs of consecutive lines: their texts and the byte offsets past each
-    (a first pass that reads only the texts makes no :class:`Line` at all).
+def iter_blocks(fh: Readable, limit: int) -> Iterator[tuple[list[str], list[int], bool]]:
+    """:func:`iter_lines` as runs of consecutive lines: their texts, the byte offsets past each and
+    whether the last one is a piece of a line that goes on (a first pass that reads only the texts
+    makes no :class:`Line` at all).
 
     A chunk's last piece waits for the next chunk: it may be cut mid-line, or be a ``\\r`` whose
-    ``\\n`` comes next. A line with no break in sight is gathered in pieces, not re-copied per chunk.
+    ``\\n`` comes next. A line with no break in sight is gathered in pieces, not re-copied per
+    chunk, and given out :data:`LINE_PIECE` bytes at a time.
     """
     offset = 0
     pending: list[bytes] = []
+    waiting = 0  # bytes in ``pending``
     left = limit
     while left > 0:
         chunk = fh.read(min(READ_CHUNK, left))
@@ -82,23 +91,47 @@ def iter_blocks(fh: BinaryIO, limit: int) -> Iterator[tuple[list[str], list[int]
             break
         left -= len(chunk)
         pending.append(chunk)
+        waiting += len(chunk)
         if b"\n" not in chunk and b"\r" not in chunk:
+            if waiting >= LINE_PIECE + READ_CHUNK:
+                raws = b"".join(pending).splitlines(keepends=True)
+                rest = raws.pop()  # no break in it: the chunks after the first one have none
+                if raws:
+                    yield (*_raw_texts(raws, offset == 0, offset), False)
+                    offset += sum(map(len, raws))
+                cut = _char_start(rest, LINE_PIECE) if len(rest) > LINE_PIECE else 0
+                if cut:
+                    texts, ends = _raw_texts([rest[:cut]], offset == 0, offset)
+                    yield texts, ends, True
+                    offset += cut
+                pending, waiting = [rest[cut:]], len(rest) - cut
             continue
         block = b"".join(pending)
         cut = block.rfind(b"\n") + 1
         if cut and b"\r" not in block:  # the common case: whole lines, one decode for all of them
             pending = [block[cut:]] if cut < len(block) else []
-            yield _block_texts(block[:cut], offset == 0, offset)
+            waiting = len(block) - cut
+            yield (*_block_texts(block[:cut], offset == 0, offset), False)
             offset += cut
             continue
         raws = block.splitlines(keepends=True)
         pending = [raws.pop()]
+        waiting = len(pending[0])
         if raws:
-            yield _raw_texts(raws, offset == 0, offset)
+            yield (*_raw_texts(raws, offset == 0, offset), False)
             offset += sum(map(len, raws))
     raws = b"".join(pending).splitlines(keepends=True)
     if raws:
-        yield _raw_texts(raws, offset == 0, offset)
+        yield (*_raw_texts(raws, offset == 0, offset), False)
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """``at``, or the nearest position before it where a UTF-8 character may start (at most three
+    continuation bytes back: a run of stray ones decodes byte by byte wherever it is cut)."""
+    k = at
+    while k > at - 3 and data[k] in _CONTINUATION:
+        k -= 1
+    return k
 
 
 def _block_texts(block: bytes, first: bool, offset: int) -> tuple[list[str], list[int]]:
@@ -163,9 +196,13 @@ def fence_closes(fence: str, text: str) -> bool:
     return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not text.strip(" \t`~"))
 
 
-def paragraphs(lines: list[Line]) -> list[list[Line]]:
+def paragraphs(lines: Iterable[Line]) -> list[list[Line]]:
     """Blank-line separated blocks; a fenced code block is never split."""
-    blocks: list[list[Line]] = []
+    return list(iter_paragraphs(lines))
+
+
+def iter_paragraphs(lines: Iterable[Line]) -> Iterator[list[Line]]:
+    """:func:`paragraphs` one block at a time, from a stream of lines."""
     cur: list[Line] = []
     fence = ""
     for ln in lines:
@@ -182,11 +219,10 @@ def paragraphs(lines: list[Line]) -> list[list[Line]]:
         if ln.text.strip():
             cur.append(ln)
         elif cur:
-            blocks.append(cur)
+            yield cur
             cur = []
     if cur:
-        blocks.append(cur)
-    return blocks
+        yield cur
 
 
 def fenced(lines: list[Line], i: int) -> tuple[list[Line], int] | None:

@@ -16,19 +16,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from typing import BinaryIO
 
 from scribed.models import ParseResult, Role, Turn
 from scribed.names import normalize_name
+from scribed.sources import json_doc
 from scribed.sources.common import (
     Draft,
     Source,
     Tally,
     finish,
-    get_list,
     get_str,
-    loads,
     parse_ts,
-    read_text,
     safe_id,
     show,
     turn,
@@ -49,6 +48,12 @@ class _Grouper:
         self.exchange: list[Turn] = []  # the user turns of the current exchange
         self.given: set[str] = set()  # agents that already got this exchange's user turns
         self.in_replies = False
+
+    def name(self, session_id: str) -> None:
+        """The sessions' ids, once the file's own id is read (it may follow the messages)."""
+        self.session_id = self.main.session_id = session_id
+        for name, draft in self.named.items():
+            draft.session_id = f"{session_id}/{name}"
 
     def agent_name(self, msg: dict[str, object]) -> str | None:
         """The message's valid ``agentName``; an invalid one is warned about once per file."""
@@ -80,7 +85,7 @@ class _Grouper:
             return
         draft = self.named.get(name)
         if draft is None:
-            draft = self.named[name] = Draft(agent=name, session_id=f"{self.session_id}/{name}")
+            draft = self.named[name] = Draft(agent=name, session_id="")
         if name not in self.given:
             self.given.add(name)
             draft.turns.extend(replace(t) for t in self.exchange)  # own copies: redaction edits turns
@@ -88,54 +93,41 @@ class _Grouper:
 
 
 def parse(src: Source) -> ParseResult:
-    """Read one Squad REPL session file."""
-    tally = Tally(src.kind, src.path)
-    data = src.path.read_bytes()
-    size = len(data)
-    if not data.strip():
-        return finish(src, [], tally, size=size, had_content=False)
-    ok, doc = loads(read_text(data))
-    if not ok or not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+    """Read one Squad REPL session file as a stream (:mod:`scribed.sources.json_doc`): one message
+    at a time, so memory follows the turns kept, not the file."""
+    reader = _Reader(src)
+    with src.path.open("rb") as raw:
+        fh = _Counted(raw)
+        try:
+            members: dict[str, object] | None = json_doc.walk(
+                fh, "messages", reader.message, on_array=reader.restart
+            )
+        except (json_doc.InvalidDocumentError, TypeError):
+            members = None
+        while fh.read(json_doc.READ_CHUNK):  # an invalid document's size is still the file's
+            pass
+    reader.size, reader.content = fh.size, fh.content
+    if not reader.content:
+        return finish(src, [], Tally(src.kind, src.path), size=reader.size, had_content=False)
+    if members is None or "messages" in members or reader.g is None:
         return ParseResult(
             sessions=[],
             warnings=[f"{src.kind}: not a Squad REPL session object in {src.path}"],
-            size=size,
+            size=reader.size,
         )
-
+    g, tally = reader.g, reader.tally
     stem_id = src.path.stem.rsplit("_", 1)[-1]
-    g = _Grouper(src, safe_id(doc.get("id")) or safe_id(stem_id) or src.path.stem)
-    messages = get_list(doc, "messages")
-    for index, msg in enumerate(messages):
-        pos = index + 1
-        if not isinstance(msg, dict):
-            tally.bad(pos)
-            continue
-        raw_role = msg.get("role")
-        content = msg.get("content")
-        role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
-        if role is None or not isinstance(content, str):
-            tally.bad(pos)
-            continue
-        text = content.strip()
-        if not text:
-            continue
-        ts = parse_ts(msg.get("timestamp"))
-        name = g.agent_name(msg)
-        if role == "user":
-            g.user(text, ts, pos)
-        else:
-            g.reply(role, name, text, ts, pos)
-
-    created = parse_ts(doc.get("createdAt"))
-    last = parse_ts(doc.get("lastActiveAt"))
+    g.name(safe_id(members.get("id")) or safe_id(stem_id) or src.path.stem)
+    created = parse_ts(members.get("createdAt"))
+    last = parse_ts(members.get("lastActiveAt"))
     result = finish(
         src,
         [g.main, *g.named.values()],
         tally,
         warnings=g.warnings,
-        size=size,
+        size=reader.size,
         unit="message",
-        had_content=bool(messages),
+        had_content=reader.messages > 0,
     )
     for s in result.sessions:
         # Whole-session times from the envelope beat the file's mtime when messages lack them.
@@ -143,3 +135,60 @@ def parse(src: Source) -> ParseResult:
             s.start = created or last or s.start
             s.end = last or created or s.end
     return result
+
+
+class _Counted:
+    """A binary file read through: how many bytes came, and whether one was not whitespace (what
+    ``bytes.strip()`` removes)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.size = 0
+        self.content = False
+
+    def read(self, n: int = -1, /) -> bytes:
+        data = self.fh.read(n)
+        self.size += len(data)
+        self.content = self.content or bool(data.strip())
+        return data
+
+
+class _Reader:
+    """Deals the messages of the (last) ``messages`` array to a :class:`_Grouper` as they are read;
+    counts the bytes read and whether any of them is not whitespace."""
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.g: _Grouper | None = None
+        self.tally = Tally(src.kind, src.path)
+        self.messages = 0
+        self.size = 0
+        self.content = False
+
+    def restart(self) -> None:
+        """A ``messages`` array begins: with a duplicate key only the last one counts."""
+        self.g, self.tally, self.messages = _Grouper(self.src, ""), Tally(self.src.kind, self.src.path), 0
+
+    def message(self, index: int, msg: object) -> None:
+        g, tally = self.g, self.tally
+        assert g is not None  # restart() came first
+        self.messages += 1
+        pos = index + 1
+        if not isinstance(msg, dict):
+            tally.bad(pos)
+            return
+        raw_role = msg.get("role")
+        content = msg.get("content")
+        role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
+        if role is None or not isinstance(content, str):
+            tally.bad(pos)
+            return
+        text = content.strip()
+        if not text:
+            return
+        ts = parse_ts(msg.get("timestamp"))
+        name = g.agent_name(msg)
+        if role == "user":
+            g.user(text, ts, pos)
+        else:
+            g.reply(role, name, text, ts, pos)

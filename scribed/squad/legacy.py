@@ -25,6 +25,7 @@ from typing import Any
 
 from scribed.compress.entry import one_line
 from scribed.names import normalize_name
+from scribed.squad import inbox
 from scribed.squad.legacy_text import (
     DATE_RE,
     FrontMatter,
@@ -66,6 +67,9 @@ _GROUPISH = re.compile(
     re.I,
 )
 _AGENT_SUFFIX = re.compile(r"\s*\((?P<a>[A-Z][\w.-]{1,30})(?:\s*[,/&]\s*[A-Z][\w.-]{1,30})*\)\s*$")
+
+
+SCRIBED_ENTRY = "scribed-entry"  # a field of a decision scribed proposed: the entry it came from
 
 
 @dataclass(slots=True)
@@ -329,6 +333,8 @@ def _governed(lines: list[str], blocks: list[Md], fm: FrontMatter, end: int) -> 
     by = author(who) if who.casefold() not in ("", "unknown") else ""
     date = when(v["createdat"]) if "createdat" in v else None
     cls = v.get("class", "DECISION").upper()
+    if entry := inbox.entry_of(v.get("metadata", "")):
+        fields = {**fields, SCRIBED_ENTRY: entry}  # scribed proposed it: the fact it already is
     reason = "" if cls == "DECISION" else "section"  # a LOCAL or POLICY memory is not a team decision
     reason = reason or not_decision(title, stmt, lines, blocks, start=fm.end, end=end)
     return _block(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +119,30 @@ def read_retired(text: str) -> dict[str, str]:
         k, _, rest = line.strip().partition(" ")
         if re.fullmatch(r"[a-z]-[0-9a-f]{6,40}", k) and k not in out:
             out[k] = rest.strip()
+    return out
+
+
+RETIRED_DAYS = 400  # a retirement line is kept this long: a clone away longer may write the entry back
+_DATED = re.compile(r"^(\d{4}-\d{2}-\d{2}) ")
+
+
+def prune_retired(rows: dict[str, str], today: str, *, kept: Iterable[str] = ()) -> dict[str, str]:
+    """``retired.txt`` bounded: lines dated more than :data:`RETIRED_DAYS` before ``today`` go (every
+    clone has long synced past them), and so does a line for an entry the store holds again. Lines
+    written before retirements were dated stay."""
+    from datetime import date, timedelta
+
+    try:
+        horizon = (date.fromisoformat(today) - timedelta(days=RETIRED_DAYS)).isoformat()
+    except ValueError:
+        return rows
+    back = set(kept)
+    out = {}
+    for k, v in rows.items():
+        m = _DATED.match(v)
+        if k in back or (m is not None and m.group(1) < horizon):
+            continue
+        out[k] = v
     return out
 
 

@@ -40,7 +40,7 @@ def merge_lines(ours: str, theirs: str) -> str:
     return cold_store.render_retired(rows)
 
 
-def _chunks(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+def chunks(text: str) -> tuple[str, list[tuple[str, str, str]]]:
     """A wiki page's head and its blocks as (section heading, block title line, block text)."""
     head: list[str] = []
     blocks: list[tuple[str, str, list[str]]] = []
@@ -61,8 +61,8 @@ def _chunks(text: str) -> tuple[str, list[tuple[str, str, str]]]:
 
 
 def merge_wiki(ours: str, theirs: str) -> str:
-    head, mine = _chunks(ours)
-    head2, other = _chunks(theirs)
+    head, mine = chunks(ours)
+    head2, other = chunks(theirs)
     superseded = {t for s, t, _ in [*mine, *other] if t and s == SUPERSEDED}
     out: list[tuple[str, str, str]] = []
     index: dict[tuple[str, str], int] = {}

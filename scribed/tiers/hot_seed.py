@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scribed.compress.entry import Entry, iso, one_line, parse_date
+from scribed.compress.entry import Entry, fewer_sentences, iso, one_line, parse_date
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
@@ -39,8 +39,10 @@ from scribed.tiers.cold import Layout
 if TYPE_CHECKING:
     from scribed.log import Logger
 
-ITEM_CHARS = 300
-OUTCOME_CHARS = 600
+# What one item or the outcome may take of the 4 KB; they are kept whole below these (an entry's
+# item is at most 1,200 characters) and shortened by whole sentences above them.
+ITEM_CHARS = 1200
+OUTCOME_CHARS = 1200
 SWAP_ATTEMPTS = 5
 _UNRESOLVED = ("unresolved", "(unresolved", "not fixed", "not resolved", "open", "still failing")
 
@@ -113,19 +115,19 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     sec = cold.sections(e.text)
 
     def items(key: str) -> list[str]:
-        return [live.redacted_line(redacted(v), ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
+        return [live.whole_line(redacted(v), ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
 
     goal = " ".join(sec.get("goal", [])) or e.title.strip()  # the title is clipped shorter
     return LastSession(
         entry_id=e.entry_id or "",
         when=iso(e.when) if e.when else e.date,
         cold=str(layout.cold_file(agent).relative_to(layout.root)),
-        goal=live.redacted_line(redacted(goal), ITEM_CHARS),
-        outcome=live.redacted_line(redacted(" ".join(sec.get("outcome", []))), OUTCOME_CHARS),
+        goal=live.whole_line(redacted(goal), ITEM_CHARS),
+        outcome=live.whole_line(redacted(" ".join(sec.get("outcome", []))), OUTCOME_CHARS),
         decisions=items("decisions"),
         open_items=items("open_items"),
         blockers=[
-            live.redacted_line(redacted(b), ITEM_CHARS)
+            live.whole_line(redacted(b), ITEM_CHARS)
             for b in unresolved(sec.get("errors", []), sec.get("key_facts", []))
         ],
     )
@@ -161,7 +163,9 @@ def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
 
 
 def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> str:
-    """The seeded hot file, ≤ 4096 bytes: decisions and blockers are trimmed before open items."""
+    """The seeded hot file, ≤ 4096 bytes. Every item and the outcome are whole; only when the
+    budget is reached do whole items go (decisions and blockers before open items), then the
+    outcome's sentences that name the least (see ``entry.fewer_sentences``)."""
     s = replace(s, decisions=list(s.decisions), open_items=list(s.open_items), blockers=list(s.blockers))
     head = f"---\n{live.MARKER}: {marker}\ncold: {s.cold}\nentry: {s.entry_id}\nupdated: {s.when}\n---\n"
     outcome = s.outcome
@@ -175,8 +179,10 @@ def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> s
     for items, keep in rounds:
         while size() > budget and len(items) > keep:
             items.pop()
-    while size() > budget and len(outcome) > 1:
-        outcome = outcome[: max(1, len(outcome) * 3 // 4)].rstrip() + "…"
+    while size() > budget and fewer_sentences(outcome):
+        outcome = fewer_sentences(outcome)  # whole sentences, those naming least first
+    while size() > budget and len(outcome) > 1:  # one sentence over 4 KB: only then cut
+        outcome = live.whole_line(outcome, max(1, len(outcome) * 3 // 4))
     body = _body(agent, s, outcome, marked=marked)
     return live.sign(head + body) if marked else body
 

@@ -15,7 +15,9 @@ Rules that keep this safe next to agents that write their own hot files:
   written. Writes are compare-and-swap (:func:`swap`): re-read right before the rename.
 * It is rewritten only when its content changes (the debounce for run-once and the daemon):
   nothing in it depends on the clock, only on the transcript.
-* ``Current task`` is the session's substantive request, never a go-ahead (:func:`_current_task`).
+* ``Current task`` is the session's substantive request, never a go-ahead (:func:`_current_task`),
+  followed by the agent's own plan when it keeps one (``Plan: 2 of 5 done`` and its open steps, what
+  is in progress first; see :mod:`scribed.compress.plan`).
 * When the session finishes and is compacted, the pipeline re-seeds the file from its cold entry
   (:mod:`scribed.tiers.hot_seed`); :func:`clear` (reset to the blank template while the file still
   carries that session's marker) is the fallback when there is no entry to seed from.
@@ -42,8 +44,10 @@ from typing import TYPE_CHECKING, Any
 
 from scribed import sources
 from scribed.compress import anchors
+from scribed.compress import plan as plan_mod
+from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
-from scribed.compress.sections import substantive
+from scribed.compress.request import request
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir, sync_deferred
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
@@ -104,6 +108,26 @@ def redacted_line(text: str, limit: int) -> str:
     return s
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def whole_line(text: str, limit: int) -> str:
+    """Redacted text on one line within ``limit`` characters, by whole sentences: the sentences
+    that fit; only a first sentence longer than ``limit`` is cut (between words, marked "…")."""
+    s = re.sub(r"\s+", " ", text).strip()
+    if len(s) <= limit:
+        return s
+    out = ""
+    for sent in _SENTENCE_END.split(s):
+        if len(out) + len(sent) + 1 > limit:
+            break
+        out = f"{out} {sent}".strip()
+    if out:
+        return out
+    head = s[: limit - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip() + "…"
+
+
 def marker_value(kind: str, session_id: Redacted) -> str:
     return f"{kind}:{session_id}"
 
@@ -121,15 +145,17 @@ def _last_ts(session: Session) -> datetime | None:
 
 
 def _current_task(session: Session) -> str:
-    """The session's substantive request: the latest user message that states a task.
+    """The session's substantive request: what the latest user message that adds something asks.
 
-    "continue", "ok, go on", "yes", "thanks", greetings, slash commands and one- or two-word
-    acknowledgements never qualify, so a go-ahead never hides what the session is about; a later
-    substantive request (a pivot) replaces the earlier one.
+    Acknowledgements and go-aheads, however phrased, greetings, slash commands and harness text
+    never qualify (:func:`scribed.compress.request.request` judges what a message adds), so a
+    go-ahead never hides what the session is about; a message that acknowledges and asks ("yes, and
+    then rename the flag") gives its request; a later request (a pivot) replaces the earlier one.
     """
     for t in reversed(session.turns):
-        if t.role == "user" and t.kind == "message" and substantive(t.text):
-            return redacted_line(t.text, TASK_CHARS)
+        asked = request(t.text) if t.role == "user" and t.kind == "message" else ""
+        if asked:
+            return redacted_line(asked, TASK_CHARS)
     for t in reversed(session.turns):
         if t.kind == "summary" and t.text.strip():
             return redacted_line(t.text.strip().splitlines()[0], TASK_CHARS)
@@ -141,8 +167,11 @@ def _stamp(t: Turn) -> str:
 
 
 def _actions(session: Session) -> list[str]:
-    """The latest tool calls and assistant messages, most recent first."""
+    """The latest distinct tool calls and assistant messages, most recent first: an action done
+    or said again is listed once (at its latest time), and a message that names nothing ("That
+    looks fine.", :func:`content_free`) is no action."""
     out: list[str] = []
+    seen: set[str] = set()
     for t in reversed(session.turns[-SCAN_TURNS:]):
         if len(out) >= MAX_ACTIONS:
             break
@@ -152,9 +181,14 @@ def _actions(session: Session) -> list[str]:
         if not first:
             continue
         if t.kind == "tool_call":
-            out.append(f"{_stamp(t)}ran {redacted_line(first, ITEM_CHARS)}")
-        elif t.role == "assistant" and t.kind == "message":
-            out.append(f"{_stamp(t)}said: {redacted_line(first, ITEM_CHARS)}")
+            what = f"ran {redacted_line(first, ITEM_CHARS)}"
+        elif content_free(first):
+            continue
+        else:
+            what = f"said: {redacted_line(first, ITEM_CHARS)}"
+        if what not in seen:
+            seen.add(what)
+            out.append(f"{_stamp(t)}{what}")
     return out
 
 
@@ -209,11 +243,30 @@ def _talking_to(session: Session, extra: Iterable[str]) -> list[str]:
     return out
 
 
+def _plan(session: Session) -> tuple[str, list[str]]:
+    """The agent's current plan: a ``Plan:`` line (how much is done) and its open steps, what is in
+    progress first, then what comes next; ("", []) when the session keeps no plan."""
+    plan = plan_mod.final(session.turns)
+    if plan is None:
+        return "", []
+    live_items = [i for i in plan.items if i.status != plan_mod.CANCELLED]
+    done = sum(i.status == plan_mod.DONE for i in live_items)
+    label = {plan_mod.IN_PROGRESS: "in progress", plan_mod.BLOCKED: "blocked"}
+    steps = [
+        f"{label.get(i.status, 'next')}: {redacted_line(i.text, ITEM_CHARS * 2)}"
+        for s in (plan_mod.IN_PROGRESS, plan_mod.PENDING, plan_mod.PLANNED, plan_mod.BLOCKED)
+        for i in live_items
+        if i.status == s
+    ]
+    return f"Plan: {done} of {len(live_items)} done\n", steps
+
+
 def _render(
     head: str,
     agent: str,
     task: str,
     *,
+    plan: tuple[str, list[str]] = ("", []),
     decisions: list[str],
     actions: list[str],
     blockers: list[str],
@@ -229,6 +282,8 @@ def _render(
         f"# Hot memory: {agent}\n\n"
         f"{NOTICE}\n\n"
         f"Current task: {task}\n"
+        + plan[0]
+        + "".join(f"- {i}\n" for i in plan[1])
         + block("Active decisions:", decisions)
         + block("Last actions:", actions)
         + block("Blockers:", blockers)
@@ -250,6 +305,7 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
     actions = _actions(session)
     blockers = _blockers(session)
     talking = _talking_to(session, talking_to)
+    plan_head, steps = _plan(session)
 
     budget = HOT_BUDGET - DIGEST_LINE
 
@@ -259,6 +315,7 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
                 head,
                 session.agent,
                 task,
+                plan=(plan_head, steps),
                 decisions=decisions,
                 actions=actions,
                 blockers=blockers,
@@ -269,9 +326,11 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
     # Lists are newest first, so trimming pops from the end; keep a few of each as long as possible.
     rounds = [
         (actions, MIN_ACTIONS),
+        (steps, 4),  # what is in progress and the next steps stay longest
         (decisions, 3),
         (blockers, 3),
         (actions, 1),
+        (steps, 1),
         (decisions, 1),
         (blockers, 1),
         (talking, 1),
@@ -279,6 +338,7 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
         (decisions, 0),
         (blockers, 0),
         (talking, 0),
+        (steps, 0),
     ]
     for items, keep in rounds:
         while size() > budget and len(items) > keep:
@@ -286,7 +346,14 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
     while size() > budget and len(task) > 1:
         task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
     text = _render(
-        head, session.agent, task, decisions=decisions, actions=actions, blockers=blockers, talking=talking
+        head,
+        session.agent,
+        task,
+        plan=(plan_head, steps),
+        decisions=decisions,
+        actions=actions,
+        blockers=blockers,
+        talking=talking,
     )
     data = text.encode()
     if len(data) > budget:  # only a pathological source path gets here

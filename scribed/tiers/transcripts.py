@@ -46,7 +46,9 @@ CHUNK_BYTES = 1 << 20  # redaction works on about this much text at a time, cut 
 # zstd's own default: on generated transcripts 8x the speed of level 10 for 21% more bytes (the
 # archive is written once per compaction, on the hot path; any level reads back the same).
 ZSTD_LEVEL = 3
-_LINE_LIMIT = 64 * 1024 * 1024
+# A line longer than a chunk (a pasted log with no line break) is cut into chunks too: each is still
+# judged with 64 KiB of text on either side (session/door), so only memory changes.
+_LINE_LIMIT = CHUNK_BYTES
 PRUNE_EVERY_SECONDS = 3600.0
 MIN_SESSION_PREFIX = 6
 _prune_lock = threading.Lock()

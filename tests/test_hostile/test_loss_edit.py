@@ -104,7 +104,10 @@ def test_an_untimed_history_edited_in_place_is_compacted_again_only_where_it_cha
     os.utime(f, (OLD + 100, OLD + 100))
     code, out, err = run_once(cfg)
     assert code == 0 and out["compacted"] == 1, err[-2000:]
-    first, second = memory_entries(root)
+    entries = memory_entries(root)  # one second: listed by key, as every clone lists them
+    assert len(entries) == 2
+    first = next(e for e in entries if "worker_x_0" in e)
+    second = next(e for e in entries if e is not first)
     assert "worker_x_0" in first and "worker_x_2" in first
     assert "worker_x_1" in second and "t_x_1" in second  # the edited answer, as it reads now
     assert "worker_x_0" not in second and "worker_x_2" not in second
@@ -143,15 +146,21 @@ def test_an_edit_of_tool_output_alone_is_compacted_with_its_message(tmp_path: Pa
     os.utime(f, (OLD + 100, OLD + 100))
     code, out, err = run_once(cfg)
     assert code == 0 and out["compacted"] == 1, err[-2000:]
-    second = memory_entries(root)[1]
-    assert "ROLLBACK_77" in second and "src/cache.py" not in second  # not the whole session again
+    entries = memory_entries(root)  # one second: listed by key, as every clone lists them
+    assert len(entries) == 2
+    second = next(e for e in entries if "ROLLBACK_77" in e)
+    assert "src/cache.py" not in second  # not the whole session again
 
 
-def test_the_ledger_keeps_digests_of_redacted_turns_only(tmp_path: Path) -> None:
-    """An unkeyed digest of a raw turn holding a short secret could be confirmed by guessing:
-    the ledger keeps the digests of the turns as redacted (found by review)."""
+def test_the_ledger_keeps_keyed_digests_only(tmp_path: Path) -> None:
+    """An unkeyed digest of a turn holding a short secret could be confirmed by guessing: the ledger
+    keeps each turn's HMAC under the root's key, no plain sha256 of the turn raw or redacted (found
+    by review; keyed since issue 31)."""
     import hashlib
     import sqlite3
+
+    from scribed.core.content_key import Keyring
+    from scribed.models import Turn
 
     root, cfg, f = _aider_root(tmp_path)
     f.write_text(
@@ -160,9 +169,11 @@ def test_the_ledger_keeps_digests_of_redacted_turns_only(tmp_path: Path) -> None
     )
     os.utime(f, (OLD, OLD))
     assert run_once(cfg)[1]["compacted"] == 1
-    db = sqlite3.connect(root / ".squad/memory/.scribed/ledger.sqlite")
-    blob = db.execute("SELECT turn_digests FROM entries").fetchone()[0]
+    state = root / ".squad/memory/.scribed"
+    db = sqlite3.connect(state / "ledger.sqlite")
+    old, blob = db.execute("SELECT turn_digests, turn_keys FROM entries").fetchone()
     db.close()
+    assert old is None
     stored = {blob[i : i + 8] for i in range(0, len(blob), 8)}
     assert len(stored) == 3
 
@@ -170,4 +181,6 @@ def test_the_ledger_keeps_digests_of_redacted_turns_only(tmp_path: Path) -> None
         return hashlib.sha256(b"scribed-turn-1\0user\0message\0\0\0" + text.encode()).digest()[:8]
 
     assert digest("password=Winter2026") not in stored
-    assert digest("password=[REDACTED_SECRET]") in stored
+    assert digest("password=[REDACTED_SECRET]") not in stored
+    keys = Keyring(bytes.fromhex((state / "content.key").read_text()))
+    assert keys.turn_digests([Turn("user", "password=Winter2026")]) in stored  # the key, and only it, tells

@@ -1,0 +1,154 @@
+"""The one validation of a config: what ``scribed run`` refuses to start with is exactly what
+``scribed check-config`` reports as an error, in the same words (the file and the key named).
+
+Before this, ``check-config`` said "ok" for a cron line or a time zone the daemon then refused
+(exit 2, no file named), so a systemd unit restarted in a loop. Both commands now call
+:func:`problems`; ``run`` exits :data:`EX_CONFIG` (78) on any error, and the shipped units do not
+restart on that status.
+
+Errors (``fatal``): what ``run`` cannot start with (agent names, the root and its ``.squad/``,
+scribed's state folders, the promotion cron line and time zone, an LLM backend it cannot reach by
+configuration, a Squad state backend scribed cannot write). Warnings: what it starts with and
+works around (a source folder that does not exist yet is watched for; half an ``[llm]`` table
+leaves summaries extractive).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from scribed.cli.common import root_origin, root_problem
+from scribed.config import Config, ConfigError
+from scribed.config_light import bad_agent
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One line to show: ``fatal`` ones stop ``scribed run`` (and fail ``check-config``)."""
+
+    message: str
+    fatal: bool
+
+
+def _where(cfg: Config) -> str:
+    return f"{cfg.path}: " if cfg.path else ""
+
+
+def problems(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
+    """Every problem of ``cfg`` as ``scribed run`` would meet it, errors first.
+
+    ``from_flag``: the root came from ``--root``; ``init``: ``--init`` was given (a missing
+    ``.squad/`` is then created, not refused).
+    """
+    out: list[Problem] = []
+    agent = bad_agent(cfg)
+    if agent:
+        out.append(Problem(agent, True))
+    out += _root(cfg, from_flag=from_flag, init=init)
+    out += _schedule(cfg)
+    out += _llm(cfg)
+    out += _sources(cfg)
+    return sorted(out, key=lambda p: not p.fatal)
+
+
+def _root(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
+    """The root folder, its ``.squad/``, scribed's state folders and Squad's state backend."""
+    from scribed.core import backend
+    from scribed.fsutil import UnsafePathError
+    from scribed.tiers.layout import Layout
+
+    root = cfg.root_path
+    squad = root / ".squad"
+    problem = root_problem(cfg, from_flag, init_here=False)
+    if problem and not (init and not (root.exists() or root.is_symlink())):
+        return [Problem(problem, True)]
+    if not squad.is_dir():
+        if init:
+            return [Problem(f"{squad} does not exist yet: --init creates it", False)]
+        return [
+            Problem(
+                f"{root}: no .squad/ folder here (root {root_origin(cfg, from_flag)}: is it right?); "
+                "pass --init to create it",
+                True,
+            )
+        ]
+    out: list[Problem] = []
+    layout = Layout(root)
+    try:
+        layout.check_state()
+    except UnsafePathError as exc:
+        out.append(Problem(str(exc.strerror or exc), True))
+    refused = backend.refusal(layout)
+    if refused:
+        out.append(Problem(refused, True))
+    return out
+
+
+def _schedule(cfg: Config) -> list[Problem]:
+    """The nightly promotion's cron line and time zone, parsed as the daemon parses them."""
+    from scribed.daemon.schedule import promotion_trigger
+
+    try:
+        promotion_trigger(cfg)
+    except ConfigError as exc:
+        return [Problem(str(exc), True)]
+    return []
+
+
+def _llm(cfg: Config) -> list[Problem]:
+    """``[llm]`` as the compressor will use it: an unusable URL or a backend that cannot work."""
+    llm, where = cfg.llm, _where(cfg)
+    out: list[Problem] = []
+    if llm.base_url:
+        parts = urlsplit(llm.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            out.append(
+                Problem(
+                    f"{where}bad value for 'llm.base_url': not an http(s) URL with a host "
+                    f"(got {llm.base_url!r}; e.g. http://127.0.0.1:11434/v1)",
+                    True,
+                )
+            )
+    if cfg.compress.backend == "llm" and not llm.configured:
+        missing = " and ".join(k for k in ("llm.base_url", "llm.model") if not getattr(llm, k[4:]))
+        out.append(
+            Problem(
+                f"{where}bad value for 'compress.backend': \"llm\" needs {missing} "
+                '(set them in [llm], or use backend = "auto" to fall back to extractive)',
+                True,
+            )
+        )
+    elif bool(llm.base_url) != bool(llm.model):
+        have, lack = ("llm.base_url", "llm.model") if llm.base_url else ("llm.model", "llm.base_url")
+        out.append(
+            Problem(
+                f"{where}{have} is set but {lack} is empty: the LLM is not used, summaries are extractive",
+                False,
+            )
+        )
+    if llm.configured and llm.api_key_env and llm.api_key_env not in os.environ:
+        from scribed.compress.llm_endpoint import is_openai_host
+
+        if is_openai_host(llm.base_url):
+            out.append(
+                Problem(
+                    f"{where}'llm.api_key_env' names {llm.api_key_env}, which is not set in this "
+                    "environment (the service's environment may differ)",
+                    False,
+                )
+            )
+    return out
+
+
+def _sources(cfg: Config) -> list[Problem]:
+    """Source folders that do not exist (the daemon watches for them) or are files."""
+    out: list[Problem] = []
+    for i, s in enumerate(cfg.sources):
+        path = s.expanded
+        if not path.exists():
+            out.append(Problem(f"{_where(cfg)}sources.{i} ({s.kind}): path does not exist: {path}", False))
+        elif not path.is_dir():
+            out.append(Problem(f"{_where(cfg)}sources.{i} ({s.kind}): not a folder: {path}", False))
+    return out

@@ -1,0 +1,173 @@
+"""A session's outcome: its conclusion, in whole sentences.
+
+The outcome is what the next spawn reads first about the last session, so it must be where the
+session ended, not a fragment of a message the agent wrote on its way ("Security review is crucial.
+Let me add that to our todo list", written just before a tool call). It is taken from
+
+* the last assistant message that concludes a run of work: one no tool call of the agent follows
+  before the user speaks again or the session ends (a message followed by more work is a note on
+  the way); when no message concludes (the session ended mid-work), the last test run's result if
+  one ran after the last message, else that message;
+* within it, its "Done:" (or "Summary:", "Result:", "Outcome:") line when it has one, whole;
+  else its last statements: questions to the user, announcements of what the agent is about to do
+  ("Let me …", "I'll …"), labels of what follows ("Here's the commit message:"), open-item lines (they are listed under Open items), code or data run into
+  a line, and "sentences" longer than :data:`OUTCOME_CHARS` are not the outcome (a message with
+  nothing else is no conclusion: an earlier one is looked for);
+* and when that holds no test result, the last test run's summary line after it ("14 passed in
+  2.31s"), as "Last test run: …".
+
+Sentences are kept whole: the last one (with the ones before it while they are under
+:data:`SHORT_OUTCOME` characters: "All tests pass." alone says little), within :data:`OUTCOME_CHARS`:
+the statement, not the message; a "Done:" line up to :data:`DONE_CHARS`. A markup tag (``</thinking-content-…>``) ends a
+sentence and is not part of one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from scribed.compress.content import content_free
+from scribed.models import Turn
+
+OUTCOME_CHARS = 300
+SHORT_OUTCOME = 80  # a last sentence shorter than this ("All tests pass.") takes the one before it
+DONE_CHARS = 900
+OUTCOME_WORDS = 3
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(#*\"'])")
+_DONE_LINE = re.compile(
+    r"^(?P<who>[a-z][\w-]{0,20}:\s+)?\W{0,4}(?:done|summary|result|outcome|status)\W{0,4}:\s*\S",
+    re.IGNORECASE,
+)  # after a speaker's label ("assistant: Done: …") too
+_NOT_PROSE = ("#", "|", "<<<<<<<", ">>>>>>>", "=======")
+# Sentences that are not a result: the agent announcing its next step, or addressing the user.
+_ON_THE_WAY = re.compile(
+    r"^\W*(?:let me|let's|i'll|i will|i'm going to|i am going to|now i(?:'ll| will| need)|next,? i|"
+    r"first,? i|i need to|we need to|let us|shall i|should i|would you|do you want|want me to|"
+    r"if you(?:'d| would)? like|let me know|feel free)\b",
+    re.IGNORECASE,
+)
+_OPEN_LINE = re.compile(
+    r"^\W*(?:todo|fixme|open items?|follow[- ]ups?|next steps?|remaining)\b\W*:", re.IGNORECASE
+)
+_TEST_SUMMARY = re.compile(
+    r"(?:\b\d+ (?:passed|failed)\b[^\n]{0,80}|\bTests?:\s+\d+[^\n]{0,80}|\btest result: \w+\.[^\n]{0,80}"
+    r"|^OK \(\d+ tests?\)|^FAILED \((?:failures|errors)=\d+[^\n]*\))",
+    re.MULTILINE,
+)
+_HAS_RESULT = re.compile(r"\b\d+ (?:passed|failed|tests?)\b|\bgreen\b|\ball tests pass", re.IGNORECASE)
+
+
+def conclusion(turns: Sequence[Turn]) -> str:
+    """The session's outcome (rules in the module docstring); "" when no assistant message says one."""
+    at, concludes = _concluding(turns)
+    test = _last_test_run(turns if at is None else turns[at + 1 :])
+    if at is None:
+        return f"Last test run: {test}." if test else ""
+    if test and not concludes:
+        return f"Last test run: {test}."  # the session ended mid-work: its last note is no conclusion
+    text = _statement(turns[at].text)
+    test = test if not _HAS_RESULT.search(text) else ""
+    if test and len(text) + len(test) <= DONE_CHARS:
+        text = f"{text} Last test run: {test}.".strip()
+    return text
+
+
+def _concluding(turns: Sequence[Turn]) -> tuple[int | None, bool]:
+    """The index of the last assistant message that concludes a run of work and states something
+    (and True); else of the last assistant message that states something (and False)."""
+    worked = False  # a tool call of the agent came after the message being looked at
+    fallback: int | None = None
+    for i in range(len(turns) - 1, -1, -1):
+        t = turns[i]
+        if t.role == "user" and t.kind == "message":
+            worked = False
+            continue
+        if t.kind == "tool_call":
+            worked = True
+            continue
+        if t.role != "assistant" or t.kind != "message" or not _statement(t.text):
+            continue
+        if not worked:
+            return i, True
+        if fallback is None:
+            fallback = i
+    return fallback, False
+
+
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?/?>")
+
+
+def _prose_lines(text: str) -> list[str]:
+    out: list[str] = []
+    fence = False
+    for line in _TAG.sub("\n", text).splitlines():
+        s = line.strip()
+        if s.startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if not fence and s and not s.startswith(_NOT_PROSE):
+            out.append(s)
+    return out
+
+
+def _statement(text: str) -> str:
+    """The concluding statement of one message: its "Done:" line, else its last result sentences."""
+    lines = _prose_lines(text)
+    done = [(ln, m) for ln, m in ((ln, _DONE_LINE.match(ln)) for ln in lines) if m]
+    if done:
+        ln, m = done[-1]
+        line = ln[len(m.group("who") or "") :].lstrip("-*> ")
+        sents = [x for x in _SENT_END.split(line) if not _OPEN_LINE.match(x)]
+        if sents and len(sents[0]) <= DONE_CHARS and _prose(sents[0]):
+            return _within(sents, DONE_CHARS, first=True)
+    kept = [ln.lstrip("-*> ") for ln in lines if not _OPEN_LINE.match(ln)]
+    sents = [
+        s
+        for s in _SENT_END.split(" ".join(kept))
+        if len(s.split()) >= OUTCOME_WORDS
+        and len(s) <= OUTCOME_CHARS
+        and _prose(s)
+        and not s.rstrip().endswith(("?", ":"))  # a question, or the label of what follows it
+        and not _ON_THE_WAY.match(s)
+        and not content_free(s)  # "Take care!", "So was I, honestly." conclude nothing (issue 30)
+    ]
+    out: list[str] = []
+    for sent in reversed(sents):  # the last sentence, and the ones before it while it is short
+        if out and (sum(map(len, out)) >= SHORT_OUTCOME or sum(map(len, out)) + len(sent) > OUTCOME_CHARS):
+            break
+        out.insert(0, sent)
+    return " ".join(out)
+
+
+PROSE_SHARE = 0.6  # letters and spaces in a sentence of prose (code and data have fewer)
+
+
+def _prose(sentence: str) -> bool:
+    """Whether a sentence reads as prose, not code or data run into a line (a JSON object, a diff)."""
+    return sum(c.isalpha() or c == " " for c in sentence) >= PROSE_SHARE * len(sentence)
+
+
+def _within(sents: list[str], limit: int, *, first: bool) -> str:
+    """Whole sentences within ``limit``: from the first (``first``) or the last ones; a single
+    sentence over the limit is kept whole all the same (it is the conclusion)."""
+    order = sents if first else list(reversed(sents))
+    out: list[str] = []
+    size = 0
+    for s in order:
+        if out and size + len(s) + 1 > limit:
+            break
+        out.append(s)
+        size += len(s) + 1
+    return " ".join(out if first else reversed(out)).strip()
+
+
+def _last_test_run(turns: Sequence[Turn]) -> str:
+    """The summary line of the last test run in ``turns`` ("" when none ran)."""
+    for t in reversed(turns):
+        if t.kind != "tool_result":
+            continue
+        found = _TEST_SUMMARY.findall(t.text[-4000:])
+        if found:
+            return " ".join(found[-1].strip(" =-").split())
+    return ""

@@ -1,0 +1,107 @@
+"""What ``scribed doctor`` reads of the sources: every configured source parsed as compaction parses
+it (read-only), and each warning with its file and what to do about it.
+
+The warnings are scribed's own, written by the adapters in :mod:`scribed.sources` from a few
+fixed templates; :func:`fix` names the remedy for each template (the template's fixed words,
+not guesses about the user's text). A warning no template matches gets no remedy rather than a
+wrong one (``tests/test_doctor.py`` meets each template and checks it has one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scribed.core.results import Json
+from scribed.sources.common import LINE_LIMIT_KEY, line_limit
+
+# (words the adapter's template carries, what the user can do). First match wins.
+_FIXES: tuple[tuple[str, str], ...] = (
+    (
+        "line limit",
+        f"raise {LINE_LIMIT_KEY} in the config (the line is held in memory while read); a file "
+        "compacted already is not read again for that record",
+    ),
+    (
+        "malformed",
+        "those records are skipped and the rest of the session is compacted; if every file has them, the "
+        "tool changed its format: report it with `scribed doctor --json`",
+    ),
+    ("cannot read", "give the user scribed runs as read access to the file; it is retried on every run"),
+    (
+        "internal error",
+        "a scribed bug on this file: report it (`SCRIBED_DEBUG=1 scribed run-once` shows the traceback); "
+        "the other files are not affected",
+    ),
+    ("binary content", "not a transcript: narrow the source's `glob` so it is not read"),
+    ("not a Squad REPL session", "not a Squad REPL session: narrow the source's `glob` so it is not read"),
+    ("no usable turns", "nothing to do: the file holds no conversation yet (empty, or tool output only)"),
+    (
+        "unknown sub-agent id",
+        "nothing to do: the tool did not say which sub-agent that is, so the main agent keeps its events",
+    ),
+    (
+        "agent name",  # invalid agent name / invalid sub-agent name
+        "use agent names of lowercase letters, digits, '-' and '_' (they name files); until then the "
+        "records stay with the source's agent (a hot file so named is not read)",
+    ),
+    ("no date", "the entry is dated by the file's modification time; a dated header in the file fixes that"),
+    ("session time", "the session is dated by the file's modification time; check its header line"),
+)
+
+
+def fix(warning: str) -> str:
+    """What to do about one adapter warning ("" when no template matches)."""
+    return next((remedy for words, remedy in _FIXES if words in warning), "")
+
+
+@dataclass(slots=True)
+class SourceReport:
+    """One configured source as compaction reads it."""
+
+    kind: str
+    path: str
+    exists: bool
+    files: int = 0
+    compressed: int = 0
+    sessions: int = 0
+    warnings: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    drift: dict[str, int] = field(default_factory=dict)
+    issues: list[dict[str, str]] = field(default_factory=list)  # {"file", "warning", "fix"}
+
+    def to_json(self) -> Json:
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "exists": self.exists,
+            "files": self.files,
+            "compressed": self.compressed,
+            "sessions": self.sessions,
+            "warnings": self.warnings,
+            "unreadable": self.unreadable[:20],
+            "drift": self.drift,
+            "issues": self.issues,
+        }
+
+
+def source_report(kind: str, folder: Path, glob: str, agent: str, *, max_line_bytes: int) -> SourceReport:
+    """Parse one source's files as compaction would (same line limit) and collect what did not fit."""
+    from scribed import sources
+    from scribed.sources import drift, zst
+
+    drift.take()  # only this source's counts
+    exists = folder.exists()
+    files = list(sources.discover(kind, folder, glob)) if exists else []
+    out = SourceReport(kind, str(folder), exists, len(files), sum(1 for p in files if zst.is_zst(p)))
+    with line_limit(max_line_bytes):
+        for path in files:
+            parsed = sources.parse_file(kind, path, agent)
+            out.sessions += len(parsed.sessions)
+            out.warnings += len(parsed.warnings)
+            for w in parsed.warnings:
+                out.issues.append({"file": str(path), "warning": w, "fix": fix(w)})
+                if "cannot read" in w or "internal error" in w:
+                    out.unreadable.append(w)
+    out.drift = drift.take().get(kind, {})
+    return out

@@ -1,0 +1,112 @@
+"""Wiki facts a merge lost, written back: the wiki's side of team memory on git.
+
+A wiki page is one shared file, and scribed never deletes a block from it: a reversal or a
+deprecation moves the block under ``## Superseded``, a duplicate adds a source to the block that
+holds it. So a block title that this clone's page held at the last sync and that is nowhere in the
+page now was taken out from outside scribed: a conflict resolved with "ours" or "theirs", a merge
+that took a teammate's older page, a reset. Whenever the team sync runs (the root lock taken or let
+go, a spawn after a pull), each page whose stat changed since the last sync is compared with the
+copy kept then (``.scribed/wiki-base/``): a block that vanished is written back under its section,
+and a block a text merge left twice is kept once (the longer text); then the copy is taken again.
+To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on the page, under
+``## Superseded``; a block deleted by hand comes back, with a warning in the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scribed.fsutil import atomic_write, ensure_dir, read_text
+from scribed.tiers import git_merge
+from scribed.tiers.wiki import INDEX
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scribed.tiers.layout import Layout
+
+BASE = "wiki-base"  # in the state folder: each page as it was at the last sync
+
+
+@dataclass(slots=True)
+class WikiSync:
+    restored: dict[str, list[str]] = field(default_factory=dict)  # page → block titles written back
+    deduped: list[str] = field(default_factory=list)  # pages whose doubled blocks were made one
+
+
+def _titles(text: str) -> list[str]:
+    return [t for _, t, _ in git_merge.chunks(text)[1] if t]
+
+
+def _missing(base: str, text: str) -> str:
+    """The blocks of ``base`` whose titles ``text`` lacks, with their section headings."""
+    have = set(_titles(text))
+    out: list[str] = []
+    section = ""
+    for s, t, chunk in git_merge.chunks(base)[1]:
+        if not t or t in have:
+            continue
+        if s != section and s:
+            out.append(s + "\n\n")
+        section = s
+        out.append(chunk if chunk.endswith("\n") else chunk + "\n")
+    return "".join(out)
+
+
+def _pages(layout: Layout) -> dict[str, Path]:
+    if not layout.wiki.is_dir():
+        return {}
+    return {
+        p.relative_to(layout.wiki).as_posix(): p
+        for p in sorted(layout.wiki.glob("**/*.md"))
+        if p.is_file() and not p.is_symlink() and p.name != INDEX
+    }
+
+
+def sync(layout: Layout, state: dict[str, Any]) -> tuple[WikiSync, bool]:
+    """Compare the changed pages with their copies, write back what vanished, and take new
+    copies. Returns what was done and whether ``state`` changed."""
+    res = WikiSync()
+    seen: dict[str, list[int]] = state.setdefault("wiki", {})
+    base_dir = layout.state / BASE
+    dirty = False
+    pages = _pages(layout)
+    for rel in sorted(set(seen) - set(pages)):  # a whole page gone
+        base = base_dir / rel
+        if base.is_file():
+            ensure_dir((layout.wiki / rel).parent)
+            atomic_write(layout.wiki / rel, read_text(base), base=layout.memory)
+            res.restored[rel] = _titles(read_text(base))
+            pages[rel] = layout.wiki / rel
+        else:
+            with contextlib.suppress(OSError):
+                base.unlink()
+            del seen[rel]
+            dirty = True
+    for rel, path in pages.items():
+        st = path.stat()
+        sig = [st.st_mtime_ns, st.st_size]
+        if seen.get(rel) == sig:
+            continue
+        text = read_text(path)
+        if "<<<<<<<" in text:
+            continue  # the conflict repair runs first and writes it again: compared then
+        fixed = text
+        lost = _missing(read_text(base_dir / rel), text)
+        titles = _titles(text)
+        if lost or len(titles) != len(set(titles)):
+            fixed = git_merge.merge_wiki(text, lost)
+            if lost:
+                res.restored[rel] = _titles(lost)
+            if len(titles) != len(set(titles)):
+                res.deduped.append(rel)
+        if fixed != text:
+            atomic_write(path, fixed, base=layout.memory)
+            st = path.stat()
+        ensure_dir((base_dir / rel).parent)
+        atomic_write(base_dir / rel, fixed, base=layout.state)
+        seen[rel] = [st.st_mtime_ns, st.st_size]
+        dirty = True
+    return res, dirty

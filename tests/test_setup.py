@@ -1,0 +1,283 @@
+"""`scribed setup` (issue 33, part 2): finds the agents' transcript folders in a home folder, writes a
+config for a repository with them, registers `scribed mcp` with Claude Code, Copilot CLI and Codex
+in their own files (merged, never overwriting), optionally the systemd user unit; a second run
+changes nothing; what it cannot write safely it prints for the user to paste."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli, tree_bytes
+
+from scribed.core import setup
+
+SAMPLES = Path(__file__).parent / "samples"
+CODEX_TOML = '# my codex settings\nmodel = "o3"  # keep\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "0"]\n'
+COPILOT_JSON = {
+    "mcpServers": {
+        "playwright": {"type": "local", "command": "npx", "args": ["@playwright/mcp"], "tools": ["*"]}
+    }
+}
+
+
+def _machine(tmp_path: Path) -> tuple[Path, Path]:
+    """A fake home with Claude Code, Copilot CLI and Codex transcripts (the samples) and their
+    own settings, and a repository without .squad/."""
+    home, repo = tmp_path / "home", tmp_path / "work" / "repo"
+    repo.mkdir(parents=True)
+    shutil.copytree(SAMPLES / "claude/-home-dev-api", home / ".claude/projects" / setup.dashed(repo))
+    shutil.copytree(SAMPLES / "copilot", home / ".copilot/session-state")
+    shutil.copytree(SAMPLES / "codex", home / ".codex/sessions")
+    (home / ".codex/config.toml").write_text(CODEX_TOML)
+    (home / ".copilot/mcp-config.json").write_text(json.dumps(COPILOT_JSON, indent=4))
+    return home, repo
+
+
+def _setup(home: Path, repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {"CODEX_HOME": "/nonexistent", "COPILOT_HOME": "/nonexistent"}  # --home wins over these
+    return run_cli("setup", "--root", str(repo), "--home", str(home), *args, env=env, cwd=repo.parent)
+
+
+def _json(home: Path, repo: Path, *args: str) -> dict[str, Any]:
+    p = _setup(home, repo, *args, "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    data: dict[str, Any] = json.loads(p.stdout)
+    return data
+
+
+def _serve_args(args: list[str], repo: Path) -> None:
+    assert args[-5:] == ["--config", str(repo / "scribed.toml"), "mcp", "--root", str(repo)], args
+
+
+def test_dry_run_prints_the_config_and_each_registration_and_writes_nothing(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    before = tree_bytes(tmp_path)
+    p = _setup(home, repo, "--dry-run")
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr.decode()
+    assert tree_bytes(tmp_path) == before and not (repo / ".squad").exists(), "a dry run writes nothing"
+    printed = out.split(f"config {repo / 'scribed.toml'}:\n", 1)[1].split("\nMCP registration", 1)[0]
+    cfg = tomllib.loads("\n".join(ln[2:] for ln in printed.splitlines()))
+    assert cfg["root"] == "."
+    assert [(s["kind"], s["path"]) for s in cfg["sources"]] == [
+        ("claude", str(home / ".claude/projects" / setup.dashed(repo))),
+        ("copilot", str(home / ".copilot/session-state")),
+        ("codex", str(home / ".codex/sessions")),
+    ]
+    for tool, path in (
+        ("Claude Code", repo / ".mcp.json"),
+        ("Copilot CLI", home / ".copilot/mcp-config.json"),
+        ("Codex", home / ".codex/config.toml"),
+    ):
+        assert f"MCP registration for {tool} in {path}:" in out
+        assert f'would register MCP server "scribed" for {tool} in {path}' in out
+    assert "[mcp_servers.scribed]" in out and "dry run: nothing written" in out
+    data = _json(home, repo, "--dry-run")
+    assert [(f["tool"], f["files"]) for f in data["found"]] == [
+        ("Claude Code", 2),
+        ("Copilot CLI", 1),
+        ("Codex", 1),
+    ]
+    assert not [c for c in data["changes"] if c["applied"]]
+
+
+def test_setup_writes_merges_and_a_second_run_changes_nothing(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    p = _setup(home, repo)
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr.decode()
+    for line in (
+        f"create {repo / '.squad'}/",
+        f"write {repo / 'scribed.toml'} (Claude Code claude, Copilot CLI copilot, Codex codex)",
+        f'register MCP server "scribed" for Claude Code in {repo / ".mcp.json"}',
+        f'register MCP server "scribed" for Copilot CLI in {home / ".copilot/mcp-config.json"}',
+        f'register MCP server "scribed" for Codex in {home / ".codex/config.toml"}',
+    ):
+        assert line in out, (line, out)
+    assert (repo / ".squad").is_dir()
+    claude = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["scribed"]
+    assert claude["type"] == "stdio"
+    _serve_args(claude["args"], repo)
+    copilot = json.loads((home / ".copilot/mcp-config.json").read_text())["mcpServers"]
+    assert copilot["playwright"] == COPILOT_JSON["mcpServers"]["playwright"], "other servers are kept"
+    assert copilot["scribed"]["type"] == "local" and copilot["scribed"]["tools"] == ["*"]
+    _serve_args(copilot["scribed"]["args"], repo)
+    codex_text = (home / ".codex/config.toml").read_text()
+    assert codex_text.startswith(CODEX_TOML), "the user's file is kept byte for byte, comments included"
+    codex = tomllib.loads(codex_text)
+    assert codex["model"] == "o3" and codex["mcp_servers"]["docs"]["command"] == "docs-mcp"
+    _serve_args(codex["mcp_servers"]["scribed"]["args"], repo)
+    assert codex["mcp_servers"]["scribed"]["command"] == claude["command"] == copilot["scribed"]["command"]
+
+    written = tree_bytes(tmp_path)
+    again = _setup(home, repo)
+    assert again.returncode == 0 and "nothing to change" in again.stdout.decode(), again.stdout.decode()
+    assert tree_bytes(tmp_path) == written, "the second run wrote nothing"
+
+    # the config it wrote is one `scribed run` starts with, and compacts the samples
+    cfg = str(repo / "scribed.toml")
+    chk = run_cli("--config", cfg, "check-config")
+    assert chk.returncode == 0 and chk.stdout.startswith(b"config ok"), chk.stdout + chk.stderr
+    run = run_cli("--config", cfg, "run-once", "--force", "--json")
+    assert run.returncode == 0 and json.loads(run.stdout)["compacted"] >= 3, run.stderr.decode()[-2000:]
+
+
+def test_an_existing_config_gets_only_the_missing_sources(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    (repo / ".squad").mkdir()
+    mine = (
+        '# my config\nroot = "."\n\n[compress]\nbackend = "extractive"\n\n'
+        f'[[sources]]\nkind = "codex"\npath = "{home / ".codex/sessions"}"\nagent = "worf"\n'
+    )
+    (repo / "scribed.toml").write_text(mine)
+    out = _setup(home, repo, "--no-mcp").stdout.decode()
+    assert f"add 2 [[sources]] to {repo / 'scribed.toml'} (Claude Code claude, Copilot CLI copilot)" in out
+    text = (repo / "scribed.toml").read_text()
+    assert text.startswith(mine)
+    kinds = [(s["kind"], s.get("agent")) for s in tomllib.loads(text)["sources"]]
+    assert kinds == [("codex", "worf"), ("claude", None), ("copilot", None)]
+    assert not (repo / ".mcp.json").exists(), "--no-mcp"
+
+
+@pytest.mark.parametrize(
+    ("name", "codex", "copilot", "why"),
+    [
+        (
+            "inline table",
+            'mcp_servers = { docs = { command = "docs-mcp" } }\n',
+            None,
+            "an appended table would not parse as intended",
+        ),
+        ("not TOML", "model = \n", None, "cannot read it as TOML"),
+        ("theirs", '[mcp_servers.scribed]\ncommand = "/opt/other/scribed"\nargs = []\n', None, "different"),
+        ("JSONC", None, '{\n  // mine\n  "mcpServers": {}\n}\n', "not plain JSON"),
+        ("their scribed", None, json.dumps({"mcpServers": {"scribed": {"command": "x"}}}), "different"),
+    ],
+)
+def test_what_cannot_be_written_safely_is_printed_not_written(
+    tmp_path: Path, name: str, codex: str | None, copilot: str | None, why: str
+) -> None:
+    home, repo = _machine(tmp_path)
+    target = home / (".codex/config.toml" if codex is not None else ".copilot/mcp-config.json")
+    target.write_text(codex if codex is not None else str(copilot))
+    before = target.read_bytes()
+    p = _setup(home, repo)
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr.decode()
+    assert target.read_bytes() == before, f"{name}: the file is left as it was"
+    line = next(ln for ln in out.splitlines() if ln.startswith("not written:") and str(target) in ln)
+    assert why in line and line.endswith("to do it by hand, put this there:"), line
+    snippet = out.split(line + "\n", 1)[1]
+    assert ("[mcp_servers.scribed]" if codex is not None else '"scribed": {') in snippet
+    assert (repo / ".mcp.json").exists(), "the other registrations are made"
+    again = _setup(home, repo).stdout.decode()
+    assert "not written:" in again and target.read_bytes() == before
+
+
+def test_a_config_of_another_root_is_not_touched(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    other = tmp_path / "other.toml"
+    other.write_text(f'root = "{tmp_path}"\n')
+    p = run_cli("--config", str(other), "setup", "--root", str(repo), "--home", str(home), "--no-mcp")
+    assert other.read_text() == f'root = "{tmp_path}"\n'
+    assert f"it is the config of root {tmp_path}; pass --config PATH" in p.stdout.decode()
+
+
+def test_claude_sessions_of_a_sub_folder_count_and_a_siblings_do_not(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    projects = home / ".claude/projects"
+    for name, cwd in (("-api", repo / "api"), ("-other", Path(f"{repo}-other"))):
+        folder = projects / (setup.dashed(repo) + name)
+        folder.mkdir()
+        rec = {
+            "type": "user",
+            "uuid": "u",
+            "sessionId": "s",
+            "cwd": str(cwd),
+            "message": {"role": "user", "content": "x"},
+        }
+        (folder / "s.jsonl").write_text(json.dumps(rec) + "\n")
+    found = [
+        (f["path"], f["note"]) for f in _json(home, repo, "--dry-run")["found"] if f["tool"] == "Claude Code"
+    ]
+    assert found == [
+        (str(projects / setup.dashed(repo)), ""),
+        (str(projects / (setup.dashed(repo) + "-api")), "sessions started in api/"),
+    ]
+
+
+def test_systemd_unit_is_installed_once(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    unit = home / ".config/systemd/user/scribed.service"
+    out = _setup(home, repo, "--systemd").stdout.decode()
+    assert f"install the systemd user unit {unit}" in out
+    assert "systemctl --user daemon-reload && systemctl --user enable --now scribed" in out
+    text = unit.read_text()
+    [exec_start] = [ln for ln in text.splitlines() if ln.startswith("ExecStart=")]
+    assert exec_start.endswith(f" --config {repo / 'scribed.toml'} run")
+    assert "RestartPreventExitStatus=78" in text
+    tool = shutil.which("systemd-analyze")
+    if tool:
+        v = subprocess.run([tool, "verify", str(unit)], capture_output=True, text=True, timeout=60)
+        assert not [ln for ln in (v.stdout + v.stderr).splitlines() if str(unit) in ln], v.stdout + v.stderr
+    assert "nothing to change" in _setup(home, repo, "--systemd").stdout.decode()
+    unit.write_text(text.replace("RestartSec=5", "RestartSec=9"))
+    out = _setup(home, repo, "--systemd").stdout.decode()
+    assert f"not written: systemd user unit {unit}: a different unit is installed there" in out
+    assert "RestartSec=9" in unit.read_text()
+
+
+def test_a_file_changed_after_the_plan_is_not_overwritten(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    homes = setup.Homes.of(home, {})
+    p = setup.plan(repo, homes=homes, config_path=repo / "scribed.toml", command=["scribed"])
+    target = home / ".copilot/mcp-config.json"
+    target.write_text('{"mcpServers": {"new": {"command": "y"}}}')  # the tool wrote it meanwhile
+    applied = {a.step.path: a for a in setup.apply(p)}
+    assert not applied[target].ok and "changed since it was read" in applied[target].problem
+    assert target.read_text() == '{"mcpServers": {"new": {"command": "y"}}}'
+    assert applied[home / ".codex/config.toml"].ok and (repo / "scribed.toml").is_file()
+
+
+def test_no_agents_and_a_missing_root(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    data = _json(tmp_path / "empty-home", repo, "--dry-run")
+    assert data["found"] == [] and tomllib.loads(data["config"]["proposal"]) == {"root": "."}
+    p = _setup(tmp_path / "empty-home", tmp_path / "nope")
+    assert p.returncode == 2 and b"does not exist" in p.stderr
+
+
+def test_docker_line_names_these_folders(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    out = _setup(home, repo, "--dry-run", "--docker").stdout.decode()
+    [line] = [ln for ln in out.splitlines() if ln.startswith("docker")]
+    assert f"SQUAD_ROOT={repo} " in line and f"CODEX_SESSIONS={home / '.codex/sessions'} " in line
+    assert line.endswith("docker compose -f deploy/compose.yaml up -d --build")
+
+
+def test_without_the_mcp_extra_it_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from scribed.cli.main import main
+
+    home, repo = _machine(tmp_path)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    res = CliRunner().invoke(main, ["setup", "--root", str(repo), "--home", str(home), "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "pip install 'scribed-memory[mcp]'" in res.stdout
+    res = CliRunner().invoke(
+        main, ["setup", "--root", str(repo), "--home", str(home), "--dry-run", "--no-mcp"]
+    )
+    assert "scribed-memory[mcp]" not in res.stdout

@@ -1,0 +1,197 @@
+"""Squad's state backends (``stateBackend`` orphan / two-layer), with real git: scribed keeps its
+tiers in the clone's ``.git/scribed/memory`` and shares them on the ``squad-state`` branch with git
+plumbing. Nothing is written into the working tree; two clones whose branches diverged are merged
+entry by entry; a commit that lands on the branch while scribed works is kept."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+from test_team_git import Clone, _session, git
+
+from scribed.core import statebranch
+from scribed.tiers.layout import Layout
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def _remote(tmp: Path, backend: str) -> Path:
+    """A bare remote whose main holds ``.squad/config.json`` with the backend, and a squad-state
+    branch holding Squad's own files (as ``squad init --state-backend`` leaves it)."""
+    remote = tmp / "remote.git"
+    git(tmp, "init", "-q", "--bare", str(remote))
+    seed = tmp / "seed"
+    git(tmp, "init", "-q", "-b", "main", str(seed))
+    git(seed, "config", "user.email", "s@example.invalid")
+    git(seed, "config", "user.name", "s")
+    (seed / ".squad").mkdir()
+    (seed / ".squad/config.json").write_text(json.dumps({"version": 1, "stateBackend": backend}))
+    (seed / ".squad/team.md").write_text("# Team\n")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "squad")
+
+    def plumb(args: list[str], data: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=seed, input=data, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    hist = plumb(["hash-object", "-w", "--stdin"], "# Project Context\n\n## Learnings\n")
+    sub = plumb(["mktree"], f"100644 blob {hist}\thistory.md\n")
+    agents = plumb(["mktree"], f"040000 tree {sub}\triker\n")
+    top = plumb(["mktree"], f"040000 tree {agents}\tagents\n")
+    commit = git(seed, "commit-tree", top, "-m", "init: squad-state orphan branch").stdout.strip()
+    git(seed, "update-ref", "refs/heads/squad-state", commit)
+    git(seed, "push", "-q", str(remote), "main", "squad-state")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    return remote
+
+
+class StateClone(Clone):
+    def fact(self, topic: str, text: str) -> None:
+        p = run_cli("--config", str(self.cfg), "wiki-write", topic, "--agent", "riker", input=text.encode())
+        assert p.returncode == 0, p.stderr.decode()
+
+    def fetch(self) -> None:
+        git(self.dir, "fetch", "-q", "origin", "+refs/heads/squad-state:refs/remotes/origin/squad-state")
+
+    def push_state(self) -> bool:
+        return git(self.dir, "push", "-q", "origin", "squad-state", check=False).returncode == 0
+
+    def state_files(self) -> list[str]:
+        out = git(self.dir, "ls-tree", "-r", "--name-only", "squad-state").stdout.split()
+        return sorted(out)
+
+    def sessions_on_branch(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for path in self.state_files():
+            if path.startswith("memory/cold/") and path.endswith(".md"):
+                text = git(self.dir, "show", f"squad-state:{path}").stdout
+                for m in re.finditer(r" · session=([^ ·]+) · ", text):
+                    counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+        return counts
+
+
+@pytest.fixture(params=["orphan", "two-layer"])
+def pair(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[StateClone, StateClone]:
+    remote = _remote(tmp_path, request.param)
+    a, b = StateClone(tmp_path, "a", remote), StateClone(tmp_path, "b", remote)
+    for c in (a, b):
+        c.fetch()
+        git(c.dir, "branch", "-q", "squad-state", "origin/squad-state")
+    return a, b
+
+
+def test_the_tiers_go_to_squad_state_and_nothing_into_the_working_tree(
+    pair: tuple[StateClone, StateClone],
+) -> None:
+    a, _ = pair
+    rnd = random.Random(1)
+    a.sessions.add(_session(a.sources["riker"], 1, 3, rnd))
+    a.scribed("run-once")
+    a.fact("conventions", "Use an injected clock in tests.")
+    a.scribed("promote", "--as-of", "2027-01-15")
+    assert git(a.dir, "status", "--porcelain", "--ignored").stdout.strip() == ""
+    files = a.state_files()
+    assert "agents/riker/history.md" in files  # Squad's own file, untouched
+    assert any(f.startswith("memory/wiki/") for f in files), files
+    assert (a.dir / ".git/scribed/memory/hot/riker.md").is_file()
+    assert not any(
+        f.startswith("memory/hot/") or (f.endswith("riker.md") and "/cold/riker.md" in f) for f in files
+    )
+    log = git(a.dir, "log", "--format=%s", "squad-state").stdout.splitlines()
+    assert log[0].startswith("scribed: ") and log[-1].startswith("init:")
+    out = a.scribed("context", "riker", "--situation", "debug").stdout.decode()
+    assert "injected clock" in out or "src/mod_1.py" in out, out
+
+
+def test_two_clones_whose_branches_diverged_end_with_every_session_once(
+    pair: tuple[StateClone, StateClone],
+) -> None:
+    """Both compact, both commit to squad-state; b's push is refused (non-fast-forward), b fetches,
+    its next run merges origin/squad-state entry by entry (a wiki page both wrote included); then
+    both hold every session once and print the same context."""
+    a, b = pair
+    rnd = random.Random(2)
+    for n, c in enumerate((a, b)):
+        c.sessions.add(_session(c.sources["riker"], n, 5 + n, rnd))
+        c.scribed("run-once")
+        c.fact("conventions", f"Convention {n}: name tests test_{n}_*.")
+    assert a.push_state()
+    assert not b.push_state()  # diverged
+    b.fetch()
+    out = b.scribed("run-once")
+    assert b"state_branch_took_remote" in out.stdout + out.stderr
+    assert b.push_state()
+    a.fetch()
+    a.scribed("run-once")
+    every = a.sessions | b.sessions
+    for c in (a, b):
+        assert c.sessions_on_branch() == dict.fromkeys(every, 1)
+        page = git(c.dir, "show", "squad-state:memory/wiki/conventions.md").stdout
+        assert "Convention 0" in page and "Convention 1" in page and "<<<<<<<" not in page
+        assert git(c.dir, "status", "--porcelain").stdout.strip() == ""
+    assert git(a.dir, "rev-parse", "squad-state").stdout == git(b.dir, "rev-parse", "squad-state").stdout
+    got = [c.scribed("context", "riker", "--situation", "debug").stdout for c in (a, b)]
+    assert got[0] == got[1]
+    assert git(a.dir, "rev-list", "--merges", "--count", "squad-state").stdout.strip() == "1"
+
+
+def test_a_spawn_sees_a_fetched_branch_without_a_run(pair: tuple[StateClone, StateClone]) -> None:
+    a, b = pair
+    a.sessions.add(_session(a.sources["riker"], 4, 9, random.Random(4)))
+    a.scribed("run-once")
+    assert a.push_state()
+    b.fetch()  # what squad sync's post-merge hook does; no scribed run on b
+    out = b.scribed("context", "riker", "--include-cold").stdout.decode()
+    assert "src/mod_4.py" in out, out
+
+
+def test_a_commit_landing_on_the_branch_meanwhile_is_kept(pair: tuple[StateClone, StateClone]) -> None:
+    """Squad writes decisions.md to squad-state between scribed's tree and its ref update: the
+    compare-and-swap fails, scribed pulls again and commits on top; Squad's commit stays."""
+    a, _ = pair
+    layout = Layout(a.dir)
+    g = statebranch.Git(a.dir)
+    statebranch.pull(layout, g)
+    page = layout.wiki / "conventions.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# conventions\n\n### 2026-11-02: Use uv\n- provenance: x\n")
+    real_move = g.move
+    tries: list[str] = []
+
+    def racing_move(new: str, old: str) -> bool:
+        if not tries:  # Squad's own write lands first
+            blob = g.text("hash-object", "-w", "--stdin", data=b"# Squad Decisions\n")
+            tree = statebranch._rewrite(
+                g, g.text("rev-parse", f"{old}^{{tree}}"), [f"100644 {blob}\tdecisions.md"]
+            )
+            assert real_move(g.commit(tree, [old], "squad: decisions"), old)
+        tries.append(new)
+        return real_move(new, old)
+
+    g.move = racing_move  # type: ignore[method-assign]
+    res = statebranch.push(layout, g, "scribed")
+    assert len(tries) == 2 and res.commit == tries[1]
+    files = a.state_files()
+    assert "decisions.md" in files and "memory/wiki/conventions.md" in files
+    assert git(a.dir, "log", "--format=%s", "-2", "squad-state").stdout.split("\n")[1] == "squad: decisions"
+
+
+def test_a_root_that_is_not_the_top_of_a_clone_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "repo/sub"
+    (root / ".squad").mkdir(parents=True)
+    git(tmp_path / "repo", "init", "-q")
+    (root / ".squad/config.json").write_text('{"stateBackend": "orphan"}')
+    before = sorted(p for p in tmp_path.rglob("*") if ".git" not in p.parts)
+    for args in (["run-once"], ["wiki-write", "conventions", "--agent", "riker"]):
+        p = run_cli(*args, "--root", str(root), input=b"A fact here.")
+        assert p.returncode == 2, p.stderr
+        assert b"stateBackend='orphan'" in p.stderr and b"nothing was written" in p.stderr
+    assert sorted(p for p in tmp_path.rglob("*") if ".git" not in p.parts) == before
