@@ -37,8 +37,15 @@ from secrets_corpus import LOOKALIKES, SECRETS  # noqa: E402
 FORMATS = ("markdown", "claude", "codex", "copilot")
 AGENTS = {"markdown": "data", "claude": "riker", "codex": "worf", "copilot": "picard"}
 BASE_TIME = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
+# The backlog draws from the corpus as it stood when tests/test_golden.py's hash was recorded: the
+# first 109 secrets and 73 look-alikes. An entry appended to the corpus (for the redactor's tests)
+# must not change the generated sessions: a longer list shifts every later draw (rng.choice,
+# rng.sample), so each file's text, turns and lines would differ, which read as a parsing change once.
+BACKLOG_SECRETS, BACKLOG_LOOKALIKES = SECRETS[:109], LOOKALIKES[:73]
 # Multi-line PEM blocks and a 5 KB-class token are realistic, but one of each per corpus is enough.
-SECRET_POOL = [s for s in SECRETS if "PRIVATE KEY" not in s.line or s.name in ("pem_rsa", "pem_truncated")]
+SECRET_POOL = [
+    s for s in BACKLOG_SECRETS if "PRIVATE KEY" not in s.line or s.name in ("pem_rsa", "pem_truncated")
+]
 
 # --- vocabulary ------------------------------------------------------------------------------
 
@@ -626,7 +633,7 @@ class Noise:
 
     def lookalike_dump(self) -> str:
         r = self.rng
-        return "\n".join(text for _, text in r.sample(LOOKALIKES, 3))
+        return "\n".join(text for _, text in r.sample(BACKLOG_LOOKALIKES, 3))
 
     def events(self) -> list[Event]:
         """One noise step: a tool call and its output, or a message (``STEPS`` gives the odds)."""
@@ -1149,7 +1156,7 @@ class Planter:
         out = []
         for s in r.sample(SECRET_POOL, n):
             self.m.secrets.append({"name": s.name, "values": [s.value, *s.extra]})
-            look = r.choice(LOOKALIKES)[1]
+            look = r.choice(BACKLOG_LOOKALIKES)[1]
             where = r.choice(["tool", "tool", "assistant", "user"])
             if where == "tool":
                 out.append(

@@ -16,7 +16,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 TMP_PREFIX = ".scribed-tmp-"
 FILE_MODE = 0o600
@@ -246,3 +246,37 @@ def clean_temp_files(folder: Path) -> int:
                         p.unlink()
                         n += 1
     return n
+
+
+def line_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
+    """``src`` cut into the fewest ``src.readline(line_limit)`` pieces that hold ``chunk_bytes``
+    (the rest of the file at its end), found in blocks read whole rather than one readline call
+    a line."""
+    buf = bytearray()  # what is read and not yet yielded: it starts a piece
+    eof = False
+    x = chunk_bytes - 1  # the chunk ends with the piece holding this byte
+    while True:
+        while len(buf) <= x and not eof:
+            eof = _fill(src, buf, chunk_bytes)
+        if len(buf) <= x:
+            if buf:
+                yield bytes(buf)
+            return
+        nl = buf.rfind(b"\n", 0, x)
+        # A line is cut every line_limit bytes from its start, or from buf's (a piece's start).
+        line = nl + 1 if nl >= 0 else 0
+        cut = line + ((x - line) // line_limit + 1) * line_limit  # the piece's end, without a newline
+        pos = x
+        while (nl := buf.find(b"\n", pos, cut)) < 0 and len(buf) < cut and not eof:
+            pos = len(buf)
+            eof = _fill(src, buf, chunk_bytes)
+        end = nl + 1 if nl >= 0 else min(cut, len(buf))
+        yield bytes(buf[:end])
+        del buf[:end]
+
+
+def _fill(src: IO[bytes], buf: bytearray, size: int) -> bool:
+    """Read about ``size`` more bytes into ``buf``; True at the end of the file."""
+    more = src.read(max(size, 1 << 16))
+    buf += more
+    return not more

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Protocol, TextIO, TypeVar
 
-from scribed.session.redact import redact_obj
+from scribed.session.redact import REDACTED, redact, secret_spans
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -40,6 +40,53 @@ def _redact(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMap
     out = redact_obj(event_dict)
     assert isinstance(out, dict)
     return out
+
+
+def redact_obj(obj: Any) -> Any:
+    """Redact every string inside nested dicts/lists/tuples/sets (a log event). A string under a
+    secret-ish key (``{"password": "hunter2"}``) is judged as the value of ``"key": "value"``,
+    because the value alone carries no hint. Containers are copied, never mutated; cycles kept."""
+    return _redact_obj(obj, {})
+
+
+def _redact_obj(obj: Any, memo: dict[int, Any]) -> Any:
+    if isinstance(obj, str):
+        return redact(obj)
+    if id(obj) in memo:
+        return memo[id(obj)]
+    if isinstance(obj, dict):
+        out_d: dict[Any, Any] = {}
+        memo[id(obj)] = out_d
+        for k, v in obj.items():
+            named = isinstance(k, str) and isinstance(v, str)
+            out_d[redact(k) if isinstance(k, str) else k] = (
+                _redact_named(k, v) if named else _redact_obj(v, memo)
+            )
+        return out_d
+    if isinstance(obj, list):
+        out_l: list[Any] = []
+        memo[id(obj)] = out_l
+        out_l.extend(_redact_obj(v, memo) for v in obj)
+        return out_l
+    if isinstance(obj, tuple):
+        items = [_redact_obj(v, memo) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+    if isinstance(obj, (set, frozenset)):
+        return type(obj)(_redact_obj(v, memo) for v in obj)
+    return obj
+
+
+def _redact_named(key: str, value: str) -> str:
+    """``value`` redacted as the value of ``"key": "value"`` (the key is its name), then alone."""
+    head = f'"{key}": "'
+    a, b = len(head), len(head) + len(value)
+    out: list[str] = []
+    pos = 0
+    for s, e in secret_spans(f'{head}{value}"'):
+        if e > a and s < b:
+            out += (value[pos : max(s, a) - a], REDACTED)
+            pos = min(e, b) - a
+    return redact("".join(out) + value[pos:])
 
 
 def _quiet_console(verbose: bool) -> Any:

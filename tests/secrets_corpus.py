@@ -531,6 +531,53 @@ SECRETS: list[Secret] = [
         "apiVersion: v1\nkind: Secret\ndata:\n  db-pass: ZGVwbG95OlMzY3IzdFB3IQ==\n",
         "ZGVwbG95OlMzY3IzdFB3IQ==",
     ),
+    # --- Credential files and values without digits (issue 31) --------------------------------
+    Secret("pgpass_app_user", "$ cat ~/.pgpass\ndb.internal:5432:shop:app_user:Qm7vR2xK9pLw", "Qm7vR2xK9pLw"),
+    Secret(  # Claude Code's Read tool numbers each line
+        "pgpass_read_tool",
+        "     1→db.internal:5432:shop:app_user:Vb6nM3qZ8rTy\n     2→*:*:*:backup:Hs4kP9wL2dFq",
+        "Vb6nM3qZ8rTy",
+        extra=("Hs4kP9wL2dFq",),
+    ),
+    Secret(
+        "pgpass_cat_n",
+        "$ cat -n ~/.pgpass\n     1\tlocalhost:*:billing:report:PlumOrchardLantern",
+        "PlumOrchardLantern",
+    ),
+    Secret(
+        "netrc_digit_inside_word",
+        "machine ci.example.com login deploy password hunter2LongerSecret",
+        "hunter2LongerSecret",
+    ),
+    Secret(
+        "netrc_letters_only",
+        "machine ftp.example.com\n  login deploy\n  password SunflowerMeadowTwilight",
+        "SunflowerMeadowTwilight",
+    ),
+    Secret(
+        "git_credentials",
+        "$ cat ~/.git-credentials\nhttps://octocat:QuietHarborMorningFog@github.com",
+        "QuietHarborMorningFog",
+    ),
+    Secret(
+        "npmrc_auth_token_letters",
+        "//registry.npmjs.org/:_authToken=PlumOrchardLanternRiver",
+        "PlumOrchardLanternRiver",
+    ),
+    Secret(
+        "pypirc_password_letters",
+        "[pypi]\nusername = __token__\npassword: VelvetCanyonSummitDrift",
+        "VelvetCanyonSummitDrift",
+    ),
+    Secret("env_password_letters", "DB_PASSWORD=SunflowerMeadowTwilight", "SunflowerMeadowTwilight"),
+    Secret("assignment_camel_password", "password = mySecretPassword", "mySecretPassword"),
+    Secret(
+        "yaml_passphrase_words",
+        "database:\n  password: velvet harbor lantern quartz\n  user: app",
+        "velvet harbor lantern quartz",
+    ),
+    Secret("secret_letters", "SECRET=ThisIsMyVerySecretValue", "ThisIsMyVerySecretValue"),
+    Secret("api_key_letters", "api_key = kestrelMarbleSummitCanyon", "kestrelMarbleSummitCanyon"),
 ]
 
 LOOKALIKES: list[tuple[str, str]] = [
@@ -685,6 +732,21 @@ LOOKALIKES: list[tuple[str, str]] = [
         "hex_digests_named",
         "sha1sum: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12\nblake2b=786a02f742015903c6c6fd852552d272",
     ),
+    # --- Near misses of the issue-31 shapes --------------------------------------------------
+    ("prose_after_token_name", "token: Handled at the gateway\nsecret: Stored in the vault, not here."),
+    ("prose_password_field", "the password field is required\nPassword: Must be at least 8 characters"),
+    ("code_refs_no_digit", "password = userPassword\nconst token = confirmToken\npassword := newPassword"),
+    (
+        "pgpass_read_tool_docs",
+        "     1→# hostname:port:database:username:password\n     2→localhost:*:*:postgres:*",
+    ),
+    ("npmrc_placeholder", "//npm.pkg.github.com/:_authToken=${NPM_TOKEN}\nalways-auth=true"),
+    ("pypirc_placeholder", "[pypi]\nusername = __token__\npassword = <your PyPI token>"),
+    (
+        "git_credentials_docs",
+        "credential.helper store writes https://user:token@host lines to ~/.git-credentials",
+    ),
+    ("netrc_placeholder", "machine api.example.com login bob password $NETRC_PASSWORD"),
 ]
 
 

@@ -456,7 +456,7 @@ def test_spawn_path_imports_no_llm_scheduler_or_watcher(tmp_path: Path) -> None:
         "from scribed.cli.main import main\n"
         f"try: main(['context', 'data', '--root', {str(tmp_path)!r}])\n"
         "except SystemExit: pass\n"
-        "from scribed.session import redact_values as v\n"
+        "from scribed.session import rules as v\n"
         "heavy = ('openai', 'httpx', 'apscheduler', 'watchdog', 'scribed.compress.llm', 'scribed.daemon', 'scribed.core.ledger', 'scribed.cli.mcp_server')\n"
         "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy)))\n"
         "print('COMPILED', v._compiled.cache_info().currsize)\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from secrets_corpus import SECRETS
 
 from scribed import config
 from scribed.cli import demo
@@ -17,6 +18,8 @@ from scribed.core.compressors import Compressors
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
 from scribed.session import door
+from scribed.session.door import redact_within
+from scribed.session.redact import REDACTED, redact
 from scribed.tiers import live
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,7 +86,13 @@ def test_a_session_is_redacted_at_the_door_and_only_there(tmp_path: Path, monkey
         out = real(text)
         return out.replace("[REDACTED_SECRET]", "[DOOR]") if out != text else out
 
+    real_within = door.redact_within
+
+    def stamped_within(before: str, texts: list[str], after: str) -> list[str]:
+        return [r.replace("[REDACTED_SECRET]", "[DOOR]") for r in real_within(before, texts, after)]
+
     monkeypatch.setattr(door, "redact", stamped)
+    monkeypatch.setattr(door, "redact_within", stamped_within)
     door.clear_cache()
     cfg = config.load(root / "scribed.toml")
     scribe = Scribe(cfg)
@@ -128,3 +137,36 @@ def test_door_redacts_turns_and_keeps_the_session_shape() -> None:
     assert s.turns[0].text.endswith("here") and secret in s.turns[0].text  # the parsed session is untouched
     only = door.redact_session(s, s.turns[1:])
     assert [t.text for t in only.session.turns] == ["ok"]
+
+
+def test_door_judges_each_turn_with_the_turns_around_it() -> None:
+    """Issue 31: a parser that cuts a file at blank lines (a hot file, markdown) puts a PGP key's
+    armour header and its body in different turns; the door judges each turn inside its neighbours,
+    as ``scribed redact`` judges the file, so the body is redacted in every writer too."""
+    pem = next(s for s in SECRETS if s.name == "pem_pgp")
+    head, body = pem.line.split("\n\n", 1)
+    assert all(x not in redact(pem.line) for x in pem.extra)
+    turns = [Turn("assistant", "Last actions:", end_offset=1), Turn("assistant", head, end_offset=2)]
+    turns += [Turn("assistant", body, end_offset=3), Turn("assistant", "Next: rotate it", end_offset=4)]
+    s = Session(agent="picard", session_id="s-2", source=Path("/tmp/hot.md"), kind="hot", turns=turns)
+    red = door.redact_session(s)
+    texts = [t.text for t in red.session.turns]
+    assert [t.end_offset for t in red.session.turns] == [1, 2, 3, 4]
+    assert texts[0] == "Last actions:" and texts[3] == "Next: rotate it"
+    for fragment in pem.extra:
+        assert not any(fragment in t for t in texts), fragment
+    assert REDACTED in texts[2]
+
+
+def test_door_blocks_give_the_same_text_as_one_window() -> None:
+    """Blocks and their context (a long session) redact each turn as the whole session would."""
+    secrets = [s for s in SECRETS if "\n" not in s.line]
+    texts = [
+        f"turn {i}: " + ("filler words " * 300 if i % 3 else secrets[i % len(secrets)].line)
+        for i in range(60)
+    ]
+    assert sum(map(len, texts)) > 3 * door.BLOCK_CHARS
+    door.clear_cache()
+    got = door.redacted_texts(texts)
+    assert got == redact_within("", texts, "")
+    assert door.redacted_texts(texts) == got  # from the cache

@@ -11,9 +11,9 @@ from typing import IO
 
 import pytest
 
-from scribed.session.door import raw_chunks, redacted_chunks
+from scribed.fsutil import line_chunks as raw_chunks
+from scribed.session.door import redacted_chunks
 from scribed.session.redact import REDACTED, redact
-from scribed.session.redact_stream import redact_chunks
 
 
 def _readline_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
@@ -85,7 +85,7 @@ def test_chunks_redact_as_the_whole_text(chunk: int, limit: int) -> None:
     rng = random.Random(chunk * 7 + limit)
     for _ in range(15):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25)))
-        got = b"".join(redact_chunks(raw_chunks(io.BytesIO(data), chunk, limit), context=len(data)))
+        got = b"".join(redacted_chunks(io.BytesIO(data), chunk, limit, context=len(data)))
         assert got.decode() == redact(data.decode()), data
 
 

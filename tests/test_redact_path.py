@@ -7,14 +7,16 @@ import json
 
 import pytest
 
-from scribed.session.redact import REDACTED, redact, redact_path, rules
+from scribed.session.redact import REDACTED, Rule, redact, redact_path, rules
+from scribed.session.rules import MARK
 
-NAMES = [r for r in rules() if "/" not in r.example and "\n" not in r.example]
+NAMES = [r for r in rules() if "/" not in r.tests[0] and "\n" not in r.tests[0]]
 
 
 @pytest.mark.parametrize("rule", NAMES, ids=lambda r: r.id)
-def test_every_rule_example_as_a_file_name_is_redacted(rule: object) -> None:
-    ex, secret = rule.example, rule.secret  # type: ignore[attr-defined]
+def test_every_rule_example_as_a_file_name_is_redacted(rule: Rule) -> None:
+    """A rule's first test (its example) as a file name: its secret is redacted there too."""
+    ex, secret = MARK.sub(r"\1", rule.tests[0]), MARK.findall(rule.tests[0])[0]
     for path in (f"/home/dev/notes/{ex}", f"/home/dev/notes/{ex} s1.jsonl", f"C:\\notes\\{ex}.md"):
         shown = redact_path(path)
         assert secret not in shown and REDACTED in shown, shown

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from scribed import bytecache as saved
 from scribed.session import redact
-from scribed.session import regex_cache as saved
-from scribed.session.redact_values import ANCHORS
+from scribed.session.rules import ANCHORS
 
 
 @pytest.fixture

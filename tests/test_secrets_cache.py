@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from scribed.session import redact_values as rv
+from scribed.session import rules as rv
 
 
 @pytest.fixture
 def pkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the rule file in a folder of its own, with redact_values reading from there."""
+    """A copy of the rule file in a folder of its own, with the rule loader reading from there."""
     folder = tmp_path / "session"
     folder.mkdir()
     shutil.copy(Path(rv.__file__).with_name("secrets.toml"), folder / "secrets.toml")
-    monkeypatch.setattr(rv, "__file__", str(folder / "redact_values.py"))
+    monkeypatch.setattr(rv, "__file__", str(folder / "rules.py"))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     rv.data.cache_clear()
     yield folder

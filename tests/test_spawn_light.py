@@ -16,7 +16,7 @@ from scribed.config_light import LightConfig, LightLog, LightSource
 from scribed.recall.context import Context
 from scribed.session import door
 from scribed.session.redact import rules
-from scribed.session.redact_values import Rule, compile_rule
+from scribed.session.rules import Rule, compile_rule
 
 LIGHT = ("dataclasses", "inspect", "_hashlib", "threading", "datetime")  # _hashlib: OpenSSL, ~4 ms to load
 
@@ -50,19 +50,19 @@ def test_a_rule_is_immutable_and_hashed_by_identity() -> None:
         rule.id = "other"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         del rule.kind
-    raw = {"id": "x", "family": "f", "kind": "named", "keywords": ["k"], "example": "e", "secret": "s"}
-    raw |= {"lookalike": "l", "value": "[a-z]+"}
+    raw = {"id": "x", "family": "f", "kind": "named", "keywords": ["k"], "shape": "[a-z]+"}
+    raw |= {"tests": ["k = «abcdef»"], "allow_tests": ["k = 1"]}
     a, b = compile_rule(raw), compile_rule(raw)
     assert a != b and len({a, b}) == 2, "identity equality: rules are dict keys on the hot path"
-    defaults = (a.back, a.boundary, a.mixed, a.entropy, a.check, a.window, a.regex)
-    assert defaults == (0, True, False, 0.0, "", 0, None)
+    defaults = (a.back, a.boundary, a.mixed, a.entropy, a.value, a.window, a.regex, a.line)
+    assert defaults == (0, True, False, 0.0, "", 0, "", False)
     assert repr(a).startswith("Rule(id='x', family='f', kind='named', keywords=('k',),")
     with pytest.raises(TypeError):
         Rule(id="x")  # required fields missing
-    fields = {
-        k: getattr(a, k) for k in ("id", "family", "kind", "keywords", "example", "secret", "lookalike")
-    }
+    fields = {k: getattr(a, k) for k in ("id", "family", "kind", "keywords", "shape", "tests")}
     assert Rule(**fields).keywords == ("k",)
+    with pytest.raises(ValueError, match="marks its secret"):
+        compile_rule({**raw, "tests": ["k = abcdef"]})
     with pytest.raises(TypeError):
         Rule(**fields, colour="red")  # as the dataclass: an unknown field is an error
 

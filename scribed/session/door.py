@@ -6,27 +6,31 @@ a writer handed text that did not come through the door (logs keep their own scr
 from __future__ import annotations
 
 import _thread
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator
-from typing import IO, TYPE_CHECKING, NewType
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, NamedTuple, NewType
+
+from scribed.bytecache import sha256_hex
 
 # Annotations only: a spawn's `scribed context` redacts without loading the models (pydantic).
 if TYPE_CHECKING:
     from scribed.models import Session, Turn
 
-from scribed.session.redact import redact, redact_path
-from scribed.session.redact_stream import redact_chunks
+from scribed.session.redact import REDACTED, redact, redact_path, secret_spans
 
 Redacted = NewType("Redacted", str)
 NOTHING = Redacted("")  # the empty text, for defaults
 
-# Redacted turn texts by the sha256 of their raw text, least recently used first out: a live view
-# re-reads a growing session on every change, and its old turns must not cost the redactor again.
-# Keys are digests, so no secret is kept; values are redacted. Bounded by the characters held.
-_CACHE_CHARS = 16 * 1024 * 1024
-_cache: OrderedDict[bytes, Redacted] = OrderedDict()
-_cache_size = [0]
-_cache_lock = _thread.allocate_lock()  # = threading.Lock(), without importing threading
+# A session's turns are redacted in blocks of about BLOCK_CHARS, each judged with CONTEXT_CHARS of
+# the turns around it (redact_within): the door sees what `scribed redact` sees in
+# the file. Blocks are cut greedily from the first turn, so a growing session (a live view re-reads
+# it on every change) redacts only its last blocks again: the others are cached, keyed by the sha256
+# of the block and its context (no secret is kept: the values are redacted), least recent out first.
+BLOCK_CHARS = 32 * 1024
+CONTEXT_CHARS = 8 * 1024  # a 4096-bit PEM key is ~3.3 KB; a name and its value far less
+CACHED_BLOCKS = 512  # ~16 M characters of redacted blocks
+_cache: OrderedDict[str, list[str]] = OrderedDict()
+_lock = _thread.allocate_lock()  # = threading.Lock(), without importing threading
 
 
 def redacted(text: str) -> Redacted:
@@ -35,111 +39,165 @@ def redacted(text: str) -> Redacted:
 
 
 def redacted_path(path: str) -> Redacted:
-    """A file path as provenance, the ledger and the archive show it: redacted one name at a time,
-    because a file name can itself be ``DB_PASSWORD=hunter2 notes.md``."""
+    """A file path as provenance, the ledger and the archive show it, redacted a name at a time."""
     return Redacted(redact_path(path))
 
 
-def _turn_text(text: str) -> Redacted:
-    import hashlib  # here: it loads OpenSSL (~4 ms), and a spawn never redacts a session
+def _blocks(texts: list[str]) -> list[tuple[int, int]]:
+    """``texts`` cut into runs of about :data:`BLOCK_CHARS` characters, from the first."""
+    out, start, size = [], 0, 0
+    for i, t in enumerate(texts):
+        size += len(t) + 1
+        if size >= BLOCK_CHARS:
+            out.append((start, i + 1))
+            start, size = i + 1, 0
+    return [*out, (start, len(texts))] if start < len(texts) else out
 
-    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    out = redacted(text)
-    with _cache_lock:
-        if key not in _cache:
-            _cache[key] = out
-            _cache_size[0] += len(out)
-        while _cache_size[0] > _CACHE_CHARS and _cache:
-            _cache_size[0] -= len(_cache.popitem(last=False)[1])
+
+def _context(texts: list[str], indices: range) -> str:
+    """The texts at ``indices`` (nearest first), joined in text order, up to :data:`CONTEXT_CHARS`."""
+    got: list[str] = []
+    size = 0
+    for i in indices:
+        if size >= CONTEXT_CHARS:
+            break
+        got.append(texts[i])
+        size += len(texts[i]) + 1
+    return "\n".join(got if indices.step > 0 else got[::-1])
+
+
+def redacted_texts(texts: list[str]) -> list[Redacted]:
+    """A session's turn texts with secrets replaced, each judged with the turns around it."""
+    out: list[Redacted] = []
+    for i, j in _blocks(texts):
+        before = _context(texts, range(i - 1, -1, -1))[-CONTEXT_CHARS:]
+        after = _context(texts, range(j, len(texts)))[:CONTEXT_CHARS]
+        before, after = (before + "\n" if i else ""), ("\n" + after if j < len(texts) else "")
+        out += map(Redacted, _redacted_block(before, texts[i:j], after))
     return out
+
+
+def _redacted_block(before: str, texts: list[str], after: str) -> list[str]:
+    key = sha256_hex(
+        "".join(f"{len(p)}:{p}" for p in (before, *texts, after)).encode("utf-8", "surrogatepass")
+    )
+    with _lock:
+        if (hit := _cache.get(key)) is not None:
+            _cache.move_to_end(key)
+    if hit is None:
+        hit = redact_within(before, texts, after)
+        with _lock:
+            _cache[key] = hit
+            while len(_cache) > CACHED_BLOCKS:
+                _cache.popitem(last=False)
+    return hit
 
 
 def clear_cache() -> None:
     """Forget the cached redactions (tests that swap the engine)."""
-    with _cache_lock:
+    with _lock:
         _cache.clear()
-        _cache_size[0] = 0
 
 
-def redacted_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
-    """A raw file's text with secrets replaced, about ``chunk_bytes`` at a time, cut at line ends
-    (a transcript copied whole: memory stays bounded). Each chunk is judged with the text around
-    it, so a secret spanning lines across a chunk's edge is caught (:mod:`~scribed.session.redact_stream`)."""
-    return redact_chunks(raw_chunks(src, chunk_bytes, line_limit))
+STREAM_CONTEXT = 64 * 1024  # a secret with its name or armour is far shorter (a 4096-bit PEM: ~3.3 KB)
 
 
-def raw_chunks(src: IO[bytes], chunk_bytes: int, line_limit: int) -> Iterator[bytes]:
-    """``src`` cut into the fewest ``src.readline(line_limit)`` pieces that hold ``chunk_bytes``
-    (the rest of the file at its end), found in blocks read whole rather than one readline call
-    a line."""
-    buf = bytearray()  # what is read and not yet yielded: it starts a piece
-    eof = False
-    x = chunk_bytes - 1  # the chunk ends with the piece holding this byte
+def redacted_chunks(
+    src: IO[bytes], chunk_bytes: int, line_limit: int, context: int = STREAM_CONTEXT
+) -> Iterator[bytes]:
+    """A file too big to hold (a transcript copied whole) with secrets replaced, about ``chunk_bytes``
+    at a time, cut at line ends and decoded one by one. A secret can span lines (a PEM key's body),
+    so each chunk is redacted inside ``context`` of the text before and after it, and prints its own
+    part: a span starting in it prints the marker (the next skips the rest). Memory: three chunks.
+    A chunk that is valid UTF-8 and touches no secret comes back as the same bytes."""
+    from scribed.fsutil import line_chunks  # here: fsutil loads threading, which a spawn does not
+
+    it = iter(line_chunks(src, chunk_bytes, line_limit))
+    ahead: deque[tuple[bytes, str]] = deque()  # the chunk at hand, then enough to see ``context`` past it
+    ahead_chars = 0  # of the chunks after the one at hand
+    prev_tail = ""
+    carry = 0  # characters at the start of the chunk inside a secret the previous chunk printed
+    done = False
     while True:
-        while len(buf) <= x and not eof:
-            eof = _fill(src, buf, chunk_bytes)
-        if len(buf) <= x:
-            if buf:
-                yield bytes(buf)
+        while not done and (len(ahead) <= 1 or ahead_chars < context):  # the chunk and one more, at least
+            nxt = next(it, None)
+            if nxt is None:
+                done = True
+                break
+            text = nxt.decode("utf-8", "replace")
+            if ahead:
+                ahead_chars += len(text)
+            ahead.append((nxt, text))
+        if not ahead:
             return
-        nl = buf.rfind(b"\n", 0, x)
-        # A line is cut every line_limit bytes from its start, or from buf's (a piece's start).
-        line = nl + 1 if nl >= 0 else 0
-        cut = line + ((x - line) // line_limit + 1) * line_limit  # the piece's end, without a newline
-        pos = x
-        while (nl := buf.find(b"\n", pos, cut)) < 0 and len(buf) < cut and not eof:
-            pos = len(buf)
-            eof = _fill(src, buf, chunk_bytes)
-        end = nl + 1 if nl >= 0 else min(cut, len(buf))
-        yield bytes(buf[:end])
-        del buf[:end]
+        cur, text = ahead.popleft()
+        after = "".join(t for _, t in ahead)[:context]
+        if ahead:
+            ahead_chars -= len(ahead[0][1])
+        out, carry = _window(prev_tail, text, after, carry)
+        yield cur if out is None and _is_utf8(cur) else (text if out is None else out).encode("utf-8")
+        prev_tail = (prev_tail + text)[-context:] if context else ""
 
 
-def _fill(src: IO[bytes], buf: bytearray, size: int) -> bool:
-    """Read about ``size`` more bytes into ``buf``; True at the end of the file."""
-    more = src.read(max(size, 1 << 16))
-    buf += more
-    return not more
+def _window(before: str, text: str, after: str, carry: int) -> tuple[str | None, int]:
+    """``text`` redacted as a part of ``before + text + after``; None when no secret touches it.
+    Also returns how far into the next chunk the last printed secret reaches."""
+    window = before + text + after
+    a, b = len(before), len(before) + len(text)
+    pos = a + carry  # the previous chunk printed the marker of what lies before pos
+    spans = [(s, e) for s, e in secret_spans(window) if e > pos and s < b]
+    if not spans and not carry:
+        return None, 0
+    out: list[str] = []
+    for s, e in spans:
+        if s < pos:  # began before pos: hide the rest of it
+            if pos == a and not carry:
+                out.append(REDACTED)  # the previous window did not see it reach here
+            pos = max(pos, e)
+            continue
+        out.append(window[pos:s])
+        out.append(REDACTED)
+        pos = e
+    out.append(window[pos:b])
+    return "".join(out), max(0, pos - b)
 
 
-class RedactedSession:
+def redact_within(before: str, texts: Sequence[str], after: str) -> list[str]:
+    """Each of ``texts`` redacted as a part of ``before + "\\n".join(texts) + after`` (a PEM body
+    whose header ended the previous turn): a secret spanning turns leaves a marker in each; a text
+    no secret touches comes back as the same object."""
+    window = before + "\n".join(texts) + after
+    spans = secret_spans(window)
+    out: list[str] = []
+    pos, k = len(before), 0
+    for t in texts:
+        a, b = pos, pos + len(t)
+        while k < len(spans) and spans[k][1] <= a:
+            k += 1
+        parts: list[str] = []
+        cur, j = a, k
+        while j < len(spans) and spans[j][0] < b:
+            s, e = max(spans[j][0], a), min(spans[j][1], b)
+            if e > s:
+                parts += (window[cur:s], REDACTED)
+                cur = e
+            j += 1
+        out.append("".join((*parts, window[cur:b])) if parts else t)
+        pos = b + 1
+    return out
+
+
+def _is_utf8(data: bytes) -> bool:
+    return data.decode("utf-8", "replace").encode("utf-8") == data  # invalid bytes became U+FFFD
+
+
+class RedactedSession(NamedTuple):
     """A parsed session whose id and turn texts went through the door. ``session`` is what writers
-    and compressors read; the raw id stays with the core (ledger keys), never in a file. Immutable
-    and compared by value (a plain class: a spawn that only redacts does not import dataclasses)."""
+    and compressors read; the raw id stays with the core (ledger keys), never in a file. Immutable,
+    compared by value, pickled by its fields (a pool worker sends it)."""
 
-    __slots__ = ("session", "source")
     session: Session
     source: Redacted  # the source path, as outside text
-
-    def __init__(self, session: Session, source: Redacted) -> None:
-        object.__setattr__(self, "session", session)
-        object.__setattr__(self, "source", source)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: a RedactedSession is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: a RedactedSession is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RedactedSession):
-            return NotImplemented
-        return (self.session, self.source) == (other.session, other.source)
-
-    def __hash__(self) -> int:
-        return hash((self.session, self.source))
-
-    def __reduce__(self) -> tuple[type[RedactedSession], tuple[Session, Redacted]]:
-        """Pickled by its fields (a pool worker sends it): unpickling may not set them one by one."""
-        return (RedactedSession, (self.session, self.source))
-
-    def __repr__(self) -> str:
-        return f"RedactedSession(session={self.session!r}, source={self.source!r})"
 
     @property
     def session_id(self) -> Redacted:
@@ -162,8 +220,7 @@ TURN_FIELDS = ("role", "text", "kind", "ts", "line", "end_offset", "tool_name") 
 
 
 def _with_text(t: Turn, text: str) -> Turn:
-    """``replace(t, text=text)`` without its per-call walk over the fields (:data:`TURN_FIELDS`;
-    a test checks they are Turn's)."""
+    """``replace(t, text=text)`` without its per-call walk over the fields (a test checks them)."""
     return type(t)(t.role, text, t.kind, t.ts, t.line, t.end_offset, t.tool_name)
 
 
@@ -171,19 +228,8 @@ def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> Red
     """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
     from dataclasses import replace  # here: whoever holds a Session has loaded dataclasses already
 
-    kept = [_with_text(t, _turn_text(t.text)) for t in (session.turns if turns is None else turns)]
+    picked = list(session.turns if turns is None else turns)
+    texts = redacted_texts([t.text for t in picked])
+    kept = [_with_text(t, r) for t, r in zip(picked, texts, strict=True)]
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))
-
-
-__all__ = [
-    "NOTHING",
-    "Redacted",
-    "RedactedSession",
-    "clear_cache",
-    "redact_session",
-    "redacted",
-    "redacted_chunks",
-    "redacted_path",
-    "unwrap",
-]

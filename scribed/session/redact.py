@@ -1,20 +1,13 @@
-"""Secret redaction for transcripts, summaries, ledger rows and log events.
+"""The redaction engine: where the rules of ``secrets.toml`` run, and their matches (judged by
+:mod:`scribed.session.values`). Everything scribed stores, logs or sends passes through
+:func:`redact`: fast, idempotent, never raising, replacing only the secret (``password=[REDACTED_SECRET]``).
 
-The rules are data (``scribed/secrets.toml``: id, keywords, regex, an example that must be
-redacted and a look-alike that must not); this module is the engine that runs them, and
-:mod:`scribed.session.redact_context` holds the rules that judge a value by where it stands.
-Everything scribed stores, logs or sends passes through :func:`redact`, so it is fast, never
-raises and is idempotent. Only the secret is replaced (``password=[REDACTED_SECRET]``), so a
-summary still says *which* credential was involved without containing it.
-
-How it stays fast (see ``bench/redact_speed.py``): no rule scans the text on its own. Each
-keyword contains an anchor character (``~ J K A : . _ = -``, rarest first: a keyword is found
-through its rarest one); the text is encoded once to ``latin-1``/``replace`` bytes (one byte per
-character, so offsets match the str) and reversed, and one pass per anchor character starts with
-that single literal, which the regex engine finds at memchr speed, followed by a trie of the
-keywords' reversed beginnings (their ends are checked by a lookbehind). A rule's regex runs only
-where one of its keywords starts, with bounded quantifiers, so every input is handled in linear
-time. A scan rule whose keyword has no anchor costs a full ``in`` check: keep those few.
+Fast (``bench/redact_speed.py``) because no rule scans the text: each keyword holds an anchor
+character (``~ J K A : . _ = -``, found through its rarest); the text is encoded once to latin-1
+bytes (offsets match the str) and reversed, and one regex pass per anchor starts with that literal
+(found at memchr speed), then tries a trie of the keywords' reversed beginnings (their ends checked
+by a lookbehind), of the ``names`` before a separator, and the reversed ``pattern`` keywords. A
+rule's regex runs only where its keyword is, with bounded quantifiers: linear time.
 """
 
 from __future__ import annotations
@@ -22,61 +15,56 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
-from scribed.session import redact_context as ctx
-from scribed.session import redact_values as val
-from scribed.session import regex_cache as saved
-from scribed.session.redact_values import REDACTED, Rule, Spans
+from scribed import bytecache
+from scribed.session import rules as data
+from scribed.session import values as val
+from scribed.session.rules import REDACTED, Rule, Spans
 
-__all__ = [
-    "REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_obj", "redact_path", "rules",
-]  # fmt: skip
+__all__ = ["REDACTED", "Finding", "Rule", "count_secrets", "find_secrets", "redact", "redact_path", "rules"]
 
-# The rarest anchors are located with bytes.find (memchr), which beats a regex scan there.
-_FIND_ANCHORS = b"~JK"
-MIXED_MIN_ALNUM = 16  # a "mixed" token needs this many letters and digits after its keyword
-SPLIT_TAIL_MIN = 4  # a token's continuation after a line break: at least this long
+RARE = b"~JK<"  # these anchors are located with bytes.find (memchr), which beats a regex scan
 MIN_SECRET_TEXT = 6  # shorter text holds no keyword and value
+LINE_MAX = 4096  # a ``line`` rule looks this far back for its line's start
+NB = r"(?:(?![A-Za-z0-9])|(?=[nrt]\\))"  # reversed: no letter before a keyword, or a JSON escape
+GAP = r"[ \t\]\"'`*\\]{0,40}+"  # between a name and its separator: quotes, brackets, markdown
+SEPARATORS = {"=": "[:?]?", ":": ""}  # anchors a name stands before (``:=`` and ``?=`` end in '=')
 
 
 class Finding(NamedTuple):
-    """A secret found in a text: where, and which rule found it."""
-
     start: int
     end: int
-    rule: str
+    rule: str  # the rule that found it
 
 
-def _load() -> tuple[Rule, ...]:
-    out = tuple(val.compile_rule(r) for r in val.data()["rule"])
-    ids = [r.id for r in out]
-    context = {r.id for r in out if r.kind == "context"}
-    if len(set(ids)) != len(ids) or context != ctx.CONTEXT_IDS:
-        raise ValueError("secrets.toml: rule ids must be unique and list every context rule")
-    return out
-
-
-RULES = _load()
-# Keywords found by the passes (token rules, and scan rules whose keyword has an anchor).
-_TOKEN_KW: dict[bytes, list[Rule]] = {}
-_NAMED_KW: dict[str, list[Rule]] = {}
+RULES = data.RULES
+_KW: dict[bytes, list[Rule]] = {}  # literal keywords found by the passes
+_BY_NAME: dict[str, list[Rule]] = {}  # a name's last word (lowercase) -> the context rules it runs
+_PATTERNS: dict[str, list[Rule]] = {}  # a pattern keyword -> its rules (branch ``p{index}``)
+_NAMED: dict[str, list[Rule]] = {}  # a vendor word inside a name -> named rules
+_SCAN: list[tuple[Rule, list[bytes]]] = []  # scan rules, with the keywords the passes do not find
 for _r in RULES:
     for _k in _r.keywords:
-        if _r.kind == "token" or (_r.kind == "scan" and val.anchor(_k) >= 0):
-            _TOKEN_KW.setdefault(_k.encode("ascii"), []).append(_r)
-        elif _r.kind == "named":
-            _NAMED_KW.setdefault(_k, []).append(_r)
-# Scan rules, with their keywords that need an ``in`` check (the others are found by the passes).
-_SCAN = [
-    (r, tuple(k.encode("ascii") for k in r.keywords if val.anchor(k) < 0)) for r in RULES if r.kind == "scan"
-]
-# (anchor, the text before it that the trie matched) -> keywords ending there: (length of the
-# part before the anchor, keyword, rules). A shorter keyword whose part before the anchor is a
-# suffix of a longer one's is listed under the longer one too (the trie reports the longest).
+        if _r.kind == "named":
+            _NAMED.setdefault(_k, []).append(_r)
+        elif data.anchor(_k) >= 0:
+            _KW.setdefault(_k.encode("latin-1"), []).append(_r)
+    for _w in _r.names:
+        _BY_NAME.setdefault(_w, []).append(_r)
+    if _r.pattern:
+        _PATTERNS.setdefault(_r.pattern, []).append(_r)
+    if _r.kind == "scan":
+        _SCAN.append((_r, [k.encode("latin-1") for k in _r.keywords if data.anchor(k) < 0]))
+_PATTERN_RULES = list(_PATTERNS.values())
+_SCAN_WORDS = {k for _, ks in _SCAN for k in ks}
+_NAMED_WORDS = data.trie([(w, "") for w in _NAMED])
+# (anchor, reversed head the trie matched) -> (head length, keyword, rules), for the head and its
+# suffixes (the trie reports the longest).
 _BY_HEAD: dict[tuple[int, bytes], list[tuple[int, bytes, list[Rule]]]] = {}
-for _kb, _rs in _TOKEN_KW.items():
-    _i = val.anchor(_kb.decode())
+for _kb, _rs in _KW.items():
+    _i = data.anchor(_kb.decode("latin-1"))
     _BY_HEAD.setdefault((_kb[_i], _kb[:_i]), []).append((_i, _kb, _rs))
 for (_c, _head), _entries in _BY_HEAD.items():
     for _j in range(1, len(_head) + 1):
@@ -84,58 +72,71 @@ for (_c, _head), _entries in _BY_HEAD.items():
 
 
 def rules() -> tuple[Rule, ...]:
-    """Every rule, in file order (tests feed each example through every writer)."""
-    return RULES
-
-
-def _token_alts(anchor: str) -> list[str]:
-    """Trie of the reversed text that follows ``anchor`` for each keyword anchored on it."""
-    entries = []
-    for kw, rs in _TOKEN_KW.items():
-        k = kw.decode()
-        a = val.anchor(k)
-        if k[a] != anchor:
-            continue
-        leaf = "" if a == len(k) - 1 else f"(?<={re.escape(k[::-1])})"
-        entries.append((k[:a][::-1], leaf + (ctx.NB if all(r.boundary for r in rs) else "")))
-    return ctx.trie_alts(entries) if entries else []
-
-
-_ANCHORS = tuple(ord(a) for a in val.ANCHORS)
-_branches = functools.cache(ctx.branches)
+    return RULES  # every rule, in file order
 
 
 @functools.cache
 def _pass(anchor: int) -> re.Pattern[bytes]:
-    """One anchor's regex: the keyword trie (no group: a hit has ``lastgroup`` None), then the context
-    patterns (each ends in a named group); compiled once per rule set (:mod:`.regex_cache`)."""
+    """One anchor's regex over the reversed text: the keyword trie (a hit has no ``lastgroup``), the
+    names before a separator (``kw``), the pattern keywords (``p{i}``); compiled once per rule set."""
 
     def source() -> bytes:
-        a = chr(anchor)
-        alts = _token_alts(a) + _branches().get(a, []) or ["(?!)"]  # nothing anchored: never matches
-        return (re.escape(a) + "(?:" + "|".join(alts) + ")").encode("latin-1")
+        a, heads = chr(anchor), dict[str, list[tuple[str, str]]]()
+        for kw, rs in _KW.items():
+            k = kw.decode("latin-1")
+            if k[i := data.anchor(k)] == a:
+                heads.setdefault(k[:i], []).append((k[i + 1 :], NB if all(r.boundary for r in rs) else ""))
+        # Each keyword's end is checked by a lookbehind; those sharing a head are tried after one
+        # check of the character that follows the anchor (the anchor '-' is common, ``--password`` rare).
+        entries = []
+        for head, ends in heads.items():
+            leaves = [(f"(?<={re.escape((head + a + t)[::-1])})" if t else "") + nb for t, nb in ends]
+            firsts = re.escape("".join(sorted({t[:1] for t, _ in ends})))
+            guard = (
+                f"(?<=[{firsts}]{re.escape((head + a)[::-1])})"
+                if len(ends) > 1 and all(t for t, _ in ends)
+                else ""
+            )
+            entries.append((head[::-1], guard + "(?:" + "|".join(leaves) + ")"))
+        alts = [data.trie(entries)] if entries else []
+        if a in SEPARATORS:
+            words = {v[::-1] for w in _BY_NAME for v in (w.lower(), w.upper(), w.capitalize())}
+            first = re.escape("".join(sorted({w[0] for w in words})))
+            alts.append(f"{SEPARATORS[a]}{GAP}(?=[{first}])(?P<kw>{data.trie([(w, '') for w in words])})")
+        for i, pattern in enumerate(_PATTERNS):
+            rev = data.reverse(pattern)
+            last = data.TOKEN.match(rev)
+            if last and last.group() in (a, "\\" + a):  # the pattern ends in this anchor
+                alts.append(f"{rev[last.end() :]}(?P<p{i}>)")
+        return (re.escape(a) + "(?:" + ("|".join(alts) or "(?!)") + ")").encode("latin-1")
 
-    return saved.compiled(f"pass{anchor}", source)
+    return bytecache.compiled(f"pass{anchor}", source)
+
+
+_GROUPS: dict[int, tuple[str, ...]] = {}  # by the pattern's id: a pattern's own hash reads its code
+
+
+def _found(m: re.Match[bytes]) -> list[tuple[str, int, int]]:
+    """A match's secrets: its groups ``s``, ``s2``… (``q``…: quoted) that took part, else the whole match."""
+    if (groups := _GROUPS.get(id(m.re))) is None:
+        groups = _GROUPS[id(m.re)] = tuple(g for g in m.re.groupindex if re.fullmatch(r"[sq]\d*", g))
+    return [(g, *m.span(g)) for g in groups if m.start(g) >= 0] if groups else [("s", *m.span())]
 
 
 @functools.cache
-def _xml_close_re() -> re.Pattern[bytes]:
-    return ctx.xml_close_re(val.ASSIGNMENT_WORDS)
+def _name_re(name: str) -> re.Pattern[bytes]:
+    return data.compiled_bytes(name + r"(?![\w.\-])")
 
 
-@functools.cache
-def _named_re() -> re.Pattern[str]:
-    return re.compile("|".join(map(re.escape, sorted(_NAMED_KW, key=len, reverse=True))))
+def _took(m: re.Match[bytes], group: str) -> bool:
+    return group in m.re.groupindex and m.start(group) >= 0
 
 
 _GLUE_RE = re.compile(rb"[A-Za-z0-9_\-]*+")
 _RUN_RE = re.compile(rb"[A-Za-z0-9_\-]{0,1024}+")  # bounded: checked at every keyword hit
+_NAME_BACK_RE = re.compile(rb"[A-Za-z0-9_.\-]{0,80}")  # a name, on the reversed bytes
 _NOT_ALNUM_RE = re.compile(rb"[^A-Za-z0-9]")
 _NEWLINE_RE = re.compile(rb"\r?\n|\\r\\n|\\n")
-
-# ---------------------------------------------------------------------------------------------
-# Running the rules
-# ---------------------------------------------------------------------------------------------
 
 
 def _boundary_ok(data: bytes, start: int) -> bool:
@@ -143,34 +144,16 @@ def _boundary_ok(data: bytes, start: int) -> bool:
     return not data[start - 1 : start].isalnum() or data[start - 2 : start] in (b"\\n", b"\\r", b"\\t")
 
 
-def _checked(rule: Rule, v: str) -> bool:
-    """A rule's ``check``: "value" judges like a password (no placeholder), "base64" a blob."""
-    if rule.check == "value":
-        return val.secret_span(v, "pw", True, "", "password", "password") is not None
-    return rule.check != "base64" or val.is_base64_blob(v)
-
-
-def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
-    """The per-rule checks: ``body`` (after the keyword) mixes classes, ``secret`` is random."""
-    if rule.mixed and (
-        not val.mixed(body.decode("latin-1")) or len(_NOT_ALNUM_RE.sub(b"", body)) < MIXED_MIN_ALNUM
-    ):
-        return False
-    text = secret.decode("latin-1")
-    return (not rule.entropy or val.entropy(text) >= rule.entropy) and _checked(rule, text)
-
-
 class _Scan:
-    """One text being scanned: its bytes (forward and reversed) and what was found so far."""
+    """A text being scanned, its bytes forward and reversed, what was found so far."""
 
     __slots__ = ("cover", "data", "rdata", "scans", "spans", "text")
 
-    def __init__(self, text: str, data: bytes, rdata: bytes) -> None:
-        self.text, self.data, self.rdata = text, data, rdata
+    def __init__(self, text: str, data: bytes) -> None:
+        self.text, self.data, self.rdata = text, data, data[::-1]
         self.spans: Spans = []
         self.scans: dict[Rule, list[int]] = {}  # scan keywords the passes found
-        # Token spans, sorted: a keyword inside one is skipped, which keeps keyword floods linear.
-        self.cover: list[tuple[int, int]] = []
+        self.cover: list[tuple[int, int]] = []  # token spans, sorted: keywords inside are skipped
 
     def covered(self, pos: int) -> bool:
         i = bisect.bisect_right(self.cover, (pos, len(self.data))) - 1
@@ -180,12 +163,29 @@ class _Scan:
         self.spans.append((s, e, rule_id))
         bisect.insort(self.cover, (s, e))
 
+    def judge(self, rule: Rule, s: int, e: int, quoted: bool, code: bool) -> int:
+        """Keep ``text[s:e]`` (stripped) as ``rule``'s secret if it is one: its end, else -1. A
+        value at its regex's bound goes on over the rule's ``run``."""
+        v = self.text[s:e]
+        s += len(v) - len(v.lstrip())
+        if not val.secret(rule, v := v.strip(), quoted, code):
+            return -1
+        run = data.compiled_bytes(rule.run).match(self.data, s + len(v)) if rule.run else None
+        self.spans.append((s, run.end() if run else s + len(v), rule.id))
+        return self.spans[-1][1]
+
+
+def _valid(rule: Rule, secret: bytes, body: bytes) -> bool:
+    """A token's checks: ``body`` (after the keyword) mixes classes, ``secret`` is one."""
+    alnum = len(_NOT_ALNUM_RE.sub(b"", body))
+    mixed = not rule.mixed or (val.mixed(body.decode("latin-1")) and alnum >= data.VALUES["mixed_min_alnum"])
+    return mixed and val.secret(rule, secret.decode("latin-1"))
+
 
 def _on_token(st: _Scan, rule: Rule, start: int, klen: int) -> None:
     """Run a token rule where its keyword starts; join a token wrapped onto the next line."""
-    assert rule.pattern is not None
-    data = st.data
-    m = rule.pattern.match(data, start)
+    pattern, data = rule.compiled, st.data
+    m = pattern.match(data, start)
     if m is None:  # perhaps cut by a line break
         run = _RUN_RE.match(data, start + klen)
         _on_split(st, rule, start, run.end() if run else start + klen, False)
@@ -193,18 +193,17 @@ def _on_token(st: _Scan, rule: Rule, start: int, klen: int) -> None:
     nxt = data[m.end() : m.end() + 1]
     if not (nxt.isalnum() or nxt in (b"_", b"-")) and _on_split(st, rule, start, m.end(), True):
         return  # the token ends its run: it may go on after a line break
-    if "s" in rule.pattern.groupindex:
-        s, e = m.span("s")
-        if _valid(rule, data[s:e], data[max(s, start + klen) : e]):
-            st.spans.append((s, e, rule.id))
-        return
-    s, e = m.start() - rule.back, m.end()
+    grouped = "s" in pattern.groupindex
+    s, e = m.span("s") if grouped else (m.start() - rule.back, m.end())
     if not _valid(rule, data[s:e], data[max(s, start + klen) : e]):
+        return
+    if grouped:
+        st.spans.append((s, e, rule.id))
         return
     # A token glued to more token characters takes the whole run along, both ways, so that
     # redacting it cannot leave a shorter token-shaped run behind (idempotence).
-    glue = _GLUE_RE.match(data, e)
-    if data[s - 1 : s] in (b"_", b"-"):
+    glue = _GLUE_RE.match(data, e) if data[e - 1 : e].isalnum() or data[e - 1 : e] == b"_" else None
+    if data[s - 1 : s] in (b"_", b"-") and data[s : s + 1].isalnum():
         back = _GLUE_RE.match(st.rdata, len(data) - s)
         s -= back.end() - (len(data) - s) if back else 0
         s += data[s - 1 : s] == b"\\"  # keep a JSON escape (\n) whole
@@ -213,143 +212,170 @@ def _on_token(st: _Scan, rule: Rule, start: int, klen: int) -> None:
 
 def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> bool:
     """A token cut by a line break (terminal wrap, raw or JSON-escaped): match the two halves."""
-    assert rule.pattern is not None
+    pattern = rule.compiled
     nl = _NEWLINE_RE.match(st.data, end)
     tail = _RUN_RE.match(st.data, nl.end()) if nl else None
-    if not nl or not tail or tail.end() - nl.end() < SPLIT_TAIL_MIN:
+    if not nl or not tail or tail.end() - nl.end() < data.VALUES["split_tail_min"]:
         return False
-    if matched and not val.looks_random(tail.group().decode("latin-1")):
-        return False  # a whole token followed by an ordinary word, a date, a short id
-    first = start - rule.back
+    t = st.text[nl.end() : tail.end()]  # a whole token then an ordinary word, a date, a commit sha:
+    if matched and not (val.looks_random(t) and val.same_alphabet(st.text[start:end], t)):
+        return False
+    first, cut = start - rule.back, end - start + rule.back
     joined = st.data[first:end] + tail.group()
-    m = rule.pattern.match(joined, rule.back)
-    cut = end - first
+    m = pattern.match(joined, rule.back)
     if m is None or m.end() <= cut or not _valid(rule, joined[: m.end()], joined[rule.back : m.end()]):
         return False
-    st.token(first, end, "split-token")
-    st.token(nl.end(), nl.end() + m.end() - cut, "split-token")
+    st.token(first, end, rule.id)
+    st.token(nl.end(), nl.end() + m.end() - cut, rule.id)
     return True
 
 
-def _on_named(name: str, value: str, vstart: int, spans: Spans) -> bool:
-    """Named rules: a vendor keyword in the assignment's name and a value of the vendor's shape."""
-    if not value or val.is_placeholder(value):
-        return False
-    for km in _named_re().finditer(name.lower()):
-        for rule in _NAMED_KW[km.group()]:
-            assert rule.value is not None
-            if rule.value.fullmatch(value) and val.entropy(value) >= max(rule.entropy, 2.5):
-                spans.append((vstart, vstart + len(value), rule.id))
-                return True
-    return False
-
-
 def _on_scan(st: _Scan) -> None:
-    """Scan rules: a keyword anywhere in the text (found by the passes, else by an ``in`` check,
-    case-sensitive like every keyword) enables the regex over the text, or around the keyword."""
-    data = st.data
+    """Scan rules: a keyword anywhere in the text (found by the passes, else by an ``in`` check)
+    enables the regex over the text, or ``window`` characters around each keyword."""
+    if not st.scans and not any(k in st.data for k in _SCAN_WORDS):
+        return
     for rule, keywords in _SCAN:
-        found = st.scans.get(rule) or [i for k in keywords for i in _finds(data, k, rule.window)]
-        if not found:
-            continue
         w = rule.window
-        for lo, hi in [(max(0, p - w), p + w) for p in found] if w else [(0, len(data))]:
-            _search(st, rule, lo, hi)
+        found = st.scans.get(rule) or [
+            p for k in keywords for p in (_at(st.data, k) if w else [st.data.find(k)])
+        ]
+        if not (found := [p for p in found if p >= 0]):
+            continue
+        pattern = data.compiled_bytes(rule.regex)
+        for lo, hi in _merged([(max(0, p - w), p + w) for p in found]) if w else [(0, len(st.data))]:
+            m = pattern.search(st.data, lo, hi)
+            while m:
+                for _, s, e in _found(m) if not rule.boundary or _boundary_ok(st.data, m.start()) else ():
+                    st.judge(rule, s, e, True, False)
+                m = pattern.search(st.data, max(_found(m)[0][1], m.start() + 1), hi)  # may start in a value
 
 
-def _finds(data: bytes, keyword: bytes, all_of_them: int) -> list[int]:
-    """Where ``keyword`` occurs: the first place only, unless ``all_of_them``."""
-    out, pos = [], data.find(keyword)
-    while pos >= 0:
-        out.append(pos)
-        pos = data.find(keyword, pos + 1) if all_of_them else -1
+def _merged(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping windows as one: each character is searched once (keywords in a flood stay linear)."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(windows):
+        out[-1:] = [(out[-1][0], max(hi, out[-1][1]))] if out and lo <= out[-1][1] else [*out[-1:], (lo, hi)]
     return out
 
 
-def _search(st: _Scan, rule: Rule, lo: int, hi: int) -> None:
-    assert rule.pattern is not None
-    m = rule.pattern.search(st.data, lo, hi)
-    while m:
-        s, e = m.span("s") if "s" in rule.pattern.groupindex else m.span()
-        if (not rule.boundary or _boundary_ok(st.data, m.start())) and _checked(rule, st.text[s:e]):
+def _name_start(st: _Scan, kw_start: int) -> int:
+    """Where the name holding a keyword starts: the run of name characters before it (after the
+    letter of a JSON escape such as ``\\n``)."""
+    back = _NAME_BACK_RE.match(st.rdata, len(st.data) - kw_start)
+    start = kw_start - (back.end() - (len(st.data) - kw_start) if back else 0)
+    return start + (0 < start < kw_start and st.data[start - 1] == ord("\\") and st.data[start] in b"nrt")
+
+
+def _named(st: _Scan, rule: Rule, ns: int, ke: int) -> re.Match[bytes] | None:
+    """The rule's ``name`` regex over the name: from its start to the keyword's end, where its run
+    of name characters ends (lookaheads may look past it); None if it does not match."""
+    nm = _name_re(rule.name).match(st.data, ns)
+    return nm if nm is not None and nm.end() == ke else None
+
+
+def _on_context(
+    st: _Scan, rule: Rule, ks: int, ke: int, nm: re.Match[bytes] | None = None
+) -> tuple[int, int] | None:
+    """A context rule at its keyword (``ks``–``ke``) whose name (if it has one) matched, ``nm``: the
+    regex from the keyword's end (or its line's start); its secret groups are judged. The last
+    secret's span."""
+    pos = ke
+    if rule.line:
+        lo, esc = max(0, ks - LINE_MAX), st.data.rfind(b"\\n", max(0, ks - LINE_MAX), ks)
+        pos = max(st.data.rfind(b"\n", lo, ks) + 1, esc + 2 if esc >= 0 else lo)
+    if (m := data.compiled_bytes(rule.regex).match(st.data, pos)) is None:
+        return None
+    code = _took(m, "code") or bool(nm and _took(nm, "code") and _took(m, "spaced"))  # a declaration, spaced
+    got = None
+    for g, s, e in _found(m):
+        each = data.compiled_bytes(rule.each).finditer(st.data, s, e) if rule.each else ()
+        for g2, s2, e2 in [f for m2 in each for f in _found(m2)] if rule.each else [(g, s, e)]:
+            end = st.judge(rule, s2, e2, g2[0] == "q", code)
+            got = (s2, end) if end >= 0 else got
+    return got
+
+
+def _on_name(st: _Scan, ks: int, ke: int) -> tuple[int, int] | None:
+    """A secret-ish word before a separator: the named rules (a vendor's word inside the name and a
+    value of its shape) first, then the context rules listing the word."""
+    ns = _name_start(st, ks)
+    for km in data.compiled_str(_NAMED_WORDS).finditer(st.text[ns:ke].lower()):
+        m = data.compiled_bytes("{assign}").match(st.data, ke)
+        if not (found := _found(m) if m else []) or found[0][0] not in ("q", "q2", "q3", "s"):
+            break
+        _, s, e = found[0]
+        if rule := next((r for r in _NAMED[km.group()] if val.shaped(r, st.text[s:e])), None):
             st.spans.append((s, e, rule.id))
-        m = rule.pattern.search(st.data, max(s, m.start() + 1), hi)  # the next may start in a value
+            return None
+    got = None
+    for rule in _BY_NAME.get(st.text[ks:ke].lower(), ()):
+        if nm := _named(st, rule, ns, ke):
+            got = _on_context(st, rule, ks, ke, nm) or got
+    return got
 
 
-def _dispatch(st: _Scan, anchor: int, m: re.Match[bytes]) -> None:
-    """Confirm one anchor hit; reversed index ``r`` is forward index ``n - 1 - r``."""
-    n, kind, pos = len(st.data), m.lastgroup, len(st.data) - 1 - m.start()
-    if kind is None:  # a keyword: the trie matched the text before the anchor, reversed
-        head = st.data[n - m.end() : pos]
-        for hlen, kw, rules in _BY_HEAD.get((anchor, head), ()):
-            start = pos - hlen
-            if not st.data.startswith(kw, start) or st.covered(start):
+def _keywords(st: _Scan, anchor: int, m: re.Match[bytes]) -> None:
+    """Confirm a literal keyword hit; reversed index ``r`` is forward index ``n - 1 - r``."""
+    n = len(st.data)
+    pos = n - 1 - m.start()
+    for hlen, kw, rules in _BY_HEAD.get((anchor, st.data[n - m.end() : pos]), ()):
+        start = pos - hlen
+        if not st.data.startswith(kw, start) or st.covered(start):
+            continue
+        for rule in rules:
+            if rule.kind == "scan":
+                st.scans.setdefault(rule, []).append(start)
+            elif rule.boundary and not _boundary_ok(st.data, start):
                 continue
-            for rule in rules:
-                if rule.kind == "scan":
-                    st.scans.setdefault(rule, []).append(start)
-                elif not rule.boundary or _boundary_ok(st.data, start):
-                    _on_token(st, rule, start, len(kw))
-    elif kind == "url":
-        ctx.on_url(st.text, pos, st.spans)
-    elif kind == "pgpass":
-        ctx.on_pgpass(st.text, pos, st.spans)
-    elif kind == "pem":
-        ctx.on_pem(st.text, n - m.end(), st.spans)
-    elif kind == "cli":
-        ctx.on_cli(st.text, st.rdata, pos, st.spans)
-    elif kind in ("short", "long"):
-        ctx.on_short_flag(st.text, pos, kind == "long", st.spans)
-
-
-def _rare_hits(rx: re.Pattern[bytes], anchor: int, rdata: bytes) -> list[re.Match[bytes]]:
-    """A pass for one of the rarest anchors: a memchr loop beats a regex scan."""
-    out = []
-    pos = rdata.find(anchor)
-    while pos >= 0:
-        m = rx.match(rdata, pos)
-        if m:
-            out.append(m)
-        pos = rdata.find(anchor, pos + 1)
-    return out
+            elif rule.kind == "token":
+                _on_token(st, rule, start, len(kw))
+            elif not rule.name:
+                _on_context(st, rule, start, start + len(kw))
+            elif nm := _named(st, rule, _name_start(st, start), start + len(kw)):
+                _on_context(st, rule, start, start + len(kw), nm)
 
 
 def _spans(text: str) -> Spans:
     """Every secret span in ``text`` with the rule that found it, unsorted."""
-    n = len(text)
-    if n < MIN_SECRET_TEXT:
-        return []
     # One byte per character (non-latin-1 becomes '?'), so byte offsets are str offsets, and
     # the scan runs over compact bytes even when the str holds emoji (4 bytes per character).
-    data = text.encode("latin-1", "replace")
-    st = _Scan(text, data, data[::-1])
-    keywords: list[tuple[int, int]] = []
-    for anchor in _ANCHORS:
+    st, n = _Scan(text, text.encode("latin-1", "replace")), len(text)
+    names: list[tuple[int, int]] = []
+    if n < MIN_SECRET_TEXT:
+        return []
+    for anchor in data.ANCHORS.encode():
         if anchor not in st.rdata:
             continue  # one memchr; short texts lack most anchors
         rx = _pass(anchor)
-        for m in _rare_hits(rx, anchor, st.rdata) if anchor in _FIND_ANCHORS else rx.finditer(st.rdata):
-            if m.lastgroup == "kw":
-                ks, ke = m.span("kw")
-                keywords.append((n - ke, n - ks))
+        rare = anchor in RARE and (rx.match(st.rdata, p) for p in _at(st.rdata, anchor))
+        for m in filter(None, rare) if rare else rx.finditer(st.rdata):
+            if m.lastgroup is None:
+                _keywords(st, anchor, m)
+            elif m.lastgroup == "kw":
+                names.append((n - m.end("kw"), n - m.start("kw")))
             else:
-                _dispatch(st, anchor, m)
-    if b"</" in data:
-        for m in _xml_close_re().finditer(data):
-            ctx.on_xml(text, m.start(), m.group("name").decode("latin-1"), st.spans)
+                for rule in _PATTERN_RULES[int(m.lastgroup[1:])]:
+                    _on_context(st, rule, n - m.end(), n - m.start())
     if _SCAN:
         _on_scan(st)
-    # Assignments in text order, skipping keywords inside a value that was already redacted:
-    # deep inside a redacted unquoted run, a keyword's separator and value are in the run too.
-    keywords.sort()
-    cov_start = cov_end = -1
-    for kw_start, kw_end in keywords:
-        if cov_start <= kw_start and kw_end + 8 < cov_end:
-            continue
-        cov = ctx.on_assignment(text, st.rdata, kw_start, kw_end, spans=st.spans, named=_on_named)
-        if cov is not None and cov[1] > cov_end:
-            cov_start, cov_end = cov
+    # Names in text order, skipping keywords inside a value that was already redacted: deep inside
+    # a redacted unquoted run, a keyword's separator and value are in the run too.
+    cov = (-1, -1)
+    for ks, ke in sorted(names):
+        if not (cov[0] <= ks and ke + 8 < cov[1]):
+            cov = _on_name(st, ks, ke) or cov
     return st.spans
+
+
+def _at(data: bytes, needle: bytes | int) -> Iterator[int]:
+    """Where ``needle`` is: its first byte found by memchr (a longer needle's search is slower)."""
+    first = needle[0] if isinstance(needle, bytes) else needle
+    pos = data.find(first)
+    while pos >= 0:
+        if isinstance(needle, int) or data.startswith(needle, pos):
+            yield pos
+        pos = data.find(first, pos + 1)
 
 
 def find_secrets(text: str) -> list[Finding]:
@@ -359,45 +385,23 @@ def find_secrets(text: str) -> list[Finding]:
 
 def secret_spans(text: str) -> list[tuple[int, int]]:
     """Where :func:`redact` replaces: secret spans, sorted and merged (touching spans become one)."""
-    spans = _spans(text)
-    if not spans:
-        return []
     out: list[tuple[int, int]] = []
-    for s, e, _ in sorted(spans):
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
+    for s, e, _ in sorted(_spans(text)):
+        if e > s and out and s <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], e))
-        else:
+        elif e > s:
             out.append((s, e))
     return out
 
 
 def redact(text: str) -> str:
     """Replace every secret value in ``text`` with :data:`REDACTED`; idempotent, never raises."""
-    spans = secret_spans(text)
-    if not spans:
-        return text
     out: list[str] = []
     pos = 0
-    for s, e in spans:
-        out.append(text[pos:s])
-        out.append(REDACTED)
+    for s, e in secret_spans(text):
+        out += (text[pos:s], REDACTED)
         pos = e
-    out.append(text[pos:])
-    return "".join(out)
-
-
-_PATH_SEP = re.compile(r"([/\\])")
-
-
-@functools.lru_cache(maxsize=1024)  # the same few source paths, redacted per session they hold
-def redact_path(path: str) -> str:
-    """A file path for display or storage (provenance, the ledger, an archive's sidecar), redacted
-    whole and then one component at a time: in running text a name right after ``/`` is a path,
-    never an assignment (``/etc/passwd: …``), but a file name can be ``DB_PASSWORD=hunter2 x.md``."""
-    parts = _PATH_SEP.split(redact(path))
-    return "".join(p if p in ("/", "\\") else redact(p) for p in parts)
+    return "".join([*out, text[pos:]]) if out else text
 
 
 def count_secrets(text: str) -> int:
@@ -405,45 +409,9 @@ def count_secrets(text: str) -> int:
     return len(secret_spans(text))
 
 
-def redact_obj(obj: Any) -> Any:
-    """Redact every string inside nested dicts/lists/tuples/sets (log events, ledger rows).
-
-    A string under a secret-ish key (``{"password": "hunter2"}``) is judged with the key as its
-    name, because the value alone carries no hint. Containers are copied, never mutated; cycles
-    are preserved.
-    """
-    return _redact_obj(obj, {})
-
-
-def _redact_obj(obj: Any, memo: dict[int, Any]) -> Any:
-    if isinstance(obj, str):
-        return redact(obj)
-    oid = id(obj)
-    if oid in memo:
-        return memo[oid]
-    if isinstance(obj, dict):
-        out_d: dict[Any, Any] = {}
-        memo[oid] = out_d
-        for k, v in obj.items():
-            nk = redact(k) if isinstance(k, str) else k
-            out_d[nk] = (
-                _redact_named(k, v) if isinstance(k, str) and isinstance(v, str) else _redact_obj(v, memo)
-            )
-        return out_d
-    if isinstance(obj, list):
-        out_l: list[Any] = []
-        memo[oid] = out_l
-        out_l.extend(_redact_obj(v, memo) for v in obj)
-        return out_l
-    if isinstance(obj, tuple):
-        items = [_redact_obj(v, memo) for v in obj]
-        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
-    if isinstance(obj, (set, frozenset)):
-        return type(obj)(_redact_obj(v, memo) for v in obj)
-    return obj
-
-
-def _redact_named(key: str, value: str) -> str:
-    """Redact a string stored under ``key``, using the key as the value's name."""
-    sub = ctx.keyed_value_span(key, value)
-    return redact(value[: sub[0]] + REDACTED + value[sub[1] :] if sub else value)
+@functools.lru_cache(maxsize=1024)  # the same few source paths, redacted per session they hold
+def redact_path(path: str) -> str:
+    """A file path for display or storage (provenance, the ledger, an archive's sidecar), redacted
+    whole and then one component at a time: in running text a name right after ``/`` is a path,
+    never an assignment (``/etc/passwd: …``), but a file name can be ``DB_PASSWORD=hunter2 x.md``."""
+    return "".join(p if p in ("/", "\\") else redact(p) for p in re.split(r"([/\\])", redact(path)))

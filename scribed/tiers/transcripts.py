@@ -47,7 +47,7 @@ CHUNK_BYTES = 1 << 20  # redaction works on about this much text at a time, cut 
 # archive is written once per compaction, on the hot path; any level reads back the same).
 ZSTD_LEVEL = 3
 # A line longer than a chunk (a pasted log with no line break) is cut into chunks too: each is still
-# judged with 64 KiB of text on either side (session/redact_stream), so only memory changes.
+# judged with 64 KiB of text on either side (session/door), so only memory changes.
 _LINE_LIMIT = CHUNK_BYTES
 PRUNE_EVERY_SECONDS = 3600.0
 MIN_SESSION_PREFIX = 6
