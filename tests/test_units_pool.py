@@ -32,7 +32,8 @@ def test_middle_lines_are_skipped_only_when_nothing_there_is_an_error() -> None:
     """Lines between head and tail are not read when the output holds nothing error-shaped, but an
     error in the middle is still found."""
     n = units.TOOL_HEAD_LINES + units.TOOL_TAIL_LINES + 40
-    lines = [f"row_{i} = value_{i} + offset_{i}" for i in range(n)]
+    names = ["".join("abcdefghij"[int(d)] for d in f"{i:03d}") for i in range(n)]  # no digits: no listing
+    lines = [f"row_{x} = fetch_{x}(limit) + {x}_{'offset' * (i % 3 + 1)}" for i, x in enumerate(names)]
     plain = units.split([_read("\n".join(lines), 1)])
     assert len(plain.units) == units.TOOL_HEAD_LINES + units.TOOL_TAIL_LINES
     lines[units.TOOL_HEAD_LINES + 20] = "KeyError: 'missing_ledger_key'"
@@ -46,3 +47,30 @@ def test_a_tools_elision_note_is_no_unit_and_read_line_numbers_go() -> None:
     body = "    57→    return shard_total(rows)\n[8033 lines truncated] ...\n... 12 more lines\n"
     texts = [u.text for u in units.split([_read(body, 1)]).units]
     assert texts == ["return shard_total(rows)"], texts
+
+
+def test_a_listing_in_tool_output_gives_one_line_for_all_its_lines() -> None:
+    """A test runner's PASSED lines, numbered code lines, a progress log: lines of one shape once
+    their numbered words are masked (padded columns too) are a listing, and its first line stands
+    for the rest, across outputs as well; other lines of the output are kept."""
+    run = "\n".join(
+        [
+            "============================= test session starts ==============================",
+            "collected 40 items",
+            *(
+                f"tests/test_{m}.py::test_case_{i:03d} PASSED{' ' * (i % 7 + 3)}[ {i * 2:2d}%]"
+                for i, m in zip(range(40), ["auth", "models", "server", "users"] * 10, strict=True)
+            ),
+            "============================== 40 passed in 4.74s ===============================",
+        ]
+    )
+    again = "\n".join(
+        [*(f"tests/test_cache.py::test_evict_{i} PASSED [ {i}%]" for i in range(5)), "5 passed"]
+    )
+    texts = [u.text for u in units.split([_read(run, 1), _read(again, 2)]).units]
+    passed = [t for t in texts if "PASSED" in t]
+    assert passed == ["tests/test_auth.py::test_case_000 PASSED [ 0%]"], texts
+    assert "collected 40 items" in texts and any("40 passed" in t for t in texts), texts
+    # two lines of a shape are no listing: both kept
+    two = "\n".join(["retry 1 of 3: ledger_sync timed out", "retry 2 of 3: ledger_sync timed out"])
+    assert len(units.split([_read(two, 1)]).units) == 2

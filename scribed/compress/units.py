@@ -170,6 +170,7 @@ class _Builder:
         self.names: set[str] = set()
         self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
+        self.listed: set[str] = set()  # shapes of tool-output listings a line already stands for
 
     def add(self, text: str, line: int, kind: str, weight: float, prefix: str = "") -> None:
         """Checks first what costs least: a raw line already too short stays so once normalised,
@@ -305,6 +306,8 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     order: Iterable[int] = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
     if maybe and tail > TOOL_HEAD_LINES:
         order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
+    order = list(order)
+    shapes = Counter(_shape(lines[i]) for i in order)
     for i in order:
         ln = lines[i]
         err = error_in_line(ln) if maybe else None
@@ -317,7 +320,26 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             and not (noisy and _NOISE.search(ln))
             and not (elidable and _ELIDED.match(ln))
         ):
+            shape = _shape(ln)
+            if shapes[shape] >= SHAPE_RUN:
+                if shape in b.listed:
+                    continue  # one line of a listing stands for the rest (a test run's PASSED lines)
+                b.listed.add(shape)
             b.add(ln, turn.line, "tool", 0.12)
+
+
+# A word holding a digit (a counter, a numbered name, a percentage): what varies between the lines
+# of one listing.
+_NUMBERED = re.compile(r"[^\s\d]*\d\S*")
+# Lines of one tool output with the same shape once their numbered words are masked are a listing
+# (a test runner's PASSED lines, numbered code, a progress log) when this many share it.
+SHAPE_RUN = 3
+
+
+def _shape(line: str) -> str:
+    """The line with each word holding a digit masked and its spaces collapsed (columns padded to
+    a width): lines of one listing share it."""
+    return " ".join(_NUMBERED.sub("0", line).split())
 
 
 def _error_candidates(lines: list[str], lo: int, hi: int) -> set[int]:
