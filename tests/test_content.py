@@ -187,3 +187,31 @@ def test_a_label_of_what_follows_is_no_key_point() -> None:
     assert "The changes in `components/upload-form.tsx`:" in got
     assert "Three things changed in 2.4.0:" in got
     assert "Wire the upload form to the Flask backend" in got
+
+
+def test_reusable_knowledge_is_a_lesson_not_a_report_of_work() -> None:
+    """Promotion files Reusable knowledge as wiki patterns: a report of what was done ("Fixed the
+    flaky test; token … was revoked.", "Done: bump the timeout") is no lesson, and a fix already
+    paired with its error is not said twice; a sentence saying why or what always holds is one."""
+    said = [
+        ("user", "The login test in `tests/test_login.py` fails one run in twenty; please fix it."),
+        ("tool", "E   AssertionError: expected session to expire after 900s, got 899.7s"),
+        ("assistant", "Fixed the flaky test; the session clock now comes from `Clock.now()`."),
+        (
+            "assistant",
+            "It turns out `freeze_time()` does not patch `time.monotonic`, so expiry checks must take the clock.",
+        ),
+        ("assistant", "Done: bump the auth client timeout to 30 s in `auth/client.py`."),
+        ("assistant", "Done: `tests/test_login.py` passes 50 runs in a row."),
+    ]
+    turns = [
+        Turn(r, t, "tool_result" if r == "tool" else "message", T0 + timedelta(minutes=i), i + 1, 0)
+        for i, (r, t) in enumerate(said)
+    ]
+    session = Session(agent="dana", session_id="s", source=Path("chat.md"), kind="markdown", turns=turns)
+    found = anchors.extract(session)
+    summary = (
+        ExtractiveCompressor().compress(session, found, entry_budget(CompressCfg(), 12_000, found)).summary
+    )
+    assert any("freeze_time()" in k for k in summary.knowledge), summary.knowledge
+    assert not any(k.startswith(("Fixed the flaky", "Done:")) for k in summary.knowledge), summary.knowledge

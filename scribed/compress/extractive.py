@@ -59,7 +59,8 @@ def _prose(line: str) -> bool:
 PROSE_LETTERS = 0.6  # share of letters and spaces that makes a line prose
 MIN_SENTENCE_CHARS = 4
 MAX_SENTENCE_CHARS = 300  # longer is a paragraph or a dump, not one statement
-MIN_KNOWLEDGE_SCORE = 2
+# A lesson's word (1) and something it is about: a path or code (0.5), a figure (0.5), a fix (2).
+MIN_KNOWLEDGE_SCORE = 1.5
 # ASCII bytes that are neither a letter nor a space: deleted, the length left is the count.
 _NOT_LETTER = bytes(b for b in range(128) if not (chr(b).isalpha() or b == ord(" ")))
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -130,6 +131,13 @@ def score(sentence: str) -> float:
     return s
 
 
+def _lesson(sentence: str) -> bool:
+    """Whether a sentence holds a lesson's words (:data:`_KNOWLEDGE`)."""
+    if sentence.isascii():
+        return _CASED[2].search(sentence.lower()) is not None
+    return _KNOWLEDGE.search(sentence) is not None
+
+
 # Bytes an entry spends outside its sections: heading, provenance line, blank lines.
 ENTRY_OVERHEAD = 415  # a provenance line of ~280 bytes and a heading with a 100-character title
 
@@ -140,8 +148,11 @@ def _overhead(goal: str) -> int:
     return ENTRY_OVERHEAD - TITLE_CHARS + min(TITLE_CHARS, len(" ".join(goal.split()).encode()))
 
 
-def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
-    """Up to four reusable lessons (promotion reads these): strong, short assistant sentences."""
+def _knowledge(turns: list[Turn], used: set[str], errors: str = "") -> list[str]:
+    """Up to four reusable lessons (promotion reads these): strong, short assistant sentences that
+    say why or what holds in general (a lesson's words: "because", "always", "must", "turns out").
+    A report of work done ("Fixed the flaky test.") scores as strongly but is no lesson, and one
+    already paired with its error under Errors → fixes is not said twice."""
     found: list[tuple[float, int, str]] = []
     for t in turns:
         if t.kind != "message" or t.role != "assistant":
@@ -150,7 +161,9 @@ def _knowledge(turns: list[Turn], used: set[str]) -> list[str]:
             sc = score(sent)
             if (
                 sc >= MIN_KNOWLEDGE_SCORE
+                and _lesson(sent)
                 and sent not in used
+                and sent not in errors
                 and len(sent) <= MAX_SENTENCE_CHARS
                 and not _MARKERS.search(sent)
                 and not content_free(sent)  # "Not done in this session." is no lesson
@@ -187,7 +200,7 @@ class ExtractiveCompressor:
         plan = plan_mod.final(turns)
         summary.progress = plan.done() if plan is not None else []
         used = {summary.goal, *_sentences(summary.outcome)}
-        summary.knowledge = _knowledge(turns, used)
+        summary.knowledge = _knowledge(turns, used, "\n".join(summary.errors))
         self._fill(summary, turns, anchors, budget)
         return CompressResult(summary=summary, compressor=self.name)
 
