@@ -183,6 +183,33 @@ def test_each_error_of_one_failure_takes_the_change_that_names_it() -> None:
     )
 
 
+def test_the_failing_test_line_under_an_error_shares_its_fix_not_a_later_unrelated_change() -> None:
+    """The errors one turn shows are one failure: the failing-test line under a KeyError takes the
+    fix that names the KeyError, not the next change the session makes about something else (the
+    demo paired `FAILED …::test_burst` with "The config also had a key in .env.example, which I
+    replaced")."""
+    turns = _named(
+        _turns(
+            ("user", "Rate limiting breaks the burst test."),
+            _call("pytest tests/test_ratelimit.py -x"),
+            (
+                "tool",
+                "E   KeyError: 'X-Api-Key' header missing in RateLimiter.check\n"
+                "FAILED tests/test_ratelimit.py::test_burst",
+            ),
+            (
+                "assistant",
+                "The failure `KeyError: 'X-Api-Key'` in RateLimiter.check was fixed by falling back to "
+                "the client IP. The sample config also had a real token in .env.example, which I replaced "
+                "with a placeholder.",
+            ),
+        )
+    )
+    pairs = errors.pair(turns)
+    assert len(pairs) == 2, pairs
+    assert all("client IP" in p and ".env.example" not in p for p in pairs), pairs
+
+
 def test_a_command_that_names_nothing_is_a_fix_once_the_failing_program_runs_clean() -> None:
     turns = _named(
         _turns(

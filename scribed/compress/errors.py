@@ -134,6 +134,7 @@ class _Open:
     weak: str = ""  # a command run since that names nothing of it: its fix if a re-run is clean
     named: bool = False  # its fix names it (a later change that only might be its fix does not replace it)
     gone: str = ""  # no fix found, but this program showed it and later ran without it
+    shared: str = ""  # the fix of another error of its failure (one turn), when nothing names it
     recurred: bool = False
 
 
@@ -278,7 +279,7 @@ def pair(turns: list[Turn]) -> list[str]:
     out = []
     for op in found:
         err = f"`{op.text}`" if "`" not in op.text else op.text
-        tail = op.fix or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
+        tail = op.fix or op.shared or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
         if op.recurred and op.fix:
             tail += " (after it recurred)"
         out.append(f"{err} → {tail}")
@@ -304,8 +305,14 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
     for op in chosen:
         op.fix, op.named = change.text, True
     if chosen:
+        # The errors one turn showed are one failure: those of its errors the change does not name
+        # (the failing-test line under a traceback) share its fix, unless something names them.
+        for g in waiting:
+            if any(op in chosen for op in g):
+                for op in g:
+                    op.shared = op.shared or change.text
         return
-    latest = [op for op in waiting[-1] if not op.fix]
+    latest = [op for op in waiting[-1] if not op.fix and not op.shared]
     for op in latest:
         if change.strong:
             op.fix = change.text
@@ -325,7 +332,7 @@ def _confirmed(waiting: list[list[_Open]], prog: str, said: list[tuple[int, str]
         for op in g:
             if op.fix:
                 continue
-            op.fix = op.weak or _said_about(op, g, said)
+            op.fix = op.weak or _said_about(op, g, said) or op.shared
             op.gone = "" if op.fix else op.command
     return left
 
