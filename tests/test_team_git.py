@@ -508,3 +508,49 @@ def test_entries_of_the_same_second_are_listed_alike_on_every_clone(team: tuple[
     assert len(views[0]) == 2 and views[0] == views[1], views
     got = [c.scribed("context", "riker", "--situation", "debug").stdout for c in (a, b)]
     assert got[0] == got[1]
+
+
+def _index_line(clone: Clone, topic: str) -> str:
+    index = (clone.dir / ".squad/memory/wiki/index.md").read_text()
+    m = re.search(rf"^- \[{topic}\]\({topic}\.md\): .*$", index, re.M)
+    assert m, index
+    return m.group(0)
+
+
+@pytest.mark.parametrize("driver", [False, True])
+def test_the_wiki_index_counts_a_page_a_merge_changed(team: tuple[Clone, Clone], driver: bool) -> None:
+    """Both clones write a fact to ``db``; after the merge the page holds both, and the next run
+    (or any command) rewrites ``index.md`` to say so: a merge took both sides' "(1 active)" line."""
+    a, b = team
+    if driver:  # each developer ran setup: git merges the page with scribed's driver
+        for c in (a, b):
+            c.scribed("git", "setup")
+    p = run_cli(
+        "--config", str(a.cfg), "wiki-write", "db", "--agent", "riker", input=b"Run postgres 16 in CI."
+    )
+    assert p.returncode == 0, p.stderr.decode()
+    a.commit()
+    a.push()
+    p = run_cli(
+        "--config",
+        str(b.cfg),
+        "wiki-write",
+        "db",
+        "--agent",
+        "worf",
+        input=b"Keep the pool at 20 connections.",
+    )
+    assert p.returncode == 0, p.stderr.decode()
+    assert "(1 active)" in _index_line(b, "db")
+    b.commit()
+    b.pull("merge")
+    page = (b.dir / ".squad/memory/wiki/db.md").read_text()
+    assert "postgres 16" in page and "20 connections" in page, page
+    b.scribed("run-once")
+    assert "(2 active)" in _index_line(b, "db"), _index_line(b, "db")
+    b.commit()
+    b.push()
+    a.pull("merge")
+    a.scribed("context", "riker")  # a reader's command takes the lock too: the index follows the pull
+    assert "(2 active)" in _index_line(a, "db")
+    assert git(a.dir, "status", "--porcelain").stdout.strip() == ""

@@ -85,9 +85,40 @@ def setup(layout: Layout) -> GitSetup:
                 raise GitSetupError(f"git config {key}: could not be set in {top}")
             out.changes.append(f"git config {key} = {want}")
     if team.ensure_gitignore(layout):
-        out.changes.append(f"{layout.memory / '.gitignore'}: hot/ and cold/*.md are this machine's")
-    tracked = _git(top, "ls-files", "--", f"{memory}/hot", f"{memory}/cold/*.md").stdout.split()
+        out.changes.append(
+            f"{layout.memory / '.gitignore'}: .scribed/, inbox/, hot/ and cold/*.md are this machine's"
+        )
+    tracked = machine_files(top, memory)
     if tracked:
-        _git(top, "rm", "--cached", "-q", "--", *tracked)
+        if _git(top, "rm", "--cached", "-q", "--", *(f":(literal){p}" for p in tracked)).returncode != 0:
+            raise GitSetupError(f"git rm --cached: could not take this machine's files out of {top}'s index")
         out.changes += [f"git rm --cached {p} (kept on disk: this machine's file)" for p in tracked]
+    return out
+
+
+def machine_files(top: Path, memory: str) -> list[str]:
+    """This machine's files that git tracks: hot files and the cold views ``cold/{agent}.md``, never
+    the shared entries ``cold/{agent}/*.md``. In a plain git pathspec ``*`` matches ``/`` too
+    (``cold/*.md`` names every entry file), so the pathspecs are ``:(glob)`` ones, and each path
+    git lists is checked again by its depth: one wrong pattern must not delete the team's memory."""
+    got = _git(
+        top,
+        "-c",
+        "core.quotePath=false",
+        "ls-files",
+        "-z",
+        "--",
+        f":(glob){memory}/hot/**",
+        f":(glob){memory}/cold/*.md",
+    )
+    if got.returncode != 0:
+        raise GitSetupError(f"git ls-files: {got.stderr.strip() or 'failed'} in {top}")
+    out = []
+    for path in got.stdout.split("\0"):
+        rel = path.removeprefix(f"{memory}/")
+        if rel == path:
+            continue
+        folder, _, name = rel.partition("/")
+        if folder == "hot" or (folder == "cold" and "/" not in name and name.endswith(".md")):
+            out.append(path)
     return out

@@ -57,7 +57,7 @@ def file_date(path: Path, root: Path) -> tuple[datetime, str]:
     """The file's last git commit date (``git log -1 --format=%cI``), else its mtime; and which."""
     with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
         p = subprocess.run(
-            ["git", "log", "-1", "--format=%cI", "--", str(path.relative_to(root))],
+            ["git", "log", "-1", "--format=%cI", "--", f":(literal){path.relative_to(root)}"],
             cwd=root,
             capture_output=True,
             timeout=15,

@@ -262,6 +262,7 @@ class Scribe:
     @contextlib.contextmanager
     def _take_lock(self, timeout: float, wait: bool) -> Iterator[None]:
         lock = self.layout.lock
+        audit.ensure_state(self.layout)  # the lock is its first file: the folder's .gitignore comes first
         stack = contextlib.ExitStack()
         try:
             stack.enter_context(root_lock(lock, timeout=0 if wait else timeout))

@@ -300,11 +300,12 @@ def _repair_marked(layout: Layout, state: dict[str, Any], res: SyncResult) -> bo
     return dirty
 
 
-GITIGNORE_LINES = ("/hot/", "/cold/*.md")
+GITIGNORE_LINES = ("/.scribed/", "/inbox/", "/hot/", "/cold/*.md")
 GITIGNORE = (
-    "# scribed: this machine's own files, not for git. hot/ is the live state of sessions running\n"
-    "# here; cold/{agent}.md is this machine's view of cold/{agent}/ (the entries teams share).\n"
-    + "".join(f"{line}\n" for line in GITIGNORE_LINES)
+    "# scribed: this machine's own files, not for git. .scribed/ is its local state (ledger, lock,\n"
+    "# archives); inbox/ holds agents' wiki writes until scribed applies them; hot/ is the live state\n"
+    "# of sessions running here; cold/{agent}.md is this machine's view of cold/{agent}/ (the entries\n"
+    "# teams share).\n" + "".join(f"{line}\n" for line in GITIGNORE_LINES)
 )
 
 

@@ -10,6 +10,10 @@ copy kept then (``.scribed/wiki-base/``): a block that vanished is written back 
 and a block a text merge left twice is kept once (the longer text); then the copy is taken again.
 To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on the page, under
 ``## Superseded``; a block deleted by hand comes back, with a warning in the log.
+
+``index.md`` is derived from the pages: when a page (or the index) changed since the last sync, it
+is regenerated. A merge cannot be trusted with it: two clones that each added a fact to one page
+both wrote the same "(1 active)" line, which git keeps once while the page holds two.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.fsutil import atomic_write, ensure_dir, read_text
 from scribed.tiers import git_merge
-from scribed.tiers.wiki import INDEX
+from scribed.tiers.wiki import INDEX, Wiki
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,12 +32,14 @@ if TYPE_CHECKING:
     from scribed.tiers.layout import Layout
 
 BASE = "wiki-base"  # in the state folder: each page as it was at the last sync
+INDEX_STATE = "wiki-index"  # in the sync state: index.md's stat when it was last checked
 
 
 @dataclass(slots=True)
 class WikiSync:
     restored: dict[str, list[str]] = field(default_factory=dict)  # page → block titles written back
     deduped: list[str] = field(default_factory=list)  # pages whose doubled blocks were made one
+    index: bool = False  # index.md rewritten: a page changed outside scribed (a merge, a pull)
 
 
 def _titles(text: str) -> list[str]:
@@ -109,4 +115,28 @@ def sync(layout: Layout, state: dict[str, Any]) -> tuple[WikiSync, bool]:
         atomic_write(base_dir / rel, fixed, base=layout.state)
         seen[rel] = [st.st_mtime_ns, st.st_size]
         dirty = True
-    return res, dirty
+    return res, _index(layout, state, res, pages_changed=dirty) or dirty
+
+
+def _index(layout: Layout, state: dict[str, Any], res: WikiSync, *, pages_changed: bool) -> bool:
+    """``index.md`` regenerated when a page changed since the last sync (a merge, a pull: git
+    merges the index's line for a page as text, and both sides' "(1 active)" stay one line while
+    the page holds both facts) or when the index itself did (a merge, a hand). Returns whether
+    ``state`` changed."""
+    path = layout.wiki / INDEX
+    if not pages_changed and _sig(path) == state.get(INDEX_STATE):
+        return False
+    res.index = Wiki(layout.wiki, layout.memory).write_index()
+    sig = _sig(path)
+    if sig == state.get(INDEX_STATE):
+        return False
+    state[INDEX_STATE] = sig
+    return True
+
+
+def _sig(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
