@@ -302,15 +302,8 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
                 best, chosen = score, [op]
             elif score == best and score:
                 chosen.append(op)
-    for op in chosen:
-        op.fix, op.named = change.text, True
     if chosen:
-        # The errors one turn showed are one failure: those of its errors the change does not name
-        # (the failing-test line under a traceback) share its fix, unless something names them.
-        for g in waiting:
-            if any(op in chosen for op in g):
-                for op in g:
-                    op.shared = op.shared or change.text
+        _give(change.text, chosen, waiting)
         return
     latest = [op for op in waiting[-1] if not op.fix and not op.shared]
     for op in latest:
@@ -318,6 +311,18 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
             op.fix = change.text
         else:
             op.weak = change.text
+
+
+def _give(fix: str, chosen: list[_Open], waiting: list[list[_Open]]) -> None:
+    """``fix`` names the ``chosen`` errors. The errors one turn showed are one failure: those of
+    its errors the change does not name (the failing-test line under a traceback) share its fix,
+    unless something names them later."""
+    for op in chosen:
+        op.fix, op.named = fix, True
+    for g in waiting:
+        if any(op in chosen for op in g):
+            for op in g:
+                op.shared = op.shared or fix
 
 
 def _confirmed(waiting: list[list[_Open]], prog: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
