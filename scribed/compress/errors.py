@@ -279,7 +279,11 @@ def pair(turns: list[Turn]) -> list[str]:
     out = []
     for op in found:
         err = f"`{op.text}`" if "`" not in op.text else op.text
-        tail = op.fix or op.shared or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
+        tail = (
+            op.fix
+            or op.shared
+            or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
+        )
         if op.recurred and op.fix:
             tail += " (after it recurred)"
         out.append(f"{err} → {tail}")
