@@ -488,3 +488,30 @@ def test_a_big_entry_shows_without_its_key_points_and_older_ones_still_come(tmp_
     assert "fact-big" in ctx.text and "excerpt 0 " not in ctx.text and "key points left out" in ctx.text
     assert all(f"fact-{d}" in ctx.text for d in (10, 11, 12)), ctx.text
     assert not ctx.left_out
+
+
+def test_an_entry_too_big_even_without_key_points_shows_its_outcome_decisions_and_open_items(
+    tmp_path: Path,
+) -> None:
+    """With little room (a newcomer's `--max-bytes 2000` beside a 1 KB hot file) an entry that
+    does not fit even without its key points still gives its heading, outcome, decisions and open
+    items, not only "1 older cold entry left out"."""
+    root = make_root(tmp_path)
+    cold = root / ".squad/memory/cold/picard.md"
+    big = (
+        "### 2026-11-20T10:00:00Z: Port the exporter\n- provenance: id=e-00000000beef · agent=picard\n\n"
+        "#### Outcome\nThe exporter writes parquet now (`exports/2026-11.parquet`).\n"
+        "#### Decisions\n- keep the CSV writer until #318 lands\n"
+        "#### Files & artifacts\n"
+        + "".join(f"- `src/exporter/part_{i}.py`\n" for i in range(60))
+        + "#### Open items\n- `--since` ignores the tenant's timezone (#318)\n"
+        "#### Key points\n" + "".join(f"- excerpt {i} of the port\n" for i in range(40))
+    )
+    cold.write_text(cold.read_text() + "\n" + big)
+    limit = build(root).bytes + 600
+    ctx = build(root, include_cold=True, max_bytes=limit)
+    assert ctx.bytes <= limit
+    text = ctx.text
+    assert "Port the exporter" in text and "exports/2026-11.parquet" in text, text
+    assert "keep the CSV writer until #318 lands" in text and "timezone (#318)" in text, text
+    assert "part_0.py" not in text and "excerpt 0 " not in text, text

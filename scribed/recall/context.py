@@ -230,7 +230,7 @@ def _fit_cold(
     for i, e in enumerate(entries):
         worst = left + len(entries) - i - 1
         trial = dict(notes, cold=_note(worst, "older cold entry", limit)) if worst and limit else notes
-        for form in (e, _brief(e)):
+        for form in (e, _brief(e), _headline(e)):
             if form and fits([*cold, form], trial):
                 cold.append(form)
                 break
@@ -251,6 +251,24 @@ def _brief(entry: str) -> str:
     end = entry.find("\n#### ", at + len(_KEY_POINTS))
     tail = entry[end + 1 :] if end >= 0 else ""
     return entry[:at] + "_(key points left out to fit)_\n" + tail
+
+
+_KEPT_IN_HEADLINE = ("#### Outcome\n", "#### Decisions\n", "#### Open items\n")
+
+
+def _headline(entry: str) -> str:
+    """``entry`` as its heading, provenance, outcome, decisions and open items: what a spawn with
+    little room needs most of a session it cannot load whole ("" when that is the brief form)."""
+    head, _, body = entry.partition("\n#### ")
+    if not body:
+        return ""
+    parts = [head + "\n"]
+    for sec in ("#### " + body).split("\n#### "):
+        sec = sec if sec.startswith("#### ") else "#### " + sec
+        if sec.startswith(_KEPT_IN_HEADLINE):
+            parts.append(sec.rstrip("\n") + "\n")
+    parts.append("_(other sections left out to fit)_\n")
+    return "".join(parts)
 
 
 def _note(n: int, what: str, max_bytes: int) -> str:
