@@ -165,8 +165,9 @@ def test_an_answer_far_under_budget_is_topped_up(tmp_path: Path, fake_llm: FakeL
         assert e["compressor"] == "llm:tiny"
         # The terse answer alone is ~0.01. The top-up takes every unit that adds something: this
         # session has 0.070 of them with the provenance line of before issue 30, 0.0699 since that
-        # line prints no defaults (49 bytes shorter, the same key points).
-        assert e["ratio"] >= 0.065, e
+        # line prints no defaults (49 bytes shorter, the same key points); 0.0249 since a tool-output
+        # listing is one unit (this demo session is mostly numbered code lines and PASSED lines).
+        assert e["ratio"] >= 0.02, e
         text = (root / ".squad/memory/cold" / f"{e['agent']}.md").read_text()
         assert "#### Key points" in text
 
