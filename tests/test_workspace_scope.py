@@ -212,3 +212,33 @@ def test_config_defaults_and_errors(tmp_path: Path) -> None:
     ):
         with pytest.raises(config.ConfigError, match=says):
             config.from_dict({"sources": [bad]}, f)
+
+
+def test_the_daemon_resolves_a_file_event_to_its_scoped_source(tmp_path: Path) -> None:
+    """A file event in the daemon goes through the same scope as run-once's discovery."""
+    import threading
+    from datetime import UTC, datetime
+
+    from scribed.core.scribe import Scribe
+    from scribed.daemon.work import Dispatcher
+
+    codex = tmp_path / "codex-sessions"
+    root = tmp_path / "repo"
+    (root / ".squad").mkdir(parents=True)
+    other = _codex(codex, "theirs", "/repo")
+    cfg = config.from_dict(
+        {
+            "root": str(root),
+            "compress": {"backend": "extractive"},
+            "sources": [{"kind": "codex", "path": str(codex)}],
+        }
+    )
+    scribe = Scribe(cfg)
+    try:
+        item = Dispatcher(scribe, lambda: datetime.now(UTC), threading.Event()).resolve(other)
+        assert item is not None and item.scope == (str(root),), item
+        with scribe.locked():
+            out = scribe.process(item, force=True)
+        assert (out.status, out.skips, out.entries) == ("skipped", {SKIP_ELSEWHERE: 1}, []), out
+    finally:
+        scribe.close()

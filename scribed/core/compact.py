@@ -185,7 +185,9 @@ class Compactor(Step):
         if where is not None and place.inside(where, item.scope):
             return None
         why = SKIP_ELSEWHERE if where is not None else SKIP_NO_PLACE
-        self.log.info("session_outside_workspace", file=source_key(item.path), kind=item.kind, reason=why)
+        again = row is not None and scope_mark.skipped(row.last_error, item.scope) == why
+        say = self.log.debug if again else self.log.info  # a foreign session that grows: said once
+        say("session_outside_workspace", file=source_key(item.path), kind=item.kind, reason=why)
         offset, sha = (row.offset_done, row.sha256) if row else (0, "")  # what was compacted stays known
         error = scope_mark.text(why, item.scope)
         self._mark(item, st, row, status="done", offset=offset, sha=sha, error=error)
