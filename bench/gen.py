@@ -36,6 +36,9 @@ from secrets_corpus import LOOKALIKES, SECRETS  # noqa: E402
 
 FORMATS = ("markdown", "claude", "codex", "copilot")
 AGENTS = {"markdown": "data", "claude": "riker", "codex": "worf", "copilot": "picard"}
+# Where the generated sessions say they ran (Codex's session_meta cwd, Copilot's context): a codex or
+# copilot source takes only sessions of its workspace, the root by default (docs/configuration.md).
+GEN_CWD = "/repo"
 BASE_TIME = datetime(2026, 11, 2, 8, 0, tzinfo=UTC)
 # The backlog draws from the corpus as it stood when tests/test_golden.py's hash was recorded: the
 # first 109 secrets and 73 look-alikes. An entry appended to the corpus (for the redactor's tests)
@@ -211,7 +214,7 @@ class ClaudeWriter(_Writer):
             "parentUuid": self.prev,
             "isSidechain": False,
             "userType": "external",
-            "cwd": "/repo",
+            "cwd": GEN_CWD,
             "sessionId": self.sid,
             "version": "2.0.37",
             "gitBranch": "main",
@@ -271,10 +274,10 @@ class CodexWriter(_Writer):
     def __init__(self, sid: str, start: datetime, rng: random.Random) -> None:
         super().__init__(sid, start, rng)
         self.call = ""
-        meta = {"id": sid, "cwd": "/repo", "originator": "codex_cli_rs", "cli_version": "0.128.0"}
+        meta = {"id": sid, "cwd": GEN_CWD, "originator": "codex_cli_rs", "cli_version": "0.128.0"}
         meta["git"] = {"branch": "main", "commit_hash": _hex(rng, 40)}
         self._emit(_jl({"timestamp": self.tick(), "type": "session_meta", "payload": meta}))
-        ctx = {"cwd": "/repo", "approval_policy": "on-request", "model": "gpt-5-codex", "effort": "medium"}
+        ctx = {"cwd": GEN_CWD, "approval_policy": "on-request", "model": "gpt-5-codex", "effort": "medium"}
         self._emit(_jl({"timestamp": self.tick(), "type": "turn_context", "payload": ctx}))
 
     def _item(self, payload: dict[str, Any]) -> None:
@@ -351,7 +354,7 @@ class CopilotWriter(_Writer):
         super().__init__(sid, start, rng)
         self.prev: str | None = None
         self.call = ""
-        ctx = {"cwd": "/repo", "gitRoot": "/repo", "branch": "main", "repository": "acme/platform"}
+        ctx = {"cwd": GEN_CWD, "gitRoot": "/repo", "branch": "main", "repository": "acme/platform"}
         self._ev(
             "session.start", {"sessionId": sid, "version": 1, "producer": "copilot-agent", "context": ctx}
         )
@@ -1352,13 +1355,22 @@ def write_session(s: GenSession, transcripts: Path) -> Path:
 
 def sources(transcripts: Path, formats: tuple[str, ...] = FORMATS) -> list[dict[str, str]]:
     """The ``[[sources]]`` config entries for a generated transcripts folder."""
-    return [{"kind": f, "path": str(transcripts / f), "agent": AGENTS[f]} for f in formats]
+    return [
+        {
+            "kind": f,
+            "path": str(transcripts / f),
+            "agent": AGENTS[f],
+            **({"workspace": GEN_CWD} if f in ("codex", "copilot") else {}),
+        }
+        for f in formats
+    ]
 
 
 def daemon_config(path: Path, root: Path, transcripts: Path, *, quiet: float, extra: str = "") -> Path:
     """A ``scribed run`` config over a generated transcripts folder (extractive, JSON logs)."""
     srcs = "".join(
         f'\n[[sources]]\nkind = "{s["kind"]}"\npath = "{s["path"]}"\nagent = "{s["agent"]}"\n'
+        + (f'workspace = "{s["workspace"]}"\n' if "workspace" in s else "")
         for s in sources(transcripts)
     )
     path.write_text(

@@ -10,10 +10,18 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # The lookup, the file read and the error type live in the pydantic-free module a spawn loads.
-from scribed.config_light import SOURCE_KINDS, ConfigError, anchor_to_file, candidate_paths, read
+from scribed.config_light import (
+    SCOPED_KINDS,
+    SOURCE_KINDS,
+    ConfigError,
+    anchor_to_file,
+    candidate_paths,
+    read,
+    source_scope,
+)
 
 __all__ = ["SOURCE_KINDS", "Config", "ConfigError", "candidate_paths", "from_dict", "load"]
 
@@ -106,6 +114,11 @@ class SourceCfg(_Strict):
     path: str
     agent: str = ""
     glob: str = ""  # optional override of the kind's file pattern
+    # The folders whose sessions this source takes: a session recorded (cwd, else git root) as run
+    # outside them is skipped, so another repository's sessions never reach this root's memory.
+    # "" (the default): the root for the kinds whose folder holds every repository's sessions
+    # (codex, copilot), no scope for the others; "*": every session (see docs/configuration.md).
+    workspace: str | list[str] = ""
 
     @field_validator("path")
     @classmethod
@@ -113,6 +126,29 @@ class SourceCfg(_Strict):
         if not v.strip():
             raise ValueError("must not be empty")
         return v
+
+    @field_validator("workspace")
+    @classmethod
+    def _folders(cls, v: str | list[str]) -> str | list[str]:
+        items = [v] if isinstance(v, str) else v
+        if isinstance(v, list) and (not v or any(not i.strip() for i in items)):
+            raise ValueError("a list of folders, none blank")
+        if "*" in items and items != ["*"]:
+            raise ValueError('"*" (every session) stands alone')
+        return v
+
+    @model_validator(mode="after")
+    def _scoped_kind(self) -> SourceCfg:
+        if self.workspace and self.kind not in SCOPED_KINDS:
+            raise ValueError(
+                f"workspace: {self.kind} sessions record no working directory "
+                f"(only {', '.join(SCOPED_KINDS)} ones do)"
+            )
+        return self
+
+    def scope(self, root: Path) -> tuple[str, ...] | None:
+        """The folders this source's sessions must have run in (absolute), or None: any."""
+        return source_scope(self.kind, self.workspace, root)
 
     @property
     def expanded(self) -> Path:

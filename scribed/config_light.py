@@ -81,8 +81,26 @@ SCHEMA: dict[str, dict[str, Spec]] = {
     },
 }
 SOURCE_KINDS = ("copilot", "claude", "codex", "squad-repl", "markdown")
-# A source's keys: kind and path are required (path not blank); agent and glob default to "".
-SOURCE_KEYS = ("kind", "path", "agent", "glob")
+# A source's keys: kind and path are required (path not blank); agent, glob, workspace default to "".
+SOURCE_KEYS = ("kind", "path", "agent", "glob", "workspace")
+# The kinds whose sessions record the folder they ran in (cwd, git root): a ``workspace`` applies.
+SCOPED_KINDS = ("copilot", "claude", "codex")
+# The kinds whose folder holds every repository's sessions (~/.codex/sessions,
+# ~/.copilot/session-state): scoped to the root unless ``workspace`` says otherwise.
+GLOBAL_KINDS = ("copilot", "codex")
+EVERY_SESSION = "*"
+
+
+def source_scope(kind: str, workspace: str | list[str], root: Path) -> tuple[str, ...] | None:
+    """The absolute folders a source's sessions must have run in, or None for every session:
+    ``"*"``, or no ``workspace`` on a kind whose folder is the repository's own."""
+    items = [workspace] if isinstance(workspace, str) else list(workspace)
+    items = [i for i in items if i.strip()]
+    if items == [EVERY_SESSION]:
+        return None
+    if not items:
+        return (os.path.normpath(root.absolute()),) if kind in GLOBAL_KINDS else None
+    return tuple(dict.fromkeys(os.path.normpath(_expand(i).absolute()) for i in items))
 
 
 def _expand(p: str) -> Path:
@@ -101,10 +119,11 @@ class LightLog:
 
 
 class LightSource:
-    __slots__ = ("agent", "glob", "kind", "path")
+    __slots__ = ("agent", "glob", "kind", "path", "workspace")
 
-    def __init__(self, kind: str, path: str, agent: str = "", glob: str = "") -> None:
+    def __init__(self, kind: str, path: str, agent: str = "", glob: str = "", workspace: str = "") -> None:
         self.kind, self.path, self.agent, self.glob = kind, path, agent, glob
+        self.workspace = workspace
 
     def __repr__(self) -> str:
         return (
@@ -200,6 +219,8 @@ def _sources_ok(raw: Any) -> bool:
             return False
         if s["kind"] not in SOURCE_KINDS or not s["path"].strip():
             return False
+        if s.get("workspace") and s["kind"] not in SCOPED_KINDS:
+            return False  # an error: pydantic's message names it
     return True
 
 
@@ -265,3 +286,17 @@ def anchor_to_file(cfg: Any, path: Path | None) -> None:
     for src in cfg.sources:
         if not src.expanded.is_absolute():
             src.path = str((path.parent / src.expanded).absolute())
+        ws = getattr(src, "workspace", "")
+        if ws:
+            src.workspace = _anchored(ws, path.parent)
+
+
+def _anchored(workspace: str | list[str], folder: Path) -> str | list[str]:
+    """A source's ``workspace`` folders with the relative ones made relative to ``folder``."""
+
+    def one(w: str) -> str:
+        if w == EVERY_SESSION or not w.strip() or _expand(w).is_absolute():
+            return w
+        return str((folder / _expand(w)).absolute())
+
+    return one(workspace) if isinstance(workspace, str) else [one(w) for w in workspace]

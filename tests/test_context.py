@@ -373,7 +373,7 @@ def _acceptance_root(tmp_path: Path) -> tuple[Path, Path, str]:
     cfg = root / "scribed.toml"
     cfg.write_text(
         'root = "."\n[compress]\nbackend = "extractive"\n'
-        '[[sources]]\nkind = "copilot"\npath = "transcripts"\nagent = "picard"\n'
+        '[[sources]]\nkind = "copilot"\npath = "transcripts"\nagent = "picard"\nworkspace = "*"\n'
     )
     return root, live_file, history
 

@@ -109,7 +109,7 @@ def feed_back(tmp_path: Path, block: str) -> list[dict[str, str]]:
     (md_dir / "spawn-prompt.md").write_text(block)
     return [
         {"kind": "claude", "path": str(cl_dir), "agent": "picard"},
-        {"kind": "copilot", "path": str(cp_dir), "agent": "picard"},
+        {"kind": "copilot", "path": str(cp_dir), "agent": "picard", "workspace": "*"},
         {"kind": "markdown", "path": str(md_dir), "agent": "picard"},
     ]
 

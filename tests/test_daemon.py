@@ -93,6 +93,7 @@ def write_config(
         f'root = "{root}"\n[session]\nquiet_seconds = {quiet}\n[compress]\nbackend = "extractive"\n'
         f'[watch]\nmode = "{mode}"\npoll_interval = 0.3\n[daemon]\nshutdown_grace = 5\n{extra}'
         f'[[sources]]\nkind = "codex"\npath = "{source}"\nagent = "worf"\n'
+        'workspace = "*"\n'  # codex_records' sessions record cwd /r, or none: every one is taken
     )
     return path
 

@@ -182,7 +182,7 @@ def _hostile_sources(tmp_path: Path) -> str:
     return (
         "[session]\nmax_line_bytes = 65536\n"
         f'[[sources]]\nkind = "claude"\npath = "{claude}"\n'
-        f'[[sources]]\nkind = "copilot"\npath = "{tmp_path / "copilot"}"\n'
+        f'[[sources]]\nkind = "copilot"\npath = "{tmp_path / "copilot"}"\nworkspace = "*"\n'
         f'[[sources]]\nkind = "markdown"\npath = "{md}"\n'
         f'[[sources]]\nkind = "squad-repl"\npath = "{repl}"\n'
     )

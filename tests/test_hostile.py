@@ -69,8 +69,8 @@ def make_root(tmp_path: Path) -> tuple[Path, Path, Path]:
     cfg = tmp_path / "c.toml"
     cfg.write_text(
         f'root = "{root}"\n[compress]\nbackend = "extractive"\n'
-        f'[[sources]]\nkind = "codex"\npath = "{src}"\nagent = "worf"\n'
-        f'[[sources]]\nkind = "copilot"\npath = "{cop}"\nagent = "picard"\n'
+        f'[[sources]]\nkind = "codex"\npath = "{src}"\nagent = "worf"\nworkspace = "*"\n'
+        f'[[sources]]\nkind = "copilot"\npath = "{cop}"\nagent = "picard"\nworkspace = "*"\n'
         f'[[sources]]\nkind = "markdown"\npath = "{tmp_path / "md"}"\nagent = "geordi"\n'
     )
     (tmp_path / "md").mkdir()

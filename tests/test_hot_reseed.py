@@ -391,7 +391,7 @@ def test_default_spawn_after_a_session_ended_prints_its_outcome_and_open_items(t
     cfg = root / "scribed.toml"
     cfg.write_text(
         'root = "."\n[compress]\nbackend = "extractive"\n'
-        '[[sources]]\nkind = "copilot"\npath = "transcripts"\nagent = "picard"\n'
+        '[[sources]]\nkind = "copilot"\npath = "transcripts"\nagent = "picard"\nworkspace = "*"\n'
     )
     p = run_cli("--config", str(cfg), "run-once", "--json")
     assert p.returncode == 0, p.stderr.decode()

@@ -337,7 +337,9 @@ def make_scribe(root: Path, **kw: Any) -> Scribe:
         {
             "root": str(root),
             "compress": {"backend": "extractive"},
-            "sources": [{"kind": "copilot", "path": str(root / "transcripts"), "agent": "picard"}],
+            "sources": [
+                {"kind": "copilot", "path": str(root / "transcripts"), "agent": "picard", "workspace": "*"}
+            ],
         }
     )
     return Scribe(cfg, **kw)

@@ -325,7 +325,14 @@ def _run(root: Path, kind: str, *, quiet: int) -> Layout:
             "session": {"quiet_seconds": quiet},
             "compress": {"backend": "extractive"},
             "log": {"format": "json", "level": "error"},
-            "sources": [{"kind": kind, "path": str(root / "t" / kind), "agent": "picard"}],
+            "sources": [
+                {
+                    "kind": kind,
+                    "path": str(root / "t" / kind),
+                    "agent": "picard",
+                    **({"workspace": "*"} if kind in ("codex", "copilot") else {}),
+                }
+            ],
         }
     )
     scribe = Scribe(cfg)

@@ -34,6 +34,8 @@ def _machine(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(SAMPLES / "claude/-home-dev-api", home / ".claude/projects" / setup.dashed(repo))
     shutil.copytree(SAMPLES / "copilot", home / ".copilot/session-state")
     shutil.copytree(SAMPLES / "codex", home / ".codex/sessions")
+    for f in (*(home / ".copilot").rglob("*.*"), *(home / ".codex").rglob("*.jsonl")):  # run in repo
+        f.write_text(f.read_text().replace("/home/dev/repo", str(repo)).replace("/home/dev/svc", str(repo)))
     (home / ".codex/config.toml").write_text(CODEX_TOML)
     (home / ".copilot/mcp-config.json").write_text(json.dumps(COPILOT_JSON, indent=4))
     return home, repo
@@ -52,7 +54,14 @@ def _json(home: Path, repo: Path, *args: str) -> dict[str, Any]:
 
 
 def _serve_args(args: list[str], repo: Path) -> None:
+    """Claude Code's registration, in the repository's own .mcp.json: that repository's server."""
     assert args[-5:] == ["--config", str(repo / "scribed.toml"), "mcp", "--root", str(repo)], args
+
+
+def _serves_any(args: list[str]) -> None:
+    """Copilot's and Codex's, in files every repository shares: the root comes from the folder the
+    agent starts the server in."""
+    assert args[-1] == "mcp" and "--root" not in args and "--config" not in args, args
 
 
 def test_dry_run_prints_the_config_and_each_registration_and_writes_nothing(tmp_path: Path) -> None:
@@ -65,11 +74,13 @@ def test_dry_run_prints_the_config_and_each_registration_and_writes_nothing(tmp_
     printed = out.split(f"config {repo / 'scribed.toml'}:\n", 1)[1].split("\nMCP registration", 1)[0]
     cfg = tomllib.loads("\n".join(ln[2:] for ln in printed.splitlines()))
     assert cfg["root"] == "."
-    assert [(s["kind"], s["path"]) for s in cfg["sources"]] == [
-        ("claude", str(home / ".claude/projects" / setup.dashed(repo))),
-        ("copilot", str(home / ".copilot/session-state")),
-        ("codex", str(home / ".codex/sessions")),
+    assert [(s["kind"], s["path"], s.get("workspace")) for s in cfg["sources"]] == [
+        ("claude", str(home / ".claude/projects" / setup.dashed(repo)), None),
+        ("copilot", str(home / ".copilot/session-state"), "."),
+        ("codex", str(home / ".codex/sessions"), "."),
     ]
+    assert printed.count(f'workspace = "."  # {setup.SCOPED}') == 2, printed
+    assert out.count(f"({setup.ALL_REPOS})") == 2, "the found lines say it too"
     for tool, path in (
         ("Claude Code", repo / ".mcp.json"),
         ("Copilot CLI", home / ".copilot/mcp-config.json"),
@@ -107,12 +118,12 @@ def test_setup_writes_merges_and_a_second_run_changes_nothing(tmp_path: Path) ->
     copilot = json.loads((home / ".copilot/mcp-config.json").read_text())["mcpServers"]
     assert copilot["playwright"] == COPILOT_JSON["mcpServers"]["playwright"], "other servers are kept"
     assert copilot["scribed"]["type"] == "local" and copilot["scribed"]["tools"] == ["*"]
-    _serve_args(copilot["scribed"]["args"], repo)
+    _serves_any(copilot["scribed"]["args"])
     codex_text = (home / ".codex/config.toml").read_text()
     assert codex_text.startswith(CODEX_TOML), "the user's file is kept byte for byte, comments included"
     codex = tomllib.loads(codex_text)
     assert codex["model"] == "o3" and codex["mcp_servers"]["docs"]["command"] == "docs-mcp"
-    _serve_args(codex["mcp_servers"]["scribed"]["args"], repo)
+    _serves_any(codex["mcp_servers"]["scribed"]["args"])
     assert codex["mcp_servers"]["scribed"]["command"] == claude["command"] == copilot["scribed"]["command"]
 
     written = tree_bytes(tmp_path)
@@ -120,12 +131,18 @@ def test_setup_writes_merges_and_a_second_run_changes_nothing(tmp_path: Path) ->
     assert again.returncode == 0 and "nothing to change" in again.stdout.decode(), again.stdout.decode()
     assert tree_bytes(tmp_path) == written, "the second run wrote nothing"
 
-    # the config it wrote is one `scribed run` starts with, and compacts the samples
+    # the config it wrote is one `scribed run` starts with, and compacts the samples run in this
+    # repository, not another repository's session beside them
+    theirs = next((home / ".codex/sessions").rglob("*.jsonl"))
+    other = theirs.with_name(theirs.name.replace("1e2d3c4b5a69", "00000000beef"))
+    other.write_text(theirs.read_text().replace(str(repo), "/srv/other-repo"))
     cfg = str(repo / "scribed.toml")
     chk = run_cli("--config", cfg, "check-config")
     assert chk.returncode == 0 and chk.stdout.startswith(b"config ok"), chk.stdout + chk.stderr
     run = run_cli("--config", cfg, "run-once", "--force", "--json")
-    assert run.returncode == 0 and json.loads(run.stdout)["compacted"] >= 3, run.stderr.decode()[-2000:]
+    assert run.returncode == 0, run.stderr.decode()[-2000:]
+    ran = json.loads(run.stdout)
+    assert ran["compacted"] >= 3 and ran["skips"] == {"other_repository": 1}, ran
 
 
 def test_an_existing_config_gets_only_the_missing_sources(tmp_path: Path) -> None:
@@ -152,7 +169,7 @@ def test_an_existing_config_gets_only_the_missing_sources(tmp_path: Path) -> Non
             "inline table",
             'mcp_servers = { docs = { command = "docs-mcp" } }\n',
             None,
-            "an appended table would not parse as intended",
+            "its mcp_servers is an inline table (line 1)",
         ),
         ("not TOML", "model = \n", None, "cannot read it as TOML"),
         ("theirs", '[mcp_servers.scribed]\ncommand = "/opt/other/scribed"\nargs = []\n', None, "different"),
@@ -174,7 +191,8 @@ def test_what_cannot_be_written_safely_is_printed_not_written(
     line = next(ln for ln in out.splitlines() if ln.startswith("not written:") and str(target) in ln)
     assert why in line and line.endswith("to do it by hand, put this there:"), line
     snippet = out.split(line + "\n", 1)[1]
-    assert ("[mcp_servers.scribed]" if codex is not None else '"scribed": {') in snippet
+    shape = "scribed = {" if name == "inline table" else "[mcp_servers.scribed]"
+    assert (shape if codex is not None else '"scribed": {') in snippet
     assert (repo / ".mcp.json").exists(), "the other registrations are made"
     again = _setup(home, repo).stdout.decode()
     assert "not written:" in again and target.read_bytes() == before
@@ -281,3 +299,83 @@ def test_without_the_mcp_extra_it_says_how_to_get_it(tmp_path: Path, monkeypatch
         main, ["setup", "--root", str(repo), "--home", str(home), "--dry-run", "--no-mcp"]
     )
     assert "scribed-memory[mcp]" not in res.stdout
+
+
+def _printed(out: str, target: Path) -> tuple[str, str]:
+    """The "not written" line about ``target`` and the one-line snippet printed under it."""
+    line = next(ln for ln in out.splitlines() if ln.startswith("not written:") and str(target) in ln)
+    snippet = out.split(line + "\n", 1)[1].split("\n", 1)[0]
+    assert snippet.startswith("  "), snippet
+    return line, snippet[2:]
+
+
+@pytest.mark.parametrize(
+    "inline",
+    [
+        'mcp_servers = { docs = { command = "docs-mcp", args = ["{x}", "#"] } }  # mine',
+        "mcp_servers = {}",
+        '  mcp_servers={docs={command="d"}}',
+    ],
+)
+def test_an_inline_mcp_servers_table_gets_a_line_that_parses_once_pasted(tmp_path: Path, inline: str) -> None:
+    """The snippet for a config.toml whose mcp_servers is an inline table: appending a table would
+    declare it twice (tomllib: "Cannot declare ('mcp_servers', 'scribed') twice"), so setup prints
+    the line that replaces the inline one, and pasting it gives a file with both servers."""
+    home, repo = _machine(tmp_path)
+    target = home / ".codex/config.toml"
+    text = f'model = "o3"\n{inline}\n\n[profiles.fast]\nmodel = "mini"\n'
+    target.write_text(text)
+    out = _setup(home, repo).stdout.decode()
+    line, snippet = _printed(out, target)
+    assert "inline table (line 2)" in line and "replace line 2 with this one" in line, line
+    assert target.read_text() == text, "not written"
+    lines = text.splitlines()
+    lines[1] = snippet
+    pasted = tomllib.loads("\n".join(lines))
+    old = tomllib.loads(text)
+    assert pasted["mcp_servers"].keys() == {*old["mcp_servers"], "scribed"}
+    assert pasted["profiles"] == old["profiles"] and pasted["model"] == "o3"
+    _serves_any(pasted["mcp_servers"]["scribed"]["args"])
+
+
+def test_a_second_repository_changes_nothing_in_the_shared_registrations(tmp_path: Path) -> None:
+    home, repo = _machine(tmp_path)
+    assert _setup(home, repo).returncode == 0
+    shared = [home / ".copilot/mcp-config.json", home / ".codex/config.toml"]
+    before = [p.read_bytes() for p in shared]
+    second = tmp_path / "work" / "second"
+    second.mkdir()
+    p = _setup(home, second)
+    out = p.stdout.decode()
+    assert p.returncode == 0 and "not written" not in out, out
+    assert [p.read_bytes() for p in shared] == before, "one registration serves both"
+    assert f'register MCP server "scribed" for Claude Code in {second / ".mcp.json"}' in out
+    assert "Copilot CLI in" not in out and "Codex in" not in out, out
+
+
+def test_a_registration_an_older_setup_tied_to_one_repository_is_replaced(tmp_path: Path) -> None:
+    """What setup wrote before (``--config C mcp --root R``) served only R; the files every
+    repository shares get the registration that serves any, the user's other text kept."""
+    home, repo = _machine(tmp_path)
+    old = ["/opt/scribed", "--config", "/a/scribed.toml", "mcp", "--root", "/a"]
+    copilot = {"mcpServers": {**COPILOT_JSON["mcpServers"], "scribed": {"type": "local", "command": old[0], "args": old[1:], "tools": ["*"]}}}  # fmt: skip
+    (home / ".copilot/mcp-config.json").write_text(json.dumps(copilot))
+    codex_text = CODEX_TOML + "\n# added by `scribed setup`: spawns read their memory through these tools\n"
+    codex_text += setup.setup_mcp.toml_entry(old) + '\n[profiles.fast]\nmodel = "mini"\n'
+    (home / ".codex/config.toml").write_text(codex_text)
+    out = _setup(home, repo).stdout.decode()
+    for tool, path in (("Copilot CLI", "mcp-config.json"), ("Codex", "config.toml")):
+        assert f'replace MCP server "scribed" for {tool} in {home}' in out and path in out, out
+        assert "it served only /a;" in out
+    assert "not written" not in out, out
+    got = json.loads((home / ".copilot/mcp-config.json").read_text())["mcpServers"]
+    assert got["playwright"] == COPILOT_JSON["mcpServers"]["playwright"]
+    _serves_any(got["scribed"]["args"])
+    text = (home / ".codex/config.toml").read_text()
+    assert text.startswith(CODEX_TOML) and text.endswith('[profiles.fast]\nmodel = "mini"\n'), text
+    codex = tomllib.loads(text)
+    _serves_any(codex["mcp_servers"]["scribed"]["args"])
+    assert (
+        codex["mcp_servers"]["docs"]["command"] == "docs-mcp" and codex["profiles"]["fast"]["model"] == "mini"
+    )
+    assert "nothing to change" in _setup(home, repo).stdout.decode()

@@ -182,7 +182,10 @@ def test_zst_source_is_archived_from_its_decompressed_content(tmp_path: Path) ->
     with plain.open("rb") as fin, (src / (plain.name + ".zst")).open("wb") as fout:
         zst.compress_file(fin, fout)
     os.unlink(plain)
-    data = {"root": str(root), "sources": [{"kind": "codex", "path": str(src), "agent": "worf"}]}
+    data = {
+        "root": str(root),
+        "sources": [{"kind": "codex", "path": str(src), "agent": "worf", "workspace": "*"}],
+    }
     assert run(data) == 1
     res = show(write_config(tmp_path, data), meta["id"])
     assert res.exit_code == 0 and FACT in res.stdout and '"session_meta"' in res.stdout

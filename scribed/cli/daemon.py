@@ -139,6 +139,7 @@ def collect_status(cfg: Config) -> dict[str, Any]:
             "catch_up": hb.get("catch_up") if alive else None,
         },
         "sources": counts,
+        "sources_outside": st.outside,
         "hot_files": hot_counts,
         "waiting": waits.to_json(),
         "retrying": retrying,
@@ -193,7 +194,13 @@ def _print_status(d: dict[str, Any]) -> None:
     else:
         _say("daemon", f"not running ({dm['reason']})")
     ledger = f" (ledger: {d['ledger_error']})" if d["ledger_error"] else ""
-    _say("transcript files", _counts(d["sources"]) + ledger)
+    outside = d.get("sources_outside", 0)
+    elsewhere = (
+        f" ({outside} of them skipped: sessions of other repositories, or with no recorded folder)"
+        if outside
+        else ""
+    )
+    _say("transcript files", _counts(d["sources"]) + elsewhere + ledger)
     _say("hot files", _counts(d["hot_files"]))
     _say("waiting", _waiting(d["waiting"]))
     for r in d["retrying"]:

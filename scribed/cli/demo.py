@@ -396,8 +396,10 @@ CONFIG = (
     'root = "."\n\n'
     '[compress]\nbackend = "extractive"\n\n'
     '[[sources]]\nkind = "claude"\npath = "transcripts/claude"\nagent = "riker"\n\n'
-    '[[sources]]\nkind = "codex"\npath = "transcripts/codex"\nagent = "worf"\n\n'
-    '[[sources]]\nkind = "copilot"\npath = "transcripts/copilot"\nagent = "picard"\n'
+    "# The demo's sessions record that they ran in /repo: a codex or copilot source takes only the\n"
+    "# sessions of its workspace (by default the root), so the demo names theirs.\n"
+    '[[sources]]\nkind = "codex"\npath = "transcripts/codex"\nagent = "worf"\nworkspace = "/repo"\n\n'
+    '[[sources]]\nkind = "copilot"\npath = "transcripts/copilot"\nagent = "picard"\nworkspace = "/repo"\n'
 )
 
 

@@ -421,12 +421,28 @@ def register(main: click.Group) -> None:
     """Add ``scribed mcp`` to the ``scribed`` group."""
 
     @main.command("mcp")
-    @click.option("--root", type=click.Path(file_okay=False), help="Squad root (the folder holding .squad/).")
+    @click.option(
+        "--root",
+        type=click.Path(file_okay=False),
+        help="Squad root (the folder holding .squad/). Default: found from the working directory.",
+    )
     @click.pass_context
     def mcp_cmd(ctx: click.Context, root: str | None) -> None:
-        """Serve the memory to an agent over MCP on stdio (tools: context, search, wiki_write, recent_sessions)."""
+        """Serve the memory to an agent over MCP on stdio (tools: context, search, wiki_write, recent_sessions).
+
+        Without --root and --config, the root is the nearest folder at or above the working
+        directory that holds .squad/ (not past the repository's top), and its scribed.toml the
+        config: one registration serves every repository an agent starts it in."""
         from scribed.cli.common import fail, load_config
 
+        obj = ctx.find_root().obj
+        obj = obj if isinstance(obj, dict) else {}
+        if root is None and not (obj.get("config_path") or os.environ.get("SCRIBED_CONFIG")):
+            found = squad_root(Path.cwd())
+            if found is not None:
+                root = str(found)
+                if (found / "scribed.toml").is_file():
+                    obj["config_path"] = str(found / "scribed.toml")
         cfg = load_config(ctx, root)
         try:
             server = build_server(Layout(cfg.root_path), cfg)
@@ -436,6 +452,17 @@ def register(main: click.Group) -> None:
         from scribed.cli import mcp_stdio
 
         mcp_stdio.run(server)  # the SDK's stdio, every line answered (see mcp_stdio)
+
+
+def squad_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that holds ``.squad/``, not looking past the top of
+    the git repository ``start`` is in (another repository's memory is not this one's); None."""
+    for folder in (start, *start.parents):
+        if (folder / ".squad").is_dir():
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
 
 
 def warm_imports() -> list[str]:

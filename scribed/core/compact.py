@@ -15,15 +15,25 @@ from datetime import datetime
 from scribed import sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
+from scribed.core import scope_mark
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step
 from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
-from scribed.core.results import SKIP_ACTIVE, SKIP_DONE, SKIP_EMPTY, EntryReport, FileOutcome, SourceItem
+from scribed.core.results import (
+    SKIP_ACTIVE,
+    SKIP_DONE,
+    SKIP_ELSEWHERE,
+    SKIP_EMPTY,
+    SKIP_NO_PLACE,
+    EntryReport,
+    FileOutcome,
+    SourceItem,
+)
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive, write_gzipped
 from scribed.models import ParseResult, Session, Turn
 from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
-from scribed.sources import zst
+from scribed.sources import place, zst
 from scribed.sources.common import hold_partial_tail, line_limit
 from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
@@ -36,6 +46,14 @@ PARSE_MAX_BYTES = 8 << 20
 MARKDOWN_WHOLE_MAX = 1 << 20
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
+
+
+def _outside_outcome(why: str) -> FileOutcome:
+    """A file whose one session (with its sub-agents) is not this root's: one session skipped."""
+    reason = "another repository's session" if why == SKIP_ELSEWHERE else "no recorded working directory"
+    out = FileOutcome("skipped", reason=reason)
+    out.skip(why)
+    return out
 
 
 @dataclass(slots=True)
@@ -95,6 +113,9 @@ class Compactor(Step):
         if isinstance(opened, FileOutcome):
             return opened
         st, row = opened
+        outside = self._outside(item, st, row)
+        if outside is not None:
+            return outside
         now = self.clock()
         mtime = ledger_mod.effective_mtime(st, row, now)  # a future mtime counts from when it was seen
         quiet = (now.timestamp() - mtime) >= self.cfg.session.quiet_seconds
@@ -139,7 +160,12 @@ class Compactor(Step):
             return FileOutcome("skipped", reason="symlink")
         row = self.ledger.source(key) or adopt_twin(self.ledger, path, st)  # .jsonl.zst: its twin's row
         if row and ledger_mod.same_state(row, st) and row.status in ("done", "quarantined"):
-            return FileOutcome("unchanged")
+            was = scope_mark.skipped(row.last_error, item.scope)
+            if was is None:
+                return FileOutcome("unchanged")
+            if was:  # skipped before for the scope it has now: counted again, not read again
+                return _outside_outcome(was)
+            # else skipped for a scope the config has changed since: asked again
         if item.kind == "hot":
             for other in case_collisions(path):
                 self.log.warning(
@@ -147,6 +173,25 @@ class Compactor(Step):
                     reason="names that differ only by case are one agent",
                 )  # fmt: skip
         return st, row
+
+    def _outside(self, item: SourceItem, st: os.stat_result, row: SourceRow | None) -> FileOutcome | None:
+        """The outcome for a session recorded as run outside the source's workspace (another
+        repository's, or one that records no folder): skipped, counted, never parsed. Only the
+        file's first records are read (:func:`scribed.sources.place.recorded`). None: in scope."""
+        if item.scope is None or item.kind == "hot":
+            return None
+        with line_limit(self.cfg.session.max_line_bytes):
+            where = place.recorded(item.kind, item.path)
+        if where is not None and place.inside(where, item.scope):
+            return None
+        why = SKIP_ELSEWHERE if where is not None else SKIP_NO_PLACE
+        again = row is not None and scope_mark.skipped(row.last_error, item.scope) == why
+        say = self.log.debug if again else self.log.info  # a foreign session that grows: said once
+        say("session_outside_workspace", file=source_key(item.path), kind=item.kind, reason=why)
+        offset, sha = (row.offset_done, row.sha256) if row else (0, "")  # what was compacted stays known
+        error = scope_mark.text(why, item.scope)
+        self._mark(item, st, row, status="done", offset=offset, sha=sha, error=error)
+        return _outside_outcome(why)
 
     def _parse(
         self, item: SourceItem, st: os.stat_result, row: SourceRow | None, *, hold: bool

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scribed import sources
-from scribed.config import Config, ConfigError
+from scribed.config import Config, ConfigError, SourceCfg
 from scribed.config_light import bad_agent
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import SourceItem
@@ -35,16 +35,21 @@ def validate_sources(cfg: Config) -> None:
         raise ConfigError(problem)
 
 
+def item(cfg: Config, src: SourceCfg, path: Path) -> SourceItem:
+    """The work item for ``path``, a file of the source ``src``: its agent and its scope."""
+    agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")
+    return SourceItem(path, src.kind, agent, src.scope(cfg.root_path))
+
+
 def items(cfg: Config, layout: Layout, log: Logger) -> Iterator[SourceItem]:
     """Every file of every configured source, plus the hot files."""
     for src in cfg.sources:
-        agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")
         folder = src.expanded
         if not folder.exists():
             log.warning("source_missing", source=str(folder), kind=src.kind)
             continue
         for p in sources.discover(src.kind, folder, src.glob):
-            yield SourceItem(p, src.kind, agent)
+            yield item(cfg, src, p)
     for p in sources.discover("hot", layout.hot):
         yield SourceItem(p, "hot", p.stem.lower())
 

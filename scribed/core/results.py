@@ -26,11 +26,13 @@ from scribed.tiers.records import (
 
 @dataclass(slots=True, frozen=True)
 class SourceItem:
-    """One file to consider, with the agent its sessions default to."""
+    """One file to consider, with the agent its sessions default to and the folders its session
+    must have run in (``scope``, absolute; None: any, see :meth:`scribed.config.SourceCfg.scope`)."""
 
     path: Path
     kind: str
     agent: str
+    scope: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)
@@ -66,6 +68,8 @@ class EntryReport:
 SKIP_ACTIVE = "active"  # not finished: changed within [session] quiet_seconds and no end marker
 SKIP_DONE = "compacted_before"  # the ledger already holds its entry (a copy, a moved file)
 SKIP_EMPTY = "nothing_to_remember"  # only a tool's banner or output since the last entry
+SKIP_ELSEWHERE = "other_repository"  # recorded as run outside the source's workspace (the root)
+SKIP_NO_PLACE = "no_recorded_workspace"  # a scoped source's session that records no working directory
 
 
 @dataclass(slots=True)
@@ -168,6 +172,18 @@ class RunReport:
         empty = self.skips.get(SKIP_EMPTY, 0)
         if empty:
             lines.append(f"{_n(empty)} with nothing to remember (only tool output since the last entry)")
+        elsewhere = self.skips.get(SKIP_ELSEWHERE, 0)
+        if elsewhere:
+            lines.append(
+                f"{_n(elsewhere)} of other repositories skipped (run outside the source's workspace, "
+                "by default the root: see `workspace` in docs/configuration.md)"
+            )
+        unplaced = self.skips.get(SKIP_NO_PLACE, 0)
+        if unplaced:
+            lines.append(
+                f"{_n(unplaced)} with no recorded working directory skipped (which repository they "
+                'belong to is unknown; `workspace = "*"` on the source takes them)'
+            )
         if self.failed or self.files_failed:
             parts = [_n(self.failed) + " failed"] if self.failed else []
             if self.files_failed:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from scribed import sources
 from scribed.config import ConfigError, from_dict
+from scribed.config_light import GLOBAL_KINDS
 from scribed.core import setup_mcp
 from scribed.core.setup_mcp import Registration
 from scribed.core.setup_unit import plan_unit, unit_text
@@ -87,6 +88,7 @@ class Found:
     agent: str = ""
     files: int = 0
     note: str = ""
+    workspace: str = ""  # the root as the config writes it, for a folder of every repository's sessions
 
     def block(self) -> str:
         lines = [f"# {self.tool}: {self.files} transcript file{'s' * (self.files != 1)} now"]
@@ -97,6 +99,8 @@ class Found:
             lines.append(f"glob = {json.dumps(self.glob)}")
         if self.agent:
             lines.append(f"agent = {json.dumps(self.agent)}")
+        if self.workspace:
+            lines.append(f"workspace = {json.dumps(self.workspace)}  # {SCOPED}")
         return "\n".join(lines) + "\n"
 
 
@@ -158,7 +162,8 @@ def _claude(homes: Homes, root: Path) -> list[Found]:
     return found
 
 
-ALL_REPOS = "this folder holds every repository's sessions: all of them are compacted into this root"
+ALL_REPOS = "this folder holds every repository's sessions: only those run inside this root are compacted"
+SCOPED = "only sessions run in this folder (their recorded cwd); other repositories' are skipped"
 
 
 def find(homes: Homes, root: Path) -> list[Found]:
@@ -206,8 +211,11 @@ def find(homes: Homes, root: Path) -> list[Found]:
 
 
 # --- the config -----------------------------------------------------------------------------------
-def _in_config(found: Found, config_dir: Path) -> Found:
-    """``found`` with its path as the config at ``config_dir`` writes it: relative inside that folder."""
+def _in_config(found: Found, config_dir: Path, root: Path) -> Found:
+    """``found`` with its path as the config at ``config_dir`` writes it (relative inside that
+    folder), and, for a folder of every repository's sessions, the root as its ``workspace``."""
+    if found.kind in GLOBAL_KINDS:
+        found = dataclasses.replace(found, workspace=_shown_in(root, config_dir))
     if found.shown.startswith("~"):
         return found
     try:
@@ -217,10 +225,15 @@ def _in_config(found: Found, config_dir: Path) -> Found:
     return dataclasses.replace(found, shown=str(rel))
 
 
+def _shown_in(root: Path, config_dir: Path) -> str:
+    """The root as a config in ``config_dir`` names it: "." beside it, else absolute."""
+    return "." if root == config_dir else str(root)
+
+
 def config_text(root: Path, config_path: Path, found: list[Found]) -> str:
     """A new config for ``root``: its root, then one ``[[sources]]`` block per source found."""
     here = config_path.parent.absolute()
-    rel_root = "." if root == here else str(root)
+    rel_root = _shown_in(root, here)
     tools = ", ".join(dict.fromkeys(f.tool for f in found)) or "no agent"
     head = (
         f"# scribed config written by `scribed setup` for {root}: found {tools}.\n"
@@ -228,7 +241,7 @@ def config_text(root: Path, config_path: Path, found: list[Found]) -> str:
         "# Relative paths are relative to this file.\n\n"
         f"root = {json.dumps(rel_root)}\n"
     )
-    return head + "".join("\n" + _in_config(f, here).block() for f in found)
+    return head + "".join("\n" + _in_config(f, here, root).block() for f in found)
 
 
 def _same_source(a: object, kind: str, path: Path, glob: str) -> bool:
@@ -284,7 +297,7 @@ def plan_config(root: Path, config_path: Path, found: list[Found]) -> ConfigChan
     if not missing:
         return ConfigChange(config_path, proposal, before=before)
     sep = "" if text.endswith("\n") else "\n"
-    new_text = text + sep + "".join("\n" + _in_config(f, here).block() for f in missing)
+    new_text = text + sep + "".join("\n" + _in_config(f, here, root).block() for f in missing)
     try:
         new = from_dict(tomllib.loads(new_text), config_path.absolute())
     except (tomllib.TOMLDecodeError, ConfigError):
@@ -303,8 +316,13 @@ def _validate(text: str, path: Path) -> None:
 
 
 # --- MCP ---------------------------------------------------------------------------------------------
-def registrations(homes: Homes, root: Path, found: list[Found], command: list[str]) -> list[Registration]:
-    """``scribed mcp`` registered with each installed tool that takes MCP servers."""
+def registrations(
+    homes: Homes, root: Path, found: list[Found], command: list[str], shared: list[str]
+) -> list[Registration]:
+    """``scribed mcp`` registered with each installed tool that takes MCP servers: ``command``
+    in the repository's own ``.mcp.json`` (Claude Code), ``shared`` in the files one user's every
+    repository shares (Copilot CLI, Codex): it finds the root from the folder the agent starts it
+    in, so a second repository's setup finds it in place."""
     tools = {f.tool for f in found}
     out: list[Registration] = []
     entry: dict[str, object]
@@ -312,10 +330,11 @@ def registrations(homes: Homes, root: Path, found: list[Found], command: list[st
         entry = {"type": "stdio", "command": command[0], "args": command[1:]}
         out.append(setup_mcp.json_registration("Claude Code", root / ".mcp.json", entry))
     if "Copilot CLI" in tools:
-        entry = {"type": "local", "command": command[0], "args": command[1:], "tools": ["*"]}
-        out.append(setup_mcp.json_registration("Copilot CLI", homes.copilot / "mcp-config.json", entry))
+        entry = {"type": "local", "command": shared[0], "args": shared[1:], "tools": ["*"]}
+        path = homes.copilot / "mcp-config.json"
+        out.append(setup_mcp.json_registration("Copilot CLI", path, entry, replace_tied=True))
     if "Codex" in tools:
-        out.append(setup_mcp.toml_registration("Codex", homes.codex / "config.toml", command))
+        out.append(setup_mcp.toml_registration("Codex", homes.codex / "config.toml", shared))
     return out
 
 
@@ -375,9 +394,14 @@ def plan(
         what = "write" if cfg.before is None else f"add {len(cfg.added)} [[sources]] to"
         steps.append(Step(f"{what} {cfg.path} ({_tools(cfg.added)})", cfg.path, cfg.new_text, cfg.before))
     serve = [*command, "--config", str(cfg.path), "mcp", "--root", str(root)]
-    regs = registrations(homes, root, found, serve) if mcp else []
+    regs = registrations(homes, root, found, serve, [*command, "mcp"]) if mcp else []
     for r in regs:
         what = f'register MCP server "{setup_mcp.SERVER}" for {r.tool} in {r.path}'
+        if r.replaces:
+            what = (
+                f'replace MCP server "{setup_mcp.SERVER}" for {r.tool} in {r.path} (it served only '
+                f"{r.replaces}; the new one serves the repository the agent runs in)"
+            )
         if r.problem:
             manual.append(Step(what, r.path, problem=r.problem, snippet=r.snippet))
         elif r.new_text is not None:

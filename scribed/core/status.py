@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from scribed.core import scope_mark
 from scribed.core.ledger import STATUSES, Ledger, SourceRow, source_key
 from scribed.core.ledger_ids import effective_mtime, same_state
 from scribed.core.results import Json
@@ -30,6 +31,7 @@ class LedgerStatus:
     last_promotion: str | None = None
     retrying: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    outside: int = 0  # of the done ones: skipped as other repositories' (see core/scope_mark)
 
 
 def ledger_status(layout: Layout) -> LedgerStatus:
@@ -40,6 +42,7 @@ def ledger_status(layout: Layout) -> LedgerStatus:
         led = Ledger(layout.ledger, readonly=True)
         try:
             out.counts, out.hot_counts = led.counts(), led.counts(hot=True)
+            out.outside = sum(scope_mark.is_skipped(r.last_error) for r in led.sources("done"))
             out.last_entry, out.last_promotion = led.last_entry_at(), led.get_meta("last_promotion_at")
             out.retrying = [
                 {

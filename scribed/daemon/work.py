@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from scribed import log as log_mod
 from scribed import sources
 from scribed.compress.entry import iso
+from scribed.core import discovery
 from scribed.core.results import FileOutcome, SourceItem
 from scribed.core.scribe import Scribe
 from scribed.daemon.timers import Timers
 from scribed.daemon.workqueue import WorkQueue
-from scribed.names import normalize_name
 from scribed.progress import EVERY_SECONDS, Tracker
 
 if TYPE_CHECKING:
@@ -128,8 +128,7 @@ class Dispatcher:
         cfg, layout = self.scribe.cfg, self.scribe.layout
         for src in cfg.sources:
             if sources.match(src.kind, src.expanded, src.glob, path):  # run-once's discovery rule
-                agent = normalize_name(src.agent) or src.kind.replace("squad-repl", "squad")
-                return SourceItem(path, src.kind, agent)
+                return discovery.item(cfg, src, path)
         if sources.match("hot", layout.hot, "", path):
             return SourceItem(path, "hot", path.stem.lower())
         return None

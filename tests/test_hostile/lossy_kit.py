@@ -106,7 +106,7 @@ def make_root(
         src = tmp / f"codex{a}"
         src.mkdir()
         srcs.append(src)
-        blocks += f'[[sources]]\nkind = "codex"\npath = "{src}"\nagent = "a{a}"\n'
+        blocks += f'[[sources]]\nkind = "codex"\npath = "{src}"\nagent = "a{a}"\nworkspace = "*"\n'
     cfg = tmp / "c.toml"
     cfg.write_text(
         f'root = "{root}"\n[session]\nquiet_seconds = {quiet}\n[compress]\nbackend = "extractive"\n'
