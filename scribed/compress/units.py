@@ -330,7 +330,7 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
 
 # A word holding a digit (a counter, a numbered name, a percentage): what varies between the lines
 # of one listing.
-_NUMBERED = re.compile(r"[^\s\d]*\d\S*")
+_NUMBERED = re.compile(r"(?<!\S)\S*\d\S*")  # from a word's start only: linear on a long word
 # Lines of one tool output with the same shape once their numbered words are masked are a listing
 # (a test runner's PASSED lines, numbered code, a progress log) when this many share it.
 SHAPE_RUN = 3
