@@ -167,7 +167,8 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:
     return cfg
 
 
-def load(explicit: str | None = None) -> Config:
-    """Find and load the config. No file found (and none named) = all defaults."""
-    data, path = read(explicit)
+def load(explicit: str | None = None, root: str | None = None) -> Config:
+    """Find and load the config (``root``: the ``--root`` given, whose ``scribed.toml`` is looked
+    for first). No file found (and none named) = all defaults."""
+    data, path = read(explicit, root)
     return from_dict(data, path)

@@ -142,21 +142,33 @@ class LightConfig:
         return _expand(self.root).absolute()
 
 
-def candidate_paths(explicit: str | None = None) -> list[Path]:
-    """The lookup order: --config, $SCRIBED_CONFIG, ./scribed.toml, XDG, /etc."""
+def candidate_paths(explicit: str | None = None, root: str | None = None) -> list[Path]:
+    """The lookup order: --config, $SCRIBED_CONFIG, then ROOT/scribed.toml when ``--root ROOT`` is
+    given (the config `scribed setup` wrote for that root wins over an unrelated ./scribed.toml),
+    ./scribed.toml, XDG, /etc. The first two name one file, which must exist."""
     if explicit:
         return [Path(explicit)]
     env = os.environ.get("SCRIBED_CONFIG")
     if env:
         return [Path(env)]
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
+    here = [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
+    if root:
+        own = Path(os.path.abspath(root)) / "scribed.toml"
+        return [own, *(p for p in here if p.absolute() != own)]
+    return here
 
 
-def read(explicit: str | None = None) -> tuple[dict[str, Any], Path | None]:
-    """The config file's TOML table and its absolute path; ``({}, None)`` when no file is found."""
+def looked_for(explicit: str | None = None, root: str | None = None) -> str:
+    """The files the lookup tried, for the line that says no config was found."""
+    return ", ".join(str(p) for p in candidate_paths(explicit, root))
+
+
+def read(explicit: str | None = None, root: str | None = None) -> tuple[dict[str, Any], Path | None]:
+    """The config file's TOML table and its absolute path; ``({}, None)`` when no file is found.
+    ``root``: the ``--root`` given, whose ``scribed.toml`` is looked for first."""
     named = bool(explicit or os.environ.get("SCRIBED_CONFIG"))
-    for p in candidate_paths(explicit):
+    for p in candidate_paths(explicit, root):
         if not p.exists():
             if named:
                 raise ConfigError(f"{p}: config file not found")

@@ -97,6 +97,19 @@ def init_requested(ctx: click.Context) -> bool:
     return bool(_obj(ctx).get("init"))
 
 
+def no_config(ctx: click.Context, cfg: Config | LightConfig, root: str | None = None) -> str | None:
+    """The one line saying no config file was found (naming the files looked for) when none was
+    and no source is configured either: such a run reads only hot files, which is rarely meant."""
+    from scribed.config_light import looked_for
+
+    if cfg.path is not None or cfg.sources:
+        return None
+    return (
+        f"no config file found (looked for {looked_for(_obj(ctx).get('config_path'), root)}), "
+        "so no [[sources]] are read; pass --config FILE, or `scribed setup` writes ROOT/scribed.toml"
+    )
+
+
 def load_config(
     ctx: click.Context, root: str | None = None, *, need_squad: bool = True, error_code: int = 2
 ) -> Config:
@@ -105,7 +118,7 @@ def load_config(
     from scribed import config as config_mod
 
     try:
-        cfg = config_mod.load(_obj(ctx).get("config_path"))
+        cfg = config_mod.load(_obj(ctx).get("config_path"), root)
         if root:
             cfg.root = os.path.abspath(root)
     except ConfigError as exc:

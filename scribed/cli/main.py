@@ -154,7 +154,7 @@ def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
 @click.pass_context
 def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, as_json: bool) -> None:
     """Compact every finished session once, then exit."""
-    from scribed.cli.common import load_config, note
+    from scribed.cli.common import init_requested, load_config, no_config, note
     from scribed.core.scribe import Scribe
 
     cfg = load_config(ctx, root)
@@ -166,6 +166,11 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     data = report.public()
     if dry_run:
         data["dry_run"] = True
+    missing = no_config(ctx, cfg, root)
+    if missing and not report.files and not init_requested(ctx):
+        fail(missing)  # nothing read, nothing found: not a success to report as "0 sessions"
+    if missing:
+        note(missing)
     if not report.files:
         note(
             "nothing to compact: no transcript and no hot file found "
@@ -190,16 +195,21 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
 
 
 @main.command("check-config")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    help="Squad root to check (its scribed.toml is looked for first; it overrides the config's root).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too (a source path that does not exist).")
 @click.pass_context
-def check_config(ctx: click.Context, strict: bool) -> None:
+def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
     """Validate the config as `scribed run` does (same errors, same words), print where it came
     from and check that its paths exist. Exit 2 on what `run` refuses (which exits 78 there)."""
     from scribed.cli import checks
     from scribed.cli.common import init_requested, load_config, note, warn
 
-    cfg = load_config(ctx, need_squad=False)
-    found = checks.problems(cfg, from_flag=False, init=init_requested(ctx))
+    cfg = load_config(ctx, root, need_squad=False)
+    found = checks.problems(cfg, from_flag=bool(root), init=init_requested(ctx))
     errors = [p.message for p in found if p.fatal]
     if errors:
         for msg in errors[:-1]:

@@ -83,7 +83,7 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
     try:  # checked first, as the click command does: its message wins over a config's
         context.check_agent(opts["agent"])
         context.check_situation(opts.get("--situation"))
-        data, path = config_light.read(opts.get("--config"))
+        data, path = config_light.read(opts.get("--config"), opts.get("--root"))
     except (context.ContextError, config_light.ConfigError):
         return None
     cfg = config_light.light(data, path)

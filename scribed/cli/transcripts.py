@@ -60,13 +60,14 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     file and what to do, unknown record types, skipped rollouts; and the transcript archive."""
     import dataclasses
 
-    from scribed.cli.common import load_config
+    from scribed.cli.common import load_config, no_config
     from scribed.core import team
     from scribed.core.doctor import source_report
     from scribed.names import normalize_name
     from scribed.tiers import transcripts
 
     cfg = load_config(ctx, root)
+    missing = no_config(ctx, cfg, root)
     sources = [
         source_report(
             s.kind,
@@ -90,10 +91,13 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             "retention_days": cfg.archive.retention_days,
         },
         "team": dataclasses.asdict(team_report),
+        "config": {"path": str(cfg.path) if cfg.path else None, "warning": missing or ""},
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
+    if missing:
+        click.echo(f"warning: {missing}")
     team_lines = _echo_team(team_report)
     for s in report["sources"]:
         _echo_source(s)
@@ -102,7 +106,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
         + ("" if a["enabled"] else " (archiving is off)")
     )
-    n = team_lines + sum(s.warnings for s in sources)
+    n = bool(missing) + team_lines + sum(s.warnings for s in sources)
     click.echo("no warnings" if not n else f"{n} warning{'s' * (n != 1)}, each listed above with what to do")
 
 
