@@ -67,3 +67,70 @@ def test_no_config_and_no_sources_is_said_not_reported_as_success(tmp_path: Path
     p = run_cli("doctor", "--root", str(root), cwd=elsewhere, env=env)
     out = p.stdout.decode()
     assert "no config file found" in out and "no warnings" not in out and "1 warning" in out
+
+
+# --- 2. every driver runs the one validation; every failed session is listed --------------------
+def _demo(tmp_path: Path, llm: str = "") -> Path:
+    from scribed.cli import demo
+
+    root = tmp_path / "demo"
+    root.mkdir()
+    demo.build(root)
+    cfg = root / "scribed.toml"
+    cfg.write_text(cfg.read_text().replace('backend = "extractive"\n', 'backend = "llm"\n' + llm))
+    return cfg
+
+
+DRIVERS = [
+    ["run-once"],
+    ["run-once", "--force", "--dry-run"],
+    ["import", "--all"],
+    ["promote"],
+    ["review"],
+    ["wiki-write", "build", "--agent", "riker"],
+    ["git", "setup"],
+    ["mcp"],
+]
+
+
+def test_every_driver_refuses_what_check_config_refuses_with_the_same_line(tmp_path: Path) -> None:
+    cfg = _demo(tmp_path)
+    p = run_cli("--config", str(cfg), "check-config")
+    assert p.returncode == 2
+    [line] = p.stderr.decode().splitlines()
+    assert "bad value for 'compress.backend'" in line and str(cfg) in line
+    p = run_cli("--config", str(cfg), "run")
+    assert p.returncode == 78 and line in p.stderr.decode().splitlines()
+    before = sorted(str(q) for q in cfg.parent.rglob("*"))
+    for args in DRIVERS:
+        p = run_cli("--config", str(cfg), *args, input=b"")
+        assert (p.returncode, p.stderr.decode().splitlines()) == (2, [line]), (args, p.stderr.decode())
+    assert sorted(str(q) for q in cfg.parent.rglob("*")) == before, "a refused command writes nothing"
+
+
+def test_each_failed_session_is_listed(tmp_path: Path) -> None:
+    llm = '\n[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\nmax_retries = 0\ntimeout_seconds = 2\n'
+    cfg = _demo(tmp_path, llm)
+    p = run_cli("--config", str(cfg), "run-once", "--force")
+    out = p.stdout.decode().splitlines()
+    assert p.returncode == 1 and "5 sessions: 0 compacted, 0 skipped, 5 failed" in out, out
+    listed = [ln for ln in out if ln.startswith("  ")]
+    assert len(listed) == 5, out  # the copilot file's two sessions (picard, troi) are two lines
+    assert any("picard/" in ln for ln in listed) and any("troi" in ln for ln in listed), listed
+
+
+def test_a_long_failure_list_says_how_many_more() -> None:
+    from scribed.core.results import FileOutcome, RunReport, SourceItem
+
+    rep = RunReport()
+    for i in range(4):
+        out = FileOutcome("failed", sessions=3)
+        for j in range(3):
+            out.fail(f"a/s{i}{j}: refused")
+        rep.add(SourceItem(Path(f"/t/f{i}.jsonl"), "claude", "a"), out)
+    lines = rep.why_not(0)
+    assert lines[0].startswith("12 sessions failed")
+    assert [ln for ln in lines if ln.startswith("  /t/")] == [
+        f"  /t/f{i}.jsonl: a/s{i}{j}: refused" for i in range(4) for j in range(3)
+    ][:10]
+    assert lines[-1] == "  … and 2 more (`scribed run-once --json` lists every one)"

@@ -36,24 +36,53 @@ def _where(cfg: Config) -> str:
     return f"{cfg.path}: " if cfg.path else ""
 
 
-def problems(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
+def problems(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:
     """Every problem of ``cfg`` as ``scribed run`` would meet it, errors first.
 
     ``from_flag``: the root came from ``--root``; ``init``: ``--init`` was given (a missing
-    ``.squad/`` is then created, not refused).
+    ``.squad/`` is then created, not refused); ``init_here``: a message may say "pass --init" (the
+    command creates a root with it) rather than name ``scribed --init run-once``.
     """
     out: list[Problem] = []
     agent = bad_agent(cfg)
     if agent:
         out.append(Problem(agent, True))
-    out += _root(cfg, from_flag=from_flag, init=init)
+    out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here)
     out += _schedule(cfg)
     out += _llm(cfg)
     out += _sources(cfg)
     return sorted(out, key=lambda p: not p.fatal)
 
 
-def _root(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
+def enforce(
+    cfg: Config,
+    *,
+    from_flag: bool,
+    init: bool,
+    code: int = 2,
+    warnings: bool = False,
+    init_here: bool = False,
+) -> list[Problem]:
+    """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
+    driver that works on a root calls it before working. ``warnings``: print the warnings (when
+    there is no error)."""
+    import click
+
+    from scribed.cli.common import fail, warn
+
+    found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here)
+    errors = [p.message for p in found if p.fatal]
+    if errors:  # the errors alone: what to fix first
+        for msg in errors[:-1]:
+            click.echo(f"scribed: error: {msg}", err=True)
+        fail(errors[-1], code)
+    if warnings:
+        for p in found:
+            warn(p.message)
+    return found
+
+
+def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:
     """The root folder, its ``.squad/``, scribed's state folders and Squad's state backend."""
     from scribed.core import backend
     from scribed.fsutil import UnsafePathError
@@ -61,7 +90,7 @@ def _root(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
 
     root = cfg.root_path
     squad = root / ".squad"
-    problem = root_problem(cfg, from_flag, init_here=False)
+    problem = root_problem(cfg, from_flag, init_here=init_here)
     if problem and not (init and not (root.exists() or root.is_symlink())):
         return [Problem(problem, True)]
     if not squad.is_dir():

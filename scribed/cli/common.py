@@ -111,10 +111,18 @@ def no_config(ctx: click.Context, cfg: Config | LightConfig, root: str | None = 
 
 
 def load_config(
-    ctx: click.Context, root: str | None = None, *, need_squad: bool = True, error_code: int = 2
+    ctx: click.Context,
+    root: str | None = None,
+    *,
+    need_squad: bool = True,
+    error_code: int = 2,
+    validate: bool = False,
+    warnings: bool = False,
 ) -> Config:
     """The config (``error_code`` on a file that cannot be read or validated), with ``--root``
-    applied; ``need_squad``: also check agent names and refuse a root without ``.squad/``."""
+    applied; ``need_squad``: also check agent names and refuse a root without ``.squad/``.
+    ``validate``: run the one validation ``scribed run`` runs (:func:`scribed.cli.checks.enforce`),
+    as every command that works on a root does before working; ``warnings``: print its warnings."""
     from scribed import config as config_mod
 
     try:
@@ -124,7 +132,14 @@ def load_config(
     except ConfigError as exc:
         fail(str(exc), error_code)
     log_mod.configure(cfg.log.format, cfg.log.level)
+    init = bool(_obj(ctx).get("init"))
+    if validate:
+        from scribed.cli import checks
+
+        checks.enforce(
+            cfg, from_flag=bool(root), init=init, code=error_code, warnings=warnings, init_here=True
+        )
     if need_squad:
         check_agents(cfg)
-        require_squad(cfg, bool(_obj(ctx).get("init")), bool(root))
+        require_squad(cfg, init, bool(root))
     return cfg

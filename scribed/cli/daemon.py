@@ -246,15 +246,7 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
     from scribed.daemon.service import AlreadyRunningError, Daemon
 
     cfg = load_config(ctx, root, need_squad=False, error_code=EX_CONFIG)
-    found = checks.problems(cfg, from_flag=bool(root), init=init_requested(ctx))
-    errors = [p.message for p in found if p.fatal]
-    for p in found:
-        if not p.fatal:
-            warn(p.message)
-    if errors:
-        for msg in errors[:-1]:
-            click.echo(f"scribed: error: {msg}", err=True)
-        fail(errors[-1], EX_CONFIG)
+    checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx), code=EX_CONFIG, warnings=True)
     require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
     try:
         daemon = Daemon(cfg, root_override=cfg.root if root else None)

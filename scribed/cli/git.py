@@ -26,7 +26,7 @@ def setup_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     from scribed.core.gitsetup import GitSetupError
     from scribed.core.scribe import Scribe
 
-    cfg = cli_mod.load_config(ctx, root)
+    cfg = cli_mod.load_config(ctx, root, validate=True)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     scribe = Scribe(cfg)

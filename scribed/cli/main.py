@@ -157,7 +157,7 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     from scribed.cli.common import init_requested, load_config, no_config, note
     from scribed.core.scribe import Scribe
 
-    cfg = load_config(ctx, root)
+    cfg = load_config(ctx, root, validate=True, warnings=True)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
         report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
@@ -209,12 +209,7 @@ def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
     from scribed.cli.common import init_requested, load_config, note, warn
 
     cfg = load_config(ctx, root, need_squad=False)
-    found = checks.problems(cfg, from_flag=bool(root), init=init_requested(ctx))
-    errors = [p.message for p in found if p.fatal]
-    if errors:
-        for msg in errors[:-1]:
-            click.echo(f"scribed: error: {msg}", err=True)
-        fail(errors[-1])
+    found = checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx))
     warnings = [p.message for p in found]
     src = cfg.path or "(defaults: no config file found)"
     click.echo(f"config ok: {src}" if not warnings else f"config valid, {len(warnings)} warning(s): {src}")

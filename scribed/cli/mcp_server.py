@@ -427,7 +427,7 @@ def register(main: click.Group) -> None:
         """Serve the memory to an agent over MCP on stdio (tools: context, search, wiki_write, recent_sessions)."""
         from scribed.cli.common import fail, load_config
 
-        cfg = load_config(ctx, root)
+        cfg = load_config(ctx, root, validate=True)
         try:
             server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def _cfg(ctx: click.Context, root: str | None) -> Config:
-    cfg = cli_mod.load_config(ctx, root)
+    cfg = cli_mod.load_config(ctx, root, validate=True)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     return cfg
