@@ -134,3 +134,35 @@ def test_a_long_failure_list_says_how_many_more() -> None:
         f"  /t/f{i}.jsonl: a/s{i}{j}: refused" for i in range(4) for j in range(3)
     ][:10]
     assert lines[-1] == "  … and 2 more (`scribed run-once --json` lists every one)"
+
+
+# --- 3. every config problem, one line each ---------------------------------------------------
+def test_every_config_problem_is_listed_one_line_each(tmp_path: Path) -> None:
+    (tmp_path / ".squad").mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[session]\nquiet_secs = 5\n[compress]\nratio = 0\n[[sources]]\nkind = "claude"\npath = "x"\nagent = "Picard!"\n'
+        '[[sources]]\nkind = "claude"\npath = "y"\n[[sources]]\nkind = "codex"\npth = "z"\n'
+    )
+    for args in (["check-config"], ["run-once"], ["context", "picard"], ["status"]):
+        p = run_cli("--config", str(cfg), *args, cwd=tmp_path)
+        assert p.returncode == 2, (args, p.stderr.decode())
+        assert sorted(p.stderr.decode().splitlines()) == sorted(
+            f"scribed: error: {cfg}: {line}"
+            for line in (
+                "unknown key 'session.quiet_secs' (did you mean 'session.quiet_seconds'?)",
+                "unknown key 'pth' in [[sources]] #3 (did you mean 'path'?)",
+                "bad value for 'compress.ratio': Input should be greater than 0 (got 0)",
+                "bad value for 'agent' in [[sources]] #1: 'Picard!' is not a valid agent name "
+                "(lowercase letters, digits, '-' and '_')",
+            )
+        ), args
+
+
+def test_an_empty_config_does_not_claim_a_root_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "emptycfg.toml"
+    cfg.write_text("")
+    p = run_cli("--config", str(cfg), "run-once", cwd=tmp_path)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "`root =` in" not in err, err
+    assert f"the folder of {cfg}, which sets no `root =`" in err, err

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from scribed.cli.common import root_origin, root_problem
 from scribed.config import Config, ConfigError
-from scribed.config_light import bad_agent
+from scribed.config_light import bad_agents, source_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +44,7 @@ def problems(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = Fals
     command creates a root with it) rather than name ``scribed --init run-once``.
     """
     out: list[Problem] = []
-    agent = bad_agent(cfg)
-    if agent:
-        out.append(Problem(agent, True))
+    out += [Problem(line, True) for line in bad_agents(cfg.sources, cfg.path)]
     out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here)
     out += _schedule(cfg)
     out += _llm(cfg)
@@ -66,16 +64,12 @@ def enforce(
     """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
     driver that works on a root calls it before working. ``warnings``: print the warnings (when
     there is no error)."""
-    import click
-
     from scribed.cli.common import fail, warn
 
     found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here)
     errors = [p.message for p in found if p.fatal]
-    if errors:  # the errors alone: what to fix first
-        for msg in errors[:-1]:
-            click.echo(f"scribed: error: {msg}", err=True)
-        fail(errors[-1], code)
+    if errors:  # the errors alone: what to fix first, each on its own line
+        fail("\n".join(errors), code)
     if warnings:
         for p in found:
             warn(p.message)
@@ -175,9 +169,9 @@ def _sources(cfg: Config) -> list[Problem]:
     """Source folders that do not exist (the daemon watches for them) or are files."""
     out: list[Problem] = []
     for i, s in enumerate(cfg.sources):
-        path = s.expanded
+        path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
         if not path.exists():
-            out.append(Problem(f"{_where(cfg)}sources.{i} ({s.kind}): path does not exist: {path}", False))
+            out.append(Problem(f"{label}: path does not exist: {path}", False))
         elif not path.is_dir():
-            out.append(Problem(f"{_where(cfg)}sources.{i} ({s.kind}): not a folder: {path}", False))
+            out.append(Problem(f"{label}: not a folder: {path}", False))
     return out

@@ -26,7 +26,9 @@ EX_CONFIG = 78
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
-    click.echo(f"scribed: error: {msg}", err=True)
+    """Each line of ``msg`` (a config error lists every problem, one a line) as an error; exit."""
+    for line in msg.splitlines() or [""]:
+        click.echo(f"scribed: error: {line}", err=True)
     sys.exit(code)
 
 
@@ -55,8 +57,10 @@ def root_origin(cfg: Config | LightConfig, from_flag: bool) -> str:
     """Where the root came from, for a message: ``--root``, the config's ``root =``, or the default."""
     if from_flag:
         return "given with --root"
-    if cfg.path:
+    if cfg.path and cfg.root_set:
         return f"set by `root =` in {cfg.path}"
+    if cfg.path:
+        return f"the folder of {cfg.path}, which sets no `root =`"
     return "the current folder: no config file found"
 
 
@@ -64,7 +68,15 @@ def root_problem(cfg: Config | LightConfig, from_flag: bool, *, init_here: bool 
     """The one-line reason a root that does not exist or is not a folder cannot be used; else None.
     ``init_here``: the command takes ``--init`` (``status`` and ``check-config`` only report)."""
     root, origin = cfg.root_path, root_origin(cfg, from_flag)
-    fix = "check the path" if from_flag else "fix `root =` there" if cfg.path else "pass --root DIR"
+    fix = (
+        "check the path"
+        if from_flag
+        else "fix `root =` there"
+        if cfg.path and cfg.root_set
+        else "add `root = DIR` there"
+        if cfg.path
+        else "pass --root DIR"
+    )
     if root.is_symlink() and not root.exists():
         return f"root {root} is a symlink to {os.readlink(root)}, which does not exist ({origin}); {fix}"
     if not root.exists():
