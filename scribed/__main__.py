@@ -24,8 +24,28 @@ def python_problem(version: "tuple[int, ...] | None" = None) -> "str | None":
     )
 
 
+def reader_gone() -> None:
+    """The reader of stdout stopped early (``scribed status | head -1``): that is no error. Point
+    stdout at /dev/null (the exit's flush must not fail again) and exit 0, quietly."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(0)
+
+
 def main() -> None:
-    """Check the Python version, then run the click group."""
+    """Check the Python version, then run the click group (a reader gone early is no error)."""
+    try:
+        _main()
+    except BrokenPipeError:
+        reader_gone()
+
+
+def _main() -> None:
     problem = python_problem()
     if problem:
         sys.stderr.write(problem + "\n")

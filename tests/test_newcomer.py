@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from helpers import run_cli
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -166,3 +167,77 @@ def test_an_empty_config_does_not_claim_a_root_line(tmp_path: Path) -> None:
     err = p.stderr.decode()
     assert p.returncode == 2 and "`root =` in" not in err, err
     assert f"the folder of {cfg}, which sets no `root =`" in err, err
+
+
+# --- 4. doctor warns about a missing source; a reader gone early; short prefixes; setup agrees ----
+def test_doctor_warns_about_a_missing_source_and_notes_a_watched_one(tmp_path: Path) -> None:
+    (tmp_path / ".squad").mkdir()
+    (tmp_path / "home/.claude/projects").mkdir(parents=True)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[[sources]]\nkind = "codex"\npath = "gone/codex"\n'
+        '[[sources]]\nkind = "claude"\npath = "home/.claude/projects/-repo"\n'
+    )
+    p = run_cli("--config", str(cfg), "doctor", cwd=tmp_path)
+    out = p.stdout.decode().splitlines()
+    assert p.returncode == 0, p.stderr.decode()
+    assert (
+        f"  warning: {cfg}: [[sources]] #1 (codex): path does not exist: {tmp_path / 'gone/codex'}; "
+        in "\n".join(out)
+    ), out
+    assert any(
+        ln.startswith(f"  note: {cfg}: [[sources]] #2 (claude): ") and "watched for" in ln for ln in out
+    )
+    assert out[-1] == "1 warning, each listed above with what to do", out
+    p = run_cli("--config", str(cfg), "check-config", "--strict", cwd=tmp_path)
+    assert p.returncode == 1 and "1 warning(s)" in p.stdout.decode()
+
+
+def test_setup_config_passes_check_config_strict(tmp_path: Path) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    (home / ".claude/projects").mkdir(parents=True)  # Claude Code installed, no session in repo yet
+    repo.mkdir()
+    env = {"CODEX_HOME": "/nonexistent", "COPILOT_HOME": "/nonexistent"}
+    p = run_cli("setup", "--root", str(repo), "--home", str(home), "--no-mcp", cwd=repo, env=env)
+    assert p.returncode == 0 and "watched for" in p.stdout.decode(), p.stdout.decode()
+    p = run_cli("--config", str(repo / "scribed.toml"), "check-config", "--strict", cwd=repo)
+    assert p.returncode == 0, (p.stdout.decode(), p.stderr.decode())
+    assert "watched for" in p.stderr.decode() and "warning" not in p.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "args", [["status"], ["doctor"], ["report"], ["search", "test"], ["context", "riker"]]
+)
+def test_a_reader_gone_early_is_no_error(tmp_path: Path, args: list[str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from scribed.cli import demo
+
+    demo.build(tmp_path)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write: every write is EPIPE
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(tmp_path / "scribed.toml"), *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    err = p.stderr.decode()
+    assert p.returncode == 0 and "error" not in err and "Traceback" not in err, (args, p.returncode, err)
+
+
+def test_show_with_a_short_prefix_says_it_needs_six_characters(tmp_path: Path) -> None:
+    from scribed.cli import demo
+
+    demo.build(tmp_path)
+    p = run_cli("--config", str(tmp_path / "scribed.toml"), "show", "37f")
+    assert p.returncode == 2
+    assert "a session id prefix needs at least 6 characters" in p.stderr.decode(), p.stderr.decode()

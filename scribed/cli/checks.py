@@ -9,14 +9,18 @@ restart on that status.
 Errors (``fatal``): what ``run`` cannot start with (agent names, the root and its ``.squad/``,
 scribed's state folders, the promotion cron line and time zone, an LLM backend it cannot reach by
 configuration, a Squad state backend scribed cannot write). Warnings: what it starts with and
-works around (a source folder that does not exist yet is watched for; half an ``[llm]`` table
-leaves summaries extractive).
+works around (a source folder that does not exist, with its remedy; half an ``[llm]`` table
+leaves summaries extractive). Notes (``watched``): a Claude Code project folder that does not exist
+yet in an existing ``projects/`` folder (``~/.claude/projects/<repo>`` before the first session
+there, which ``scribed setup`` writes and says is watched for): Claude Code creates it, the daemon
+picks it up, nothing is wrong.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from scribed.cli.common import root_origin, root_problem
@@ -26,10 +30,12 @@ from scribed.config_light import bad_agents, source_label
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One line to show: ``fatal`` ones stop ``scribed run`` (and fail ``check-config``)."""
+    """One line to show: ``fatal`` ones stop ``scribed run`` (and fail ``check-config``);
+    ``watched`` ones are notes, not warnings: a source folder the agent has not created yet."""
 
     message: str
     fatal: bool
+    watched: bool = False
 
 
 def _where(cfg: Config) -> str:
@@ -48,7 +54,7 @@ def problems(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = Fals
     out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here)
     out += _schedule(cfg)
     out += _llm(cfg)
-    out += _sources(cfg)
+    out += source_problems(cfg)
     return sorted(out, key=lambda p: not p.fatal)
 
 
@@ -64,7 +70,7 @@ def enforce(
     """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
     driver that works on a root calls it before working. ``warnings``: print the warnings (when
     there is no error)."""
-    from scribed.cli.common import fail, warn
+    from scribed.cli.common import fail, note, warn
 
     found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here)
     errors = [p.message for p in found if p.fatal]
@@ -72,7 +78,7 @@ def enforce(
         fail("\n".join(errors), code)
     if warnings:
         for p in found:
-            warn(p.message)
+            (note if p.watched else warn)(p.message)
     return found
 
 
@@ -165,13 +171,36 @@ def _llm(cfg: Config) -> list[Problem]:
     return out
 
 
-def _sources(cfg: Config) -> list[Problem]:
-    """Source folders that do not exist (the daemon watches for them) or are files."""
-    out: list[Problem] = []
-    for i, s in enumerate(cfg.sources):
-        path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
-        if not path.exists():
-            out.append(Problem(f"{label}: path does not exist: {path}", False))
-        elif not path.is_dir():
-            out.append(Problem(f"{label}: not a folder: {path}", False))
-    return out
+def watched_for(kind: str, path: Path) -> bool:
+    """A Claude Code project folder (``~/.claude/projects/<the repository's path, dashed>``) not
+    created yet in an existing ``projects/``: what ``scribed setup`` writes before the repository's
+    first session and says is watched for. Any other missing source folder is a warning."""
+    return kind == "claude" and not path.exists() and path.parent.name == "projects" and path.parent.is_dir()
+
+
+def source_problems(cfg: Config) -> list[Problem]:
+    """Source folders that do not exist or are files, each with what to do. A Claude Code
+    project folder not created yet (:func:`watched_for`) is a note: the daemon watches for it."""
+    return [p for i in range(len(cfg.sources)) if (p := source_problem(cfg, i)) is not None]
+
+
+def source_problem(cfg: Config, i: int) -> Problem | None:
+    """The problem of ``cfg.sources[i]``'s folder (see :func:`source_problems`), or None."""
+    s = cfg.sources[i]
+    path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
+    if watched_for(s.kind, path):
+        return Problem(
+            f"{label}: {path} does not exist yet: watched for (Claude Code creates it at "
+            "its first session in this repository)",
+            False,
+            watched=True,
+        )
+    if not path.exists():
+        return Problem(
+            f"{label}: path does not exist: {path}; fix `path =` there (or remove the "
+            "source); the daemon watches for it meanwhile",
+            False,
+        )
+    if not path.is_dir():
+        return Problem(f"{label}: not a folder: {path}; point `path =` at its folder", False)
+    return None

@@ -89,8 +89,10 @@ class Main(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
-        except BrokenPipeError:
-            raise  # a reader that stopped early (`| head`): click exits quietly
+        except BrokenPipeError:  # a reader that stopped early (`| head`): no error (click says 1)
+            from scribed.__main__ import reader_gone
+
+            reader_gone()
         except ConfigError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
@@ -210,12 +212,20 @@ def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
 
     cfg = load_config(ctx, root, need_squad=False)
     found = checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx))
-    warnings = [p.message for p in found]
+    warnings = [p.message for p in found if not p.watched]
     src = cfg.path or "(defaults: no config file found)"
     click.echo(f"config ok: {src}" if not warnings else f"config valid, {len(warnings)} warning(s): {src}")
     click.echo(f"root: {cfg.root_path}")
     for s in cfg.sources:
-        state = "ok" if s.expanded.is_dir() else "missing" if not s.expanded.exists() else "not a folder"
+        state = (
+            "ok"
+            if s.expanded.is_dir()
+            else "not a folder"
+            if s.expanded.exists()
+            else "not there yet, watched for"
+            if checks.watched_for(s.kind, s.expanded)
+            else "missing"
+        )
         click.echo(f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({state})")
     click.echo(
         f"compress: {cfg.compress.backend}"
@@ -226,6 +236,9 @@ def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
         note("no [[sources]] configured: only the hot files are compacted (`scribed setup` finds them)")
     for w in warnings:
         warn(w)
+    for p in found:
+        if p.watched:
+            note(p.message)
     sys.exit(1 if strict and warnings else 0)
 
 

@@ -168,7 +168,7 @@ def run(argv: list[str]) -> int | None:
             sys.stderr.flush()
         sys.stdout.write(out)
         sys.stdout.flush()
-    except BrokenPipeError:  # a reader that stopped early (`| head`): exit 1 quietly, as click does
+    except BrokenPipeError:  # a reader that stopped early (`| head`): no error, as every command
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush finds no pipe
-        return 1
+        return 0
     return 0
