@@ -241,3 +241,40 @@ def test_show_with_a_short_prefix_says_it_needs_six_characters(tmp_path: Path) -
     p = run_cli("--config", str(tmp_path / "scribed.toml"), "show", "37f")
     assert p.returncode == 2
     assert "a session id prefix needs at least 6 characters" in p.stderr.decode(), p.stderr.decode()
+
+
+# --- 5. setup from a sub-folder sets up the repository; 6. the compose line's uid ---------------
+@pytest.mark.parametrize("marker", [".git", ".squad"])
+def test_setup_from_a_sub_folder_sets_up_the_repository(tmp_path: Path, marker: str) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src/api").mkdir(parents=True)
+    (repo / marker).mkdir()
+    env = {"CODEX_HOME": "/nonexistent", "COPILOT_HOME": "/nonexistent"}
+    p = run_cli("setup", "--home", str(tmp_path / "home"), "--no-mcp", cwd=repo / "src/api", env=env)
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr.decode()
+    why = "the git top level" if marker == ".git" else "the nearest folder holding .squad/"
+    assert (
+        out.splitlines()[0]
+        == f"scribed setup for {repo} ({why}, chosen as the root; --root DIR picks another)"
+    )
+    assert (repo / "scribed.toml").is_file() and (repo / ".squad").is_dir()
+    assert not (repo / "src/api/.squad").exists() and not (repo / "src/api/scribed.toml").exists()
+
+
+def test_docker_line_and_compose_use_a_uid_variable_bash_can_set(tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    p = run_cli("setup", "--root", str(repo), "--home", str(tmp_path / "h"), "--dry-run", "--docker")
+    [line] = [ln for ln in p.stdout.decode().splitlines() if ln.startswith("docker")]
+    assert " SCRIBED_UID=$(id -u) docker compose " in line and " UID=" not in line, line
+    compose = (Path(__file__).parent.parent / "deploy/compose.yaml").read_text()
+    assert 'UID: "${SCRIBED_UID:-10001}"' in compose and "UID=$(id -u) docker" not in compose.replace(
+        "SCRIBED_UID=$(id -u) docker", ""
+    )
+    # the variable as the line sets it reaches docker's environment (UID=… does not: readonly in bash)
+    name = line.split("=$(id -u)")[0].split()[-1]
+    run = subprocess.run(["bash", "-c", f"{name}=777 env"], capture_output=True, check=True)
+    assert f"{name}=777" in run.stdout.decode().splitlines(), name
