@@ -24,24 +24,13 @@ def python_problem(version: "tuple[int, ...] | None" = None) -> "str | None":
     )
 
 
-def reader_gone() -> None:
-    """The reader of stdout stopped early (``scribed status | head -1``): that is no error. Point
-    stdout at /dev/null (the exit's flush must not fail again) and exit 0, quietly."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    raise SystemExit(0)
-
-
 def main() -> None:
     """Check the Python version, then run the click group (a reader gone early is no error)."""
     try:
         _main()
-    except BrokenPipeError:
+    except BrokenPipeError:  # a reader gone early (`| head -1`) is no error: exit 0, quietly
+        from scribed.cli.common import reader_gone
+
         reader_gone()
 
 

@@ -23,7 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from scribed.cli.common import root_origin, root_problem
+import click
+
+from scribed.cli.common import (
+    fail,
+    init_requested,
+    load_config,
+    note,
+    require_squad,
+    root_origin,
+    root_problem,
+    warn,
+)
 from scribed.config import Config, ConfigError
 from scribed.config_light import bad_agents, source_label
 
@@ -70,8 +81,6 @@ def enforce(
     """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
     driver that works on a root calls it before working. ``warnings``: print the warnings (when
     there is no error)."""
-    from scribed.cli.common import fail, note, warn
-
     found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here)
     errors = [p.message for p in found if p.fatal]
     if errors:  # the errors alone: what to fix first, each on its own line
@@ -80,6 +89,17 @@ def enforce(
         for p in found:
             (note if p.watched else warn)(p.message)
     return found
+
+
+def load_checked(ctx: click.Context, root: str | None = None, *, warnings: bool = False) -> Config:
+    """The config as :func:`scribed.cli.common.load_config` loads it, then the one validation
+    (:func:`enforce`, exit 2 on what ``scribed run`` refuses), then ``.squad/`` (``--init`` creates
+    it): what every command that works on a root calls before working. ``warnings``: print them."""
+    cfg = load_config(ctx, root, need_squad=False)
+    init = init_requested(ctx)
+    enforce(cfg, from_flag=bool(root), init=init, warnings=warnings, init_here=True)
+    require_squad(cfg, init, bool(root))
+    return cfg
 
 
 def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:

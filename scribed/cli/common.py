@@ -36,6 +36,17 @@ def warn(msg: str) -> None:
     click.echo(f"scribed: warning: {msg}", err=True)
 
 
+def reader_gone() -> NoReturn:
+    """The reader of stdout stopped early (``scribed status | head -1``): that is no error. Point
+    stdout at /dev/null (the exit's flush must not fail again) and exit 0, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(0)
+
+
 def note(msg: str) -> None:
     """Say on stderr why an output is empty (stdout stays what scripts parse)."""
     click.echo(f"scribed: {msg}", err=True)
@@ -128,13 +139,11 @@ def load_config(
     *,
     need_squad: bool = True,
     error_code: int = 2,
-    validate: bool = False,
-    warnings: bool = False,
 ) -> Config:
     """The config (``error_code`` on a file that cannot be read or validated), with ``--root``
     applied; ``need_squad``: also check agent names and refuse a root without ``.squad/``.
-    ``validate``: run the one validation ``scribed run`` runs (:func:`scribed.cli.checks.enforce`),
-    as every command that works on a root does before working; ``warnings``: print its warnings."""
+    A command that works on a root loads it with :func:`scribed.cli.checks.load_checked` instead,
+    which also runs the validation ``scribed run`` runs."""
     from scribed import config as config_mod
 
     try:
@@ -144,14 +153,7 @@ def load_config(
     except ConfigError as exc:
         fail(str(exc), error_code)
     log_mod.configure(cfg.log.format, cfg.log.level)
-    init = bool(_obj(ctx).get("init"))
-    if validate:
-        from scribed.cli import checks
-
-        checks.enforce(
-            cfg, from_flag=bool(root), init=init, code=error_code, warnings=warnings, init_here=True
-        )
     if need_squad:
         check_agents(cfg)
-        require_squad(cfg, init, bool(root))
+        require_squad(cfg, bool(_obj(ctx).get("init")), bool(root))
     return cfg

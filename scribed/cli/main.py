@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from scribed import __version__
-from scribed.cli.common import fail
+from scribed.cli.common import fail, reader_gone
 from scribed.config_light import ConfigError
 
 # Nothing heavier is imported at the top: a spawn's `scribed context` loads this module too.
@@ -90,8 +90,6 @@ class Main(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except BrokenPipeError:  # a reader that stopped early (`| head`): no error (click says 1)
-            from scribed.__main__ import reader_gone
-
             reader_gone()
         except ConfigError as exc:
             fail(str(exc))
@@ -156,10 +154,11 @@ def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
 @click.pass_context
 def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, as_json: bool) -> None:
     """Compact every finished session once, then exit."""
-    from scribed.cli.common import init_requested, load_config, no_config, note
+    from scribed.cli.checks import load_checked
+    from scribed.cli.common import init_requested, no_config, note
     from scribed.core.scribe import Scribe
 
-    cfg = load_config(ctx, root, validate=True, warnings=True)
+    cfg = load_checked(ctx, root, warnings=True)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
         report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))

@@ -425,9 +425,10 @@ def register(main: click.Group) -> None:
     @click.pass_context
     def mcp_cmd(ctx: click.Context, root: str | None) -> None:
         """Serve the memory to an agent over MCP on stdio (tools: context, search, wiki_write, recent_sessions)."""
-        from scribed.cli.common import fail, load_config
+        from scribed.cli.checks import load_checked
+        from scribed.cli.common import fail
 
-        cfg = load_config(ctx, root, validate=True)
+        cfg = load_checked(ctx, root)
         try:
             server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:
