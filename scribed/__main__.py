@@ -25,7 +25,16 @@ def python_problem(version: "tuple[int, ...] | None" = None) -> "str | None":
 
 
 def main() -> None:
-    """Check the Python version, then run the click group."""
+    """Check the Python version, then run the click group (a reader gone early is no error)."""
+    try:
+        _main()
+    except BrokenPipeError:  # a reader gone early (`| head -1`) is no error: exit 0, quietly
+        from scribed.cli.common import reader_gone
+
+        reader_gone()
+
+
+def _main() -> None:
     problem = python_problem()
     if problem:
         sys.stderr.write(problem + "\n")

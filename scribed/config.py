@@ -6,6 +6,7 @@ message naming the file and the dotted key, and the CLI turns it into exit 2.
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -18,8 +19,10 @@ from scribed.config_light import (
     SOURCE_KINDS,
     ConfigError,
     anchor_to_file,
+    bad_agents,
     candidate_paths,
     read,
+    source_label,
     source_scope,
 )
 
@@ -168,8 +171,9 @@ class Config(_Strict):
     archive: ArchiveCfg = Field(default_factory=ArchiveCfg)
     sources: list[SourceCfg] = Field(default_factory=list)
 
-    # Where the config came from (not a TOML key).
+    # Where the config came from and whether it sets `root =` (not TOML keys).
     _path: Path | None = None
+    _root_set: bool = False
 
     @property
     def root_path(self) -> Path:
@@ -179,31 +183,81 @@ class Config(_Strict):
     def path(self) -> Path | None:
         return self._path
 
+    @property
+    def root_set(self) -> bool:
+        """The file has a ``root =`` line (else the root is the file's folder)."""
+        return self._root_set
 
-def _format_error(path: Path | None, exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose keys a table at ``loc`` takes (``("session",)``, ``("sources", 2)``)."""
+    model: type[BaseModel] = Config
+    for part in loc:
+        if isinstance(part, int):
+            continue  # a list's item: the list field's item model is taken below
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field else None
+        inner = getattr(ann, "__args__", (ann,))[0]
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return None
+        model = inner
+    return model
+
+
+def _key(loc: tuple[Any, ...]) -> tuple[str, str]:
+    """(the dotted key, `` in [[sources]] #N`` for a key of a source, counted from 1)."""
+    if loc[:1] == ("sources",) and len(loc) > 1 and isinstance(loc[1], int):
+        return ".".join(str(p) for p in loc[2:]) or "(the block)", f" in {source_label(loc[1])}"
+    return ".".join(str(p) for p in loc) or "(top level)", ""
+
+
+def _error_lines(path: Path | None, exc: ValidationError, data: dict[str, Any]) -> list[str]:
+    """One line per problem pydantic found, then one per bad agent name: every problem at once.
+    An unknown key says which key it most likely meant; that key's "missing" line is then left out."""
     where = f"{path}: " if path else ""
-    if err["type"] == "extra_forbidden":
-        return f"{where}unknown key '{key}'"
-    value = err.get("input")
-    shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
-    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return f"{where}bad value for '{key}': {err['msg']}{shown}{more}"
+    lines: list[str] = []
+    meant: set[tuple[Any, ...]] = set()
+    for err in exc.errors():
+        if err["type"] != "extra_forbidden":
+            continue
+        loc = tuple(err["loc"])
+        key, in_source = _key(loc)
+        model = _model_at(loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields) if model else [], n=1)
+        hint = ""
+        if close:
+            meant.add((*loc[:-1], close[0]))
+            shown = close[0] if in_source or len(loc) == 1 else ".".join([*map(str, loc[:-1]), close[0]])
+            hint = f" (did you mean '{shown}'?)"
+        lines.append(f"{where}unknown key '{key}'{in_source}{hint}")
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        key, in_source = _key(loc)
+        if err["type"] == "extra_forbidden" or (err["type"] == "missing" and loc in meant):
+            continue
+        if err["type"] == "missing":
+            lines.append(f"{where}missing key '{key}'{in_source} (it is required)")
+            continue
+        value = err.get("input")
+        shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
+        lines.append(f"{where}bad value for '{key}'{in_source}: {err['msg']}{shown}")
+    return lines + bad_agents(data.get("sources"), path)
 
 
 def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:
-    """Validate a config mapping; raises ConfigError with a one-line message."""
+    """Validate a config mapping; raises ConfigError with one line per problem."""
     try:
         cfg = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_error(path, exc)) from None
+        raise ConfigError("\n".join(_error_lines(path, exc, data))) from None
     cfg._path = path
+    cfg._root_set = "root" in data
     anchor_to_file(cfg, path)
     return cfg
 
 
-def load(explicit: str | None = None) -> Config:
-    """Find and load the config. No file found (and none named) = all defaults."""
-    data, path = read(explicit)
+def load(explicit: str | None = None, root: str | None = None) -> Config:
+    """Find and load the config (``root``: the ``--root`` given, whose ``scribed.toml`` is looked
+    for first). No file found (and none named) = all defaults."""
+    data, path = read(explicit, root)
     return from_dict(data, path)

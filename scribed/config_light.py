@@ -138,7 +138,7 @@ class LightSource:
 class LightConfig:
     """What a spawn reads of a config that :data:`SCHEMA` accepted: same names as :class:`Config`."""
 
-    __slots__ = ("log", "path", "root", "sources")
+    __slots__ = ("log", "path", "root", "root_set", "sources")
 
     def __init__(
         self,
@@ -146,8 +146,9 @@ class LightConfig:
         log: LightLog | None = None,
         sources: list[LightSource] | None = None,
         path: Path | None = None,
+        root_set: bool = False,
     ) -> None:
-        self.root, self.path = root, path
+        self.root, self.path, self.root_set = root, path, root_set
         self.log = LightLog() if log is None else log
         self.sources: list[LightSource] = [] if sources is None else sources
 
@@ -161,21 +162,33 @@ class LightConfig:
         return _expand(self.root).absolute()
 
 
-def candidate_paths(explicit: str | None = None) -> list[Path]:
-    """The lookup order: --config, $SCRIBED_CONFIG, ./scribed.toml, XDG, /etc."""
+def candidate_paths(explicit: str | None = None, root: str | None = None) -> list[Path]:
+    """The lookup order: --config, $SCRIBED_CONFIG, then ROOT/scribed.toml when ``--root ROOT`` is
+    given (the config `scribed setup` wrote for that root wins over an unrelated ./scribed.toml),
+    ./scribed.toml, XDG, /etc. The first two name one file, which must exist."""
     if explicit:
         return [Path(explicit)]
     env = os.environ.get("SCRIBED_CONFIG")
     if env:
         return [Path(env)]
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
+    here = [Path("scribed.toml"), Path(xdg) / "scribed" / "config.toml", Path("/etc/scribed/config.toml")]
+    if root:
+        own = Path(os.path.abspath(root)) / "scribed.toml"
+        return [own, *(p for p in here if p.absolute() != own)]
+    return here
 
 
-def read(explicit: str | None = None) -> tuple[dict[str, Any], Path | None]:
-    """The config file's TOML table and its absolute path; ``({}, None)`` when no file is found."""
+def looked_for(explicit: str | None = None, root: str | None = None) -> str:
+    """The files the lookup tried, for the line that says no config was found."""
+    return ", ".join(str(p) for p in candidate_paths(explicit, root))
+
+
+def read(explicit: str | None = None, root: str | None = None) -> tuple[dict[str, Any], Path | None]:
+    """The config file's TOML table and its absolute path; ``({}, None)`` when no file is found.
+    ``root``: the ``--root`` given, whose ``scribed.toml`` is looked for first."""
     named = bool(explicit or os.environ.get("SCRIBED_CONFIG"))
-    for p in candidate_paths(explicit):
+    for p in candidate_paths(explicit, root):
         if not p.exists():
             if named:
                 raise ConfigError(f"{p}: config file not found")
@@ -256,24 +269,38 @@ def light(data: dict[str, Any], path: Path | None = None) -> LightConfig | None:
         log=LightLog(log.get("format", "auto"), log.get("level", "info")),
         sources=[LightSource(**s) for s in data.get("sources", [])],
         path=path,
+        root_set="root" in data,
     )
     anchor_to_file(cfg, path)
     return cfg
 
 
-def bad_agent(cfg: Any) -> str | None:
-    """The one-line error for the first source whose ``agent`` is not a valid agent name, worded
-    as :func:`scribed.config.from_dict` words a bad value (file, dotted key); None when all are."""
+def source_label(i: int) -> str:
+    """A source as its user counts it: ``[[sources]] #1`` is the first block in the file."""
+    return f"[[sources]] #{i + 1}"
+
+
+def bad_agents(sources: Any, path: Path | None = None) -> list[str]:
+    """One line per source whose ``agent`` is not a valid agent name, naming the file and the
+    source as a user counts it (``sources`` may be the raw TOML list: anything else is skipped)."""
     from scribed.names import normalize_name
 
-    for i, src in enumerate(cfg.sources):
-        if src.agent and normalize_name(src.agent) is None:
-            where = f"{cfg.path}: " if cfg.path else ""
-            return (
-                f"{where}bad value for 'sources.{i}.agent': {src.agent!r} is not a valid agent name "
+    where = f"{path}: " if path else ""
+    out: list[str] = []
+    for i, src in enumerate(sources if isinstance(sources, list) else []):
+        agent = src.get("agent") if isinstance(src, dict) else getattr(src, "agent", "")
+        if isinstance(agent, str) and agent and normalize_name(agent) is None:
+            out.append(
+                f"{where}bad value for 'agent' in {source_label(i)}: {agent!r} is not a valid agent name "
                 "(lowercase letters, digits, '-' and '_')"
             )
-    return None
+    return out
+
+
+def bad_agent(cfg: Any) -> str | None:
+    """Every source whose ``agent`` is not a valid agent name, one line each (worded as
+    :func:`scribed.config.from_dict` words a bad value: file, source, key); None when all are."""
+    return "\n".join(bad_agents(cfg.sources, cfg.path)) or None
 
 
 def anchor_to_file(cfg: Any, path: Path | None) -> None:

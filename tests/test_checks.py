@@ -65,7 +65,10 @@ BAD: list[tuple[str | Callable[[Path], str], tuple[str, ...]]] = [
     ('root = "repo"\n[compress]\nratio = 2\n', ("'compress.ratio'",)),
     ('root = "repo"\n[session]\nquiet = 3\n', ("unknown key 'session.quiet'",)),
     ("root = [\n", ("invalid TOML",)),
-    ('root = "repo"\n[[sources]]\nkind = "codex"\npath = "/x"\nagent = "../x"\n', ("'sources.0.agent'",)),
+    (
+        'root = "repo"\n[[sources]]\nkind = "codex"\npath = "/x"\nagent = "../x"\n',
+        ("'agent' in [[sources]] #1",),
+    ),
     ('root = "gone"\n', ("root folder", "gone", "does not exist", "`root =`")),
     (_no_squad, ("no .squad/ folder", "`root =`")),
     (_orphan, ("stateBackend='orphan'", ".squad/config.json")),  # the file at fault is Squad's
@@ -111,7 +114,7 @@ def test_a_good_config_passes_with_its_warnings(tmp_path: Path) -> None:
     assert p.stdout.startswith(f"config valid, 2 warning(s): {cfg}")
     warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("scribed: warning:")]
     assert any("llm.model is set but llm.base_url is empty" in w for w in warnings), warnings
-    assert any("sources.0 (codex): path does not exist" in w for w in warnings), warnings
+    assert any("[[sources]] #1 (codex): path does not exist" in w for w in warnings), warnings
     assert "promotion: 30 2 * * 1-5 Europe/Berlin" in p.stdout
     assert CliRunner().invoke(main, ["--config", str(cfg), "check-config", "--strict"]).exit_code == 1
 

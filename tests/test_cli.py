@@ -178,8 +178,8 @@ def test_check_config_warns_about_missing_paths(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr.decode()
     warnings = [ln for ln in _err_lines(p) if ln.startswith("scribed: warning:")]
     assert len(warnings) == 2, warnings
-    assert "sources.1 (claude)" in warnings[0] and str(tmp_path / "gone/claude") in warnings[0]
-    assert "sources.2 (copilot)" in warnings[1] and "/nonexistent/copilot" in warnings[1]
+    assert "[[sources]] #2 (claude)" in warnings[0] and str(tmp_path / "gone/claude") in warnings[0]
+    assert "[[sources]] #3 (copilot)" in warnings[1] and "/nonexistent/copilot" in warnings[1]
     assert not p.stdout.decode().startswith("config ok"), "not 'ok' with missing paths"
     assert run_cli("--config", str(cfg), "check-config", "--strict").returncode == 1
     cfg.write_text('root = "."\n[[sources]]\nkind = "codex"\npath = "codex"\n')

@@ -60,8 +60,8 @@ def test_relative_paths_resolve_against_the_file(tmp_path: Path) -> None:
         ("[compress]\nratio = 2\n", "'compress.ratio'"),
         ("[llm]\ntimeout_seconds = -1\n", "'llm.timeout_seconds'"),
         ("[session]\nquiet = 3\n", "unknown key 'session.quiet'"),
-        ('[[sources]]\nkind = "vim"\npath = "/x"\n', "'sources.0.kind'"),
-        ('[[sources]]\nkind = "codex"\n', "'sources.0.path'"),
+        ('[[sources]]\nkind = "vim"\npath = "/x"\n', "bad value for 'kind' in [[sources]] #1"),
+        ('[[sources]]\nkind = "codex"\n', "missing key 'path' in [[sources]] #1"),
         ("root = [\n", "invalid TOML"),
     ],
 )
@@ -96,7 +96,7 @@ def test_bad_agent_name_in_source_names_file_and_key(tmp_path: Path, agent: str,
     assert res.exit_code == 2, res.output
     err = res.stderr if hasattr(res, "stderr") else res.output
     assert err.strip() == (
-        f"scribed: error: {p}: bad value for 'sources.1.agent': {agent!r} is not a valid agent name "
+        f"scribed: error: {p}: bad value for 'agent' in [[sources]] #2: {agent!r} is not a valid agent name "
         "(lowercase letters, digits, '-' and '_')"
     )
 
@@ -106,7 +106,9 @@ def test_bad_agent_name_from_the_core_names_file_and_key(tmp_path: Path) -> None
 
     (tmp_path / ".squad").mkdir()
     p = write(tmp_path / "c.toml", '[[sources]]\nkind = "codex"\npath = "/x"\nagent = "a/b"\n')
-    with pytest.raises(config.ConfigError, match=rf"^{p}: bad value for 'sources.0.agent': 'a/b'"):
+    with pytest.raises(
+        config.ConfigError, match=rf"^{p}: bad value for 'agent' in \[\[sources\]\] #1: 'a/b'"
+    ):
         Scribe(config.load(str(p)))
 
 

@@ -9,51 +9,100 @@ restart on that status.
 Errors (``fatal``): what ``run`` cannot start with (agent names, the root and its ``.squad/``,
 scribed's state folders, the promotion cron line and time zone, an LLM backend it cannot reach by
 configuration, a Squad state backend scribed cannot write). Warnings: what it starts with and
-works around (a source folder that does not exist yet is watched for; half an ``[llm]`` table
-leaves summaries extractive).
+works around (a source folder that does not exist, with its remedy; half an ``[llm]`` table
+leaves summaries extractive). Notes (``watched``): a Claude Code project folder that does not exist
+yet in an existing ``projects/`` folder (``~/.claude/projects/<repo>`` before the first session
+there, which ``scribed setup`` writes and says is watched for): Claude Code creates it, the daemon
+picks it up, nothing is wrong.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from scribed.cli.common import root_origin, root_problem
+import click
+
+from scribed.cli.common import (
+    fail,
+    init_requested,
+    load_config,
+    note,
+    require_squad,
+    root_origin,
+    root_problem,
+    warn,
+)
 from scribed.config import Config, ConfigError
-from scribed.config_light import bad_agent
+from scribed.config_light import bad_agents, source_label
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One line to show: ``fatal`` ones stop ``scribed run`` (and fail ``check-config``)."""
+    """One line to show: ``fatal`` ones stop ``scribed run`` (and fail ``check-config``);
+    ``watched`` ones are notes, not warnings: a source folder the agent has not created yet."""
 
     message: str
     fatal: bool
+    watched: bool = False
 
 
 def _where(cfg: Config) -> str:
     return f"{cfg.path}: " if cfg.path else ""
 
 
-def problems(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
+def problems(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:
     """Every problem of ``cfg`` as ``scribed run`` would meet it, errors first.
 
     ``from_flag``: the root came from ``--root``; ``init``: ``--init`` was given (a missing
-    ``.squad/`` is then created, not refused).
+    ``.squad/`` is then created, not refused); ``init_here``: a message may say "pass --init" (the
+    command creates a root with it) rather than name ``scribed --init run-once``.
     """
     out: list[Problem] = []
-    agent = bad_agent(cfg)
-    if agent:
-        out.append(Problem(agent, True))
-    out += _root(cfg, from_flag=from_flag, init=init)
+    out += [Problem(line, True) for line in bad_agents(cfg.sources, cfg.path)]
+    out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here)
     out += _schedule(cfg)
     out += _llm(cfg)
-    out += _sources(cfg)
+    out += source_problems(cfg)
     return sorted(out, key=lambda p: not p.fatal)
 
 
-def _root(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
+def enforce(
+    cfg: Config,
+    *,
+    from_flag: bool,
+    init: bool,
+    code: int = 2,
+    warnings: bool = False,
+    init_here: bool = False,
+) -> list[Problem]:
+    """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
+    driver that works on a root calls it before working. ``warnings``: print the warnings (when
+    there is no error)."""
+    found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here)
+    errors = [p.message for p in found if p.fatal]
+    if errors:  # the errors alone: what to fix first, each on its own line
+        fail("\n".join(errors), code)
+    if warnings:
+        for p in found:
+            (note if p.watched else warn)(p.message)
+    return found
+
+
+def load_checked(ctx: click.Context, root: str | None = None, *, warnings: bool = False) -> Config:
+    """The config as :func:`scribed.cli.common.load_config` loads it, then the one validation
+    (:func:`enforce`, exit 2 on what ``scribed run`` refuses), then ``.squad/`` (``--init`` creates
+    it): what every command that works on a root calls before working. ``warnings``: print them."""
+    cfg = load_config(ctx, root, need_squad=False)
+    init = init_requested(ctx)
+    enforce(cfg, from_flag=bool(root), init=init, warnings=warnings, init_here=True)
+    require_squad(cfg, init, bool(root))
+    return cfg
+
+
+def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:
     """The root folder, its ``.squad/``, scribed's state folders and Squad's state backend."""
     from scribed.core import backend
     from scribed.fsutil import UnsafePathError
@@ -61,7 +110,7 @@ def _root(cfg: Config, *, from_flag: bool, init: bool) -> list[Problem]:
 
     root = cfg.root_path
     squad = root / ".squad"
-    problem = root_problem(cfg, from_flag, init_here=False)
+    problem = root_problem(cfg, from_flag, init_here=init_here)
     if problem and not (init and not (root.exists() or root.is_symlink())):
         return [Problem(problem, True)]
     if not squad.is_dir():
@@ -142,13 +191,36 @@ def _llm(cfg: Config) -> list[Problem]:
     return out
 
 
-def _sources(cfg: Config) -> list[Problem]:
-    """Source folders that do not exist (the daemon watches for them) or are files."""
-    out: list[Problem] = []
-    for i, s in enumerate(cfg.sources):
-        path = s.expanded
-        if not path.exists():
-            out.append(Problem(f"{_where(cfg)}sources.{i} ({s.kind}): path does not exist: {path}", False))
-        elif not path.is_dir():
-            out.append(Problem(f"{_where(cfg)}sources.{i} ({s.kind}): not a folder: {path}", False))
-    return out
+def watched_for(kind: str, path: Path) -> bool:
+    """A Claude Code project folder (``~/.claude/projects/<the repository's path, dashed>``) not
+    created yet in an existing ``projects/``: what ``scribed setup`` writes before the repository's
+    first session and says is watched for. Any other missing source folder is a warning."""
+    return kind == "claude" and not path.exists() and path.parent.name == "projects" and path.parent.is_dir()
+
+
+def source_problems(cfg: Config) -> list[Problem]:
+    """Source folders that do not exist or are files, each with what to do. A Claude Code
+    project folder not created yet (:func:`watched_for`) is a note: the daemon watches for it."""
+    return [p for i in range(len(cfg.sources)) if (p := source_problem(cfg, i)) is not None]
+
+
+def source_problem(cfg: Config, i: int) -> Problem | None:
+    """The problem of ``cfg.sources[i]``'s folder (see :func:`source_problems`), or None."""
+    s = cfg.sources[i]
+    path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
+    if watched_for(s.kind, path):
+        return Problem(
+            f"{label}: {path} does not exist yet: watched for (Claude Code creates it at "
+            "its first session in this repository)",
+            False,
+            watched=True,
+        )
+    if not path.exists():
+        return Problem(
+            f"{label}: path does not exist: {path}; fix `path =` there (or remove the "
+            "source); the daemon watches for it meanwhile",
+            False,
+        )
+    if not path.is_dir():
+        return Problem(f"{label}: not a folder: {path}; point `path =` at its folder", False)
+    return None

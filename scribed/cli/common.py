@@ -26,12 +26,25 @@ EX_CONFIG = 78
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:
-    click.echo(f"scribed: error: {msg}", err=True)
+    """Each line of ``msg`` (a config error lists every problem, one a line) as an error; exit."""
+    for line in msg.splitlines() or [""]:
+        click.echo(f"scribed: error: {line}", err=True)
     sys.exit(code)
 
 
 def warn(msg: str) -> None:
     click.echo(f"scribed: warning: {msg}", err=True)
+
+
+def reader_gone() -> NoReturn:
+    """The reader of stdout stopped early (``scribed status | head -1``): that is no error. Point
+    stdout at /dev/null (the exit's flush must not fail again) and exit 0, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(0)
 
 
 def note(msg: str) -> None:
@@ -55,8 +68,10 @@ def root_origin(cfg: Config | LightConfig, from_flag: bool) -> str:
     """Where the root came from, for a message: ``--root``, the config's ``root =``, or the default."""
     if from_flag:
         return "given with --root"
-    if cfg.path:
+    if cfg.path and cfg.root_set:
         return f"set by `root =` in {cfg.path}"
+    if cfg.path:
+        return f"the folder of {cfg.path}, which sets no `root =`"
     return "the current folder: no config file found"
 
 
@@ -64,7 +79,15 @@ def root_problem(cfg: Config | LightConfig, from_flag: bool, *, init_here: bool 
     """The one-line reason a root that does not exist or is not a folder cannot be used; else None.
     ``init_here``: the command takes ``--init`` (``status`` and ``check-config`` only report)."""
     root, origin = cfg.root_path, root_origin(cfg, from_flag)
-    fix = "check the path" if from_flag else "fix `root =` there" if cfg.path else "pass --root DIR"
+    fix = (
+        "check the path"
+        if from_flag
+        else "fix `root =` there"
+        if cfg.path and cfg.root_set
+        else "add `root = DIR` there"
+        if cfg.path
+        else "pass --root DIR"
+    )
     if root.is_symlink() and not root.exists():
         return f"root {root} is a symlink to {os.readlink(root)}, which does not exist ({origin}); {fix}"
     if not root.exists():
@@ -97,15 +120,34 @@ def init_requested(ctx: click.Context) -> bool:
     return bool(_obj(ctx).get("init"))
 
 
+def no_config(ctx: click.Context, cfg: Config | LightConfig, root: str | None = None) -> str | None:
+    """The one line saying no config file was found (naming the files looked for) when none was
+    and no source is configured either: such a run reads only hot files, which is rarely meant."""
+    from scribed.config_light import looked_for
+
+    if cfg.path is not None or cfg.sources:
+        return None
+    return (
+        f"no config file found (looked for {looked_for(_obj(ctx).get('config_path'), root)}), "
+        "so no [[sources]] are read; pass --config FILE, or `scribed setup` writes ROOT/scribed.toml"
+    )
+
+
 def load_config(
-    ctx: click.Context, root: str | None = None, *, need_squad: bool = True, error_code: int = 2
+    ctx: click.Context,
+    root: str | None = None,
+    *,
+    need_squad: bool = True,
+    error_code: int = 2,
 ) -> Config:
     """The config (``error_code`` on a file that cannot be read or validated), with ``--root``
-    applied; ``need_squad``: also check agent names and refuse a root without ``.squad/``."""
+    applied; ``need_squad``: also check agent names and refuse a root without ``.squad/``.
+    A command that works on a root loads it with :func:`scribed.cli.checks.load_checked` instead,
+    which also runs the validation ``scribed run`` runs."""
     from scribed import config as config_mod
 
     try:
-        cfg = config_mod.load(_obj(ctx).get("config_path"))
+        cfg = config_mod.load(_obj(ctx).get("config_path"), root)
         if root:
             cfg.root = os.path.abspath(root)
     except ConfigError as exc:

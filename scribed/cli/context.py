@@ -34,7 +34,7 @@ def spawn_config(ctx: click.Context, root: str | None) -> LightConfig | Config:
     opts = obj if isinstance(obj, dict) else {}
     cfg: LightConfig | Config | None
     try:
-        data, path = config_light.read(opts.get("config_path"))
+        data, path = config_light.read(opts.get("config_path"), root)
         cfg = config_light.light(data, path)
         if cfg is None:
             from scribed import config

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from scribed import config as config_mod
-from scribed.cli.common import fail, load_config, note, root_problem, warn
+from scribed.cli.common import fail, load_config, no_config, note, root_problem, warn
 from scribed.config import Config, ConfigError
 from scribed.core.results import ago, duration
 from scribed.core.status import ledger_status, waiting
@@ -253,15 +253,7 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
     from scribed.daemon.service import AlreadyRunningError, Daemon
 
     cfg = load_config(ctx, root, need_squad=False, error_code=EX_CONFIG)
-    found = checks.problems(cfg, from_flag=bool(root), init=init_requested(ctx))
-    errors = [p.message for p in found if p.fatal]
-    for p in found:
-        if not p.fatal:
-            warn(p.message)
-    if errors:
-        for msg in errors[:-1]:
-            click.echo(f"scribed: error: {msg}", err=True)
-        fail(errors[-1], EX_CONFIG)
+    checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx), code=EX_CONFIG, warnings=True)
     require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
     try:
         daemon = Daemon(cfg, root_override=cfg.root if root else None)
@@ -274,13 +266,13 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
     sys.exit(code)
 
 
-def lenient_root(explicit: str | None) -> Path | None:
+def lenient_root(explicit: str | None, root: str | None = None) -> Path | None:
     """The ``root`` a config file names, read without validating the rest (it may be broken).
 
     Same lookup order and relative-path rule as :func:`scribed.config.load`; a file that is not
     even TOML gives its ``root = "..."`` line. None when no config file can be read.
     """
-    for p in config_mod.candidate_paths(explicit):
+    for p in config_mod.candidate_paths(explicit, root):
         try:
             raw = p.read_bytes().decode("utf-8", "replace")
         except OSError:
@@ -301,7 +293,7 @@ def lenient_root(explicit: str | None) -> Path | None:
 def health_root(ctx: click.Context, root: str | None) -> tuple[Path, str | None]:
     """(the root whose daemon to check, the config's problem if it is broken)."""
     if root:
-        return Path(root).absolute(), None
+        return Path(root).absolute(), None  # the heartbeat is the root's: no config needed
     obj = ctx.find_root().obj
     explicit = obj.get("config_path") if isinstance(obj, dict) else None
     try:
@@ -337,6 +329,9 @@ def status_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     """Show the daemon, the ledger's counts, promotion times and each agent's memory size."""
     cfg = load_config(ctx, root, need_squad=False)
     data = collect_status(cfg)
+    missing = no_config(ctx, cfg, root)
+    if missing:
+        note(missing)
     _say_if_empty(cfg, data, bool(root))
     if as_json:
         click.echo(json.dumps(data, indent=2))

@@ -23,10 +23,11 @@ def git_group() -> None:
 @click.pass_context
 def setup_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     """Write .gitattributes, this clone's merge driver and .squad/memory/.gitignore (idempotent)."""
+    from scribed.cli.checks import load_checked
     from scribed.core.gitsetup import GitSetupError
     from scribed.core.scribe import Scribe
 
-    cfg = cli_mod.load_config(ctx, root)
+    cfg = load_checked(ctx, root)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     scribe = Scribe(cfg)

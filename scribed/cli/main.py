@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from scribed import __version__
-from scribed.cli.common import fail
+from scribed.cli.common import fail, reader_gone
 from scribed.config_light import ConfigError
 
 # Nothing heavier is imported at the top: a spawn's `scribed context` loads this module too.
@@ -89,8 +89,8 @@ class Main(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
-        except BrokenPipeError:
-            raise  # a reader that stopped early (`| head`): click exits quietly
+        except BrokenPipeError:  # a reader that stopped early (`| head`): no error (click says 1)
+            reader_gone()
         except ConfigError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
@@ -154,10 +154,11 @@ def _progress(enabled: bool) -> Callable[[list[Any]], Iterator[Any]] | None:
 @click.pass_context
 def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, as_json: bool) -> None:
     """Compact every finished session once, then exit."""
-    from scribed.cli.common import load_config, note
+    from scribed.cli.checks import load_checked
+    from scribed.cli.common import init_requested, no_config, note
     from scribed.core.scribe import Scribe
 
-    cfg = load_config(ctx, root)
+    cfg = load_checked(ctx, root, warnings=True)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
         report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
@@ -166,6 +167,11 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     data = report.public()
     if dry_run:
         data["dry_run"] = True
+    missing = no_config(ctx, cfg, root)
+    if missing and not report.files and not init_requested(ctx):
+        fail(missing)  # nothing read, nothing found: not a success to report as "0 sessions"
+    if missing:
+        note(missing)
     if not report.files:
         note(
             "nothing to compact: no transcript and no hot file found "
@@ -190,27 +196,35 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
 
 
 @main.command("check-config")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    help="Squad root to check (its scribed.toml is looked for first; it overrides the config's root).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too (a source path that does not exist).")
 @click.pass_context
-def check_config(ctx: click.Context, strict: bool) -> None:
+def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
     """Validate the config as `scribed run` does (same errors, same words), print where it came
     from and check that its paths exist. Exit 2 on what `run` refuses (which exits 78 there)."""
     from scribed.cli import checks
     from scribed.cli.common import init_requested, load_config, note, warn
 
-    cfg = load_config(ctx, need_squad=False)
-    found = checks.problems(cfg, from_flag=False, init=init_requested(ctx))
-    errors = [p.message for p in found if p.fatal]
-    if errors:
-        for msg in errors[:-1]:
-            click.echo(f"scribed: error: {msg}", err=True)
-        fail(errors[-1])
-    warnings = [p.message for p in found]
+    cfg = load_config(ctx, root, need_squad=False)
+    found = checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx))
+    warnings = [p.message for p in found if not p.watched]
     src = cfg.path or "(defaults: no config file found)"
     click.echo(f"config ok: {src}" if not warnings else f"config valid, {len(warnings)} warning(s): {src}")
     click.echo(f"root: {cfg.root_path}")
     for s in cfg.sources:
-        state = "ok" if s.expanded.is_dir() else "missing" if not s.expanded.exists() else "not a folder"
+        state = (
+            "ok"
+            if s.expanded.is_dir()
+            else "not a folder"
+            if s.expanded.exists()
+            else "not there yet, watched for"
+            if checks.watched_for(s.kind, s.expanded)
+            else "missing"
+        )
         click.echo(f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({state})")
     click.echo(
         f"compress: {cfg.compress.backend}"
@@ -221,6 +235,9 @@ def check_config(ctx: click.Context, strict: bool) -> None:
         note("no [[sources]] configured: only the hot files are compacted (`scribed setup` finds them)")
     for w in warnings:
         warn(w)
+    for p in found:
+        if p.watched:
+            note(p.message)
     sys.exit(1 if strict and warnings else 0)
 
 

@@ -433,7 +433,8 @@ def register(main: click.Group) -> None:
         Without --root and --config, the root is the nearest folder at or above the working
         directory that holds .squad/ (not past the repository's top), and its scribed.toml the
         config: one registration serves every repository an agent starts it in."""
-        from scribed.cli.common import fail, load_config
+        from scribed.cli.checks import load_checked
+        from scribed.cli.common import fail
 
         obj = ctx.find_root().obj
         obj = obj if isinstance(obj, dict) else {}
@@ -443,7 +444,7 @@ def register(main: click.Group) -> None:
                 root = str(found)
                 if (found / "scribed.toml").is_file():
                     obj["config_path"] = str(found / "scribed.toml")
-        cfg = load_config(ctx, root)
+        cfg = load_checked(ctx, root)
         try:
             server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:

@@ -28,9 +28,10 @@ def scribed_command() -> list[str]:
 
 
 # deploy/compose.yaml reads these variables; deploy/ is in scribed's source tree, not in the wheel.
+# SCRIBED_UID, not UID: bash's UID is readonly (`UID=1000 docker …` fails before docker runs).
 COMPOSE = (
     "SQUAD_ROOT={root} CLAUDE_PROJECTS={claude} CODEX_SESSIONS={codex} COPILOT_STATE={copilot} "
-    "UID=$(id -u) docker compose -f deploy/compose.yaml up -d --build"
+    "SCRIBED_UID=$(id -u) docker compose -f deploy/compose.yaml up -d --build"
 )
 
 
@@ -45,13 +46,28 @@ def _compose_line(p: Any) -> str:
     )
 
 
+def default_root(here: Path) -> tuple[Path, str]:
+    """The root ``setup`` picks without ``--root``, and why: the nearest folder from ``here`` up
+    holding ``.squad/`` (inside the repository), else the git top level, else ``here``. Run from
+    ``repo/src/api`` it must not create a second root there."""
+    here = here.absolute()
+    top = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
+    for d in (here, *here.parents):
+        if (d / ".squad").is_dir():
+            return d, "the nearest folder holding .squad/" if d != here else "the current folder"
+        if d == top:
+            break
+    if top is not None:
+        return top, "the git top level" if top != here else "the current folder"
+    return here, "the current folder (not in a git repository)"
+
+
 @click.command("setup")
 @click.option(
     "--root",
     type=click.Path(file_okay=False),
-    default=".",
-    show_default=True,
-    help="The repository to set up (it gets .squad/ if it has none).",
+    help="The repository to set up (it gets .squad/ if it has none). Default: the nearest folder "
+    "up from here holding .squad/, else the git top level, else the current folder.",
 )
 @click.option("--home", type=click.Path(file_okay=False), help="Home folder to look in (default: yours).")
 @click.option("--dry-run", is_flag=True, help="Print the config and every change; write nothing.")
@@ -63,7 +79,7 @@ def _compose_line(p: Any) -> str:
 def setup_cmd(
     ctx: click.Context,
     *,
-    root: str,
+    root: str | None,
     home: str | None,
     dry_run: bool,
     no_mcp: bool,
@@ -78,7 +94,7 @@ def setup_cmd(
 
     obj = ctx.find_root().obj
     explicit = obj.get("config_path") if isinstance(obj, dict) else None
-    where = Path(root).absolute()
+    where, chosen = (Path(root).absolute(), "") if root else default_root(Path.cwd())
     if where.exists() and not where.is_dir():
         fail(f"--root {where} is not a folder")
     if not where.exists():
@@ -91,9 +107,9 @@ def setup_cmd(
     )
     applied = [] if dry_run else setup.apply(p)
     if as_json:
-        click.echo(json.dumps(_json(p, applied, dry_run, docker), indent=2))
+        click.echo(json.dumps({**_json(p, applied, dry_run, docker), "root_chosen": chosen}, indent=2))
     else:
-        _print(p, applied, dry_run, docker, systemd)
+        _print(p, applied, dry_run, docker, systemd, chosen=chosen)
     sys.exit(1 if any(not a.ok for a in applied) else 0)
 
 
@@ -123,8 +139,11 @@ def _json(p: Any, applied: list[Any], dry_run: bool, docker: bool) -> dict[str, 
     }
 
 
-def _print(p: Any, applied: list[Any], dry_run: bool, docker: bool, systemd: bool) -> None:
-    click.echo(f"scribed setup for {p.root}")
+def _print(
+    p: Any, applied: list[Any], dry_run: bool, docker: bool, systemd: bool, *, chosen: str = ""
+) -> None:
+    why = f" ({chosen}, chosen as the root; --root DIR picks another)" if chosen else ""
+    click.echo(f"scribed setup for {p.root}{why}")
     if not p.found:
         click.echo("found no agent's transcripts (Claude Code, Copilot CLI, Codex, Aider, SpecStory)")
     for f in p.found:

@@ -83,7 +83,7 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
     try:  # checked first, as the click command does: its message wins over a config's
         context.check_agent(opts["agent"])
         context.check_situation(opts.get("--situation"))
-        data, path = config_light.read(opts.get("--config"))
+        data, path = config_light.read(opts.get("--config"), opts.get("--root"))
     except (context.ContextError, config_light.ConfigError):
         return None
     cfg = config_light.light(data, path)
@@ -168,7 +168,7 @@ def run(argv: list[str]) -> int | None:
             sys.stderr.flush()
         sys.stdout.write(out)
         sys.stdout.flush()
-    except BrokenPipeError:  # a reader that stopped early (`| head`): exit 1 quietly, as click does
+    except BrokenPipeError:  # a reader that stopped early (`| head`): no error, as every command
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush finds no pipe
-        return 1
+        return 0
     return 0

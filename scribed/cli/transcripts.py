@@ -35,6 +35,11 @@ def show_cmd(ctx: click.Context, session: str, root: str | None) -> None:
     cfg = load_config(ctx, root)
     dest = transcripts.folder(cfg, Layout(cfg.root_path))
     found = transcripts.find(dest, session)
+    if not found and len(session) < transcripts.MIN_SESSION_PREFIX:
+        fail(
+            f"no session is named {session!r}, and a session id prefix needs at least "
+            f"{transcripts.MIN_SESSION_PREFIX} characters (`scribed status` and the cold entries show ids)"
+        )
     if not found:
         fail(f"no archived transcript for session {session!r} in {dest}", 1)
     if len({r.path for r in found}) > 1 and session not in {s for r in found for s in r.sessions}:
@@ -60,13 +65,14 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     file and what to do, unknown record types, skipped rollouts; and the transcript archive."""
     import dataclasses
 
-    from scribed.cli.common import load_config
+    from scribed.cli.common import load_config, no_config
     from scribed.core import team
     from scribed.core.doctor import source_report
     from scribed.names import normalize_name
     from scribed.tiers import transcripts
 
     cfg = load_config(ctx, root)
+    missing = no_config(ctx, cfg, root)
     sources = [
         source_report(
             s.kind,
@@ -81,7 +87,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     archived = list(transcripts.iter_archives(dest))
     team_report = team.report(Layout(cfg.root_path))
     report: dict[str, Any] = {
-        "sources": [s.to_json() for s in sources],
+        "sources": [{**s.to_json(), **_problem(cfg, i)} for i, s in enumerate(sources)],
         "archive": {
             "enabled": cfg.archive.transcripts,
             "folder": str(dest),
@@ -90,27 +96,41 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             "retention_days": cfg.archive.retention_days,
         },
         "team": dataclasses.asdict(team_report),
+        "config": {"path": str(cfg.path) if cfg.path else None, "warning": missing or ""},
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
+    if missing:
+        click.echo(f"warning: {missing}")
     team_lines = _echo_team(team_report)
     for s in report["sources"]:
         _echo_source(s)
+        if s["problem"]:
+            click.echo(f"  {'note' if s['watched'] else 'warning'}: {s['problem']}")
     a = report["archive"]
     click.echo(
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
         + ("" if a["enabled"] else " (archiving is off)")
     )
-    n = team_lines + sum(s.warnings for s in sources)
+    n = bool(missing) + team_lines + sum(s.warnings for s in sources)
+    n += sum(1 for s in report["sources"] if s["problem"] and not s["watched"])
     click.echo("no warnings" if not n else f"{n} warning{'s' * (n != 1)}, each listed above with what to do")
+
+
+def _problem(cfg: Any, i: int) -> dict[str, Any]:
+    """The source's folder problem as check-config words it (a warning, or a watched-for note)."""
+    from scribed.cli.checks import source_problem
+
+    p = source_problem(cfg, i)
+    return {"problem": p.message if p else "", "watched": bool(p and p.watched)}
 
 
 ISSUES_SHOWN = 20  # per source in the text form; --json has them all
 
 
 def _echo_source(s: dict[str, Any]) -> None:
-    state = "" if s["exists"] else " (missing: `scribed check-config` says why)"
+    state = "" if s["exists"] else " (not there yet)" if s["watched"] else " (missing)"
     click.echo(
         f"source {s['kind']} {s['path']}{state}: {s['files']} files ({s['compressed']} zstd), "
         f"{s['sessions']} sessions, {s['warnings']} warnings"

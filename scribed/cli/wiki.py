@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 
 def _cfg(ctx: click.Context, root: str | None) -> Config:
-    cfg = cli_mod.load_config(ctx, root)
+    from scribed.cli.checks import load_checked
+
+    cfg = load_checked(ctx, root)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     return cfg

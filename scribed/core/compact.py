@@ -384,6 +384,8 @@ class Compactor(Step):
         out.failed += unread
         out.file_failed = not unread
         out.reason = f"source changed while read: {exc}"
+        if unread:
+            out.reasons.append(out.reason + (f" ({unread} sessions)" if unread > 1 else ""))
         self.log.error("source_changed", file=job.key, reason=out.reason)
         return out
 
@@ -415,8 +417,7 @@ class Compactor(Step):
         try:
             rep = self.sessions.compact(job.item, sess, turns, bytes_in, job.offset_done)
         except CompressError as exc:
-            out.failed += 1
-            out.reason = f"{sess.agent}/{sess.session_id}: {exc.reason}"
+            out.fail(f"{sess.agent}/{sess.session_id}: {exc.reason}")
             self.log.error(
                 "compaction_failed",
                 agent=sess.agent,
@@ -426,8 +427,7 @@ class Compactor(Step):
             )
             return
         except OSError as exc:
-            out.failed += 1
-            out.reason = f"write failed: {exc.strerror or exc}"
+            out.fail(f"{sess.agent}/{sess.session_id}: write failed: {exc.strerror or exc}")
             self.log.error(
                 "write_failed",
                 agent=sess.agent,

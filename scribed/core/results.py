@@ -90,6 +90,13 @@ class FileOutcome:
     skips: dict[str, int] = field(default_factory=dict)
     file_failed: bool = False
     last_change: float = 0.0  # the file's modification time (epoch) when sessions were active
+    reasons: list[str] = field(default_factory=list)  # one per failed session, in order
+
+    def fail(self, reason: str) -> None:
+        """One session failed for ``reason`` (each is listed: a file's sessions fail apart)."""
+        self.failed += 1
+        self.reason = reason
+        self.reasons.append(reason)
 
     def skip(self, why: str, n: int = 1, *, counted: bool = False) -> None:
         """``n`` sessions skipped for ``why`` (``counted``: already in ``sessions``)."""
@@ -130,7 +137,9 @@ class RunReport:
         if out.skips.get(SKIP_ACTIVE):
             self.last_change = max(self.last_change, out.last_change)
         if out.failed or out.file_failed:
-            self.failures.append({"source": redacted(str(item.path)), "reason": out.reason})
+            source = redacted(str(item.path))
+            for reason in out.reasons or [out.reason]:
+                self.failures.append({"source": source, "reason": reason})
 
     @property
     def ok(self) -> bool:
@@ -191,8 +200,14 @@ class RunReport:
             lines.append(
                 f"{' and '.join(parts)}: retried on the next run (`scribed status` shows the reasons)"
             )
-            lines += [f"  {f['source']}: {f['reason']}" for f in self.failures[:10]]
+            lines += [f"  {f['source']}: {f['reason']}" for f in self.failures[:FAILURES_SHOWN]]
+            more = len(self.failures) - FAILURES_SHOWN
+            if more > 0:
+                lines.append(f"  … and {more} more (`scribed run-once --json` lists every one)")
         return lines
+
+
+FAILURES_SHOWN = 10  # failure lines in the text summary; --json has them all
 
 
 def _n(sessions: int) -> str:
