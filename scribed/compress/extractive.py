@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import errors, sections, units
+from scribed.compress import errors, sections, selection, units
 from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
@@ -322,7 +322,7 @@ def _key_points(
         pool.units = _without_stale(pool.units, stale)
         for i, u in enumerate(pool.units):
             u.pos = i
-    chosen = units.select(pool, room, units.tokens(covered_text), exclude=exclude)
+    chosen = selection.select(pool, room, units.tokens(covered_text), exclude=exclude)
     return [u.text for u in chosen]
 
 
