@@ -9,6 +9,8 @@ import random
 from collections import Counter
 from collections.abc import Iterable
 
+import pytest
+
 from scribed.compress import selection, units
 from scribed.compress.units import Unit, Vocab
 
@@ -70,10 +72,13 @@ def test_weights_equal_the_formula_per_token() -> None:
         assert got[i] == base * (0.35 + 0.65 * math.log(1 + n / df[i]) / math.log(1 + n)), t
 
 
-def test_stale_filter_equals_searching_each_unit() -> None:
-    """``extractive._without_stale`` searches all units at once; a match must still be one unit's."""
+@pytest.mark.parametrize("chunk", [4096, 3, 1])
+def test_stale_filter_equals_searching_each_unit(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``extractive._without_stale`` searches many units at once (``chunk`` at a time); a match
+    must still be one unit's, and a unit at a chunk's edge is searched like the others."""
     from scribed.compress import extractive
 
+    monkeypatch.setattr(extractive, "STALE_CHUNK", chunk)
     rng = random.Random(5)
     words = ["we", "use", "Redis", "ΣΑΣ", "İd", "cache", "ab", "b", "a b"]
     for _ in range(400):
