@@ -122,7 +122,13 @@ class Vocab:
     def of(self, text: str) -> tuple[int, ...]:
         """The ids of :func:`tokens` of ``text``, in first-occurrence order: looked up in C, a new
         token given the next id."""
-        found = _ordered(text)
+        found: Iterable[str]
+        if text.isascii():  # :func:`_ordered`'s ASCII path inline: a call less per unit
+            raw = dict.fromkeys(map(_ACCEPTED.__getitem__, _TOKEN.findall(text.lower())))
+            raw.pop(None, None)  # None: not a token
+            found = raw  # type: ignore[assignment]  # no None key left
+        else:
+            found = _ordered(text)
         got = list(map(self.ids.get, found))
         if None in got:
             ids, words = self.ids, self.words
