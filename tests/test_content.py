@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed.compress import anchors, entry, units
+from scribed.compress import anchors, entry, selection, units
 from scribed.compress.content import carried, content_free, names
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
@@ -135,7 +135,7 @@ def test_key_points_hold_no_filler_and_no_echo() -> None:
     bodies = [units.tokens(p.removeprefix("user: ")) for p in points]
     for i, a in enumerate(bodies):
         for b in bodies[i + 1 :]:
-            assert len(a & b) / len(a | b) < units.NEAR_DUPLICATE, points
+            assert len(a & b) / len(a | b) < selection.NEAR_DUPLICATE, points
     assert not any(k for k in summary.knowledge if content_free(k)), summary.knowledge
     meta = entry.EntryMeta(
         "e-0123456789ab", "dana", "s", "chat.md", "markdown", T0, 1, 14, 14, "0" * 64, "x", 12_000

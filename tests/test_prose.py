@@ -13,7 +13,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed.compress import anchors, entry, units
+from scribed.compress import anchors, entry, selection, units
 from scribed.compress.content import SENTENCE_END
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
@@ -101,7 +101,7 @@ def test_names_and_dates_outrank_plain_words_of_the_same_length() -> None:
             ]
         )
     )
-    chosen = units.select(pool, 70)
+    chosen = selection.select(pool, 70)
     assert [u.text for u in chosen] == ["user: Ines moves to Porto on Saturday with Karim."]
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 import random
 
-from scribed.compress import content, units
-from scribed.compress.units import Unit
+from scribed.compress import content, selection, units
+from scribed.compress.units import Unit, Vocab
 
 _CHARS = "ab#-_./:\\@()$019²٣xéZ"
 
@@ -31,11 +31,18 @@ def test_token_weight_equals_the_per_character_checks() -> None:
         assert units.token_weight(tok) == _token_weight_ref(tok), tok
 
 
-def _gain_ref(sel: units._Selection, u: Unit, order: list[str] | None = None) -> float:
+def _vocab(n: int) -> Vocab:
+    """A vocabulary whose ids 0..n-1 are the tokens ``tok0``..``tok{n-1}``."""
+    v = Vocab()
+    assert v.of(" ".join(f"tok{i}" for i in range(n))) == tuple(range(n))
+    return v
+
+
+def _gain_ref(sel: selection.Selection, u: Unit, order: list[int] | None = None) -> float:
     """``_Selection.gain`` written plainly: the exact sum of the uncovered tokens' weights (in
     ``order`` when given, else the set's), then the power."""
     toks = order if order is not None else list(u.tokens)
-    g = math.fsum([sel.weights.get(t, 0.0) for t in toks if t not in sel.have])
+    g = math.fsum([sel.weights[t] for t in toks if t not in sel.have])
     return float(u.weight * g / (u.size**0.75))
 
 
@@ -43,14 +50,14 @@ def test_gain_is_the_exact_sum_in_any_token_order() -> None:
     """The score must not depend on the set's iteration order (the hash seed): a plain ``sum``
     in another order gives other last bits, so other ties and other entries between runs."""
     rng = random.Random(7)
-    vocab = [f"tok{i}" for i in range(60)]
+    vocab = list(range(60))
     pool = [
         Unit("x" * 20, i, 1, "prose", rng.choice([0.12, 0.3, 1.0, 1.25, 1.5]),
-             frozenset(rng.sample(vocab, rng.randint(1, 12))), rng.randint(15, 480))
+             tuple(rng.sample(vocab, rng.randint(1, 12))), rng.randint(15, 480))
         for i in range(300)
     ]  # fmt: skip
-    weights = units._weights(pool, frozenset())
-    sel = units._Selection(pool, weights, set(), 10_000)
+    weights = selection.weights(pool, _vocab(60))
+    sel = selection.Selection(pool, weights, set(), 10_000)
     for step in range(40):
         for u in pool:
             shuffled = sorted(u.tokens, key=lambda _: rng.random())
@@ -192,7 +199,7 @@ def _add_ref(b: units._Builder, text: str, line: int, kind: str, weight: float) 
         return
     toks = b.seen.get(text)
     if toks is None:
-        toks = b.seen[text] = units.tokens(text)
+        toks = b.seen[text] = b.vocab.of(text)
         if toks and not text.islower():
             b.camel |= units._camel_bonus(text)
     elif kind == "tool":
@@ -254,13 +261,13 @@ def test_tokens_equal_the_plain_filter_with_the_cache_full_or_not(monkeypatch: o
         assert len(units._ACCEPTED) <= size
 
 
-def _run_ref(sel: units._Selection, candidates: list[Unit]) -> None:
+def _run_ref(sel: selection.Selection, candidates: list[Unit]) -> None:
     """``_Selection.run`` as it was: every score recomputed when it comes up."""
     import heapq
 
     heap = [(-sel.gain(u), u.pos) for u in candidates]
     heapq.heapify(heap)
-    while heap and sel.left > units.MIN_ROOM:
+    while heap and sel.left > selection.MIN_ROOM:
         _, pos = heapq.heappop(heap)
         u = sel.units[pos]
         if u.size > sel.left or (u.kind == "code" and u.size > sel.code_left):
@@ -271,25 +278,25 @@ def _run_ref(sel: units._Selection, candidates: list[Unit]) -> None:
         if heap and g < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-g, pos))
             continue
-        if units._near_duplicate(u, sel.by_token):
+        if selection.near_duplicate(u, sel.by_token):
             continue
         sel.take(u)
 
 
 def test_selection_reusing_current_scores_picks_what_recomputing_picks() -> None:
     rng = random.Random(28)
-    vocab = [f"tok{i}" for i in range(80)]
+    vocab = list(range(80))
     for n in range(60):
         pool = [
             Unit("x" * 20, i, 1, rng.choice(["prose", "tool", "code"]), rng.choice([0.12, 0.3, 1.0, 1.5]),
-                 frozenset(rng.sample(vocab, rng.randint(1, 10))), rng.randint(15, 300))
+                 tuple(rng.sample(vocab, rng.randint(1, 10))), rng.randint(15, 300))
             for i in range(rng.randint(1, 250))
         ]  # fmt: skip
         budget = rng.randint(50, 20_000)
-        weights = units._weights(pool, frozenset())
-        new = units._Selection(pool, weights, set(), budget)
+        weights = selection.weights(pool, _vocab(80))
+        new = selection.Selection(pool, weights, set(), budget)
         new.run(list(pool))
-        ref = units._Selection(pool, weights, set(), budget)
+        ref = selection.Selection(pool, weights, set(), budget)
         _run_ref(ref, list(pool))
         assert [u.pos for u in new.chosen] == [u.pos for u in ref.chosen], n
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import errors, sections, units
+from scribed.compress import errors, sections, selection, units
 from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
@@ -335,26 +335,31 @@ def _key_points(
         pool.units = _without_stale(pool.units, stale)
         for i, u in enumerate(pool.units):
             u.pos = i
-    chosen = units.select(pool, room, units.tokens(covered_text), exclude=exclude)
+    chosen = selection.select(pool, room, units.tokens(covered_text), exclude=exclude)
     return [u.text for u in chosen]
 
 
 def _without_stale(pool: list[units.Unit], stale: Sequence[str]) -> list[units.Unit]:
     """The units whose lowercased text holds none of the ``stale`` texts (whitespace normalised).
 
-    Searched once in all the units' lowercased texts joined by newlines (a stale text holds none,
-    so a match lies inside one unit), not unit by unit: a pool has thousands of units and the
-    stale texts are in a few of them."""
+    Searched in the units' lowercased texts joined by newlines (a stale text holds none, so a
+    match lies inside one unit), not unit by unit: a pool has thousands of units and the stale
+    texts are in a few of them. Joined :data:`STALE_CHUNK` units at a time: the whole pool joined
+    was a copy of all its text, twice (29 MB on a 64 MB session, issue 32)."""
     low = [" ".join(x.lower().split()) for x in stale]
     if "" in low:
         return []  # the empty text is in every unit
-    texts = [u.text.lower() for u in pool]
-    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-    joined = "\n".join(texts)
     drop: set[int] = set()
-    for x in low:
-        i = joined.find(x)
-        while i != -1:
-            drop.add(bisect_right(starts, i) - 1)
-            i = joined.find(x, i + 1)
+    for first in range(0, len(pool), STALE_CHUNK):
+        texts = [u.text.lower() for u in pool[first : first + STALE_CHUNK]]
+        starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+        joined = "\n".join(texts)
+        for x in low:
+            i = joined.find(x)
+            while i != -1:
+                drop.add(first + bisect_right(starts, i) - 1)
+                i = joined.find(x, i + 1)
     return [u for k, u in enumerate(pool) if k not in drop] if drop else pool
+
+
+STALE_CHUNK = 4096  # units joined for one search: ~0.5 MB of text

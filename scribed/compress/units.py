@@ -5,19 +5,19 @@ at all, so nothing is ever cut mid-token. Units are ranked by the information th
 identifiers, numbers, dates, names and terms rare in the session; a term already covered adds
 nothing, which also drops near-duplicates), weighted by who said it (the user's requests and the
 assistant's results above tool output), picked greedily per byte until the budget is spent, and
-printed back in their original order.
+printed back in their original order (``selection.py``).
+
+A session's tokens are interned (:class:`Vocab`): a unit holds a tuple of int ids, not a frozenset
+of strings (issue 32: on a 64 MB session the pool's 159,412 frozensets took 80.5 MB).
 """
 
 from __future__ import annotations
 
-import heapq
-import math
 import re
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
-from itertools import accumulate, chain, filterfalse
+from dataclasses import dataclass, field
+from itertools import accumulate, chain
 
 from scribed.compress import content
 from scribed.compress.errors import error_in_line, may_hold_error, may_hold_error_at
@@ -60,8 +60,6 @@ _CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
 MIN_TOKEN_CHARS = 3
 WORD_CHARS = 4  # a plain word this long carries some meaning
 MIN_CODE_ALNUM = 6  # a code line with fewer letters and digits is punctuation
-MIN_ROOM = 24  # bytes left under which no unit fits usefully
-NEAR_DUPLICATE = 0.7  # Jaccard overlap of tokens that makes a unit a repeat of a chosen one
 # Plain tool-output lines that are candidates: head and tail of each output (errors and the final
 # result anywhere). Down from 150/50 (issue 15): on the real-data set identifier retention on
 # sessions >= 16 KB stayed within 0.005x of head truncation, for 28% fewer units on the generated backlog.
@@ -69,9 +67,6 @@ TOOL_HEAD_LINES = 50
 TOOL_TAIL_LINES = 20
 MAX_UNIT_CHARS = 480
 MIN_UNIT_CHARS = 12
-# Code lines are dense in identifiers but are not what a reader of the memory needs most: they
-# may take at most this share of the key points.
-CODE_SHARE = 0.25
 
 
 @dataclass(slots=True)
@@ -83,7 +78,7 @@ class Unit:
     line: int  # source line of its turn
     kind: str  # prose | item | code | command | tool | error | result
     weight: float  # who said it and what it is
-    tokens: frozenset[str]
+    tokens: tuple[int, ...]  # distinct ids in the session's :class:`Vocab`
     size: int  # bytes as a list item
 
 
@@ -94,17 +89,54 @@ def tokens(text: str) -> frozenset[str]:
     the tokens are the same (elsewhere ``lower()`` may change lengths). Each raw token is judged
     once per process (:data:`_ACCEPTED`), and a token repeated in the text once.
     """
+    return frozenset(_ordered(text))
+
+
+def _ordered(text: str) -> Iterable[str]:
+    """:func:`tokens` in the order of their first occurrence, each once."""
     if text.isascii():
         found = dict.fromkeys(map(_ACCEPTED.__getitem__, _TOKEN.findall(text.lower())))
-        return frozenset(filter(None, found))  # None: not a token (an accepted one is never empty)
-    out = set()
+        found.pop(None, None)  # None: not a token (an accepted one is never empty)
+        return found  # type: ignore[return-value]  # no None key left
+    out: dict[str, None] = {}
     for t in dict.fromkeys([tok.strip(_EDGE) for tok in _TOKEN.findall(text)]):
         if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
             continue
         low = t.lower()
         if low not in _STOP:
-            out.add(low)
-    return frozenset(out)
+            out[low] = None
+    return out
+
+
+class Vocab:
+    """A session's tokens, each given an int id the first time it is met (``words[id]`` is the
+    token). Units hold tuples of ids: a small tuple instead of a hash table of strings per unit, and
+    ids index flat lists (weights, document counts) in the selection."""
+
+    __slots__ = ("ids", "words")
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.words: list[str] = []
+
+    def of(self, text: str) -> tuple[int, ...]:
+        """The ids of :func:`tokens` of ``text``, in first-occurrence order: looked up in C, a new
+        token given the next id."""
+        found: Iterable[str]
+        if text.isascii():  # :func:`_ordered`'s ASCII path inline: a call less per unit
+            raw = dict.fromkeys(map(_ACCEPTED.__getitem__, _TOKEN.findall(text.lower())))
+            raw.pop(None, None)  # None: not a token
+            found = raw  # type: ignore[assignment]  # no None key left
+        else:
+            found = _ordered(text)
+        got = list(map(self.ids.get, found))
+        if None in got:
+            ids, words = self.ids, self.words
+            for k, (tok, i) in enumerate(zip(found, got, strict=True)):
+                if i is None:  # ``found`` holds each token once
+                    got[k] = ids[tok] = len(words)
+                    words.append(tok)
+        return tuple(got)  # type: ignore[arg-type]  # every None replaced
 
 
 class _Accepted(dict[str, str | None]):
@@ -156,11 +188,13 @@ def _camel_bonus(text: str) -> set[str]:
 
 @dataclass(slots=True)
 class Pool:
-    """A session's units and the CamelCase/ALLCAPS names seen in them (identifiers without punctuation)."""
+    """A session's units, its tokens, and the CamelCase/ALLCAPS names seen in them (identifiers
+    without punctuation)."""
 
     units: list[Unit]
     camel: frozenset[str]
     names: frozenset[str] = frozenset()  # people, places, products named in what was said
+    vocab: Vocab = field(default_factory=Vocab)  # the ids in ``units``' tokens
 
 
 class _Builder:
@@ -168,7 +202,8 @@ class _Builder:
         self.units: list[Unit] = []
         self.camel: set[str] = set()
         self.names: set[str] = set()
-        self.seen: dict[str, frozenset[str]] = {}  # a text's tokens: tool output repeats lines
+        self.vocab = Vocab()
+        self.seen: dict[str, tuple[int, ...]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
         self.listed: set[str] = set()  # shapes of tool-output listings a line already stands for
 
@@ -185,21 +220,26 @@ class _Builder:
         if kind == "tool" and text in self.raw:
             return
         self.raw.add(text)
-        text = " ".join(text.split())
+        norm = " ".join(text.split())
+        text = text if norm == text else norm  # one string object for both when already normal
         n = len(text) + len(prefix)
         if n < MIN_UNIT_CHARS or n > MAX_UNIT_CHARS:
             return
         toks = self.seen.get(text)
         if toks is None:
-            toks = self.seen[text] = tokens(text)
+            toks = self.seen[text] = self.vocab.of(text)
             if toks and not text.islower():  # an ASCII capital is needed for a CamelCase/ALLCAPS name
                 self.camel |= _camel_bonus(text)
         elif kind == "tool":
             return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
-        if not toks or (kind in _SAID and (not _carries(text, toks) or _label(text, toks))):
+        if not toks:
             return
-        if kind in _SAID and not text.islower():
-            self.names.update(n for n in content.names(text) if n in toks)
+        if kind in _SAID:
+            words = set(map(self.vocab.words.__getitem__, toks))
+            if not _carries(text, words) or _label(text, words):
+                return
+            if not text.islower():
+                self.names.update(n for n in content.names(text) if n in words)
         if _CHATTER.match(text):
             weight *= 0.3
         text = prefix + text
@@ -213,7 +253,7 @@ _SAID = frozenset(("prose", "item"))  # units someone wrote as language (not cod
 NAMED_WEIGHT = 2.0  # token_weight of a figure, a code name or a path: what a label may still name
 
 
-def _label(text: str, toks: frozenset[str]) -> bool:
+def _label(text: str, toks: Iterable[str]) -> bool:
     """Whether a sentence or list item only announces what follows it ("**Current State**:",
     "The main changes are:") and names nothing itself: alone, as a key point, it says nothing."""
     if not text.rstrip(" *_").endswith(":") or _camel_bonus(text):
@@ -221,7 +261,7 @@ def _label(text: str, toks: frozenset[str]) -> bool:
     return all(token_weight(t) < NAMED_WEIGHT for t in toks)  # no path, code name or figure
 
 
-def _carries(text: str, toks: frozenset[str]) -> bool:
+def _carries(text: str, toks: Iterable[str]) -> bool:
     """Whether a sentence names something (:func:`content.content_free`, skipped when two of its
     tokens are already long content words: most sentences, decided without the full count)."""
     plain = 0
@@ -373,146 +413,4 @@ def split(turns: Iterable[Turn]) -> Pool:
             _message(b, t, 1.2, "")
         else:
             _message(b, t, 1.25 if i == last_assistant else 1.0, "")
-    return Pool(b.units, frozenset(b.camel), frozenset(b.names))
-
-
-# Who, when, how many: a person's or a place's name, a date word and a quantity in words count like
-# figures and identifiers do in code (issue 30: conversations keep their facts).
-NAME_WEIGHT = 2.0
-DATE_WEIGHT = 1.5
-NUMBER_WORD_WEIGHT = 1.5
-
-
-def _weights(
-    units: list[Unit], camel: frozenset[str], names: frozenset[str] = frozenset()
-) -> dict[str, float]:
-    df = Counter(chain.from_iterable(u.tokens for u in units))  # counted in C
-    n = max(1, len(units))
-    norm = math.log(1 + n)
-    rarity = {d: 0.35 + 0.65 * math.log(1 + n / d) / norm for d in set(df.values())}  # few distinct counts
-    out: dict[str, float] = {}
-    for t, d in df.items():
-        if t in camel:
-            w = 3.0
-        elif t in names:
-            w = NAME_WEIGHT
-        elif t in content.DATE_WORDS:
-            w = DATE_WEIGHT
-        elif t in content.NUMBER_WORDS:
-            w = NUMBER_WORD_WEIGHT
-        else:
-            w = token_weight(t)
-        out[t] = w * rarity[d]
-    return out
-
-
-def _near_duplicate(u: Unit, chosen_by_token: dict[str, list[Unit]]) -> bool:
-    """Whether a chosen unit shares at least 70% of the two units' tokens (Jaccard) with ``u``.
-
-    Exact, but only a few candidates are compared: such a unit shares at least ``k`` = ⌈0.7·n⌉ of
-    u's ``n`` tokens, so it holds one of any ``n - k + 1`` of them (the ones fewest chosen units
-    hold are read); and sizes under 7:10 can never reach 0.7 (checked in integers).
-    """
-    n = len(u.tokens)
-    need = (7 * n + 9) // 10
-    held = list(filter(None, map(chosen_by_token.get, u.tokens)))  # tokens some chosen unit holds
-    if len(held) < need:
-        return False  # a repeat would share ``need`` tokens, each held by a chosen unit
-    held.sort(key=len)
-    postings = held[: len(held) - need + 1]  # with the n - len(held) empty ones: n - need + 1
-    seen: set[int] = set()
-    for chosen in postings:
-        for c in chosen:
-            m = len(c.tokens)
-            if 10 * min(n, m) < 7 * max(n, m) or c.pos in seen:
-                continue
-            seen.add(c.pos)
-            inter = len(u.tokens & c.tokens)
-            if inter / max(1, len(u.tokens | c.tokens)) >= NEAR_DUPLICATE:
-                return True
-    return False
-
-
-def select(pool: Pool, budget: int, covered: Iterable[str] = (), exclude: Iterable[str] = ()) -> list[Unit]:
-    """Greedy max-coverage selection within ``budget`` bytes, returned in source order.
-
-    One pass over every unit: tool-output lines compete at their low weight. (A second pass for
-    them only after everything said was measured worse on the real-data set: identifier retention
-    on sessions ≥ 16 KB fell from 1.51× to 1.43× head truncation, since read files and command
-    output hold most of a session's names.)
-    """
-    units = pool.units
-    if budget <= 0 or not units:
-        return []
-    sel = _Selection(units, _weights(units, pool.camel, pool.names), set(covered), budget)
-    skip = {" ".join(x.split()) for x in exclude}
-    for k, text in enumerate(
-        sorted(skip)
-    ):  # what the entry's other sections hold: a unit repeating it is an echo
-        toks = tokens(text)
-        if toks:
-            held = Unit(text, -1 - k, 0, "item", 0.0, toks, 0)
-            for tok in toks:
-                sel.by_token.setdefault(tok, []).append(held)
-    sel.run([u for u in units if u.text not in skip])
-    sel.chosen.sort(key=lambda x: x.pos)
-    return sel.chosen
-
-
-class _Selection:
-    """The state of one greedy pass: what is covered, what is chosen, what is left."""
-
-    def __init__(self, units: list[Unit], weights: dict[str, float], have: set[str], budget: int) -> None:
-        self.units = units
-        self.weights = weights
-        self.have = have
-        self.left = budget
-        self.code_left = int(budget * CODE_SHARE)
-        self.chosen: list[Unit] = []
-        self.by_token: dict[str, list[Unit]] = {}
-        self.scale: list[float] = [u.size**0.75 for u in units]  # by pos
-        self.weight_of = weights.__getitem__  # bound once: ``gain`` runs in C over a unit's tokens
-        self.covered = have.__contains__  # ``have`` grows in place, so this stays its test
-
-    def gain(self, u: Unit) -> float:
-        """Weight of u's uncovered tokens per byte^0.75. Summed exactly (``math.fsum``): a plain sum
-        follows the set's iteration order, which follows the interpreter's hash seed, so the last
-        bits of a score, a tie, and so the entry would differ between runs and between a pool's
-        workers. A unit sharing no token with what is covered (a quarter of the calls) is summed
-        in C; every token of a unit has a weight (``_weights`` counts them all)."""
-        toks = u.tokens
-        if toks.isdisjoint(self.have):
-            g = math.fsum(map(self.weight_of, toks))
-        else:
-            g = math.fsum(map(self.weight_of, filterfalse(self.covered, toks)))
-        return u.weight * g / self.scale[u.pos]
-
-    def run(self, candidates: list[Unit]) -> None:
-        """Lazy greedy: a unit's score is recomputed when it comes up, unless nothing was taken
-        since it was computed (a gain changes only when ``have`` grows)."""
-        gain, units, heappop, chosen = self.gain, self.units, heapq.heappop, self.chosen
-        heap = [(-gain(u), u.pos, 0) for u in candidates]  # (-score, pos, units chosen then)
-        heapq.heapify(heap)
-        while heap and self.left > MIN_ROOM:
-            neg, pos, taken = heappop(heap)
-            u = units[pos]
-            if u.size > self.left or (u.kind == "code" and u.size > self.code_left):
-                continue
-            g = -neg if taken == len(chosen) else gain(u)
-            if g <= 0:
-                continue
-            if heap and g < -heap[0][0] - 1e-12:
-                heapq.heappush(heap, (-g, pos, len(chosen)))  # stale score: re-queue with the current gain
-                continue
-            if _near_duplicate(u, self.by_token):
-                continue
-            self.take(u)
-
-    def take(self, u: Unit) -> None:
-        self.chosen.append(u)
-        self.left -= u.size
-        if u.kind == "code":
-            self.code_left -= u.size
-        self.have.update(u.tokens)
-        for t in u.tokens:
-            self.by_token.setdefault(t, []).append(u)
+    return Pool(b.units, frozenset(b.camel), frozenset(b.names), b.vocab)
