@@ -173,11 +173,13 @@ def _old_root(tmp: Path) -> tuple[Path, Path, str]:
 
 
 def _memory(root: Path) -> dict[str, bytes]:
+    """The memory's files but scribed's own: the state folder, and the ``.gitignore`` an old root
+    gets two lines added to at its first run (``/.scribed/``, ``/inbox/``; its old lines stay)."""
     mem = root / ".squad/memory"
     return {
         str(p.relative_to(mem)): p.read_bytes()
         for p in sorted(mem.rglob("*"))
-        if p.is_file() and ".scribed" not in p.parts
+        if p.is_file() and ".scribed" not in p.parts and p != mem / ".gitignore"
     }
 
 
