@@ -645,6 +645,7 @@ def compacted_root(tmp_path: Path) -> tuple[Path, Path]:
     (root / ".squad/memory/wiki/decisions.md").write_text(
         "# Wiki: decisions\n\n> Team decisions\n\n### 2026-05-01: Money is Decimal\nNever use float for money.\n"
     )
+    run(root, [{"kind": "claude", "path": str(proj), "agent": "picard"}])  # indexes the page written by hand
     md = tmp_path / "spawns"
     md.mkdir()
     return root, md
