@@ -309,19 +309,20 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
 
     budget = HOT_BUDGET - DIGEST_LINE
 
-    def size() -> int:
-        return len(
-            _render(
-                head,
-                session.agent,
-                task,
-                plan=(plan_head, steps),
-                decisions=decisions,
-                actions=actions,
-                blockers=blockers,
-                talking=talking,
-            ).encode()
+    def render() -> str:  # the lists are trimmed in place below, the task cut: each call sees both
+        return _render(
+            head,
+            session.agent,
+            task,
+            plan=(plan_head, steps),
+            decisions=decisions,
+            actions=actions,
+            blockers=blockers,
+            talking=talking,
         )
+
+    def size() -> int:
+        return len(render().encode())
 
     # Lists are newest first, so trimming pops from the end; keep a few of each as long as possible.
     rounds = [
@@ -345,16 +346,7 @@ def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacte
             items.pop()
     while size() > budget and len(task) > 1:
         task = task[: max(1, len(task) * 3 // 4)].rstrip() + "…"
-    text = _render(
-        head,
-        session.agent,
-        task,
-        plan=(plan_head, steps),
-        decisions=decisions,
-        actions=actions,
-        blockers=blockers,
-        talking=talking,
-    )
+    text = render()
     data = text.encode()
     if len(data) > budget:  # only a pathological source path gets here
         text = data[:budget].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n"
