@@ -25,7 +25,6 @@ A line ``topic: NAME`` or ``wiki: NAME`` anywhere in an entry files all its fact
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -71,6 +70,8 @@ from scribed.session.redact import redact
 from scribed.squad import inbox, legacy
 from scribed.tiers import audit, cold, hot_seed
 from scribed.tiers.cold import Layout
+from scribed.tiers.cold_store import entry_ref
+from scribed.tiers.cold_store import promoted_archive_name as archive_name
 from scribed.tiers.wiki import (
     TOPIC_KIND,
     Block,
@@ -112,11 +113,6 @@ def provenance(entry: Entry) -> dict[str, str]:
             if sep and re.fullmatch(r"[a-z_]+", k.strip()):
                 out[k.strip()] = v.strip()
     return out
-
-
-def entry_ref(entry: Entry) -> str:
-    """The entry's id; hand-written entries without one get a stable id from their text."""
-    return entry.entry_id or "h-" + hashlib.sha256(entry.text.encode()).hexdigest()[:12]
 
 
 def entry_topic(entry: Entry) -> tuple[str | None, list[str]]:
@@ -237,10 +233,6 @@ def _fix(error_line: str) -> tuple[str, str]:
 
 
 # --- archive and cold removal ------------------------------------------------------------------
-def archive_name(agent: str, entry: Entry) -> str:
-    return f"promoted/{agent}/{entry.date[:10]}-{entry_ref(entry)}.md.gz"
-
-
 def archive_entry(layout: Layout, agent: str, entry: Entry, *, sync: bool = True) -> str:
     """gzip the entry under ``archive/promoted/`` (same bytes on a rerun). ``sync=False``: the
     caller makes a whole batch durable with one ``os.sync()`` (two fsyncs per entry made archiving

@@ -221,6 +221,12 @@ class Scribe:
         res = team.sync(self.layout, today=self.clock().date().isoformat())
         for k in res.restored:
             self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
+        if res.unexplained:
+            self.log.warning(
+                "cold_view_restored",
+                entries=len(res.unexplained),
+                reason="gone from this machine's view without a fold or promotion: kept and shown again",
+            )
         for agent, why in res.failed.items():
             self.log.warning("cold_sync_failed", agent=agent, reason=why)
         for name in res.repaired:

@@ -8,8 +8,10 @@ it go, and brings the two together three ways, against what they held at the las
 
 - an entry new in the view (a compaction, an agent's edit) is written to the store;
 - an entry new in the store (a pull) is added to the view, in the order every clone uses;
-- an entry gone from the view (a fold, a promotion) leaves the store and is listed in
-  ``retired.txt``; one gone from the store that ``retired.txt`` does not list was lost by a merge
+- an entry gone from the view because it was folded into a digest the view holds, or promoted
+  (its archive exists), leaves the store and is listed in ``retired.txt``; one gone from the view
+  with no such reason (the view deleted or edited by hand, or deleted by git on a pull) is kept
+  and written back to the view; one gone from the store that ``retired.txt`` does not list was lost by a merge
   (a conflict resolved with "ours", a reset) and is written back from the view;
 - a store file with conflict markers, two versions of its entry or a second entry is rewritten
   whole (both sides' entries kept; of two versions of one entry, the one every clone picks).
@@ -56,6 +58,7 @@ class SyncResult:
     restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
     repaired: list[str] = field(default_factory=list)  # store files rewritten whole
     dropped: int = 0  # entries a teammate retired, taken out of this view
+    unexplained: list[str] = field(default_factory=list)  # gone from the view, kept: nothing retired them
     wiki: WikiSync = field(default_factory=WikiSync)  # wiki blocks a merge lost, written back
     failed: dict[str, str] = field(default_factory=dict)  # agent → why its files could not be synced
 
@@ -154,15 +157,28 @@ class _Agent:
                     res.restored.append(k)  # the store lost it without retiring it: a merge did
                     out[k] = v
             elif s is not None:  # only in the store
-                if was is not None and cold_store.digest(s.text) == was and k not in self.retired:
-                    self.retired[k] = (
-                        f"{self.today} {_why(k, self.view)}"  # this machine folded or promoted it
-                    )
+                why = self._left(k, s) if was is not None and k not in self.retired else ""
+                if why and cold_store.digest(s.text) == was:
+                    self.retired[k] = f"{self.today} {why}"  # this machine folded or promoted it
                     res.retired += 1
+                elif was is not None and k not in self.retired and cold_store.digest(s.text) == was:
+                    res.unexplained.append(k)  # gone from the view with no fold or promotion:
+                    out[k] = s  # a deleted or edited view, never a reason to delete the team's entry
                 else:
                     res.pulled.setdefault(self.name, []).append(k)
                     out[k] = s
         return out
+
+    def _left(self, k: str, e: Entry) -> str:
+        """Why an entry this view held at the last sync is gone from it, when it left on purpose:
+        the digest that folded it, or promotion (its archive); "" when nothing explains it (the
+        view deleted or edited by hand, git deleting an untracked-then-ignored view on a pull)."""
+        for v in self.view.values():
+            if k in v.ids and v.entry_id and v.entry_id != k:
+                return f"folded into {v.entry_id}"
+        if (self.layout.archive / cold_store.promoted_archive_name(self.name, e)).is_file():
+            return "left cold"
+        return ""
 
     def merged(self, kept: dict[str, Entry]) -> dict[str, Entry]:
         """``kept`` with digests that fold the same entries made one (:func:`cold.merge_digests`);
@@ -220,14 +236,6 @@ class _Agent:
         """The order every clone's view lists them in (:func:`cold_store.order`: by date, then key),
         whichever clone compacted which entry first: two clones load the same spawn context."""
         return cold_store.order(entries)
-
-
-def _why(k: str, view: dict[str, Entry]) -> str:
-    """What ``retired.txt`` says of an entry that left: the digest that folded it, else "left"."""
-    for e in view.values():
-        if k in e.ids and e.entry_id and e.entry_id != k:
-            return f"folded into {e.entry_id}"
-    return "left cold"
 
 
 def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:

@@ -38,6 +38,18 @@ def key(e: Entry) -> str:
     return e.entry_id or "x-" + hashlib.sha256(e.text.encode()).hexdigest()[:16]
 
 
+def entry_ref(entry: Entry) -> str:
+    """The entry's id; hand-written entries without one get a stable id from their text (the
+    promotion archive's and the wiki provenance's name for it)."""
+    return entry.entry_id or "h-" + hashlib.sha256(entry.text.encode()).hexdigest()[:12]
+
+
+def promoted_archive_name(agent: str, entry: Entry) -> str:
+    """Where promotion archives an entry, under the state folder's ``archive/``: the evidence that
+    an entry left cold on purpose."""
+    return f"promoted/{agent}/{entry.date[:10]}-{entry_ref(entry)}.md.gz"
+
+
 def file_name(e: Entry) -> str:
     return f"{_SAFE_DATE.sub('', e.date)}-{key(e)}.md"
 
