@@ -193,11 +193,21 @@ def test_doctor_warns_about_a_missing_source_and_notes_a_watched_one(tmp_path: P
     assert p.returncode == 1 and "1 warning(s)" in p.stdout.decode()
 
 
-def test_setup_config_passes_check_config_strict(tmp_path: Path) -> None:
+@pytest.mark.parametrize("made", ["claude-projects", "agent-homes-only"])
+def test_setup_config_passes_check_config_strict(tmp_path: Path, made: str) -> None:
+    """Claude Code installed with no session in the repository yet, or the agents' homes made and
+    none of their transcript folders (a re-check found ``~/.claude`` without ``projects/`` and
+    ``~/.copilot`` without ``session-state/`` failing --strict): setup says watched for, and so
+    does check-config."""
     home, repo = tmp_path / "home", tmp_path / "repo"
-    (home / ".claude/projects").mkdir(parents=True)  # Claude Code installed, no session in repo yet
+    if made == "claude-projects":
+        (home / ".claude/projects").mkdir(parents=True)
+        env = {"CODEX_HOME": "/nonexistent", "COPILOT_HOME": "/nonexistent"}
+    else:
+        for d in (".claude", ".copilot", ".codex"):
+            (home / d).mkdir(parents=True)
+        env = {"CODEX_HOME": str(home / ".codex"), "COPILOT_HOME": str(home / ".copilot")}
     repo.mkdir()
-    env = {"CODEX_HOME": "/nonexistent", "COPILOT_HOME": "/nonexistent"}
     p = run_cli("setup", "--root", str(repo), "--home", str(home), "--no-mcp", cwd=repo, env=env)
     assert p.returncode == 0 and "watched for" in p.stdout.decode(), p.stdout.decode()
     p = run_cli("--config", str(repo / "scribed.toml"), "check-config", "--strict", cwd=repo)

@@ -192,10 +192,17 @@ def _llm(cfg: Config) -> list[Problem]:
 
 
 def watched_for(kind: str, path: Path) -> bool:
-    """A Claude Code project folder (``~/.claude/projects/<the repository's path, dashed>``) not
-    created yet in an existing ``projects/``: what ``scribed setup`` writes before the repository's
-    first session and says is watched for. Any other missing source folder is a warning."""
-    return kind == "claude" and not path.exists() and path.parent.name == "projects" and path.parent.is_dir()
+    """A transcript folder the agent creates at its first session, not there yet in an agent home
+    that is: a Claude Code project folder (``~/.claude/projects/<the repository's path, dashed>``,
+    ``projects/`` itself maybe not created yet), Copilot CLI's ``session-state/``, Codex's
+    ``sessions/``. What ``scribed setup`` writes and says is watched for. Any other missing source
+    folder (a typo in its name too) is a warning."""
+    if path.exists():
+        return False
+    if kind == "claude":
+        return path.parent.name == "projects" and (path.parent.is_dir() or path.parent.parent.is_dir())
+    wanted = {"copilot": "session-state", "codex": "sessions"}.get(kind)
+    return wanted is not None and path.name == wanted and path.parent.is_dir()
 
 
 def source_problems(cfg: Config) -> list[Problem]:
@@ -210,8 +217,7 @@ def source_problem(cfg: Config, i: int) -> Problem | None:
     path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
     if watched_for(s.kind, path):
         return Problem(
-            f"{label}: {path} does not exist yet: watched for (Claude Code creates it at "
-            "its first session in this repository)",
+            f"{label}: {path} does not exist yet: watched for (the agent creates it at its first session)",
             False,
             watched=True,
         )
