@@ -74,3 +74,21 @@ def test_a_listing_in_tool_output_gives_one_line_for_all_its_lines() -> None:
     # two lines of a shape are no listing: both kept
     two = "\n".join(["retry 1 of 3: ledger_sync timed out", "retry 2 of 3: ledger_sync timed out"])
     assert len(units.split([_read(two, 1)]).units) == 2
+
+
+def test_a_listing_pasted_in_a_message_gives_one_line_for_all_its_lines() -> None:
+    """An assistant message pasting a diff without a fence (the demo's riker entry had 46 of 51 key
+    points of hunk headers and `return legacy_response(value_N)` lines): the lines of one shape are
+    a listing there too; a message's other sentences stay."""
+    hunks = "\n".join(
+        f"@@ -{i * 10 + 1},7 +{i * 10 + 1},8 @@ def handler_{i}(request):\n"
+        f"     value_0 = compute(request, {i})\n"
+        f"-    return legacy_response(value_{i})\n"
+        f"+    return Response(value_{i}, status=200)"
+        for i in range(12)
+    )
+    text = f"The rate limiter now falls back to the client IP in src/app/ratelimit.py.\n\n{hunks}"
+    texts = [u.text for u in units.split([Turn(role="assistant", text=text, line=1)]).units]
+    assert any("client IP" in t for t in texts), texts
+    assert sum("legacy_response" in t for t in texts) <= 1, texts
+    assert sum("handler_" in t for t in texts) <= 1, texts

@@ -280,9 +280,19 @@ def _prose(b: _Builder, para: list[str], line: int, weight: float, prefix: str) 
         b.add(sent.strip(), line, "prose", weight, prefix)
 
 
+def _line_shapes(text: str) -> Counter[str]:
+    """How many lines of a message share each shape (:func:`_shape`); empty when no shape could
+    make a listing (fewer than SHAPE_RUN lines)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < SHAPE_RUN:
+        return Counter()
+    return Counter(map(_shape, lines))
+
+
 def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
     fence = ""
     para: list[str] = []
+    shapes = _line_shapes(turn.text)  # a pasted diff's hunk headers, numbered lines: one listing
     for raw in turn.text.splitlines():
         m = _FENCE.match(raw)
         if fence:
@@ -291,6 +301,8 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
                 continue
             code = raw.strip()
             if code and not _MERGE_MARK.match(code) and sum(c.isalnum() for c in code) >= MIN_CODE_ALNUM:
+                if _listed(b, shapes, raw):
+                    continue
                 wrapped = f"`{code}`" if "`" not in code else code
                 b.add(wrapped, turn.line, "code", weight * 0.3)
             continue
@@ -300,6 +312,8 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
             fence = m.group(1)
             continue
         stripped = raw.strip()
+        if stripped and _listed(b, shapes, raw):
+            continue
         item = _ITEM.match(raw)
         if (
             not stripped
@@ -361,12 +375,23 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             and not (noisy and _NOISE.search(ln))
             and not (elidable and _ELIDED.match(ln))
         ):
-            shape = _shape(ln)
-            if shapes[shape] >= SHAPE_RUN:
-                if shape in b.listed:
-                    continue  # one line of a listing stands for the rest (a test run's PASSED lines)
-                b.listed.add(shape)
+            if _listed(b, shapes, ln):
+                continue  # one line of a listing stands for the rest (a test run's PASSED lines)
             b.add(ln, turn.line, "tool", 0.12)
+
+
+def _listed(b: _Builder, shapes: Counter[str], line: str) -> bool:
+    """Whether ``line`` belongs to a listing (its shape shared by SHAPE_RUN lines of its output or
+    its message's code) that an earlier line already stands for; the first line of one is noted."""
+    if not shapes:
+        return False
+    shape = _shape(line)
+    if shapes[shape] < SHAPE_RUN:
+        return False
+    if shape in b.listed:
+        return True
+    b.listed.add(shape)
+    return False
 
 
 # A word holding a digit (a counter, a numbered name, a percentage): what varies between the lines
