@@ -6,6 +6,7 @@ changes nothing; what it cannot write safely it prints for the user to paste."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tomllib
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from helpers import run_cli, tree_bytes
 
-from scribed.core import setup
+from scribed.core import setup, setup_unit
 
 SAMPLES = Path(__file__).parent / "samples"
 CODEX_TOML = '# my codex settings\nmodel = "o3"  # keep\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "0"]\n'
@@ -232,10 +233,13 @@ def test_claude_sessions_of_a_sub_folder_count_and_a_siblings_do_not(tmp_path: P
 
 def test_systemd_unit_is_installed_once(tmp_path: Path) -> None:
     home, repo = _machine(tmp_path)
-    unit = home / ".config/systemd/user/scribed.service"
+    name = setup_unit.unit_name(repo)
+    assert re.fullmatch(r"scribed-[A-Za-z0-9_.-]+-[0-9a-f]{8}\.service", name), name
+    unit = home / ".config/systemd/user" / name
     out = _setup(home, repo, "--systemd").stdout.decode()
     assert f"install the systemd user unit {unit}" in out
-    assert "systemctl --user daemon-reload && systemctl --user enable --now scribed" in out
+    short = name.removesuffix(".service")
+    assert f"systemctl --user daemon-reload && systemctl --user enable --now {short}" in out
     text = unit.read_text()
     [exec_start] = [ln for ln in text.splitlines() if ln.startswith("ExecStart=")]
     assert exec_start.endswith(f" --config {repo / 'scribed.toml'} run")
@@ -379,3 +383,35 @@ def test_a_registration_an_older_setup_tied_to_one_repository_is_replaced(tmp_pa
         codex["mcp_servers"]["docs"]["command"] == "docs-mcp" and codex["profiles"]["fast"]["model"] == "mini"
     )
     assert "nothing to change" in _setup(home, repo).stdout.decode()
+
+
+def test_two_repositories_get_a_unit_each_and_an_earlier_unit_is_kept(tmp_path: Path) -> None:
+    """A second repository's --systemd installs its own unit, the first one's untouched (a re-check
+    found the second told to overwrite the first's daemon); the scribed.service an earlier setup
+    installed for a repository still counts as its unit (no second daemon on one root)."""
+    home, repo = _machine(tmp_path)
+    other = tmp_path / "other" / repo.name  # the same folder name elsewhere: another unit
+    other.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    _setup(home, repo, "--systemd")
+    _setup(home, other, "--systemd")
+    units = sorted((home / ".config/systemd/user").glob("scribed*.service"))
+    assert len(units) == 2, units
+    for u, r in zip(units, sorted([repo, other], key=setup_unit.unit_name), strict=True):
+        assert u.name == setup_unit.unit_name(r)
+        assert f"--config {r / 'scribed.toml'} run" in u.read_text()
+    legacy_home = tmp_path / "legacy"
+    shutil.copytree(home, legacy_home, symlinks=True)
+    for u in (legacy_home / ".config/systemd/user").glob("scribed*.service"):
+        u.unlink()
+    folder = legacy_home / ".config/systemd/user"
+    (folder / "scribed.service").write_text(setup_unit.unit_text(["scribed"], repo / "scribed.toml"))
+    p = setup.plan(
+        repo,
+        homes=setup.Homes.of(legacy_home, {}),
+        config_path=repo / "scribed.toml",
+        command=["scribed"],
+        systemd=True,
+    )
+    assert p.unit == folder / "scribed.service"
+    assert not [s for s in p.steps if "systemd" in s.what], p.steps

@@ -187,8 +187,9 @@ def _next(p: Any, dry_run: bool, systemd: bool) -> None:
         return
     cfg = p.config_path
     click.echo(f"next: scribed --config {cfg} run-once   # compact what is finished now")
-    if systemd:
-        click.echo("      systemctl --user daemon-reload && systemctl --user enable --now scribed")
+    if systemd and p.unit is not None:
+        name = p.unit.name.removesuffix(".service")
+        click.echo(f"      systemctl --user daemon-reload && systemctl --user enable --now {name}")
     else:
         click.echo(f"      scribed --config {cfg} run   # or keep it running: scribed setup --systemd")
 

@@ -362,6 +362,7 @@ class Plan:
     steps: list[Step]  # what apply writes, in order
     manual: list[Step]  # what it cannot write safely: the user pastes the snippet
     registered: list[Registration]
+    unit: Path | None = None  # with --systemd: this repository's unit (or the earlier one serving it)
 
     @property
     def changes(self) -> bool:
@@ -406,22 +407,24 @@ def plan(
             manual.append(Step(what, r.path, problem=r.problem, snippet=r.snippet))
         elif r.new_text is not None:
             steps.append(Step(what, r.path, r.new_text, r.before, snippet=r.snippet))
+    unit_path: Path | None = None
     if systemd:
-        unit = plan_unit(homes.config, command, cfg.path)
+        unit = plan_unit(homes.config, command, cfg.path, root)
+        unit_path = unit.path
         if unit.problem:
             manual.append(
                 Step(
                     f"systemd user unit {unit.path}",
                     unit.path,
                     problem=unit.problem,
-                    snippet=unit_text(command, cfg.path),
+                    snippet=unit_text(command, cfg.path, unit.path.name),
                 )
             )
         elif unit.new_text is not None:
             steps.append(
                 Step(f"install the systemd user unit {unit.path}", unit.path, unit.new_text, unit.before)
             )
-    return Plan(root, cfg.path, found, cfg, steps, manual, regs)
+    return Plan(root, cfg.path, found, cfg, steps, manual, regs, unit_path)
 
 
 def _tools(found: list[Found]) -> str:
