@@ -242,3 +242,18 @@ def test_the_daemon_resolves_a_file_event_to_its_scoped_source(tmp_path: Path) -
         assert (out.status, out.skips, out.entries) == ("skipped", {SKIP_ELSEWHERE: 1}, []), out
     finally:
         scribe.close()
+
+
+def test_doctor_reports_only_this_repositorys_sessions(tmp_path: Path) -> None:
+    """doctor reads a source as compaction does: another repository's session, skipped by run-once,
+    is not counted nor its warnings listed (a re-check saw its malformed line reported)."""
+    codex = tmp_path / "codex-sessions"
+    root, cfg = _repo(tmp_path, f'[[sources]]\nkind = "codex"\npath = "{codex}"\n')
+    _codex(codex, "mine", str(root))
+    theirs = _codex(codex, "theirs", "/somewhere/else")
+    theirs.write_text(theirs.read_text() + "{broken line\n")
+    code, data, err = run_json("--config", str(cfg), "doctor")
+    assert code == 0, err
+    [src] = data["sources"]
+    assert src["files"] == 1, src
+    assert not [i for i in src["issues"] if str(theirs) == i["file"]], src["issues"]

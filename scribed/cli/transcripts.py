@@ -80,6 +80,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             s.glob,
             normalize_name(s.agent) or s.kind.replace("squad-repl", "squad"),
             max_line_bytes=cfg.session.max_line_bytes,
+            scope=s.scope(cfg.root_path),
         )
         for s in cfg.sources
     ]

@@ -85,14 +85,26 @@ class SourceReport:
         }
 
 
-def source_report(kind: str, folder: Path, glob: str, agent: str, *, max_line_bytes: int) -> SourceReport:
-    """Parse one source's files as compaction would (same line limit) and collect what did not fit."""
+def source_report(
+    kind: str,
+    folder: Path,
+    glob: str,
+    agent: str,
+    *,
+    max_line_bytes: int,
+    scope: tuple[str, ...] | None = None,
+) -> SourceReport:
+    """Parse one source's files as compaction would (same line limit, the same ``workspace``
+    scope: another repository's sessions are not this root's to report) and collect what did not
+    fit."""
     from scribed import sources
-    from scribed.sources import drift, zst
+    from scribed.sources import drift, place, zst
 
     drift.take()  # only this source's counts
     exists = folder.exists()
     files = list(sources.discover(kind, folder, glob)) if exists else []
+    if scope is not None:
+        files = [p for p in files if (w := place.recorded(kind, p)) is not None and place.inside(w, scope)]
     out = SourceReport(kind, str(folder), exists, len(files), sum(1 for p in files if zst.is_zst(p)))
     with line_limit(max_line_bytes):
         for path in files:
