@@ -44,6 +44,7 @@ def test_tracker_eta_is_the_bytes_rate() -> None:
     assert describe(p) == "1 of 4 files, 0.0 of 0.0 MB, about 30 s left"
 
 
+@pytest.mark.slow  # a real-client tier: `python -m pytest -m slow`, run by CI
 def test_a_catch_up_over_200_files_logs_progress_with_an_eta_every_10_s(
     tmp_path: Path, squad: tuple[Path, Path]
 ) -> None:

@@ -635,6 +635,7 @@ def check_catch_up_after_restart(
     return took
 
 
+@pytest.mark.slow  # a real-client tier: `python -m pytest -m slow`, run by CI
 def test_service_end_to_end(tmp_path: Path, squad: tuple[Path, Path], notifier: Notifications) -> None:
     root, src = squad
     cfg = write_config(tmp_path / "c.toml", root, src, mode="auto", quiet=2)

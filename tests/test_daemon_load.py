@@ -151,6 +151,7 @@ def test_sigkill_while_waiting_on_the_llm(tmp_path: Path, notifier: Notification
     assert subprocess  # subprocess is used via start_service's Popen
 
 
+@pytest.mark.slow  # a real-client tier: `python -m pytest -m slow`, run by CI
 def test_source_folder_that_disappears_while_watched(tmp_path: Path, notifier: Notifications) -> None:
     """A watched folder removed under the service: a warning naming it, the service stays up, and
     the folder is watched again once it comes back."""

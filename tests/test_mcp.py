@@ -278,6 +278,7 @@ def _first_calls_ok(root: Path, cfg: Path, delay: float) -> list[str]:
     return errors
 
 
+@pytest.mark.slow  # a real-client tier: `python -m pytest -m slow`, run by CI
 def test_twenty_fresh_servers_answer_their_first_concurrent_calls(tmp_path: Path) -> None:
     """Lazy imports raced in the server's worker threads ("partially initialized module"): the
     server imports what its tools need before it answers ``initialize``. The race needs a search
