@@ -709,9 +709,9 @@ def test_doctor_counts_unknown_types_per_source(tmp_path: Path) -> None:
     )
     cfg = tmp_path / "scribed.toml"
     cfg.write_text(
-        f'root = "{root}"\n[[sources]]\nkind = "copilot"\npath = "{src.parent.parent}"\n'
-        f'[[sources]]\nkind = "codex"\npath = "{codex_dir}"\n'
-    )
+        f'root = "{root}"\n[[sources]]\nkind = "copilot"\npath = "{src.parent.parent}"\nworkspace = "*"\n'
+        f'[[sources]]\nkind = "codex"\npath = "{codex_dir}"\nworkspace = "*"\n'
+    )  # every session: doctor reads what compaction reads, and these ran elsewhere
     res = CliRunner().invoke(main, ["--config", str(cfg), "doctor"], env={"SCRIBED_CONFIG": ""})
     assert res.exit_code == 0, res.output
     assert "unknown type session.future_thing ×1" in res.output
