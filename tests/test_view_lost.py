@@ -50,3 +50,38 @@ def test_an_entry_cut_from_the_view_by_hand_comes_back(tmp_path: Path) -> None:
     assert run_cli("--config", cfg, "run-once").returncode == 0
     assert len(_store(root, "picard")) == 1
     assert len(split_entries(view.read_text())[1]) == 1
+
+
+def test_digests_folding_digests_stay_folded_and_the_view_bounded(tmp_path: Path) -> None:
+    """A fold retires what it folded even when its digest does not list it: a digest lists a
+    bounded number of ids and never the older digest it folds, whose text is in its fold archive.
+    Seen on the 1,000-file burst (tests/test_daemon_load.py): with only listed ids as evidence, the
+    older digests came back and the 64 KB view grew to 96 KB."""
+    from datetime import UTC, datetime
+
+    from test_daemon import codex_records, write_config
+
+    root, src = tmp_path / "root", tmp_path / "sessions"
+    (root / ".squad").mkdir(parents=True)
+    src.mkdir()
+    cfg = write_config(tmp_path / "c.toml", root, src, quiet=0, extra="[cold]\nmax_bytes = 8192\n")
+    for i in range(120):
+        (src / f"rollout-{i:04d}.jsonl").write_text(
+            codex_records(
+                f"s{i}",
+                datetime(2026, 11, 20, 10, tzinfo=UTC),
+                [("user", f"task {i}"), ("assistant", f"Decision: use lib_{i} in src/m{i}.py.")],
+            )
+        )
+    for _ in range(2):
+        p = run_cli("--config", str(cfg), "run-once", "--force", timeout=300)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        assert b"cold_view_restored" not in p.stderr
+    view = root / ".squad/memory/cold/worf.md"
+    assert len(view.read_bytes()) <= 8192
+    listed = {e.entry_id for e in split_entries(view.read_text())[1]}
+    stored = {
+        p.name.rsplit("-", 2)[-2] + "-" + p.name.rsplit("-", 1)[-1][:-3]
+        for p in (view.parent / "worf").glob("*.md")
+    }
+    assert listed == stored, (listed, stored)

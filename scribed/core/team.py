@@ -23,6 +23,7 @@ last sync (a stat of each folder and view): a daemon's unit of work pays a few `
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import re
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from scribed.log import Logger
 
 STATE = "cold-sync.json"
+_ARCHIVE_RE = re.compile(r" · archive=`([^`]+)`")
+MAX_CHAIN = 256  # fold archives followed from one digest, per sync
 
 
 @dataclass(slots=True)
@@ -113,6 +116,8 @@ class _Agent:
     files: dict[str, list[Path]] = field(default_factory=dict)
     damaged: set[str] = field(default_factory=set)
     retired: dict[str, str] = field(default_factory=dict)
+    archives: dict[str, bytes] = field(default_factory=dict)  # fold archives read this sync
+    chains: dict[str, list[bytes]] = field(default_factory=dict)  # digest id → its archives' texts
 
     @property
     def folder(self) -> Path:
@@ -171,14 +176,52 @@ class _Agent:
 
     def _left(self, k: str, e: Entry) -> str:
         """Why an entry this view held at the last sync is gone from it, when it left on purpose:
-        the digest that folded it, or promotion (its archive); "" when nothing explains it (the
-        view deleted or edited by hand, git deleting an untracked-then-ignored view on a pull)."""
+        the digest that folded it (its id listed, or its text in the digest's fold archive: a
+        digest lists a bounded number of ids, and never an older digest it folded), or promotion
+        (its archive exists); "" when nothing explains it (the view deleted or edited by hand, git
+        deleting an untracked-then-ignored view on a pull)."""
         for v in self.view.values():
             if k in v.ids and v.entry_id and v.entry_id != k:
                 return f"folded into {v.entry_id}"
         if (self.layout.archive / cold_store.promoted_archive_name(self.name, e)).is_file():
             return "left cold"
+        needle = f"id={k}".encode()
+        for v in self.view.values():
+            if v.entry_id and v.entry_id.startswith("d-") and any(needle in b for b in self._chain(v)):
+                return f"folded into {v.entry_id}"
         return ""
+
+    def _chain(self, digest: Entry) -> list[bytes]:
+        """:meth:`_archived`, once per digest per sync (every departed entry asks each digest)."""
+        key = digest.entry_id or ""
+        if key not in self.chains:
+            self.chains[key] = self._archived(digest)
+        return self.chains[key]
+
+    def _archived(self, digest: Entry) -> list[bytes]:
+        """The texts of the fold archives ``digest`` names (``archive=`…```) and, down the chain,
+        of those the digests folded there name: a run that folds many times between two syncs
+        leaves a chain as long as its folds (each archive read once per sync, at most
+        :data:`MAX_CHAIN`; a missing or unreadable one is no evidence)."""
+        out: list[bytes] = []
+        todo = [digest.text]
+        seen: set[str] = set()
+        while todo and len(seen) < MAX_CHAIN:
+            for name in _ARCHIVE_RE.findall(todo.pop()):
+                for one in (n.strip() for n in name.split(";")):
+                    if one in seen:
+                        continue
+                    seen.add(one)
+                    if one not in self.archives:
+                        try:
+                            self.archives[one] = gzip.decompress((self.layout.archive / one).read_bytes())
+                        except (OSError, EOFError, gzip.BadGzipFile):
+                            self.archives[one] = b""
+                    blob = self.archives[one]
+                    out.append(blob)
+                    if b"archive=`" in blob:
+                        todo.append(blob.decode("utf-8", "replace"))
+        return out
 
     def merged(self, kept: dict[str, Entry]) -> dict[str, Entry]:
         """``kept`` with digests that fold the same entries made one (:func:`cold.merge_digests`);
