@@ -454,15 +454,8 @@ def turn(
 ) -> Turn:
     """A Turn whose text is kept for selection: whole for messages, head/tail/errors for tool output
     (``clipped``: the text is that already, see :mod:`scribed.sources.turn_text`)."""
-    if clipped:
-        pass
-    elif kind == "tool_result":
-        text = clip_tool_output(text)
-    elif kind == "tool_call":
-        plan = (tool_name or "").lower() in PLAN_TOOLS
-        text = clip(text, MAX_TEXT_CHARS if plan else MAX_TOOL_CHARS)
-    else:
-        text = clip(text, MAX_TURN_CHARS)
+    if not clipped:
+        text = _kept(kind, text, tool_name)
     return Turn(
         role=role,
         text=text,
@@ -540,6 +533,17 @@ class Draft:
     warnings: list[str] = field(default_factory=list)
     malformed: int = 0
     end_hint: datetime | None = None  # an end marker's time, later than any turn
+
+
+def _kept(kind: str, text: str, tool_name: str | None) -> str:
+    """What of a turn's text selection may use: tool output's head, tail and errors; a plan tool's
+    call whole up to MAX_TEXT_CHARS; any other text up to its kind's limit."""
+    if kind == "tool_result":
+        return clip_tool_output(text)
+    if kind == "tool_call":
+        plan = (tool_name or "").lower() in PLAN_TOOLS
+        return clip(text, MAX_TEXT_CHARS if plan else MAX_TOOL_CHARS)
+    return clip(text, MAX_TURN_CHARS)
 
 
 def finish(
