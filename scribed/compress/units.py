@@ -280,13 +280,22 @@ def _prose(b: _Builder, para: list[str], line: int, weight: float, prefix: str) 
         b.add(sent.strip(), line, "prose", weight, prefix)
 
 
-def _line_shapes(text: str) -> Counter[str]:
-    """How many lines of a message share each shape (:func:`_shape`); empty when no shape could
-    make a listing (fewer than SHAPE_RUN lines)."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+def _line_shapes(text: str) -> dict[str, str]:
+    """Each line of a message that belongs to a listing → its shape (:func:`_shape`): lines whose
+    shape fewer than SHAPE_RUN lines share are left out, so most lines cost one lookup after."""
+    return _listing_shapes([ln for ln in text.splitlines() if ln.strip()])
+
+
+def _listing_shapes(lines: list[str]) -> dict[str, str]:
+    """``lines``' listed ones (their shape shared by SHAPE_RUN of them, a repeated line counted
+    each time) → their shape: each shape computed once per distinct line."""
     if len(lines) < SHAPE_RUN:
-        return Counter()
-    return Counter(map(_shape, lines))
+        return {}
+    of = dict.fromkeys(lines, "")
+    for ln in of:
+        of[ln] = _shape(ln)
+    counts = Counter(map(of.__getitem__, lines))
+    return {ln: sh for ln, sh in of.items() if counts[sh] >= SHAPE_RUN}
 
 
 def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
@@ -362,7 +371,7 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     if maybe and tail > TOOL_HEAD_LINES:
         order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
     order = list(order)
-    shapes = Counter(_shape(lines[i]) for i in order)
+    shapes = _listing_shapes(list(map(lines.__getitem__, order)))
     for i in order:
         ln = lines[i]
         err = error_in_line(ln) if maybe else None
@@ -380,13 +389,12 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             b.add(ln, turn.line, "tool", 0.12)
 
 
-def _listed(b: _Builder, shapes: Counter[str], line: str) -> bool:
+def _listed(b: _Builder, shapes: dict[str, str], line: str) -> bool:
     """Whether ``line`` belongs to a listing (its shape shared by SHAPE_RUN lines of its output or
-    its message's code) that an earlier line already stands for; the first line of one is noted."""
-    if not shapes:
-        return False
-    shape = _shape(line)
-    if shapes[shape] < SHAPE_RUN:
+    its message's code: ``shapes``, from :func:`_listing_shapes`) that an earlier line already
+    stands for; the first line of one is noted."""
+    shape = shapes.get(line)
+    if shape is None:
         return False
     if shape in b.listed:
         return True
