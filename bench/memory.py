@@ -34,6 +34,9 @@ FORMATS = ("markdown", "claude", "codex", "copilot", "squad-repl")
 LINES = ("markdown-line", "claude-line")
 KIND = {"markdown-line": "markdown", "claude-line": "claude"}
 OLD = 1_700_000_000  # files' mtime: long quiet
+# Kinds whose sessions record where they ran, scoped to the root by default: the generated ones
+# ran elsewhere, so every session is taken ("*"); a skipped file would measure nothing.
+SCOPED = ("claude", "codex", "copilot")
 
 
 def make(fmt: str, mb: float, folder: Path) -> Path:
@@ -133,6 +136,7 @@ def measure(fmt: str, mb: float, base: Path) -> dict[str, Any]:
     (root / "scribed.toml").write_text(
         f'root = "."\n[compress]\nbackend = "extractive"\n[log]\nformat = "json"\nlevel = "info"\n'
         f'[[sources]]\nkind = "{kind}"\npath = "{src}"\nagent = "data"\n'
+        + ('workspace = "*"\n' if kind in SCOPED else "")
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
     env["PYTHONPATH"] = str(ROOT)
@@ -147,6 +151,8 @@ def measure(fmt: str, mb: float, base: Path) -> dict[str, Any]:
     done = [json.loads(x) for x in errs.read_text().splitlines() if '"run_complete"' in x]
     if proc.returncode or not done:
         raise RuntimeError(f"run-once failed on {fmt} ({proc.returncode}): {errs.read_text()[-2000:]}")
+    if not done[-1]["compacted"]:  # a skipped file measures the interpreter, not the pipeline
+        raise RuntimeError(f"run-once compacted nothing on {fmt}: {errs.read_text()[-2000:]}")
     return {
         "format": fmt,
         "mb": round(path.stat().st_size / 1e6, 1),

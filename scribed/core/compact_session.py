@@ -49,6 +49,13 @@ class _Written:
     text: Redacted
 
 
+def _slim(w: _Written) -> _Written:
+    """``w`` without its redacted turns, as it is kept until the commit (or sent by a pool worker):
+    what the commit writes is the rendered text and the meta; the turns (a 64 MB session's) would
+    be held beside the commit's own reading of the file."""
+    return replace(w, red=RedactedSession(replace(w.red.session, turns=[]), w.red.source))
+
+
 # (source path, content key, bytes in) → the rendered entry and the ms it took: what a pool worker
 # hands the parent (see :mod:`scribed.core.pool`).
 PreparedKey = tuple[str, str, int]
@@ -134,7 +141,7 @@ class SessionCompactor(Step):
             if self._known(w.meta.entry_id, ckey):
                 return None
         if self.captured is not None:
-            self.captured.append((key, w, ms))
+            self.captured.append((key, _slim(w), ms))
         rep = self._report(w, bytes_in, ms)
         if not self.dry_run:
             turn_keys = b"" if item.kind == "hot" else self.keys.turn_digests(turns)
@@ -237,8 +244,8 @@ class SessionCompactor(Step):
             session_end=entry.iso(w.meta.end),
             start_offset=start_off,
             end_offset=end_off,
-            first_line=sub.turns[0].line,
-            last_line=sub.turns[-1].line,
+            first_line=w.meta.first_line,
+            last_line=w.meta.last_line,
             bytes_in=rep.bytes_in,
             bytes_out=rep.bytes_out,
             ratio=rep.ratio,
