@@ -243,12 +243,13 @@ def _lines(turns: Iterable[Turn], kinds: set[str] | frozenset[str]) -> Iterable[
 
 
 def _turn_lines(turns: Iterable[Turn], kinds: set[str] | frozenset[str] = _LINE_KINDS) -> TurnLines:
-    """Each turn of ``kinds`` with its non-blank lines outside diffs: split once, read by every pass."""
-    return [
-        (t, [ln for ln in t.text.splitlines() if ln.strip() and not _DIFF_LINE.match(ln)])
-        for t in turns
-        if t.kind in kinds
-    ]
+    """Each turn of ``kinds`` with its non-blank lines outside diffs."""
+    return [(t, _split(t.text)) for t in turns if t.kind in kinds]
+
+
+def _split(text: str) -> list[str]:
+    """A turn's non-blank lines outside diffs."""
+    return [ln for ln in text.splitlines() if ln.strip() and not _DIFF_LINE.match(ln)]
 
 
 # The only non-ASCII characters re.IGNORECASE matches to an ASCII letter (İ ı ſ K).
@@ -305,24 +306,62 @@ class _Found:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.out.append(Anchor(kind, text, line, superseded))  # type: ignore[arg-type]
 
+    def extend(self, other: _Found) -> None:
+        """``other``'s anchors after these; its kinds are none of these (so no cap or duplicate
+        across the two changes)."""
+        assert self.counts.keys().isdisjoint(other.counts), "kinds of their own only"
+        self.out.extend(other.out)
+        self.seen |= other.seen
+        self.counts.update(other.counts)
+
 
 def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     """All anchors of a session (or of the given subset of its turns), deterministic order.
 
-    Each turn is split into lines once; every pattern runs only on lines holding the literal
-    text it needs (a keyword, a ``/``, a backtick), which is most of the time saved (issue 15).
+    Each turn is split into lines once and every pass reads them before the next turn is split:
+    a session's lines are never all held at once (a 64 MB session's would be 150 MB). Every
+    pattern runs only on lines holding the literal text it needs (a keyword, a ``/``, a backtick).
     """
     turns = session.turns if turns is None else turns
+    plan = plan_mod.final(turns)
+    decisions = _Decisions()
+    todos = _Todos({_clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set())
+    per_line = _Found()  # kinds of their own (paths, numbers, …): added after decisions and TODOs
+    _read_lines(turns, decisions, todos, per_line)
     found = _Found()
-    lines = _turn_lines(turns)
-    prose = [(t, ls) for t, ls in lines if t.kind in _PROSE_KINDS]
-    for a in _decisions(turns, prose):
+    for a in decisions.result():
         found.add("decision", a.text, a.line, a.superseded)
-    _todos(turns, prose, found)
+    if plan is not None:  # the agent's own plan first (what it left open, in progress first)
+        for text in plan.open():
+            found.add("todo", text, plan.line)
+    for text, line_no in todos.result().items():
+        found.add("todo", text, line_no)
+    found.extend(per_line)
+    _shell_commands(turns, found)
+    _relative_paths(found.out)
+    # Errors: only error-shaped text (see compress/errors.py); prose that mentions "error" is not one.
+    for t in turns:
+        for err in errors_in_turn(t):
+            found.add("error", err, t.line)
+    return found.out
+
+
+def _read_lines(turns: list[Turn], decisions: _Decisions, todos: _Todos, found: _Found) -> None:
+    """Every pass over each turn's lines, a turn at a time."""
     few: dict[int, bool] = {}
-    for t, ls in lines:
+    for t in turns:
+        if t.kind not in _LINE_KINDS:
+            continue
+        ls = _split(t.text)
+        if t.kind in _PROSE_KINDS:
+            decisions.feed(t, ls)
+            todos.feed(t, ls)
         for line in ls:
             _line_anchors(t, line, found, few)
+
+
+def _shell_commands(turns: list[Turn], found: _Found) -> None:
+    """The commands the agent ran through a shell tool."""
     for t in turns:
         if t.kind == "tool_call" and (t.tool_name or "").lower() in _SHELL_TOOLS:
             first = t.text.split("\n", 1)[0]
@@ -332,32 +371,25 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
             if cmd:
                 found.add("command", cmd, t.line)
 
-    _relative_paths(found.out)
-    # Errors: only error-shaped text (see compress/errors.py); prose that mentions "error" is not one.
-    for t in turns:
-        for err in errors_in_turn(t):
-            found.add("error", err, t.line)
-    return found.out
-
-
-def _todos(turns: list[Turn], prose: TurnLines, found: _Found) -> None:
-    """The open items: the agent's own plan first (what it left open, in progress first), then the
-    TODOs its prose states that neither a later line nor the plan marks done."""
-    plan = plan_mod.final(turns)
-    if plan is not None:
-        for text in plan.open():
-            found.add("todo", text, plan.line)
-    done = {_clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set()
-    for text, line_no in _open_todos(prose, done).items():
-        found.add("todo", text, line_no)
-
 
 def _open_todos(prose: TurnLines, done: set[str] | None = None) -> dict[str, int]:
     """Open TODOs (text -> line), minus those marked done anywhere before or after (``done``: texts,
     lowercased, already known to be done: the plan's completed items)."""
-    open_todos: dict[str, int] = {}
-    done = set(done or ())
+    todos = _Todos(set(done or ()))
     for t, ls in prose:
+        todos.feed(t, ls)
+    return todos.result()
+
+
+class _Todos:
+    """The TODOs prose states, fed a turn's lines at a time; open ones are those no line marks done."""
+
+    def __init__(self, done: set[str]) -> None:
+        self.open: dict[str, int] = {}
+        self.done = done
+
+    def feed(self, t: Turn, ls: list[str]) -> None:
+        open_todos, done = self.open, self.done
         for line in ls:
             if not _mentions(_TODO_ANY, line):
                 continue
@@ -371,7 +403,9 @@ def _open_todos(prose: TurnLines, done: set[str] | None = None) -> dict[str, int
                 if key.lower() in done:
                     continue
                 open_todos.setdefault(key, t.line)
-    return {text: line_no for text, line_no in open_todos.items() if text.lower() not in done}
+
+    def result(self) -> dict[str, int]:
+        return {text: line_no for text, line_no in self.open.items() if text.lower() not in self.done}
 
 
 # A line that starts something of its own: a list item, a quote, a table, a heading, a fence, a
@@ -491,18 +525,31 @@ def _looks_like_version(p: str) -> bool:
 
 
 def _decisions(turns: list[Turn], prose: TurnLines | None = None) -> list[Anchor]:
-    """Decisions in order; a later reversal replaces the decision it reverses.
+    """Decisions in order; a later reversal replaces the decision it reverses (:class:`_Decisions`)."""
+    decisions = _Decisions()
+    for t, ls in _turn_lines(turns, _PROSE_KINDS) if prose is None else prose:
+        decisions.feed(t, ls)
+    return decisions.result()
+
+
+class _Decisions:
+    """Decisions, fed a turn's lines at a time.
 
     Linear in the session: decisions are kept by text (unique, in order of their last statement)
     and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once.
     """
-    found: dict[str, Anchor] = {}  # by _decision_key
-    keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
-    for t, ls in _turn_lines(turns, _PROSE_KINDS) if prose is None else prose:
+
+    def __init__(self) -> None:
+        self.found: dict[str, Anchor] = {}  # by _decision_key
+        self.keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
+
+    def feed(self, t: Turn, ls: list[str]) -> None:
         for line in ls:
             if _mentions(_DECISION_ANY, line):
-                _decision_line(t, line, found, keys)
-    return list(found.values())
+                _decision_line(t, line, self.found, self.keys)
+
+    def result(self) -> list[Anchor]:
+        return list(self.found.values())
 
 
 def _decision_line(
