@@ -18,6 +18,7 @@ from test_markdown_stream import _aider_history
 
 from scribed import config as config_mod
 from scribed import sources
+from scribed.core.compact import MARKDOWN_WHOLE_MAX
 from scribed.core.compact_session import SessionCompactor
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
@@ -61,11 +62,13 @@ def test_compacting_a_history_holds_a_few_sessions_not_the_file(
     the file: about 70 sessions more here)."""
     seen: list[int] = []
 
-    def count(self: SessionCompactor, item: Any, sess: Session, turns: list[Turn], *a: Any) -> None:
-        if not self.dry_run:  # the core's own pass, not the one ahead of the lock (Scribe.ahead)
-            seen.append(len(turns))
+    def count(
+        self: SessionCompactor, item: Any, k: Any, parsed: tuple[Session, list[Turn]] | None = None
+    ) -> None:
+        if not self.dry_run and parsed:  # the core's own pass, not the one ahead of the lock
+            seen.append(len(parsed[1]))
 
-    monkeypatch.setattr(SessionCompactor, "compact", count)
+    monkeypatch.setattr(SessionCompactor, "make", count)
     _peak(tmp_path / "warm", 2, seen)  # imports and caches, once
     small, small_size = _peak(tmp_path / "small", 20, seen)
     large, large_size = _peak(tmp_path / "large", 80, seen)
@@ -122,3 +125,40 @@ def test_a_history_gone_before_the_second_reading_is_a_failure_not_a_crash(
     s.close()
     assert (rep.sessions, rep.compacted, rep.failed) == (3, 0, 3)  # each session once
     assert "could not be read again: FileNotFoundError" in str(rep.failures), rep.failures
+
+
+def test_a_history_prepared_ahead_is_not_read_again_under_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32, part 3: a streamed history (over MARKDOWN_WHOLE_MAX) is read, redacted and
+    compressed before the lock; under it the commit writes from what was prepared (each part's
+    ticket: its keys, size and end) instead of reading the file again, which took 5.5 s of lock
+    for a 64 MB file. The entries, the offsets and a later run are what reading it gave."""
+    s, history = _setup(tmp_path, 60)
+    assert history.stat().st_size > MARKDOWN_WHOLE_MAX  # streamed: its sessions are read again
+    locked, reads = [False], []
+    real_commit, real_sessions = Scribe._commit, sources.Reading.sessions
+
+    def commit(self: Scribe, *a: Any, **k: Any) -> None:
+        locked[0] = True
+        try:
+            real_commit(self, *a, **k)
+        finally:
+            locked[0] = False
+
+    def sessions_spy(self: sources.Reading) -> Any:
+        reads.append(locked[0])
+        return real_sessions(self)
+
+    monkeypatch.setattr(Scribe, "_commit", commit)
+    monkeypatch.setattr(sources.Reading, "sessions", sessions_spy)
+    rep = s.run_once(force=True)
+    assert (rep.sessions, rep.compacted, rep.failed) == (60, 60, 0)
+    assert reads and not any(reads), "the file was read again under the lock"
+    row = s.ledger.source(str(history))
+    assert row is not None and (row.status, row.offset_done) == ("done", history.stat().st_size - 1)
+    _aider_history(history, 61)  # one more run appended (the first 60 unchanged)
+    os.utime(history, (1_700_000_100, 1_700_000_100))
+    rep = s.run_once(force=True)
+    s.close()
+    assert (rep.compacted, rep.failed) == (1, 0)

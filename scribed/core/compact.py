@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -16,7 +16,7 @@ from scribed import sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
 from scribed.core import scope_mark
-from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step
+from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step, Ticket
 from scribed.core.discovery import adopt_twin, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import (
@@ -30,7 +30,7 @@ from scribed.core.results import (
     SourceItem,
 )
 from scribed.fsutil import read_error, skip_newline, write_gzip_archive, write_gzipped
-from scribed.models import ParseResult, Session, Turn
+from scribed.models import ParseResult, Session
 from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
 from scribed.sources import place, zst
@@ -97,12 +97,14 @@ class Compactor(Step):
         self.sessions = sessions
         self.given: Prefetched | None = None  # in the parent: a pool worker's work on the file at hand
         self.kept: Prefetched | None = None  # in a pool worker: where the parse is kept for the parent
+        self.tickets: dict[int, Ticket] = {}  # the given's, once its reading is taken (see _read)
         self.from_pool = 0  # parses the parent took from a worker (benchmarks and tests read it)
         self.keep_max: int | None = PARSE_MAX_BYTES  # when preparing: the largest file whose parse is kept
 
     def use(self, given: Prefetched | None) -> None:
         """Take a pool worker's work on the next file (None: none, the parent does it all)."""
         self.given = given
+        self.tickets = {}
         self.sessions.prepared = {k: (w, ms) for k, w, ms in given.entries} if given else {}
         self.sessions.copy = None  # the copy only with a parse that still holds (see _read)
 
@@ -240,6 +242,7 @@ class Compactor(Step):
         ):
             self.from_pool += 1
             self.sessions.copy = given.copy
+            self.tickets = given.tickets
             return given.reading
         kept = self.kept
         whole = kept is not None and (self.keep_max is None or st.st_size <= self.keep_max)
@@ -357,8 +360,13 @@ class Compactor(Step):
 
     def _compact_all(self, job: _Job) -> tuple[FileOutcome, list[Session]]:
         """Compact the todo sessions as they are read; returns the outcome and the open sessions."""
-        raw = self._raw_sizes(job.item, job.briefs)
         out = FileOutcome("compacted")
+        tickets = self._prepared(job)
+        if tickets is not None:  # every part prepared from this very file: it is not read again
+            for i, k in tickets:
+                self._commit_ticket(job, i, k, out)
+            return out, []
+        raw = self._raw_sizes(job.item, job.briefs)
         todo, opened = set(job.todo), set(job.live)
         held: list[Session] = []
         reached = 0
@@ -369,7 +377,7 @@ class Compactor(Step):
                 if i in todo:
                     reached += 1
                     sizes = {id(t): n for t, n in zip(sess.turns, raw[i], strict=True)} if raw else {}
-                    self._compact_session(job, sess, sizes, out)
+                    self._compact_session(job, sess, sizes, out, i)
         except sources.ChangedError as exc:
             self._changed(job, exc, out, unread=len(todo) - reached)
         return out, held
@@ -389,8 +397,39 @@ class Compactor(Step):
         self.log.error("source_changed", file=job.key, reason=out.reason)
         return out
 
-    def _compact_session(self, job: _Job, sess: Session, raw_sizes: dict[int, int], out: FileOutcome) -> None:
-        """Compact one session's turns not compacted yet."""
+    def _prepared(self, job: _Job) -> list[tuple[int, Ticket]] | None:
+        """The tickets of the parts to compact, in order, when each was prepared from the file as it
+        is (its reading taken, see :meth:`_read`) and the ledger knows none of their sessions from
+        elsewhere (else which turns are new is decided from the turns). None: read the file."""
+        tickets, item = self.tickets, job.item
+        if not tickets or job.live or item.kind == "hot":
+            return None
+        out = [(i, tickets.get(i)) for i in job.todo]
+        for _, k in out:
+            if k is None or k.offset_done != job.offset_done:
+                return None
+            if k.skip:
+                continue
+            if (str(item.path), k.content_key, k.bytes_in) not in self.sessions.prepared:
+                return None
+            if job.offset_done == 0 and self.ledger.session_entries(redacted(k.session_id)):
+                return None
+        return out  # type: ignore[return-value]  # no None left
+
+    def _commit_ticket(self, job: _Job, i: int, k: Ticket, out: FileOutcome) -> None:
+        """:meth:`_compact_session` for a prepared part (session ``i`` of the file)."""
+        if job.briefs[i].offsets:
+            job.new_offset = max(job.new_offset, max(job.briefs[i].offsets))
+        if k.skip:
+            out.skip(k.skip)
+            return
+        out.sessions += 1
+        self._compact_one(job, k.agent, k.session_id, lambda: self.sessions.make(job.item, k), out)
+
+    def _compact_session(
+        self, job: _Job, sess: Session, raw_sizes: dict[int, int], out: FileOutcome, index: int = -1
+    ) -> None:
+        """Compact one session's turns not compacted yet (``index``: in the file, when preparing)."""
         turns = [t for t in sess.turns if t.end_offset > job.offset_done]
         if job.offset_done == 0 and job.item.kind != "hot":  # a path the ledger does not know: moved?
             known = self.ledger.session_entries(redacted(sess.session_id))
@@ -400,37 +439,44 @@ class Compactor(Step):
             )  # fmt: skip
         if sess.turns:
             job.new_offset = max(job.new_offset, max(t.end_offset for t in sess.turns))
-        if not turns:  # every turn compacted before (a resumed file, a copy at a new path)
-            out.skip(SKIP_DONE)
-            return
-        if not any(map(ledger_mod.says, turns)):  # only a tool's banner or output: nothing to remember
-            out.skip(SKIP_EMPTY)
+        skip = SKIP_DONE if not turns else "" if any(map(ledger_mod.says, turns)) else SKIP_EMPTY
+        if skip:  # every turn compacted before (a resumed file, a copy at a new path), or only a
+            # tool's banner or output: nothing to remember
+            if self.kept is not None:
+                self.kept.tickets[index] = Ticket(sess.agent, sess.session_id, job.offset_done, skip)
+            out.skip(skip)
             return
         out.sessions += 1
         bytes_in = sum(raw_sizes.get(id(t), len(t.text.encode())) for t in turns)
-        self._compact_one(job, sess, turns, bytes_in, out)
+        k = self.sessions.ticket(job.item, sess, turns, bytes_in, job.offset_done)
+        if self.kept is not None:
+            self.kept.tickets[index] = k
+        self._compact_one(
+            job, sess.agent, sess.session_id, lambda: self.sessions.make(job.item, k, (sess, turns)), out
+        )
 
     def _compact_one(
-        self, job: _Job, sess: Session, turns: list[Turn], bytes_in: int, out: FileOutcome
+        self, job: _Job, agent: str, session: str, run: Callable[[], EntryReport | None], out: FileOutcome
     ) -> None:
+        """``run`` (the entry of one session's part), its failure a failed session."""
         rep: EntryReport | None
         try:
-            rep = self.sessions.compact(job.item, sess, turns, bytes_in, job.offset_done)
+            rep = run()
         except CompressError as exc:
-            out.fail(f"{sess.agent}/{sess.session_id}: {exc.reason}")
+            out.fail(f"{agent}/{session}: {exc.reason}")
             self.log.error(
                 "compaction_failed",
-                agent=sess.agent,
-                session=sess.session_id,
+                agent=agent,
+                session=session,
                 file=job.key,
                 reason=exc.reason,
             )
             return
         except OSError as exc:
-            out.fail(f"{sess.agent}/{sess.session_id}: write failed: {exc.strerror or exc}")
+            out.fail(f"{agent}/{session}: write failed: {exc.strerror or exc}")
             self.log.error(
                 "write_failed",
-                agent=sess.agent,
+                agent=agent,
                 file=job.key,
                 reason=out.reason,
                 target=getattr(exc, "filename", None),

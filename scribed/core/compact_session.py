@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -76,6 +76,25 @@ class Prefetched:
     entries: list[Prepared]
     copy: transcripts.Copy | None
     hot_archive: tuple[str, bytes] | None = None  # a hot file's: (sha256 of the bytes, their archive)
+    tickets: dict[int, Ticket] = field(default_factory=dict)  # by session index (see Compactor)
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """One session's part as it was prepared before the lock: what the commit decides and writes
+    with (its keys, its size, its end), so that under the lock the file need not be read again
+    for it (a streamed markdown file would be: seconds for a large one). ``skip``: the part was
+    skipped (a SKIP_* reason), nothing else is set."""
+
+    agent: str
+    session_id: str  # raw, as parsed
+    offset_done: int  # the offset the part was cut at
+    skip: str = ""
+    content_key: str = ""
+    legacy: tuple[str, str] = ("", "")  # ids an entry written before content keys may have
+    bytes_in: int = 0
+    end_offset: int = 0
+    turn_keys: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,21 +138,55 @@ class SessionCompactor(Step):
         self, item: SourceItem, sess: Session, turns: list[Turn], bytes_in: int, offset_done: int
     ) -> EntryReport | None:
         """The entry for ``turns`` of ``sess``; None when the ledger already holds it."""
-        t0 = time.monotonic()
+        return self.make(item, self.ticket(item, sess, turns, bytes_in, offset_done), (sess, turns))
+
+    def ticket(
+        self, item: SourceItem, sess: Session, turns: list[Turn], bytes_in: int, offset_done: int
+    ) -> Ticket:
+        """What deciding and writing the entry for ``turns`` needs besides its text."""
         end_off = max(t.end_offset for t in turns)
         raw_sid = sess.session_id
-        if item.kind == "hot":  # a hot file's id is a digest of what the agent wrote: keyed
-            sess = replace(sess, session_id=self.keys.hot_session(raw_sid))
-        ckey = self.keys.content_key(sess.session_id, turns)  # the same records, wherever the file is
-        if self.ledger.has_content(ckey) or self._known_before(item, raw_sid, turns, offset_done, end_off):
+        hot = item.kind == "hot"
+        # a hot file's id is a digest of what the agent wrote: keyed
+        sid = self.keys.hot_session(raw_sid) if hot else raw_sid
+        return Ticket(
+            agent=sess.agent,
+            session_id=raw_sid,
+            offset_done=offset_done,
+            content_key=self.keys.content_key(sid, turns),  # the same records, wherever the file is
+            legacy=(  # an entry written before ids were made from redacted turns: its old ids
+                ledger_mod.legacy_content_id(raw_sid, turns),
+                ledger_mod.legacy_id(item.path, raw_sid, offset_done, end_off, hot=hot),
+            ),
+            bytes_in=bytes_in,
+            end_offset=end_off,
+            turn_keys=b""
+            if hot or (self.dry_run and self.captured is None)
+            else self.keys.turn_digests(turns),
+        )
+
+    def make(
+        self, item: SourceItem, k: Ticket, parsed: tuple[Session, list[Turn]] | None = None
+    ) -> EntryReport | None:
+        """:meth:`compact` from the part's ticket: with ``parsed`` (its session and turns) the entry
+        is made when none was prepared; without, from the prepared entry alone (a part prepared
+        before the lock: the caller checked the file is the one prepared and the entry is there)."""
+        t0 = time.monotonic()
+        ckey = k.content_key
+        if self.ledger.has_content(ckey) or any(map(self.ledger.has_entry, k.legacy)):
             return None
-        key = (str(item.path), ckey, bytes_in)
+        key = (str(item.path), ckey, k.bytes_in)
         done = self.prepared.pop(key, None)
         if done is None:
+            if parsed is None:
+                raise RuntimeError(f"the prepared entry of {item.path} is gone")  # the caller checks it
+            sess, turns = parsed
+            if item.kind == "hot":
+                sess = replace(sess, session_id=self.keys.hot_session(k.session_id))
             red = self._redact(item, sess, turns)
             if self._known(ledger_mod.content_id(red), ckey):
                 return None
-            w = self._write_entry(item, red, bytes_in)
+            w = self._write_entry(item, red, k.bytes_in)
             ms = int((time.monotonic() - t0) * 1000)
         else:
             w, ms = done
@@ -142,21 +195,10 @@ class SessionCompactor(Step):
                 return None
         if self.captured is not None:
             self.captured.append((key, _slim(w), ms))
-        rep = self._report(w, bytes_in, ms)
+        rep = self._report(w, k.bytes_in, ms)
         if not self.dry_run:
-            turn_keys = b"" if item.kind == "hot" else self.keys.turn_digests(turns)
-            self._store(item, w, rep, offset_done, end_off, content_key=ckey, turn_keys=turn_keys)
+            self._store(item, w, rep, k.offset_done, k.end_offset, content_key=ckey, turn_keys=k.turn_keys)
         return rep
-
-    def _known_before(
-        self, item: SourceItem, session_id: str, turns: list[Turn], offset_done: int, end_off: int
-    ) -> bool:
-        """An entry written before ids were made from redacted turns holds these turns (its old
-        content id, or the path id from before content ids)."""
-        legacy = ledger_mod.legacy_id(item.path, session_id, offset_done, end_off, hot=item.kind == "hot")
-        return self.ledger.has_entry(
-            ledger_mod.legacy_content_id(session_id, turns)
-        ) or self.ledger.has_entry(legacy)
 
     def _known(self, entry_id: str, ckey: str) -> bool:
         """The entry is known by its id alone (a rebuilt ledger, another clone's entry, a replaced
