@@ -41,9 +41,11 @@ from scribed.tiers import hot_seed, live
 # A pool worker hands the parent the parse of a file up to this size; a larger one the parent
 # streams itself (a markdown file's sessions are never all held in the parent at once).
 PARSE_MAX_BYTES = 8 << 20
-# Prepared in this process (see scribed.core.prepare), a markdown file up to this size is parsed
-# whole and the parse kept; a larger one keeps its briefs and is read again, a session at a time.
-MARKDOWN_WHOLE_MAX = 1 << 20
+# Prepared in this process (see scribed.core.prepare), a markdown or Squad REPL file up to this
+# size is parsed whole and the parse kept; a larger one keeps its briefs and is read again, a
+# session at a time (sources.read_file streams them).
+MARKDOWN_WHOLE_MAX = sources.STREAM_MIN_BYTES
+STREAMED = ("markdown", "squad-repl")
 # Kinds whose Turn.end_offset is a byte offset in an append-only file.
 BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 
@@ -246,7 +248,7 @@ class Compactor(Step):
             return given.reading
         kept = self.kept
         whole = kept is not None and (self.keep_max is None or st.st_size <= self.keep_max)
-        if item.kind == "markdown" and self.keep_max is None and st.st_size > MARKDOWN_WHOLE_MAX:
+        if item.kind in STREAMED and self.keep_max is None and st.st_size > MARKDOWN_WHOLE_MAX:
             whole = False  # its sessions are read again one at a time: memory follows the largest
         # an open session's unterminated line waits; a record over [session] max_line_bytes is skipped
         with hold_partial_tail(hold), line_limit(self.cfg.session.max_line_bytes):

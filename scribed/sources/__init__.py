@@ -103,12 +103,13 @@ class Brief:
 @dataclass(frozen=True, slots=True)
 class Reading:
     """A source file read once for its :class:`Brief`s; :meth:`sessions` gives the sessions
-    themselves one at a time. A markdown file is read again for them (``result.sessions`` is
-    empty), so memory follows its largest session; other kinds keep the parse in ``result``."""
+    themselves one at a time. A markdown file, or a Squad REPL one over :data:`STREAM_MIN_BYTES`,
+    is read again for them (``result.sessions`` is empty), so memory follows its largest session;
+    other kinds keep the parse in ``result``."""
 
     result: ParseResult  # warnings, size, end state; the sessions unless streamed
     briefs: list[Brief]
-    stream: markdown.Stream | None = None
+    stream: markdown.Stream | squad_repl.Stream | None = None
 
     def sessions(self) -> Iterator[Session]:
         """The sessions in order, cleaned as :func:`parse_file` cleans them. Raises
@@ -131,7 +132,7 @@ class Reading:
             raise ChangedError(f"{path} changed while it was read")
 
 
-def _cleaned(stream: markdown.Stream) -> Iterator[Session]:
+def _cleaned(stream: markdown.Stream | squad_repl.Stream) -> Iterator[Session]:
     for sess in stream:
         turns = injected.clean_turns(sess.turns)
         if turns:
@@ -139,14 +140,25 @@ def _cleaned(stream: markdown.Stream) -> Iterator[Session]:
             yield sess
 
 
+# A Squad REPL file over this size is streamed, a session per pass (see squad_repl.Stream); a
+# smaller one is parsed once, whole.
+STREAM_MIN_BYTES = 1 << 20
+
+
 def read_file(kind: str, path: Path, default_agent: str) -> Reading:
     """:func:`parse_file` for the compact loop: the same warnings and decisions, but a markdown
-    file (an Aider history holds every run) is never held whole: only its sessions' briefs are."""
-    if kind != "markdown":
+    file (an Aider history holds every run) or a large Squad REPL file (a named agent's replies
+    are in two sessions) is never held whole: only its sessions' briefs are."""
+    try:
+        big_repl = kind == "squad-repl" and path.stat().st_size > STREAM_MIN_BYTES
+    except OSError:  # parse_file reports it
+        big_repl = False
+    if kind != "markdown" and not big_repl:
         parsed = parse_file(kind, path, default_agent)
         return Reading(parsed, [Brief.of(s) for s in parsed.sessions])
     try:
-        stream = markdown.Stream(_source(kind, path, default_agent))
+        src = _source(kind, path, default_agent)
+        stream = squad_repl.Stream(src) if big_repl else markdown.Stream(src)
         briefs = [Brief.of(s) for s in _cleaned(stream)]
     except Exception as exc:  # a daemon must survive any one file; the type names the bug
         return Reading(_failed(kind, path, exc), [])

@@ -14,11 +14,13 @@ Messages have no lines, so a turn's ``line`` and ``end_offset`` are the message'
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from typing import BinaryIO
 
-from scribed.models import ParseResult, Role, Turn
+from scribed.models import ParseResult, Role, Session, Turn
 from scribed.names import normalize_name
 from scribed.sources import json_doc
 from scribed.sources.common import (
@@ -37,12 +39,15 @@ _ROLES: dict[str, Role] = {"user": "user", "agent": "assistant", "assistant": "a
 
 
 class _Grouper:
-    """Deals each message to the default session and to the named agents' own sessions."""
+    """Deals each message to the default session and to the named agents' own sessions; with
+    ``only``, the turns of that session alone are kept (0: the default one, k: the k-th named
+    agent to reply), the others being counted and not held (see :class:`Stream`)."""
 
-    def __init__(self, src: Source, session_id: str) -> None:
-        self.src, self.session_id = src, session_id
+    def __init__(self, src: Source, session_id: str, only: int | None = None) -> None:
+        self.src, self.session_id, self.only = src, session_id, only
         self.main = Draft(agent=src.default_agent, session_id=session_id)
         self.named: dict[str, Draft] = {}
+        self.order: dict[str, int] = {}  # a named agent's session's index (the default's is 0)
         self.warnings: list[str] = []
         self.invalid_seen: set[str] = set()
         self.exchange: list[Turn] = []  # the user turns of the current exchange
@@ -72,20 +77,26 @@ class _Grouper:
         if self.in_replies:
             self.exchange, self.given, self.in_replies = [], set(), False
         t = turn("user", text, ts=ts, line=pos, end_offset=pos)
-        self.main.turns.append(t)
-        self.exchange.append(t)
+        if self.only is None or self.only == 0:
+            self.main.turns.append(t)
+        if self.only != 0:  # a named agent's session may take it
+            self.exchange.append(t)
 
     def reply(self, role: Role, name: str | None, text: str, ts: datetime | None, pos: int) -> None:
         """An agent or system message: in the default session, and a named agent's in its own."""
         default = self.src.default_agent
         self.in_replies = True
-        shown = f"[{name}] {text}" if name and name != default and role == "assistant" else text
-        self.main.turns.append(turn(role, shown, ts=ts, line=pos, end_offset=pos))
+        if self.only is None or self.only == 0:
+            shown = f"[{name}] {text}" if name and name != default and role == "assistant" else text
+            self.main.turns.append(turn(role, shown, ts=ts, line=pos, end_offset=pos))
         if role != "assistant" or name is None or name == default:
             return
         draft = self.named.get(name)
         if draft is None:
             draft = self.named[name] = Draft(agent=name, session_id="")
+            self.order[name] = len(self.named)
+        if self.only is not None and self.only != self.order[name]:
+            return  # another pass reads this agent's session
         if name not in self.given:
             self.given.add(name)
             draft.turns.extend(replace(t) for t in self.exchange)  # own copies: redaction edits turns
@@ -95,7 +106,46 @@ class _Grouper:
 def parse(src: Source) -> ParseResult:
     """Read one Squad REPL session file as a stream (:mod:`scribed.sources.json_doc`): one message
     at a time, so memory follows the turns kept, not the file."""
-    reader = _Reader(src)
+    return _parse(src, None)[0]
+
+
+class Stream:
+    """A Squad REPL file's sessions one at a time, each read by a pass of its own over the file:
+    the default agent's, then each named agent's. A named agent's replies are in two sessions
+    (its own and the default one), so a parse of the whole file holds its text about twice;
+    this holds one session. Iterate it again for a second reading; :meth:`result` gives the
+    file's warnings (a file-level one goes to the first session a pass keeps), size and end."""
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.warnings: list[str] = []
+        self.size = 0
+        self.stamp: tuple[int, int] | None = None  # (size, mtime_ns) at the first pass
+
+    def result(self, sessions: list[Session]) -> ParseResult:
+        return ParseResult(sessions=sessions, warnings=list(self.warnings), size=self.size)
+
+    def __iter__(self) -> Iterator[Session]:
+        self.warnings = []
+        k, count = 0, 1
+        while k < count:
+            st = os.stat(self.src.path)
+            if self.stamp is None:
+                self.stamp = (st.st_size, st.st_mtime_ns)
+            elif self.stamp != (st.st_size, st.st_mtime_ns):  # Squad rewrites the file on save
+                raise OSError(f"{self.src.path} changed while it was read")
+            got, n = _parse(self.src, k)
+            count = n if k == 0 else count  # a file grown since: the caller's briefs tell
+            self.size = got.size
+            self.warnings.extend(w for w in got.warnings if w not in self.warnings)
+            yield from got.sessions
+            k += 1
+
+
+def _parse(src: Source, only: int | None) -> tuple[ParseResult, int]:
+    """:func:`parse`, keeping only session ``only``'s turns when given; and how many sessions the
+    file deals messages to (the default one and each named agent's)."""
+    reader = _Reader(src, only)
     with src.path.open("rb") as raw:
         fh = _Counted(raw)
         try:
@@ -108,13 +158,13 @@ def parse(src: Source) -> ParseResult:
             pass
     reader.size, reader.content = fh.size, fh.content
     if not reader.content:
-        return finish(src, [], Tally(src.kind, src.path), size=reader.size, had_content=False)
+        return finish(src, [], Tally(src.kind, src.path), size=reader.size, had_content=False), 1
     if members is None or "messages" in members or reader.g is None:
         return ParseResult(
             sessions=[],
             warnings=[f"{src.kind}: not a Squad REPL session object in {src.path}"],
             size=reader.size,
-        )
+        ), 1
     g, tally = reader.g, reader.tally
     stem_id = src.path.stem.rsplit("_", 1)[-1]
     g.name(safe_id(members.get("id")) or safe_id(stem_id) or src.path.stem)
@@ -134,7 +184,7 @@ def parse(src: Source) -> ParseResult:
         if not any(t.ts for t in s.turns):
             s.start = created or last or s.start
             s.end = last or created or s.end
-    return result
+    return result, 1 + len(g.named)
 
 
 class _Counted:
@@ -157,8 +207,8 @@ class _Reader:
     """Deals the messages of the (last) ``messages`` array to a :class:`_Grouper` as they are read;
     counts the bytes read and whether any of them is not whitespace."""
 
-    def __init__(self, src: Source) -> None:
-        self.src = src
+    def __init__(self, src: Source, only: int | None = None) -> None:
+        self.src, self.only = src, only
         self.g: _Grouper | None = None
         self.tally = Tally(src.kind, src.path)
         self.messages = 0
@@ -167,7 +217,9 @@ class _Reader:
 
     def restart(self) -> None:
         """A ``messages`` array begins: with a duplicate key only the last one counts."""
-        self.g, self.tally, self.messages = _Grouper(self.src, ""), Tally(self.src.kind, self.src.path), 0
+        self.g, self.tally, self.messages = (
+            _Grouper(self.src, "", self.only), Tally(self.src.kind, self.src.path), 0,
+        )  # fmt: skip
 
     def message(self, index: int, msg: object) -> None:
         g, tally = self.g, self.tally

@@ -1,0 +1,102 @@
+"""A large Squad REPL file is read a session per pass (issue 32: every format streamed).
+
+The default agent's session holds every message and each named agent's its exchanges, so a
+parse of the whole file holds a named agent's replies twice; :class:`squad_repl.Stream` reads
+the file once per session and holds one. The sessions it gives must be the whole parse's, on
+documents with everything the grouping rule meets: named and unnamed replies, an invalid name,
+the default agent by name, system messages, unanswered user messages, bad records, injected
+context, envelope times, a duplicate ``messages`` key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scribed import sources
+from scribed.models import Session
+from scribed.sources import squad_repl
+from scribed.sources.common import Source
+
+NAMES = ("riker", "worf", "data", "Bad Name!", None)
+
+
+def _doc(rng: random.Random, n: int) -> dict[str, Any]:
+    msgs: list[Any] = []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.05:
+            msgs.append(rng.choice([42, "x", {"role": "user"}, {"role": "alien", "content": "?"}]))
+            continue
+        role = "user" if r < 0.4 else "system" if r < 0.45 else "agent"
+        text = f"message {i}: edited `src/m{i % 7}.py` and ran the tests for case {rng.randrange(99)}"
+        if rng.random() < 0.05:
+            text = f"<system-reminder>context {i}</system-reminder>"  # injected: cleaned away
+        m: dict[str, Any] = {"role": role, "content": text}
+        if rng.random() < 0.7:
+            m["timestamp"] = f"2026-11-02T08:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        if role == "agent":
+            name = rng.choice(NAMES)
+            if name is not None:
+                m["agentName"] = name
+        msgs.append(m)
+    doc: dict[str, Any] = {"id": "0a1b2c3d", "messages": msgs}
+    if rng.random() < 0.5:
+        doc["createdAt"], doc["lastActiveAt"] = "2026-11-02T08:00:00Z", "2026-11-02T09:00:00Z"
+    return doc
+
+
+def _shape(s: Session) -> tuple[Any, ...]:
+    turns = [(t.role, t.text, t.kind, t.ts, t.line, t.end_offset, t.tool_name) for t in s.turns]
+    return (s.agent, s.session_id, s.start, s.end, s.ended, turns)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_stream_gives_the_whole_parse_s_sessions(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    path = tmp_path / "2026-11-02T08-00-00_0a1b2c3d.json"
+    text = json.dumps(_doc(rng, rng.randrange(1, 300)))
+    if seed == 3:  # a duplicate key: the last messages array counts
+        text = text[:-1] + ', "messages": ' + json.dumps(_doc(rng, 40)["messages"]) + "}"
+    path.write_text(text)
+    whole = sources.parse_file("squad-repl", path, "data")
+    st = path.stat()
+    stream = squad_repl.Stream(Source("squad-repl", path, "data", _mtime(path), st.st_size))
+    got = list(sources._cleaned(stream))
+    assert [_shape(s) for s in got] == [_shape(s) for s in whole.sessions]
+    assert sorted(stream.result([]).warnings) == sorted(whole.warnings)
+    assert stream.result([]).size == whole.size
+
+
+def _mtime(path: Path) -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+
+
+def test_read_file_streams_a_large_file_and_reads_a_small_one_whole(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps(_doc(rng, 50)))
+    assert sources.read_file("squad-repl", small, "data").stream is None
+    big = tmp_path / "big.json"
+    doc = _doc(rng, 400)
+    for m in doc["messages"]:
+        if isinstance(m, dict) and isinstance(m.get("content"), str):
+            m["content"] += " " + "padding words for size " * 150
+    big.write_text(json.dumps(doc))
+    assert big.stat().st_size > sources.STREAM_MIN_BYTES
+    reading = sources.read_file("squad-repl", big, "data")
+    assert reading.stream is not None and not reading.result.sessions
+    whole = sources.parse_file("squad-repl", big, "data")
+    assert [_shape(s) for s in reading.sessions()] == [_shape(s) for s in whole.sessions]
+    assert [b.agent for b in reading.briefs] == [s.agent for s in whole.sessions]
+    big.write_text(json.dumps(doc).replace("message 5:", "message five:"))
+    os.utime(big)
+    with pytest.raises(sources.ChangedError):
+        list(reading.sessions())  # read again, it no longer gives what the briefs say
