@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from scribed import sources
+from scribed import heap, sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
 from scribed.core import scope_mark
@@ -456,6 +456,7 @@ class Compactor(Step):
         self._compact_one(
             job, sess.agent, sess.session_id, lambda: self.sessions.make(job.item, k, (sess, turns)), out
         )
+        heap.trim(bytes_in)  # its work's pages back before the next session's
 
     def _compact_one(
         self, job: _Job, agent: str, session: str, run: Callable[[], EntryReport | None], out: FileOutcome

@@ -15,6 +15,7 @@ import gzip
 from datetime import datetime
 from typing import Any
 
+from scribed import heap
 from scribed.config import Config
 from scribed.core.compact import PARSE_MAX_BYTES, Compactor
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor
@@ -78,6 +79,7 @@ class Preparer:
         )
         try:
             compactor.process(item, force=force)
+            heap.trim(st.st_size)  # the compaction's pages back before the copy's
             if out.entries and out.reading is not None:
                 if item.kind == "hot":
                     out.hot_archive = _hot_archive(item, out)

@@ -5,12 +5,12 @@ a writer handed text that did not come through the door (logs keep their own scr
 
 from __future__ import annotations
 
-import _thread
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, NamedTuple, NewType
 
 from scribed.bytecache import sha256_hex
+from scribed.sizedcache import SizedCache
 
 # Annotations only: a spawn's `scribed context` redacts without loading the models (pydantic).
 if TYPE_CHECKING:
@@ -28,9 +28,10 @@ NOTHING = Redacted("")  # the empty text, for defaults
 # of the block and its context (no secret is kept: the values are redacted), least recent out first.
 BLOCK_CHARS = 32 * 1024
 CONTEXT_CHARS = 8 * 1024  # a 4096-bit PEM key is ~3.3 KB; a name and its value far less
-CACHED_BLOCKS = 512  # ~16 M characters of redacted blocks
-_cache: OrderedDict[str, list[str]] = OrderedDict()
-_lock = _thread.allocate_lock()  # = threading.Lock(), without importing threading
+# Redacted blocks kept, counted in characters: a block is one turn when the turn is longer than
+# BLOCK_CHARS, so a count of blocks held 512 turns of a session of 100 KB messages (51 MB).
+CACHED_CHARS = 16 << 20
+_cache: SizedCache[list[str]] = SizedCache(CACHED_CHARS, lambda texts: sum(map(len, texts)))
 
 
 def redacted(text: str) -> Redacted:
@@ -81,22 +82,16 @@ def _redacted_block(before: str, texts: list[str], after: str) -> list[str]:
     key = sha256_hex(
         "".join(f"{len(p)}:{p}" for p in (before, *texts, after)).encode("utf-8", "surrogatepass")
     )
-    with _lock:
-        if (hit := _cache.get(key)) is not None:
-            _cache.move_to_end(key)
+    hit = _cache.get(key)
     if hit is None:
         hit = redact_within(before, texts, after)
-        with _lock:
-            _cache[key] = hit
-            while len(_cache) > CACHED_BLOCKS:
-                _cache.popitem(last=False)
+        _cache.put(key, hit)
     return hit
 
 
 def clear_cache() -> None:
     """Forget the cached redactions (tests that swap the engine)."""
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 STREAM_CONTEXT = 64 * 1024  # a secret with its name or armour is far shorter (a 4096-bit PEM: ~3.3 KB)
