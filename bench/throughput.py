@@ -14,9 +14,12 @@ Run: ``python bench/throughput.py [--json] [--sessions 500] [--mb 200] [--worker
   renders the entries; see ``scribed/core/pool.py``), its MB/s and its ratio to the floor, measured
   in the same invocation as the serial figures. CPU seconds include the workers' (read from /proc as
   the pool closes: they are the forkserver's children, so ``RUSAGE_CHILDREN`` misses them).
-* ``stages``: a second run with the stage functions wrapped by timers (parse, redact, anchors,
+* ``stages``: a second run with the stage functions wrapped by timers (parse, redact = each
+  session through the door and each rendered entry (before stop 37 only the latter: a session's
+  redaction fell in ``other``), anchors,
   compress = extractive + fit + guard + render, hash, write = cold file + ledger + hot seed,
-  copy = the redacted zstd transcript copy, its own redaction included). Only the outermost
+  copy = the redacted zstd transcript copy, its own redaction included, whether made before the
+  lock or under it (before stop 37 only the latter: the former fell in ``other``). Only the outermost
   wrapped call is timed, so nested calls are not counted twice; the overhead of the wrappers is
   why this run is a separate one. ``other`` is the rest of the run's wall time (the batch's
   sync and the copies' sidecars among it).
@@ -179,9 +182,12 @@ def _instrument() -> dict[str, float]:
     from scribed.tiers import hot_seed, transcripts
 
     transcripts.archive = timed("copy", transcripts.archive)  # its redaction and zstd included
+    transcripts.produce = timed("copy", transcripts.produce)  # the copy made before the lock
     hot_seed.reseed = timed("write", hot_seed.reseed)
 
-    door.redact = timed("redact", door.redact)  # the one door every session passes
+    door.redact = timed("redact", door.redact)  # one text through the door (a rendered entry, a path)
+    # a session through the door: the name compact_session imported (patching door's would miss it)
+    compact_session.redact_session = timed("redact", compact_session.redact_session)
     anchors.extract = timed("anchors", anchors.extract)
     ExtractiveCompressor.compress = timed("compress", ExtractiveCompressor.compress)  # type: ignore[method-assign]
     for name in ("fit_with_room", "guard", "render"):
