@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import errors, sections, selection, units
+from scribed.compress import errors, sections, selection, units, window
 from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
@@ -330,12 +330,13 @@ def _key_points(
     (the entry shows the final form under Decisions, not the old one as a current fact)."""
     if room <= 0:
         return []
-    pool = units.split(turns)
-    if stale:
-        pool.units = _without_stale(pool.units, stale)
-        for i, u in enumerate(pool.units):
-            u.pos = i
-    chosen = selection.select(pool, room, units.tokens(covered_text), exclude=exclude)
+    covered = units.tokens(covered_text)
+
+    def prune(found: list[units.Unit]) -> list[units.Unit]:
+        return _without_stale(found, stale) if stale else found
+
+    pool = window.pool(turns, room, covered, exclude, prune)
+    chosen = selection.select(pool, room, covered, exclude=exclude)
     return [u.text for u in chosen]
 
 

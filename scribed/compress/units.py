@@ -120,6 +120,14 @@ class Vocab:
         self.ids: dict[str, int] = {}
         self.words: list[str] = []
 
+    def intern(self, word: str) -> int:
+        """``word``'s id, given the next one the first time."""
+        i = self.ids.get(word)
+        if i is None:
+            i = self.ids[word] = len(self.words)
+            self.words.append(word)
+        return i
+
     def of(self, text: str) -> tuple[int, ...]:
         """The ids of :func:`tokens` of ``text``, in first-occurrence order: looked up in C, a new
         token given the next id."""
@@ -426,14 +434,19 @@ def _error_candidates(lines: list[str], lo: int, hi: int) -> set[int]:
     return {lo + k for k in found}
 
 
-def split(turns: Iterable[Turn]) -> Pool:
-    """Every unit of the turns, in order."""
+def last_said(turns: list[Turn]) -> Turn | None:
+    """The session's last assistant message (its units weigh more: the answer it ended on)."""
+    return next((t for t in reversed(turns) if t.role == "assistant" and t.kind == "message"), None)
+
+
+def split(turns: Iterable[Turn], *, part: bool = False, last: Turn | None = None) -> Pool:
+    """Every unit of the turns, in order. ``part``: the turns are a part of the session (see
+    :mod:`scribed.compress.window`) whose last assistant message is ``last``; else it is found
+    among them."""
     b = _Builder()
     turns = list(turns)
-    last_assistant = max(
-        (i for i, t in enumerate(turns) if t.role == "assistant" and t.kind == "message"), default=-1
-    )
-    for i, t in enumerate(turns):
+    final = last if part else last_said(turns)
+    for t in turns:
         if t.kind == "thinking" or not t.text.strip():
             continue
         if t.kind == "tool_result" or t.role == "tool":
@@ -446,5 +459,5 @@ def split(turns: Iterable[Turn]) -> Pool:
         elif t.kind == "summary" or t.role == "summary":
             _message(b, t, 1.2, "")
         else:
-            _message(b, t, 1.25 if i == last_assistant else 1.0, "")
+            _message(b, t, 1.25 if t is final else 1.0, "")
     return Pool(b.units, frozenset(b.camel), frozenset(b.names), b.vocab)
