@@ -6,6 +6,10 @@ A block is one turn when the turn is longer than BLOCK_CHARS, so 512 blocks of a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
 from scribed.session import door
 from scribed.sizedcache import SizedCache
 
@@ -32,4 +36,29 @@ def test_the_door_holds_at_most_its_characters_after_a_session_of_long_turns() -
     held = sum(sum(map(len, texts)) for texts, _ in door._cache._items.values())  # counted here
     assert held <= door.CACHED_CHARS
     assert len(door._cache) >= 50  # still caches: a growing session's earlier blocks are hits
+    door.clear_cache()
+
+
+def test_a_session_redacted_once_is_not_cached_and_still_reads_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A finished session's blocks are never redacted again: caching them held up to 16 M chars
+    for nothing. A live view's (``remember``, the default) are, and compaction still reads them."""
+    door.clear_cache()
+    texts = [f"turn {i}: " + "word " * 10_000 for i in range(10)]
+    door.redacted_texts(texts, remember=False)
+    assert len(door._cache) == 0
+    door.redacted_texts(texts)  # the live view of the growing session
+    held = len(door._cache)
+    assert held > 0
+    calls: list[int] = []
+    real = door.redact_within
+
+    def counted(before: str, block: Sequence[str], after: str) -> list[str]:
+        calls.append(1)
+        return real(before, block, after)
+
+    monkeypatch.setattr(door, "redact_within", counted)
+    door.redacted_texts(texts, remember=False)
+    assert calls == [] and len(door._cache) == held  # every block a hit, nothing added
     door.clear_cache()

@@ -214,7 +214,9 @@ class SessionCompactor(Step):
         stamps = [t.ts for t in turns if t.ts is not None]
         end = max(stamps) if stamps else (sess.end or datetime.fromtimestamp(item.path.stat().st_mtime, UTC))
         start = min(stamps) if stamps else sess.start
-        return redact_session(replace(sess, start=start, end=end), turns)  # the door
+        # the door; a finished session is redacted once: its blocks are not cached (a growing
+        # session's live view is: it reads the session again at each change)
+        return redact_session(replace(sess, start=start, end=end), turns, remember=False)
 
     def _write_entry(self, item: SourceItem, red: RedactedSession, bytes_in: int) -> _Written:
         sub = red.session

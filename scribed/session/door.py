@@ -67,25 +67,27 @@ def _context(texts: list[str], indices: range) -> str:
     return "\n".join(got if indices.step > 0 else got[::-1])
 
 
-def redacted_texts(texts: list[str]) -> list[Redacted]:
-    """A session's turn texts with secrets replaced, each judged with the turns around it."""
+def redacted_texts(texts: list[str], *, remember: bool = True) -> list[Redacted]:
+    """A session's turn texts with secrets replaced, each judged with the turns around it; each
+    block's result cached unless not ``remember`` (a session redacted once, for its entry)."""
     out: list[Redacted] = []
     for i, j in _blocks(texts):
         before = _context(texts, range(i - 1, -1, -1))[-CONTEXT_CHARS:]
         after = _context(texts, range(j, len(texts)))[:CONTEXT_CHARS]
         before, after = (before + "\n" if i else ""), ("\n" + after if j < len(texts) else "")
-        out += map(Redacted, _redacted_block(before, texts[i:j], after))
+        out += map(Redacted, _redacted_block(before, texts[i:j], after, remember))
     return out
 
 
-def _redacted_block(before: str, texts: list[str], after: str) -> list[str]:
+def _redacted_block(before: str, texts: list[str], after: str, remember: bool) -> list[str]:
     key = sha256_hex(
         "".join(f"{len(p)}:{p}" for p in (before, *texts, after)).encode("utf-8", "surrogatepass")
     )
     hit = _cache.get(key)
     if hit is None:
         hit = redact_within(before, texts, after)
-        _cache.put(key, hit)
+        if remember:
+            _cache.put(key, hit)
     return hit
 
 
@@ -219,12 +221,15 @@ def _with_text(t: Turn, text: str) -> Turn:
     return type(t)(t.role, text, t.kind, t.ts, t.line, t.end_offset, t.tool_name)
 
 
-def redact_session(session: Session, turns: Iterable[Turn] | None = None) -> RedactedSession:
-    """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept."""
+def redact_session(
+    session: Session, turns: Iterable[Turn] | None = None, *, remember: bool = True
+) -> RedactedSession:
+    """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept;
+    ``remember``: see :func:`redacted_texts`."""
     from dataclasses import replace  # here: whoever holds a Session has loaded dataclasses already
 
     picked = list(session.turns if turns is None else turns)
-    texts = redacted_texts([t.text for t in picked])
+    texts = redacted_texts([t.text for t in picked], remember=remember)
     kept = [_with_text(t, r) for t, r in zip(picked, texts, strict=True)]
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))
