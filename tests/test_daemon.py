@@ -123,6 +123,18 @@ def codex_records(session: str, start: datetime, texts: list[tuple[str, str]], *
     return "".join(json.dumps(r) + "\n" for r in recs)
 
 
+def write_rollouts(folder: Path, n: int) -> None:
+    """``n`` small Codex rollouts of one decision each (``rollout-0000.jsonl`` …), for load tests."""
+    for i in range(n):
+        (folder / f"rollout-{i:04d}.jsonl").write_text(
+            codex_records(
+                f"s{i}",
+                datetime(2026, 11, 20, 10, tzinfo=UTC),
+                [("user", f"task {i}"), ("assistant", f"Decision: use lib_{i} in src/m{i}.py.")],
+            )
+        )
+
+
 FIRST = [
     ("user", "The writers race on the shared state file; please make the writes safe."),
     ("assistant", "Decision: use an exclusive flock in src/lockfile.py around every write."),

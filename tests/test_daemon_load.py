@@ -24,6 +24,7 @@ from test_daemon import (
     stop,
     wait_for,
     write_config,
+    write_rollouts,
 )
 
 from scribed.compress.entry import split_entries
@@ -74,14 +75,7 @@ def test_burst_of_1000_files(tmp_path: Path, notifier: Notifications) -> None:
         notifier.wait_ready(proc, log)
         burst = src / "burst"
         burst.mkdir()
-        for i in range(1000):
-            (burst / f"rollout-{i:04d}.jsonl").write_text(
-                codex_records(
-                    f"s{i}",
-                    datetime(2026, 11, 20, 10, tzinfo=UTC),
-                    [("user", f"task {i}"), ("assistant", f"Decision: use lib_{i} in src/m{i}.py.")],
-                )
-            )
+        write_rollouts(burst, 1000)
         t0 = time.monotonic()
         wait_for(lambda: ledger_entries(root) >= 1000, 240, "1,000 compactions")
         took = time.monotonic() - t0

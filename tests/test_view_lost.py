@@ -57,22 +57,13 @@ def test_digests_folding_digests_stay_folded_and_the_view_bounded(tmp_path: Path
     bounded number of ids and never the older digest it folds, whose text is in its fold archive.
     Seen on the 1,000-file burst (tests/test_daemon_load.py): with only listed ids as evidence, the
     older digests came back and the 64 KB view grew to 96 KB."""
-    from datetime import UTC, datetime
-
-    from test_daemon import codex_records, write_config
+    from test_daemon import write_config, write_rollouts
 
     root, src = tmp_path / "root", tmp_path / "sessions"
     (root / ".squad").mkdir(parents=True)
     src.mkdir()
     cfg = write_config(tmp_path / "c.toml", root, src, quiet=0, extra="[cold]\nmax_bytes = 8192\n")
-    for i in range(120):
-        (src / f"rollout-{i:04d}.jsonl").write_text(
-            codex_records(
-                f"s{i}",
-                datetime(2026, 11, 20, 10, tzinfo=UTC),
-                [("user", f"task {i}"), ("assistant", f"Decision: use lib_{i} in src/m{i}.py.")],
-            )
-        )
+    write_rollouts(src, 120)
     for _ in range(2):
         p = run_cli("--config", str(cfg), "run-once", "--force", timeout=300)
         assert p.returncode == 0, p.stderr.decode()[-2000:]

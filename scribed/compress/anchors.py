@@ -372,15 +372,6 @@ def _shell_commands(turns: list[Turn], found: _Found) -> None:
                 found.add("command", cmd, t.line)
 
 
-def _open_todos(prose: TurnLines, done: set[str] | None = None) -> dict[str, int]:
-    """Open TODOs (text -> line), minus those marked done anywhere before or after (``done``: texts,
-    lowercased, already known to be done: the plan's completed items)."""
-    todos = _Todos(set(done or ()))
-    for t, ls in prose:
-        todos.feed(t, ls)
-    return todos.result()
-
-
 class _Todos:
     """The TODOs prose states, fed a turn's lines at a time; open ones are those no line marks done."""
 
@@ -524,10 +515,10 @@ def _looks_like_version(p: str) -> bool:
     return bool(re.fullmatch(r"v?\d+(?:\.\d+)+", p))
 
 
-def _decisions(turns: list[Turn], prose: TurnLines | None = None) -> list[Anchor]:
+def _decisions(turns: list[Turn]) -> list[Anchor]:
     """Decisions in order; a later reversal replaces the decision it reverses (:class:`_Decisions`)."""
     decisions = _Decisions()
-    for t, ls in _turn_lines(turns, _PROSE_KINDS) if prose is None else prose:
+    for t, ls in _turn_lines(turns, _PROSE_KINDS):
         decisions.feed(t, ls)
     return decisions.result()
 

@@ -162,13 +162,14 @@ class _Agent:
                     res.restored.append(k)  # the store lost it without retiring it: a merge did
                     out[k] = v
             elif s is not None:  # only in the store
-                why = self._left(k, s) if was is not None and k not in self.retired else ""
-                if why and cold_store.digest(s.text) == was:
-                    self.retired[k] = f"{self.today} {why}"  # this machine folded or promoted it
-                    res.retired += 1
-                elif was is not None and k not in self.retired and cold_store.digest(s.text) == was:
-                    res.unexplained.append(k)  # gone from the view with no fold or promotion:
-                    out[k] = s  # a deleted or edited view, never a reason to delete the team's entry
+                if was is not None and k not in self.retired and cold_store.digest(s.text) == was:
+                    why = self._left(k, s)  # the view held it at the last sync: why did it go?
+                    if why:
+                        self.retired[k] = f"{self.today} {why}"  # this machine folded or promoted it
+                        res.retired += 1
+                    else:  # no fold or promotion: a deleted or edited view, never a reason to
+                        res.unexplained.append(k)  # delete the team's entry
+                        out[k] = s
                 else:
                     res.pulled.setdefault(self.name, []).append(k)
                     out[k] = s
