@@ -63,7 +63,11 @@ def test_compacting_a_history_holds_a_few_sessions_not_the_file(
     seen: list[int] = []
 
     def count(
-        self: SessionCompactor, item: Any, k: Any, parsed: tuple[Session, list[Turn]] | None = None
+        self: SessionCompactor,
+        item: Any,
+        k: Any,
+        parsed: tuple[Session, list[Turn]] | None = None,
+        **_: Any,
     ) -> None:
         if not self.dry_run and parsed:  # the core's own pass, not the one ahead of the lock
             seen.append(len(parsed[1]))

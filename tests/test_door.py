@@ -139,6 +139,27 @@ def test_door_redacts_turns_and_keeps_the_session_shape() -> None:
     assert [t.text for t in only.session.turns] == ["ok"]
 
 
+def test_a_session_let_go_is_emptied_once_redacted_and_redacted_the_same() -> None:
+    """A streamed session read for its entry alone gives its raw texts up at the door: a text a
+    secret changed is then held once (redacted), not twice, while the entry is made."""
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+    def session() -> Session:
+        turns = [Turn("user", "plan the release", end_offset=1)]
+        turns += [Turn("assistant", f"token {secret} in the log {i}", end_offset=2 + i) for i in range(3)]
+        return Session(
+            agent="picard", session_id="s-3", source=Path("/tmp/x.md"), kind="markdown", turns=turns
+        )
+
+    kept, gone = session(), session()
+    want = door.redact_session(kept, kept.turns[1:], remember=False)
+    got = door.redact_session(gone, gone.turns[1:], remember=False, let_go=True)
+    assert [t.text for t in got.session.turns] == [t.text for t in want.session.turns]
+    assert all(secret not in t.text and t.text for t in got.session.turns)
+    assert [t.text for t in gone.turns] == ["plan the release", "", "", ""]  # only the picked turns
+    assert secret in kept.turns[1].text  # without let_go the parsed session is untouched
+
+
 def test_door_judges_each_turn_with_the_turns_around_it() -> None:
     """Issue 31: a parser that cuts a file at blank lines (a hot file, markdown) puts a PGP key's
     armour header and its body in different turns; the door judges each turn inside its neighbours,

@@ -100,3 +100,71 @@ def test_read_file_streams_a_large_file_and_reads_a_small_one_whole(tmp_path: Pa
     os.utime(big)
     with pytest.raises(sources.ChangedError):
         list(reading.sessions())  # read again, it no longer gives what the briefs say
+
+
+def _big_doc(tmp_path: Path) -> Path:
+    """A file over the streaming size whose default session and two agents' sessions each hold
+    hundreds of turns, a quiet hour old."""
+    msgs: list[dict[str, str]] = []
+    for i in range(600):
+        pad = " ".join(f"step{i}-{k}" for k in range(300))
+        msgs.append({"role": "user", "content": f"Ask {i}: check `src/m{i % 7}.py` {pad}"})
+        name = ("riker", "worf")[i % 2]
+        msgs.append({"role": "agent", "agentName": name, "content": f"Checked `src/m{i}.py` {pad}"})
+    path = tmp_path / "src" / "2026-11-02T08-00-00_0a1b2c3d.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"id": "0a1b2c3d", "messages": msgs}))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    assert path.stat().st_size > sources.STREAM_MIN_BYTES
+    return path
+
+
+def test_a_pass_over_the_file_holds_no_session_of_the_passes_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each pass of a streamed file (for the briefs, then for the entries) starts with no session
+    of the file alive (an entry made keeps its session without turns): every step between the file and the compactor (the stream, the cleaning,
+    the reading, the compact loop) lets a session go before the next is read. An ``enumerate``
+    in the loop held the default session (every message) while the next agent's was read: 212 MB
+    at a 64 MB file, 198 without it (``python bench/memory.py --mb 54 --formats squad-repl``)."""
+    import gc
+
+    from scribed import config as config_mod
+    from scribed.core import compact_session
+    from scribed.core.scribe import Scribe
+
+    path = _big_doc(tmp_path)
+    root = tmp_path / "root"
+    (root / ".squad").mkdir(parents=True)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[compress]\nbackend = "extractive"\nworkers = 1\n'
+        f'[[sources]]\nkind = "squad-repl"\npath = "{path.parent}"\nagent = "data"\n'
+    )
+    alive: list[tuple[int | None, int]] = []
+    parse = squad_repl._parse
+
+    def watched(src: Source, only: int | None) -> Any:
+        gc.collect()
+        held = [o for o in gc.get_objects() if isinstance(o, Session) and o.source == path and o.turns]
+        alive.append((only, len(held)))
+        return parse(src, only)
+
+    monkeypatch.setattr(squad_repl, "_parse", watched)
+    let_go: list[bool] = []
+    redact = compact_session.redact_session
+
+    def door(sess: Session, turns: Any = None, **kw: Any) -> Any:
+        let_go.append(kw.get("let_go", False))
+        return redact(sess, turns, **kw)
+
+    monkeypatch.setattr(compact_session, "redact_session", door)
+    s = Scribe(config_mod.load(str(cfg)))
+    try:
+        report = s.run_once(force=True)
+    finally:
+        s.close()
+    assert report.compacted == 3, report
+    assert len(alive) >= 6  # three passes for the briefs, three for the entries
+    assert alive == [(k % 3, 0) for k in range(len(alive))], alive
+    assert let_go == [True] * 3  # read for its entry alone, each gives its raw text up at the door

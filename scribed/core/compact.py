@@ -317,10 +317,13 @@ class Compactor(Step):
         if not wanted:
             return
         last = max(wanted)
-        for i, sess in enumerate(job.reading.sessions()):
+        i = 0  # not enumerate: its reused result tuple holds the last session while the next is read
+        for sess in job.reading.sessions():
             yield i, sess
             if i >= last:
                 return
+            del sess  # not held while the next session is read
+            i += 1  # noqa: SIM113  (enumerate would hold the session, see above)
 
     def _resume_offset(self, job: _Job) -> int:
         """Where compaction resumes: 0 for hot files and for a file rewritten before that point."""
@@ -380,6 +383,8 @@ class Compactor(Step):
                     reached += 1
                     sizes = {id(t): n for t, n in zip(sess.turns, raw[i], strict=True)} if raw else {}
                     self._compact_session(job, sess, sizes, out, i)
+                    del sizes
+                del sess  # the next session is read without this one
         except sources.ChangedError as exc:
             self._changed(job, exc, out, unread=len(todo) - reached)
         return out, held
@@ -453,8 +458,14 @@ class Compactor(Step):
         k = self.sessions.ticket(job.item, sess, turns, bytes_in, job.offset_done)
         if self.kept is not None:
             self.kept.tickets[index] = k
+        # a streamed session is read for its entry alone (an open one is held for the hot file)
+        let_go = job.reading.stream is not None and index not in job.live
         self._compact_one(
-            job, sess.agent, sess.session_id, lambda: self.sessions.make(job.item, k, (sess, turns)), out
+            job,
+            sess.agent,
+            sess.session_id,
+            lambda: self.sessions.make(job.item, k, (sess, turns), let_go=let_go),
+            out,
         )
         heap.trim(bytes_in)  # its work's pages back before the next session's
 

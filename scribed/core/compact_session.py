@@ -166,11 +166,17 @@ class SessionCompactor(Step):
         )
 
     def make(
-        self, item: SourceItem, k: Ticket, parsed: tuple[Session, list[Turn]] | None = None
+        self,
+        item: SourceItem,
+        k: Ticket,
+        parsed: tuple[Session, list[Turn]] | None = None,
+        *,
+        let_go: bool = False,
     ) -> EntryReport | None:
         """:meth:`compact` from the part's ticket: with ``parsed`` (its session and turns) the entry
         is made when none was prepared; without, from the prepared entry alone (a part prepared
-        before the lock: the caller checked the file is the one prepared and the entry is there)."""
+        before the lock: the caller checked the file is the one prepared and the entry is there).
+        ``let_go``: the caller reads no more of the parsed turns (see :func:`redact_session`)."""
         t0 = time.monotonic()
         ckey = k.content_key
         if self.ledger.has_content(ckey) or any(map(self.ledger.has_entry, k.legacy)):
@@ -183,7 +189,7 @@ class SessionCompactor(Step):
             sess, turns = parsed
             if item.kind == "hot":
                 sess = replace(sess, session_id=self.keys.hot_session(k.session_id))
-            red = self._redact(item, sess, turns)
+            red = self._redact(item, sess, turns, let_go=let_go)
             if self._known(ledger_mod.content_id(red), ckey):
                 return None
             w = self._write_entry(item, red, k.bytes_in)
@@ -209,14 +215,16 @@ class SessionCompactor(Step):
             self.ledger.file_under(entry_id, ckey)
         return True
 
-    def _redact(self, item: SourceItem, sess: Session, turns: list[Turn]) -> RedactedSession:
+    def _redact(
+        self, item: SourceItem, sess: Session, turns: list[Turn], *, let_go: bool = False
+    ) -> RedactedSession:
         """``turns`` through the door, with the session's times as the entry shows them."""
         stamps = [t.ts for t in turns if t.ts is not None]
         end = max(stamps) if stamps else (sess.end or datetime.fromtimestamp(item.path.stat().st_mtime, UTC))
         start = min(stamps) if stamps else sess.start
         # the door; a finished session is redacted once: its blocks are not cached (a growing
         # session's live view is: it reads the session again at each change)
-        return redact_session(replace(sess, start=start, end=end), turns, remember=False)
+        return redact_session(replace(sess, start=start, end=end), turns, remember=False, let_go=let_go)
 
     def _write_entry(self, item: SourceItem, red: RedactedSession, bytes_in: int) -> _Written:
         sub = red.session

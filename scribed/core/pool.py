@@ -29,6 +29,7 @@ from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
 from datetime import datetime
 from typing import Any
 
+from scribed import heap
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import Prefetched
@@ -105,6 +106,7 @@ def _init(cfg: Config, environ: dict[str, str], parent: int, key: bytes) -> None
     """Build the worker's :class:`~scribed.core.prepare.Preparer` (a dry-run compactor) with the
     root's content key: a worker recognises content as the parent does."""
     _watch_parent(parent)
+    heap.settle()  # a spawned worker's allocator starts fresh
     _W.update(cfg=cfg, prep=Preparer(cfg, environ, Keyring(key)))
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from scribed import heap
 from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
@@ -80,6 +81,7 @@ class Scribe:
         llm_factory: Callable[[], Compressor] | None = None,
         rand: Callable[[int], bytes] = os.urandom,
     ) -> None:
+        heap.settle()  # before any big file: a freed long text's pages go back (see heap)
         self.cfg = cfg
         self.rand = rand  # the content key's bytes, when a root has none yet
         self.dry_run = dry_run

@@ -222,14 +222,18 @@ def _with_text(t: Turn, text: str) -> Turn:
 
 
 def redact_session(
-    session: Session, turns: Iterable[Turn] | None = None, *, remember: bool = True
+    session: Session, turns: Iterable[Turn] | None = None, *, remember: bool = True, let_go: bool = False
 ) -> RedactedSession:
     """``session`` with its id and texts redacted; ``turns`` (default: all) picks the turns kept;
-    ``remember``: see :func:`redacted_texts`."""
+    ``remember``: see :func:`redacted_texts`; ``let_go``: the picked turns' raw texts are emptied
+    (a caller that reads them no more holds a text a secret changed once, not twice)."""
     from dataclasses import replace  # here: whoever holds a Session has loaded dataclasses already
 
     picked = list(session.turns if turns is None else turns)
     texts = redacted_texts([t.text for t in picked], remember=remember)
     kept = [_with_text(t, r) for t, r in zip(picked, texts, strict=True)]
+    if let_go:
+        for t in picked:
+            t.text = ""
     red = replace(session, session_id=redacted(session.session_id), turns=kept)
     return RedactedSession(red, redacted(str(session.source)))

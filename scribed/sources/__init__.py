@@ -124,6 +124,7 @@ class Reading:
                     raise ChangedError(f"{path} changed while it was read")
                 got += 1
                 yield sess
+                del sess  # not held while the next session is read
         except ChangedError:
             raise
         except Exception as exc:  # the first reading read these bytes without one: the file changed
@@ -133,11 +134,15 @@ class Reading:
 
 
 def _cleaned(stream: markdown.Stream | squad_repl.Stream) -> Iterator[Session]:
+    """The stream's sessions without injected context; like every step of a streamed reading, it
+    lets a session go once it is passed on, so a history of big sessions holds one, not two."""
     for sess in stream:
         turns = injected.clean_turns(sess.turns)
         if turns:
             sess.turns = turns
+            del turns
             yield sess
+        del sess
 
 
 # A Squad REPL file over this size is streamed, a session per pass (see squad_repl.Stream); a
@@ -159,7 +164,10 @@ def read_file(kind: str, path: Path, default_agent: str) -> Reading:
     try:
         src = _source(kind, path, default_agent)
         stream = squad_repl.Stream(src) if big_repl else markdown.Stream(src)
-        briefs = [Brief.of(s) for s in _cleaned(stream)]
+        briefs = []
+        for sess in _cleaned(stream):
+            briefs.append(Brief.of(sess))
+            del sess  # not held while the next one is read (a comprehension would hold it)
     except Exception as exc:  # a daemon must survive any one file; the type names the bug
         return Reading(_failed(kind, path, exc), [])
     return Reading(stream.result([]), briefs, stream)

@@ -157,6 +157,7 @@ class _ChatParts:
             drop = scan.drop if k == last else 0
             turns = stream_turns(self._chunk_lines(drop), ch.speakers.result())
             yield self._part(k, ch, turns, last=k == last)
+            del turns  # not held while the next session is read
 
     def _chunk_lines(self, drop: int) -> Iterator[Line]:
         """The next chunk's lines, up to its end comment (consumed) or a dropped end marker."""
@@ -268,6 +269,7 @@ class Stream:
             undated += part.start is None
             own.extend(w for w in part.warnings if w not in own)
             yield _session(self.src, part)
+            del part  # not held while the next session is read
         warnings = list(found)
         if undated:
             which = "" if kept == 1 else f" ({undated} of {kept} sessions)"

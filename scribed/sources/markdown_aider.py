@@ -216,6 +216,7 @@ def iter_parts(lines: Iterable[Line], base: str, hard: bool, warnings: list[str]
         part = Part(session_id=sid, turns=_Reader(body, hard).run(), start=ts, end=ts)
         part.ended = ended
         yield part
+        del part, body  # not held while the next session's lines are read
 
 
 def _sessions(lines: Iterable[Line]) -> Iterator[tuple[Line | None, list[Line], bool]]:

@@ -138,7 +138,10 @@ class Stream:
             count = n if k == 0 else count  # a file grown since: the caller's briefs tell
             self.size = got.size
             self.warnings.extend(w for w in got.warnings if w not in self.warnings)
-            yield from got.sessions
+            kept = got.sessions
+            del got
+            while kept:  # each let go before the next pass: one session held, not two
+                yield kept.pop(0)
             k += 1
 
 
