@@ -222,14 +222,24 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+# zlib's own default: a 5 MB hot file's archive in 0.20 s and 958 KB, against 0.62 s and 905 KB at
+# gzip's 9 (the archive is made before the hot file's reset: issue 32's 5 s for a 5 MB hot file)
+GZIP_LEVEL = 6
+
+
+def gzipped(data: bytes) -> bytes:
+    """``data`` as an archive's gzip bytes: mtime 0, so reruns are byte-stable."""
+    return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+
+
 def write_gzip_archive(dest: Path, data: bytes, *, sync: bool = True) -> None:
-    """Archive bytes as a gzip file, atomically (mtime 0 so reruns are byte-stable)."""
+    """Archive bytes as a gzip file (:func:`gzipped`), atomically."""
     _refuse_linked_state(dest)
-    atomic_write(dest, gzip.compress(data, mtime=0), sync=sync)
+    atomic_write(dest, gzipped(data), sync=sync)
 
 
 def write_gzipped(dest: Path, gz: bytes, *, sync: bool = True) -> None:
-    """:func:`write_gzip_archive` for bytes compressed ahead (the same ``gzip.compress(data, mtime=0)``)."""
+    """:func:`write_gzip_archive` for bytes compressed ahead (:func:`gzipped`)."""
     _refuse_linked_state(dest)
     atomic_write(dest, gz, sync=sync)
 

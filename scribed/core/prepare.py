@@ -11,7 +11,6 @@ redact and compress. A pool worker (:mod:`scribed.core.pool`) prepares files the
 
 from __future__ import annotations
 
-import gzip
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +23,7 @@ from scribed.core.content_key import Keyring
 from scribed.core.discovery import sha256_bytes
 from scribed.core.ledger import Ledger, SourceRow
 from scribed.core.results import SourceItem
+from scribed.fsutil import gzipped
 from scribed.session.door import redacted
 from scribed.tiers import hot_seed, transcripts
 from scribed.tiers.cold import Layout
@@ -101,4 +101,4 @@ def _hot_archive(item: SourceItem, out: Prefetched) -> tuple[str, bytes] | None:
     if snap is None:
         return None
     clean = redacted(snap.decode("utf-8", "replace")).encode()
-    return sha256_bytes(snap), gzip.compress(clean, mtime=0)
+    return sha256_bytes(snap), gzipped(clean)
