@@ -10,7 +10,9 @@ are no-ops.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 # A phase that handled at least this many bytes is followed by a trim (a trim walks the heap: a
@@ -44,10 +46,13 @@ def _glibc() -> Any:
     return _libc
 
 
-def settle() -> bool:
-    """Fix the allocator's mmap threshold before a process handles big files; whether it could.
+def settle(environ: Mapping[str, str] = os.environ) -> bool:
+    """Fix the allocator's mmap threshold before a process handles big files; whether it did.
     A block of a big text costs one mmap more when allocated, measured as nothing on a 20 MB
-    backlog (bench/throughput.py's files, 5.4–7.3 s either way)."""
+    backlog (bench/throughput.py's files, 5.4–7.3 s either way). A threshold the user set
+    (``MALLOC_MMAP_THRESHOLD_``, or ``mmap_threshold`` in ``GLIBC_TUNABLES``) is left as it is."""
+    if "MALLOC_MMAP_THRESHOLD_" in environ or "mmap_threshold" in environ.get("GLIBC_TUNABLES", ""):
+        return False
     libc = _glibc()
     return bool(libc is not None and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 

@@ -166,3 +166,39 @@ def test_a_history_prepared_ahead_is_not_read_again_under_the_lock(
     rep = s.run_once(force=True)
     s.close()
     assert (rep.compacted, rep.failed) == (1, 0)
+
+
+def test_a_history_s_sessions_are_read_with_none_of_the_ones_before_alive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A streamed Aider history is read a session at a time in both passes (the briefs, the
+    entries): when a session's turns are built, no earlier session's turns are alive (markdown's
+    ``_sessions`` and Aider's ``iter_parts`` held the last part, with its lines, while the next
+    was read; the compact loop's ``enumerate`` held the last session)."""
+    import gc
+
+    from scribed.sources import markdown_aider
+    from scribed.sources.markdown_lines import Part
+
+    s, history = _setup(tmp_path, 50)
+    assert history.stat().st_size > MARKDOWN_WHOLE_MAX  # streamed
+    alive: list[int] = []
+    run = markdown_aider._Reader.run
+
+    def watched(self: Any) -> Any:
+        gc.collect()
+        held = [
+            o
+            for o in gc.get_objects()
+            if ((isinstance(o, Session) and o.source == history) or isinstance(o, Part)) and o.turns
+        ]
+        alive.append(len(held))
+        return run(self)
+
+    monkeypatch.setattr(markdown_aider._Reader, "run", watched)
+    try:
+        rep = s.run_once(force=True)
+    finally:
+        s.close()
+    assert (rep.compacted, rep.failed) == (50, 0)
+    assert len(alive) >= 100 and not any(alive), alive
