@@ -312,12 +312,21 @@ def test_the_server_imports_every_module_its_tools_need_before_serving() -> None
 
 
 # --- the wire under abuse ------------------------------------------------------------------------
+def _sigint_default() -> None:
+    """In the server's child: Ctrl-C as a terminal gives it. A suite run as a shell's background
+    job has SIGINT ignored, which children inherit and Python rightly keeps."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _raw_server(root: Path, cfg: Path) -> subprocess.Popen[bytes]:
     """A ``scribed mcp`` subprocess, initialized, for raw writes."""
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     p = subprocess.Popen(
         [sys.executable, "-m", "scribed", "--config", str(cfg), "mcp"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env,
+        preexec_fn=_sigint_default,  # noqa: PLW1509
     )  # fmt: skip
     init = {
         "jsonrpc": "2.0", "id": "init", "method": "initialize",

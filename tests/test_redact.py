@@ -8,7 +8,7 @@ import time
 from collections import namedtuple
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from secrets_corpus import LOOKALIKES, SECRETS, Secret, lookalike_corpus
 
@@ -492,6 +492,9 @@ def test_secret_never_survives_arbitrary_surroundings(secret: Secret, before: st
     st.lists(st.sampled_from(ONE_LINE), min_size=1, max_size=4),
     st.text(alphabet=" \t\n;,|", min_size=1, max_size=3),
 )
+# Found by Hypothesis: the credentials' unquoted value ran over `|` into the URL, and its `://`
+# passed for a `user:password` value, which the rule for those then refused: the value was kept.
+@example([next(s for s in ONE_LINE if s.name == n) for n in ("credentials_entropy", "url_postgres")], "|")
 def test_count_matches_markers(picks: list[Secret], sep: str) -> None:
     text = sep.join(["start"] + [s.line for s in picks] + ["end"])
     assume(REDACTED not in text)
