@@ -326,7 +326,7 @@ def _raw_server(root: Path, cfg: Path) -> subprocess.Popen[bytes]:
     p = subprocess.Popen(
         [sys.executable, "-m", "scribed", "--config", str(cfg), "mcp"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env,
-        preexec_fn=_sigint_default,  # noqa: PLW1509
+        preexec_fn=_sigint_default,
     )  # fmt: skip
     init = {
         "jsonrpc": "2.0", "id": "init", "method": "initialize",
