@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from scribed.compress import lines as lines_mod
 from scribed.compress.content import content_free
 from scribed.compress.stopwords import STOP
 from scribed.models import Turn
@@ -47,6 +48,11 @@ _FIX_SENT = re.compile(
     r"the issue was|workaround|patched|changed|replaced|switched|added|removed|updated|renamed|"
     r"now (?:passes|works|builds|compiles)|pinned|installed)\b",
     re.I,
+)
+# A literal (lowercase) of each of _FIX_SENT's words: a line holding none has no fix sentence.
+_FIX_WORDS = re.compile(
+    r"fix|resolv|cause|problem was|issue was|workaround|patched|changed|replaced|switched|added|removed|"
+    r"updated|renamed|now |pinned|installed"
 )
 _EDIT_TOOLS = re.compile(
     r"^(?:edit|multiedit|write|str_replace\w*|apply_patch|replace|write_file|edit_file|create_file|"
@@ -223,7 +229,9 @@ def _changes(turn: Turn) -> list[_Change]:
     if turn.role != "assistant" or turn.kind != "message":
         return []
     out: list[_Change] = []
-    for raw in turn.text.splitlines():
+    lines = turn.text.splitlines()
+    picked = lines_mod.holding(turn.text, _FIX_WORDS)  # a sentence's match is one in its line
+    for raw in lines if picked is None else map(lines.__getitem__, picked[0]):
         line = raw.strip().lstrip("-*> ").strip()
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
