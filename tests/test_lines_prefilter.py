@@ -120,3 +120,12 @@ def test_figures_are_those_the_first_pattern_finds(text: str) -> None:
     assert anchors._few_numbers(Turn(role="assistant", text=text)) == (
         len(_NUMBER_BEFORE.findall(text, 0, 20_000)) <= anchors.MAX_FIGURES
     )
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([*"a1 \t٣\xa0\u3000x-²\x1f", "PASSED"]), max_size=20).map("".join))
+def test_a_line_without_a_digit_has_the_shape_masking_gives(line: str) -> None:
+    """units._shape skips the mask where no digit is: the same shape as masking every line."""
+    from scribed.compress import units
+
+    assert units._shape(line) == " ".join(units._NUMBERED.sub("0", line).split())

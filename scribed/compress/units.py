@@ -421,7 +421,10 @@ SHAPE_RUN = 3
 def _shape(line: str) -> str:
     """The line with each word holding a digit masked and its spaces collapsed (columns padded to
     a width): lines of one listing share it."""
-    return " ".join(_NUMBERED.sub("0", line).split())
+    return " ".join((_NUMBERED.sub("0", line) if _DIGIT.search(line) else line).split())
+
+
+_DIGIT = re.compile(r"\d")  # _NUMBERED's digit: a line without one is masked as it is (a quarter faster)
 
 
 def _error_candidates(lines: list[str], lo: int, hi: int) -> set[int]:
