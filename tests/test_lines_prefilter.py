@@ -13,13 +13,90 @@ from scribed.models import Turn
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BREAKS = ["\n", "\r\n", "\r", "\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
+# A phrase for every alternative of the real patterns (errors._FIX_SENT; anchors' decision and
+# TODO patterns): removing any literal from the word lists leaves one of them unnamed.
+FIX_PHRASES = [
+    "fix it now",
+    "we fixed the loop",
+    "this fixes it",
+    "resolved the race",
+    "resolves the race",
+    "the root cause was x",
+    "the cause was x",
+    "caused by the cache",
+    "it was because of x",
+    "the problem was the lock",
+    "the issue was the lock",
+    "a workaround for x",
+    "patched the loop",
+    "changed the retry",
+    "replaced the loop",
+    "switched to uv",
+    "added a lock",
+    "removed the cache",
+    "updated the pin",
+    "renamed the module",
+    "now passes again",
+    "now works again",
+    "now builds again",
+    "now compiles again",
+    "pinned the version",
+    "installed the wheel",
+]
+DECISION_PHRASES = [
+    "Decision: use uv",
+    "decided: use uv",
+    "final decision: use uv",
+    "revised decision: use uv",
+    "we decided to use uv",
+    "I agreed on uv",
+    "team chose uv",
+    "we will go with uv",
+    "we are going with uv",
+    "let's go with uv",
+    "lets go with uv",
+    "let\u2019s go with uv",
+    "going with this: uv",
+    "the plan is to use uv",
+    "change of plan: uv",
+    "actually, no: uv",
+    "scratch that. we should use uv",
+    "scratch the big idea. use uv",
+]
+TODO_PHRASES = [
+    "- [ ] write docs",
+    "* [ ] write docs",
+    "TODO: write docs",
+    "FIXME write docs",
+    "open item: write docs",
+    "follow-up: write docs",
+    "follow up write docs",
+    "next step: write docs",
+    "next steps: write docs",
+    "remaining work: write docs",
+    "still to do: write docs",
+    "we still need to write docs",
+    "- [x] write docs",
+    "- [X] write docs",
+    "DONE: write docs",
+    "Done: write docs",
+    "Finished: write docs",
+    "Completed: write docs",
+    "closed TODO: write docs",
+    "resolved TODO write docs",
+    "the docs is done",
+    "the docs are finished",
+    "the docs is complete now",
+]
+DECISION = [anchors._DECISION, anchors._DECISION_VERB, anchors._DECISION_MORE]
+TODO = [anchors._TODO_OPEN, anchors._TODO_DONE, anchors._TODO_DONE_SUFFIX]
+CASES = (str, str.upper, str.lower, str.title)
 PIECES = [
-    "Fixed", "the ROOT cause", "was because", "The problem was", "workaround", "Now passes", "now\tpasses",
-    "Decision:", "decided", "We agreed", "let's go with", "- [ ] ", "- [X] ", "TODO: ", "Follow-up:",
-    "next steps:", "is done", "DONE ", "Scratch that.", "→", "é", "İ", "ſ", "ß", "Σ", "x", " ", "`a.py`",
-    "We still need to", "Completed:", "renamed", "PINNED", "installed", "resolves",
+    *FIX_PHRASES, *DECISION_PHRASES, *TODO_PHRASES,
+    "→", "\xe9", "\u0130", "\u0131", "\u017f", "\u212a", "\xdf", "\u03a3", "x", " ", "`a.py`", ". ",
 ]  # fmt: skip
-TEXT = st.lists(st.sampled_from(PIECES + BREAKS) | st.text(max_size=4), max_size=40).map("".join)
+PIECE = st.tuples(st.sampled_from(PIECES), st.sampled_from(CASES)).map(lambda p: p[1](p[0]))
+TEXT = st.lists(PIECE | st.sampled_from(BREAKS) | st.text(max_size=4), max_size=40).map("".join)
 
 
 def _named(text: str, words: re.Pattern[str], real: list[re.Pattern[str]]) -> None:
@@ -47,10 +124,27 @@ def test_every_fix_sentence_line_is_named(text: str) -> None:
 @SETTINGS
 @given(TEXT)
 def test_every_decision_and_todo_line_is_named(text: str) -> None:
-    decision = [anchors._DECISION, anchors._DECISION_VERB, anchors._DECISION_MORE]
-    _named(text, anchors._DECISION_ANY[0], decision)
-    todo = [anchors._TODO_OPEN, anchors._TODO_DONE, anchors._TODO_DONE_SUFFIX]
-    _named(text, anchors._TODO_ANY[0], todo)
+    _named(text, anchors._DECISION_ANY[0], DECISION)
+    _named(text, anchors._TODO_ANY[0], TODO)
+    ls = [ln for ln in text.splitlines() if ln.strip()]  # anchors' lines: non-blank
+    said, todo = anchors._holding(ls, anchors._DECISION_ANY, anchors._TODO_ANY)
+    assert all(anchors._mentions(anchors._DECISION_ANY, ln) for ln in said)  # what the per-line check kept
+    assert all(anchors._mentions(anchors._TODO_ANY, ln) for ln in todo)
+
+
+def test_each_alternative_is_named() -> None:
+    """Every phrase matches its real pattern (in each case it still matches) and is named."""
+    for phrases, words, real in (
+        (FIX_PHRASES, errors._FIX_WORDS, [errors._FIX_SENT]),
+        (DECISION_PHRASES, anchors._DECISION_ANY[0], DECISION),
+        (TODO_PHRASES, anchors._TODO_ANY[0], TODO),
+    ):
+        for phrase in phrases:
+            assert any(p.search(phrase) for p in real), phrase
+            for case in CASES:
+                text = f"before\nso {case(phrase)} here\nafter"
+                if any(p.search(text.splitlines()[1]) for p in real):
+                    assert lines.holding(text, words) == [[1]], (phrase, case)
 
 
 def test_lines_are_those_of_splitlines() -> None:
@@ -61,9 +155,10 @@ def test_lines_are_those_of_splitlines() -> None:
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from([*PIECES, "\n", ". ", "Reading it. "]), max_size=30).map("".join))
+@given(st.lists(PIECE | st.sampled_from(["\n", ". ", "Reading it. ", *BREAKS]), max_size=30).map("".join))
 def test_changes_are_those_of_every_line(text: str) -> None:
-    """The fix sentences found through the prefilter are those a test of every line finds."""
+    """The fix sentences found through the prefilter are those the loop over every line found
+    (below: errors._changes's loop as it was before the prefilter)."""
     turn = Turn(role="assistant", text=text, kind="message")
     want = []
     for raw in text.splitlines():
@@ -124,8 +219,18 @@ def test_figures_are_those_the_first_pattern_finds(text: str) -> None:
 
 @SETTINGS
 @given(st.lists(st.sampled_from([*"a1 \t٣\xa0\u3000x-²\x1f", "PASSED"]), max_size=20).map("".join))
-def test_a_line_without_a_digit_has_the_shape_masking_gives(line: str) -> None:
+def test_shape_is_what_masking_every_line_gives(line: str) -> None:
     """units._shape skips the mask where no digit is: the same shape as masking every line."""
     from scribed.compress import units
 
     assert units._shape(line) == " ".join(units._NUMBERED.sub("0", line).split())
+
+
+def test_few_numbers_reads_the_first_20000_characters() -> None:
+    """A turn's figures are counted in its first 20,000 characters, as before, and the count
+    stops at the one too many."""
+    late = "x " * 10_000 + "5 ms, 6 ms, 7 ms, 8 ms"
+    early = "5 ms, 6 ms, 7 ms, 8 ms " + late
+    for text, few in ((late, True), (early, False), ("5 ms, 6 ms, 7 ms", True)):
+        assert anchors._few_numbers(Turn(role="assistant", text=text)) is few
+        assert (len(_NUMBER_BEFORE.findall(text, 0, 20_000)) <= anchors.MAX_FIGURES) is few

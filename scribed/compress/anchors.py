@@ -256,8 +256,7 @@ def _split(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and not _DIFF_LINE.match(ln)]
 
 
-# The only non-ASCII characters re.IGNORECASE matches to an ASCII letter (İ ı ſ K).
-_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+_FOLDS_TO_ASCII = frozenset(lines_mod.FOLDS_TO_ASCII)
 
 
 Words = tuple[re.Pattern[str], re.Pattern[str]]  # lowercase ASCII, and the same ignoring case
@@ -278,13 +277,12 @@ def _mentions(words: Words, line: str) -> bool:
 
 def _holding(ls: list[str], *words: Words) -> list[list[str]]:
     """For each of ``words``, the lines of ``ls`` (non-blank, without a break) that mention it:
-    found in one scan of them joined (:func:`lines.holding`), then checked one by one with
-    :func:`_mentions`."""
+    found in one scan of them joined (:func:`lines.holding`; it names only lines :func:`_mentions`
+    accepts), else (a character that folds to ASCII) checked one by one."""
     picked = lines_mod.holding("\n".join(ls), *(w[0] for w in words))
-    return [
-        [ln for ln in (ls if picked is None else map(ls.__getitem__, picked[k])) if _mentions(w, ln)]
-        for k, w in enumerate(words)
-    ]
+    if picked is None:
+        return [[ln for ln in ls if _mentions(w, ln)] for w in words]
+    return [list(map(ls.__getitem__, p)) for p in picked]
 
 
 def _first_sentence(text: str) -> str:

@@ -49,7 +49,8 @@ _FIX_SENT = re.compile(
     r"now (?:passes|works|builds|compiles)|pinned|installed)\b",
     re.I,
 )
-# A literal (lowercase) of each of _FIX_SENT's words: a line holding none has no fix sentence.
+# A literal (lowercase) of each of _FIX_SENT's alternatives: a line holding none has no fix
+# sentence. Kept in step with _FIX_SENT: tests/test_lines_prefilter.py has a phrase for each.
 _FIX_WORDS = re.compile(
     r"fix|resolv|cause|problem was|issue was|workaround|patched|changed|replaced|switched|added|removed|"
     r"updated|renamed|now |pinned|installed"
