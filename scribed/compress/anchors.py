@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from scribed.compress import lines as lines_mod
 from scribed.compress import plan as plan_mod
@@ -154,19 +155,30 @@ _CMD_START = re.compile(
 )
 _BACKTICK = re.compile(r"`([^`\n]{3,180})`")
 
-# Prefilters: each pattern below needs one of these literals, so a line without them skips it
-# (same flags as the pattern they guard, so they never skip a line the pattern would match).
-_DECISION_WORDS = (
-    r"decision|decided|agreed|chose|go with|going with|plan is to|change of plan|actually,|scratch"
-)
-_TODO_WORDS = (
-    r"\[[ xX]\]|todo|fixme|done|finished|complete|open item|follow[- ]up|next step|remaining work|"
-    r"still to do|still need to"
-)
-# Case-insensitive via ``_mentions``: the plain pattern on the lowercased ASCII of the line is
-# several times faster than re.I.
-_DECISION_ANY = (re.compile(_DECISION_WORDS), re.compile(_DECISION_WORDS, re.I))
-_TODO_ANY = (re.compile(_TODO_WORDS.replace("xX", "x")), re.compile(_TODO_WORDS, re.I))
+
+# Prefilters: each pattern below needs one of these literals (lowercase ASCII), whatever its case,
+# so a line without them skips it: looked for with ``str.find`` in a turn's lines joined
+# (:func:`_holding`), else per line through ``_mentions``.
+class Words(NamedTuple):
+    literals: tuple[str, ...]
+    lower: re.Pattern[str]  # the literals, on lowercased ASCII text
+    folded: re.Pattern[str]  # the literals, ignoring case
+
+
+def _prefilter(*literals: str) -> Words:
+    """The literals, and a regex of them for lowercased ASCII text and one ignoring case."""
+    rx = "|".join(map(re.escape, literals))
+    return Words(literals, re.compile(rx), re.compile(rx, re.I))
+
+
+_DECISION_ANY = _prefilter(
+    "decision", "decided", "agreed", "chose", "go with", "going with", "plan is to", "change of plan", "actually,",
+    "scratch",
+)  # fmt: skip
+_TODO_ANY = _prefilter(
+    "[ ]", "[x]", "todo", "fixme", "done", "finished", "complete", "open item", "follow-up", "follow up",
+    "next step", "remaining work", "still to do", "still need to",
+)  # fmt: skip
 _PATH_EXT = re.compile(
     r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|toml|yaml|yml|json|jsonl|ini|"
     r"cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle)(?![\w/])"
@@ -259,9 +271,6 @@ def _split(text: str) -> list[str]:
 _FOLDS_TO_ASCII = frozenset(lines_mod.FOLDS_TO_ASCII)
 
 
-Words = tuple[re.Pattern[str], re.Pattern[str]]  # lowercase ASCII, and the same ignoring case
-
-
 def _mentions(words: Words, line: str) -> bool:
     """Whether ``line`` holds one of the words (case-insensitive): a prefilter.
 
@@ -270,16 +279,16 @@ def _mentions(words: Words, line: str) -> bool:
     """
     if not line.isascii():
         if not _FOLDS_TO_ASCII.isdisjoint(line):
-            return words[1].search(line) is not None
+            return words.folded.search(line) is not None
         line = line.encode("ascii", "ignore").decode("ascii")
-    return words[0].search(line.lower()) is not None
+    return words.lower.search(line.lower()) is not None
 
 
 def _holding(ls: list[str], *words: Words) -> list[list[str]]:
     """For each of ``words``, the lines of ``ls`` (non-blank, without a break) that mention it:
     found in one scan of them joined (:func:`lines.holding`; it names only lines :func:`_mentions`
     accepts), else (a character that folds to ASCII) checked one by one."""
-    picked = lines_mod.holding("\n".join(ls), *(w[0] for w in words))
+    picked = lines_mod.holding("\n".join(ls), *(w.literals for w in words))
     if picked is None:
         return [[ln for ln in ls if _mentions(w, ln)] for w in words]
     return [list(map(ls.__getitem__, p)) for p in picked]

@@ -51,10 +51,10 @@ _FIX_SENT = re.compile(
 )
 # A literal (lowercase) of each of _FIX_SENT's alternatives: a line holding none has no fix
 # sentence. Kept in step with _FIX_SENT: tests/test_lines_prefilter.py has a phrase for each.
-_FIX_WORDS = re.compile(
-    r"fix|resolv|cause|problem was|issue was|workaround|patched|changed|replaced|switched|added|removed|"
-    r"updated|renamed|now |pinned|installed"
-)
+_FIX_WORDS = (
+    "fix", "resolv", "cause", "problem was", "issue was", "workaround", "patched", "changed", "replaced",
+    "switched", "added", "removed", "updated", "renamed", "now ", "pinned", "installed",
+)  # fmt: skip
 _EDIT_TOOLS = re.compile(
     r"^(?:edit|multiedit|write|str_replace\w*|apply_patch|replace|write_file|edit_file|create_file|"
     r"insert|patch|search_replace|edit_notebook)$",
