@@ -245,3 +245,28 @@ def test_few_numbers_reads_the_first_20000_characters() -> None:
     for text, few in ((late, True), (early, False), ("5 ms, 6 ms, 7 ms", True)):
         assert anchors._few_numbers(Turn(role="assistant", text=text)) is few
         assert (len(_NUMBER_BEFORE.findall(text, 0, 20_000)) <= anchors.MAX_FIGURES) is few
+
+
+ERROR_BITS = ["Error", "E  ", "FAILED", "exit", " ", "\u2192", "12", "x", "Segm", "\t", "error:"]
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 9999), st.lists(st.sampled_from(ERROR_BITS) | st.text(max_size=3), max_size=6)
+        ),
+        min_size=1,
+        max_size=90,
+    )
+)
+def test_numbered_lines_have_their_errors_where_their_numbers_are_gone(
+    rows: list[tuple[int, list[str]]],
+) -> None:
+    """units._tool_result finds a read file's error lines before taking the line numbers off the
+    lines it uses: the same lines as after (a number and its arrow hold no error word)."""
+    from scribed.compress import units
+
+    raw = [ln for ln in (f"{n}\u2192{''.join(bits)}".strip() for n, bits in rows) if ln]
+    gone = [units._READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in raw]
+    assert units._error_candidates(raw, 0, len(raw)) == units._error_candidates(gone, 0, len(gone))

@@ -370,18 +370,19 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     # is what lowercasing does.
     noisy = "DEBUG" in text or "TRACE" in text
     elidable = not text.isascii() or any(map(text.lower().__contains__, _ELIDED_WORDS))
-    if "→" in text:
-        lines = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in lines]
     last = len(lines) - 1
     maybe = may_hold_error(text)  # False: no line matches either (a line is a piece of the text)
     tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
     order: Iterable[int] = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
-    if maybe and tail > TOOL_HEAD_LINES:
+    if maybe and tail > TOOL_HEAD_LINES:  # a line's number (below) holds no error word: same lines
         order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
     order = list(order)
-    shapes = _listing_shapes(list(map(lines.__getitem__, order)))
-    for i in order:
-        ln = lines[i]
+    if "→" in text:  # a file read with line numbers: the lines used, without theirs
+        used = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in map(lines.__getitem__, order)]
+    else:
+        used = list(map(lines.__getitem__, order))
+    shapes = _listing_shapes(used)
+    for i, ln in zip(order, used, strict=True):
         err = error_in_line(ln) if maybe else None
         if err:
             b.add(err, turn.line, "error", 1.0)
