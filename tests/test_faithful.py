@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed.compress import anchors, entry, errors
+from scribed.compress import anchor_text, anchors, entry, errors
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
@@ -464,10 +464,10 @@ def test_a_clipped_line_never_cuts_a_backtick_span_or_a_token() -> None:
 
 def test_a_long_anchor_is_never_cut_inside_a_token() -> None:
     url = "https://example.invalid/report?pdf_url=https%3A%2F%2Fdocs.example.invalid%2Fmedia%2F" + "z" * 200
-    assert anchors._clean(url) == url
-    assert anchors._clean("fetch " + url) == "fetch"
+    assert anchor_text.clean(url) == url
+    assert anchor_text.clean("fetch " + url) == "fetch"
     words = " ".join(["word"] * 60)
-    assert anchors._clean(words).split()[-1] == "word"
+    assert anchor_text.clean(words).split()[-1] == "word"
 
 
 def test_a_long_goal_with_a_pivot_is_clipped_between_words() -> None:

@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scribed.compress import anchors, errors, lines
+from scribed.compress import anchors, decisions, errors, lines
 from scribed.models import Turn
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,7 +88,7 @@ TODO_PHRASES = [
     "the docs are finished",
     "the docs is complete now",
 ]
-DECISION = [anchors._DECISION, anchors._DECISION_VERB, anchors._DECISION_MORE]
+DECISION = [decisions._DECISION, decisions._DECISION_VERB, decisions._DECISION_MORE]
 TODO = [anchors._TODO_OPEN, anchors._TODO_DONE, anchors._TODO_DONE_SUFFIX]
 CASES = (str, str.upper, str.lower, str.title)
 PIECES = [
@@ -126,26 +126,26 @@ def test_every_fix_sentence_line_is_named(text: str) -> None:
 def test_lines_broken_by_newlines_alone_are_counted(text: str) -> None:
     """The common case, every line ended by "\\n" alone: a hit's line is the newlines before it."""
     _named(text, errors._FIX_WORDS, [errors._FIX_SENT])
-    _named(text, anchors._DECISION_ANY.literals, DECISION)
+    _named(text, decisions.WORDS.literals, DECISION)
     _named(text, anchors._TODO_ANY.literals, TODO)
 
 
 @SETTINGS
 @given(TEXT)
 def test_every_decision_and_todo_line_is_named(text: str) -> None:
-    _named(text, anchors._DECISION_ANY.literals, DECISION)
+    _named(text, decisions.WORDS.literals, DECISION)
     _named(text, anchors._TODO_ANY.literals, TODO)
     ls = [ln for ln in text.splitlines() if ln.strip()]  # anchors' lines: non-blank
-    said, todo = anchors._holding(ls, anchors._DECISION_ANY, anchors._TODO_ANY)
-    assert all(anchors._mentions(anchors._DECISION_ANY, ln) for ln in said)  # what the per-line check kept
-    assert all(anchors._mentions(anchors._TODO_ANY, ln) for ln in todo)
+    said, todo = lines.mentioning(ls, decisions.WORDS, anchors._TODO_ANY)
+    assert all(lines.mentions(decisions.WORDS, ln) for ln in said)  # what the per-line check kept
+    assert all(lines.mentions(anchors._TODO_ANY, ln) for ln in todo)
 
 
 def test_each_alternative_is_named() -> None:
     """Every phrase matches its real pattern (in each case it still matches) and is named."""
     for phrases, words, real in (
         (FIX_PHRASES, errors._FIX_WORDS, [errors._FIX_SENT]),
-        (DECISION_PHRASES, anchors._DECISION_ANY.literals, DECISION),
+        (DECISION_PHRASES, decisions.WORDS.literals, DECISION),
         (TODO_PHRASES, anchors._TODO_ANY.literals, TODO),
     ):
         for phrase in phrases:

@@ -7,6 +7,7 @@ normalised once per text and a short anchor's form is remembered.
 from __future__ import annotations
 
 import functools
+import re
 
 from scribed.models import Anchor
 
@@ -69,3 +70,25 @@ def format_anchor(a: Anchor) -> str:
     if a.type == "todo":
         return f"open: {a.text}"
     return f"{a.type}: {a.text}"
+
+
+MAX_ANCHOR_CHARS = 220
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+
+
+def clean(s: str, limit: int = MAX_ANCHOR_CHARS) -> str:
+    """An anchor's text: one line, marks and stray backticks off, within ``limit`` (never cut
+    inside a token; a longer limit, an open item's, keeps whole sentences)."""
+    s = s.strip().strip("*").strip()
+    if s.count("`") % 2 == 1:
+        s = s.strip("`").strip()
+    s = " ".join(s.split())  # stripped above: the same as re.sub(r"\s+", " ", s)
+    if len(s) > limit:
+        ends = [m.end() for m in _SENTENCE_END.finditer(s, 0, limit + 1)]
+        if limit > MAX_ANCHOR_CHARS and ends:  # an item keeps its whole sentences
+            return s[: ends[-1]].rstrip(" .;,")
+        cut = s[:limit]
+        if s[limit] != " ":  # never end inside a token (a URL or path cut short is another one)
+            cut = cut.rsplit(" ", 1)[0] if " " in cut else s.split(" ", 1)[0][:2000]
+        s = cut
+    return s.rstrip(" .;,")

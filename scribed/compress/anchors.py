@@ -11,19 +11,21 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from scribed.compress import lines as lines_mod
 from scribed.compress import plan as plan_mod
+from scribed.compress.anchor_text import MAX_ANCHOR_CHARS as MAX_ANCHOR_CHARS
 from scribed.compress.anchor_text import _norm as _norm  # presence checks, re-exported
 from scribed.compress.anchor_text import _norm_anchor as _norm_anchor
 from scribed.compress.anchor_text import _norm_text as _norm_text
+from scribed.compress.anchor_text import clean
 from scribed.compress.anchor_text import format_anchor as format_anchor
 from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
+from scribed.compress.decisions import WORDS as DECISION_WORDS
+from scribed.compress.decisions import Decisions
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import acts_on
-from scribed.compress.reversal import REVERSAL
 from scribed.models import Anchor, Session, Turn
 
 # Caps per session so a pathological transcript cannot blow the entry budget.
@@ -40,27 +42,6 @@ CAPS: dict[str, int] = {
 }
 # Order in which missing anchors are restored when the budget is tight.
 PRIORITY = ["decision", "todo", "path", "error", "issue", "command", "directive", "identifier", "number"]
-MAX_ANCHOR_CHARS = 220
-
-_DECISION = re.compile(
-    r"(?:^|[\s*_>-])(?:decision|decided|final decision|revised decision)\**\s*(?:\([^)]{0,40}\)\s*)?\**\s*[:：]"
-    r"\s*(?P<d>.+)",
-    re.IGNORECASE,
-)
-_DECISION_VERB = re.compile(
-    r"\b(?:we|i|team)\s+(?:have\s+)?(?:decided|agreed|chose|will go with|are going with)\s+(?:to\s+|on\s+)?(?P<d>.+)",
-    re.IGNORECASE,
-)
-# Other ways agents state a decision, and reversals that name only the new choice.
-_DECISION_MORE = re.compile(
-    r"(?:\blet(?:'|’)?s go with\b[^:]{0,40}[:,]?|\bgoing with\b[^:]{0,40}:|\bthe plan is to\b|"
-    r"\bchange of plan\s*[:,]|\bactually,[^:]{0,60}:|\bscratch (?:that|the [^.]{1,40}idea)[.;,!]\s*"
-    r"(?:we should|let(?:'|’)?s|we(?:'|’)ll)?)\s*(?P<d>[^;]+)",
-    re.IGNORECASE,
-)
-_INSTEAD_OF = re.compile(
-    r"\b(?:instead of|rather than|replac(?:e|es|ing))\s+`?(?P<x>[^`,.;]{2,60})", re.IGNORECASE
-)
 
 _PATH = re.compile(
     r"(?<![\w@:/.-])"
@@ -156,26 +137,9 @@ _CMD_START = re.compile(
 _BACKTICK = re.compile(r"`([^`\n]{3,180})`")
 
 
-# Prefilters: each pattern below needs one of these literals (lowercase ASCII), whatever its case,
-# so a line without them skips it: looked for with ``str.find`` in a turn's lines joined
-# (:func:`_holding`), else per line through ``_mentions``.
-class Words(NamedTuple):
-    literals: tuple[str, ...]
-    lower: re.Pattern[str]  # the literals, on lowercased ASCII text
-    folded: re.Pattern[str]  # the literals, ignoring case
-
-
-def _prefilter(*literals: str) -> Words:
-    """The literals, and a regex of them for lowercased ASCII text and one ignoring case."""
-    rx = "|".join(map(re.escape, literals))
-    return Words(literals, re.compile(rx), re.compile(rx, re.I))
-
-
-_DECISION_ANY = _prefilter(
-    "decision", "decided", "agreed", "chose", "go with", "going with", "plan is to", "change of plan", "actually,",
-    "scratch",
-)  # fmt: skip
-_TODO_ANY = _prefilter(
+# Each TODO pattern below needs one of these literals, whatever its case: a line without them is
+# skipped (found in a turn's lines joined, :func:`lines.mentioning`).
+_TODO_ANY = lines_mod.prefilter(
     "[ ]", "[x]", "todo", "fixme", "done", "finished", "complete", "open item", "follow-up", "follow up",
     "next step", "remaining work", "still to do", "still need to",
 )  # fmt: skip
@@ -188,62 +152,10 @@ _DIGITS = re.compile(r"\d+")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 MIN_ANCHOR_CHARS = 2
 MAX_FIGURES = 3  # a message stating more figures is a measurement dump, not a fact
-MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repeat to name it
-MIN_DECISION_CHARS = 4
 
 
-def _clean(s: str, limit: int = MAX_ANCHOR_CHARS) -> str:
-    s = s.strip().strip("*").strip()
-    if s.count("`") % 2 == 1:
-        s = s.strip("`").strip()
-    s = " ".join(s.split())  # stripped above: the same as re.sub(r"\s+", " ", s)
-    if len(s) > limit:
-        ends = [m.end() for m in _SENTENCE_END.finditer(s, 0, limit + 1)]
-        if limit > MAX_ANCHOR_CHARS and ends:  # an item keeps its whole sentences
-            return s[: ends[-1]].rstrip(" .;,")
-        cut = s[:limit]
-        if s[limit] != " ":  # never end inside a token (a URL or path cut short is another one)
-            cut = cut.rsplit(" ", 1)[0] if " " in cut else s.split(" ", 1)[0][:2000]
-        s = cut
-    return s.rstrip(" .;,")
-
-
-_SENTENCE_END = re.compile(r"[.!?](?=\s)")
 # An open item (a TODO, a plan step) is printed whole up to this many characters, then by sentences.
 TODO_CHARS = 600
-
-
-_WORD = re.compile(r"[a-z0-9_]{3,}")
-
-
-def _words(s: str) -> set[str]:
-    return set(_WORD.findall(s.lower())) - _STOP
-
-
-_STOP = {
-    "the",
-    "and",
-    "for",
-    "use",
-    "with",
-    "this",
-    "that",
-    "from",
-    "instead",
-    "decision",
-    "decided",
-    "will",
-    "are",
-    "our",
-    "not",
-    "now",
-    "reverse",
-    "reversing",
-    "revert",
-    "earlier",
-    "previous",
-    "rather",
-}
 
 
 # Turn kinds whose lines carry anchors; decisions and TODOs come from the first two only.
@@ -268,36 +180,6 @@ def _split(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and not _DIFF_LINE.match(ln)]
 
 
-_FOLDS_TO_ASCII = frozenset(lines_mod.FOLDS_TO_ASCII)
-
-
-def _mentions(words: Words, line: str) -> bool:
-    """Whether ``line`` holds one of the words (case-insensitive): a prefilter.
-
-    The words are ASCII, so a match is a run of ASCII characters (or of those four): dropping the
-    other characters keeps every match, and an ASCII string's ``lower()`` is exact.
-    """
-    if not line.isascii():
-        if not _FOLDS_TO_ASCII.isdisjoint(line):
-            return words.folded.search(line) is not None
-        line = line.encode("ascii", "ignore").decode("ascii")
-    return words.lower.search(line.lower()) is not None
-
-
-def _holding(ls: list[str], *words: Words) -> list[list[str]]:
-    """For each of ``words``, the lines of ``ls`` (non-blank, without a break) that mention it:
-    found in one scan of them joined (:func:`lines.holding`; it names only lines :func:`_mentions`
-    accepts), else (a character that folds to ASCII) checked one by one."""
-    picked = lines_mod.holding("\n".join(ls), *(w.literals for w in words))
-    if picked is None:
-        return [[ln for ln in ls if _mentions(w, ln)] for w in words]
-    return [list(map(ls.__getitem__, p)) for p in picked]
-
-
-def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip(), maxsplit=1)[0]
-
-
 def _command(raw: str) -> str | None:
     """A command worth keeping: unwrapped from ``bash -lc``, and not a read-only look."""
     raw = raw.strip().strip("'\"")
@@ -319,7 +201,7 @@ class _Found:
         self.counts: dict[str, int] = {}
 
     def add(self, kind: str, text: str, line: int, superseded: str | None = None) -> None:
-        text = _clean(text, TODO_CHARS if kind == "todo" else MAX_ANCHOR_CHARS)
+        text = clean(text, TODO_CHARS if kind == "todo" else MAX_ANCHOR_CHARS)
         shape = _DIGITS.sub("0", text) if kind in ("command", "error") else text
         if (
             len(text) < MIN_ANCHOR_CHARS
@@ -349,8 +231,8 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     """
     turns = session.turns if turns is None else turns
     plan = plan_mod.final(turns)
-    decisions = _Decisions()
-    todos = _Todos({_clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set())
+    decisions = Decisions()
+    todos = _Todos({clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set())
     per_line = _Found()  # kinds of their own (paths, numbers, …): added after decisions and TODOs
     _read_lines(turns, decisions, todos, per_line)
     found = _Found()
@@ -371,14 +253,14 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     return found.out
 
 
-def _read_lines(turns: list[Turn], decisions: _Decisions, todos: _Todos, found: _Found) -> None:
+def _read_lines(turns: list[Turn], decisions: Decisions, todos: _Todos, found: _Found) -> None:
     """Every pass over each turn's lines, a turn at a time."""
     for t in turns:
         if t.kind not in _LINE_KINDS:
             continue
         ls = _split(t.text)
         if t.kind in _PROSE_KINDS:
-            said, todo = _holding(ls, _DECISION_ANY, _TODO_ANY)
+            said, todo = lines_mod.mentioning(ls, DECISION_WORDS, _TODO_ANY)
             decisions.feed(t, said)
             todos.feed(t, todo)
         _line_anchors(t, ls, found)
@@ -404,16 +286,16 @@ class _Todos:
         self.done = done
 
     def feed(self, t: Turn, ls: list[str]) -> None:
-        """``t``'s lines that mention a TODO word (:func:`_holding`)."""
+        """``t``'s lines that mention a TODO word (:func:`lines.mentioning` with :data:`_TODO_ANY`)."""
         open_todos, done = self.open, self.done
         for line in ls:
             for m in _TODO_DONE.finditer(line):
-                done.add(_clean(m.group("t"), TODO_CHARS).lower())
+                done.add(clean(m.group("t"), TODO_CHARS).lower())
             suffix = _TODO_DONE_SUFFIX.match(line)
             if suffix:
-                done.add(_clean(suffix.group("t"), TODO_CHARS).lower())
+                done.add(clean(suffix.group("t"), TODO_CHARS).lower())
             for m in _TODO_OPEN.finditer(line):
-                key = _clean(_continued(t.text, line, m.group("t")), TODO_CHARS)
+                key = clean(_continued(t.text, line, m.group("t")), TODO_CHARS)
                 if key.lower() in done:
                     continue
                 open_todos.setdefault(key, t.line)
@@ -543,85 +425,8 @@ def _looks_like_version(p: str) -> bool:
 
 
 def _decisions(turns: list[Turn]) -> list[Anchor]:
-    """Decisions in order; a later reversal replaces the decision it reverses (:class:`_Decisions`)."""
-    decisions = _Decisions()
+    """Decisions in order; a later reversal replaces the decision it reverses (:class:`Decisions`)."""
+    decisions = Decisions()
     for t, ls in _turn_lines(turns, _PROSE_KINDS):
-        decisions.feed(t, _holding(ls, _DECISION_ANY)[0])
+        decisions.feed(t, lines_mod.mentioning(ls, DECISION_WORDS)[0])
     return decisions.result()
-
-
-class _Decisions:
-    """Decisions, fed a turn's lines at a time.
-
-    Linear in the session: decisions are kept by text (unique, in order of their last statement)
-    and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once.
-    """
-
-    def __init__(self) -> None:
-        self.found: dict[str, Anchor] = {}  # by _decision_key
-        self.keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
-
-    def feed(self, t: Turn, ls: list[str]) -> None:
-        """``t``'s lines that mention a decision word (:func:`_holding`)."""
-        for line in ls:
-            _decision_line(t, line, self.found, self.keys)
-
-    def result(self) -> list[Anchor]:
-        return list(self.found.values())
-
-
-def _decision_line(
-    t: Turn, line: str, found: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
-) -> None:
-    """Record the decision one line states (a reversal replaces the decision it reverses)."""
-    m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
-    if not m:
-        return
-    text = _clean(_first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
-    if len(text) < MIN_DECISION_CHARS:
-        return
-    superseded: str | None = None
-    if found and REVERSAL.search(line):
-        target = _reversal_target(line, found, keys)
-        if target is not None:
-            superseded = target.text
-            del found[_decision_key(target.text)]
-    key = _decision_key(text)  # the user's src/store.py and the assistant's `src/store.py`: one decision
-    found.pop(key, None)
-    found[key] = Anchor("decision", text, t.line, superseded)
-    if key not in keys:
-        keys[key] = (text.lower(), _words(text))
-
-
-def _decision_key(text: str) -> str:
-    return " ".join(text.replace("`", "").lower().split())
-
-
-# How many of the most recent decisions a reversal is matched against (bounds the work per line).
-REVERSAL_WINDOW = 64
-
-
-def _reversal_target(
-    line: str, earlier: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
-) -> Anchor | None:
-    """The earlier decision a reversal line refers to: named via 'instead of X', else most overlap.
-
-    Newest first, among the last REVERSAL_WINDOW decisions.
-    """
-    recent = list(itertools.islice(reversed(earlier.values()), REVERSAL_WINDOW))
-    inst = _INSTEAD_OF.search(line)
-    if inst:
-        x = inst.group("x").strip().lower()
-        for a in recent:
-            if x and x in keys[_decision_key(a.text)][0]:
-                return a
-    words = _words(line)
-    best: tuple[float, Anchor] | None = None
-    for a in recent:
-        w = keys[_decision_key(a.text)][1]
-        if not w:
-            continue
-        score = len(words & w) / len(w)
-        if score > MIN_REVERSAL_OVERLAP and (best is None or score > best[0]):
-            best = (score, a)
-    return best[1] if best else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from typing import NamedTuple
 
 # Where ``str.splitlines`` breaks a line (``\r\n`` is one break), and its breaks but ``\n``.
 _BREAKS = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
@@ -72,3 +73,42 @@ def _picked(positions: list[int], starts: list[int]) -> list[int]:
         if not picked or picked[-1] != i:
             picked.append(i)
     return picked
+
+
+# Prefilters of a pass over lines: the literals each of its patterns needs, whatever the case.
+class Words(NamedTuple):
+    literals: tuple[str, ...]
+    lower: re.Pattern[str]  # the literals, on lowercased ASCII text
+    folded: re.Pattern[str]  # the literals, ignoring case
+
+
+def prefilter(*literals: str) -> Words:
+    """The literals, and a regex of them for lowercased ASCII text and one ignoring case."""
+    rx = "|".join(map(re.escape, literals))
+    return Words(literals, re.compile(rx), re.compile(rx, re.I))
+
+
+_FOLDS = frozenset(FOLDS_TO_ASCII)
+
+
+def mentions(words: Words, line: str) -> bool:
+    """Whether ``line`` holds one of the words (case-insensitive): a prefilter.
+
+    The words are ASCII, so a match is a run of ASCII characters (or of those four): dropping the
+    other characters keeps every match, and an ASCII string's ``lower()`` is exact.
+    """
+    if not line.isascii():
+        if not _FOLDS.isdisjoint(line):
+            return words.folded.search(line) is not None
+        line = line.encode("ascii", "ignore").decode("ascii")
+    return words.lower.search(line.lower()) is not None
+
+
+def mentioning(ls: list[str], *words: Words) -> list[list[str]]:
+    """For each of ``words``, the lines of ``ls`` (non-blank, without a break) that mention it:
+    found in one scan of them joined (:func:`holding`; it names only lines :func:`mentions`
+    accepts), else (a character that folds to ASCII) checked one by one."""
+    picked = holding("\n".join(ls), *(w.literals for w in words))
+    if picked is None:
+        return [[ln for ln in ls if mentions(w, ln)] for w in words]
+    return [list(map(ls.__getitem__, p)) for p in picked]

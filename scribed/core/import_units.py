@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import entry
+from scribed.compress import decisions, entry
 from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.compress.reversal import norm
@@ -208,7 +208,7 @@ def _summary(unit: Unit, ccfg: CompressCfg) -> tuple[Summary, list[Anchor], Sess
             item = line.strip().lstrip("-*+>").strip()
             if len(item) < MIN_ITEM_CHARS or item in have or item.startswith(("#", "```", "|")):
                 continue
-            if anchors_mod._DECISION.search(item) or anchors_mod._DECISION_VERB.search(item):
+            if decisions.stated(item):
                 continue
             if _DURABLE.search(item) and len(s.knowledge) < MAX_KNOWLEDGE:
                 s.knowledge.append(item)

@@ -11,22 +11,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scribed import sources
-from scribed.compress import anchors
+from scribed.compress import anchor_text, anchors, decisions
+from scribed.compress.reversal import REVERSAL
 from scribed.models import Anchor, Turn
 
 
 # --- the quadratic implementation this replaced, kept as the reference for ordinary sessions ----------
 def _reference_target(line: str, earlier: list[Anchor]) -> Anchor | None:
-    inst = anchors._INSTEAD_OF.search(line)
+    inst = decisions._INSTEAD_OF.search(line)
     if inst:
         x = inst.group("x").strip().lower()
         for a in reversed(earlier):
             if x and x in a.text.lower():
                 return a
-    words = anchors._words(line)
+    words = decisions._words(line)
     best: tuple[float, Anchor] | None = None
     for a in reversed(earlier):
-        w = anchors._words(a.text)
+        w = decisions._words(a.text)
         if not w:
             continue
         score = len(words & w) / len(w)
@@ -39,17 +40,17 @@ def reference_decisions(turns: list[Turn]) -> list[Anchor]:
     found: list[Anchor] = []
     for t, line in anchors._lines(turns, {"message", "summary"}):
         m = (
-            anchors._DECISION.search(line)
-            or anchors._DECISION_VERB.search(line)
-            or anchors._DECISION_MORE.search(line)
+            decisions._DECISION.search(line)
+            or decisions._DECISION_VERB.search(line)
+            or decisions._DECISION_MORE.search(line)
         )
         if not m:
             continue
-        text = anchors._clean(anchors._first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
+        text = anchor_text.clean(decisions._first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
         if len(text) < 4:
             continue
         superseded: str | None = None
-        if anchors.REVERSAL.search(line) and found:
+        if REVERSAL.search(line) and found:
             target = _reference_target(line, found)
             if target is not None:
                 superseded = target.text
