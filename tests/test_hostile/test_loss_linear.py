@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from scribed import sources
 from scribed.compress import anchor_text, anchors, decisions
+from scribed.compress import lines as lines_mod
 from scribed.compress.reversal import REVERSAL
-from scribed.models import Anchor, Turn
+from scribed.models import Anchor, Session, Turn
 
 
 # --- the quadratic implementation this replaced, kept as the reference for ordinary sessions ----------
@@ -136,3 +137,97 @@ def test_5mb_of_decisions_in_under_5_seconds(tmp_path: Path) -> None:
     assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
     tail = session.turns[-60:]
     assert anchors._decisions(tail) == reference_decisions(tail)
+
+
+def _todo_list(n: int, blank_every: int = 0) -> str:
+    """``n`` open items, each wrapped onto a second line (the first ends on "the"), some repeated."""
+    rows = []
+    for i in range(n):
+        rows.append(f"- [ ] implement the parser for module {i % (n // 3 + 1)} and wire it into the")
+        rows.append(f"  scheduler of lane {i % 7} before the release.")
+        if blank_every and i % blank_every == 0:
+            rows.append("")
+    return "\n".join(rows)
+
+
+def test_a_long_todo_list_is_read_in_linear_time() -> None:
+    """Each wrapped TODO read its turn's lines again (split and searched per item): 8,000 items in
+    one 0.5 MB message took 6 s, 80,000 in 5 MB minutes."""
+    small, big = (
+        Session("x", "a", "s", "claude", turns=[Turn("assistant", _todo_list(n), line=1)])
+        for n in (2_000, 8_000)
+    )
+    t_small, t_big = cpu(anchors.extract, small), cpu(anchors.extract, big)
+    assert t_big < 8 * max(t_small, 0.02), (t_small, t_big)
+
+
+def _continued_before(text: str, line: str, item: str) -> str:
+    """anchors._continued as it was: the turn's lines split and searched for each item."""
+    end = item.rstrip()
+    if end[-1:] in ".!?:;)" or len(item) >= anchors.TODO_CHARS:
+        return item
+    if not anchors._WRAPPED_END.search(end) and len(line.rstrip()) < anchors.WRAP_WIDTH:
+        return item
+    lines = text.splitlines()
+    try:
+        at = lines.index(line)
+    except ValueError:
+        return item
+    out = item
+    for nxt in lines[at + 1 : at + 1 + anchors.MAX_WRAPPED_LINES]:
+        if (
+            anchors._NOT_CONTINUATION.match(nxt)
+            or anchors._TODO_OPEN.search(nxt)
+            or len(out) >= anchors.TODO_CHARS
+        ):
+            break
+        out = f"{out} {nxt.strip()}"
+        if nxt.rstrip()[-1:] in ".!?" or not (
+            anchors._WRAPPED_END.search(nxt) or len(nxt.rstrip()) >= anchors.WRAP_WIDTH
+        ):
+            break
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "- [ ] wire the parser into the",
+                "TODO: move the cache to the",
+                "- [ ] a short one.",
+                "scheduler of lane 3 before the release.",
+                "and then the",
+                "",
+                "  ",
+                "# Heading",
+                "- [ ] wire the parser into the",
+                "x" * 75,
+                "next steps: ship the",
+                "\r",
+                "done: wire the",
+            ]
+        ),
+        max_size=30,
+    ).map("\n".join)
+)
+def test_todos_continue_as_they_did(text: str) -> None:
+    """The open items, wrapped lines joined, are those the per-item split found (a line repeated
+    continues as its first occurrence does): anchors._Todos.feed with the old _continued."""
+    todos = anchors._Todos(set())
+    fed = lines_mod.mentioning(anchors._split(text), anchors._TODO_ANY)[0]
+    todos.feed(Turn("assistant", text, line=1), fed)
+    done: set[str] = set()
+    want: dict[str, int] = {}
+    for line in fed:
+        for m in anchors._TODO_DONE.finditer(line):
+            done.add(anchor_text.clean(m.group("t"), anchors.TODO_CHARS).lower())
+        if suffix := anchors._TODO_DONE_SUFFIX.match(line):
+            done.add(anchor_text.clean(suffix.group("t"), anchors.TODO_CHARS).lower())
+        for m in anchors._TODO_OPEN.finditer(line):
+            key = anchor_text.clean(_continued_before(text, line, m.group("t")), anchors.TODO_CHARS)
+            if key.lower() not in done:
+                want.setdefault(key, 1)
+    assert todos.open == want
+    assert todos.done == done
