@@ -119,14 +119,14 @@ def errors_in_turn(turn: Turn) -> list[str]:
     if turn.kind in ("thinking", "tool_call"):
         return []
     strict = turn.role == "assistant" and turn.kind == "message"
-    out: list[str] = []
     if (_MAYBE_EXC if strict else _MAYBE).search(turn.text) is None:  # no line can match: one scan
-        return out
+        return []
+    out: dict[str, None] = {}  # each once, in order (a list's ``in`` was quadratic in a long log)
     for line in turn.text.splitlines():
         e = error_in_line(line, strict=strict)
-        if e and e not in out:
-            out.append(e)
-    return out
+        if e:
+            out.setdefault(e)
+    return list(out)
 
 
 @dataclass(slots=True)
