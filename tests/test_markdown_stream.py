@@ -158,6 +158,56 @@ def test_streamed_chat_parts_are_the_list_based_ones(tmp_path: Path, text: str) 
     assert chat.ended == want_ended
 
 
+def _scanned(chat: md._ChatScan) -> tuple[object, ...]:
+    chunks = [(c.first, c.date, c.date_no, c.last_no, c.last_text, c.speakers.result()) for c in chat.chunks]
+    return (chat.skip, chat.drop, chat.ended, chat.agent, chat.base, chat.fm_start, chat.fm_end, chunks)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        _CHUNK.format(d=1) + "Session ended.\n\n",
+        _CHUNK.format(d=1) + _END + _END + _CHUNK.format(d=2) + _END,
+        _FM + _CHUNK.format(d=1) + _END + _CHUNK.format(d=2),
+        "---\nagent: x\n" + "User: a front matter never closed\n" * 250 + _END + "User: b\n",
+        _FM + "User: " + "long " * 30_000 + "\n" + _END + "User: b\n",  # a line in pieces
+    ],
+)
+def test_a_speaker_file_is_read_twice_with_the_speakers_of_a_pass_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """The convention's pass feeds the speaker pass (issue 32: a speaker file was read three
+    times): the same chunks, speakers and dates as a pass of its own over the lines, and the
+    file read twice in all (that pass, then the turns)."""
+    monkeypatch.setattr(markdown_lines, "LINE_PIECE", 1 << 16)  # the long line comes in pieces
+    monkeypatch.setattr(markdown_lines, "READ_CHUNK", 1 << 12)
+    path = tmp_path / "2026-02-02-notes.md"
+    path.write_text(text)
+    src = Source(
+        kind="markdown", path=path, default_agent="d", mtime=datetime(2026, 1, 1, tzinfo=UTC), size=0
+    )
+    passes = []
+    blocks = markdown_lines.iter_blocks
+
+    def counted(fh: io.BufferedReader, limit: int) -> object:
+        passes.append(limit)
+        return blocks(fh, limit)
+
+    monkeypatch.setattr(markdown_lines, "iter_blocks", counted)
+    monkeypatch.setattr(md, "iter_blocks", counted)
+    stream = md.Stream(src)
+    sessions = list(stream)
+    lines = list(iter_lines(path.open("rb"), len(text.encode()) + 1))
+    if not text:
+        assert stream._chat is None
+        return
+    assert stream._chat is not None
+    assert _scanned(stream._chat) == _scanned(md._ChatScan(src, lines))
+    assert len(passes) == 3  # the pass of the convention and the speakers, the turns, and the ``lines`` above
+    assert sessions == list(md.Stream(src))  # a second iteration reads the turns only
+
+
 def test_many_end_comments_are_read_one_session_at_a_time(tmp_path: Path) -> None:
     """A plain transcript with a session per end comment is read as a stream: a reading for the
     compact loop (its briefs, then the sessions one at a time) never holds every session's lines or

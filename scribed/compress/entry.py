@@ -480,21 +480,30 @@ class Entry:
     date: str
     title: str
     text: str  # the whole entry including heading, ending with a newline
+    # Read from ``text`` once: a run's appends and folds ask every entry of a file for its ids, and
+    # each ask searched the whole entry (the text is never changed: an edit makes a new Entry).
+    _own: tuple[str | None, frozenset[str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def _read_ids(self) -> tuple[str | None, frozenset[str]]:
+        if self._own is None:
+            m = ID_RE.search(self.text)
+            own = m.group("id") if m else None
+            out = {own} if own else set()
+            for f in FOLDED_RE.finditer(self.text):
+                out.update(i for i in f.group("ids").split(",") if i)
+            self._own = (own, frozenset(out))
+        return self._own
 
     @property
     def entry_id(self) -> str | None:
-        m = ID_RE.search(self.text)
-        return m.group("id") if m else None
+        return self._read_ids()[0]
 
     @property
     def ids(self) -> set[str]:
-        """Its own id plus the ids of entries folded into it."""
-        out = set()
-        if self.entry_id:
-            out.add(self.entry_id)
-        for m in FOLDED_RE.finditer(self.text):
-            out.update(i for i in m.group("ids").split(",") if i)
-        return out
+        """Its own id plus the ids of entries folded into it (a fresh set: the caller's to change)."""
+        return set(self._read_ids()[1])
 
     @property
     def when(self) -> datetime | None:

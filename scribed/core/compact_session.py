@@ -190,9 +190,10 @@ class SessionCompactor(Step):
             if item.kind == "hot":
                 sess = replace(sess, session_id=self.keys.hot_session(k.session_id))
             red = self._redact(item, sess, turns, let_go=let_go)
-            if self._known(ledger_mod.content_id(red), ckey):
+            entry_id = ledger_mod.content_id(red)  # a hash of every redacted turn: made once
+            if self._known(entry_id, ckey):
                 return None
-            w = self._write_entry(item, red, k.bytes_in)
+            w = self._write_entry(item, red, k.bytes_in, entry_id)
             ms = int((time.monotonic() - t0) * 1000)
         else:
             w, ms = done
@@ -226,14 +227,14 @@ class SessionCompactor(Step):
         # session's live view is: it reads the session again at each change)
         return redact_session(replace(sess, start=start, end=end), turns, remember=False, let_go=let_go)
 
-    def _write_entry(self, item: SourceItem, red: RedactedSession, bytes_in: int) -> _Written:
+    def _write_entry(self, item: SourceItem, red: RedactedSession, bytes_in: int, entry_id: str) -> _Written:
         sub = red.session
         assert sub.end is not None  # _redact set it
         anchor_list = anchors.extract(sub)
         budget = entry_budget(self.cfg.compress, bytes_in, anchor_list)
         result, llm_error = self.compressors.compress(red, anchor_list, budget)
         meta = entry.EntryMeta(
-            entry_id=ledger_mod.content_id(red),
+            entry_id=entry_id,
             agent=sub.agent,
             session=sub.session_id,
             source=redacted_path(display_path(self.layout.root, item.path)),

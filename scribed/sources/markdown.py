@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import chain, islice
+from itertools import islice
 from typing import BinaryIO
 
 from scribed.models import ParseResult, Session, Turn
@@ -84,37 +84,71 @@ class _Chunk:
 class _ChatScan:
     """A pass over a speaker-convention file: its front matter, and for each chunk its speakers
     and its dates, so the turns pass reads each session's lines once, in order, holding none of
-    them. ``drop`` is the line of a trailing end marker (``Session ended``), no part of the session."""
+    them. ``drop`` is the line of a trailing end marker (``Session ended``), no part of the session.
 
-    def __init__(self, src: Source, lines: Iterable[Line]) -> None:
-        lines = iter(lines)
-        head = list(islice(lines, _FM_LINES))
+    Fed a line at a time (:meth:`feed`, then :meth:`finish`), so the convention's first pass
+    (:meth:`_Scan.read`) reads the file for both: a speaker file was read three times, this pass
+    between the two (issue 32). Given ``lines``, it reads them all at once."""
+
+    def __init__(self, src: Source, lines: Iterable[Line] | None = None) -> None:
+        self.src = src
+        self.head: list[Line] | None = []  # the first lines, until the front matter is known
+        self.chunks = [_Chunk()]
+        self.dated0: datetime | None = None
+        self.skip = 0
+        self.drop = 0
+        self.ended = False
+        if lines is not None:
+            for ln in lines:
+                self.feed(ln.no, ln.text)
+            self.finish()
+
+    def feed(self, no: int, text: str) -> None:
+        head = self.head
+        if head is None:
+            self._line(no, text)
+            return
+        head.append(Line(no, text, 0))
+        if len(head) >= _FM_LINES:
+            self._start()
+
+    def _start(self) -> None:
+        """The front matter of the first lines read; then those after it, as lines of a chunk."""
+        head, self.head = self.head or [], None
         fields, self.skip = front_matter(head)
         self.agent = normalize_name(fields.get("agent", "")) or ""
-        self.base = safe_id(fields.get("session", "")) or src.path.stem
+        self.base = safe_id(fields.get("session", "")) or self.src.path.stem
         self.fm_start = parse_ts(
             fields.get("started") or fields.get("start") or fields.get("date") or fields.get("created")
         )
         self.fm_end = parse_ts(fields.get("ended") or fields.get("end"))
-        self.name_date = _name_date(src.path.stem)
-        dated0 = self.fm_start or self.fm_end or self.name_date  # the first chunk's own text is not asked
-        chunks = [_Chunk()]
-        ch = chunks[0]
-        for ln in chain(head[self.skip :], lines):
-            text = ln.text
-            if "<!--" in text and _END_COMMENT.fullmatch(text):
-                ch = _Chunk()
-                chunks.append(ch)
-                continue
-            if not ch.first:
-                ch.first = ln.no
-            ch.speakers.feed(text)
-            if ch.date is None and (dated0 is None or len(chunks) > 1):
-                ch.date = _line_date(text)
-                ch.date_no = ln.no
-            if text.strip():
-                ch.last_no, ch.last_text = ln.no, text
-        self.drop = 0
+        self.name_date = _name_date(self.src.path.stem)
+        self.dated0 = (
+            self.fm_start or self.fm_end or self.name_date
+        )  # the first chunk's own text is not asked
+        for ln in head[self.skip :]:
+            self._line(ln.no, ln.text)
+
+    def _line(self, no: int, text: str) -> None:
+        chunks = self.chunks
+        ch = chunks[-1]
+        if "<!--" in text and _END_COMMENT.fullmatch(text):
+            chunks.append(_Chunk())
+            return
+        if not ch.first:
+            ch.first = no
+        ch.speakers.feed(text)
+        if ch.date is None and (self.dated0 is None or len(chunks) > 1):
+            ch.date = _line_date(text)
+            ch.date_no = no
+        if text.strip():
+            ch.last_no, ch.last_text = no, text
+
+    def finish(self) -> None:
+        """The file is read: its trailing end comment or end marker."""
+        if self.head is not None:
+            self._start()
+        chunks = self.chunks
         trailing = chunks[-1]
         self.ended = len(chunks) > 1 and not trailing.last_no
         if self.ended:
@@ -127,7 +161,6 @@ class _ChatScan:
                 trailing.date = None
             if trailing.first >= self.drop:
                 trailing.first = 0
-        self.chunks = chunks
 
 
 def _line_date(text: str) -> datetime | None:
@@ -229,7 +262,7 @@ class Stream:
                     scan.size, scan.binary = os.fstat(fh.fileno()).st_size, True
                 else:
                     fh.seek(0)
-                    scan = _Scan.read(fh, bom=head.startswith(_BOM))
+                    scan = _Scan.read(fh, bom=head.startswith(_BOM), chat=_ChatScan(src))
                 self._scan = scan
             self.size = scan.size
             if scan.binary:
@@ -250,9 +283,10 @@ class Stream:
                     part.end = part.end or part.start
             else:  # sessions between end comments, each read as a stream after a pass for its speakers
                 if self._chat is None:
-                    self._chat = _ChatScan(src, lines)
-                    fh.seek(0)
-                    lines = iter_lines(fh, scan.size)
+                    self._chat = scan.chat or _ChatScan(src, lines)  # the first pass's, or a pass now
+                    if scan.chat is None:
+                        fh.seek(0)
+                        lines = iter_lines(fh, scan.size)
                 parts = _ChatParts(src, self._chat, lines)
             yield from self._sessions(parts, found)
             self.ended = isinstance(parts, _ChatParts) and parts.ended
@@ -308,12 +342,17 @@ class _Scan:
         self.binary = False
         self.aider = markdown_aider.Scan()
         self.specstory = markdown_specstory.Scan()
+        self.chat: _ChatScan | None = None  # the speaker pass, when neither convention is found
 
     @classmethod
-    def read(cls, fh: BinaryIO, *, bom: bool) -> _Scan:
+    def read(cls, fh: BinaryIO, *, bom: bool, chat: _ChatScan | None = None) -> _Scan:
+        """The pass over the file's lines; ``chat`` is fed them too while the file may be a speaker
+        file (no Aider header, not SpecStory yet: either, once found, stays found)."""
         scan = cls()
         scan.text = bom  # a BOM alone is content to ``bytes.strip()``, though the first line drops it
         aider, specstory = scan.aider.feed, scan.specstory.feed
+        found_a, found_s = scan.aider, scan.specstory
+        feed = chat.feed if chat is not None else None
         no = 0
         cont = False
         for texts, ends, partial in iter_blocks(fh, _NO_LIMIT):
@@ -328,4 +367,11 @@ class _Scan:
                     aider(text)
                 if no <= markdown_specstory.BANNER_LINES or "**" in text:  # ditto for SpecStory's
                     specstory(no, text)
+                if feed is not None:
+                    feed(no, text)
+            if feed is not None and (found_a.found or found_s.found):
+                feed = chat = None  # another convention's file: its speakers are never asked
+        if chat is not None:
+            chat.finish()
+            scan.chat = chat
         return scan

@@ -424,7 +424,11 @@ def _fenced_block(sc: _Scanner, ln: Line, it: _Ahead) -> bool:
 
 
 def _until(fence: str, it: Iterator[Line], closed: list[Line] | None = None) -> Iterator[Line]:
-    """The lines of ``it`` before the one closing ``fence`` (consumed; put in ``closed`` if given)."""
+    """The lines of ``it`` before the one closing ``fence`` (consumed; put in ``closed`` if given).
+    Nothing is put back into an :class:`_Ahead` while its block is read: with none waiting, its
+    lines are read from the stream under it (a call less per line of a long output)."""
+    if isinstance(it, _Ahead) and not it.back:
+        it = it.lines
     for x in it:
         if _closes(fence, x.text):
             if closed is not None:
