@@ -487,3 +487,69 @@ def test_a_long_goal_with_a_pivot_is_clipped_between_words() -> None:
     for tok in goal.split():
         if "example.invalid" in tok:
             assert tok.rstrip("…") == url, tok
+
+
+def _reported(*report: str) -> list[Turn]:
+    """A failing test, a change that names nothing of it, then the assistant's ``report``."""
+    return _named(
+        _turns(
+            ("user", "Please fix the failing date test."),
+            _call("pytest tests/test_parser.py -k test_dates"),
+            ("tool", "FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'"),
+            ("assistant", "Decision: keep the regex out of it."),
+            *(("assistant", r) for r in report),
+        )
+    )
+
+
+def test_a_report_that_the_check_is_clean_now_settles_the_failure() -> None:
+    """The agent said the failing test passes now: the error is not shown unresolved (nor as a
+    blocker in the next spawn), and its fix is the report when nothing said since names it. Phrasings
+    other than the one the rule was written from, each with "now" and a verb of a clean run."""
+    for report in (
+        "Done: the test passes now.",
+        "Now all 12 tests pass.",
+        "It works now.",
+        "The build is green now.",
+        "It now compiles without warnings.",
+        "ok, tests are passing now",
+    ):
+        pairs = errors.pair(_reported(report))
+        assert pairs == [f"`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → {report}"]
+
+
+def test_a_hedged_question_or_failing_report_settles_nothing() -> None:
+    for report in (
+        "The tests should pass now.",
+        "Let me check whether it works now.",
+        "Does it pass now?",
+        "It still fails now.",
+        "Now I will run the tests to see if they pass.",
+        "It passes now, but the lint step fails.",
+        "The suite passes.",  # no "now": a state, not a change
+    ):
+        assert errors.pair(_reported(report))[0].endswith("→ unresolved"), report
+
+
+def test_a_clean_report_settles_the_latest_failure_only() -> None:
+    turns = _named(
+        _turns(
+            _call("make migrate"),
+            ("tool", "Error: relation accounts does not exist"),
+            _call("pytest tests/test_parser.py"),
+            ("tool", "FAILED tests/test_parser.py::test_dates - ValueError: invalid date"),
+            ("assistant", "The parser tests pass now."),
+        )
+    )
+    assert errors.pair(turns) == [
+        "`Error: relation accounts does not exist` → unresolved",
+        "`FAILED tests/test_parser.py::test_dates - ValueError: invalid date` → The parser tests pass now.",
+    ]
+
+
+def test_a_settled_failure_takes_the_sentence_that_names_it_over_the_report() -> None:
+    turns = _reported("The date check uses fromisoformat for the parser dates.", "Done: it passes now.")
+    assert errors.pair(turns) == [
+        "`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → "
+        "The date check uses fromisoformat for the parser dates."
+    ]

@@ -55,6 +55,18 @@ _FIX_WORDS = (
     "fix", "resolv", "cause", "problem was", "issue was", "workaround", "patched", "changed", "replaced",
     "switched", "added", "removed", "updated", "renamed", "now ", "pinned", "installed",
 )  # fmt: skip
+# A report that the check which failed is clean now ("the test passes now", "now it builds", "it
+# works now"): a verb of a clean run with "now" in one sentence, no hedge (should, will, once, if…)
+# and no failure word. It settles the failure the agent was looking at, as a clean re-run does.
+_NOW = re.compile(r"\bnow\b", re.I)
+_CLEAN_RUN = re.compile(
+    r"\b(?:pass(?:es|ed|ing)?|works?|working|succeed(?:s|ed)?|green|builds?|compiles?|runs? clean)\b", re.I
+)
+_HEDGED = re.compile(
+    r"\b(?:should|will|would|might|may|could|to|once|if|when|until|unless|let's|let me|not|no|never|"
+    r"still|fail(?:s|ed|ing|ure)?|broken|error|hope(?:fully)?|try|trying)\b|n't\b|\?",
+    re.I,
+)
 _EDIT_TOOLS = re.compile(
     r"^(?:edit|multiedit|write|str_replace\w*|apply_patch|replace|write_file|edit_file|create_file|"
     r"insert|patch|search_replace|edit_notebook)$",
@@ -258,7 +270,7 @@ def pair(turns: list[Turn]) -> list[str]:
     goes, if it is an edit or a sentence saying what fixed something, to the errors of the most
     recent failure that have no fix yet (the one the agent was looking at). A command that names
     nothing is a failure's fix only when the program that failed then runs clean; that clean run
-    settles the failure's errors.
+    settles the failure's errors, as does the assistant's report that the check is clean now.
     """
     found: list[_Open] = []
     by_shape: dict[str, _Open] = {}
@@ -281,22 +293,61 @@ def pair(turns: list[Turn]) -> list[str]:
             last_cmd = _command(t)
             last_prog = _program(last_cmd)
         if waiting:
-            if t.role == "assistant" and t.kind == "message" and len(said) < MAX_SAID:
-                said += [(i, x) for x in _said(t.text)]
-            for change in _changes(t):
-                _assign(change, waiting, last_prog if t.kind == "tool_call" else "")
-    out = []
-    for op in found:
-        err = f"`{op.text}`" if "`" not in op.text else op.text
-        tail = (
-            op.fix
-            or op.shared
-            or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
-        )
-        if op.recurred and op.fix:
-            tail += " (after it recurred)"
-        out.append(f"{err} → {tail}")
-    return out
+            waiting = _after(t, i, waiting, said, last_prog)
+    return [_line(op) for op in found]
+
+
+def _after(
+    t: Turn, i: int, waiting: list[list[_Open]], said: list[tuple[int, str]], prog: str
+) -> list[list[_Open]]:
+    """Turn ``i`` (a call or a message) while failures wait: its changes assigned, and the latest
+    failure settled when the assistant reports it clean now; the failures still waiting."""
+    message = t.role == "assistant" and t.kind == "message"
+    if message and len(said) < MAX_SAID:
+        said += [(i, x) for x in _said(t.text)]
+    for change in _changes(t):
+        _assign(change, waiting, prog if t.kind == "tool_call" else "")
+    if message and (claim := _clean_now(t.text)):
+        return _settled(waiting, claim, said)
+    return waiting
+
+
+def _line(op: _Open) -> str:
+    """An error's line: the error, the arrow, its fix or why it has none."""
+    err = f"`{op.text}`" if "`" not in op.text else op.text
+    tail = (
+        op.fix
+        or op.shared
+        or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
+    )
+    if op.recurred and op.fix:
+        tail += " (after it recurred)"
+    return f"{err} → {tail}"
+
+
+def _clean_now(text: str) -> str:
+    """The assistant's sentence reporting that what failed is clean now (:data:`_CLEAN_RUN`), or ''."""
+    if not _NOW.search(text):
+        return ""
+    for sent in _sentences(text):  # a report names nothing ("It works now."): all of them are read
+        if (
+            _NOW.search(sent)
+            and _CLEAN_RUN.search(sent)
+            and not _HEDGED.search(sent)
+            and not error_in_line(sent)
+        ):
+            return sent
+    return ""
+
+
+def _settled(waiting: list[list[_Open]], claim: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
+    """The latest failure reported clean (``claim``): each of its errors keeps its fix, else takes
+    what a clean re-run would give it (:func:`_confirmed`), else the report itself."""
+    g = waiting[-1]
+    for op in g:
+        if not op.fix:
+            op.fix = op.weak or _said_about(op, g, said) or op.shared or claim
+    return waiting[:-1]
 
 
 def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
@@ -359,19 +410,21 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in STOP}
 
 
-def _said(text: str) -> list[str]:
-    """The sentences of an assistant message that could say what fixed something."""
+def _sentences(text: str) -> list[str]:
+    """The sentences of an assistant message's prose lines (not code, not a merge marker) of a
+    fix's length (:data:`FIX_CHARS`)."""
     out = []
     for raw in text.splitlines():
         line = raw.strip().lstrip("-*> ").strip()
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
-        out += [
-            x.strip()
-            for x in _SENT_END.split(line)
-            if FIX_CHARS[0] <= len(x.strip()) <= FIX_CHARS[1] and not content_free(x)
-        ]
+        out += [x.strip() for x in _SENT_END.split(line) if FIX_CHARS[0] <= len(x.strip()) <= FIX_CHARS[1]]
     return out
+
+
+def _said(text: str) -> list[str]:
+    """The sentences of an assistant message that could say what fixed something."""
+    return [x for x in _sentences(text) if not content_free(x)]
 
 
 def _said_about(op: _Open, group: list[_Open], said: list[tuple[int, str]]) -> str:
