@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
+from types import UnionType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -230,18 +231,52 @@ def _error_lines(path: Path | None, exc: ValidationError, data: dict[str, Any]) 
             shown = close[0] if in_source or len(loc) == 1 else ".".join([*map(str, loc[:-1]), close[0]])
             hint = f" (did you mean '{shown}'?)"
         lines.append(f"{where}unknown key '{key}'{in_source}{hint}")
+    unions: dict[tuple[Any, ...], list[str]] = {}  # a key of several types: its types' words
     for err in exc.errors():
         loc = tuple(err["loc"])
+        if err["type"] != "extra_forbidden" and _union_member(loc):
+            unions.setdefault(loc[:-1], []).append(_TYPE_WORDS.get(str(loc[-1]), str(loc[-1])))
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        if loc[:-1] in unions:  # one line for the key, once
+            words = unions.pop(loc[:-1])
+            loc, err = loc[:-1], {**err, "msg": "should be " + " or ".join(words)}
+        elif _union_member(loc):
+            continue
         key, in_source = _key(loc)
         if err["type"] == "extra_forbidden" or (err["type"] == "missing" and loc in meant):
             continue
         if err["type"] == "missing":
             lines.append(f"{where}missing key '{key}'{in_source} (it is required)")
             continue
+        if err["type"] == "model_type":  # "valid dictionary or instance of SessionCfg": our class's name
+            table = f"[[{loc[0]}]]" if loc[:1] == ("sources",) else f"[{key}]"
+            err = {**err, "msg": f"should be a table: a {table} section with its keys"}
         value = err.get("input")
         shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
         lines.append(f"{where}bad value for '{key}'{in_source}: {err['msg']}{shown}")
     return lines + bad_agents(data.get("sources"), path)
+
+
+# pydantic names a member of a ``str | list[str]`` key by its type: the words a user reads instead.
+_TYPE_WORDS = {
+    "str": "a string",
+    "list[str]": "a list of strings",
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+}
+
+
+def _union_member(loc: tuple[Any, ...]) -> bool:
+    """Whether ``loc`` ends in a type's name under a key that takes several types (pydantic's
+    location of one member of a union: ``(..., "workspace", "list[str]")``)."""
+    if not loc[:-1] or not isinstance(loc[-1], str):  # a key under a key, named by a type
+        return False
+    model = _model_at(loc[:-2])
+    field = model.model_fields.get(str(loc[-2])) if model else None
+    kinds = [t for t in getattr(field.annotation if field else None, "__args__", ()) if t is not type(None)]
+    return isinstance(field.annotation, UnionType) and len(kinds) > 1 if field else False
 
 
 def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:

@@ -56,6 +56,16 @@ BAD: list[tuple[str | Callable[[Path], str], tuple[str, ...]]] = [
     ('root = "repo"\n[promote]\ntimezone = "Mars/Base"\n', ("'promote.timezone'", "Mars/Base")),
     ('root = "repo"\n[promote]\ntimezone = "Europe"\n', ("'promote.timezone'", "Europe")),
     ('root = "repo"\n[promote]\ntimezone = "/etc/passwd"\n', ("'promote.timezone'",)),
+    (  # each problem at once, not the zone's first and the schedule's after it is mended
+        'root = "repo"\n[promote]\nschedule = "every night"\ntimezone = "Mars/Base"\n',
+        ("'promote.timezone'", "'promote.schedule'"),
+    ),
+    ('root = "repo"\nsession = 5\n', ("'session'", "should be a table: a [session] section")),
+    ('root = "repo"\n[[sources]]\nkind = "claude"\npath = 5\n', ("'path' in [[sources]] #1", "string")),
+    (
+        'root = "repo"\n[[sources]]\nkind = "claude"\npath = "/x"\nworkspace = 3\n',
+        ("'workspace' in [[sources]] #1: should be a string or a list of strings (got 3)",),
+    ),
     ('root = "repo"\n[compress]\nbackend = "llm"\n', ("'compress.backend'", "llm.base_url and llm.model")),
     (
         'root = "repo"\n[compress]\nbackend = "llm"\n[llm]\nbase_url = "http://127.0.0.1:1/v1"\n',
@@ -95,6 +105,7 @@ def test_run_and_check_config_refuse_the_same_configs_in_the_same_words(
     lines = _errors(run.stderr)
     assert lines and lines == _errors(chk.stderr), (run.stderr, chk.stderr)
     assert "Traceback" not in run.output + chk.output
+    assert not any("Cfg" in ln or "list[" in ln for ln in lines), lines  # no name of ours or pydantic's
     if text not in NOT_IN_CONFIG:
         assert any(str(cfg) in ln for ln in lines), lines  # the file is named
     for w in words:

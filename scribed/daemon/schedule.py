@@ -33,31 +33,32 @@ def promotion_trigger(cfg: Config) -> CronTrigger | None:
     if cfg.promote.schedule.strip().lower() == OFF:
         return None
     where = f"{cfg.path}: " if cfg.path else ""
+    problems: list[str] = []  # both keys judged: each problem on its own line, at once
+    zone = cfg.promote.timezone
     try:
-        zoneinfo.ZoneInfo(cfg.promote.timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:  # "Europe": a folder
-        raise ConfigError(
-            f"{where}bad value for 'promote.timezone': unknown time zone "
-            f"(got {cfg.promote.timezone!r}; e.g. 'UTC', 'Europe/Berlin')"
-        ) from exc
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # "Europe": a folder
+        problems.append(
+            f"{where}bad value for 'promote.timezone': unknown time zone (got {zone!r}; e.g. 'UTC', 'Europe/Berlin')"
+        )
+        zone = "UTC"  # the cron line is judged all the same
     fields = cfg.promote.schedule.split()
+    trigger = None
     try:
         if len(fields) != CRON_FIELDS:
             raise ValueError(f"expected 5 fields (minute hour day month weekday), got {len(fields)}")
         minute, hour, day, month, dow = fields
-        return CronTrigger(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=crontab_weekdays(dow),
-            timezone=cfg.promote.timezone,
+        trigger = CronTrigger(
+            minute=minute, hour=hour, day=day, month=month, day_of_week=crontab_weekdays(dow), timezone=zone
         )
     except ValueError as exc:
-        raise ConfigError(
+        problems.append(
             f"{where}bad value for 'promote.schedule': {exc} (got {cfg.promote.schedule!r}; "
             "cron: minute hour day month weekday, e.g. '0 3 * * *')"
-        ) from exc
+        )
+    if problems or trigger is None:
+        raise ConfigError("\n".join(problems))
+    return trigger
 
 
 def _weekday(tok: str) -> int:
