@@ -179,6 +179,30 @@ def candidate_paths(explicit: str | None = None, root: str | None = None) -> lis
     return here
 
 
+def squad_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that holds ``.squad/``, not looking past the top of
+    the git repository ``start`` is in (another repository's memory is not this one's); None."""
+    for folder in (start, *start.parents):
+        if (folder / ".squad").is_dir():
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def implied_root(explicit: str | None, root: str | None) -> str | None:
+    """The root a command run from inside a repository's subfolder means: with no ``--root``, no
+    config file named or found and no ``.squad/`` here, the nearest folder up holding ``.squad/``
+    (:func:`squad_root`), whose ``scribed.toml`` is then the config, as git finds ``.git``; else None."""
+    if root or explicit or os.environ.get("SCRIBED_CONFIG"):
+        return None
+    here = Path.cwd()
+    if (here / ".squad").is_dir() or any(p.exists() for p in candidate_paths()):
+        return None
+    found = squad_root(here)
+    return str(found) if found is not None else None
+
+
 def looked_for(explicit: str | None = None, root: str | None = None) -> str:
     """The files the lookup tried, for the line that says no config was found."""
     return ", ".join(str(p) for p in candidate_paths(explicit, root))

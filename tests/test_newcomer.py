@@ -288,3 +288,43 @@ def test_docker_line_and_compose_use_a_uid_variable_bash_can_set(tmp_path: Path)
     name = line.split("=$(id -u)")[0].split()[-1]
     run = subprocess.run(["bash", "-c", f"{name}=777 env"], capture_output=True, check=True)
     assert f"{name}=777" in run.stdout.decode().splitlines(), name
+
+
+# --- run from a subfolder: the repository's root is found, as git finds .git ----------------------
+def test_a_command_run_from_a_subfolder_works_on_the_repositorys_root(tmp_path: Path) -> None:
+    """`scribed context`, `status` and `run-once` from repo/src/api mean repo (its .squad/ and its
+    scribed.toml), as `setup` and `mcp` already did: not "no .squad/ folder here, pass --init"."""
+    if Path("/etc/scribed/config.toml").exists():
+        pytest.skip("a system-wide config is found first")
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    sub = repo / "src" / "api"
+    sub.mkdir(parents=True)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    p = run_cli("run-once", "--force", "--json", cwd=sub, env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    assert json.loads(p.stdout)["compacted"] >= 1
+    assert list((repo / ".squad/memory/cold").glob("*.md")), "the repository's memory was written"
+    assert not (sub / ".squad").exists()
+    p = run_cli("status", "--json", cwd=sub, env=env)
+    assert p.returncode == 0 and json.loads(p.stdout)["root"] == str(repo), p.stdout.decode()
+    agent = next((repo / ".squad/memory/cold").glob("*.md")).stem
+    p = run_cli("context", agent, "--include-cold", cwd=sub, env=env)
+    assert p.returncode == 0 and b"provenance" in p.stdout, p.stderr.decode()
+
+
+def test_the_search_up_stops_at_the_repository_top_and_at_a_config_here(tmp_path: Path) -> None:
+    """Another repository's memory is not this one's; a scribed.toml in the current folder is the
+    config, whatever folder above holds .squad/."""
+    if Path("/etc/scribed/config.toml").exists():
+        pytest.skip("a system-wide config is found first")
+    outer = _repo(tmp_path)
+    inner = outer / "vendor" / "lib"
+    (inner / ".git").mkdir(parents=True)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    p = run_cli("context", "kim", cwd=inner, env=env)
+    assert p.returncode == 2 and b"no .squad/ folder here" in p.stderr, p.stderr.decode()
+    (outer / "docs").mkdir()
+    (outer / "docs" / "scribed.toml").write_text('root = "elsewhere"\n')
+    p = run_cli("context", "kim", cwd=outer / "docs", env=env)
+    assert p.returncode == 2 and b"docs/elsewhere does not exist" in p.stderr, p.stderr.decode()

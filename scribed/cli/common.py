@@ -145,7 +145,9 @@ def load_config(
     A command that works on a root loads it with :func:`scribed.cli.checks.load_checked` instead,
     which also runs the validation ``scribed run`` runs."""
     from scribed import config as config_mod
+    from scribed.config_light import implied_root
 
+    root = root or implied_root(_obj(ctx).get("config_path"), root)  # run from a subfolder
     try:
         cfg = config_mod.load(_obj(ctx).get("config_path"), root)
         if root:

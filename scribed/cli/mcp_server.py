@@ -24,6 +24,7 @@ import click
 from pydantic import Field
 
 from scribed import __version__
+from scribed.config_light import squad_root
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
@@ -453,17 +454,6 @@ def register(main: click.Group) -> None:
         from scribed.cli import mcp_stdio
 
         mcp_stdio.run(server)  # the SDK's stdio, every line answered (see mcp_stdio)
-
-
-def squad_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` that holds ``.squad/``, not looking past the top of
-    the git repository ``start`` is in (another repository's memory is not this one's); None."""
-    for folder in (start, *start.parents):
-        if (folder / ".squad").is_dir():
-            return folder
-        if (folder / ".git").exists():
-            return None
-    return None
 
 
 def warm_imports() -> list[str]:
