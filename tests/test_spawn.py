@@ -187,9 +187,11 @@ CALLS = [
     ["context", "data", "--root", "R", "--include-wiki", "-"],
     ["context", "--include-wiki", "data", "--root", "R"],
     ["--include-wiki", "context", "data", "--root", "R"],
+    ["context", "data", "--root", "R", "--max-bytes", "20"],  # hot alone is over: said on stderr
+    ["context", "leak", "--root", "R", "--max-bytes", "20", "--format", "json"],
 ]
 # The calls the fast path answers itself; every other one it hands to click untouched.
-FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 28, 31, 32, 33, 34, 35, 36}
+FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 28, 31, 32, 33, 34, 35, 36, 41, 42}
 
 
 @pytest.mark.parametrize("i", range(len(CALLS)))
@@ -227,3 +229,24 @@ def test_a_busy_root_still_exits_1_now_that_the_lock_module_loads_lazily(
     monkeypatch.setattr(scribe.Scribe, "run", busy)
     res = CliRunner().invoke(main, ["run-once", "--root", str(tmp_path)])
     assert (res.exit_code, res.stderr) == (1, "scribed: error: another scribed is working on this root\n")
+
+
+def test_the_fast_path_finds_the_root_from_a_subfolder_as_click_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A spawn started in repo/src (no config file, no .squad/ there) reads repo's memory, on the
+    fast path too: the same bytes as the click command."""
+    root = _tree(tmp_path)
+    (root / ".git").mkdir()
+    (root / "src").mkdir()
+    monkeypatch.chdir(root / "src")
+    monkeypatch.delenv("SCRIBED_CONFIG", raising=False)
+    monkeypatch.delenv("SCRIBED_DEBUG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    argv = ["context", "data", "--max-bytes", "20"]
+    code = spawn.run(argv)
+    fast = capsys.readouterr()
+    res = CliRunner().invoke(main, argv)
+    assert (code, fast.out, fast.err) == (res.exit_code, res.stdout, res.stderr)
+    assert code == 0 and "the block is" in fast.err and "Fixed the export" not in fast.out
+    assert "scribed:context" in fast.out

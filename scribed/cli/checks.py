@@ -118,7 +118,7 @@ def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) 
             return [Problem(f"{squad} does not exist yet: --init creates it", False)]
         return [
             Problem(
-                f"{root}: no .squad/ folder here (root {root_origin(cfg, from_flag)}: is it right?); "
+                f"{root}: no .squad/ folder here (the root is {root_origin(cfg, from_flag)}: is that right?); "
                 "pass --init to create it",
                 True,
             )

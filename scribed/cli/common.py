@@ -72,7 +72,7 @@ def root_origin(cfg: Config | LightConfig, from_flag: bool) -> str:
         return f"set by `root =` in {cfg.path}"
     if cfg.path:
         return f"the folder of {cfg.path}, which sets no `root =`"
-    return "the current folder: no config file found"
+    return "the current folder, as no config file was found"
 
 
 def root_problem(cfg: Config | LightConfig, from_flag: bool, *, init_here: bool = True) -> str | None:
@@ -111,7 +111,8 @@ def require_squad(cfg: Config | LightConfig, init: bool, from_flag: bool = False
         return
     fail(
         root_problem(cfg, from_flag)
-        or f"{root}: no .squad/ folder here (is root right?); pass --init to create it"
+        or f"{root}: no .squad/ folder here (the root is {root_origin(cfg, from_flag)}: is that right?); "
+        "pass --init to create it"
     )
 
 

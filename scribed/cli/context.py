@@ -134,6 +134,9 @@ def context_cmd(
             + (", no wiki page" if block.situation or wiki_topics or query else "")
             + "; the block is empty"
         )
+    over = context.over_limit(block, max_bytes)
+    if over:
+        note(over)
     if fmt == "json":
         click.echo(json.dumps(block.public(), indent=2, ensure_ascii=False))
     else:

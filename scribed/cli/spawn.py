@@ -83,14 +83,15 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
     try:  # checked first, as the click command does: its message wins over a config's
         context.check_agent(opts["agent"])
         context.check_situation(opts.get("--situation"))
-        data, path = config_light.read(opts.get("--config"), opts.get("--root"))
+        root = opts.get("--root") or config_light.implied_root(opts.get("--config"), None)
+        data, path = config_light.read(opts.get("--config"), root)
     except (context.ContextError, config_light.ConfigError):
         return None
     cfg = config_light.light(data, path)
     if cfg is None or any(s.agent and normalize_name(s.agent) is None for s in cfg.sources):
         return None
-    if opts.get("--root"):
-        cfg.root = os.path.abspath(opts["--root"])
+    if root:
+        cfg.root = os.path.abspath(root)
     layout = Layout(Path(cfg.root_path))
     if not (layout.root / ".squad").is_dir():
         return None
@@ -112,6 +113,8 @@ def _block(opts: dict[str, Any]) -> tuple[Context, Path] | None:
 
 def _texts(opts: dict[str, Any], block: Context, memory: Path) -> tuple[str, str]:
     """(stdout, stderr) as the click command writes them."""
+    from scribed.recall import context as context_mod
+
     err = ""
     if not block.hot.strip() and not block.cold and not block.wiki:
         cold = bool(block.situation or opts.get("--include-cold"))
@@ -122,6 +125,9 @@ def _texts(opts: dict[str, Any], block: Context, memory: Path) -> tuple[str, str
             + (", no wiki page" if wiki else "")
             + "; the block is empty\n"
         )
+    over = context_mod.over_limit(block, opts["--max-bytes"])
+    if over:
+        err += f"scribed: {over}\n"
     if opts.get("--format") == "json":
         import json
 

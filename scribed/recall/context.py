@@ -378,6 +378,14 @@ def build(
     return ctx
 
 
+def over_limit(ctx: Context, max_bytes: int) -> str | None:
+    """Why the block is larger than ``--max-bytes`` (the hot file is given whole), or None."""
+    size = len(ctx.text.encode())
+    if max_bytes <= 0 or size <= max_bytes:
+        return None
+    return f"the block is {size} bytes, over --max-bytes {max_bytes}: the hot file is always given whole"
+
+
 def _matches(
     layout: Layout, agent: str, query: str, want_cold: bool, want_wiki: bool
 ) -> tuple[list[str], list[tuple[str, str]]]:
