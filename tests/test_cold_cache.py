@@ -85,7 +85,9 @@ def test_an_open_fence_is_not_remembered(tmp_path: Path) -> None:
 def test_an_entrys_ids_are_read_once_and_given_out_as_a_fresh_set() -> None:
     """Entry.ids is read from the text once (a run asks every entry of a file, each append): what a
     caller does to the set it got changes nothing, and an entry asked equals one never asked."""
-    text = "### 2026-03-01 — t\n<!-- scribed: id=e-0123456789ab folded=e-111111111111,e-222222222222 -->\nbody\n"
+    text = (
+        "### 2026-03-01 — t\n<!-- scribed: id=e-0123456789ab folded=e-111111111111,e-222222222222 -->\nbody\n"
+    )
     _, (asked,) = split_entries(text)
     _, (never,) = split_entries(text)
     got = asked.ids

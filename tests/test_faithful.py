@@ -515,7 +515,9 @@ def test_a_report_that_the_check_is_clean_now_settles_the_failure() -> None:
         "ok, tests are passing now",
     ):
         pairs = errors.pair(_reported(report))
-        assert pairs == [f"`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → {report}"]
+        assert pairs == [
+            f"`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → {report}"
+        ]
 
 
 def test_a_hedged_question_or_failing_report_settles_nothing() -> None:

@@ -378,6 +378,7 @@ def test_import_all_seeds_cold_and_wiki(legacy: tuple[Path, dict[str, Any]]) -> 
     assert again["cold"] == again["promoted"] == again["archived"] == again["decisions"] == []
     assert again["skipped"] == sum(len(out[k]) for k in ("cold", "promoted", "archived", "decisions"))
     assert out["pinned"] and [p["action"] for p in again["pinned"]] == ["present"] * len(out["pinned"])
+    assert "nothing to import" not in err, "a rerun that finds everything imported is not an empty root"
     assert memory_bytes(root) == snap
     assert legacy_bytes(root) == before
 
@@ -718,3 +719,14 @@ def test_each_import_warning_is_printed_once(tmp_path: Path, fmt: str, level: st
     assert out.splitlines()[-1].endswith(", 1 warning"), out
     code, data, err = scribed_json("--config", str(cfg), "import", "--all", "--as-of", AS_OF, "--dry-run")
     assert code == 0 and len(data["warnings"]) == 1 and err.count("undated entry") == 1, err
+
+
+def test_import_all_with_nothing_to_read_says_so(tmp_path: Path) -> None:
+    """A root with no Squad history and no decision: the zero counts come with a line saying
+    what was looked for (they read like a successful import), exit 0."""
+    (tmp_path / ".squad").mkdir()
+    (tmp_path / "scribed.toml").write_text('root = "."\n')
+    code, out, err = scribed_json("--config", str(tmp_path / "scribed.toml"), "import", "--all")
+    assert code == 0, err
+    assert out["agents"] == [] and out["cold"] == []
+    assert "nothing to import under" in err and ".squad/agents/*/history.md" in err, err

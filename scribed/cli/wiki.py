@@ -173,6 +173,11 @@ def register(main: click.Group) -> None:
         if cfg.log.level == "error":
             for w in res.warnings:
                 click.echo(f"scribed: warning: {w}", err=True)
+        if all_ and not (res.agents or res.decisions or res.not_decisions or res.pinned or res.skipped):
+            cli_mod.note(  # a zero line alone reads like a success
+                f"nothing to import under {res.root}: no agent history (.squad/agents/*/history.md) "
+                "and no decision (.squad/decisions.md, decisions-archive*.md, decisions/)"
+            )
         _emit(res.to_json(), as_json, _import_lines(res))
 
     _register_review(main)
