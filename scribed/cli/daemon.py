@@ -186,7 +186,8 @@ def _print_status(d: dict[str, Any]) -> None:
     dm = d["daemon"]
     _say("root", d["root"])
     if dm["alive"]:
-        _say("daemon", f"running (pid {dm['pid']}, queue {dm['queue']}, watch {dm['watch']})")
+        watch = dm["watch"] or "starting"  # the first heartbeat is written before the watcher runs
+        _say("daemon", f"running (pid {dm['pid']}, queue {dm['queue']}, watch {watch})")
         if isinstance(dm.get("catch_up"), dict):
             from scribed.progress import describe
 
