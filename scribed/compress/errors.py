@@ -327,8 +327,12 @@ def _line(op: _Open) -> str:
 
 def _clean_now(text: str) -> str:
     """The assistant's sentence reporting that what failed is clean now (:data:`_CLEAN_RUN`), or ''."""
-    if not _NOW.search(text):
-        return ""
+    picked = lines_mod.holding(text, ("now",))  # the lines holding "now", found in one scan
+    if picked is not None:
+        if not picked[0]:
+            return ""
+        lines = text.splitlines()
+        text = "\n".join(map(lines.__getitem__, picked[0][-MAX_SAID:]))  # the last: a report ends a message
     for sent in _sentences(text):  # a report names nothing ("It works now."): all of them are read
         if (
             _NOW.search(sent)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -248,3 +249,19 @@ def test_a_long_log_of_errors_is_read_in_linear_time() -> None:
     assert t_big < 8 * max(t_small, 0.02), (t_small, t_big)
     got = errors.errors_in_turn(Turn("user", "ValueError: a b\nKeyError: c d\nValueError: a b\n", line=1))
     assert got == ["ValueError: a b", "KeyError: c d"]  # each once, in order
+
+
+def test_a_long_message_saying_now_everywhere_is_read_in_bounded_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pairing reads an assistant message for a report that a failure is clean now: a pasted
+    log with "now" on each of its 80,000 lines has only its last lines holding it split into
+    sentences (the report ends a message), not all of them."""
+    from scribed.compress import errors
+
+    text = "\n".join(f"Step {i}: the worker now waits for shard {i}." for i in range(80_000))
+    read: list[int] = []
+    split = errors._sentences
+    monkeypatch.setattr(errors, "_sentences", lambda t: read.append(t.count("\n") + 1) or split(t))
+    assert errors._clean_now(text + "\nDone: it passes now.") == "Done: it passes now."
+    assert read and max(read) <= errors.MAX_SAID, read
