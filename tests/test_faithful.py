@@ -555,3 +555,23 @@ def test_a_settled_failure_takes_the_sentence_that_names_it_over_the_report() ->
         "`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → "
         "The date check uses fromisoformat for the parser dates."
     ]
+
+
+def test_a_sentence_saying_the_fix_did_not_work_is_no_fix() -> None:
+    """A fix word in a sentence that says the failure goes on ("did not work", "still fails",
+    "nothing helped") leaves the error unresolved; a fix sentence holding "not" or "no longer"
+    for another reason is still one."""
+    for said in (
+        "The fix did not work, the test still fails.",
+        "That fix didn't help: test_dates still fails with the same ValueError.",
+        "Nothing I tried fixed it.",
+        "I could not fix the flaky date test.",
+        "Replaced the regex; neither approach worked.",
+        "Updated the parser but the build is still failing on arm64.",
+    ):
+        assert errors.pair(_reported(said))[0].endswith("→ unresolved"), said
+    for said in (
+        "Fixed it by not caching the parsed dates.",
+        "Resolved: the parser no longer crashes on dates.",
+    ):
+        assert errors.pair(_reported(said))[0].endswith(f"→ {said}"), said

@@ -474,3 +474,31 @@ def test_pipeline_live_sub_agent_gets_its_own_hot(tmp_path: Path) -> None:
     assert fields_of(layout.hot_file("worf").read_text())["scribed-live"] == "seed:copilot:live-2/worf"
     assert "audit the webhook signatures first" in layout.hot_file("worf").read_text()
     assert fields_of(layout.hot_file("picard").read_text())["scribed-live"] == "seed:copilot:live-2"
+
+
+@pytest.mark.parametrize(
+    ("said", "open_"),
+    [
+        ("I'll rerun the tests to check they pass.", True),
+        ("The fix did not work, the test still fails.", True),
+        ("Is it fixed?", True),
+        ("This should be fixed by the retry change.", True),
+        ("Let me look at why it fails.", True),
+        ("Fixed: the parser now validates dates.", False),
+        ("Fixed the failing test by pinning numpy to 1.26.", False),
+        ("Now the test passes.", False),
+        ("Resolved it.", False),
+    ],
+)
+def test_a_blocker_ends_at_a_fix_said_not_at_a_fix_word(said: str, open_: bool) -> None:
+    """The live view's blockers ended at any fix word: "the fix did not work" and "I'll check
+    they pass" emptied them while the test still failed."""
+    s = session(
+        [
+            t("user", "fix the date test", 0),
+            t("tool", "FAILED tests/test_parser.py::test_dates - ValueError: invalid date", 1, "tool_result"),
+            t("assistant", said, 2),
+        ]
+    )
+    blockers = live.render_live(redact_session(s), "claude").split("Blockers:")[1].split("Talking to:")[0]
+    assert ("test_dates" in blockers) == open_, blockers

@@ -62,9 +62,18 @@ _NOW = re.compile(r"\bnow\b", re.I)
 _CLEAN_RUN = re.compile(
     r"\b(?:pass(?:es|ed|ing)?|works?|working|succeed(?:s|ed)?|green|builds?|compiles?|runs? clean)\b", re.I
 )
+_MODAL = r"\b(?:should|will|would|might|may|could|once|if|when|until|unless|let's|let me|hope(?:fully)?|try|trying)\b|\?"
 _HEDGED = re.compile(
-    r"\b(?:should|will|would|might|may|could|to|once|if|when|until|unless|let's|let me|not|no|never|"
-    r"still|fail(?:s|ed|ing|ure)?|broken|error|hope(?:fully)?|try|trying)\b|n't\b|\?",
+    rf"{_MODAL}|\b(?:to|not|no|never|still|fail(?:s|ed|ing|ure)?|broken|error)\b|n't\b", re.I
+)
+_HOPED = re.compile(_MODAL, re.I)  # a fix sentence hedged: "this should be fixed by …", "is it resolved?"
+# A sentence saying the failure is not resolved, whatever fix word it holds: a verb of resolving
+# negated ("did not work", "couldn't fix it", "nothing helped") or the failure going on ("still
+# fails", "is still broken").
+_UNRESOLVED = re.compile(
+    r"(?:\b(?:not|never|nothing|neither|nor)|n't)\s+(?:\w+\s+){0,2}?(?:work|help|fix|solv|resolv|pass|succeed)\w*"
+    r"|\bnothing\s+(?:\w+\s+)?(?:work|help|fix|solv|resolv)\w*"
+    r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)",
     re.I,
 )
 _EDIT_TOOLS = re.compile(
@@ -241,9 +250,37 @@ def _changes(turn: Turn) -> list[_Change]:
         return [_Change(f"ran {_code(one_line(cmd, COMMAND_CHARS))}", cmd.lower(), strong=False)]
     if turn.role != "assistant" or turn.kind != "message":
         return []
-    out: list[_Change] = []
-    lines = turn.text.splitlines()
-    picked = lines_mod.holding(turn.text, _FIX_WORDS)  # a sentence's match is one in its line
+    return [_Change(sent, sent.lower(), strong=True) for sent in fix_sentences(turn.text)]
+
+
+def reports_fix(text: str) -> bool:
+    """Whether an assistant's message says what fixed something, that the failing check is clean
+    now, or that it is resolved ("Resolved it.", "All fixed."), none of them negated or hedged:
+    the live view's blockers end there."""
+    said = any(not _HOPED.search(x) for x in fix_sentences(text))
+    return said or bool(_clean_now(text)) or _resolved(text)
+
+
+_DONE = re.compile(r"\b(?:fixed|resolved|solved)\b", re.I)
+_DONE_WORDS = ("fixed", "resolved", "solved")
+
+
+def _resolved(text: str) -> bool:
+    """A sentence of ``text`` reporting a resolution in so many words, neither hedged nor negated."""
+    picked = lines_mod.holding(text, _DONE_WORDS)
+    lines = text.splitlines()
+    for raw in lines if picked is None else map(lines.__getitem__, picked[0][-MAX_SAID:]):
+        for sent in _SENT_END.split(raw.strip()):
+            if _DONE.search(sent) and not _HEDGED.search(sent) and not error_in_line(sent):
+                return True
+    return False
+
+
+def fix_sentences(text: str) -> list[str]:
+    """The sentences of a message saying what fixed something (not a negated or failing one)."""
+    out: list[str] = []
+    lines = text.splitlines()
+    picked = lines_mod.holding(text, _FIX_WORDS)  # a sentence's match is one in its line
     for raw in lines if picked is None else map(lines.__getitem__, picked[0]):
         line = raw.strip().lstrip("-*> ").strip()
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
@@ -254,9 +291,10 @@ def _changes(turn: Turn) -> list[_Change]:
                 FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1]
                 and _FIX_SENT.search(sent)
                 and not error_in_line(sent)
+                and not _UNRESOLVED.search(sent)  # "The fix did not work, the test still fails."
                 and not content_free(sent)  # "Looking into the cause." says what, not which
             ):
-                out.append(_Change(sent, sent.lower(), strong=True))
+                out.append(sent)
     return out
 
 

@@ -21,9 +21,11 @@ Rules that keep this safe next to agents that write their own hot files:
 * When the session finishes and is compacted, the pipeline re-seeds the file from its cold entry
   (:mod:`scribed.tiers.hot_seed`); :func:`clear` (reset to the blank template while the file still
   carries that session's marker) is the fallback when there is no entry to seed from.
-* Blockers are the errors seen in the session's latest turns that no later turn fixed: an
-  assistant message or tool result that itself shows no error and says fixed/resolved/
-  pass(ed)/succeeded clears every error before it.
+* Blockers are the errors seen in the session's latest turns that no later turn fixed: a tool
+  result that itself shows no error and says passed/succeeded, or an assistant message saying
+  what fixed them, that the check is clean now or that they are resolved (not "the fix did not
+  work", "I'll check it passes", "should be fixed by …": :func:`scribed.compress.errors.reports_fix`)
+  clears every error before it.
 * Everything is redacted.
 """
 
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed import sources
-from scribed.compress import anchors
+from scribed.compress import anchors, errors
 from scribed.compress import plan as plan_mod
 from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
@@ -203,9 +205,19 @@ def _blockers(session: Session) -> list[str]:
             for e in errors:
                 open_.pop(e, None)
                 open_[e] = None
-        elif t.role in ("assistant", "tool", "summary") and _FIX.search(t.text):
+        elif _resolves(t):
             open_.clear()
     return [redacted_line(e, ITEM_CHARS) for e in reversed(open_)]
+
+
+def _resolves(t: Turn) -> bool:
+    """Whether turn ``t`` (with no error of its own) ends the blockers before it: a clean tool
+    result ("12 passed"), or a message saying what fixed them or that the check is clean now
+    (:func:`scribed.compress.errors.reports_fix`: not "the fix did not work", nor "I'll check
+    that it passes")."""
+    if t.role == "tool" or t.kind == "tool_result":
+        return _FIX.search(t.text) is not None
+    return t.role in ("assistant", "summary") and errors.reports_fix(t.text)
 
 
 def _delegates(session: Session) -> list[str]:
