@@ -554,3 +554,39 @@ def test_the_wiki_index_counts_a_page_a_merge_changed(team: tuple[Clone, Clone],
     a.scribed("context", "riker")  # a reader's command takes the lock too: the index follows the pull
     assert "(2 active)" in _index_line(a, "db")
     assert git(a.dir, "status", "--porcelain").stdout.strip() == ""
+
+
+def test_a_run_that_adds_entries_changes_no_committed_entry(team: tuple[Clone, Clone]) -> None:
+    """A store file's bytes do not depend on where its entry sits in the view: a run adding an
+    entry after the last one, or before the others, leaves every committed file as it was (a
+    blank line was added to the entry that stopped being last, or taken from the new last)."""
+    a, _ = team
+    rnd = random.Random(9)
+    share(a, "worf", range(10, 12), rnd)
+    for n, day in ((7, 13), (8, 2)):  # one after the others, one before them
+        a.sessions.add(_session(a.sources["worf"], n, day, rnd))
+        a.scribed("run-once")
+        changed = git(a.dir, "status", "--porcelain", "--", ".squad/memory").stdout.splitlines()
+        assert changed and all(ln.startswith("??") for ln in changed), changed  # new files only
+        a.commit()
+    a.scribed("run-once")
+    assert git(a.dir, "status", "--porcelain").stdout == "", "a run with nothing new changes nothing"
+
+
+def test_a_promotion_and_a_teammates_new_entry_merge_without_a_conflict(team: tuple[Clone, Clone]) -> None:
+    """One clone promotes (its entries' files deleted) while the other compacts a new session:
+    the other clone's commit touches none of the promoted files, so the merge has no
+    modify/delete conflict."""
+    a, b = team
+    rnd = random.Random(11)
+    share(a, "worf", range(3, 6), rnd)
+    b.pull("merge")
+    b.scribed("run-once")
+    a.scribed("promote", "--as-of", "2027-01-15")
+    a.commit()
+    a.push()
+    b.sessions.add(_session(b.sources["worf"], 9, 20, rnd))
+    b.scribed("run-once")
+    b.commit()
+    p = git(b.dir, "pull", "--no-rebase", "--no-edit", check=False)
+    assert p.returncode == 0 and "CONFLICT" not in p.stdout + p.stderr, p.stdout + p.stderr

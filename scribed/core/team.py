@@ -125,7 +125,7 @@ class _Agent:
 
     def read(self) -> None:
         self.pre, entries = split_entries(read_text(self.layout.cold_file(self.name)))
-        for e in entries:
+        for e in map(cold_store.canonical, entries):  # as the store holds it, wherever it sat
             k = cold_store.key(e)
             self.view[k] = cold_store.pick([self.view[k], e]) if k in self.view else e
         self.retired = cold_store.read_retired(read_text(self.folder / cold_store.RETIRED))

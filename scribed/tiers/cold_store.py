@@ -99,9 +99,18 @@ class StoredFile:
     damaged: bool
 
 
+def canonical(e: Entry) -> Entry:
+    """``e`` as its store file holds it: its text ending in one newline. In the view an entry ends
+    in a blank line unless it is the last, so the text read back depends on where it sat; taken
+    as it was, a run that only moved an entry rewrote committed files (a blank line added or
+    taken off), and a promotion on one clone then met that change in a merge (modify/delete)."""
+    text = e.text.rstrip("\n") + "\n"
+    return e if text == e.text else Entry(e.heading, e.date, e.title, text)
+
+
 def read_file(path: Path, text: str) -> StoredFile:
     both = sides(text)
-    entries = [e for t in (both or (text,)) for e in split_entries(t)[1]]
+    entries = [canonical(e) for t in (both or (text,)) for e in split_entries(t)[1]]
     name_ok = len(entries) == 1 and file_name(entries[0]) == path.name
     return StoredFile(path, entries, damaged=both is not None or not name_ok)
 

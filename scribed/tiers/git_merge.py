@@ -27,7 +27,7 @@ def merge_entries(ours: str, theirs: str) -> str:
     pre, mine = split_entries(ours)
     pre2, other = split_entries(theirs)
     by_key: dict[str, list[Entry]] = {}
-    for e in [*mine, *other]:
+    for e in map(cold_store.canonical, [*mine, *other]):
         by_key.setdefault(cold_store.key(e), []).append(e)
     kept = cold_store.order([cold_store.pick(v) for v in by_key.values()])
     return join_entries(pre if pre.strip() else pre2, kept)
