@@ -575,3 +575,27 @@ def test_a_sentence_saying_the_fix_did_not_work_is_no_fix() -> None:
         "Resolved: the parser no longer crashes on dates.",
     ):
         assert errors.pair(_reported(said))[0].endswith(f"→ {said}"), said
+
+
+def test_a_command_or_name_keeps_its_own_dots_and_stars() -> None:
+    """Sentence ends and emphasis come off an anchor; a path's dots and a glob's star are the
+    command ("go build ./" builds one package, not every one)."""
+    cases = {
+        "go build ./...": "go build ./...",
+        "go test ./ingest/...;": "go test ./ingest/...",
+        "read from nats_ingest_*": "read from nats_ingest_*",
+        "glob src/*": "glob src/*",
+        "**Decision**": "Decision",
+        "*note*": "note",
+        "use Redis for the cache.": "use Redis for the cache",
+        "see the docs...": "see the docs",
+    }
+    assert {k: anchor_text.clean(k) for k in cases} == cases
+    s = _session(
+        _named(_turns(_call("go test ./ingest/..."), ("user", "TODO: point the panel at nats_ingest_*")))
+    )
+    found = {(a.type, a.text) for a in anchors.extract(s)}
+    assert ("command", "go test ./ingest/...") in found and (
+        "todo",
+        "point the panel at nats_ingest_*",
+    ) in found

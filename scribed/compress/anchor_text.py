@@ -79,16 +79,36 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 def clean(s: str, limit: int = MAX_ANCHOR_CHARS) -> str:
     """An anchor's text: one line, marks and stray backticks off, within ``limit`` (never cut
     inside a token; a longer limit, an open item's, keeps whole sentences)."""
-    s = s.strip().strip("*").strip()
+    s = _unmarked(s.strip())
     if s.count("`") % 2 == 1:
         s = s.strip("`").strip()
     s = " ".join(s.split())  # stripped above: the same as re.sub(r"\s+", " ", s)
     if len(s) > limit:
         ends = [m.end() for m in _SENTENCE_END.finditer(s, 0, limit + 1)]
         if limit > MAX_ANCHOR_CHARS and ends:  # an item keeps its whole sentences
-            return s[: ends[-1]].rstrip(" .;,")
+            return _ended(s[: ends[-1]])
         cut = s[:limit]
         if s[limit] != " ":  # never end inside a token (a URL or path cut short is another one)
             cut = cut.rsplit(" ", 1)[0] if " " in cut else s.split(" ", 1)[0][:2000]
         s = cut
-    return s.rstrip(" .;,")
+    return _ended(s)
+
+
+def _unmarked(s: str) -> str:
+    """``s`` without its emphasis marks (``**Decision**``, ``*note*``, a leading ``**``): a closing
+    run of stars goes with an opening one, or when it is two or more; a single star ending a
+    name is a glob (``nats_ingest_*``) and stays."""
+    body = s.lstrip("*")
+    trail = len(body) - len(body.rstrip("*"))
+    if trail and (len(body) < len(s) or trail > 1):
+        body = body[:-trail]
+    return body.strip()
+
+
+def _ended(s: str) -> str:
+    """``s`` without the punctuation ending a sentence; the dots of a path's end stay (``./...``,
+    Go's every package: ``go build ./`` is another command)."""
+    t = s.rstrip(" .;,")
+    if t.endswith("/") and "." in s[len(t) :]:
+        return s.rstrip(" ;,")
+    return t
