@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scribed.models import Anchor, Summary
 
 # Reading a cold file (``split_entries`` and friends) is on the spawn path (``scribed context
@@ -393,8 +395,13 @@ def _carriers(summary: Summary, anchors: list[Anchor]) -> frozenset[str]:
     return frozenset(out)
 
 
-def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: int) -> tuple[Summary, float]:
-    """Add anchors the compressor dropped under Key facts, within ``hard_cap`` bytes.
+def guard(
+    summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: int, errors: Sequence[str] = ()
+) -> tuple[Summary, float]:
+    """Add anchors the compressor dropped under Key facts, within ``hard_cap`` bytes. ``errors``:
+    the compressor's ``error → fix`` lines before the entry was fitted; an error restored from a
+    line the fit dropped says it was fixed (else the next spawn's hot seed lists a fixed error
+    as a blocker).
 
     Returns the amended summary and the anchor recall of the final entry.
     """
@@ -415,7 +422,9 @@ def guard(summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: in
     for a in missing:
         if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
             continue  # an earlier restored line already carries it
-        line = anchors_mod.format_anchor(a)
+        line = anchors_mod.format_anchor(a) + (
+            FIXED_TAIL if a.type == "error" and _fixed_in(a.text, errors) else ""
+        )
         added = _item_bytes(line, listed, len(blocks), title)
         s.key_facts.append(line)
         over = _settled(fixed + added, meta)[1] - hard_cap
@@ -508,6 +517,19 @@ class Entry:
     @property
     def when(self) -> datetime | None:
         return parse_date(self.date)
+
+
+FIXED_TAIL = " → fixed"  # a restored error whose line (dropped to fit) named its fix
+_NO_FIX = ("unresolved", "(unresolved")
+
+
+def _fixed_in(error: str, lines: Sequence[str]) -> bool:
+    """Whether one of the ``error → fix`` ``lines`` holds ``error`` with a fix."""
+    for line in lines:
+        err, arrow, fix = line.partition(" → ")
+        if arrow and error in err and not fix.strip().lower().startswith(_NO_FIX):
+            return True
+    return False
 
 
 def parse_date(s: str) -> datetime | None:

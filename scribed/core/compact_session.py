@@ -248,7 +248,7 @@ class SessionCompactor(Step):
             bytes_in=bytes_in,
         )
         summary = entry.fit_with_room(result.summary, anchor_list, meta, budget, int(budget * HARD_CAP))
-        summary, rec = entry.guard(summary, anchor_list, meta, int(budget * HARD_CAP))
+        summary, rec = entry.guard(summary, anchor_list, meta, int(budget * HARD_CAP), result.summary.errors)
         meta.recall = rec
         # An LLM's answer is outside text too: the rendered entry passes the door once more.
         text = redacted(entry.render(summary, meta))

@@ -235,8 +235,9 @@ def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
         bytes_in=bytes_in,
     )
     if fit:
+        errors = list(summary.errors)
         summary = entry.fit(summary, meta, budget)
-        summary, meta.recall = entry.guard(summary, found, meta, int(budget * 1.15))
+        summary, meta.recall = entry.guard(summary, found, meta, int(budget * 1.15), errors)
     return redact(entry.render(summary, meta))
 
 

@@ -89,18 +89,25 @@ def newest_entry(
     return max(kept, key=lambda ie: (ie[1].date, ie[1].entry_id == prefer, ie[0]))[1] if kept else None
 
 
+def _still_open(fix: str) -> bool:
+    """Whether an error's ``→`` part leaves it open: unresolved, unless it went away when the
+    command that showed it ran again (``unresolved (gone when `make` ran again)``)."""
+    low = fix.strip().lower()
+    return low.startswith(_UNRESOLVED) and "(gone when" not in low
+
+
 def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
     """Errors of an entry that nothing fixed: ``err → unresolved``, a bare ``err``, or an ``error:``
     key fact, unless a resolved line of the same entry names it."""
     resolved: list[str] = []
     open_: list[str] = []
-    for item in errors:
+    facts = [fact.split(":", 1)[1].strip() for fact in key_facts if fact.lower().startswith("error:")]
+    for item in [*errors, *facts]:  # a fact restored from a fixed error's line says "→ fixed"
         err, arrow, fix = item.partition(" → ")
-        if arrow and not fix.strip().lower().startswith(_UNRESOLVED):
+        if arrow and not _still_open(fix):
             resolved.append(item)
         else:
             open_.append(err.strip())
-    open_ += [fact.split(":", 1)[1].strip() for fact in key_facts if fact.lower().startswith("error:")]
     out: list[str] = []
     for err in open_:
         bare = err.strip("` ")
