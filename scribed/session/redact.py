@@ -44,7 +44,7 @@ _KW: dict[bytes, list[Rule]] = {}  # literal keywords found by the passes
 _BY_NAME: dict[str, list[Rule]] = {}  # a name's last word (lowercase) -> the context rules it runs
 _PATTERNS: dict[str, list[Rule]] = {}  # a pattern keyword -> its rules (branch ``p{index}``)
 _NAMED: dict[str, list[Rule]] = {}  # a vendor word inside a name -> named rules
-_SCAN: list[tuple[Rule, list[bytes]]] = []  # scan rules, with the keywords the passes do not find
+_SCAN: list[tuple[Rule, list[bytes], list[bytes]]] = []  # scan rules, keywords the passes miss, gate
 for _r in RULES:
     for _k in _r.keywords:
         if _r.kind == "named":
@@ -56,9 +56,10 @@ for _r in RULES:
     if _r.pattern:
         _PATTERNS.setdefault(_r.pattern, []).append(_r)
     if _r.kind == "scan":
-        _SCAN.append((_r, [k.encode("latin-1") for k in _r.keywords if data.anchor(k) < 0]))
+        _ks = [k.encode("latin-1") for k in _r.keywords if data.anchor(k) < 0]
+        _SCAN.append((_r, _ks, [g.encode("latin-1") for g in _r.gate]))
 _PATTERN_RULES = list(_PATTERNS.values())
-_SCAN_WORDS = {k for _, ks in _SCAN for k in ks}
+_SCAN_WORDS = {k for _, ks, gate in _SCAN for k in (gate or ks)}  # a rule's gate stands for its words
 _NAMED_WORDS = data.trie([(w, "") for w in _NAMED])
 # (anchor, reversed head the trie matched) -> (head length, keyword, rules), for the head and its
 # suffixes (the trie reports the longest).
@@ -235,10 +236,10 @@ def _on_scan(st: _Scan) -> None:
     enables the regex over the text, or ``window`` characters around each keyword."""
     if not st.scans and not any(k in st.data for k in _SCAN_WORDS):
         return
-    for rule, keywords in _SCAN:
-        w = rule.window
+    for rule, keywords, gate in _SCAN:
+        w, ungated = rule.window, not gate or any(g in st.data for g in gate)  # else no keyword is there
         found = st.scans.get(rule) or [
-            p for k in keywords for p in (_at(st.data, k) if w else [st.data.find(k)])
+            p for k in keywords if ungated for p in (_at(st.data, k) if w else [st.data.find(k)])
         ]
         if not (found := [p for p in found if p >= 0]):
             continue
@@ -369,13 +370,11 @@ def _spans(text: str) -> Spans:
 
 
 def _at(data: bytes, needle: bytes | int) -> Iterator[int]:
-    """Where ``needle`` is: its first byte found by memchr (a longer needle's search is slower)."""
-    first = needle[0] if isinstance(needle, bytes) else needle
-    pos = data.find(first)
+    """Where ``needle`` (an anchor byte, or a scan rule's word: the whole literal) is."""
+    pos = data.find(needle)
     while pos >= 0:
-        if isinstance(needle, int) or data.startswith(needle, pos):
-            yield pos
-        pos = data.find(first, pos + 1)
+        yield pos
+        pos = data.find(needle, pos + 1)
 
 
 def find_secrets(text: str) -> list[Finding]:

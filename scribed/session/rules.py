@@ -46,6 +46,7 @@ class Rule(NamedTuple):
     mixed: bool = False
     entropy: float = 0.0
     window: int = 0
+    gate: tuple[str, ...] = ()
     tests: tuple[str, ...] = ()
     allow_tests: tuple[str, ...] = ()
     description: str = ""
