@@ -513,6 +513,8 @@ def test_a_report_that_the_check_is_clean_now_settles_the_failure() -> None:
         "The build is green now.",
         "It now compiles without warnings.",
         "ok, tests are passing now",
+        "The build is green again.",
+        "It passes again after the change.",
     ):
         pairs = errors.pair(_reported(report))
         assert pairs == [
@@ -599,3 +601,21 @@ def test_a_command_or_name_keeps_its_own_dots_and_stars() -> None:
         "todo",
         "point the panel at nats_ingest_*",
     ) in found
+
+
+def test_a_go_test_failure_is_an_error_until_it_passes() -> None:
+    """`go test` reports a failing test as `--- FAIL: TestX (0.01s)`: an error (it was none, so
+    the session's hot seed had no blocker while the test still failed)."""
+    turns = _named(
+        _turns(
+            _call("go test ./replay/..."),
+            (
+                "tool",
+                "--- FAIL: TestReplay (0.01s)\n    replay_test.go:42: got 1187, want 1200\nFAIL\texample.com/replay\t0.1s",
+            ),
+            ("assistant", "The replay count is off by the dropped duplicates; looking at the dedup window."),
+        )
+    )
+    assert errors.pair(turns) == ["`--- FAIL: TestReplay (0.01s)` → unresolved"]
+    turns += _named(_turns(("assistant", "TestReplay passes again with the window at 5 minutes.")))[-1:]
+    assert errors.pair(turns)[0].endswith("→ TestReplay passes again with the window at 5 minutes.")

@@ -27,6 +27,7 @@ _GENERIC = re.compile(
     r"|(?:fatal|FATAL|Fatal error|panic):\s*\S.{0,240}"
     r"|npm ERR!\s*\S.{0,240}"
     r"|FAILED\s+\S+.{0,200}"
+    r"|--- FAIL:\s+\S.{0,200}"  # go test
     r"|E\s{2,}\S.{0,240}"
     r"|Segmentation fault.{0,100}"
     r"|\*\*\* \[[^\]]{1,80}\] Error \d+"
@@ -58,7 +59,7 @@ _FIX_WORDS = (
 # A report that the check which failed is clean now ("the test passes now", "now it builds", "it
 # works now"): a verb of a clean run with "now" in one sentence, no hedge (should, will, once, if…)
 # and no failure word. It settles the failure the agent was looking at, as a clean re-run does.
-_NOW = re.compile(r"\bnow\b", re.I)
+_NOW = re.compile(r"\b(?:now|again)\b", re.I)  # a change: "passes now", "green again"
 _CLEAN_RUN = re.compile(
     r"\b(?:pass(?:es|ed|ing)?|works?|working|succeed(?:s|ed)?|green|builds?|compiles?|runs? clean)\b", re.I
 )
@@ -93,7 +94,7 @@ FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, 
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
 _MAYBE = re.compile(
-    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAILED|E\s\s|Segm|failed|exit"
+    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit"
 )
 _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
@@ -365,7 +366,7 @@ def _line(op: _Open) -> str:
 
 def _clean_now(text: str) -> str:
     """The assistant's sentence reporting that what failed is clean now (:data:`_CLEAN_RUN`), or ''."""
-    picked = lines_mod.holding(text, ("now",))  # the lines holding "now", found in one scan
+    picked = lines_mod.holding(text, ("now", "again"))  # the lines holding them, found in one scan
     if picked is not None:
         if not picked[0]:
             return ""
