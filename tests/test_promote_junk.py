@@ -144,6 +144,27 @@ def test_an_error_without_a_real_fix_is_no_known_issue(tmp_path: Path) -> None:
     }
 
 
+def test_a_status_alone_is_no_known_issue(tmp_path: Path) -> None:
+    """`exit status 1 → Fixed by upgrading nats.go` told a later reader to upgrade NATS for any
+    command that exits 1: an error that is only a status names nothing of what went wrong."""
+    got = _facts(
+        tmp_path,
+        errors=[
+            "`exit status 1` → Fixed by upgrading to github.com/nats-io/nats.go v1.37.0.",
+            "`npm ERR! code 2` → Added the currency field to InvoiceDTO.",
+            "`Process exited with code 4` → Bumped pydantic to 2.6.4 in requirements.lock.",
+            "`undefined: nats.JetStreamContext` → Fixed by upgrading to github.com/nats-io/nats.go v1.37.0.",
+        ],
+    )
+    assert got == {
+        (
+            "patterns",
+            "Known issue: `undefined: nats.JetStreamContext` → Fixed by upgrading to "
+            "github.com/nats-io/nats.go v1.37.0.",
+        )
+    }
+
+
 # --- progress reports and chatter are not knowledge ---------------------------------------------
 def test_progress_reports_and_chatter_are_not_promoted(tmp_path: Path) -> None:
     got = _facts(

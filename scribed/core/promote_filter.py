@@ -116,8 +116,34 @@ def fix_of(fix: str) -> str:
 
 
 def names_an_error(error: str) -> bool:
-    """Whether an error text says what went wrong ("Error: (none)" does not)."""
-    return not _EMPTY_ERROR.match(error.strip().strip("`"))
+    """Whether an error text says what went wrong: not "Error: (none)", nor a status alone (`exit
+    status 1`, `npm ERR! code 2`: any failure's, so a fix paired with it would be read as the fix
+    of every failure that exits so)."""
+    text = error.strip().strip("`")
+    return not _EMPTY_ERROR.match(text) and not set(_WORD.findall(text.lower())) <= _STATUS_WORDS
+
+
+_WORD = re.compile(r"[a-z]+")
+_STATUS_WORDS = frozenset(
+    [
+        "exit",
+        "exited",
+        "exits",
+        "status",
+        "code",
+        "with",
+        "process",
+        "returned",
+        "non",
+        "zero",
+        "error",
+        "err",
+        "npm",
+        "command",
+        "failed",
+        "the",
+    ]
+)
 
 
 # --- topics ------------------------------------------------------------------------------------
