@@ -619,3 +619,22 @@ def test_a_go_test_failure_is_an_error_until_it_passes() -> None:
     assert errors.pair(turns) == ["`--- FAIL: TestReplay (0.01s)` → unresolved"]
     turns += _named(_turns(("assistant", "TestReplay passes again with the window at 5 minutes.")))[-1:]
     assert errors.pair(turns)[0].endswith("→ TestReplay passes again with the window at 5 minutes.")
+
+
+def test_a_progress_run_is_no_key_point() -> None:
+    """pytest's progress (`FFssFsFsFs..ssFF [ 45%]`: CamelCase-looking and rare, so it won key
+    points) and rules of `=` are no units; a tool line naming something is one."""
+    from scribed.compress import units
+
+    lines = [
+        "FFssFsFsFs..ssFF [ 45%]",
+        "..ssFFss..FsFs.. [ 90%]",
+        "=" * 30,
+        "100 200 300",
+        "FAILED tests/x.py::t",
+    ]
+    out = "\n".join([*lines, "ok  example.com/ingest 0.2s"])
+    pool = units.split(_turns(("user", "Run the suite."), ("tool", out)))
+    texts = [u.text for u in pool.units]
+    assert "ok example.com/ingest 0.2s" in texts
+    assert not any("FFss" in t or "ssFF" in t or "====" in t or t == "100 200 300" for t in texts), texts

@@ -102,16 +102,16 @@ def test_unresolved_errors_are_the_blockers() -> None:
 
 
 def test_a_fixed_or_vanished_error_is_no_blocker() -> None:
-    """An error restored under Key facts from a fixed line says so (`→ fixed`), and one that went
+    """An error restored under Key facts from a fixed line is a `fixed:` fact, and one that went
     away when its command ran again is not blocking: neither is a blocker in the next spawn."""
     errors = ["`npm ERR! code 2` → unresolved (gone when `npm run build` ran again)", "`E1: x` → unresolved"]
-    facts = ["error: `npm ERR! Lifecycle script build failed` → fixed", "error: `OSError: disk full`"]
+    facts = ["fixed: `npm ERR! Lifecycle script build failed`", "error: `OSError: disk full`"]
     assert hot_seed.unresolved(errors, facts) == ["`E1: x`", "`OSError: disk full`"]
 
 
 def test_an_error_the_fit_dropped_comes_back_with_its_fix_state() -> None:
     """The entry's fit dropped `npm ERR! code 2 → …` for room; the guard restores the error as a
-    key fact, saying it was fixed, while an unresolved one comes back bare."""
+    `fixed:` key fact (as long as an `error:` one), while an unresolved one comes back as `error:`."""
     from scribed.compress import entry
     from scribed.models import Anchor, Summary
 
@@ -125,7 +125,7 @@ def test_an_error_the_fit_dropped_comes_back_with_its_fix_state() -> None:
         "`OSError: disk full` → unresolved",
     ]
     s, _ = entry.guard(Summary(goal="Get CI green."), found, meta, 4000, lines)
-    assert s.key_facts == ["error: `npm ERR! code 2` → fixed", "error: `OSError: disk full`"]
+    assert s.key_facts == ["fixed: `npm ERR! code 2`", "error: `OSError: disk full`"]
     s, _ = entry.guard(Summary(goal="Get CI green."), found, meta, 4000)
     assert s.key_facts == ["error: `npm ERR! code 2`", "error: `OSError: disk full`"]
 

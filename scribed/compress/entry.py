@@ -400,8 +400,8 @@ def guard(
 ) -> tuple[Summary, float]:
     """Add anchors the compressor dropped under Key facts, within ``hard_cap`` bytes. ``errors``:
     the compressor's ``error → fix`` lines before the entry was fitted; an error restored from a
-    line the fit dropped says it was fixed (else the next spawn's hot seed lists a fixed error
-    as a blocker).
+    line the fit dropped that named a fix is listed as ``fixed:``, not ``error:`` (which the next
+    spawn's hot seed lists as a blocker).
 
     Returns the amended summary and the anchor recall of the final entry.
     """
@@ -422,9 +422,9 @@ def guard(
     for a in missing:
         if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
             continue  # an earlier restored line already carries it
-        line = anchors_mod.format_anchor(a) + (
-            FIXED_TAIL if a.type == "error" and _fixed_in(a.text, errors) else ""
-        )
+        line = anchors_mod.format_anchor(a)
+        if a.type == "error" and _fixed_in(a.text, errors):
+            line = FIXED_LABEL + line.removeprefix("error:")  # as long: the budget buys no less
         added = _item_bytes(line, listed, len(blocks), title)
         s.key_facts.append(line)
         over = _settled(fixed + added, meta)[1] - hard_cap
@@ -519,7 +519,7 @@ class Entry:
         return parse_date(self.date)
 
 
-FIXED_TAIL = " → fixed"  # a restored error whose line (dropped to fit) named its fix
+FIXED_LABEL = "fixed:"  # a restored error whose line (dropped to fit) named its fix: not "error:"
 _NO_FIX = ("unresolved", "(unresolved")
 
 

@@ -393,9 +393,24 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             and not (noisy and _NOISE.search(ln))
             and not (elidable and _ELIDED.match(ln))
         ):
-            if _listed(b, shapes, ln):
+            if _listed(b, shapes, ln) or not _informative(ln):
                 continue  # one line of a listing stands for the rest (a test run's PASSED lines)
             b.add(ln, turn.line, "tool", 0.12)
+
+
+_EDGES = "[](){}%.,:;|'\"`"
+RUN_CHARS = 3  # a word of this many distinct characters or fewer is a run (`FFssFsFs`, `====`)
+
+
+def _informative(line: str) -> bool:
+    """Whether a tool line has a word of four characters or more that is no number and no run of
+    three characters or fewer (a test runner's progress ``FFssFsFsFs..ssFF [ 45%]``, a rule of
+    ``=``): one that is not, however rare its "words", tells a reader nothing."""
+    for w in line.split():
+        core = w.strip(_EDGES)
+        if len(core) >= WORD_CHARS and not core.isdigit() and len(set(core)) > RUN_CHARS:
+            return True
+    return False
 
 
 def _listed(b: _Builder, shapes: dict[str, str], line: str) -> bool:

@@ -102,7 +102,7 @@ def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
     resolved: list[str] = []
     open_: list[str] = []
     facts = [fact.split(":", 1)[1].strip() for fact in key_facts if fact.lower().startswith("error:")]
-    for item in [*errors, *facts]:  # a fact restored from a fixed error's line says "→ fixed"
+    for item in [*errors, *facts]:  # a fixed error restored under Key facts is a "fixed:" fact
         err, arrow, fix = item.partition(" → ")
         if arrow and not _still_open(fix):
             resolved.append(item)
