@@ -154,6 +154,44 @@ def test_seed_has_outcome_open_items_blockers_decisions_and_pointer(tmp_path: Pa
     assert log.events("info") == ["hot_seeded"]
 
 
+def _chatter(sid: str, when: str, eid: str, goal: str = "ok") -> str:
+    return (
+        f"### {when}: {goal}\n"
+        f"- provenance: id={eid} · agent=picard · session={sid} · source=`y.jsonl` (copilot) · lines 1–3\n\n"
+        f"#### Goal\n{goal}\n#### Outcome\nTalk tomorrow 👋\n"
+    )
+
+
+def test_a_session_of_chatter_keeps_the_work_before_it(tmp_path: Path) -> None:
+    """The last session was "ok / thanks / talk tomorrow": its seed keeps the open items,
+    decisions and blockers of the session before it, saying whose they are (they were wiped)."""
+    layout = Layout(tmp_path)
+    write_cold(
+        layout,
+        entry_text("s-1", "2026-11-20T10:00:00Z"),
+        _chatter("s-2", "2026-11-21T09:00:00Z", "e-1111111111ab"),
+    )
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-2", Log()) is True
+    text = layout.hot_file("picard").read_text()
+    assert "open items from the session of 2026-11-20T10:00:00Z (the last one asked nothing)" in text
+    assert "add Redis-backed storage, part 00" in text and "token bucket keyed by API key" in text
+    assert "ConnectionError: redis refused" in text.split("Blockers:")[1]
+    assert "2026-11-21T09:00:00Z session ended: ok" in text
+
+
+def test_a_session_that_did_work_leaving_nothing_open_carries_nothing(tmp_path: Path) -> None:
+    """A last session with a real request that left no open item has closed them: nothing is carried."""
+    layout = Layout(tmp_path)
+    done = _chatter(
+        "s-2", "2026-11-21T09:00:00Z", "e-1111111111ab", goal="Ship the limiter to staging (#413)"
+    )
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"), done)
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-2", Log()) is True
+    text = layout.hot_file("picard").read_text()
+    assert "the last session left no open items" in text and "part 00" not in text
+    assert "Blockers: (none)" in text
+
+
 def test_seed_fits_4k_keeping_open_items_longest(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z", open_items=24, decisions=24))

@@ -4,7 +4,8 @@ The design has the Scribe write Hot at session start. Between sessions a blank h
 ``scribed context AGENT`` (the default spawn) nothing, so when a session's cold entry is written the
 agent's hot file is re-seeded from that entry, in the Squad spawn-block fields:
 
-* ``Current task:`` none running, followed by the last session's open items;
+* ``Current task:`` none running, followed by the last session's open items (a session that
+  asked nothing and left nothing: the newest earlier entry's, said to be that session's);
 * ``Active decisions:`` the entry's decisions (final forms);
 * ``Last actions:`` the last session's date and goal, its outcome, and a pointer to its cold entry
   (cold file relative to the root, entry id);
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scribed.compress.content import content_free
 from scribed.compress.entry import Entry, fewer_sentences, iso, one_line, parse_date
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, redacted
@@ -59,6 +61,7 @@ class LastSession:
     decisions: list[str] = field(default_factory=list)
     open_items: list[str] = field(default_factory=list)
     blockers: list[str] = field(default_factory=list)
+    carried: str = ""  # when the items are an earlier session's (the last one asked nothing): its date
 
 
 def _provenance(e: Entry) -> str:
@@ -118,7 +121,28 @@ def unresolved(errors: list[str], key_facts: list[str]) -> list[str]:
 
 def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     """The seed's content, read back from the cold entry as written (a file anyone may edit: each
-    field passes the door)."""
+    field passes the door). A session that asked nothing ("ok", "thanks": its goal names nothing)
+    and left no decision, open item or blocker does not wipe the work before it: the newest
+    earlier entry that left some gives them, said to be that session's."""
+    s = _session(layout, agent, e)
+    if s.decisions or s.open_items or s.blockers or not content_free(s.goal):
+        return s
+    _, entries = cold.parsed(layout.cold_file(agent))
+    for earlier in sorted((x for x in entries if x.date < e.date), key=lambda x: x.date, reverse=True)[
+        :CARRY_BACK
+    ]:
+        p = _session(layout, agent, earlier)
+        if p.decisions or p.open_items or p.blockers:
+            s.decisions, s.open_items, s.blockers, s.carried = p.decisions, p.open_items, p.blockers, p.when
+            break
+    return s
+
+
+CARRY_BACK = 5  # earlier entries looked at for the work a session of chatter left as it was
+
+
+def _session(layout: Layout, agent: str, e: Entry) -> LastSession:
+    """:func:`last_session` of entry ``e`` alone."""
     sec = cold.sections(e.text)
 
     def items(key: str) -> list[str]:
@@ -147,8 +171,9 @@ def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
     def block(label: str, items: list[str]) -> str:
         return f"{label}\n" + "".join(f"- {i}\n" for i in items) if items else f"{label} (none)\n"
 
+    origin = f"the session of {s.carried} (the last one asked nothing)" if s.carried else "the last session"
     if s.open_items:
-        task = "Current task: (no session running) open items from the last session:\n"
+        task = f"Current task: (no session running) open items from {origin}:\n"
         task += "".join(f"- {i}\n" for i in s.open_items)
     else:
         task = "Current task: (no session running; the last session left no open items)\n"
@@ -158,6 +183,8 @@ def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
     if not marked:
         actions += [f"open: {i}" for i in s.open_items]
     actions.append(f"cold entry: {s.cold} (id {s.entry_id})" if s.entry_id else f"cold entry: {s.cold}")
+    if s.carried:
+        actions.append(f"decisions, open items and blockers: from {origin}")
     notice = f"{live.SEED_NOTICE}\n\n" if marked else ""
     return (
         f"# Hot memory: {agent}\n\n{notice}"
