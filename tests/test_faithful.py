@@ -638,3 +638,34 @@ def test_a_progress_run_is_no_key_point() -> None:
     texts = [u.text for u in pool.units]
     assert "ok example.com/ingest 0.2s" in texts
     assert not any("FFss" in t or "ssFF" in t or "====" in t or t == "100 200 300" for t in texts), texts
+
+
+def test_a_reversal_naming_the_call_it_reverses_replaces_it() -> None:
+    """ "OK — reversing the earlier call: messages will be JSON …, not Avro" stated no decision, so
+    the reversed Avro one stayed current (in the entry, the hot seed, the wiki)."""
+    for said in (
+        "OK — reversing the earlier call: messages on NATS will be JSON with a schema_version field, not Avro.",
+        "Overriding my previous decision - messages on NATS carry JSON with a schema_version field.",
+        "We revert our earlier choice: JSON messages on NATS, no Avro schema.",
+    ):
+        s = _session(
+            _turns(
+                (
+                    "assistant",
+                    "Decision: keep the Avro schema for messages on NATS so consumers don't change.",
+                ),
+                ("user", "Actually, drop Avro. The consumers are being rewritten anyway."),
+                ("assistant", said),
+            )
+        )
+        got = [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+        assert len(got) == 1 and "JSON" in got[0][0] and "Avro schema" in (got[0][1] or ""), (said, got)
+
+
+def test_a_fix_still_to_make_is_no_fix() -> None:
+    assert errors.pair(_reported("TODO: fix the date parsing in src/parser/dates.py."))[0].endswith(
+        "→ unresolved"
+    )
+    assert errors.pair(_reported("The date parsing needs to be fixed in src/parser/dates.py."))[0].endswith(
+        "→ unresolved"
+    )

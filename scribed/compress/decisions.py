@@ -30,7 +30,10 @@ _DECISION_VERB = re.compile(
 _DECISION_MORE = re.compile(
     r"(?:\blet(?:'|’)?s go with\b[^:]{0,40}[:,]?|\bgoing with\b[^:]{0,40}:|\bthe plan is to\b|"
     r"\bchange of plan\s*[:,]|\bactually,[^:]{0,60}:|\bscratch (?:that|the [^.]{1,40}idea)[.;,!]\s*"
-    r"(?:we should|let(?:'|’)?s|we(?:'|’)ll)?)\s*(?P<d>[^;]+)",
+    r"(?:we should|let(?:'|’)?s|we(?:'|’)ll)?|"
+    # a reversal naming what it reverses: "reversing the earlier call: …", "overriding my decision —"
+    r"(?P<rev>\b(?:revers|revert|overrid)\w*\s+(?:(?:the|our|my|that)\s+)?(?:(?:earlier|previous|last|original)\s+)?"
+    r"(?:call|decision|choice|plan|approach)\s*[:—–-]+))\s*(?P<d>[^;]+)",
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(
@@ -39,7 +42,7 @@ _INSTEAD_OF = re.compile(
 # Each pattern above needs one of these literals, whatever its case (a line without them is skipped).
 WORDS = lines.prefilter(
     "decision", "decided", "agreed", "chose", "go with", "going with", "plan is to", "change of plan", "actually,",
-    "scratch",
+    "scratch", "revers", "revert", "overrid",
 )  # fmt: skip
 MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repeat to name it
 MIN_DECISION_CHARS = 4
@@ -98,8 +101,11 @@ def _decision_line(
     if len(text) < MIN_DECISION_CHARS:
         return
     superseded: str | None = None
-    if found and REVERSAL.search(line):
+    named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
+    if found and (named or REVERSAL.search(line)):
         target = _reversal_target(line, found, keys)
+        if target is None and named:
+            target = next(reversed(found.values()))  # the call it names is the last one made
         if target is not None:
             superseded = target.text
             del found[_decision_key(target.text)]

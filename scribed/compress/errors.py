@@ -74,7 +74,8 @@ _HOPED = re.compile(_MODAL, re.I)  # a fix sentence hedged: "this should be fixe
 _UNRESOLVED = re.compile(
     r"(?:\b(?:not|never|nothing|neither|nor)|n't)\s+(?:\w+\s+){0,2}?(?:work|help|fix|solv|resolv|pass|succeed)\w*"
     r"|\bnothing\s+(?:\w+\s+)?(?:work|help|fix|solv|resolv)\w*"
-    r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)",
+    r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)"
+    r"|^\W*(?:TODO|FIXME|XXX)\b|\bneeds?\s+to\s+(?:be\s+)?fix",  # a fix still to make: "TODO: fix X"
     re.I,
 )
 _EDIT_TOOLS = re.compile(
