@@ -531,6 +531,16 @@ def test_a_hedged_question_or_failing_report_settles_nothing() -> None:
         "Now I will run the tests to see if they pass.",
         "It passes now, but the lint step fails.",
         "The suite passes.",  # no "now": a state, not a change
+        # a review's phrasings: a noun ("work", "build"), a plan, a negation, a "but"
+        "Working on it now.",
+        "Now I'll look at the build log.",
+        "Next, I'll make the build green again.",
+        "Nothing passes now.",
+        "None of the tests pass now.",
+        "Now the tests pass locally but CI is red.",
+        "The import works now but the server crashes on start.",
+        "The test is flaky: it passes now and then.",
+        "Looking at the date parsing work now.",
     ):
         assert errors.pair(_reported(report))[0].endswith("→ unresolved"), report
 
@@ -570,11 +580,19 @@ def test_a_sentence_saying_the_fix_did_not_work_is_no_fix() -> None:
         "I could not fix the flaky date test.",
         "Replaced the regex; neither approach worked.",
         "Updated the parser but the build is still failing on arm64.",
+        "Pinning the date parser failed to fix it.",
+        "I changed the timeout but the error persists.",
+        "Updated the config but test_dates keeps failing.",
+        "Replaced the parser, same error.",
     ):
         assert errors.pair(_reported(said))[0].endswith("→ unresolved"), said
     for said in (
         "Fixed it by not caching the parsed dates.",
         "Resolved: the parser no longer crashes on dates.",
+        # the negation explains the bug, in a clause of its own
+        "The root cause was that the parser did not pass the locale to fromisoformat.",
+        "I replaced the date regex because it did not work for leap years.",
+        "Fixed the bug where the parser would still crash on empty dates.",
     ):
         assert errors.pair(_reported(said))[0].endswith(f"→ {said}"), said
 

@@ -185,7 +185,7 @@ def test_changes_are_those_of_every_line(text: str) -> None:
                 errors.FIX_CHARS[0] <= len(sent) <= errors.FIX_CHARS[1]
                 and errors._FIX_SENT.search(sent)
                 and not errors.error_in_line(sent)
-                and not errors._UNRESOLVED.search(sent)  # since stop 40: "the fix did not work", "TODO: fix"
+                and not errors._unresolved(sent)  # since stop 40: "the fix did not work", "TODO: fix"
                 and not errors.content_free(sent)
             ):
                 want.append(sent)

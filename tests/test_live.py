@@ -484,6 +484,10 @@ def test_pipeline_live_sub_agent_gets_its_own_hot(tmp_path: Path) -> None:
         ("Is it fixed?", True),
         ("This should be fixed by the retry change.", True),
         ("Let me look at why it fails.", True),
+        ("I added debug logging around the date parser.", True),  # a change that may fix it
+        ("I changed the log level to DEBUG to see more.", True),
+        ("Nothing fixed it.", True),
+        ("Neither change fixed the crash.", True),
         ("Fixed: the parser now validates dates.", False),
         ("Fixed the failing test by pinning numpy to 1.26.", False),
         ("Now the test passes.", False),

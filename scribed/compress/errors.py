@@ -59,25 +59,42 @@ _FIX_WORDS = (
 # A report that the check which failed is clean now ("the test passes now", "now it builds", "it
 # works now"): a verb of a clean run with "now" in one sentence, no hedge (should, will, once, if…)
 # and no failure word. It settles the failure the agent was looking at, as a clean re-run does.
-_NOW = re.compile(r"\b(?:now|again)\b", re.I)  # a change: "passes now", "green again"
+_NOW = re.compile(r"\b(?:now|again)\b(?!\s+and\s+then)", re.I)  # a change: "passes now", "green again"
+# Verbs of a clean run, as verbs ("it works now"; not "work" or "build", nouns as often).
 _CLEAN_RUN = re.compile(
-    r"\b(?:pass(?:es|ed|ing)?|works?|working|succeed(?:s|ed)?|green|builds?|compiles?|runs? clean)\b", re.I
+    r"\b(?:pass(?:es|ed|ing)?|works|succeed(?:s|ed)?|green|builds|compiles|runs? clean)\b", re.I
 )
-_MODAL = r"\b(?:should|will|would|might|may|could|once|if|when|until|unless|let's|let me|hope(?:fully)?|try|trying)\b|\?"
+_MODAL = (
+    r"\b(?:should|will|would|might|may|could|once|if|when|until|unless|let's|let me|hope(?:fully)?|try|"
+    r"trying|next)\b|'ll\b|'d\b|\?"
+)
+# Not a report that the check is clean: hedged, negated, or clean "but" something else is not.
 _HEDGED = re.compile(
-    rf"{_MODAL}|\b(?:to|not|no|never|still|fail(?:s|ed|ing|ure)?|broken|error)\b|n't\b", re.I
-)
-_HOPED = re.compile(_MODAL, re.I)  # a fix sentence hedged: "this should be fixed by …", "is it resolved?"
-# A sentence saying the failure is not resolved, whatever fix word it holds: a verb of resolving
-# negated ("did not work", "couldn't fix it", "nothing helped") or the failure going on ("still
-# fails", "is still broken").
-_UNRESOLVED = re.compile(
-    r"(?:\b(?:not|never|nothing|neither|nor)|n't)\s+(?:\w+\s+){0,2}?(?:work|help|fix|solv|resolv|pass|succeed)\w*"
-    r"|\bnothing\s+(?:\w+\s+)?(?:work|help|fix|solv|resolv)\w*"
-    r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)"
-    r"|^\W*(?:TODO|FIXME|XXX)\b|\bneeds?\s+to\s+(?:be\s+)?fix",  # a fix still to make: "TODO: fix X"
+    rf"{_MODAL}|\b(?:to|not|no|none|nothing|neither|nor|never|still|but|fail(?:s|ed|ing|ure)?|broken|error)\b|n't\b",
     re.I,
 )
+_NEGATED = re.compile(rf"{_MODAL}|\b(?:not|no|none|nothing|neither|nor|never)\b|n't\b", re.I)
+# A sentence saying the failure is not resolved, whatever fix word it holds: a verb of resolving
+# negated ("did not work", "couldn't fix it", "nothing helped", "failed to fix"), the failure going
+# on ("still fails", "the error persists", "same error"), or a fix still to make ("TODO: fix X").
+# Read in the sentence's main clause: "the cause was that X did not pass the token" explains the fix.
+_UNRESOLVED = re.compile(
+    r"(?:\b(?:not|never|nothing|neither|nor)|n't)\s+(?:\w+\s+){0,2}?(?:work|help|fix|solv|resolv|pass|succeed)\w*"
+    r"|\bnothing\s+(?:\w+\s+)?(?:work|help|fix|solv|resolv)\w*|\b(?:changed|fixed|helped|solved) nothing\b"
+    r"|\bfail(?:s|ed)? to (?:fix|resolv|solv|help)|\b(?:persists?|persisted|no luck|same error)\b|\bkeeps? failing\b"
+    r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)"
+    r"|^\W*(?:TODO|FIXME|XXX)\b|\bneeds?\s+to\s+(?:be\s+)?fix",
+    re.I,
+)
+# Where a sentence's main clause ends and a clause explaining the bug begins.
+_SUBORDINATE = re.compile(r"\s(?:because|that|where|since|which|so that|why|when)\b", re.I)
+
+
+def _unresolved(sent: str) -> bool:
+    """Whether a sentence says the failure is not resolved (:data:`_UNRESOLVED`, in its main clause)."""
+    return _UNRESOLVED.search(_SUBORDINATE.split(sent, maxsplit=1)[0]) is not None
+
+
 _EDIT_TOOLS = re.compile(
     r"^(?:edit|multiedit|write|str_replace\w*|apply_patch|replace|write_file|edit_file|create_file|"
     r"insert|patch|search_replace|edit_notebook)$",
@@ -256,11 +273,10 @@ def _changes(turn: Turn) -> list[_Change]:
 
 
 def reports_fix(text: str) -> bool:
-    """Whether an assistant's message says what fixed something, that the failing check is clean
-    now, or that it is resolved ("Resolved it.", "All fixed."), none of them negated or hedged:
-    the live view's blockers end there."""
-    said = any(not _HOPED.search(x) for x in fix_sentences(text))
-    return said or bool(_clean_now(text)) or _resolved(text)
+    """Whether an assistant's message reports the failure resolved: the check clean now, or
+    "fixed" / "resolved" / "solved", neither negated nor hedged (the live view's blockers end there;
+    a change that may fix it, "added logging", "changed the timeout", does not end them)."""
+    return bool(_clean_now(text)) or _resolved(text)
 
 
 _DONE = re.compile(r"\b(?:fixed|resolved|solved)\b", re.I)
@@ -273,7 +289,12 @@ def _resolved(text: str) -> bool:
     lines = text.splitlines()
     for raw in lines if picked is None else map(lines.__getitem__, picked[0][-MAX_SAID:]):
         for sent in _SENT_END.split(raw.strip()):
-            if _DONE.search(sent) and not _HEDGED.search(sent) and not error_in_line(sent):
+            if (
+                _DONE.search(sent)
+                and not _NEGATED.search(sent)
+                and not _unresolved(sent)
+                and not error_in_line(sent)
+            ):
                 return True
     return False
 
@@ -293,7 +314,7 @@ def fix_sentences(text: str) -> list[str]:
                 FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1]
                 and _FIX_SENT.search(sent)
                 and not error_in_line(sent)
-                and not _UNRESOLVED.search(sent)  # "The fix did not work, the test still fails."
+                and not _unresolved(sent)  # "The fix did not work, the test still fails."
                 and not content_free(sent)  # "Looking into the cause." says what, not which
             ):
                 out.append(sent)
