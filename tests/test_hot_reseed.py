@@ -180,16 +180,19 @@ def test_a_session_of_chatter_keeps_the_work_before_it(tmp_path: Path) -> None:
 
 
 def test_a_session_that_did_work_leaving_nothing_open_carries_nothing(tmp_path: Path) -> None:
-    """A last session with a real request that left no open item has closed them: nothing is carried."""
+    """A session with a real request that left no open item has closed them: nothing before it is
+    carried, by it or by a session of chatter after it."""
     layout = Layout(tmp_path)
     done = _chatter(
         "s-2", "2026-11-21T09:00:00Z", "e-1111111111ab", goal="Ship the limiter to staging (#413)"
     )
-    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"), done)
-    assert hot_seed.reseed(layout, "picard", "copilot", "s-2", Log()) is True
-    text = layout.hot_file("picard").read_text()
-    assert "the last session left no open items" in text and "part 00" not in text
-    assert "Blockers: (none)" in text
+    chat = _chatter("s-3", "2026-11-22T09:00:00Z", "e-2222222222ab")
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"), done, chat)
+    for sid in ("s-2", "s-3"):
+        assert hot_seed.reseed(layout, "picard", "copilot", sid, Log()) is True
+        text = layout.hot_file("picard").read_text()
+        assert "the last session left no open items" in text and "part 00" not in text, sid
+        assert "Blockers: (none)" in text
 
 
 def test_seed_fits_4k_keeping_open_items_longest(tmp_path: Path) -> None:

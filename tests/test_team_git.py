@@ -590,3 +590,29 @@ def test_a_promotion_and_a_teammates_new_entry_merge_without_a_conflict(team: tu
     b.commit()
     p = git(b.dir, "pull", "--no-rebase", "--no-edit", check=False)
     assert p.returncode == 0 and "CONFLICT" not in p.stdout + p.stderr, p.stdout + p.stderr
+
+
+def test_promoting_hand_written_entries_takes_each_out_of_cold(tmp_path: Path) -> None:
+    """Entries written by hand (no id) are keyed by their text as the store holds it: promotion,
+    which reads the view (where an entry that is not last ends in a blank line), and the sync,
+    which reads the store, name the same archive, so each leaves cold in one promotion (all but
+    the last were written back as unexplained)."""
+    root = tmp_path / "r"
+    cold = root / ".squad/memory/cold"
+    cold.mkdir(parents=True)
+    git(root, "init", "-q", ".")
+    notes = [
+        ("2026-01-05", "one", "use blue-green deploys for the gateway"),
+        ("2026-01-06", "two", "pin k8s 1.29"),
+    ]
+    (cold / "worf.md").write_text(
+        "# Cold memory: worf\n\n"
+        + "\n".join(f"### {d} — Hand note {n}\n#### Decisions\n- {what}\n" for d, n, what in notes)
+    )
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f'root = "{root}"\n[compress]\nbackend = "extractive"\n')
+    for args in (("run-once",), ("promote", "--as-of", "2026-11-29"), ("run-once",)):
+        p = run_cli("--config", str(cfg), *args)
+        assert p.returncode == 0, p.stderr.decode()
+    assert "### " not in (cold / "worf.md").read_text()
+    assert [p.name for p in (cold / "worf").glob("*.md")] == []

@@ -34,14 +34,20 @@ _SAFE_DATE = re.compile(r"[^0-9TZ-]")
 
 def key(e: Entry) -> str:
     """An entry's identity in the store: its id, or (an entry written by hand with none) a hash
-    of its text, so the same text is one entry on every clone."""
-    return e.entry_id or "x-" + hashlib.sha256(e.text.encode()).hexdigest()[:16]
+    of its text as the store holds it (:func:`canonical`: wherever it sits in a view), so the
+    same text is one entry on every clone."""
+    return e.entry_id or "x-" + hashlib.sha256(_stored_text(e).encode()).hexdigest()[:16]
 
 
 def entry_ref(entry: Entry) -> str:
-    """The entry's id; hand-written entries without one get a stable id from their text (the
-    promotion archive's and the wiki provenance's name for it)."""
-    return entry.entry_id or "h-" + hashlib.sha256(entry.text.encode()).hexdigest()[:12]
+    """The entry's id; hand-written entries without one get a stable id from their text as the
+    store holds it (the promotion archive's and the wiki provenance's name for it: promotion reads
+    the view, the sync the store)."""
+    return entry.entry_id or "h-" + hashlib.sha256(_stored_text(entry).encode()).hexdigest()[:12]
+
+
+def _stored_text(e: Entry) -> str:
+    return e.text.rstrip("\n") + "\n"
 
 
 def promoted_archive_name(agent: str, entry: Entry) -> str:
@@ -104,7 +110,7 @@ def canonical(e: Entry) -> Entry:
     in a blank line unless it is the last, so the text read back depends on where it sat; taken
     as it was, a run that only moved an entry rewrote committed files (a blank line added or
     taken off), and a promotion on one clone then met that change in a merge (modify/delete)."""
-    text = e.text.rstrip("\n") + "\n"
+    text = _stored_text(e)
     return e if text == e.text else Entry(e.heading, e.date, e.title, text)
 
 

@@ -128,13 +128,14 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     if s.decisions or s.open_items or s.blockers or not content_free(s.goal):
         return s
     _, entries = cold.parsed(layout.cold_file(agent))
-    for earlier in sorted((x for x in entries if x.date < e.date), key=lambda x: x.date, reverse=True)[
-        :CARRY_BACK
-    ]:
+    before = sorted((x for x in entries if x.date < e.date), key=lambda x: x.date, reverse=True)
+    for earlier in before[:CARRY_BACK]:
         p = _session(layout, agent, earlier)
         if p.decisions or p.open_items or p.blockers:
             s.decisions, s.open_items, s.blockers, s.carried = p.decisions, p.open_items, p.blockers, p.when
             break
+        if not content_free(p.goal):
+            break  # a session that did work and left nothing open: what came before it is closed
     return s
 
 
