@@ -244,7 +244,12 @@ class _Agent:
             ensure_dir(self.folder)
         for name, e in wanted.items():
             p = self.folder / name
-            if read_text(p) != e.text:
+            held = read_text(p)
+            if held != e.text and (
+                held.rstrip("\n") != e.text.rstrip("\n") or cold_store.key(e) in self.damaged
+            ):
+                # a file written before store files ended in one newline is left as it is: no
+                # commit of blank lines on upgrade, and no flip-flop with a teammate's older scribed
                 atomic_write(p, e.text, base=self.layout.memory)
                 changed = True
                 if cold_store.key(e) in self.damaged:
