@@ -190,14 +190,18 @@ def squad_root(start: Path) -> Path | None:
     return None
 
 
-def implied_root(explicit: str | None, root: str | None) -> str | None:
+def implied_root(explicit: str | None, root: str | None, *, init: bool = False) -> str | None:
     """The root a command run from inside a repository's subfolder means: with no ``--root``, no
-    config file named or found and no ``.squad/`` here, the nearest folder up holding ``.squad/``
-    (:func:`squad_root`), whose ``scribed.toml`` is then the config, as git finds ``.git``; else None."""
-    if root or explicit or os.environ.get("SCRIBED_CONFIG"):
+    ``--init`` (it makes the current folder a root), no config file named or found and no
+    ``.squad/`` here, the nearest folder up holding ``.squad/`` inside this git repository
+    (:func:`squad_root`; outside one nothing is looked for: a ``~/.squad`` is no project's),
+    whose ``scribed.toml`` is then the config, as git finds ``.git``; else None."""
+    if root or explicit or init or os.environ.get("SCRIBED_CONFIG"):
         return None
     here = Path.cwd()
     if (here / ".squad").is_dir() or any(p.exists() for p in candidate_paths()):
+        return None
+    if not any((d / ".git").exists() for d in (here, *here.parents)):
         return None
     found = squad_root(here)
     return str(found) if found is not None else None

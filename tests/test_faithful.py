@@ -607,6 +607,10 @@ def test_a_command_or_name_keeps_its_own_dots_and_stars() -> None:
         "glob src/*": "glob src/*",
         "**Decision**": "Decision",
         "*note*": "note",
+        "cd ..": "cd ..",
+        "**bold** text": "**bold** text",
+        "*args and **kwargs": "*args and **kwargs",
+        "** store timestamps as UTC": "store timestamps as UTC",  # after "**Decision:**"
         "use Redis for the cache.": "use Redis for the cache",
         "see the docs...": "see the docs",
     }

@@ -553,3 +553,14 @@ def test_a_crash_before_the_entry_leaves_cold_leaves_a_pointer_that_leads_somewh
     promote_mod.promote(cfg, as_of=datetime(2026, 11, 29, tzinfo=UTC))  # the rerun
     assert fields_of(layout.hot_file("picard").read_text())["cold"] == pointer
     assert "e-0123456789ab" not in layout.cold_file("picard").read_text()
+
+
+def test_an_error_is_fixed_by_its_own_line_only() -> None:
+    """The line naming a fix must be the error's own: the same text, its start (an anchor is cut
+    to length) or its end after a mark; `KeyError: x → …` does not fix `Error: x`."""
+    from scribed.compress.entry import _fixed_in
+
+    assert _fixed_in("[upload] Error 2", ["`*** [upload] Error 2` → added the bucket policy"])
+    assert _fixed_in("ValueError: bad date '2026-02", ["`ValueError: bad date '2026-02-30'` → validated"])
+    assert not _fixed_in("Error: x", ["`KeyError: x` → fixed by a default"])
+    assert not _fixed_in("OSError: disk full", ["`OSError: disk full` → unresolved"])

@@ -328,3 +328,22 @@ def test_the_search_up_stops_at_the_repository_top_and_at_a_config_here(tmp_path
     (outer / "docs" / "scribed.toml").write_text('root = "elsewhere"\n')
     p = run_cli("context", "kim", cwd=outer / "docs", env=env)
     assert p.returncode == 2 and b"docs/elsewhere does not exist" in p.stderr, p.stderr.decode()
+
+
+def test_init_in_a_subfolder_and_a_folder_outside_git_are_not_sent_up(tmp_path: Path) -> None:
+    """`--init` makes the current folder a root, whatever holds .squad/ above; outside a git
+    repository nothing is looked for above (a ~/.squad is no project's root)."""
+    if Path("/etc/scribed/config.toml").exists():
+        pytest.skip("a system-wide config is found first")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    repo = _repo(tmp_path)
+    (repo / ".git").mkdir()
+    sub = repo / "pkg" / "foo"
+    sub.mkdir(parents=True)
+    p = run_cli("--init", "context", "kim", cwd=sub, env=env)
+    assert p.returncode == 0 and (sub / ".squad").is_dir(), p.stderr.decode()
+    home = tmp_path / "home"
+    (home / ".squad").mkdir(parents=True)
+    (home / "notes").mkdir()
+    p = run_cli("context", "kim", cwd=home / "notes", env=env)
+    assert p.returncode == 2 and b"no .squad/ folder here" in p.stderr, p.stderr.decode()

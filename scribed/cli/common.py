@@ -148,7 +148,9 @@ def load_config(
     from scribed import config as config_mod
     from scribed.config_light import implied_root
 
-    root = root or implied_root(_obj(ctx).get("config_path"), root)  # run from a subfolder
+    root = root or implied_root(
+        _obj(ctx).get("config_path"), root, init=init_requested(ctx)
+    )  # from a subfolder
     try:
         cfg = config_mod.load(_obj(ctx).get("config_path"), root)
         if root:

@@ -33,7 +33,7 @@ def spawn_config(ctx: click.Context, root: str | None) -> LightConfig | Config:
     obj = ctx.find_root().obj
     opts = obj if isinstance(obj, dict) else {}
     cfg: LightConfig | Config | None
-    root = root or config_light.implied_root(opts.get("config_path"), root)  # run from a subfolder
+    root = root or config_light.implied_root(opts.get("config_path"), root, init=bool(opts.get("init")))
     try:
         data, path = config_light.read(opts.get("config_path"), root)
         cfg = config_light.light(data, path)

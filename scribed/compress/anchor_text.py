@@ -95,20 +95,24 @@ def clean(s: str, limit: int = MAX_ANCHOR_CHARS) -> str:
 
 
 def _unmarked(s: str) -> str:
-    """``s`` without its emphasis marks (``**Decision**``, ``*note*``, a leading ``**``): a closing
-    run of stars goes with an opening one, or when it is two or more; a single star ending a
-    name is a glob (``nats_ingest_*``) and stays."""
-    body = s.lstrip("*")
-    trail = len(body) - len(body.rstrip("*"))
-    if trail and (len(body) < len(s) or trail > 1):
-        body = body[:-trail]
-    return body.strip()
+    """``s`` without the emphasis marks around it: as many stars off each end as both ends have
+    (``**Decision**``, ``*note*``), and a run before a blank (the close of a bold label the
+    decision followed: ``** use X``); a glob's star (``nats_ingest_*``), ``*args`` and a bold word
+    inside (``**bold** text``) stay."""
+    lead = len(s) - len(s.lstrip("*"))
+    trail = len(s) - len(s.rstrip("*"))
+    both = min(lead, trail) if len(s) > lead else 0  # a text of stars alone is not marked up
+    if both:
+        return s[both : len(s) - both].strip()
+    return s[lead:].strip() if lead and s[lead : lead + 1].isspace() else s
 
 
 def _ended(s: str) -> str:
-    """``s`` without the punctuation ending a sentence; the dots of a path's end stay (``./...``,
-    Go's every package: ``go build ./`` is another command)."""
+    """``s`` without the punctuation ending a sentence; dots that are a path or a word of their own
+    stay (``./...``, Go's every package, and ``cd ..``: ``go build ./`` and ``cd`` are other
+    commands)."""
     t = s.rstrip(" .;,")
-    if t.endswith("/") and "." in s[len(t) :]:
+    tail = s[len(t) :]
+    if "." in tail and (t.endswith("/") or tail.startswith(" .")):
         return s.rstrip(" ;,")
     return t

@@ -527,9 +527,22 @@ def _fixed_in(error: str, lines: Sequence[str]) -> bool:
     """Whether one of the ``error → fix`` ``lines`` holds ``error`` with a fix."""
     for line in lines:
         err, arrow, fix = line.partition(" → ")
-        if arrow and error in err and not fix.strip().lower().startswith(_NO_FIX):
+        if (
+            arrow
+            and _same_error(err.strip().strip("`"), error)
+            and not fix.strip().lower().startswith(_NO_FIX)
+        ):
             return True
     return False
+
+
+def _same_error(err: str, anchor: str) -> bool:
+    """Whether a pair line's error is the anchor's: the same, its start (an anchor is cut to
+    length) or its end after a mark (``*** [upload] Error 2``), not a longer name (``KeyError: x``
+    is not ``Error: x``)."""
+    if err == anchor or err.startswith(anchor):
+        return True
+    return err.endswith(anchor) and not err[-len(anchor) - 1].isalnum()
 
 
 def parse_date(s: str) -> datetime | None:
