@@ -459,7 +459,7 @@ def test_spawn_path_imports_no_llm_scheduler_or_watcher(tmp_path: Path) -> None:
         "from scribed.session import rules as v\n"
         "heavy = ('openai', 'httpx', 'apscheduler', 'watchdog', 'scribed.compress.llm', 'scribed.daemon', 'scribed.core.ledger', 'scribed.cli.mcp_server')\n"
         "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy)))\n"
-        "print('COMPILED', v._compiled.cache_info().currsize)\n"
+        "print('COMPILED', v.compiled_bytes.cache_info().currsize)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "fix the export retry loop" in out

@@ -839,7 +839,7 @@ def test_rules_compile_lazily() -> None:
 
     code = (
         "import scribed.session.redact as r, scribed.session.rules as v; "
-        "print(v._compiled.cache_info().currsize, v.compiled_str.cache_info().currsize, "
+        "print(v.compiled_bytes.cache_info().currsize, v.compiled_str.cache_info().currsize, "
         "r._pass.cache_info().currsize); r.redact('Current task: fix the retry loop.'); "
         "print(r._pass.cache_info().currsize)"
     )
@@ -848,7 +848,7 @@ def test_rules_compile_lazily() -> None:
     from scribed.session import rules as redact_rules
 
     redact("aws AKIAIOSFODNN7EXAMPLE and ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
-    assert redact_rules._compiled.cache_info().currsize > 0
+    assert redact_rules.compiled_bytes.cache_info().currsize > 0
 
 
 @pytest.mark.parametrize(

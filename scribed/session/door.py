@@ -132,7 +132,8 @@ def redacted_chunks(
         if ahead:
             ahead_chars -= len(ahead[0][1])
         out, carry = _window(prev_tail, text, after, carry)
-        yield cur if out is None and _is_utf8(cur) else (text if out is None else out).encode("utf-8")
+        same = out is None and cur.decode("utf-8", "replace").encode("utf-8") == cur  # no U+FFFD made
+        yield cur if same else (text if out is None else out).encode("utf-8")
         prev_tail = (prev_tail + text)[-context:] if context else ""
 
 
@@ -182,10 +183,6 @@ def redact_within(before: str, texts: Sequence[str], after: str) -> list[str]:
         out.append("".join((*parts, window[cur:b])) if parts else t)
         pos = b + 1
     return out
-
-
-def _is_utf8(data: bytes) -> bool:
-    return data.decode("utf-8", "replace").encode("utf-8") == data  # invalid bytes became U+FFFD
 
 
 class RedactedSession(NamedTuple):

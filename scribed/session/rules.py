@@ -60,18 +60,16 @@ class Rule(NamedTuple):
     @property
     def compiled(self) -> re.Pattern[bytes]:
         """The regex, compiled on first use (a spawn meets few rules), matched on latin-1 bytes."""
-        return _compiled(self.regex)
+        return compiled_bytes(self.regex)
 
 
 Rule.__hash__ = object.__hash__  # type: ignore[method-assign]  # by identity (a NamedTuple body cannot say so)
 
 
 @functools.cache
-def _compiled(regex: str) -> re.Pattern[bytes]:
+def compiled_bytes(regex: str) -> re.Pattern[bytes]:
+    """A regex of the file, expanded, matched on the text's latin-1 bytes."""
     return re.compile(expand(regex).encode("latin-1"))
-
-
-compiled_bytes = _compiled  # a regex of the file, expanded, matched on the text's latin-1 bytes
 
 
 @functools.cache
