@@ -231,30 +231,26 @@ def _error_lines(path: Path | None, exc: ValidationError, data: dict[str, Any]) 
             shown = close[0] if in_source or len(loc) == 1 else ".".join([*map(str, loc[:-1]), close[0]])
             hint = f" (did you mean '{shown}'?)"
         lines.append(f"{where}unknown key '{key}'{in_source}{hint}")
-    unions: dict[tuple[Any, ...], list[str]] = {}  # a key of several types: its types' words
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        if err["type"] != "extra_forbidden" and _union_member(loc):
-            unions.setdefault(loc[:-1], []).append(_TYPE_WORDS.get(str(loc[-1]), str(loc[-1])))
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        if loc[:-1] in unions:  # one line for the key, once
-            words = unions.pop(loc[:-1])
-            loc, err = loc[:-1], {**err, "msg": "should be " + " or ".join(words)}
-        elif _union_member(loc):
-            continue
+    unions = _union_errors(exc)  # a key of several types: one line for it, once
+    for found in exc.errors():
+        loc = tuple(found["loc"])
+        bad: dict[str, Any] = dict(found)
+        if (at := _union_at(loc)) is not None:
+            if loc[:at] not in unions:
+                continue
+            loc, bad = loc[:at], unions.pop(loc[:at])
         key, in_source = _key(loc)
-        if err["type"] == "extra_forbidden" or (err["type"] == "missing" and loc in meant):
+        if bad["type"] == "extra_forbidden" or (bad["type"] == "missing" and loc in meant):
             continue
-        if err["type"] == "missing":
+        if bad["type"] == "missing":
             lines.append(f"{where}missing key '{key}'{in_source} (it is required)")
             continue
-        if err["type"] == "model_type":  # "valid dictionary or instance of SessionCfg": our class's name
+        if bad["type"] == "model_type":  # "valid dictionary or instance of SessionCfg": our class's name
             table = f"[[{loc[0]}]]" if loc[:1] == ("sources",) else f"[{key}]"
-            err = {**err, "msg": f"should be a table: a {table} section with its keys"}
-        value = err.get("input")
+            bad = {**bad, "msg": f"should be a table: a {table} section with its keys"}
+        value = bad.get("input")
         shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
-        lines.append(f"{where}bad value for '{key}'{in_source}: {err['msg']}{shown}")
+        lines.append(f"{where}bad value for '{key}'{in_source}: {bad['msg']}{shown}")
     return lines + bad_agents(data.get("sources"), path)
 
 
@@ -268,15 +264,47 @@ _TYPE_WORDS = {
 }
 
 
-def _union_member(loc: tuple[Any, ...]) -> bool:
-    """Whether ``loc`` ends in a type's name under a key that takes several types (pydantic's
-    location of one member of a union: ``(..., "workspace", "list[str]")``)."""
-    if not loc[:-1] or not isinstance(loc[-1], str):  # a key under a key, named by a type
-        return False
-    model = _model_at(loc[:-2])
-    field = model.model_fields.get(str(loc[-2])) if model else None
-    kinds = [t for t in getattr(field.annotation if field else None, "__args__", ()) if t is not type(None)]
-    return isinstance(field.annotation, UnionType) and len(kinds) > 1 if field else False
+def _union_errors(exc: ValidationError) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """A key that takes several types (``str | list[str]``) → one error for it: pydantic gives one
+    per type, named by the type (``workspace.list[str].0``); a user reads "should be a string or a
+    list of strings" and which item is wrong."""
+    words: dict[tuple[Any, ...], list[str]] = {}
+    item: dict[tuple[Any, ...], str] = {}
+    got: dict[tuple[Any, ...], Any] = {}
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden" or (at := _union_at(loc)) is None:
+            continue
+        key, word = loc[:at], _TYPE_WORDS.get(str(loc[at]), str(loc[at]))
+        words.setdefault(key, []).extend([word] if word not in words.get(key, []) else [])
+        got.setdefault(key, err.get("input"))
+        if len(loc) > at + 1 and isinstance(n := loc[at + 1], int):
+            item.setdefault(key, f"; item {n + 1} is {err.get('input')!r}")
+    return {
+        k: {
+            "type": "union",
+            "msg": "should be " + " or ".join(w) + item.get(k, ""),
+            "input": {} if k in item else got[k],
+        }
+        for k, w in words.items()
+    }
+
+
+def _union_at(loc: tuple[Any, ...]) -> int | None:
+    """Where in ``loc`` a type's name follows a key that takes several types (pydantic's location of
+    one member of a union: ``(..., "workspace", "list[str]")``, or of an item of it: ``(...,
+    "workspace", "list[str]", 0)``); None when it names no such member."""
+    for at in range(1, len(loc)):
+        if not isinstance(loc[at], str) or (loc[at] not in _TYPE_WORDS and "[" not in loc[at]):
+            continue
+        model = _model_at(loc[: at - 1])
+        field = model.model_fields.get(str(loc[at - 1])) if model else None
+        kinds = [
+            t for t in getattr(field.annotation if field else None, "__args__", ()) if t is not type(None)
+        ]
+        if field and isinstance(field.annotation, UnionType) and len(kinds) > 1:
+            return at
+    return None
 
 
 def from_dict(data: dict[str, Any], path: Path | None = None) -> Config:

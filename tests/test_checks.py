@@ -66,6 +66,10 @@ BAD: list[tuple[str | Callable[[Path], str], tuple[str, ...]]] = [
         'root = "repo"\n[[sources]]\nkind = "claude"\npath = "/x"\nworkspace = 3\n',
         ("'workspace' in [[sources]] #1: should be a string or a list of strings (got 3)",),
     ),
+    (  # one line for the key, naming the bad item: not pydantic's ``workspace.list[str].0``
+        'root = "repo"\n[[sources]]\nkind = "claude"\npath = "/x"\nworkspace = [1, "a"]\n',
+        ("'workspace' in [[sources]] #1: should be a string or a list of strings; item 1 is 1",),
+    ),
     ('root = "repo"\n[compress]\nbackend = "llm"\n', ("'compress.backend'", "llm.base_url and llm.model")),
     (
         'root = "repo"\n[compress]\nbackend = "llm"\n[llm]\nbase_url = "http://127.0.0.1:1/v1"\n',

@@ -33,6 +33,18 @@ _GENERIC = re.compile(
     r"|\*\*\* \[[^\]]{1,80}\] Error \d+"
     r"|={2,}\s.*\b\d+\s+(?:failed|errors?)\b.{0,120})$"
 )
+# A compiler's or checker's diagnostic at a place in a file: ``main.c:3:5: error: …`` (gcc, clang),
+# ``app.py:12: error: …`` (mypy), ``Foo.java:5: error: …``, ``x.ts(12,5): error TS2345: …`` and
+# ``x.ts:12:5 - error TS2345: …`` (tsc); Go prints no severity, every ``file.go:line:col: message``
+# of its compiler and vet is one (a line of code ripgrep prints has no space after the column).
+# The place is kept: a reader looks there; its numbers do not make two errors (see :func:`shape`).
+_LOCATED = re.compile(
+    r"^(?P<e>(?:[A-Za-z]:)?[\w./\\~@+-]{0,200}\w\.[A-Za-z]\w{0,9}"
+    r"(?::\d{1,7}(?::\d{1,5})?:\s+(?:fatal\s+)?error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
+    r"|\(\d{1,7}(?:,\d{1,5})?\):\s+error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
+    r"|:\d{1,7}:\d{1,5}\s+-\s+error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
+    r"|(?<=\.go):\d{1,7}:\d{1,5}: [a-z\"(].{4,240}))$"
+)
 _LEAD = re.compile(r"^(?:>\s*|[-*]\s+)+")
 _PYTEST_E = re.compile(r"^E\s{2,}(?=[A-Z]\w*(?:Error|Exception)\b)")
 _EXIT = re.compile(
@@ -112,7 +124,7 @@ FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, 
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
 _MAYBE = re.compile(
-    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit"
+    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|\.go:\d"
 )
 _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
@@ -140,7 +152,7 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
         return m.group("e")
     if strict:
         return None
-    m = _GENERIC.match(s)
+    m = _GENERIC.match(s) or _LOCATED.match(s)
     if m:
         return m.group("e")
     m = _EXIT.search(s)

@@ -1,0 +1,86 @@
+"""Compiler and checker diagnostics at a place in a file are errors (gcc, clang, mypy, javac, tsc,
+MSVC, Go): before, only ``error:`` at a line's start was one, so a session whose build failed in
+any of these kept no error and no fix (a helper's run of ``go build`` left its memory empty)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from scribed.compress import anchors, errors
+from scribed.models import Session, Turn
+from scribed.sources import common
+
+T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+
+DIAGNOSTICS = [
+    "main.c:3:5: error: expected ';' before '}' token",
+    "src/lib/parse.cpp:120:17: fatal error: 'yaml.h' file not found",
+    "./cmd/api/main.go:44:12: undefined: NewServer",
+    'internal/store/db.go:10:2: "database/sql" imported and not used',
+    "app/models.py:12: error: Incompatible return value type (got \"int\", expected \"str\")  [return-value]",
+    "src/main/java/Foo.java:5: error: cannot find symbol",
+    "src/ui/form.ts(12,5): error TS2345: Argument of type 'string' is not assignable to parameter",
+    "src/ui/form.ts:12:5 - error TS2345: Argument of type 'string' is not assignable to parameter",
+    r"C:\work\app\a.cpp(10): error C2065: 'count': undeclared identifier",
+]
+
+NOT_ERRORS = [
+    "src/main.rs:4:5: warning: unused variable: `x`",
+    "app/models.py:12: note: See https://mypy.readthedocs.io/en/stable/",
+    "main.go:12:3:\treturn nil, err",  # ripgrep --vimgrep: code after the column
+    "main.go:12: found 3 matches",  # a line number without a column
+    "the file docs.go:1:2: looks fine",  # not at the line's start
+    "Found 0 errors in 12 files (checked 40 source files)",
+]
+
+
+@pytest.mark.parametrize("line", DIAGNOSTICS)
+def test_a_located_diagnostic_is_an_error_with_its_place(line: str) -> None:
+    assert errors.error_in_line(line) == line
+    assert errors.may_hold_error(line)  # the prefilter lets it through
+    assert list(common._error_lines(f"head\n{line}\ntail")) == [line]  # a clipped output keeps it
+
+
+@pytest.mark.parametrize("line", NOT_ERRORS)
+def test_warnings_notes_and_code_lines_are_not_errors(line: str) -> None:
+    assert errors.error_in_line(line) is None
+
+
+def test_two_places_of_one_diagnostic_are_one_error() -> None:
+    a, b = "pkg/a.go:10:2: undefined: Foo", "pkg/a.go:31:9: undefined: Foo"
+    assert errors.shape(a) == errors.shape(b)
+
+
+def _turn(i: int, role: str, text: str, kind: str, tool: str | None = None) -> Turn:
+    t = Turn(role, text, kind, T0 + timedelta(minutes=i), i + 1, (i + 1) * 100)  # type: ignore[arg-type]
+    t.tool_name = tool
+    return t
+
+
+def test_a_go_build_failure_and_its_fix_reach_the_entry() -> None:
+    turns = [
+        _turn(0, "user", "Wire the new HTTP server into cmd/api so it starts with the worker.", "message"),
+        _turn(1, "assistant", "Bash go build ./...", "tool_call", "Bash"),
+        _turn(2, "tool", "# example.com/api/cmd/api\n./cmd/api/main.go:44:12: undefined: NewServer", "tool_result"),
+        _turn(
+            3,
+            "assistant",
+            'Edit {"file_path": "/src/api/cmd/api/main.go", "old_string": "NewServer(", "new_string": "server.New("}',
+            "tool_call",
+            "Edit",
+        ),
+        _turn(4, "tool", "The file /src/api/cmd/api/main.go has been updated.", "tool_result"),
+        _turn(5, "assistant", "Bash go build ./...", "tool_call", "Bash"),
+        _turn(6, "tool", "", "tool_result"),
+        _turn(7, "assistant", "The build is clean now: main.go calls server.New from the server package.", "message"),
+    ]
+    s = Session(agent="kim", session_id="s1", source=Path("/x.jsonl"), kind="claude", turns=turns)
+    found = anchors.extract(s)
+    errs = [a.text for a in found if a.type == "error"]
+    assert any("main.go:44:12: undefined: NewServer" in e for e in errs), errs
+    assert errors.pair(turns) == [
+        "`./cmd/api/main.go:44:12: undefined: NewServer` → edited `/src/api/cmd/api/main.go`"
+    ]
