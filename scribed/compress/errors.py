@@ -71,6 +71,7 @@ _FIX_WORDS = (
 # A report that the check which failed is clean now ("the test passes now", "now it builds", "it
 # works now"): a verb of a clean run with "now" in one sentence, no hedge (should, will, once, if…)
 # and no failure word. It settles the failure the agent was looking at, as a clean re-run does.
+_NOW_WORDS = ("now", "again")  # each of _NOW's matches holds one
 _NOW = re.compile(r"\b(?:now|again)\b(?!\s+and\s+then)", re.I)  # a change: "passes now", "green again"
 # Verbs of a clean run, as verbs ("it works now"; not "work" or "build", nouns as often).
 _CLEAN_RUN = re.compile(
@@ -295,11 +296,17 @@ _DONE = re.compile(r"\b(?:fixed|resolved|solved)\b", re.I)
 _DONE_WORDS = ("fixed", "resolved", "solved")
 
 
+def _said_lines(text: str, words: tuple[str, ...]) -> list[str]:
+    """The last :data:`MAX_SAID` lines of an assistant's message holding one of ``words`` (found in
+    one scan; a report ends a message), or every line when the scan cannot tell."""
+    lines = text.splitlines()
+    picked = lines_mod.holding(text, words)
+    return lines if picked is None else list(map(lines.__getitem__, picked[0][-MAX_SAID:]))
+
+
 def _resolved(text: str) -> bool:
     """A sentence of ``text`` reporting a resolution in so many words, neither hedged nor negated."""
-    picked = lines_mod.holding(text, _DONE_WORDS)
-    lines = text.splitlines()
-    for raw in lines if picked is None else map(lines.__getitem__, picked[0][-MAX_SAID:]):
+    for raw in _said_lines(text, _DONE_WORDS):
         for sent in _SENT_END.split(raw.strip()):
             if (
                 _DONE.search(sent)
@@ -400,13 +407,7 @@ def _line(op: _Open) -> str:
 
 def _clean_now(text: str) -> str:
     """The assistant's sentence reporting that what failed is clean now (:data:`_CLEAN_RUN`), or ''."""
-    picked = lines_mod.holding(text, ("now", "again"))  # the lines holding them, found in one scan
-    if picked is not None:
-        if not picked[0]:
-            return ""
-        lines = text.splitlines()
-        text = "\n".join(map(lines.__getitem__, picked[0][-MAX_SAID:]))  # the last: a report ends a message
-    for sent in _sentences(text):  # a report names nothing ("It works now."): all of them are read
+    for sent in _sentences("\n".join(_said_lines(text, _NOW_WORDS))):  # a report names nothing: all read
         if (
             _NOW.search(sent)
             and _CLEAN_RUN.search(sent)
