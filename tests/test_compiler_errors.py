@@ -20,7 +20,7 @@ DIAGNOSTICS = [
     "src/lib/parse.cpp:120:17: fatal error: 'yaml.h' file not found",
     "./cmd/api/main.go:44:12: undefined: NewServer",
     'internal/store/db.go:10:2: "database/sql" imported and not used',
-    "app/models.py:12: error: Incompatible return value type (got \"int\", expected \"str\")  [return-value]",
+    'app/models.py:12: error: Incompatible return value type (got "int", expected "str")  [return-value]',
     "src/main/java/Foo.java:5: error: cannot find symbol",
     "src/ui/form.ts(12,5): error TS2345: Argument of type 'string' is not assignable to parameter",
     "src/ui/form.ts:12:5 - error TS2345: Argument of type 'string' is not assignable to parameter",
@@ -64,7 +64,12 @@ def test_a_go_build_failure_and_its_fix_reach_the_entry() -> None:
     turns = [
         _turn(0, "user", "Wire the new HTTP server into cmd/api so it starts with the worker.", "message"),
         _turn(1, "assistant", "Bash go build ./...", "tool_call", "Bash"),
-        _turn(2, "tool", "# example.com/api/cmd/api\n./cmd/api/main.go:44:12: undefined: NewServer", "tool_result"),
+        _turn(
+            2,
+            "tool",
+            "# example.com/api/cmd/api\n./cmd/api/main.go:44:12: undefined: NewServer",
+            "tool_result",
+        ),
         _turn(
             3,
             "assistant",
@@ -75,7 +80,12 @@ def test_a_go_build_failure_and_its_fix_reach_the_entry() -> None:
         _turn(4, "tool", "The file /src/api/cmd/api/main.go has been updated.", "tool_result"),
         _turn(5, "assistant", "Bash go build ./...", "tool_call", "Bash"),
         _turn(6, "tool", "", "tool_result"),
-        _turn(7, "assistant", "The build is clean now: main.go calls server.New from the server package.", "message"),
+        _turn(
+            7,
+            "assistant",
+            "The build is clean now: main.go calls server.New from the server package.",
+            "message",
+        ),
     ]
     s = Session(agent="kim", session_id="s1", source=Path("/x.jsonl"), kind="claude", turns=turns)
     found = anchors.extract(s)

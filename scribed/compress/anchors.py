@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from scribed.compress import lines as lines_mod
 from scribed.compress import plan as plan_mod
+from scribed.compress import todo_done
 from scribed.compress.anchor_text import MAX_ANCHOR_CHARS as MAX_ANCHOR_CHARS
 from scribed.compress.anchor_text import _norm as _norm  # presence checks, re-exported
 from scribed.compress.anchor_text import _norm_anchor as _norm_anchor
@@ -241,8 +242,11 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     if plan is not None:  # the agent's own plan first (what it left open, in progress first)
         for text in plan.open():
             found.add("todo", text, plan.line)
-    for text, line_no in todos.result().items():
-        found.add("todo", text, line_no)
+    still = todos.result()
+    reported = todo_done.done_in_prose(still, turns)  # "Deleted the Kafka consumer" closes its item
+    for text, line_no in still.items():
+        if text not in reported:
+            found.add("todo", text, line_no)
     found.extend(per_line)
     _shell_commands(turns, found)
     _relative_paths(found.out)

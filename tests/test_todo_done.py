@@ -1,0 +1,133 @@
+"""Open items the agent later reports done in its own words leave the open items (a helper's
+memory showed "delete the Kafka consumer" as open work after "Deleted the Kafka consumer ...")."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from scribed.compress import anchors, todo_done
+from scribed.models import Session, Turn
+
+T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+
+# (open item, a later sentence, closes it?): phrasings written apart from the rule
+CASES = [
+    (
+        "remove the deprecated --legacy-auth flag from cli/main.py",
+        "Removed --legacy-auth from cli/main.py; the help text no longer lists the deprecated flag.",
+        True,
+    ),
+    (
+        "rename fetch_all to fetch_pages in api/client.py",
+        "I renamed fetch_all to fetch_pages in api/client.py and updated both callers.",
+        True,
+    ),
+    (
+        "write integration tests for the billing webhook",
+        "Wrote three integration tests covering the billing webhook retries.",
+        True,
+    ),
+    (
+        "split the settings module into settings/base.py and settings/prod.py",
+        "Split the settings module: settings/base.py and settings/prod.py now exist.",
+        True,
+    ),
+    (
+        "migrate the cron jobs to systemd timers",
+        "Migrated the cron jobs; every one is now a systemd timer.",
+        True,
+    ),
+    ("copy the fixtures into testdata/", "Copied the fixtures into testdata/ (14 files).", True),
+    ("stop the staging cluster after the demo", "Stopped the staging cluster at 17:05.", True),
+    # negated, hedged, planned, asked: still open
+    (
+        "remove the deprecated --legacy-auth flag from cli/main.py",
+        "I haven't removed --legacy-auth from cli/main.py: two scripts still pass it.",
+        False,
+    ),
+    (
+        "rename fetch_all to fetch_pages in api/client.py",
+        "Should I have renamed fetch_all to fetch_pages in api/client.py as well?",
+        False,
+    ),
+    (
+        "write integration tests for the billing webhook",
+        "Once the sandbox is up I'll have written the integration tests for the billing webhook.",
+        False,
+    ),
+    # the same verb on something else, or the item's name without its verb
+    (
+        "remove the deprecated --legacy-auth flag from cli/main.py",
+        "Removed the unused import from cli/main.py.",
+        False,
+    ),
+    ("write integration tests for the billing webhook", "Wrote unit tests for the invoice parser.", False),
+    ("migrate the cron jobs to systemd timers", "The cron jobs and the systemd timers both run now.", False),
+    ("bump the Go version to 1.22 in go.mod", "Bumped the Go version in go.mod to 1.21 for now.", False),
+]
+
+
+@pytest.mark.parametrize(("item", "sentence", "closes"), CASES)
+def test_a_report_in_the_agents_words_closes_its_item(item: str, sentence: str, closes: bool) -> None:
+    parsed = todo_done._item(item, 1)
+    assert parsed is not None
+    assert todo_done._closes(parsed, sentence) is closes
+
+
+def test_an_item_that_is_no_order_is_never_closed_by_prose() -> None:
+    assert todo_done._item("the flaky login test on CI", 1) is None  # no verb first
+    assert todo_done._item("check", 1) is None  # nothing it acts on
+
+
+def _turn(i: int, role: str, text: str) -> Turn:
+    return Turn(role, text, "message", T0 + timedelta(minutes=i), i + 1, (i + 1) * 100)  # type: ignore[arg-type]
+
+
+def _todos(*texts: tuple[str, str]) -> list[str]:
+    turns = [_turn(i, role, text) for i, (role, text) in enumerate(texts)]
+    s = Session(agent="kim", session_id="s1", source=Path("/x.md"), kind="markdown", turns=turns)
+    return [a.text for a in anchors.extract(s) if a.type == "todo"]
+
+
+def test_a_done_report_leaves_the_sessions_open_items() -> None:
+    todos = _todos(
+        ("user", "The ingest service should read from NATS only."),
+        (
+            "assistant",
+            "Plan noted.\n\nTODO: delete the Kafka consumer in ingest/kafka.go\n"
+            "TODO: add a NATS reconnect test to ingest/nats_test.go",
+        ),
+        ("assistant", "Deleted the Kafka consumer (ingest/kafka.go) and its config block."),
+    )
+    assert todos == ["add a NATS reconnect test to ingest/nats_test.go"]
+
+
+def test_a_report_before_the_item_or_by_the_user_closes_nothing() -> None:
+    todos = _todos(
+        ("assistant", "Deleted the Kafka consumer in ingest/kafka.go last week."),
+        ("assistant", "TODO: delete the Kafka consumer in ingest/kafka.go"),
+        ("user", "I deleted the Kafka consumer in ingest/kafka.go myself, I think?"),
+    )
+    assert todos == ["delete the Kafka consumer in ingest/kafka.go"]
+
+
+@pytest.mark.parametrize(
+    ("item", "sentence"),
+    [
+        (
+            "drop the kafka section from config/ingest.yaml",
+            "Removed the kafka section from config/ingest.yaml.",
+        ),
+        (
+            "fix the off-by-one in pager.go",
+            "Corrected the off-by-one in pager.go (the last page was skipped).",
+        ),
+        ("upgrade pydantic to 2.9", "Bumped pydantic to 2.9 in the lock file."),
+    ],
+)
+def test_a_report_may_use_another_verb_of_the_same_act(item: str, sentence: str) -> None:
+    parsed = todo_done._item(item, 1)
+    assert parsed is not None and todo_done._closes(parsed, sentence)
