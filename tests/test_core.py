@@ -302,3 +302,26 @@ def test_digest_header_counts_exactly_the_sessions_it_holds(tmp_path: Path) -> N
         assert listed == cold.sessions_held([d]) or (
             int(m.group(2)) == listed and int(m.group(3)) == cold.sessions_held([d])
         )
+
+
+def test_a_decision_to_remove_what_an_earlier_one_chose_supersedes_it_in_the_session() -> None:
+    t0 = datetime(2026, 12, 7, tzinfo=UTC)
+
+    def decisions(*texts: str) -> list[tuple[str, str | None]]:
+        turns = [Turn("assistant", x, "message", t0, i + 1, (i + 1) * 10) for i, x in enumerate(texts)]
+        s = Session(agent="k", session_id="s", source=Path("/x.md"), kind="markdown", turns=turns)
+        return [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+
+    assert decisions(
+        "Decision: use a Postgres advisory lock so only one scheduler instance runs jobs.",
+        "Decision: remove the advisory lock completely; the scheduler runs on a single node now.",
+    ) == [
+        (
+            "remove the advisory lock completely",
+            "use a Postgres advisory lock so only one scheduler instance runs jobs",
+        )
+    ]
+    # a removal of something else leaves the earlier decision standing (no overlap rule for removals)
+    assert decisions(
+        "Decision: use Redis for the session cache.", "Decision: remove stale cache keys on every deploy."
+    ) == [("use Redis for the session cache", None), ("remove stale cache keys on every deploy", None)]

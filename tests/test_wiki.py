@@ -345,3 +345,27 @@ def test_a_repeated_reversal_still_supersedes() -> None:
     )
     assert r.action == "merged" and r.superseded == ["2026-08-20: use freeze_time() in the login tests"]
     assert d.blocks[1].status == "superseded by 2026-09-01: use an injected clock in the login tests"
+
+
+def test_a_removal_reverses_the_decision_it_names_across_sessions() -> None:
+    """A helper's memory kept "use a Postgres advisory lock" active after a later session decided to
+    remove the lock: taking a thing out had no reversal wording."""
+    old = "use a Postgres advisory lock so only one scheduler instance runs jobs"
+    d = doc(fact(old))
+    d.add(
+        fact(
+            "remove the advisory lock completely; the scheduler runs on a single node",
+            date="2026-10-01",
+            ref="e-2",
+        )
+    )
+    assert not d.blocks[0].active and d.blocks[0].title == old
+    d2 = doc(fact(old))
+    d2.add(fact("stop using the advisory lock for the scheduler", date="2026-10-01", ref="e-2"))
+    assert not d2.blocks[0].active
+    # removing something else, or everyday removals that share words, reverse nothing
+    d3 = doc(fact(old), fact("use pnpm for the web workspace"))
+    d3.add(fact("removed the unused import of the scheduler lock module", date="2026-10-02", ref="e-3"))
+    d3.add(fact("removed the npm lockfile from the web workspace; use pnpm", date="2026-10-03", ref="e-4"))
+    d3.add(fact("delete stale scheduler runs after 30 days", date="2026-10-04", ref="e-5"))
+    assert all(b.active for b in d3.blocks), [(b.title, b.status) for b in d3.blocks]

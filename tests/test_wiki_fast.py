@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scribed.compress.reversal import REVERSAL
+from scribed.compress.reversal import REMOVAL, REVERSAL, may_reverse
 from scribed.tiers import wiki_block
 from scribed.tiers.wiki_block import _may_reverse
 
@@ -27,12 +27,39 @@ def test_every_reversal_phrase_passes_the_prefilter(phrase: str) -> None:
         assert _may_reverse(text), text
 
 
+REMOVALS = [
+    "remove", "removes", "removed", "removing", "delete", "deletes", "deleted", "deleting", "rip out",
+    "ripped out", "get rid of", "got rid of", "getting rid of", "stop using", "stopped using",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("phrase", REMOVALS)
+def test_every_removal_phrase_passes_the_prefilter(phrase: str) -> None:
+    for text in (phrase, phrase.upper(), phrase.title(), f"We {phrase} the m42 queue."):
+        assert REMOVAL.search(text) and may_reverse(text), text
+        assert _may_reverse(text), text
+
+
 def test_prefilter_never_hides_a_match() -> None:
     rng = random.Random(5)
-    vocab = [*PHRASES, "keep", "the", "buffer", "m42", "Redis", "queue", "ß", "İ", "ſcrap", ",", "\n"]
+    vocab = [
+        *PHRASES,
+        *REMOVALS,
+        "keep",
+        "the",
+        "buffer",
+        "m42",
+        "Redis",
+        "queue",
+        "ß",
+        "İ",
+        "ſcrap",
+        ",",
+        "\n",
+    ]
     for _ in range(3000):
         text = " ".join(rng.choice(vocab) for _ in range(rng.randrange(1, 8)))
-        assert _may_reverse(text) or not REVERSAL.search(text), text
+        assert _may_reverse(text) or not may_reverse(text), text
 
 
 LINES = ["# Wiki: t", "> desc", "", "### A title", "body text", "## Superseded", "## Superseded  ",

@@ -14,7 +14,7 @@ import re
 
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
-from scribed.compress.reversal import REVERSAL
+from scribed.compress.reversal import REMOVAL, REVERSAL, names_removed
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
@@ -102,7 +102,13 @@ def _decision_line(
         return
     superseded: str | None = None
     named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
-    if found and (named or REVERSAL.search(line)):
+    if found and not named and not REVERSAL.search(line) and REMOVAL.search(line):
+        # "Decision: remove the advisory lock": it reverses only the decision it names
+        recent = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)
+        if (target := next((a for a in recent if names_removed(line, a.text)), None)) is not None:
+            superseded = target.text
+            del found[_decision_key(target.text)]
+    elif found and (named or REVERSAL.search(line)):
         target = _reversal_target(line, found, keys)
         if target is None and named:
             target = next(reversed(found.values()))  # the call it names is the last one made

@@ -25,6 +25,7 @@ CONTAINED_CHARS = 12  # a reference this long inside a fact (or a fact inside it
 MIN_WORD = 3  # shorter words are not content words (unless they hold a digit)
 SHORT_FACT_TERMS = 6  # a fact this short is about any one term "instead of" names
 MIN_OVERLAP_WORDS = 3  # an earlier fact needs this many content words for an overlap reversal
+ADVERB_CHARS = 6  # a word ending in "ly" this long is an adverb ("completely"), not a thing named
 
 _SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
 _MD = re.compile(r"[`*_>#\[\]()~|]")
@@ -38,12 +39,22 @@ REVERSAL = re.compile(
     r"retir(?:e|es|ed)|scratch|change of plan|changed? (?:my|our) mind|on second thought)\b|\bactually,",
     re.IGNORECASE,
 )
+# Taking a thing out ("remove the advisory lock", "stop using Redis") reverses an earlier fact only
+# when it names that fact (:func:`targets`, three quarters of its terms): removing is also everyday
+# work ("removed the unused import"), so its word alone, with some overlap, reverses nothing.
+REMOVAL = re.compile(
+    r"\b(?:remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|rip(?:s|ped|ping)?\s+out|(?:get|gets|got|getting)\s+rid\s+of|"
+    r"stop(?:s|ped|ping)?\s+using)\b",
+    re.IGNORECASE,
+)
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than)\s+(?:`(?P<code>[^`\n]{1,80})`|(?P<x>[^,.;:!?\n]{2,80}))", re.I
 )
 _VERB_TARGET = re.compile(
     r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
-    r"undo(?:es|ne)?|retir(?:e|es|ed)|replac(?:e|es|ed|ing)|supersed(?:e|es|ed|ing)|no longer)\s+"
+    r"undo(?:es|ne)?|retir(?:e|es|ed)|replac(?:e|es|ed|ing)|supersed(?:e|es|ed|ing)|no longer|"
+    r"remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|rip(?:s|ped|ping)?\s+out|(?:get|gets|got|getting)\s+rid\s+of|"
+    r"stop(?:s|ped|ping)?\s+using)\s+"
     r"(?:(?:the|our|my|this|that|an?)\s+)?(?:(?:earlier|previous|prior|old|original|initial)\s+)?"
     r"(?:(?:decision|choice|plan|approach|idea|call|rule|convention)\s+)?(?:(?:to|of|on|about|that|for)\s+|:\s*)?"
     r"(?P<x>[^.;!?\n]{3,160})",
@@ -180,10 +191,11 @@ def _seq(text: str) -> list[str]:
 def _names(target: str, old_text: str) -> float:
     """How well a named target matches an earlier fact: most of its terms (three quarters) are
     there and at least two of them side by side (or one identifier); 0 otherwise."""
-    want = _seq(target)
+    have = _seq(old_text)
+    # an adverb ("remove the lock completely") says how, not what: not a term to find there
+    want = [w for w in _seq(target) if not (_adverb(w) and w not in have)]
     if not want:
         return 0.0
-    have = _seq(old_text)
     hit = set(want) & set(have)
     share = len(hit) / len(set(want))
     pairs = set(itertools.pairwise(want)) & set(itertools.pairwise(have))
@@ -226,11 +238,28 @@ def claim(text: str) -> str:
     return m.group("c") if m else text
 
 
+def may_reverse(text: str) -> bool:
+    """Whether ``text`` has any wording a reversal needs (:data:`REVERSAL`, or :data:`REMOVAL`)."""
+    return REVERSAL.search(text) is not None or REMOVAL.search(text) is not None
+
+
+def names_removed(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` takes out what ``old_text`` is about ("remove the advisory lock" and
+    "use a Postgres advisory lock …"): one of its named targets matches the earlier text."""
+    return REMOVAL.search(new_text) is not None and any(_names(t, claim(old_text)) for t in targets(new_text))
+
+
 def reversal_score(new_text: str, old_text: str) -> float:
     """How strongly ``new_text`` reverses ``old_text`` (0 = it does not); see the module docstring.
     2 or more: it names the earlier fact ("instead of X" with X there, or most of a named target)."""
-    if not REVERSAL.search(new_text) or near_dup(new_text, old_text):
+    if near_dup(new_text, old_text):
         return 0.0
+    if not REVERSAL.search(new_text):  # a removal: only by naming what it removes
+        return (
+            max((_names(t, claim(old_text)) for t in targets(new_text)), default=0.0)
+            if REMOVAL.search(new_text)
+            else 0.0
+        )
     old_text = claim(old_text)
     old_norm = f" {norm(old_text)} "
     named = _named(new_text)
@@ -260,8 +289,8 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
     :func:`seq_terms` (of its :func:`claim`), and at most ``most`` such terms in all (0: any
     number). No probe: nothing can be reversed. Lets an index look at the few facts holding a rare
     term instead of scoring every fact (the bounds are loose, never tight)."""
-    if not REVERSAL.search(new_text):
-        return []
+    if not REVERSAL.search(new_text):  # a removal reverses by a named target alone
+        return [p for t in targets(new_text) if (p := _target_probe(t))] if REMOVAL.search(new_text) else []
     named, tgts = _named(new_text), targets(new_text)
     if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
         nw = words(new_text)
@@ -271,11 +300,21 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
         xs = frozenset(_seq(x))
         if xs:
             out.append((xs, len(xs), 4 * len(xs)))
-    for t in tgts:  # a named target: three quarters of its terms
-        want = frozenset(_seq(t))
-        if want:
-            out.append((want, least(len(want), TARGET_SHARE), 0))
+    out += [p for t in tgts if (p := _target_probe(t))]
     return out
+
+
+def _target_probe(target: str) -> tuple[frozenset[str], int, int] | None:
+    """A named target's probe: three quarters of its terms that are no adverb (:func:`_names`
+    counts an adverb only when the earlier fact holds it too)."""
+    terms = frozenset(_seq(target))
+    core = [w for w in terms if not _adverb(w)]
+    return (terms, least(len(core), TARGET_SHARE) if core else 1, 0) if terms else None
+
+
+def _adverb(word: str) -> bool:
+    """A word ending in "ly" this long is an adverb ("completely"): it says how, not what."""
+    return word.endswith("ly") and len(word) >= ADVERB_CHARS
 
 
 def least(n: int, share: float) -> int:

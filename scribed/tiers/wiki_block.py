@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from scribed.compress.entry import fence_step, one_line
-from scribed.compress.reversal import NEAR_DUP, REVERSAL, norm, reversal_score, same_fact
+from scribed.compress.reversal import NEAR_DUP, may_reverse, norm, reversal_score, same_fact
 from scribed.names import normalize_name
 
 TITLE_CHARS = 100
@@ -45,12 +45,12 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
 
 
-# Every alternative of REVERSAL holds one of these, lowercased: an ASCII text holding none cannot
+# Every alternative of REVERSAL and REMOVAL holds one of these, lowercased: an ASCII text holding none cannot
 # match (a search costs ~8 µs a block, and a wiki of 10,000 blocks is indexed on every promotion).
 # Other texts go to the pattern itself (IGNORECASE also folds a few non-ASCII letters).
 _REVERSAL_WORDS = (
     "rever", "supersed", "instead", "no longer", "scra", "rather than", "replac", "drop", "abandon",
-    "undo", "retir", "change", "on second thought", "actually,",
+    "undo", "retir", "change", "on second thought", "actually,", "remov", "delet", "rip", "rid of", "stop",
 )  # fmt: skip
 
 
@@ -185,7 +185,7 @@ class Block:
             return True
         text = self.text
         if self._rev is None or self._rev[0] != text:
-            self._rev = (text, _may_reverse(text) and bool(REVERSAL.search(text)))
+            self._rev = (text, _may_reverse(text) and may_reverse(text))
         return self._rev[1]
 
     def is_dup(self, n: str, toks: frozenset[str]) -> bool:
