@@ -308,3 +308,32 @@ def test_a_long_raw_token_is_judged_but_not_kept() -> None:
     units._ACCEPTED.clear()
     assert units.tokens(f"{blob} {short}") == {blob, short}
     assert blob not in units._ACCEPTED and short in units._ACCEPTED
+
+
+def test_errors_in_turn_reads_only_the_lines_its_prefilter_finds() -> None:
+    """``errors_in_turn`` looks only at lines the prefilter finds something in: the errors must be
+    the ones reading every line gives, for tool output and (strict) assistant prose, with
+    ``E  `` runs spanning line ends, other line breaks, repeats and empty lines."""
+    from scribed.compress import errors
+    from scribed.models import Turn
+
+    def reference(turn: Turn) -> list[str]:
+        strict = turn.role == "assistant" and turn.kind == "message"
+        out: dict[str, None] = {}
+        for line in turn.text.splitlines():
+            if e := errors.error_in_line(line, strict=strict):
+                out.setdefault(e)
+        return list(out)
+
+    rng = random.Random(41)
+    pieces = [
+        "ok", "", "E", "E  ", "  x", "E   AssertionError: boom", "KeyError: 'k'", "error: cannot open x",
+        "main.go:4:2: undefined: Foo", "a.c:1:2: error: bad", "FAILED tests/t.py::x - boom", "exit code 2",
+        "Process exited with code 1", "INFO error: none", "panic: nil map", "npm ERR! code E404", "\r", "\u2028",
+        "ValueError", "see the Error docs", "--- FAIL: TestX (0.01s)",
+    ]  # fmt: skip
+    for _ in range(3000):
+        text = rng.choice(["\n", "\n\n", " \n"]).join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
+        for role, kind in (("tool", "tool_result"), ("assistant", "message"), ("user", "message")):
+            turn = Turn(role, text, kind)  # type: ignore[arg-type]
+            assert errors.errors_in_turn(turn) == reference(turn), (role, text)

@@ -125,7 +125,7 @@ FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, 
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
 _MAYBE = re.compile(
-    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|\.go:\d"
+    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|go:\d"
 )
 _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
 
@@ -172,14 +172,34 @@ def errors_in_turn(turn: Turn) -> list[str]:
     if turn.kind in ("thinking", "tool_call"):
         return []
     strict = turn.role == "assistant" and turn.kind == "message"
-    if (_MAYBE_EXC if strict else _MAYBE).search(turn.text) is None:  # no line can match: one scan
+    pattern = _MAYBE_EXC if strict else _MAYBE
+    if (first := pattern.search(turn.text)) is None:  # no line can match: one scan
         return []
     out: dict[str, None] = {}  # each once, in order (a list's ``in`` was quadratic in a long log)
-    for line in turn.text.splitlines():
+    for line in _candidate_lines(turn.text, pattern, first.start()):
         e = error_in_line(line, strict=strict)
         if e:
             out.setdefault(e)
     return list(out)
+
+
+def _candidate_lines(text: str, pattern: re.Pattern[str], pos: int = 0) -> Iterator[str]:
+    """The lines of ``text`` where the prefilter ``pattern`` finds something, in order, each once:
+    :func:`error_in_line` is None on every other line (it starts with that search), so a long
+    output costs one scan instead of a call per line. A match never holds a line break but for
+    ``E\\s\\s``, which starts with a letter, so none inside a line is hidden by one before it.
+    Text with another line break than ``\\n`` gives every line. ``pos``: where the first match is."""
+    if any(c in text for c in lines_mod.OTHER_BREAKS):
+        yield from text.splitlines()
+        return
+    end = -1
+    for m in pattern.finditer(text, pos):
+        if m.start() <= end:
+            continue  # on the line given last
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end < 0 else end
+        yield text[start:end]
 
 
 @dataclass(slots=True)

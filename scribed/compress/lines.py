@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 # Where ``str.splitlines`` breaks a line (``\r\n`` is one break), and its breaks but ``\n``.
 _BREAKS = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 # The only non-ASCII characters re.IGNORECASE matches to an ASCII letter (İ ı ſ K): ``lower()``
 # takes none of them to the ASCII letter (and İ to two characters).
 FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
@@ -27,7 +27,7 @@ def holding(text: str, *words: Sequence[str]) -> list[list[int]] | None:
     if not text.isascii() and any(c in text for c in FOLDS_TO_ASCII):  # four finds beat a regex scan
         return None
     low = text.lower()  # a line of ``text`` is a line of ``low``: lower() adds no line break
-    plain = not any(c in text for c in _OTHER_BREAKS)  # "\n" alone breaks its lines
+    plain = not any(c in text for c in OTHER_BREAKS)  # "\n" alone breaks its lines
     found = [_found(low, w, "\n" if plain else "") for w in words]
     if not plain:
         starts = _starts(low, max((p[-1] for p in found if p), default=0))
