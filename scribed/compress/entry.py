@@ -500,7 +500,7 @@ class Entry:
             m = ID_RE.search(self.text)
             own = m.group("id") if m else None
             out = {own} if own else set()
-            for f in FOLDED_RE.finditer(self.text):
+            for f in FOLDED_RE.finditer(self.text) if "folded=" in self.text else ():  # a find in C first
                 out.update(i for i in f.group("ids").split(",") if i)
             self._own = (own, frozenset(out))
         return self._own
