@@ -321,6 +321,18 @@ def test_a_decision_to_remove_what_an_earlier_one_chose_supersedes_it_in_the_ses
             "use a Postgres advisory lock so only one scheduler instance runs jobs",
         )
     ]
+    lock = "Decision: use a Postgres advisory lock so only one scheduler instance runs jobs."
+    for later in (  # a reason or a next step after what is removed (an exploratory tester's)
+        "Decision: remove the advisory lock and use a Redis lease.",
+        "Decision: remove the advisory lock because it deadlocks under pgbouncer.",
+        "Decision: remove the advisory lock (deadlocks under pgbouncer).",
+    ):
+        assert decisions(lock, later)[-1][1] is not None, later
+    for later in (
+        "Decision: don't remove the advisory lock.",
+        "Should we remove the advisory lock? Decision: not yet.",
+    ):
+        assert all(s is None for _, s in decisions(lock, later)), later  # it stays: reaffirmed, not reversed
     # a removal of something else leaves the earlier decision standing (no overlap rule for removals)
     assert decisions(
         "Decision: use Redis for the session cache.", "Decision: remove stale cache keys on every deploy."

@@ -13,7 +13,9 @@ from scribed.models import Session, Turn
 
 T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 
-# (open item, a later sentence, closes it?): phrasings written apart from the rule
+# (open item, a later sentence, closes it?): phrasings written apart from the rule, and those an
+# exploratory tester found wrongly closing or missing (a different object or version, partial work,
+# work taken back, a plan, a hedge; passive and bare reports)
 CASES = [
     (
         "remove the deprecated --legacy-auth flag from cli/main.py",
@@ -31,18 +33,24 @@ CASES = [
         True,
     ),
     (
-        "split the settings module into settings/base.py and settings/prod.py",
-        "Split the settings module: settings/base.py and settings/prod.py now exist.",
-        True,
-    ),
-    (
         "migrate the cron jobs to systemd timers",
         "Migrated the cron jobs; every one is now a systemd timer.",
         True,
     ),
     ("copy the fixtures into testdata/", "Copied the fixtures into testdata/ (14 files).", True),
     ("stop the staging cluster after the demo", "Stopped the staging cluster at 17:05.", True),
-    # negated, hedged, planned, asked: still open
+    ("add rate limiting to the upload endpoint", "Rate limiting was added to the upload endpoint.", True),
+    ("document the retry policy in docs/retries.md", "Documented the retry policy.", True),
+    ("drop the legacy_events table", "Dropped legacy_events.", True),
+    ("clean up the temp files", "Cleaned up the temp files under /tmp/build.", True),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "The Kafka consumer in ingest/kafka.go has been deleted.",
+        True,
+    ),
+    ("remove the retry loop in ingest/retry.go", "Retry loop removed.", True),
+    ("migrate the users table", "Finished migrating the users table.", True),
+    # negated, hedged, planned, asked, partial, taken back: still open
     (
         "remove the deprecated --legacy-auth flag from cli/main.py",
         "I haven't removed --legacy-auth from cli/main.py: two scripts still pass it.",
@@ -58,6 +66,21 @@ CASES = [
         "Once the sandbox is up I'll have written the integration tests for the billing webhook.",
         False,
     ),
+    ("remove the retry loop", "Partially removed the retry loop.", False),
+    ("remove the retry loop", "Removed most of the retry loop.", False),
+    ("remove the retry loop", "Removed the retry loop, then reverted it because tests broke.", False),
+    ("remove the retry loop", "I think I removed the retry loop.", False),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "Step 3 will be: Deleted the Kafka consumer in ingest/kafka.go.",
+        False,
+    ),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "Deleted the Kafka consumer in ingest/kafka.go — wait, no, that was the producer.",
+        False,
+    ),
+    ("delete the Kafka consumer in ingest/kafka.go", "Deleted the Kafka consumer?", False),
     # the same verb on something else, or the item's name without its verb
     (
         "remove the deprecated --legacy-auth flag from cli/main.py",
@@ -67,6 +90,20 @@ CASES = [
     ("write integration tests for the billing webhook", "Wrote unit tests for the invoice parser.", False),
     ("migrate the cron jobs to systemd timers", "The cron jobs and the systemd timers both run now.", False),
     ("bump the Go version to 1.22 in go.mod", "Bumped the Go version in go.mod to 1.21 for now.", False),
+    ("bump the Go version to 1.22", "Bumped the Node version to 1.22.", False),
+    ("delete the Kafka consumer in ingest/kafka.go", "Deleted the Kafka producer in ingest/kafka.go.", False),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "Deleted the Kafka consumer test in ingest/kafka.go.",
+        False,
+    ),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "Deleted the Kafka consumer in ingest/legacy.go.",
+        False,
+    ),
+    ("remove the retry loop", "Removed the retry loop's dead branch.", False),
+    ("update the README", "Updated the README badge link only; the rest still needs a rewrite.", False),
 ]
 
 
@@ -103,6 +140,16 @@ def test_a_done_report_leaves_the_sessions_open_items() -> None:
         ("assistant", "Deleted the Kafka consumer (ingest/kafka.go) and its config block."),
     )
     assert todos == ["add a NATS reconnect test to ingest/nats_test.go"]
+
+
+def test_a_later_restore_opens_the_item_again() -> None:
+    todos = _todos(
+        ("assistant", "TODO: delete the Kafka consumer in ingest/kafka.go"),
+        ("assistant", "Deleted the Kafka consumer in ingest/kafka.go."),
+        ("user", "Put it back, the billing team still reads from Kafka."),
+        ("assistant", "Restored the Kafka consumer from the last commit."),
+    )
+    assert todos == ["delete the Kafka consumer in ingest/kafka.go"]
 
 
 def test_a_report_before_the_item_or_by_the_user_closes_nothing() -> None:

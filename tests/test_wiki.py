@@ -363,6 +363,14 @@ def test_a_removal_reverses_the_decision_it_names_across_sessions() -> None:
     d2 = doc(fact(old))
     d2.add(fact("stop using the advisory lock for the scheduler", date="2026-10-01", ref="e-2"))
     assert not d2.blocks[0].active
+    d4 = doc(fact(old))
+    d4.add(
+        fact("remove the advisory lock because it deadlocks under pgbouncer", date="2026-10-01", ref="e-2")
+    )
+    assert not d4.blocks[0].active
+    d5 = doc(fact(old))
+    d5.add(fact("don't remove the advisory lock: the second node still runs", date="2026-10-01", ref="e-2"))
+    assert d5.blocks[0].active
     # removing something else, or everyday removals that share words, reverse nothing
     d3 = doc(fact(old), fact("use pnpm for the web workspace"))
     d3.add(fact("removed the unused import of the scheduler lock module", date="2026-10-02", ref="e-3"))

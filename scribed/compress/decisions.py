@@ -102,10 +102,11 @@ def _decision_line(
         return
     superseded: str | None = None
     named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
-    if found and not named and not REVERSAL.search(line) and REMOVAL.search(line):
-        # "Decision: remove the advisory lock": it reverses only the decision it names
+    if found and not named and not REVERSAL.search(line) and REMOVAL.search(text):
+        # "Decision: remove the advisory lock": it reverses only the decision it names (in what
+        # the decision says, not a question before it: "Should we remove X? Decision: not yet.")
         recent = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)
-        if (target := next((a for a in recent if names_removed(line, a.text)), None)) is not None:
+        if (target := next((a for a in recent if names_removed(text, a.text)), None)) is not None:
             superseded = target.text
             del found[_decision_key(target.text)]
     elif found and (named or REVERSAL.search(line)):

@@ -47,6 +47,15 @@ REMOVAL = re.compile(
     r"stop(?:s|ped|ping)?\s+using)\b",
     re.IGNORECASE,
 )
+# A removal's target ends before its reason or what comes next ("remove the lock because it
+# deadlocks", "remove the lock and use a Redis lease", "remove the lock (it deadlocks)").
+_REASON_OR_NEXT = re.compile(
+    r"\s(?:and|but|because|since|as|so|while|until|when|unless|then)\s|\s*[(,\u2013\u2014]|\s-\s", re.I
+)
+# A removal said not to happen: "don't remove", "do not delete", "never rip out", "no need to remove".
+_NEGATED_BEFORE = re.compile(
+    r"(?:\b(?:not|never|no need to|shouldn't|won't|can't|cannot)|n't)\s+(?:\w+\s+){0,2}$", re.I
+)
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than)\s+(?:`(?P<code>[^`\n]{1,80})`|(?P<x>[^,.;:!?\n]{2,80}))", re.I
 )
@@ -168,7 +177,11 @@ def targets(text: str) -> tuple[str, ...]:
     out = []
     for m in _VERB_TARGET.finditer(text):
         x = m.group("x")
-        if m.group(0)[:5].lower().startswith("repla"):
+        if REMOVAL.match(m.group(0)):  # what is taken out ends where a reason or a next step starts
+            if _NEGATED_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+                continue  # "don't remove the lock" keeps it
+            x = _REASON_OR_NEXT.split(x, maxsplit=1)[0]
+        elif m.group(0)[:5].lower().startswith("repla"):
             cut = _TAIL.sub("", x)
             if cut == x or text[m.start() - 1 : m.start()] == "/":
                 continue

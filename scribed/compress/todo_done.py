@@ -2,12 +2,16 @@
 
 An open item is an order: a verb and what it acts on ("TODO: delete the Kafka consumer in
 ingest/kafka.go"). The agent rarely ticks it off in the same words; it says what it did: "Deleted
-the Kafka consumer (ingest/kafka.go) and its tests." Such a sentence closes the item when it holds
-the item's verb in the past tense (or its participle) and what the item acts on: every identifier
-the item names (a path, a code name, a figure) and one of its other content words, or (an item
-naming no identifier) two of them or all. A
-sentence that negates or hedges ("did not delete", "will delete once…") closes nothing. Without
-this, the item stayed open in the entry and the hot seed: done work shown as work to do.
+the Kafka consumer (ingest/kafka.go) and its tests.", "The retry loop has been removed.",
+"Finished migrating the users table." Such a sentence closes the item when it holds the item's verb
+done (its past tense or participle, one of a verb of the same act, or "finished"/"completed" and its
+-ing form) acting on the item's object: the words from the verb to the first preposition ("the
+Kafka consumer"), the same thing with the same head word, none added ("the Kafka producer", "the
+Kafka consumer test" and "most of the retry loop" are other things). Whatever else the sentence
+names must not contradict the item: an identifier it names beside the object (a path, a version)
+is one the item names. A report that is negated, hedged, planned, partial ("partially", "half")
+or taken back in the same sentence ("…, then reverted it") closes nothing, and a later sentence
+that restores the thing ("Restored the Kafka consumer") opens the item again.
 """
 
 from __future__ import annotations
@@ -43,20 +47,50 @@ _SAME_ACT = (
     frozenset(("rename", "move")),
     frozenset(("bump", "upgrade", "raise")),
 )
+# What says the work is done when the verb comes as its -ing form: "finished migrating X".
+_COMPLETED = frozenset(("finished", "completed", "done"))
+# Verbs that bring a thing back: a later report with one reopens the item it names.
+_RESTORES = frozenset(("restored", "reverted", "reinstated", "re-added", "readded", "recreated"))
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-_TERM = re.compile(r"[\w./:@#-]+")
-# Not a report that the work is done: negated, hedged, still to come, or asked.
+# A word or an identifier (ending in a letter or digit: "Done:" is "Done" and ":"), or a mark that
+# ends an object phrase (a bracket, a comma, a colon, a dash between spaces).
+_TOKEN = re.compile(r"[~/.]*\w(?:[\w$@#~/.:+'-]*\w)?|[(),;:\[\]\u2013\u2014]|(?<=\s)-(?=\s)")
+# Not a report that the work is done: negated, hedged, planned, partial or asked.
 _NOT_DONE = re.compile(
     r"\b(?:not|no|never|nothing|neither|nor|should|will|would|could|might|may|can|once|if|until|unless|"
-    r"need|needs|needed|todo|fixme|still|yet|next|plan|planned|going|want|wants|try|trying|later|tomorrow)\b"
+    r"need|needs|needed|todo|fixme|still|yet|next|plan|planned|going|want|wants|try|trying|later|tomorrow|"
+    r"think|guess|probably|maybe|perhaps|believe|seems?|partially|partly|half|mostly|some|most)\b"
     r"|\blet(?:'s| me| us)\b|n't\b|'ll\b|\?",
+    re.I,
+)
+# Taken back later in the same sentence: "Removed X, then reverted it", "Deleted X — wait, no".
+_TAKEN_BACK = re.compile(
+    r"\b(?:revert\w*|restor\w*|roll(?:ed|ing)? back|put (?:it|them) back|undo|undid|undone|brought back|"
+    r"wait|actually)\b",
     re.I,
 )
 _SENT_END = re.compile(r"(?<=[.!?;])\s+")
 _LEAD = re.compile(r"^(?:to\s+|we\s+(?:still\s+)?(?:need|have)\s+to\s+|please\s+)", re.I)
+
+
+# Where an object phrase ends: a preposition, a conjunction or a clause's punctuation.
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_OBJECT_END = _set(
+    "in on at from to into onto for with without of by under inside within across via so and or but "
+    "because since when after before until while as than then which who whose where "
+    "( ) , ; : [ ] - \u2013 \u2014"
+)
+_CLAUSE_START = _set("and or but so then ( ) , ; : [ ] - \u2013 \u2014")
+_DETERMINERS = _set(
+    "the a an this that these those our my its their his her your all any every each both "
+    "one two three four five six seven eight nine ten several few many"
+)
+_AUXILIARIES = _set("has have had been be is are was were got gets now fully also")
 MIN_VERB_CHARS = 3
-MIN_PLAIN_CHARS = 4
-PLAIN_NEEDED = 2  # content words of the item a report must hold (all of them when it has fewer)
+MIN_ING_CHARS = 5  # "thing", "string" are no participles
 MAX_SENTENCE_CHARS = 400
 VOWELS = "aeiou"
 
@@ -75,6 +109,15 @@ def _past_forms(verb: str) -> tuple[str, ...]:
     return tuple(forms)
 
 
+def _gerunds(verb: str) -> tuple[str, ...]:
+    """The -ing spellings a verb may take (migrate → migrating, drop → dropping)."""
+    if verb.endswith("ie"):
+        return (verb[:-2] + "ying",)
+    if verb.endswith("e") and not verb.endswith("ee"):
+        return (verb[:-1] + "ing",)
+    return (verb + "ing", verb + verb[-1] + "ing")
+
+
 def _identifier(term: str) -> bool:
     """A path, a code name or a figure: what names one thing (punctuation inside, a digit, a capital
     after a lowercase letter)."""
@@ -86,79 +129,151 @@ def _identifier(term: str) -> bool:
     )
 
 
+def _tokens(text: str) -> list[str]:
+    """Words and identifiers, in order, without a possessive's "'s" or closing punctuation."""
+    return [t[:-2] if t.lower().endswith("'s") else t for t in _TOKEN.findall(text)]
+
+
+def _phrase(tokens: list[str], *, said: bool = False) -> tuple[str, ...]:
+    """The object phrase at the start of ``tokens``: up to a preposition or conjunction, without
+    determiners or counts, lowercased; in a report (``said``) also up to a participle after it
+    ("three tests covering the webhook")."""
+    out: list[str] = []
+    for t in tokens:
+        low = t.lower()
+        if low in _OBJECT_END or (said and out and low.endswith("ing") and len(low) > MIN_ING_CHARS):
+            break
+        if low not in _DETERMINERS and not low.isdigit():
+            out.append(low)
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class _Item:
     text: str
     line: int
-    forms: tuple[str, ...]  # the verb's past forms, lowercase
-    names: frozenset[str]  # identifiers, lowercase: every one must be named
-    plain: frozenset[str]  # other content words, lowercase
+    forms: frozenset[str]  # the verb's done forms (and of verbs of the same act), lowercase
+    gerunds: frozenset[str]  # their -ing forms, after "finished" / "completed"
+    thing: tuple[str, ...]  # the object phrase, lowercase, without determiners
+    names: frozenset[str]  # identifiers the whole item names, lowercase
 
 
 def _item(text: str, line: int) -> _Item | None:
-    """An open item as an order (its first word a verb, something after it), or None."""
+    """An open item as an order (its first word a verb, then what it acts on), or None."""
     body = _LEAD.sub("", text.strip().lstrip("-*> ").strip())
-    words = _WORD.findall(body[:40])
-    if not words or not body.lower().startswith(words[0].lower()):
+    toks = _tokens(body)
+    if not toks or not body.lower().startswith(toks[0].lower()):
         return None
-    verb = words[0].lower()
-    if len(verb) < MIN_VERB_CHARS or verb in STOP or verb in FUNCTION_WORDS:
+    verb = toks[0].lower()
+    if len(verb) < MIN_VERB_CHARS or verb in STOP or verb in FUNCTION_WORDS or not verb.isalpha():
         return None  # "the flaky login test": no order
-    rest = body[len(words[0]) :]
-    terms = [t.strip(".,:;()[]{}'\"`") for t in _TERM.findall(rest)]
-    names = frozenset(t.lower().strip(".:-") for t in terms if t and _identifier(t))
-    plain = frozenset(
-        t.lower()
-        for t in terms
-        if t and not _identifier(t) and len(t) >= MIN_PLAIN_CHARS and t.lower() not in STOP
-    )
-    if not names and not plain:
-        return None
+    thing = _phrase(toks[1:])
+    if not thing or all(w in STOP for w in thing):
+        return None  # nothing it acts on ("check", "clean up")
     same = next((g for g in _SAME_ACT if verb in g), frozenset((verb,)))
-    forms = tuple(sorted({f for v in same for f in _past_forms(v)}))
-    return _Item(text, line, forms, names, plain)
+    return _Item(
+        text,
+        line,
+        frozenset(f for v in same for f in _past_forms(v)),
+        frozenset(g for v in same for g in _gerunds(v)),
+        thing,
+        frozenset(t.lower() for t in toks[1:] if _identifier(t)),
+    )
 
 
-# Where a sentence's clauses part: "Removed X; the help no longer lists it" negates only the second.
-_CLAUSE = re.compile(r"[;:]\s|\s[-\u2013\u2014]\s|,\s+(?:but|though|although|so|and then)\s", re.I)
+def _same_thing(item: _Item, said: tuple[str, ...]) -> bool:
+    """Whether an object phrase of a report is the item's: no word the item's lacks, and its head
+    word or an identifier of it ("the consumer" is "the Kafka consumer", `--legacy-auth` is "the
+    --legacy-auth flag"; "the Kafka consumer test" is not)."""
+    if not said or not set(said) <= set(item.thing):
+        return False
+    return said[-1] == item.thing[-1] or any(_identifier(w) or "-" in w for w in said)
+
+
+def _kind(name: str) -> str:
+    """An identifier's kind, so that a report naming another of its kind contradicts the item: a
+    path or file, a figure (a version, a count), another code name."""
+    if "/" in name or "\\" in name or re.search(r"\.[a-z]{1,5}$", name):
+        return "path"
+    return "figure" if any(c.isdigit() for c in name) else "code"
+
+
+def _acts(item: _Item, toks: list[str]) -> tuple[int, int] | None:
+    """Where the report's done verb is and where what it acted on ends, when it acts on the
+    item's object: actively ("removed the retry loop") or passively ("the retry loop has been
+    removed", "retry loop removed")."""
+    low = [t.lower() for t in toks]
+    for i, w in enumerate(low):
+        if not (w in item.forms or (w in item.gerunds and i and low[i - 1] in _COMPLETED)):
+            continue
+        after = i + 1
+        said = _phrase(toks[after:], said=True)
+        if _same_thing(item, said):
+            return i, after + _span(low[after:])
+        before = [x for x in low[:i] if x not in _AUXILIARIES]
+        k = len(before)  # the clause's start: "The Kafka consumer in x.go has been deleted"
+        while k and before[k - 1] not in _CLAUSE_START and before[k - 1] not in item.forms:
+            k -= 1
+        if _same_thing(item, _phrase(before[k:])) and not said:
+            return k, i + 1
+    return None
+
+
+def _span(low: list[str]) -> int:
+    """How many tokens an object phrase at the start of ``low`` takes."""
+    return next((n for n, t in enumerate(low) if t in _OBJECT_END), len(low))
 
 
 def _closes(item: _Item, sentence: str) -> bool:
-    """Whether ``sentence`` reports ``item`` done: a clause with the verb's past form, neither
-    negated nor hedged, and the sentence naming what the item acts on."""
-    low = sentence.lower()
-    if not any(
-        any(f in set(_WORD.findall(clause)) for f in item.forms) and not _NOT_DONE.search(clause)
-        for clause in _CLAUSE.split(low)
-    ):
+    """Whether ``sentence`` reports ``item`` done (see the module docstring)."""
+    toks = _tokens(sentence)
+    where = _acts(item, toks)
+    if where is None:
         return False
-    terms = {t.strip(".,:;()[]{}'\"`").strip(".:-") for t in _TERM.findall(low)}
-    if any(n not in terms and n not in low for n in item.names):
+    _, end = where
+    head = " ".join(toks[:end])  # up to what the verb acted on: no hedge, negation or plan there
+    if "?" in sentence or _NOT_DONE.search(head) or _TAKEN_BACK.search(" ".join(toks[end:])):
         return False
-    held = sum(p in terms for p in item.plain)
-    return held >= min(1 if item.names else PLAIN_NEEDED, len(item.plain))
+    named = {t.lower() for t in toks if _identifier(t)} - set(item.thing)
+    for kind in {_kind(n) for n in named}:  # "to 1.21" where the item said "to 1.22"
+        mine = {n for n in item.names if _kind(n) == kind}
+        if mine and not mine & named:
+            return False
+    return True
+
+
+def _restores(item: _Item, sentence: str) -> bool:
+    """Whether ``sentence`` brings back what ``item`` acts on ("Restored the Kafka consumer")."""
+    toks = _tokens(sentence)
+    low = [t.lower() for t in toks]
+    return any(
+        w in _RESTORES and _same_thing(item, _phrase(toks[i + 1 :], said=True)) for i, w in enumerate(low)
+    )
 
 
 def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]:
-    """The open items (text → line) an assistant message after them reports done."""
+    """The open items (text → line) an assistant message after them reports done (and nothing
+    later restores)."""
     items = [it for text, line in open_items.items() if (it := _item(text, line)) is not None]
     if not items:
         return set()
-    forms = tuple(sorted({f for it in items for f in it.forms}))
+    words = tuple(sorted({f for it in items for f in (*it.forms, *it.gerunds)} | _RESTORES))
     first = min(it.line for it in items)
     done: set[str] = set()
     for t in turns:
         if t.role != "assistant" or t.kind != "message" or t.line <= first:
             continue
-        picked = lines_mod.holding(t.text, forms)
+        picked = lines_mod.holding(t.text, words)
         lines = t.text.splitlines()
         for idx in sorted({i for p in picked for i in p}) if picked is not None else range(len(lines)):
             for sent in _SENT_END.split(lines[idx].strip()):
                 if len(sent) > MAX_SENTENCE_CHARS:
                     continue
                 for it in items:
-                    if it.text not in done and it.line < t.line and _closes(it, sent):
+                    if it.line >= t.line:
+                        continue
+                    if it.text in done and _restores(it, sent):
+                        done.discard(it.text)
+                    elif it.text not in done and _closes(it, sent):
                         done.add(it.text)
-        if len(done) == len(items):
-            break
     return done
