@@ -25,6 +25,8 @@ DIAGNOSTICS = [
     "src/ui/form.ts(12,5): error TS2345: Argument of type 'string' is not assignable to parameter",
     "src/ui/form.ts:12:5 - error TS2345: Argument of type 'string' is not assignable to parameter",
     r"C:\work\app\a.cpp(10): error C2065: 'count': undeclared identifier",
+    "foo.cpp(12,5): fatal error C1083: Cannot open include file: 'x.h'",
+    "main.go:10:2: Foo declared and not used",
 ]
 
 NOT_ERRORS = [
@@ -34,6 +36,10 @@ NOT_ERRORS = [
     "main.go:12: found 3 matches",  # a line number without a column
     "the file docs.go:1:2: looks fine",  # not at the line's start
     "Found 0 errors in 12 files (checked 40 source files)",
+    "- main.go:3:1: undefined: Foo",  # a bullet of a doc `cat` printed (an exploratory tester's)
+    "main.go:12:5: ineffectual assignment to err (ineffassign)",  # linters' findings (a review's)
+    "main.go:12:2: should replace loop with copy (S1001)",
+    "go build gives ./main.go:44:12: undefined: Config",  # Go's has no severity: only at a line's start
 ]
 
 
@@ -42,6 +48,42 @@ def test_a_located_diagnostic_is_an_error_with_its_place(line: str) -> None:
     assert errors.error_in_line(line) == line
     assert errors.may_hold_error(line)  # the prefilter lets it through
     assert list(common._error_lines(f"head\n{line}\ntail")) == [line]  # a clipped output keeps it
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        (
+            "CI says app.py:12: error: Incompatible return value type",
+            "app.py:12: error: Incompatible return value type",
+        ),
+        (
+            "Then mypy reported `app/models.py:12: error: Name x is not defined`.",
+            "app/models.py:12: error: Name x is not defined",
+        ),
+        (
+            "see src/x.ts:12:5 - error TS2345: Argument of type",
+            "src/x.ts:12:5 - error TS2345: Argument of type",
+        ),
+        (
+            "[ERROR] /app/src/main/java/App.java:[7,9] cannot find symbol",
+            "/app/src/main/java/App.java:[7,9] cannot find symbol",
+        ),
+    ],
+)
+def test_a_diagnostic_quoted_in_a_sentence_is_an_error(line: str, error: str) -> None:
+    """A user pasting CI's line or the agent quoting mypy: the diagnostic, from its place on."""
+    assert errors.error_in_line(line) == error
+    assert list(common._error_lines(f"head\n{line}\ntail")) == [line]  # a clipped output keeps it
+    if not line.startswith("[ERROR]"):
+        assert errors.error_in_line(line, strict=True) == error  # the agent's prose quotes it too
+
+
+def test_a_planned_fix_is_no_fix() -> None:
+    assert errors.fix_sentences("I'll fix src/parse.c after lunch.") == []
+    assert errors.fix_sentences("Let me fix the import in app/x.py.") == []
+    fixed = "Fixed by pinning pydantic so that the build will pass."
+    assert errors.fix_sentences(fixed) == [fixed]  # a plan in a clause explaining the fix
 
 
 @pytest.mark.parametrize("line", NOT_ERRORS)

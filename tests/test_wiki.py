@@ -371,6 +371,21 @@ def test_a_removal_reverses_the_decision_it_names_across_sessions() -> None:
     d5 = doc(fact(old))
     d5.add(fact("don't remove the advisory lock: the second node still runs", date="2026-10-01", ref="e-2"))
     assert d5.blocks[0].active
+    # decided against, asked, or taking out a part of it or something else (a review's cases)
+    lock = "Use a Postgres advisory lock to serialise the migration jobs"
+    for later in (
+        "Decided against removing the Postgres advisory lock.",
+        "Decision: nobody should remove the advisory lock",
+        "Decision: we must not, under any circumstances, remove the advisory lock",
+        "Should we remove the advisory lock?",
+    ):
+        assert reversal_score(later, lock) == 0, later
+    assert (
+        reversal_score("Decision: remove the Redis session cache warmup", "Use Redis for the session cache")
+        == 0
+    )
+    assert reversal_score("remove the hourly backup cron", "run a nightly backup cron") == 0
+    assert reversal_score("stop using the weekly billing report", "export the monthly billing report") == 0
     # removing something else, or everyday removals that share words, reverse nothing
     d3 = doc(fact(old), fact("use pnpm for the web workspace"))
     d3.add(fact("removed the unused import of the scheduler lock module", date="2026-10-02", ref="e-3"))

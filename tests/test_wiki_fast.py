@@ -60,6 +60,8 @@ def test_prefilter_never_hides_a_match() -> None:
     for _ in range(3000):
         text = " ".join(rng.choice(vocab) for _ in range(rng.randrange(1, 8)))
         assert _may_reverse(text) or not may_reverse(text), text
+        odd = text.replace(" ", rng.choice(["  ", "\n", "\t", " \n "]))  # a phrase's words apart (a review's)
+        assert _may_reverse(odd) or not may_reverse(odd), odd
 
 
 LINES = ["# Wiki: t", "> desc", "", "### A title", "body text", "## Superseded", "## Superseded  ",

@@ -41,10 +41,16 @@ _GENERIC = re.compile(
 _LOCATED = re.compile(
     r"^(?P<e>(?:[A-Za-z]:)?[\w./\\~@+-]{0,200}\w\.[A-Za-z]\w{0,9}"
     r"(?::\d{1,7}(?::\d{1,5})?:\s+(?:fatal\s+)?error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
-    r"|\(\d{1,7}(?:,\d{1,5})?\):\s+error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
+    r"|\(\d{1,7}(?:,\d{1,5})?\):\s+(?:fatal\s+)?error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
     r"|:\d{1,7}:\d{1,5}\s+-\s+error(?:\s+[A-Z]{1,5}\d{1,6})?:\s*\S.{0,240}"
-    r"|(?<=\.go):\d{1,7}:\d{1,5}: [a-z\"(].{4,240}))$"
+    r"|:\[\d{1,7},\d{1,5}\]\s+\S.{0,240}"  # Maven's javac: "[ERROR] /src/App.java:[7,9] cannot find symbol"
+    r"|(?<=\.go)(?P<go>:\d{1,7}:\d{1,5}: [A-Za-z\"(].{4,240})))$"
 )
+_MAVEN_LEAD = "[ERROR] "
+# A linter's finding ends in its check's name: "… (ineffassign)", "… (S1001)": a warning, not Go's error.
+_LINT_TAG = re.compile(r"\((?:[a-z][a-z0-9-]{1,30}|[A-Z]{1,4}\d{3,5})\)$")
+# Where a diagnostic's severity follows its place inside a sentence ("CI says app.py:12: error: …").
+_SEVERITY_AT = re.compile(r"(?:\d[:)]|\d\s+-)\s+(?:fatal\s+)?error\b")
 _LEAD = re.compile(r"^(?:>\s*|[-*]\s+)+")
 _PYTEST_E = re.compile(r"^E\s{2,}(?=[A-Z]\w*(?:Error|Exception)\b)")
 _EXIT = re.compile(
@@ -103,6 +109,19 @@ _UNRESOLVED = re.compile(
 _SUBORDINATE = re.compile(r"\s(?:because|that|where|since|which|so that|why|when)\b", re.I)
 
 
+# A fix still to make, in a sentence's main clause: "I'll fix X", "going to patch Y", "let me fix".
+_PLANNED = re.compile(
+    r"\b(?:will|shall|going to|gonna|plan(?:ning)? to|want to|need to|have to|later|tomorrow|next)\b"
+    r"|'ll\b|\blet(?:'s| me| us)\b",
+    re.I,
+)
+
+
+def _planned(sent: str) -> bool:
+    """Whether a sentence says a fix is still to be made (:data:`_PLANNED`, in its main clause)."""
+    return _PLANNED.search(_SUBORDINATE.split(sent, maxsplit=1)[0]) is not None
+
+
 def _unresolved(sent: str) -> bool:
     """Whether a sentence says the failure is not resolved (:data:`_UNRESOLVED`, in its main clause)."""
     return _UNRESOLVED.search(_SUBORDINATE.split(sent, maxsplit=1)[0]) is not None
@@ -125,9 +144,9 @@ FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, 
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
 _MAYBE = re.compile(
-    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|go:\d"
+    r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|go:\d+:\d+: "
 )
-_MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt")
+_MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt|error")  # error: a quoted diagnostic's
 
 
 def may_hold_error(text: str) -> bool:
@@ -151,13 +170,37 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
     m = _EXC.match(s)
     if m:
         return m.group("e")
-    if strict:
-        return None
-    m = _GENERIC.match(s) or _LOCATED.match(s)
+    if strict:  # assistant prose: a diagnostic it quotes ("mypy reported `app.py:12: error: …`")
+        return _located(line.strip(), s, severity=True)
+    m = _GENERIC.match(s)
     if m:
         return m.group("e")
+    if (located := _located(line.strip(), s)) is not None:
+        return located
     m = _EXIT.search(s)
     return s[:240] if m else None
+
+
+def _located(line: str, s: str, *, severity: bool = False) -> str | None:
+    """A compiler's diagnostic at a place (:data:`_LOCATED`): at the line's start (Go's, which has
+    no severity word, only there and with no list mark before it: a bullet quoting one in a doc is
+    no error), or inside a sentence when its severity says "error" ("CI says app.py:12: error: …")."""
+    if s.startswith(_MAVEN_LEAD):
+        s = s[len(_MAVEN_LEAD) :]
+    if (m := _LOCATED.match(s)) is not None:  # ``severity``: one that says "error" (not Go's)
+        go = m.group("go")
+        return (
+            m.group("e") if go is None or (s == line and not severity and not _LINT_TAG.search(go)) else None
+        )
+    for sev in _SEVERITY_AT.finditer(s):  # a place ends just before it: its token's start
+        start = (
+            s.rfind(" ", 0, s.rfind(":", 0, sev.start() + 1) if s[sev.start() + 1] == ":" else sev.start())
+            + 1
+        )
+        m = _LOCATED.match(s[start:].lstrip("`'\"(["))
+        if m is not None and m.group("go") is None:
+            return m.group("e").rstrip(".`'\")]") if m.group("e")[-2:-1] in "`'\")]" else m.group("e")
+    return None
 
 
 def shape(text: str) -> str:
@@ -354,6 +397,7 @@ def fix_sentences(text: str) -> list[str]:
                 and _FIX_SENT.search(sent)
                 and not error_in_line(sent)
                 and not _unresolved(sent)  # "The fix did not work, the test still fails."
+                and not _planned(sent)  # "I'll fix src/parse.c after lunch."
                 and not content_free(sent)  # "Looking into the cause." says what, not which
             ):
                 out.append(sent)

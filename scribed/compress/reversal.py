@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Iterable
 
 NEAR_DUP = 0.9  # token-set Jaccard at or above which two facts are the same fact
 OVERLAP = 0.5  # share of an earlier fact's content words a reversal must repeat
@@ -54,7 +55,9 @@ _REASON_OR_NEXT = re.compile(
 )
 # A removal said not to happen: "don't remove", "do not delete", "never rip out", "no need to remove".
 _NEGATED_BEFORE = re.compile(
-    r"(?:\b(?:not|never|no need to|shouldn't|won't|can't|cannot)|n't)\s+(?:\w+\s+){0,2}$", re.I
+    r"(?:\b(?:not|never|no need to|shouldn't|won't|can't|cannot|against|nobody|no one)|n't)"
+    r"(?:[\s,]+\w+){0,5}[\s,]+$",  # "we must not, under any circumstances, remove"
+    re.I,
 )
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than)\s+(?:`(?P<code>[^`\n]{1,80})`|(?P<x>[^,.;:!?\n]{2,80}))", re.I
@@ -75,6 +78,7 @@ _PASSIVE = re.compile(
     re.I,
 )
 _CLAUSE_START = re.compile(r"[.;!?\n]")
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s|$)|[;\n]")  # not the dot of "go.mod"
 _LEAD_END = re.compile(r"\s(?:for|in|on|at|to|with|when|because|since|so|as|from|by|and|or)\s", re.I)
 _TAIL = re.compile(r"\s(?:with|by|in favou?r of|and (?:use|go|switch|move))\s.*$", re.I)
 _STOP = {
@@ -178,8 +182,9 @@ def targets(text: str) -> tuple[str, ...]:
     for m in _VERB_TARGET.finditer(text):
         x = m.group("x")
         if REMOVAL.match(m.group(0)):  # what is taken out ends where a reason or a next step starts
-            if _NEGATED_BEFORE.search(text, max(0, m.start() - 40), m.start()):
-                continue  # "don't remove the lock" keeps it
+            lo = max(0, m.start() - 80, *(c.end() for c in _SENTENCE_STOP.finditer(text, 0, m.start())))
+            if _NEGATED_BEFORE.search(text, lo, m.start()) or _asked(text, m.end()):
+                continue  # "don't remove the lock", "should we remove the lock?" keep it
             x = _REASON_OR_NEXT.split(x, maxsplit=1)[0]
         elif m.group(0)[:5].lower().startswith("repla"):
             cut = _TAIL.sub("", x)
@@ -191,6 +196,12 @@ def targets(text: str) -> tuple[str, ...]:
         starts = [c.end() for c in _CLAUSE_START.finditer(text, 0, m.start())]
         out.append(text[(starts[-1] if starts else 0) : m.start()][-120:])
     return tuple(t for t in out if terms(t))
+
+
+def _asked(text: str, pos: int) -> bool:
+    """Whether the sentence going on at ``pos`` is a question."""
+    end = _SENTENCE_STOP.search(text, pos)
+    return end is not None and end.group() == "?"
 
 
 def _seq(text: str) -> list[str]:
@@ -205,8 +216,7 @@ def _names(target: str, old_text: str) -> float:
     """How well a named target matches an earlier fact: most of its terms (three quarters) are
     there and at least two of them side by side (or one identifier); 0 otherwise."""
     have = _seq(old_text)
-    # an adverb ("remove the lock completely") says how, not what: not a term to find there
-    want = [w for w in _seq(target) if not (_adverb(w) and w not in have)]
+    want = _core(target, have)
     if not want:
         return 0.0
     hit = set(want) & set(have)
@@ -259,7 +269,18 @@ def may_reverse(text: str) -> bool:
 def names_removed(new_text: str, old_text: str) -> bool:
     """Whether ``new_text`` takes out what ``old_text`` is about ("remove the advisory lock" and
     "use a Postgres advisory lock …"): one of its named targets matches the earlier text."""
-    return REMOVAL.search(new_text) is not None and any(_names(t, claim(old_text)) for t in targets(new_text))
+    return REMOVAL.search(new_text) is not None and _removal_score(new_text, old_text) > 0
+
+
+def _removal_score(new_text: str, old_text: str) -> float:
+    """A removal's :func:`_names` score, for a target whose head (its last term) the earlier fact
+    holds: "remove the Redis session cache warmup" takes out a warmup, not the cache."""
+    old = claim(old_text)
+    have = _seq(old)
+    return max(
+        (_names(t, old) for t in targets(new_text) if (core := _core(t, have)) and core[-1] in have),
+        default=0.0,
+    )
 
 
 def reversal_score(new_text: str, old_text: str) -> float:
@@ -268,11 +289,7 @@ def reversal_score(new_text: str, old_text: str) -> float:
     if near_dup(new_text, old_text):
         return 0.0
     if not REVERSAL.search(new_text):  # a removal: only by naming what it removes
-        return (
-            max((_names(t, claim(old_text)) for t in targets(new_text)), default=0.0)
-            if REMOVAL.search(new_text)
-            else 0.0
-        )
+        return _removal_score(new_text, old_text) if REMOVAL.search(new_text) else 0.0
     old_text = claim(old_text)
     old_norm = f" {norm(old_text)} "
     named = _named(new_text)
@@ -317,11 +334,20 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
     return out
 
 
+def _core(target: str, have: Iterable[str] = ()) -> list[str]:
+    """A target's terms without the adverbs that end it ("remove the lock completely": how, not
+    what), unless the earlier fact holds them too ("hourly" inside "the hourly backup" stays)."""
+    want, held = _seq(target), set(have)
+    while want and _adverb(want[-1]) and want[-1] not in held:
+        want.pop()
+    return want
+
+
 def _target_probe(target: str) -> tuple[frozenset[str], int, int] | None:
-    """A named target's probe: three quarters of its terms that are no adverb (:func:`_names`
-    counts an adverb only when the earlier fact holds it too)."""
+    """A named target's probe: three quarters of its terms but a last adverb (:func:`_names`
+    counts that one only when the earlier fact holds it too)."""
     terms = frozenset(_seq(target))
-    core = [w for w in terms if not _adverb(w)]
+    core = set(_core(target))
     return (terms, least(len(core), TARGET_SHARE) if core else 1, 0) if terms else None
 
 

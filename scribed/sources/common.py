@@ -45,7 +45,7 @@ TOOL_ERROR_CHARS = 8_000
 _ERROR_LINE_CHARS = 400
 _ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal)(?:\[[A-Z]?\d+\])?:"
-    r"|\berror [A-Z]{1,5}\d{1,6}:|\.go:\d+:\d+: "  # tsc and MSVC (``error TS2345:``); Go's compiler and vet
+    r"|\berror [A-Z]{1,5}\d{1,6}:|\.go:\d+:\d+: |:\[\d+,\d+\] "  # tsc, MSVC; Go's compiler and vet; Maven
     r"|\bERR!|\bFAILED\b|\bFAIL:|\bpanic(?:ked)?\b|^E {2,}\S|Segmentation fault|non-zero exit"
     r"|\bexit(?:ed with)? (?:code|status)\b[ :=]*(?:[1-9]\d*|-\d+)",
     re.IGNORECASE | re.MULTILINE,
@@ -392,7 +392,7 @@ def tool_parts(head: str, middle_len: int, kept: list[str], tail: str) -> str:
 # never spans a newline; "\ne  " stands for "e  " at a line start ("non-zero exit" holds "exit").
 # Each is found with str.find in a lowercased copy, far faster than the IGNORECASE pattern (or one
 # alternation) over the whole text; only lines holding one are matched against it.
-_HINTS = ("traceback", "error", "exception", "fatal", "err!", "fail", "panic", "segmentation fault", "exit", "\ne  ", ".go:")  # fmt: skip
+_HINTS = ("traceback", "error", "exception", "fatal", "err!", "fail", "panic", "segmentation fault", "exit", "\ne  ", ".go:", ":[")  # fmt: skip
 # Characters IGNORECASE matches to an ASCII letter that ``str.lower`` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 
