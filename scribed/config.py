@@ -269,7 +269,7 @@ def _union_errors(exc: ValidationError) -> dict[tuple[Any, ...], dict[str, Any]]
     per type, named by the type (``workspace.list[str].0``); a user reads "should be a string or a
     list of strings" and which item is wrong."""
     words: dict[tuple[Any, ...], list[str]] = {}
-    item: dict[tuple[Any, ...], str] = {}
+    items: dict[tuple[Any, ...], list[str]] = {}
     got: dict[tuple[Any, ...], Any] = {}
     for err in exc.errors():
         loc = tuple(err["loc"])
@@ -279,12 +279,12 @@ def _union_errors(exc: ValidationError) -> dict[tuple[Any, ...], dict[str, Any]]
         words.setdefault(key, []).extend([word] if word not in words.get(key, []) else [])
         got.setdefault(key, err.get("input"))
         if len(loc) > at + 1 and isinstance(n := loc[at + 1], int):
-            item.setdefault(key, f"; item {n + 1} is {err.get('input')!r}")
+            items.setdefault(key, []).append(f"item {n + 1} is {err.get('input')!r}")
     return {
         k: {
             "type": "union",
-            "msg": "should be " + " or ".join(w) + item.get(k, ""),
-            "input": {} if k in item else got[k],
+            "msg": "should be " + " or ".join(w) + ("; " + ", ".join(items[k]) if k in items else ""),
+            "input": {} if k in items else got[k],
         }
         for k, w in words.items()
     }

@@ -67,8 +67,8 @@ BAD: list[tuple[str | Callable[[Path], str], tuple[str, ...]]] = [
         ("'workspace' in [[sources]] #1: should be a string or a list of strings (got 3)",),
     ),
     (  # one line for the key, naming the bad item: not pydantic's ``workspace.list[str].0``
-        'root = "repo"\n[[sources]]\nkind = "claude"\npath = "/x"\nworkspace = [1, "a"]\n',
-        ("'workspace' in [[sources]] #1: should be a string or a list of strings; item 1 is 1",),
+        'root = "repo"\n[[sources]]\nkind = "claude"\npath = "/x"\nworkspace = [1, "a", 3]\n',
+        ("'workspace' in [[sources]] #1: should be a string or a list of strings; item 1 is 1, item 3 is 3",),
     ),
     ('root = "repo"\n[compress]\nbackend = "llm"\n', ("'compress.backend'", "llm.base_url and llm.model")),
     (

@@ -104,6 +104,33 @@ CASES = [
     ),
     ("remove the retry loop", "Removed the retry loop's dead branch.", False),
     ("update the README", "Updated the README badge link only; the rest still needs a rewrite.", False),
+    # a review's: another place or destination, someone else, a bare head noun, not pushed
+    ("remove the debug prints from server.py", "Removed the debug prints from the test helpers.", False),
+    (
+        "remove the debug prints from server.py",
+        "Removed debug prints from client.py; server.py still has them.",
+        False,
+    ),
+    ("add retry logic to the upload client", "Added retry logic to the download client.", False),
+    ("migrate the cron jobs to systemd timers", "Migrated the cron jobs to Kubernetes CronJobs.", False),
+    ("fix the flaky login test", "Fixed the test.", False),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "The user deleted the Kafka consumer in ingest/kafka.go.",
+        False,
+    ),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "Apparently someone already deleted the Kafka consumer.",
+        False,
+    ),
+    (
+        "delete the Kafka consumer in ingest/kafka.go",
+        "Deleted the Kafka consumer (only in my local branch, not pushed).",
+        False,
+    ),
+    ("remove the debug prints from server.py", "Removed the debug prints from server.py.", True),
+    ("fix the flaky login test", "I fixed the login test by waiting for the redirect.", True),
 ]
 
 
@@ -156,7 +183,7 @@ def test_a_report_before_the_item_or_by_the_user_closes_nothing() -> None:
     todos = _todos(
         ("assistant", "Deleted the Kafka consumer in ingest/kafka.go last week."),
         ("assistant", "TODO: delete the Kafka consumer in ingest/kafka.go"),
-        ("user", "I deleted the Kafka consumer in ingest/kafka.go myself, I think?"),
+        ("user", "I deleted the Kafka consumer in ingest/kafka.go myself."),
     )
     assert todos == ["delete the Kafka consumer in ingest/kafka.go"]
 
@@ -178,3 +205,43 @@ def test_a_report_before_the_item_or_by_the_user_closes_nothing() -> None:
 def test_a_report_may_use_another_verb_of_the_same_act(item: str, sentence: str) -> None:
     parsed = todo_done._item(item, 1)
     assert parsed is not None and todo_done._closes(parsed, sentence)
+
+
+def test_a_todo_stated_again_after_a_report_stays_open() -> None:
+    """A review's: the revert brought it back and the TODO was stated again; the report before
+    that second statement does not close it."""
+    todos = _todos(
+        ("assistant", "TODO: delete the Kafka consumer in ingest/kafka.go"),
+        ("assistant", "Deleted the Kafka consumer in ingest/kafka.go."),
+        ("assistant", "The revert brought it back.\nTODO: delete the Kafka consumer in ingest/kafka.go"),
+    )
+    assert todos == ["delete the Kafka consumer in ingest/kafka.go"]
+
+
+def test_a_report_in_code_or_quoted_closes_nothing() -> None:
+    for text in (
+        'Next I will commit:\n```\ngit commit -m "Deleted the Kafka consumer in ingest/kafka.go"\n```',
+        'The PR description says "Deleted the Kafka consumer in ingest/kafka.go" but the diff does not.',
+        "> Deleted the Kafka consumer in ingest/kafka.go",
+    ):
+        todos = _todos(
+            ("assistant", "TODO: delete the Kafka consumer in ingest/kafka.go"), ("assistant", text)
+        )
+        assert todos == ["delete the Kafka consumer in ingest/kafka.go"], text
+
+
+def test_many_items_and_messages_stay_fast() -> None:
+    """A review's: 150 pasted TODOs and 4,000 messages took 13-20 s (every item judged against
+    every sentence, each tokenised again); each sentence is read once and only the items whose
+    verb it holds are judged."""
+    import time
+
+    paste = "\n".join(f"# TODO: remove the handler_{i} shim from api/h{i}.py" for i in range(150))
+    turns = [("user", paste)] + [
+        ("assistant", f"Updated the parser in step {i}; removed a stale comment and added a test.")
+        for i in range(4000)
+    ]
+    t0 = time.process_time()
+    todos = _todos(*turns)
+    assert time.process_time() - t0 < 5.0
+    assert len(todos) >= 24

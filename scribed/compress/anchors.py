@@ -243,7 +243,9 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
         for text in plan.open():
             found.add("todo", text, plan.line)
     still = todos.result()
-    reported = todo_done.done_in_prose(still, turns)  # "Deleted the Kafka consumer" closes its item
+    reported = todo_done.done_in_prose(
+        {k: todos.stated[k] for k in still}, turns
+    )  # "Deleted the Kafka consumer"
     for text, line_no in still.items():
         if text not in reported:
             found.add("todo", text, line_no)
@@ -287,6 +289,7 @@ class _Todos:
 
     def __init__(self, done: set[str]) -> None:
         self.open: dict[str, int] = {}
+        self.stated: dict[str, int] = {}  # each open item's last statement
         self.done = done
 
     def feed(self, t: Turn, ls: list[str]) -> None:
@@ -304,6 +307,7 @@ class _Todos:
                 if key.lower() in done:
                     continue
                 open_todos.setdefault(key, t.line)
+                self.stated[key] = t.line  # the last time: a report before it closes nothing
 
     def result(self) -> dict[str, int]:
         return {text: line_no for text, line_no in self.open.items() if text.lower() not in self.done}

@@ -66,7 +66,7 @@ _NOT_DONE = re.compile(
 # Taken back later in the same sentence: "Removed X, then reverted it", "Deleted X — wait, no".
 _TAKEN_BACK = re.compile(
     r"\b(?:revert\w*|restor\w*|roll(?:ed|ing)? back|put (?:it|them) back|undo|undid|undone|brought back|"
-    r"wait|actually)\b",
+    r"wait|actually|not|only|locally)\b",  # "(only in my local branch, not pushed)"
     re.I,
 )
 _SENT_END = re.compile(r"(?<=[.!?;])\s+")
@@ -89,6 +89,13 @@ _DETERMINERS = _set(
     "one two three four five six seven eight nine ten several few many"
 )
 _AUXILIARIES = _set("has have had been be is are was were got gets now fully also")
+# Who may stand before the done verb of an active report: the agent ("I", "we"), or nobody.
+_BY_AGENT = _set("i we i've we've ive weve have has had also now just then finally already and so ok okay")
+_PREPOSITIONS = (
+    _OBJECT_END
+    - _CLAUSE_START
+    - _set("so because since when after before until while as than then which who whose where")
+)
 MIN_VERB_CHARS = 3
 MIN_ING_CHARS = 5  # "thing", "string" are no participles
 MAX_SENTENCE_CHARS = 400
@@ -155,7 +162,15 @@ class _Item:
     forms: frozenset[str]  # the verb's done forms (and of verbs of the same act), lowercase
     gerunds: frozenset[str]  # their -ing forms, after "finished" / "completed"
     thing: tuple[str, ...]  # the object phrase, lowercase, without determiners
+    place: (
+        tuple[str, tuple[str, ...]] | None
+    )  # its first preposition and that phrase ("from", ("server.py",))
     names: frozenset[str]  # identifiers the whole item names, lowercase
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """What a report acting on the thing holds (:func:`_same_thing`): its head or an identifier."""
+        return frozenset((self.thing[-1], *(w for w in self.thing if _identifier(w) or "-" in w)))
 
 
 def _item(text: str, line: int) -> _Item | None:
@@ -171,23 +186,35 @@ def _item(text: str, line: int) -> _Item | None:
     if not thing or all(w in STOP for w in thing):
         return None  # nothing it acts on ("check", "clean up")
     same = next((g for g in _SAME_ACT if verb in g), frozenset((verb,)))
+    low = [t.lower() for t in toks]
     return _Item(
         text,
         line,
         frozenset(f for v in same for f in _past_forms(v)),
         frozenset(g for v in same for g in _gerunds(v)),
         thing,
+        _place(low[1 + _span(low[1:]) :]),
         frozenset(t.lower() for t in toks[1:] if _identifier(t)),
     )
+
+
+def _place(low: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The preposition that starts ``low`` and the phrase after it ("from server.py")."""
+    if not low or low[0] not in _PREPOSITIONS:
+        return None
+    return low[0], _phrase(low[1:])
 
 
 def _same_thing(item: _Item, said: tuple[str, ...]) -> bool:
     """Whether an object phrase of a report is the item's: no word the item's lacks, and its head
     word or an identifier of it ("the consumer" is "the Kafka consumer", `--legacy-auth` is "the
-    --legacy-auth flag"; "the Kafka consumer test" is not)."""
+    --legacy-auth flag"; "the Kafka consumer test" is not), and half its words at least ("the
+    test" is not "the flaky login test")."""
     if not said or not set(said) <= set(item.thing):
         return False
-    return said[-1] == item.thing[-1] or any(_identifier(w) or "-" in w for w in said)
+    if any(_identifier(w) or "-" in w for w in said):
+        return True
+    return said[-1] == item.thing[-1] and 2 * len(set(said)) >= len(set(item.thing))
 
 
 def _kind(name: str) -> str:
@@ -198,24 +225,23 @@ def _kind(name: str) -> str:
     return "figure" if any(c.isdigit() for c in name) else "code"
 
 
-def _acts(item: _Item, toks: list[str]) -> tuple[int, int] | None:
-    """Where the report's done verb is and where what it acted on ends, when it acts on the
-    item's object: actively ("removed the retry loop") or passively ("the retry loop has been
-    removed", "retry loop removed")."""
-    low = [t.lower() for t in toks]
+def _acts(item: _Item, low: list[str]) -> tuple[int, int, int] | None:
+    """Where the clause of the report's done verb starts (-1: passive), where the verb is and where
+    what it acted on ends, when it acts on the item's object: actively ("removed the retry loop")
+    or passively ("the retry loop has been removed", "retry loop removed")."""
     for i, w in enumerate(low):
         if not (w in item.forms or (w in item.gerunds and i and low[i - 1] in _COMPLETED)):
             continue
         after = i + 1
-        said = _phrase(toks[after:], said=True)
-        if _same_thing(item, said):
-            return i, after + _span(low[after:])
-        before = [x for x in low[:i] if x not in _AUXILIARIES]
-        k = len(before)  # the clause's start: "The Kafka consumer in x.go has been deleted"
-        while k and before[k - 1] not in _CLAUSE_START and before[k - 1] not in item.forms:
+        said = _phrase(low[after:], said=True)
+        k = i  # the clause's start: "The Kafka consumer in x.go has been deleted"
+        while k and low[k - 1] not in _CLAUSE_START:
             k -= 1
-        if _same_thing(item, _phrase(before[k:])) and not said:
-            return k, i + 1
+        if _same_thing(item, said):
+            return k, i, after + _span(low[after:])
+        before = [x for x in low[k:i] if x not in _AUXILIARIES]
+        if not said and _same_thing(item, _phrase(before)):
+            return -1, i, i + 1  # passive: the thing is its subject
     return None
 
 
@@ -226,15 +252,22 @@ def _span(low: list[str]) -> int:
 
 def _closes(item: _Item, sentence: str) -> bool:
     """Whether ``sentence`` reports ``item`` done (see the module docstring)."""
-    toks = _tokens(sentence)
-    where = _acts(item, toks)
+    return _judge(item, [w.lower() for w in _tokens(sentence)], sentence)
+
+
+def _judge(item: _Item, low: list[str], sentence: str) -> bool:
+    """:func:`_closes` on the sentence's tokens, lowercased (``low``), made once per sentence."""
+    where = _acts(item, low)
     if where is None:
         return False
-    _, end = where
-    head = " ".join(toks[:end])  # up to what the verb acted on: no hedge, negation or plan there
-    if "?" in sentence or _NOT_DONE.search(head) or _TAKEN_BACK.search(" ".join(toks[end:])):
+    start, verb, end = where
+    if "?" in sentence or _NOT_DONE.search(" ".join(low[:end])) or _TAKEN_BACK.search(" ".join(low[end:])):
         return False
-    named = {t.lower() for t in toks if _identifier(t)} - set(item.thing)
+    if start >= 0 and not all(w in _BY_AGENT or w in _COMPLETED or w.endswith("ly") for w in low[start:verb]):
+        return False  # someone else did it ("the user deleted", "someone already deleted")
+    if not _same_place(item, _place(low[end:])):
+        return False  # "from the test helpers" where the item said "from server.py"
+    named = {t for t in low if _identifier(t)} - set(item.thing)
     for kind in {_kind(n) for n in named}:  # "to 1.21" where the item said "to 1.22"
         mine = {n for n in item.names if _kind(n) == kind}
         if mine and not mine & named:
@@ -242,38 +275,79 @@ def _closes(item: _Item, sentence: str) -> bool:
     return True
 
 
-def _restores(item: _Item, sentence: str) -> bool:
-    """Whether ``sentence`` brings back what ``item`` acts on ("Restored the Kafka consumer")."""
-    toks = _tokens(sentence)
-    low = [t.lower() for t in toks]
+def _same_place(item: _Item, there: tuple[str, tuple[str, ...]] | None) -> bool:
+    """Whether a report's place (its preposition and phrase) agrees with the item's: the same
+    preposition with another thing after it does not ("to the download client")."""
+    if item.place is None or there is None or there[0] != item.place[0]:
+        return True
+    return bool(there[1]) and set(there[1]) <= set(item.place[1])
+
+
+def _restores(item: _Item, low: list[str]) -> bool:
+    """Whether a sentence brings back what ``item`` acts on ("Restored the Kafka consumer")."""
     return any(
-        w in _RESTORES and _same_thing(item, _phrase(toks[i + 1 :], said=True)) for i, w in enumerate(low)
+        w in _RESTORES and _same_thing(item, _phrase(low[i + 1 :], said=True)) for i, w in enumerate(low)
     )
 
 
+def _prose_lines(text: str, picked: Iterable[int]) -> Iterable[str]:
+    """The picked lines of a message that are its prose: not inside a code fence, not quoted."""
+    lines = text.splitlines()
+    fenced: set[int] = set()
+    if "```" in text or "~~~" in text:
+        inside = False
+        for n, ln in enumerate(lines):
+            if ln.lstrip().startswith(("```", "~~~")):
+                inside = not inside
+                fenced.add(n)
+            elif inside:
+                fenced.add(n)
+    for n in picked:
+        if n not in fenced and not lines[n].lstrip().startswith(">"):
+            yield lines[n]
+
+
+def _sentences(text: str, words: tuple[str, ...]) -> Iterable[str]:
+    """The sentences of a message's prose lines holding one of ``words`` (found in one scan), not
+    too long, not quoting someone's words ("The PR says \"Deleted X\"")."""
+    picked = lines_mod.holding(text, words)
+    every = range(len(text.splitlines()))
+    for line in _prose_lines(text, sorted({i for p in picked for i in p}) if picked is not None else every):
+        for sent in _SENT_END.split(line.strip()):
+            if len(sent) <= MAX_SENTENCE_CHARS and sent.count('"') < 2 and "\u201c" not in sent:  # noqa: PLR2004
+                yield sent
+
+
+MAX_ITEMS = 64  # the open items of a session looked at (the latest stated): bounded work per sentence
+
+
 def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]:
-    """The open items (text → line) an assistant message after them reports done (and nothing
-    later restores)."""
-    items = [it for text, line in open_items.items() if (it := _item(text, line)) is not None]
+    """The open items (text → the line it was last stated at) an assistant message after them
+    reports done, and nothing later restores. Each sentence is read once; only the items whose
+    verb form it holds are judged."""
+    latest = sorted(open_items.items(), key=lambda kv: kv[1])[-MAX_ITEMS:]
+    items = [it for text, line in latest if (it := _item(text, line)) is not None]
     if not items:
         return set()
-    words = tuple(sorted({f for it in items for f in (*it.forms, *it.gerunds)} | _RESTORES))
+    by_word: dict[str, list[_Item]] = {}
+    for it in items:
+        for w in (*it.forms, *it.gerunds, *_RESTORES):
+            by_word.setdefault(w, []).append(it)
+    words = tuple(sorted(by_word))
     first = min(it.line for it in items)
     done: set[str] = set()
+    keys = {it.text: it.keys for it in items}
     for t in turns:
         if t.role != "assistant" or t.kind != "message" or t.line <= first:
             continue
-        picked = lines_mod.holding(t.text, words)
-        lines = t.text.splitlines()
-        for idx in sorted({i for p in picked for i in p}) if picked is not None else range(len(lines)):
-            for sent in _SENT_END.split(lines[idx].strip()):
-                if len(sent) > MAX_SENTENCE_CHARS:
+        for sent in _sentences(t.text, words):
+            low = [w.lower() for w in _tokens(sent)]
+            held = set(low)
+            for it in dict.fromkeys(x for w in low for x in by_word.get(w, ())):
+                if it.line >= t.line or held.isdisjoint(keys[it.text]):
                     continue
-                for it in items:
-                    if it.line >= t.line:
-                        continue
-                    if it.text in done and _restores(it, sent):
-                        done.discard(it.text)
-                    elif it.text not in done and _closes(it, sent):
-                        done.add(it.text)
+                if it.text in done and _restores(it, low):
+                    done.discard(it.text)
+                elif it.text not in done and _judge(it, low, sent):
+                    done.add(it.text)
     return done

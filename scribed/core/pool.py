@@ -76,11 +76,13 @@ def extractive(cfg: Config, llm_factory: object) -> bool:
 def _context() -> Any:
     """``forkserver`` where there is one, with this module preloaded: the server imports scribed
     once and every worker forks from it with the modules in place (each worker imported them
-    itself before: 0.26 s of CPU a worker, a backlog's pool paying it once per worker and run)."""
+    itself before: 0.26 s of CPU a worker, a backlog's pool paying it once per worker and run).
+    Not ``__main__``: Python 3.11's server never gets the main module's path, so listing it did
+    nothing (a worker still imports the parent's main script, guarded, as with ``spawn``)."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["__main__", __name__])  # no effect once the server runs: harmless
+    ctx.set_forkserver_preload([__name__])  # no effect once the server runs: harmless
     return ctx
 
 
