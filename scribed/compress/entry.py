@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from scribed.compress import content
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -255,7 +257,10 @@ _TRIM_ORDER = [
 # the next spawn's hot seed lists; LIST_CAP * 2 bounds them), the first few items of the agent's own
 # progress, and the final decision.
 _KEEP = {"decisions": 1, "open_items": LIST_CAP * 2, "progress": 3}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+# Where a sentence ends: the one rule of content.py (a capital, a quote or code after it, not an
+# abbreviation); a dot followed by a lowercase word is no end ("go build ./... passes": the outcome
+# of a tiny session lost its "passes." when fitting took "./..." for a sentence's end).
+_SENTENCE = content.SENTENCE_END
 
 
 _NAMED = re.compile(r"`[^`]+`|\S*[/_#]\S*|\S*\d\S*|\b[a-z]+[A-Z]\w*")  # paths, names, numbers, code
