@@ -58,17 +58,16 @@ def goal(turns: list[Turn]) -> str:
         for line in t.text.splitlines():
             if _META.match(line.strip("-* ")) and t.role != "user":
                 return _sentences(_META.sub("", line.strip("-* ")), GOAL_CHARS)
-    said = [t for t in turns if t.kind in ("message", "summary") and not _heading_only(t.text)]
+    said = [(t, body) for t in turns if t.kind in ("message", "summary") and (body := _unheaded(t.text))]
     if said:  # the user's first words, else anyone's
-        return _sentences(min(said, key=lambda t: t.role != "user").text, GOAL_CHARS)
+        return _sentences(min(said, key=lambda tb: tb[0].role != "user")[1], GOAL_CHARS)
     return ""
 
 
-def _heading_only(text: str) -> bool:
-    """Whether a message holds nothing but markdown headings (a transcript's "# Session" title, read
-    as a preamble): no goal (a tiny session's entry was titled "# Session")."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return all(ln.startswith("#") for ln in lines)
+def _unheaded(text: str) -> str:
+    """A message without its markdown headings: a transcript's "# Session" title or a notes file's
+    "# Current work" is no goal (a tiny session's entry was titled "# Session")."""
+    return "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#")).strip()
 
 
 def outcome(turns: list[Turn]) -> str:
