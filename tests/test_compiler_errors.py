@@ -136,3 +136,22 @@ def test_a_go_build_failure_and_its_fix_reach_the_entry() -> None:
     assert errors.pair(turns) == [
         "`./cmd/api/main.go:44:12: undefined: NewServer` → edited `/src/api/cmd/api/main.go`"
     ]
+
+
+def test_a_quoted_diagnostic_ends_with_its_sentence_and_code_strings_are_none() -> None:
+    """A second exploratory round's: the sentence after a diagnostic quoted in prose was kept as
+    part of the error (its fix inside it, so the error stayed unresolved); a test's string holding a
+    diagnostic was an error."""
+    said = (
+        "The build failed with src/render.c:201:3: error: too few arguments to function 'draw_quad'. "
+        "Added the missing alpha argument in src/render.c; it compiles."
+    )
+    want = "src/render.c:201:3: error: too few arguments to function 'draw_quad'."
+    assert errors.error_in_line(said) == want
+    assert errors.error_in_line(said, strict=True) == want
+    for code in (
+        '    assert parse("main.c:3:5: error: expected ; before } token")',
+        "x = 'a.py:1: error: bad'",
+    ):
+        assert errors.error_in_line(code) is None, code
+        assert errors.error_in_line(code, strict=True) is None, code

@@ -333,6 +333,20 @@ def test_a_decision_to_remove_what_an_earlier_one_chose_supersedes_it_in_the_ses
         "Should we remove the advisory lock? Decision: not yet.",
     ):
         assert all(s is None for _, s in decisions(lock, later)), later  # it stays: reaffirmed, not reversed
+    redis = "Decision: use Redis as the cache for the pricing service."
+    for later in (  # a second exploratory round's: a short name, a place, another verb of taking out
+        "Decision: drop Redis.",
+        "Decision: remove Redis from pricing.",
+        "Decision: stop using Redis for pricing.",
+        "Decision: ditch Redis.",
+    ):
+        assert decisions(redis, later)[-1][1] is not None, later
+    for later in (
+        "Decision: Priya wants to remove Redis, but we keep it.",  # someone's wish, not the decision
+        "Decision: remove Redis from the auth service.",  # another place
+        "Decision: remove the Redis password from the env file.",  # another thing
+    ):
+        assert all(s is None for _, s in decisions(redis, later)), later
     # a removal of something else leaves the earlier decision standing (no overlap rule for removals)
     assert decisions(
         "Decision: use Redis for the session cache.", "Decision: remove stale cache keys on every deploy."

@@ -130,6 +130,49 @@ CASES = [
         False,
     ),
     ("remove the debug prints from server.py", "Removed the debug prints from server.py.", True),
+    # a second exploratory round's: taken back, partial, a draft or an example, adverbs, particles
+    (
+        "migrate the billing tables to Postgres",
+        "Migrated the billing tables to Postgres and then rolled it back after the smoke test failed.",
+        False,
+    ),
+    (
+        "migrate the billing tables to Postgres",
+        "I migrated the billing tables to Postgres but had to roll it back.",
+        False,
+    ),
+    (
+        "migrate the billing tables to Postgres",
+        "Migrated the billing tables to Postgres, except the invoices table.",
+        False,
+    ),
+    (
+        "migrate the billing tables to Postgres",
+        "Migrated the billing tables to Postgres in staging; production is still pending.",
+        False,
+    ),
+    ("migrate the billing tables to Postgres", "Dry-run: migrated the billing tables to Postgres.", False),
+    (
+        "delete the unused fixtures in tests/data",
+        "Commit message draft: `Deleted the unused fixtures in tests/data`",
+        False,
+    ),
+    (
+        "delete the unused fixtures in tests/data",
+        "Example output when it works: Deleted the unused fixtures in tests/data.",
+        False,
+    ),
+    (
+        "migrate the billing tables to Postgres",
+        "The billing tables were successfully migrated to Postgres.",
+        True,
+    ),
+    (
+        "migrate the billing tables to Postgres",
+        "The billing tables were migrated to Postgres successfully.",
+        True,
+    ),
+    ("remove the legacy cache from api/server.py", "Ripped out the legacy cache in api/server.py.", True),
     ("fix the flaky login test", "I fixed the login test by waiting for the redirect.", True),
 ]
 
@@ -245,3 +288,29 @@ def test_many_items_and_messages_stay_fast() -> None:
     todos = _todos(*turns)
     assert time.process_time() - t0 < 5.0
     assert len(todos) >= 24
+
+
+def test_a_later_revert_opens_the_item_again() -> None:
+    """A second exploratory round's: "Reverted it." in a later message, or a revert naming the work,
+    left the item closed (only "Restored <object>" reopened it)."""
+    item = "TODO: migrate the billing tables to Postgres"
+    done = "Migrated the billing tables to Postgres."
+    for later in (
+        "Reverted it.",
+        "Rolled back: the smoke test failed.",
+        "Undid the migration of the billing tables to Postgres.",
+        "Ugh, the smoke test failed, so I reverted it.",
+    ):
+        todos = _todos(("assistant", item), ("assistant", done), ("assistant", later))
+        assert todos == ["migrate the billing tables to Postgres"], later
+    # a revert of something else leaves it closed
+    todos = _todos(("assistant", item), ("assistant", done), ("assistant", "Reverted the README typo fix."))
+    assert todos == []
+
+
+def test_an_indented_code_block_closes_nothing() -> None:
+    todos = _todos(
+        ("assistant", "TODO: delete the unused fixtures in tests/data"),
+        ("assistant", "The script prints:\n\n    Deleted the unused fixtures in tests/data\n"),
+    )
+    assert todos == ["delete the unused fixtures in tests/data"]

@@ -29,7 +29,8 @@ def test_every_reversal_phrase_passes_the_prefilter(phrase: str) -> None:
 
 REMOVALS = [
     "remove", "removes", "removed", "removing", "delete", "deletes", "deleted", "deleting", "rip out",
-    "ripped out", "get rid of", "got rid of", "getting rid of", "stop using", "stopped using",
+    "ripped out", "get rid of", "got rid of", "getting rid of", "stop using", "stopped using", "ditch",
+    "ditched", "eliminate", "eliminated", "phase out", "phased out",
 ]  # fmt: skip
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from scribed.compress import content
 from scribed.compress import lines as lines_mod
 from scribed.compress.content import content_free
 from scribed.compress.stopwords import STOP
@@ -197,9 +198,12 @@ def _located(line: str, s: str, *, severity: bool = False) -> str | None:
             s.rfind(" ", 0, s.rfind(":", 0, sev.start() + 1) if s[sev.start() + 1] == ":" else sev.start())
             + 1
         )
-        m = _LOCATED.match(s[start:].lstrip("`'\"(["))
+        if s[start : start + 1] in ("'", '"'):
+            continue  # a string of code or a fixture holding one ("assert parse('main.c:3:5: error: …')")
+        m = _LOCATED.match(s[start:].lstrip("`(["))
         if m is not None and m.group("go") is None:
-            return m.group("e").rstrip(".`'\")]") if m.group("e")[-2:-1] in "`'\")]" else m.group("e")
+            said = content.SENTENCE_END.split(m.group("e"), maxsplit=1)[0]  # not the sentences after it
+            return said.rstrip("`)]").removesuffix("`.").rstrip("`") if said[-2:-1] in "`)]" else said
     return None
 
 

@@ -45,6 +45,7 @@ REVERSAL = re.compile(
 # work ("removed the unused import"), so its word alone, with some overlap, reverses nothing.
 REMOVAL = re.compile(
     r"\b(?:remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|rip(?:s|ped|ping)?\s+out|(?:get|gets|got|getting)\s+rid\s+of|"
+    r"ditch(?:es|ed|ing)?|eliminat(?:e|es|ed|ing)|phas(?:e|es|ed|ing)\s+out|"
     r"stop(?:s|ped|ping)?\s+using)\b",
     re.IGNORECASE,
 )
@@ -55,10 +56,13 @@ _REASON_OR_NEXT = re.compile(
 )
 # A removal said not to happen: "don't remove", "do not delete", "never rip out", "no need to remove".
 _NEGATED_BEFORE = re.compile(
-    r"(?:\b(?:not|never|no need to|shouldn't|won't|can't|cannot|against|nobody|no one)|n't)"
+    r"(?:\b(?:not|never|no need to|shouldn't|won't|can't|cannot|against|nobody|no one|wants?|wanted|"
+    r"would like|suggest\w*|propos\w*|asks?|asked|consider\w*|debat\w*)|n't)"
     r"(?:[\s,]+\w+){0,5}[\s,]+$",  # "we must not, under any circumstances, remove"
     re.I,
 )
+# Where a removal's thing ends and its place begins ("Redis | from the pricing service").
+_PLACE = re.compile(r"\s(?:from|in|for|on|at|of|across|within|inside)\s", re.I)
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than)\s+(?:`(?P<code>[^`\n]{1,80})`|(?P<x>[^,.;:!?\n]{2,80}))", re.I
 )
@@ -66,6 +70,7 @@ _VERB_TARGET = re.compile(
     r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
     r"undo(?:es|ne)?|retir(?:e|es|ed)|replac(?:e|es|ed|ing)|supersed(?:e|es|ed|ing)|no longer|"
     r"remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|rip(?:s|ped|ping)?\s+out|(?:get|gets|got|getting)\s+rid\s+of|"
+    r"ditch(?:es|ed|ing)?|eliminat(?:e|es|ed|ing)|phas(?:e|es|ed|ing)\s+out|"
     r"stop(?:s|ped|ping)?\s+using)\s+"
     r"(?:(?:the|our|my|this|that|an?)\s+)?(?:(?:earlier|previous|prior|old|original|initial)\s+)?"
     r"(?:(?:decision|choice|plan|approach|idea|call|rule|convention)\s+)?(?:(?:to|of|on|about|that|for)\s+|:\s*)?"
@@ -272,15 +277,23 @@ def names_removed(new_text: str, old_text: str) -> bool:
     return REMOVAL.search(new_text) is not None and _removal_score(new_text, old_text) > 0
 
 
+def names_target(new_text: str, old_text: str) -> bool:
+    """Whether a reversal's verb names ``old_text`` as what it takes back ("drop Redis" and "use
+    Redis as the cache …"), as :func:`names_removed` does for a removal."""
+    return _removal_score(new_text, old_text) > 0
+
+
 def _removal_score(new_text: str, old_text: str) -> float:
     """A removal's :func:`_names` score, for a target whose head (its last term) the earlier fact
     holds: "remove the Redis session cache warmup" takes out a warmup, not the cache."""
     old = claim(old_text)
     have = _seq(old)
-    return max(
-        (_names(t, old) for t in targets(new_text) if (core := _core(t, have)) and core[-1] in have),
-        default=0.0,
-    )
+    best = 0.0
+    for t in targets(new_text):
+        what, *where = _PLACE.split(t, maxsplit=1)  # "remove Redis from pricing": Redis, where pricing is
+        if (core := _core(what, have)) and core[-1] in have and set(_seq(" ".join(where))) <= set(have):
+            best = max(best, _names(what, old))
+    return best
 
 
 def reversal_score(new_text: str, old_text: str) -> float:

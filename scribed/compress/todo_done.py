@@ -40,7 +40,7 @@ _IRREGULAR = {
 }  # fmt: skip
 # Verbs one report may use for another's order (English synonymy): "drop X" done as "removed X".
 _SAME_ACT = (
-    frozenset(("remove", "delete", "drop", "strip", "purge")),
+    frozenset(("remove", "delete", "drop", "strip", "purge", "rip", "ditch", "eliminate")),
     frozenset(("add", "create", "introduce", "write")),
     frozenset(("update", "change", "modify", "edit", "adjust", "tweak")),
     frozenset(("fix", "repair", "resolve", "correct", "patch")),
@@ -49,8 +49,16 @@ _SAME_ACT = (
 )
 # What says the work is done when the verb comes as its -ing form: "finished migrating X".
 _COMPLETED = frozenset(("finished", "completed", "done"))
-# Verbs that bring a thing back: a later report with one reopens the item it names.
-_RESTORES = frozenset(("restored", "reverted", "reinstated", "re-added", "readded", "recreated"))
+# Every match of _REVERTS holds one of these (the message prefilter's words).
+_REVERT_WORDS = ("revert", "restor", "roll", "undid", "undo", "undone", "backed", "back", "reinstat")
+# What a revert of the last closed work names instead of the thing: "Reverted it.", "Rolled back."
+_PRONOUNS = frozenset(("it", "them", "that", "this", "those", "these", "everything", "all"))
+# A later sentence taking the work back: "Rolled it back", "Then I restored them", "git revert HEAD".
+_REVERTS = re.compile(
+    r"\b(?:revert\w*|restor\w*|roll(?:ed|ing|s)?\s+(?:\w+\s+){0,2}?back|undid|undone|undo|backed\s+out|"
+    r"put\s+(?:\w+\s+){0,3}?back|brought\s+(?:\w+\s+){0,3}?back|reinstat\w*)\b",
+    re.I,
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 # A word or an identifier (ending in a letter or digit: "Done:" is "Done" and ":"), or a mark that
 # ends an object phrase (a bracket, a comma, a colon, a dash between spaces).
@@ -59,14 +67,16 @@ _TOKEN = re.compile(r"[~/.]*\w(?:[\w$@#~/.:+'-]*\w)?|[(),;:\[\]\u2013\u2014]|(?<
 _NOT_DONE = re.compile(
     r"\b(?:not|no|never|nothing|neither|nor|should|will|would|could|might|may|can|once|if|until|unless|"
     r"need|needs|needed|todo|fixme|still|yet|next|plan|planned|going|want|wants|try|trying|later|tomorrow|"
-    r"think|guess|probably|maybe|perhaps|believe|seems?|partially|partly|half|mostly|some|most)\b"
+    r"think|guess|probably|maybe|perhaps|believe|seems?|partially|partly|half|mostly|some|most|"
+    r"dry|draft|example|when)\b"
     r"|\blet(?:'s| me| us)\b|n't\b|'ll\b|\?",
     re.I,
 )
 # Taken back later in the same sentence: "Removed X, then reverted it", "Deleted X — wait, no".
 _TAKEN_BACK = re.compile(
-    r"\b(?:revert\w*|restor\w*|roll(?:ed|ing)? back|put (?:it|them) back|undo|undid|undone|brought back|"
-    r"wait|actually|not|only|locally)\b",  # "(only in my local branch, not pushed)"
+    r"\b(?:revert\w*|restor\w*|roll(?:ed|ing)?\s+(?:\w+\s+){0,2}?back|put\s+(?:\w+\s+){0,3}?back|undo|undid|"
+    r"undone|brought\s+(?:\w+\s+){0,3}?back|wait|actually|not|only|locally|except|excluding|although|though|"
+    r"pending|staging|dry[- ]?run)\b",  # "(only in my local branch, not pushed)", "except the invoices table"
     re.I,
 )
 _SENT_END = re.compile(r"(?<=[.!?;])\s+")
@@ -88,6 +98,7 @@ _DETERMINERS = _set(
     "the a an this that these those our my its their his her your all any every each both "
     "one two three four five six seven eight nine ten several few many"
 )
+_PARTICLES = _set("up out off away down")
 _AUXILIARIES = _set("has have had been be is are was were got gets now fully also")
 # Who may stand before the done verb of an active report: the agent ("I", "we"), or nobody.
 _BY_AGENT = _set("i we i've we've ive weve have has had also now just then finally already and so ok okay")
@@ -150,6 +161,8 @@ def _phrase(tokens: list[str], *, said: bool = False) -> tuple[str, ...]:
         low = t.lower()
         if low in _OBJECT_END or (said and out and low.endswith("ing") and len(low) > MIN_ING_CHARS):
             break
+        if (not out and low in _PARTICLES) or (low.endswith("ly") and len(low) > MIN_ING_CHARS):
+            continue  # "clean up the files", "ripped out the cache", "migrated successfully": not the thing
         if low not in _DETERMINERS and not low.isdigit():
             out.append(low)
     return tuple(out)
@@ -261,6 +274,8 @@ def _judge(item: _Item, low: list[str], sentence: str) -> bool:
     if where is None:
         return False
     start, verb, end = where
+    if any(f in span.lower() for span in _CODE_SPAN.findall(sentence) for f in item.forms):
+        return False  # the report is code: "Commit message draft: `Migrated …`"
     if "?" in sentence or _NOT_DONE.search(" ".join(low[:end])) or _TAKEN_BACK.search(" ".join(low[end:])):
         return False
     if start >= 0 and not all(w in _BY_AGENT or w in _COMPLETED or w.endswith("ly") for w in low[start:verb]):
@@ -283,11 +298,8 @@ def _same_place(item: _Item, there: tuple[str, tuple[str, ...]] | None) -> bool:
     return bool(there[1]) and set(there[1]) <= set(item.place[1])
 
 
-def _restores(item: _Item, low: list[str]) -> bool:
-    """Whether a sentence brings back what ``item`` acts on ("Restored the Kafka consumer")."""
-    return any(
-        w in _RESTORES and _same_thing(item, _phrase(low[i + 1 :], said=True)) for i, w in enumerate(low)
-    )
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+_CODE_SPAN = re.compile(r"`[^`]*`")
 
 
 def _prose_lines(text: str, picked: Iterable[int]) -> Iterable[str]:
@@ -303,8 +315,10 @@ def _prose_lines(text: str, picked: Iterable[int]) -> Iterable[str]:
             elif inside:
                 fenced.add(n)
     for n in picked:
-        if n not in fenced and not lines[n].lstrip().startswith(">"):
-            yield lines[n]
+        line = lines[n]
+        code = line.startswith(("    ", "\t")) and not _LIST_ITEM.match(line)  # an indented code block
+        if n not in fenced and not code and not line.lstrip().startswith(">"):
+            yield line
 
 
 def _sentences(text: str, words: tuple[str, ...]) -> Iterable[str]:
@@ -321,6 +335,18 @@ def _sentences(text: str, words: tuple[str, ...]) -> Iterable[str]:
 MAX_ITEMS = 64  # the open items of a session looked at (the latest stated): bounded work per sentence
 
 
+def _objectless(m: re.Match[str], sentence: str) -> bool:
+    """Whether a revert names nothing but the last work: "Reverted it.", "Rolled it back: …",
+    "Rolled back." (what follows it is a pronoun, a mark or nothing)."""
+    rest = sentence[m.end() :].lstrip()
+    return (
+        not rest
+        or rest[0] in ".:;,!(\u2013\u2014-"
+        or rest.split()[0].lower().strip(".,:;!") in _PRONOUNS
+        or any(w in _PRONOUNS for w in m.group().lower().split())
+    )
+
+
 def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]:
     """The open items (text → the line it was last stated at) an assistant message after them
     reports done, and nothing later restores. Each sentence is read once; only the items whose
@@ -331,23 +357,34 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
         return set()
     by_word: dict[str, list[_Item]] = {}
     for it in items:
-        for w in (*it.forms, *it.gerunds, *_RESTORES):
+        for w in (*it.forms, *it.gerunds):
             by_word.setdefault(w, []).append(it)
-    words = tuple(sorted(by_word))
+    words = tuple(
+        sorted({*by_word, "revert", "restor", "roll", "undid", "undo", "backed", "back", "reinstat"})
+    )
     first = min(it.line for it in items)
     done: set[str] = set()
     keys = {it.text: it.keys for it in items}
+    last: list[str] = []  # the items the latest closing sentence closed: what "Reverted it." takes back
     for t in turns:
         if t.role != "assistant" or t.kind != "message" or t.line <= first:
             continue
         for sent in _sentences(t.text, words):
             low = [w.lower() for w in _tokens(sent)]
             held = set(low)
-            for it in dict.fromkeys(x for w in low for x in by_word.get(w, ())):
-                if it.line >= t.line or held.isdisjoint(keys[it.text]):
-                    continue
-                if it.text in done and _restores(it, low):
-                    done.discard(it.text)
-                elif it.text not in done and _judge(it, low, sent):
-                    done.add(it.text)
+            if done and (rv := _REVERTS.search(sent)) is not None and not _NOT_DONE.search(sent):
+                named = [x for x in done if not held.isdisjoint(keys[x])]
+                for x in named or (last if _objectless(rv, sent) else []):
+                    done.discard(x)  # "Rolled it back: the smoke test failed", "Reverted the migration"
+                continue
+            closed = [
+                it.text
+                for it in dict.fromkeys(x for w in low for x in by_word.get(w, ()))
+                if it.line < t.line
+                and it.text not in done
+                and not held.isdisjoint(keys[it.text])
+                and _judge(it, low, sent)
+            ]
+            done.update(closed)
+            last = closed or last
     return done

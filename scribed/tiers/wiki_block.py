@@ -50,7 +50,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
 # Other texts go to the pattern itself (IGNORECASE also folds a few non-ASCII letters).
 _REVERSAL_WORDS = (
     "rever", "supersed", "instead", "no longer", "scra", "rather than", "replac", "drop", "abandon",
-    "undo", "retir", "change", "on second thought", "actually,", "remov", "delet", "rip", "rid", "stop",
+    "undo", "retir", "change", "on second thought", "actually,", "remov", "delet", "rip", "rid", "stop", "ditch", "elimin", "phas",
 )  # fmt: skip
 
 
