@@ -388,3 +388,17 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
             done.update(closed)
             last = closed or last
     return done
+
+
+def closed_by(item_text: str, reports: Iterable[str]) -> bool:
+    """Whether one of ``reports`` (what a later session's entry says was done) reports the open
+    item ``item_text`` done: the rule of :func:`done_in_prose`, across sessions."""
+    item = _item(item_text, 0)
+    if item is None:
+        return False
+    for text in reports:
+        for sent in _SENT_END.split(text.strip()):
+            low = [w.lower() for w in _tokens(sent)]
+            if not item.keys.isdisjoint(low) and _judge(item, low, sent):
+                return True
+    return False
