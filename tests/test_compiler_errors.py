@@ -81,7 +81,11 @@ def test_a_diagnostic_quoted_in_a_sentence_is_an_error(line: str, error: str) ->
 
 def test_a_planned_fix_is_no_fix() -> None:
     assert errors.fix_sentences("I'll fix src/parse.c after lunch.") == []
-    assert errors.fix_sentences("Let me fix the import in app/x.py.") == []
+    assert errors.fix_sentences("We need to fix the import in app/x.py.") == []
+    told = "After making these changes, you can run the server again to see if the issue is resolved."
+    assert errors.fix_sentences(told) == []
+    doing = "Let's update the import statement in `server/server.js` to fix this issue."  # Aider, as it edits
+    assert errors.fix_sentences(doing) == [doing]
     fixed = "Fixed by pinning pydantic so that the build will pass."
     assert errors.fix_sentences(fixed) == [fixed]  # a plan in a clause explaining the fix
 

@@ -54,3 +54,22 @@ def test_a_tiny_sessions_entry_keeps_its_whole_outcome(tmp_path: Path) -> None:
     cold = (tmp_path / ".squad/memory/cold/kim.md").read_text()
     assert ": Clean up ingest.\n" in cold
     assert "go build ./... passes." in cold
+
+
+def test_a_list_number_goes_with_its_item() -> None:
+    """The real-data dev set: an outcome "… rules. 8. **Suggest a formatter**: …" lost its item and
+    kept the dangling "8." when the sentence rule would not split before a digit."""
+    text = "**Add a principle**: Broaden the rules. 8. **Suggest a Code Formatter**: Recommend Prettier."
+    assert entry.fewer_sentences(text) in (
+        "**Add a principle**: Broaden the rules.",
+        "8. **Suggest a Code Formatter**: Recommend Prettier.",
+    )
+    two = "Add PYTHONUNBUFFERED to get immediate output 5. Make browser mode check more flexible"
+    left = entry.fewer_sentences(two)
+    assert left in (
+        "Add PYTHONUNBUFFERED to get immediate output",
+        "5. Make browser mode check more flexible",
+    )
+    assert (
+        entry.fewer_sentences("5. Make browser mode check more flexible") == ""
+    )  # one item: nothing to drop

@@ -266,14 +266,27 @@ _SENTENCE = content.SENTENCE_END
 _NAMED = re.compile(r"`[^`]+`|\S*[/_#]\S*|\S*\d\S*|\b[a-z]+[A-Z]\w*")  # paths, names, numbers, code
 
 
+_LIST_NUMBER = re.compile(r"\s(\d{1,3}[.)])$")
+_ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s")  # a list's number names nothing
+
+
+def _sentences_of(text: str) -> list[str]:
+    """``text``'s sentences; a list's number that ends one ("… rules. 8.") starts the next one."""
+    parts = _SENTENCE.split(text.strip())
+    for i in range(len(parts) - 1):
+        if (m := _LIST_NUMBER.search(" " + parts[i])) is not None:
+            parts[i], parts[i + 1] = parts[i][: max(0, m.start() - 1)], f"{m.group(1)} {parts[i + 1]}"
+    return [x for x in parts if x]
+
+
 def fewer_sentences(text: str) -> str:
     """``text`` less one sentence ("" when it has only one): the one that names the fewest things
     (paths, identifiers, numbers) goes, the earlier of equals, so plain sentences go before the
     conclusion and a sentence that names what was done stays. No sentence is ever cut."""
-    parts = _SENTENCE.split(text.strip())
+    parts = _sentences_of(text)
     if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
         return ""
-    drop = min(range(len(parts)), key=lambda k: (len(_NAMED.findall(parts[k])), k))
+    drop = min(range(len(parts)), key=lambda k: (len(_NAMED.findall(_ITEM_NUMBER.sub("", parts[k]))), k))
     return " ".join(parts[:drop] + parts[drop + 1 :])
 
 
@@ -482,7 +495,7 @@ def _shorter_prose(s: Summary, over: int) -> bool:
 
 def _without_last_sentence(text: str) -> str:
     """``text`` without its last sentence ("" when it has only one): a request keeps its first."""
-    parts = _SENTENCE.split(text.strip())
+    parts = _sentences_of(text)
     return " ".join(parts[:-1]) if len(parts) > 1 else ""
 
 

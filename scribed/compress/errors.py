@@ -110,10 +110,14 @@ _UNRESOLVED = re.compile(
 _SUBORDINATE = re.compile(r"\s(?:because|that|where|since|which|so that|why|when)\b", re.I)
 
 
-# A fix still to make, in a sentence's main clause: "I'll fix X", "going to patch Y", "let me fix".
+# A fix still to make, in a sentence's main clause: "I'll fix X after lunch", "going to patch Y
+# later", or one the user is told to try ("you can run the server again to see if it is resolved").
+# Not "I'll" or "let's" alone: an agent (Aider) says "Let's update the import in server.js" as it
+# makes the edit.
 _PLANNED = re.compile(
-    r"\b(?:will|shall|going to|gonna|plan(?:ning)? to|want to|need to|have to|later|tomorrow|next)\b"
-    r"|'ll\b|\blet(?:'s| me| us)\b",
+    r"\b(?:going to|gonna|plan(?:ning)? to|want to|need to|have to|later|tomorrow|afterwards|eventually|"
+    r"at some point|next (?:time|week|sprint)|after lunch)\b"
+    r"|\byou\s+(?:can|could|should|may|might|need|will)\b|\bto see (?:if|whether)\b",  # steps for the user to take
     re.I,
 )
 

@@ -402,3 +402,9 @@ def closed_by(item_text: str, reports: Iterable[str]) -> bool:
             if not item.keys.isdisjoint(low) and _judge(item, low, sent):
                 return True
     return False
+
+
+def is_order(item_text: str) -> bool:
+    """Whether an open item reads as an order (a verb, then what it acts on): one whose report of
+    done could be recognised."""
+    return _item(item_text, 0) is not None

@@ -164,8 +164,12 @@ def _still_open_before(
     for earlier, p in zip(before, sessions, strict=True):
         for item in p.open_items:
             key = " ".join(item.lower().split())
-            if key in seen or todo_done.closed_by(item, [r for rs in reports for r in rs]):
-                continue
+            if (
+                key in seen
+                or not todo_done.is_order(item)
+                or todo_done.closed_by(item, [r for rs in reports for r in rs])
+            ):
+                continue  # an item that is no order ("Items:**") is not carried: its closing could not be told
             seen.add(key)
             out.append(f"{item} (open since the session of {p.when[:10]})")
         reports.append(_reports(earlier))
