@@ -179,11 +179,7 @@ class _Item:
         tuple[str, tuple[str, ...]] | None
     )  # its first preposition and that phrase ("from", ("server.py",))
     names: frozenset[str]  # identifiers the whole item names, lowercase
-
-    @property
-    def keys(self) -> frozenset[str]:
-        """What a report acting on the thing holds (:func:`_same_thing`): its head or an identifier."""
-        return frozenset((self.thing[-1], *(w for w in self.thing if _identifier(w) or "-" in w)))
+    keys: frozenset[str] = frozenset()  # what a report acting on the thing holds: its head or an identifier
 
 
 def _item(text: str, line: int) -> _Item | None:
@@ -208,6 +204,7 @@ def _item(text: str, line: int) -> _Item | None:
         thing,
         _place(low[1 + _span(low[1:]) :]),
         frozenset(t.lower() for t in toks[1:] if _identifier(t)),
+        frozenset((thing[-1], *(w for w in thing if _identifier(w) or "-" in w))),
     )
 
 
@@ -390,18 +387,44 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
     return done
 
 
-def closed_by(item_text: str, reports: Iterable[str]) -> bool:
-    """Whether one of ``reports`` (what a later session's entry says was done) reports the open
-    item ``item_text`` done: the rule of :func:`done_in_prose`, across sessions."""
-    item = _item(item_text, 0)
-    if item is None:
-        return False
-    for text in reports:
-        for sent in _SENT_END.split(text.strip()):
-            low = [w.lower() for w in _tokens(sent)]
-            if not item.keys.isdisjoint(low) and _judge(item, low, sent):
-                return True
-    return False
+class Reports:
+    """What later sessions' entries say was done, each sentence tokenised once and indexed by its
+    words, so that an open item of an earlier session is judged (:func:`_judge`) only against the
+    sentences holding its verb done and its head: a seed judges many items against many lines."""
+
+    def __init__(self, items: Iterable[str]) -> None:
+        """``items``: the open items to be judged: only sentences holding one of their verbs done
+        are kept (a few of a session's thousand key points)."""
+        parsed = [it for x in items if (it := _item(x, 0)) is not None]
+        self.words = tuple(sorted({w for it in parsed for w in (*it.forms, *it.gerunds)}))
+        self.sents: list[tuple[list[str], str]] = []
+        self.index: dict[str, list[int]] = {}
+
+    def add(self, texts: Iterable[str]) -> None:
+        if not self.words:
+            return
+        joined = "\n".join(" ".join(t.split()) for t in texts)  # a line each: found in one scan
+        lines = joined.splitlines()
+        picked = lines_mod.holding(joined, self.words)
+        for n in sorted({i for p in picked for i in p}) if picked is not None else range(len(lines)):
+            for sent in _SENT_END.split(lines[n].strip()):
+                if len(sent) > MAX_SENTENCE_CHARS:
+                    continue
+                low = [w.lower() for w in _tokens(sent)]
+                for w in set(low):
+                    self.index.setdefault(w, []).append(len(self.sents))
+                self.sents.append((low, sent))
+
+    def close(self, item_text: str) -> bool:
+        """Whether a sentence added reports the open item ``item_text`` done (the rule of
+        :func:`done_in_prose`, across sessions)."""
+        item = _item(item_text, 0)
+        if item is None:
+            return False
+        get = self.index.get
+        verbs = {k for w in (*item.forms, *item.gerunds) for k in get(w, ())}
+        heads = {k for w in item.keys for k in get(w, ())}
+        return any(_judge(item, *self.sents[k]) for k in sorted(verbs & heads))
 
 
 def is_order(item_text: str) -> bool:

@@ -153,28 +153,25 @@ def _still_open_before(
     e: Entry, before: list[Entry], sessions: list[LastSession], mine: list[str]
 ) -> list[str]:
     """The open items of the sessions before ``e`` (newest first) that no later session reported
-    done (:func:`todo_done.closed_by`, on its outcome, progress and key points) nor listed again,
+    done (:class:`todo_done.Reports`, on its outcome, progress and key points) nor listed again,
     each marked with its session's date: an unrelated session does not hide the work still open
     (a later session that closed one item of two wiped both from the seed)."""
     from scribed.compress import todo_done
 
-    reports = [_reports(e)]
+    reports = todo_done.Reports(i for p in sessions for i in p.open_items)
+    reports.add(_reports(e))
     seen = {" ".join(i.lower().split()) for i in mine}
     out: list[str] = []
     for earlier, p in zip(before, sessions, strict=True):
         for item in p.open_items:
             key = " ".join(item.lower().split())
-            if (
-                key in seen
-                or not todo_done.is_order(item)
-                or todo_done.closed_by(item, [r for rs in reports for r in rs])
-            ):
+            if key in seen or not todo_done.is_order(item) or reports.close(item):
                 continue  # an item that is no order ("Items:**") is not carried: its closing could not be told
             seen.add(key)
             out.append(f"{item} (open since the session of {p.when[:10]})")
-        reports.append(_reports(earlier))
-        if len(out) >= MAX_CARRIED:
-            break
+            if len(out) >= MAX_CARRIED:
+                return out
+        reports.add(_reports(earlier))
     return out[:MAX_CARRIED]
 
 
@@ -203,7 +200,8 @@ def _reports(e: Entry) -> list[str]:
     user's, whose "I deleted X" is no report of the agent's)."""
     sec = cold.sections(e.text)
     lines = [*sec.get("outcome", []), *sec.get("progress", []), *sec.get("key_points", [])]
-    return [redacted(x) for x in lines if x.strip() and not x.lstrip().lower().startswith("user:")]
+    # only matched against, never written: not through the door (a seed's thousands of key points)
+    return [x for x in lines if x.strip() and not x.lstrip().lower().startswith("user:")]
 
 
 def _session(layout: Layout, agent: str, e: Entry) -> LastSession:
