@@ -356,9 +356,8 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
     for it in items:
         for w in (*it.forms, *it.gerunds):
             by_word.setdefault(w, []).append(it)
-    words = tuple(
-        sorted({*by_word, "revert", "restor", "roll", "undid", "undo", "backed", "back", "reinstat"})
-    )
+    words = tuple(sorted(by_word))
+    with_reverts = tuple(sorted({*by_word, *_REVERT_WORDS}))  # looked for once something is closed
     first = min(it.line for it in items)
     done: set[str] = set()
     keys = {it.text: it.keys for it in items}
@@ -366,7 +365,7 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
     for t in turns:
         if t.role != "assistant" or t.kind != "message" or t.line <= first:
             continue
-        for sent in _sentences(t.text, words):
+        for sent in _sentences(t.text, with_reverts if done else words):
             low = [w.lower() for w in _tokens(sent)]
             held = set(low)
             if done and (rv := _REVERTS.search(sent)) is not None and not _NOT_DONE.search(sent):
