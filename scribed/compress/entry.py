@@ -493,8 +493,14 @@ def _shorter_prose(s: Summary, over: int) -> bool:
     return gave
 
 
+PIVOT = " · then: "  # between a goal and the one a pivot added (sections.goal)
+
+
 def _without_last_sentence(text: str) -> str:
-    """``text`` without its last sentence ("" when it has only one): a request keeps its first."""
+    """``text`` without its last sentence ("" when it has only one): a request keeps its first; a
+    pivot's goal goes whole first (no sentence end comes before its "·")."""
+    if PIVOT in text:
+        return text.rsplit(PIVOT, 1)[0]
     parts = _sentences_of(text)
     return " ".join(parts[:-1]) if len(parts) > 1 else ""
 
