@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from scribed.compress import lines as lines_mod
 from scribed.compress.request import _FUNCTION as FUNCTION_WORDS
+from scribed.compress.request import _words as _set
 from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
@@ -84,10 +85,6 @@ _LEAD = re.compile(r"^(?:to\s+|we\s+(?:still\s+)?(?:need|have)\s+to\s+|please\s+
 
 
 # Where an object phrase ends: a preposition, a conjunction or a clause's punctuation.
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 _OBJECT_END = _set(
     "in on at from to into onto for with without of by under inside within across via so and or but "
     "because since when after before until while as than then which who whose where "
