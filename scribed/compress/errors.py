@@ -1,7 +1,9 @@
 """Error-shaped text, and the pairing of each error with the change that resolved it.
 
 An error comes only from text shaped like one: a traceback's last line, an ``Error:`` /
-``error[E…]:`` line, a failing-test summary, ``npm ERR!``, a panic, a non-zero exit. Prose that
+``error[E…]:`` line, a compiler's or checker's diagnostic at a place in a file (``main.c:3:5:
+error: …``, Go's ``main.go:44:12: undefined: X``), a failing-test summary, ``npm ERR!``, a panic, a
+non-zero exit. Prose that
 mentions "error", pytest's session header and INFO log lines are not errors. Each error is paired
 with the first later fix that no other error took (an edit, or an assistant sentence that says
 what fixed it), or marked unresolved: never one fix for all.

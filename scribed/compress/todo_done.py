@@ -10,8 +10,10 @@ Kafka consumer"), the same thing with the same head word, none added ("the Kafka
 Kafka consumer test" and "most of the retry loop" are other things). Whatever else the sentence
 names must not contradict the item: an identifier it names beside the object (a path, a version)
 is one the item names. A report that is negated, hedged, planned, partial ("partially", "half")
-or taken back in the same sentence ("…, then reverted it") closes nothing, and a later sentence
-that restores the thing ("Restored the Kafka consumer") opens the item again.
+or taken back in the same sentence ("…, then reverted it") closes nothing, nor does one by
+someone else ("the user deleted …"), in another place, in code or quoted; a later sentence that
+takes it back ("Restored the Kafka consumer", "Reverted it.") opens the item again. The hot seed
+asks the same of later sessions' entries (:class:`Reports`) before it carries an earlier item on.
 """
 
 from __future__ import annotations
