@@ -12,8 +12,7 @@ names must not contradict the item: an identifier it names beside the object (a 
 is one the item names. A report that is negated, hedged, planned, partial ("partially", "half")
 or taken back in the same sentence ("…, then reverted it") closes nothing, nor does one by
 someone else ("the user deleted …"), in another place, in code or quoted; a later sentence that
-takes it back ("Restored the Kafka consumer", "Reverted it.") opens the item again. The hot seed
-asks the same of later sessions' entries (:class:`Reports`) before it carries an earlier item on.
+takes it back ("Restored the Kafka consumer", "Reverted it.") opens the item again.
 """
 
 from __future__ import annotations
@@ -383,49 +382,3 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
             done.update(closed)
             last = closed or last
     return done
-
-
-class Reports:
-    """What later sessions' entries say was done, each sentence tokenised once and indexed by its
-    words, so that an open item of an earlier session is judged (:func:`_judge`) only against the
-    sentences holding its verb done and its head: a seed judges many items against many lines."""
-
-    def __init__(self, items: Iterable[str]) -> None:
-        """``items``: the open items to be judged: only sentences holding one of their verbs done
-        are kept (a few of a session's thousand key points)."""
-        parsed = [it for x in items if (it := _item(x, 0)) is not None]
-        self.words = tuple(sorted({w for it in parsed for w in (*it.forms, *it.gerunds)}))
-        self.sents: list[tuple[list[str], str]] = []
-        self.index: dict[str, list[int]] = {}
-
-    def add(self, texts: Iterable[str]) -> None:
-        if not self.words:
-            return
-        joined = "\n".join(" ".join(t.split()) for t in texts)  # a line each: found in one scan
-        lines = joined.splitlines()
-        picked = lines_mod.holding(joined, self.words)
-        for n in sorted({i for p in picked for i in p}) if picked is not None else range(len(lines)):
-            for sent in _SENT_END.split(lines[n].strip()):
-                if len(sent) > MAX_SENTENCE_CHARS:
-                    continue
-                low = [w.lower() for w in _tokens(sent)]
-                for w in set(low):
-                    self.index.setdefault(w, []).append(len(self.sents))
-                self.sents.append((low, sent))
-
-    def close(self, item_text: str) -> bool:
-        """Whether a sentence added reports the open item ``item_text`` done (the rule of
-        :func:`done_in_prose`, across sessions)."""
-        item = _item(item_text, 0)
-        if item is None:
-            return False
-        get = self.index.get
-        verbs = {k for w in (*item.forms, *item.gerunds) for k in get(w, ())}
-        heads = {k for w in item.keys for k in get(w, ())}
-        return any(_judge(item, *self.sents[k]) for k in sorted(verbs & heads))
-
-
-def is_order(item_text: str) -> bool:
-    """Whether an open item reads as an order (a verb, then what it acts on): one whose report of
-    done could be recognised."""
-    return _item(item_text, 0) is not None

@@ -125,83 +125,21 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     and left no decision, open item or blocker does not wipe the work before it: the newest
     earlier entry that left some gives them, said to be that session's."""
     s = _session(layout, agent, e)
+    if s.decisions or s.open_items or s.blockers or not content_free(s.goal):
+        return s
     _, entries = cold.parsed(layout.cold_file(agent))
     before = sorted((x for x in entries if x.date < e.date), key=lambda x: x.date, reverse=True)
-    if s.decisions or s.open_items or s.blockers or not content_free(s.goal):
-        prior = [_session(layout, agent, x) for x in before[:CARRY_BACK]]
-        s.open_items += _still_open_before(e, before[:CARRY_BACK], prior, s.open_items)
-        s.decisions += _still_active_before(prior, s.decisions)
-        return s
     for earlier in before[:CARRY_BACK]:
         p = _session(layout, agent, earlier)
         if p.decisions or p.open_items or p.blockers:
             s.decisions, s.open_items, s.blockers, s.carried = p.decisions, p.open_items, p.blockers, p.when
             break
-        if not content_free(p.goal):  # a session that did work: what it left, and carried on
-            q = last_session(layout, agent, earlier)
-            if q.decisions or q.open_items:
-                s.decisions, s.open_items, s.carried = q.decisions, q.open_items, q.when
-            break
+        if not content_free(p.goal):
+            break  # a session that did work and left nothing open: what came before it is closed
     return s
 
 
 CARRY_BACK = 5  # earlier entries looked at for the work a session of chatter left as it was
-MAX_CARRIED = 8  # earlier sessions' open items a seed carries on (the 4 KB budget drops them first)
-
-
-def _still_open_before(
-    e: Entry, before: list[Entry], sessions: list[LastSession], mine: list[str]
-) -> list[str]:
-    """The open items of the sessions before ``e`` (newest first) that no later session reported
-    done (:class:`todo_done.Reports`, on its outcome, progress and key points) nor listed again,
-    each marked with its session's date: an unrelated session does not hide the work still open
-    (a later session that closed one item of two wiped both from the seed)."""
-    from scribed.compress import todo_done
-
-    reports = todo_done.Reports(i for p in sessions for i in p.open_items)
-    reports.add(_reports(e))
-    seen = {" ".join(i.lower().split()) for i in mine}
-    out: list[str] = []
-    for earlier, p in zip(before, sessions, strict=True):
-        for item in p.open_items:
-            key = " ".join(item.lower().split())
-            if key in seen or not todo_done.is_order(item) or reports.close(item):
-                continue  # an item that is no order ("Items:**") is not carried: its closing could not be told
-            seen.add(key)
-            out.append(f"{item} (open since the session of {p.when[:10]})")
-            if len(out) >= MAX_CARRIED:
-                return out
-        reports.add(_reports(earlier))
-    return out[:MAX_CARRIED]
-
-
-def _still_active_before(sessions: list[LastSession], mine: list[str]) -> list[str]:
-    """The decisions of the sessions before (newest first) that no later decision reverses
-    (:func:`reversal.reversal_score`) nor repeats, each marked with its session's date: a decision
-    stands until reversed, and the next session's seed said "Active decisions: (none)"."""
-    from scribed.compress import reversal
-
-    later = list(mine)
-    out: list[str] = []
-    for p in sessions:
-        for d in p.decisions:
-            text = reversal.strip_supersedes(d)[0]
-            if any(reversal.near_dup(text, x) or reversal.reversal_score(x, text) > 0 for x in later):
-                continue
-            out.append(f"{d} (since the session of {p.when[:10]})")
-        later += p.decisions
-        if len(out) >= MAX_CARRIED:
-            break
-    return out[:MAX_CARRIED]
-
-
-def _reports(e: Entry) -> list[str]:
-    """What an entry says was done: its outcome, progress and the agent's key points (not the
-    user's, whose "I deleted X" is no report of the agent's)."""
-    sec = cold.sections(e.text)
-    lines = [*sec.get("outcome", []), *sec.get("progress", []), *sec.get("key_points", [])]
-    # only matched against, never written: not through the door (a seed's thousands of key points)
-    return [x for x in lines if x.strip() and not x.lstrip().lower().startswith("user:")]
 
 
 def _session(layout: Layout, agent: str, e: Entry) -> LastSession:
@@ -235,8 +173,6 @@ def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
         return f"{label}\n" + "".join(f"- {i}\n" for i in items) if items else f"{label} (none)\n"
 
     origin = f"the session of {s.carried} (the last one asked nothing)" if s.carried else "the last session"
-    if any(i.endswith(")") and "(open since the session of " in i for i in s.open_items):
-        origin += " and earlier ones, still open"
     if s.open_items:
         task = f"Current task: (no session running) open items from {origin}:\n"
         task += "".join(f"- {i}\n" for i in s.open_items)
