@@ -335,7 +335,6 @@ def test_a_decision_to_remove_what_an_earlier_one_chose_supersedes_it_in_the_ses
         assert all(s is None for _, s in decisions(lock, later)), later  # it stays: reaffirmed, not reversed
     redis = "Decision: use Redis as the cache for the pricing service."
     for later in (  # a second exploratory round's: a short name, a place, another verb of taking out
-        "Decision: drop Redis.",
         "Decision: remove Redis from pricing.",
         "Decision: stop using Redis for pricing.",
         "Decision: ditch Redis.",

@@ -14,7 +14,7 @@ import re
 
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
-from scribed.compress.reversal import REMOVAL, REVERSAL, names_removed, names_target
+from scribed.compress.reversal import REMOVAL, REVERSAL, names_removed
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
@@ -110,10 +110,7 @@ def _decision_line(
             superseded = target.text
             del found[_decision_key(target.text)]
     elif found and (named or REVERSAL.search(line)):
-        recent = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)  # "drop Redis": what it names
-        target = next((a for a in recent if names_target(text, a.text)), None) or _reversal_target(
-            line, found, keys
-        )
+        target = _reversal_target(line, found, keys)
         if target is None and named:
             target = next(reversed(found.values()))  # the call it names is the last one made
         if target is not None:

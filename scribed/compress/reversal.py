@@ -277,12 +277,6 @@ def names_removed(new_text: str, old_text: str) -> bool:
     return REMOVAL.search(new_text) is not None and _removal_score(new_text, old_text) > 0
 
 
-def names_target(new_text: str, old_text: str) -> bool:
-    """Whether a reversal's verb names ``old_text`` as what it takes back ("drop Redis" and "use
-    Redis as the cache …"), as :func:`names_removed` does for a removal."""
-    return _removal_score(new_text, old_text) > 0
-
-
 def _removal_score(new_text: str, old_text: str) -> float:
     """A removal's :func:`_names` score, for a target whose head (its last term) the earlier fact
     holds: "remove the Redis session cache warmup" takes out a warmup, not the cache."""
