@@ -14,7 +14,7 @@ import re
 
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
-from scribed.compress.reversal import REMOVAL, REVERSAL, names_removed
+from scribed.compress.reversal import REMOVAL, REVERSAL, names_removed, removal_heads
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
@@ -80,18 +80,23 @@ class Decisions:
     def __init__(self) -> None:
         self.found: dict[str, Anchor] = {}  # by _decision_key
         self.keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
+        self.removals = [MAX_REMOVALS]  # removal look-ups left (bounded work on a flood of them)
 
     def feed(self, t: Turn, ls: list[str]) -> None:
         """``t``'s lines that mention a decision word (:func:`lines.mentioning` with :data:`WORDS`)."""
         for line in ls:
-            _decision_line(t, line, self.found, self.keys)
+            _decision_line(t, line, self.found, self.keys, self.removals)
 
     def result(self) -> list[Anchor]:
         return list(self.found.values())
 
 
 def _decision_line(
-    t: Turn, line: str, found: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
+    t: Turn,
+    line: str,
+    found: dict[str, Anchor],
+    keys: dict[str, tuple[str, set[str]]],
+    removals: list[int] | None = None,
 ) -> None:
     """Record the decision one line states (a reversal replaces the decision it reverses)."""
     m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
@@ -102,11 +107,13 @@ def _decision_line(
         return
     superseded: str | None = None
     named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
-    if found and not named and not REVERSAL.search(line) and REMOVAL.search(text):
+    if found and not named and not REVERSAL.search(line) and REMOVAL.search(text) and _spend(removals):
         # "Decision: remove the advisory lock": it reverses only the decision it names (in what
         # the decision says, not a question before it: "Should we remove X? Decision: not yet.")
-        recent = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)
-        if (target := next((a for a in recent if names_removed(text, a.text)), None)) is not None:
+        recent = itertools.islice(reversed(found.items()), REVERSAL_WINDOW)
+        heads = removal_heads(text)  # a set test per earlier decision before the full one
+        candidates = [a for k, a in recent if not heads.isdisjoint(keys[k][1])][:REMOVAL_CANDIDATES]
+        if (target := next((a for a in candidates if names_removed(text, a.text)), None)) is not None:
             superseded = target.text
             del found[_decision_key(target.text)]
     elif found and (named or REVERSAL.search(line)):
@@ -123,12 +130,22 @@ def _decision_line(
         keys[key] = (text.lower(), _words(text))
 
 
+def _spend(left: list[int] | None) -> bool:
+    """Take one removal look-up from ``left`` (None: unbounded); False when none is left."""
+    if left is None:
+        return True
+    left[0] -= 1
+    return left[0] >= 0
+
+
 def _decision_key(text: str) -> str:
     return " ".join(text.replace("`", "").lower().split())
 
 
 # How many of the most recent decisions a reversal is matched against (bounds the work per line).
 REVERSAL_WINDOW = 64
+MAX_REMOVALS = 2000  # removal decisions of one session looked back for (a real one states a few)
+REMOVAL_CANDIDATES = 2  # of those holding a removal's head term, the newest judged in full (5 MB of removals)
 
 
 def _reversal_target(

@@ -209,12 +209,13 @@ def _asked(text: str, pos: int) -> bool:
     return end is not None and end.group() == "?"
 
 
-def _seq(text: str) -> list[str]:
-    return [
+@functools.lru_cache(maxsize=8192)  # a removal line tests the few decisions before it: the same texts
+def _seq(text: str) -> tuple[str, ...]:
+    return tuple(
         w
         for w in norm(text).split()
         if w not in _STOP and (len(w) >= MIN_WORD or any(c.isdigit() for c in w))
-    ]
+    )
 
 
 def _names(target: str, old_text: str) -> float:
@@ -275,6 +276,17 @@ def names_removed(new_text: str, old_text: str) -> bool:
     """Whether ``new_text`` takes out what ``old_text`` is about ("remove the advisory lock" and
     "use a Postgres advisory lock …"): one of its named targets matches the earlier text."""
     return REMOVAL.search(new_text) is not None and _removal_score(new_text, old_text) > 0
+
+
+def removal_heads(new_text: str) -> frozenset[str]:
+    """The head terms of what a removal names (the last term of each target's thing): an earlier
+    fact without one of them cannot be the one removed (a cheap test before :func:`names_removed`)."""
+    out = set()
+    for t in targets(new_text):
+        what = _PLACE.split(t, maxsplit=1)[0]
+        if core := _core(what):
+            out.add(core[-1])
+    return frozenset(out)
 
 
 def _removal_score(new_text: str, old_text: str) -> float:
@@ -344,7 +356,7 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
 def _core(target: str, have: Iterable[str] = ()) -> list[str]:
     """A target's terms without the adverbs that end it ("remove the lock completely": how, not
     what), unless the earlier fact holds them too ("hourly" inside "the hourly backup" stays)."""
-    want, held = _seq(target), set(have)
+    want, held = list(_seq(target)), set(have)
     while want and _adverb(want[-1]) and want[-1] not in held:
         want.pop()
     return want

@@ -265,3 +265,31 @@ def test_a_long_message_saying_now_everywhere_is_read_in_bounded_time(
     monkeypatch.setattr(errors, "_sentences", lambda t: read.append(t.count("\n") + 1) or split(t))
     assert errors._clean_now(text + "\nDone: it passes now.") == "Done: it passes now."
     assert read and max(read) <= errors.MAX_SAID, read
+
+
+def removal_line(i: int) -> str:
+    """A decision, then one removing a thing every earlier decision names (their head term shared)."""
+    things = ("redis", "the cache", "polling", "webhooks", "sqlite", "a token bucket")
+    a, b = things[i % 6], things[(i * 5) % 6]
+    return (
+        f"Decision: use {a} for {b} in module_{i}."
+        if i % 2
+        else f"Decision: remove {a} from {b} in module_{i - 1}."
+    )
+
+
+def test_5mb_of_removal_decisions_in_under_5_seconds(tmp_path: Path) -> None:
+    """Removals look back for the decision they name (stop 41): a set test of the newest 64, two
+    judged in full, and 2,000 look-ups a session, so 5 MB of them stays linear (a full test of 64
+    earlier decisions a line took 6-12 s)."""
+    hot = tmp_path / "picard.md"
+    parts, size, i = ["Current task: giant\n\n"], 0, 0
+    while size < 5 * 1024 * 1024:
+        line = removal_line(i) + "\n\n"
+        parts.append(line)
+        size += len(line)
+        i += 1
+    hot.write_text("".join(parts))
+    [session] = sources.parse_file("hot", hot, "picard").sessions
+    took = cpu(anchors._decisions, session.turns)
+    assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
