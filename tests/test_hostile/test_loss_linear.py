@@ -5,6 +5,7 @@ holds the root lock for minutes; on sessions of ordinary size the decisions are 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -123,17 +124,23 @@ def test_decision_extraction_is_linear() -> None:
     assert t_big < 8 * max(t_small, 0.02), (t_small, t_big)
 
 
-def test_5mb_of_decisions_in_under_5_seconds(tmp_path: Path) -> None:
-    """The shape that took the old extractor minutes: 5 MB of decisions and reversals."""
+def five_mb_hot_session(tmp_path: Path, line_of: Callable[[int], str]) -> Session:
+    """A 5 MB agent-written hot file of ``line_of(i)`` paragraphs, parsed."""
     hot = tmp_path / "picard.md"
     parts, size, i = ["Current task: giant\n\n"], 0, 0
     while size < 5 * 1024 * 1024:
-        line = adversarial_line(i) + "\n\n"
+        line = line_of(i) + "\n\n"
         parts.append(line)
         size += len(line)
         i += 1
     hot.write_text("".join(parts))
     [session] = sources.parse_file("hot", hot, "picard").sessions
+    return session
+
+
+def test_5mb_of_decisions_in_under_5_seconds(tmp_path: Path) -> None:
+    """The shape that took the old extractor minutes: 5 MB of decisions and reversals."""
+    session = five_mb_hot_session(tmp_path, adversarial_line)
     took = cpu(anchors._decisions, session.turns)
     assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
     tail = session.turns[-60:]
@@ -282,14 +289,6 @@ def test_5mb_of_removal_decisions_in_under_5_seconds(tmp_path: Path) -> None:
     """Removals look back for the decision they name (stop 41): a set test of the newest 64, two
     judged in full, and 2,000 look-ups a session, so 5 MB of them stays linear (a full test of 64
     earlier decisions a line took 6-12 s)."""
-    hot = tmp_path / "picard.md"
-    parts, size, i = ["Current task: giant\n\n"], 0, 0
-    while size < 5 * 1024 * 1024:
-        line = removal_line(i) + "\n\n"
-        parts.append(line)
-        size += len(line)
-        i += 1
-    hot.write_text("".join(parts))
-    [session] = sources.parse_file("hot", hot, "picard").sessions
+    session = five_mb_hot_session(tmp_path, removal_line)
     took = cpu(anchors._decisions, session.turns)
     assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
