@@ -119,7 +119,10 @@ def cpu(fn: object, *args: object) -> float:
 
 def test_decision_extraction_is_linear() -> None:
     small, big = adversarial(6_000), adversarial(24_000)
-    t_small, t_big = cpu(anchors._decisions, small), cpu(anchors._decisions, big)
+    # the best of two runs each: one run's CPU time took a collector's or a neighbour's pause (CI
+    # once measured 0.22 s and 1.85 s, 8.4x, where runs on a quiet machine give 3.7-4.3x)
+    t_small = min(cpu(anchors._decisions, small) for _ in range(2))
+    t_big = min(cpu(anchors._decisions, big) for _ in range(2))
     # 4x the input: ~4x the time when linear, ~16x when quadratic (the old code: 0.9 s -> 120 s)
     assert t_big < 8 * max(t_small, 0.02), (t_small, t_big)
 
