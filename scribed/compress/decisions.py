@@ -144,7 +144,7 @@ def _decision_key(text: str) -> str:
 
 # How many of the most recent decisions a reversal is matched against (bounds the work per line).
 REVERSAL_WINDOW = 64
-MAX_REMOVALS = 2000  # removal decisions of one session looked back for (a real one states a few)
+MAX_REMOVALS = 500  # removal decisions of one session looked back for (a real one states a few)
 REMOVAL_CANDIDATES = 2  # of those holding a removal's head term, the newest judged in full (5 MB of removals)
 
 

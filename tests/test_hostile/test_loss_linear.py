@@ -290,7 +290,7 @@ def removal_line(i: int) -> str:
 
 def test_5mb_of_removal_decisions_in_under_5_seconds(tmp_path: Path) -> None:
     """Removals look back for the decision they name (stop 41): a set test of the newest 64, two
-    judged in full, and 2,000 look-ups a session, so 5 MB of them stays linear (a full test of 64
+    judged in full, and 500 look-ups a session, so 5 MB of them stays linear (a full test of 64
     earlier decisions a line took 6-12 s)."""
     session = five_mb_hot_session(tmp_path, removal_line)
     took = cpu(anchors._decisions, session.turns)
