@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import anchors, errors
+from scribed.compress import anchors, error_fixes, errors
 from scribed.models import Session, Turn
 from scribed.sources import common
 
@@ -80,14 +80,14 @@ def test_a_diagnostic_quoted_in_a_sentence_is_an_error(line: str, error: str) ->
 
 
 def test_a_planned_fix_is_no_fix() -> None:
-    assert errors.fix_sentences("I'll fix src/parse.c after lunch.") == []
-    assert errors.fix_sentences("We need to fix the import in app/x.py.") == []
+    assert error_fixes.fix_sentences("I'll fix src/parse.c after lunch.") == []
+    assert error_fixes.fix_sentences("We need to fix the import in app/x.py.") == []
     told = "After making these changes, you can run the server again to see if the issue is resolved."
-    assert errors.fix_sentences(told) == []
+    assert error_fixes.fix_sentences(told) == []
     doing = "Let's update the import statement in `server/server.js` to fix this issue."  # Aider, as it edits
-    assert errors.fix_sentences(doing) == [doing]
+    assert error_fixes.fix_sentences(doing) == [doing]
     fixed = "Fixed by pinning pydantic so that the build will pass."
-    assert errors.fix_sentences(fixed) == [fixed]  # a plan in a clause explaining the fix
+    assert error_fixes.fix_sentences(fixed) == [fixed]  # a plan in a clause explaining the fix
 
 
 @pytest.mark.parametrize("line", NOT_ERRORS)
@@ -137,7 +137,7 @@ def test_a_go_build_failure_and_its_fix_reach_the_entry() -> None:
     found = anchors.extract(s)
     errs = [a.text for a in found if a.type == "error"]
     assert any("main.go:44:12: undefined: NewServer" in e for e in errs), errs
-    assert errors.pair(turns) == [
+    assert error_fixes.pair(turns) == [
         "`./cmd/api/main.go:44:12: undefined: NewServer` → edited `/src/api/cmd/api/main.go`"
     ]
 

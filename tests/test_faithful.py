@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed.compress import anchor_text, anchors, entry, errors
+from scribed.compress import anchor_text, anchors, entry, error_fixes
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
@@ -65,7 +65,7 @@ def test_two_errors_two_fixes_pair_each_with_its_own() -> None:
         ("tool", "error TS2304: nothing here\nerror: Cannot find module 'left-pad'"),
         ("assistant", "Added left-pad to package.json dependencies, which resolved the missing module."),
     )
-    pairs = errors.pair(turns)
+    pairs = error_fixes.pair(turns)
     joined = "\n".join(pairs)
     assert any("KeyError: 'encoding'" in p and "defaulting encoding to utf-8" in p for p in pairs), joined
     assert any("Cannot find module 'left-pad'" in p and "Added left-pad" in p for p in pairs), joined
@@ -139,7 +139,7 @@ def test_two_errors_of_one_type_each_keep_their_own_fix_in_the_entry() -> None:
     """Before issue 30 the second error was taken for the first one recurring (the quoted module
     name was normalised away), so the entry listed one error, and a command was never a fix."""
     turns = _two_module_errors()
-    assert errors.pair(turns) == [
+    assert error_fixes.pair(turns) == [
         "`ModuleNotFoundError: No module named 'yaml'` → ran `pip install pyyaml`",
         "`ModuleNotFoundError: No module named 'requests'` → edited `/srv/tally/pyproject.toml`",
     ]
@@ -171,7 +171,7 @@ def test_each_error_of_one_failure_takes_the_change_that_names_it() -> None:
             ("tool", "33 passed in 1.80s"),
         )
     )
-    pairs = errors.pair(turns)
+    pairs = error_fixes.pair(turns)
     assert len(pairs) == 2, pairs
     assert (
         pairs[0].startswith("`FAILED tests/billing/test_invoice.py::test_totals")
@@ -205,7 +205,7 @@ def test_the_failing_test_line_under_an_error_shares_its_fix_not_a_later_unrelat
             ),
         )
     )
-    pairs = errors.pair(turns)
+    pairs = error_fixes.pair(turns)
     assert len(pairs) == 2, pairs
     assert all("client IP" in p and ".env.example" not in p for p in pairs), pairs
 
@@ -224,7 +224,9 @@ def test_a_command_that_names_nothing_is_a_fix_once_the_failing_program_runs_cle
             ("tool", "Application startup complete."),
         )
     )
-    assert errors.pair(turns) == ['`ERROR: relation "accounts" does not exist` → ran `alembic upgrade head`']
+    assert error_fixes.pair(turns) == [
+        '`ERROR: relation "accounts" does not exist` → ran `alembic upgrade head`'
+    ]
 
 
 def test_n_distinct_errors_give_n_lines_and_a_read_is_never_a_fix() -> None:
@@ -238,7 +240,7 @@ def test_n_distinct_errors_give_n_lines_and_a_read_is_never_a_fix() -> None:
         ]
         spec += [("tool", f"tally/cli.py:3:import {m}")]
     turns = _named(_turns(*spec))
-    pairs = errors.pair(turns)
+    pairs = error_fixes.pair(turns)
     assert [p.split("'")[1] for p in pairs] == modules, pairs
     assert all(p.endswith("→ unresolved") for p in pairs), pairs
 
@@ -249,7 +251,7 @@ def test_an_error_nothing_fixed_is_marked_unresolved() -> None:
         ("tool", 'Traceback (most recent call last):\n  File "m.py", line 3\nRuntimeError: lock timeout'),
         ("assistant", "I could not get past it today."),
     )
-    assert errors.pair(turns) == ["`RuntimeError: lock timeout` → unresolved"]
+    assert error_fixes.pair(turns) == ["`RuntimeError: lock timeout` → unresolved"]
 
 
 def test_text_that_only_mentions_errors_is_not_an_error() -> None:
@@ -270,7 +272,7 @@ def test_text_that_only_mentions_errors_is_not_an_error() -> None:
         ),
         ("tool", "12 passed in 0.41s"),
     )
-    assert errors.pair(turns) == []
+    assert error_fixes.pair(turns) == []
     assert not [a for a in anchors.extract(_session(turns)) if a.type == "error"]
 
 
@@ -284,7 +286,7 @@ def test_a_shell_tools_error_none_is_no_error_and_an_edit_keeps_its_absolute_pat
         ("assistant", "Edit\n/home/ana/app/res/widget.xml", "tool_call"),
     )
     turns[-1].tool_name = "Edit"
-    pairs = errors.pair(turns)
+    pairs = error_fixes.pair(turns)
     assert len(pairs) == 1 and "(none)" not in pairs[0], pairs
     assert pairs[0].endswith("→ edited `/home/ana/app/res/widget.xml`"), pairs
 
@@ -516,7 +518,7 @@ def test_a_report_that_the_check_is_clean_now_settles_the_failure() -> None:
         "The build is green again.",
         "It passes again after the change.",
     ):
-        pairs = errors.pair(_reported(report))
+        pairs = error_fixes.pair(_reported(report))
         assert pairs == [
             f"`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → {report}"
         ]
@@ -542,7 +544,7 @@ def test_a_hedged_question_or_failing_report_settles_nothing() -> None:
         "The test is flaky: it passes now and then.",
         "Looking at the date parsing work now.",
     ):
-        assert errors.pair(_reported(report))[0].endswith("→ unresolved"), report
+        assert error_fixes.pair(_reported(report))[0].endswith("→ unresolved"), report
 
 
 def test_a_clean_report_settles_the_latest_failure_only() -> None:
@@ -555,7 +557,7 @@ def test_a_clean_report_settles_the_latest_failure_only() -> None:
             ("assistant", "The parser tests pass now."),
         )
     )
-    assert errors.pair(turns) == [
+    assert error_fixes.pair(turns) == [
         "`Error: relation accounts does not exist` → unresolved",
         "`FAILED tests/test_parser.py::test_dates - ValueError: invalid date` → The parser tests pass now.",
     ]
@@ -563,7 +565,7 @@ def test_a_clean_report_settles_the_latest_failure_only() -> None:
 
 def test_a_settled_failure_takes_the_sentence_that_names_it_over_the_report() -> None:
     turns = _reported("The date check uses fromisoformat for the parser dates.", "Done: it passes now.")
-    assert errors.pair(turns) == [
+    assert error_fixes.pair(turns) == [
         "`FAILED tests/test_parser.py::test_dates - ValueError: invalid date '2026-02-30'` → "
         "The date check uses fromisoformat for the parser dates."
     ]
@@ -585,7 +587,7 @@ def test_a_sentence_saying_the_fix_did_not_work_is_no_fix() -> None:
         "Updated the config but test_dates keeps failing.",
         "Replaced the parser, same error.",
     ):
-        assert errors.pair(_reported(said))[0].endswith("→ unresolved"), said
+        assert error_fixes.pair(_reported(said))[0].endswith("→ unresolved"), said
     for said in (
         "Fixed it by not caching the parsed dates.",
         "Resolved: the parser no longer crashes on dates.",
@@ -594,7 +596,7 @@ def test_a_sentence_saying_the_fix_did_not_work_is_no_fix() -> None:
         "I replaced the date regex because it did not work for leap years.",
         "Fixed the bug where the parser would still crash on empty dates.",
     ):
-        assert errors.pair(_reported(said))[0].endswith(f"→ {said}"), said
+        assert error_fixes.pair(_reported(said))[0].endswith(f"→ {said}"), said
 
 
 def test_a_command_or_name_keeps_its_own_dots_and_stars() -> None:
@@ -638,9 +640,9 @@ def test_a_go_test_failure_is_an_error_until_it_passes() -> None:
             ("assistant", "The replay count is off by the dropped duplicates; looking at the dedup window."),
         )
     )
-    assert errors.pair(turns) == ["`--- FAIL: TestReplay (0.01s)` → unresolved"]
+    assert error_fixes.pair(turns) == ["`--- FAIL: TestReplay (0.01s)` → unresolved"]
     turns += _named(_turns(("assistant", "TestReplay passes again with the window at 5 minutes.")))[-1:]
-    assert errors.pair(turns)[0].endswith("→ TestReplay passes again with the window at 5 minutes.")
+    assert error_fixes.pair(turns)[0].endswith("→ TestReplay passes again with the window at 5 minutes.")
 
 
 def test_a_progress_run_is_no_key_point() -> None:
@@ -685,9 +687,8 @@ def test_a_reversal_naming_the_call_it_reverses_replaces_it() -> None:
 
 
 def test_a_fix_still_to_make_is_no_fix() -> None:
-    assert errors.pair(_reported("TODO: fix the date parsing in src/parser/dates.py."))[0].endswith(
-        "→ unresolved"
-    )
-    assert errors.pair(_reported("The date parsing needs to be fixed in src/parser/dates.py."))[0].endswith(
-        "→ unresolved"
-    )
+    for said in (
+        "TODO: fix the date parsing in src/parser/dates.py.",
+        "The date parsing needs to be fixed in src/parser/dates.py.",
+    ):
+        assert error_fixes.pair(_reported(said))[0].endswith("→ unresolved"), said

@@ -8,12 +8,13 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scribed.compress import anchors, decisions, errors, lines
+from scribed.compress import anchors, decisions, error_fixes, errors, lines
+from scribed.compress.content import content_free
 from scribed.models import Turn
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BREAKS = ["\n", "\r\n", "\r", "\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
-# A phrase for every alternative of the real patterns (errors._FIX_SENT; anchors' decision and
+# A phrase for every alternative of the real patterns (error_fixes._FIX_SENT; anchors' decision and
 # TODO patterns): removing any literal from the word lists leaves one of them unnamed.
 FIX_PHRASES = [
     "fix it now",
@@ -121,14 +122,14 @@ def _named(text: str, words: tuple[str, ...], real: list[re.Pattern[str]]) -> No
 @SETTINGS
 @given(TEXT)
 def test_every_fix_sentence_line_is_named(text: str) -> None:
-    _named(text, errors._FIX_WORDS, [errors._FIX_SENT])
+    _named(text, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT])
 
 
 @SETTINGS
 @given(st.lists(PIECE | st.just("\n") | st.text(alphabet="ab \u2192", max_size=3), max_size=40).map("".join))
 def test_lines_broken_by_newlines_alone_are_counted(text: str) -> None:
     """The common case, every line ended by "\\n" alone: a hit's line is the newlines before it."""
-    _named(text, errors._FIX_WORDS, [errors._FIX_SENT])
+    _named(text, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT])
     _named(text, decisions.WORDS.literals, DECISION)
     _named(text, anchors._TODO_ANY.literals, TODO)
 
@@ -147,7 +148,7 @@ def test_every_decision_and_todo_line_is_named(text: str) -> None:
 def test_each_alternative_is_named() -> None:
     """Every phrase matches its real pattern (in each case it still matches) and is named."""
     for phrases, words, real in (
-        (FIX_PHRASES, errors._FIX_WORDS, [errors._FIX_SENT]),
+        (FIX_PHRASES, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT]),
         (DECISION_PHRASES, decisions.WORDS.literals, DECISION),
         (TODO_PHRASES, anchors._TODO_ANY.literals, TODO),
     ):
@@ -161,36 +162,36 @@ def test_each_alternative_is_named() -> None:
 
 def test_lines_are_those_of_splitlines() -> None:
     text = "a\r\nfixed b\rc\x85d fixed\u2028fixed\n\nfixed"
-    assert lines.holding(text, errors._FIX_WORDS) == [[1, 3, 4, 6]]
-    assert lines.holding("no match here", errors._FIX_WORDS) == [[]]
+    assert lines.holding(text, error_fixes._FIX_WORDS) == [[1, 3, 4, 6]]
+    assert lines.holding("no match here", error_fixes._FIX_WORDS) == [[]]
     for brk in BREAKS:  # a literal found twice, on two lines
-        assert lines.holding(f"fixed it, fixed{brk}fixed", errors._FIX_WORDS) == [[0, 1]], repr(brk)
-    assert lines.holding("ſwitched", errors._FIX_WORDS) is None  # re.I folds ſ to s; lower() does not
+        assert lines.holding(f"fixed it, fixed{brk}fixed", error_fixes._FIX_WORDS) == [[0, 1]], repr(brk)
+    assert lines.holding("ſwitched", error_fixes._FIX_WORDS) is None  # re.I folds ſ to s; lower() does not
 
 
 @SETTINGS
 @given(st.lists(PIECE | st.sampled_from(["\n", ". ", "Reading it. ", *BREAKS]), max_size=30).map("".join))
 def test_changes_are_those_of_every_line(text: str) -> None:
     """The fix sentences found through the prefilter are those the loop over every line found
-    (below: errors._changes's loop as it was before the prefilter)."""
+    (below: error_fixes._changes's loop as it was before the prefilter)."""
     turn = Turn(role="assistant", text=text, kind="message")
     want = []
     for raw in text.splitlines():
         line = raw.strip().lstrip("-*> ").strip()
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
-        for sent in errors._SENT_END.split(line):
+        for sent in error_fixes._SENT_END.split(line):
             sent = sent.strip()
             if (
-                errors.FIX_CHARS[0] <= len(sent) <= errors.FIX_CHARS[1]
-                and errors._FIX_SENT.search(sent)
+                error_fixes.FIX_CHARS[0] <= len(sent) <= error_fixes.FIX_CHARS[1]
+                and error_fixes._FIX_SENT.search(sent)
                 and not errors.error_in_line(sent)
-                and not errors._unresolved(sent)  # since stop 40: "the fix did not work", "TODO: fix"
-                and not errors._planned(sent)  # since stop 41: "I'll fix X after lunch"
-                and not errors.content_free(sent)
+                and not error_fixes._unresolved(sent)  # since stop 40: "the fix did not work", "TODO: fix"
+                and not error_fixes._planned(sent)  # since stop 41: "I'll fix X after lunch"
+                and not content_free(sent)
             ):
                 want.append(sent)
-    assert [c.text for c in errors._changes(turn)] == want
+    assert [c.text for c in error_fixes._changes(turn)] == want
 
 
 # anchors._NUMBER as it was written first, its lookbehind leading (tried at every character).

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import errors, sections, selection, units, window
+from scribed.compress import error_fixes, sections, selection, units, window
 from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
@@ -194,7 +194,7 @@ class ExtractiveCompressor:
             a.text + (f" (supersedes: {a.superseded})" if a.superseded else "")
             for a in by_type.get("decision", [])
         ]
-        summary.errors = errors.pair(turns)
+        summary.errors = error_fixes.pair(turns)
         summary.files = sections.files(by_type.get("path", []))
         summary.commands = sections.commands(by_type.get("command", []), turns)
         summary.open_items = [a.text for a in by_type.get("todo", [])]

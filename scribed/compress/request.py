@@ -69,12 +69,14 @@ def code_line(line: str) -> bool:
     return not _PROSE_RUN.search(unquoted + " ")
 
 
-def _words(spec: str) -> frozenset[str]:
+def word_set(spec: str) -> frozenset[str]:
+    """The words of ``spec``, a space-separated list written as one string, as a set."""
     return frozenset(spec.split())
 
 
-# The closed classes of English: they hold no request of their own.
-_FUNCTION = _words(
+# The function words of English (its closed classes: pronouns, determiners, auxiliaries,
+# prepositions, conjunctions, particles): they hold no request of their own.
+FUNCTION_WORDS = word_set(
     # pronouns and pro-forms
     "i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his she "
     "her hers it its itself they them their theirs themselves this that these those who whom whose "
@@ -101,7 +103,7 @@ _FUNCTION = _words(
     "s re ll ve d m t n"
 )
 # The vocabulary of feedback: affirmations, evaluations, thanks, greetings, moving on, pointing back.
-_FEEDBACK = _words(
+_FEEDBACK = word_set(
     # affirmation, hesitation, interjection
     "yes yeah yea yep yup ya yah aye ok okay okey k kk alright alrighty aight sure right correct true "
     "agreed agree affirmative roger noted understood gotcha got get it's no nope nah hmm hm uh um "
@@ -128,13 +130,13 @@ _FEEDBACK = _words(
     "outlined planned said recommended recommendation discussed needed wanted meant asked expected "
     "hoped"
 )
-_OUT = _FUNCTION | _FEEDBACK
-_ARTICLES = _words("the a an my our your their his her its every each both another this that these those")
-_EVAL_VERBS = _words(
+_OUT = FUNCTION_WORDS | _FEEDBACK
+_ARTICLES = word_set("the a an my our your their his her its every each both another this that these those")
+_EVAL_VERBS = word_set(
     "is are was were be been s re look looks looked sound sounds sounded seem seems seemed feel "
     "feels felt reads appear appears work works worked"
 )
-_CONNECTIVES = _words("and then also so now next plus but after afterwards additionally finally")
+_CONNECTIVES = word_set("and then also so now next plus but after afterwards additionally finally")
 
 # Split a message into clauses: at sentence punctuation (not inside a token such as ``a.py``), at a
 # dash between words, and before the conjunctions that join a go-ahead to a request.
@@ -204,7 +206,7 @@ def acts_on(text: str, *, subject: bool = False) -> bool:
     toks = [t.strip(_EDGE) for t in _TOKEN.findall(text)]
     if any(_identifier(t) or _ACRONYM.match(t) for t in toks if t):
         return True
-    return not subject and sum(w not in _FUNCTION for w in _plain_words(text)) >= CONTENT_WORDS
+    return not subject and sum(w not in FUNCTION_WORDS for w in _plain_words(text)) >= CONTENT_WORDS
 
 
 def _content(clause: str) -> bool:

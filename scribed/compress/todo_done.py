@@ -22,8 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scribed.compress import lines as lines_mod
-from scribed.compress.request import _FUNCTION as FUNCTION_WORDS
-from scribed.compress.request import _words as _set
+from scribed.compress.request import FUNCTION_WORDS, word_set
 from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
@@ -86,24 +85,26 @@ _LEAD = re.compile(r"^(?:to\s+|we\s+(?:still\s+)?(?:need|have)\s+to\s+|please\s+
 
 
 # Where an object phrase ends: a preposition, a conjunction or a clause's punctuation.
-_OBJECT_END = _set(
+_OBJECT_END = word_set(
     "in on at from to into onto for with without of by under inside within across via so and or but "
     "because since when after before until while as than then which who whose where "
     "( ) , ; : [ ] - \u2013 \u2014"
 )
-_CLAUSE_START = _set("and or but so then ( ) , ; : [ ] - \u2013 \u2014")
-_DETERMINERS = _set(
+_CLAUSE_START = word_set("and or but so then ( ) , ; : [ ] - \u2013 \u2014")
+_DETERMINERS = word_set(
     "the a an this that these those our my its their his her your all any every each both "
     "one two three four five six seven eight nine ten several few many"
 )
-_PARTICLES = _set("up out off away down")
-_AUXILIARIES = _set("has have had been be is are was were got gets now fully also")
+_PARTICLES = word_set("up out off away down")
+_AUXILIARIES = word_set("has have had been be is are was were got gets now fully also")
 # Who may stand before the done verb of an active report: the agent ("I", "we"), or nobody.
-_BY_AGENT = _set("i we i've we've ive weve have has had also now just then finally already and so ok okay")
+_BY_AGENT = word_set(
+    "i we i've we've ive weve have has had also now just then finally already and so ok okay"
+)
 _PREPOSITIONS = (
     _OBJECT_END
     - _CLAUSE_START
-    - _set("so because since when after before until while as than then which who whose where")
+    - word_set("so because since when after before until while as than then which who whose where")
 )
 MIN_VERB_CHARS = 3
 MIN_ING_CHARS = 5  # "thing", "string" are no participles

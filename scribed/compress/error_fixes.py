@@ -1,0 +1,482 @@
+"""Each error paired with the change that resolved it, and reports that a failure is resolved.
+
+An entry's errors read ``error → fix``: each error (:mod:`scribed.compress.errors` says what one
+is) is paired with the first later fix that no other error took (an edit, or an assistant sentence
+that says what fixed it), or marked unresolved: never one fix for all. A sentence that negates,
+hedges or only plans a fix is none; the live view asks :func:`reports_fix` whether a message says
+the failure is resolved.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from scribed.compress import lines as lines_mod
+from scribed.compress.content import content_free
+from scribed.compress.errors import error_in_line, errors_in_turn, shape
+from scribed.compress.stopwords import STOP
+from scribed.models import Turn
+
+_FIX_SENT = re.compile(
+    r"\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
+    r"the issue was|workaround|patched|changed|replaced|switched|added|removed|updated|renamed|"
+    r"now (?:passes|works|builds|compiles)|pinned|installed)\b",
+    re.I,
+)
+# A literal (lowercase) of each of _FIX_SENT's alternatives: a line holding none has no fix
+# sentence. Kept in step with _FIX_SENT: tests/test_lines_prefilter.py has a phrase for each.
+_FIX_WORDS = (
+    "fix", "resolv", "cause", "problem was", "issue was", "workaround", "patched", "changed", "replaced",
+    "switched", "added", "removed", "updated", "renamed", "now ", "pinned", "installed",
+)  # fmt: skip
+# A report that the check which failed is clean now ("the test passes now", "now it builds", "it
+# works now"): a verb of a clean run with "now" in one sentence, no hedge (should, will, once, if…)
+# and no failure word. It settles the failure the agent was looking at, as a clean re-run does.
+_NOW_WORDS = ("now", "again")  # each of _NOW's matches holds one
+_NOW = re.compile(r"\b(?:now|again)\b(?!\s+and\s+then)", re.I)  # a change: "passes now", "green again"
+# Verbs of a clean run, as verbs ("it works now"; not "work" or "build", nouns as often).
+_CLEAN_RUN = re.compile(
+    r"\b(?:pass(?:es|ed|ing)?|works|succeed(?:s|ed)?|green|builds|compiles|runs? clean)\b", re.I
+)
+_MODAL = (
+    r"\b(?:should|will|would|might|may|could|once|if|when|until|unless|let's|let me|hope(?:fully)?|try|"
+    r"trying|next)\b|'ll\b|'d\b|\?"
+)
+# Not a report that the check is clean: hedged, negated, or clean "but" something else is not.
+_HEDGED = re.compile(
+    rf"{_MODAL}|\b(?:to|not|no|none|nothing|neither|nor|never|still|but|fail(?:s|ed|ing|ure)?|broken|error)\b|n't\b",
+    re.I,
+)
+_NEGATED = re.compile(rf"{_MODAL}|\b(?:not|no|none|nothing|neither|nor|never)\b|n't\b", re.I)
+# A sentence saying the failure is not resolved, whatever fix word it holds: a verb of resolving
+# negated ("did not work", "couldn't fix it", "nothing helped", "failed to fix"), the failure going
+# on ("still fails", "the error persists", "same error"), or a fix still to make ("TODO: fix X").
+# Read in the sentence's main clause: "the cause was that X did not pass the token" explains the fix.
+_UNRESOLVED = re.compile(
+    r"(?:\b(?:not|never|nothing|neither|nor)|n't)\s+(?:\w+\s+){0,2}?(?:work|help|fix|solv|resolv|pass|succeed)\w*"
+    r"|\bnothing\s+(?:\w+\s+)?(?:work|help|fix|solv|resolv)\w*|\b(?:changed|fixed|helped|solved) nothing\b"
+    r"|\bfail(?:s|ed)? to (?:fix|resolv|solv|help)|\b(?:persists?|persisted|no luck|same error)\b|\bkeeps? failing\b"
+    r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)"
+    r"|^\W*(?:TODO|FIXME|XXX)\b|\bneeds?\s+to\s+(?:be\s+)?fix",
+    re.I,
+)
+# Where a sentence's main clause ends and a clause explaining the bug begins.
+_SUBORDINATE = re.compile(r"\s(?:because|that|where|since|which|so that|why|when)\b", re.I)
+
+
+# A fix still to make, in a sentence's main clause: "I'll fix X after lunch", "going to patch Y
+# later", or one the user is told to try ("you can run the server again to see if it is resolved").
+# Not "I'll" or "let's" alone: an agent (Aider) says "Let's update the import in server.js" as it
+# makes the edit.
+_PLANNED = re.compile(
+    r"\b(?:going to|gonna|plan(?:ning)? to|want to|need to|have to|later|tomorrow|afterwards|eventually|"
+    r"at some point|next (?:time|week|sprint)|after lunch)\b"
+    r"|\byou\s+(?:can|could|should|may|might|need|will)\b|\bto see (?:if|whether)\b",  # steps for the user to take
+    re.I,
+)
+
+
+def _planned(sent: str) -> bool:
+    """Whether a sentence says a fix is still to be made (:data:`_PLANNED`, in its main clause)."""
+    return _PLANNED.search(_SUBORDINATE.split(sent, maxsplit=1)[0]) is not None
+
+
+def _unresolved(sent: str) -> bool:
+    """Whether a sentence says the failure is not resolved (:data:`_UNRESOLVED`, in its main clause)."""
+    return _UNRESOLVED.search(_SUBORDINATE.split(sent, maxsplit=1)[0]) is not None
+
+
+_EDIT_TOOLS = re.compile(
+    r"^(?:edit|multiedit|write|str_replace\w*|apply_patch|replace|write_file|edit_file|create_file|"
+    r"insert|patch|search_replace|edit_notebook)$",
+    re.I,
+)
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
+_PATHISH = re.compile(
+    r"(?:~?/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b"
+)
+MAX_ERRORS = 12
+FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, not a paragraph
+
+
+@dataclass(slots=True)
+class _Open:
+    text: str
+    shape: str
+    index: int  # position of the turn in the session
+    terms: dict[str, int]  # the names it carries (quoted values, paths, identifiers) → weight
+    source: str = ""  # the program whose output showed it: its clean re-run confirms a fix
+    command: str = ""  # the command line that showed it
+    fix: str = ""
+    weak: str = ""  # a command run since that names nothing of it: its fix if a re-run is clean
+    named: bool = False  # its fix names it (a later change that only might be its fix does not replace it)
+    gone: str = ""  # no fix found, but this program showed it and later ran without it
+    shared: str = ""  # the fix of another error of its failure (one turn), when nothing names it
+    recurred: bool = False
+
+
+@dataclass(slots=True)
+class _Change:
+    """Something done after an error that may have resolved it."""
+
+    text: str  # as shown after the arrow
+    low: str  # lowercased, where an error's names are looked for
+    strong: bool  # an edit or a sentence saying what fixed it; False: a command
+
+
+# The names an error carries, by which a later change is recognised as its fix.
+_QUOTED = re.compile(r"'([^'\s][^'\n]{1,80}?)'|\"([^\"\s][^\"\n]{1,80}?)\"|`([^`\n]{2,80})`")
+_NAMED = re.compile(
+    r"[\w.-]*[/\\][\w./\\-]+|[A-Za-z_]\w*(?:(?:\.|::)\w+)+|\w+_\w+|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*"
+)
+MIN_TERM_CHARS = 3
+COMMAND_CHARS = 160  # a command shown as a fix, cut between words
+MAX_SAID = 200  # assistant sentences remembered while failures are open (bounded work)
+MIN_SHARED = 2  # distinctive words a sentence shares with an error to be taken as what fixed it
+_WORD = re.compile(r"[a-z][a-z0-9]{3,}")
+# Programs that only read or check: running one resolves nothing (a re-run of the failing program
+# confirms a fix, see ``source``).
+_READ_ONLY_WORDS = (
+    "cat less more head tail ls ll dir grep egrep rg ag find fd echo printf pwd which type whereis "
+    "wc tree stat file diff cd clear history man env printenv date sleep true"
+)
+_READ_ONLY = frozenset(_READ_ONLY_WORDS.split())
+_READ_ONLY_GIT_WORDS = "status log diff show blame branch remote fetch grep ls-files rev-parse"
+_READ_ONLY_GIT = frozenset(_READ_ONLY_GIT_WORDS.split())
+
+
+def _terms(error: str) -> dict[str, int]:
+    """The names an error carries: quoted values and paths weigh 2, other identifiers 1."""
+    out: dict[str, int] = {}
+    for m in _QUOTED.finditer(error):
+        v = next(g for g in m.groups() if g).strip().lower()
+        if len(v) >= MIN_TERM_CHARS and not v.isdigit():
+            out[v] = 2
+    for m in _NAMED.finditer(error):
+        v = m.group(0).strip("./\\-").lower()
+        if len(v) >= MIN_TERM_CHARS and v not in out:
+            out[v] = 2 if "/" in v or "\\" in v else 1
+    return out
+
+
+def _program(command: str) -> str:
+    """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``."""
+    words = command.split()
+    if not words:
+        return ""
+    first = words[0].rsplit("/", 1)[-1].lower()
+    if first in ("python", "python3", "uv", "poetry", "npx", "npm", "pnpm", "yarn", "git", "cargo", "go"):
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        return f"{first} {rest[0].lower()}" if rest else first
+    return first
+
+
+def _command(turn: Turn) -> str:
+    """A shell command a tool call ran ('' for other tools: their arguments are JSON)."""
+    first = turn.text.strip().split("\n", 1)[0]
+    name = turn.tool_name or ""
+    if name and first.startswith(name):
+        first = first[len(name) :].strip()
+    return (
+        "" if not first or first.startswith(("{", "[")) or _EDIT_TOOLS.match(name.split(".")[-1]) else first
+    )
+
+
+def _changes(turn: Turn) -> list[_Change]:
+    """What an assistant turn did or said that may fix an error: an edit, a command that changes
+    something, or each sentence saying what fixed it."""
+    if turn.kind == "tool_call":
+        name = (turn.tool_name or "").split(".")[-1]
+        if _EDIT_TOOLS.match(name):
+            m = _PATHISH.search(turn.text)
+            text = f"edited `{m.group(0)}`" if m else f"edit via {name}"
+            return [_Change(text, turn.text.lower(), strong=True)]
+        cmd = _command(turn)
+        prog = _program(cmd)
+        words = prog.split()
+        if not cmd or words[0] in _READ_ONLY or (words[0] == "git" and words[-1] in _READ_ONLY_GIT):
+            return []
+        return [_Change(f"ran {_code(one_line(cmd, COMMAND_CHARS))}", cmd.lower(), strong=False)]
+    if turn.role != "assistant" or turn.kind != "message":
+        return []
+    return [_Change(sent, sent.lower(), strong=True) for sent in fix_sentences(turn.text)]
+
+
+def reports_fix(text: str) -> bool:
+    """Whether an assistant's message reports the failure resolved: the check clean now, or
+    "fixed" / "resolved" / "solved", neither negated nor hedged (the live view's blockers end there;
+    a change that may fix it, "added logging", "changed the timeout", does not end them)."""
+    return bool(_clean_now(text)) or _resolved(text)
+
+
+_DONE = re.compile(r"\b(?:fixed|resolved|solved)\b", re.I)
+_DONE_WORDS = ("fixed", "resolved", "solved")
+
+
+def _said_lines(text: str, words: tuple[str, ...]) -> list[str]:
+    """The last :data:`MAX_SAID` lines of an assistant's message holding one of ``words`` (found in
+    one scan; a report ends a message), or every line when the scan cannot tell."""
+    lines = text.splitlines()
+    picked = lines_mod.holding(text, words)
+    return lines if picked is None else list(map(lines.__getitem__, picked[0][-MAX_SAID:]))
+
+
+def _resolved(text: str) -> bool:
+    """A sentence of ``text`` reporting a resolution in so many words, neither hedged nor negated."""
+    for raw in _said_lines(text, _DONE_WORDS):
+        for sent in _SENT_END.split(raw.strip()):
+            if (
+                _DONE.search(sent)
+                and not _NEGATED.search(sent)
+                and not _unresolved(sent)
+                and not error_in_line(sent)
+            ):
+                return True
+    return False
+
+
+def fix_sentences(text: str) -> list[str]:
+    """The sentences of a message saying what fixed something (not a negated or failing one)."""
+    out: list[str] = []
+    lines = text.splitlines()
+    picked = lines_mod.holding(text, _FIX_WORDS)  # a sentence's match is one in its line
+    for raw in lines if picked is None else map(lines.__getitem__, picked[0]):
+        line = raw.strip().lstrip("-*> ").strip()
+        if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
+            continue
+        for sent in _SENT_END.split(line):
+            sent = sent.strip()
+            if (
+                FIX_CHARS[0] <= len(sent) <= FIX_CHARS[1]
+                and _FIX_SENT.search(sent)
+                and not error_in_line(sent)
+                and not _unresolved(sent)  # "The fix did not work, the test still fails."
+                and not _planned(sent)  # "I'll fix src/parse.c after lunch."
+                and not content_free(sent)  # "Looking into the cause." says what, not which
+            ):
+                out.append(sent)
+    return out
+
+
+def pair(turns: list[Turn]) -> list[str]:
+    """``error → fix`` lines in order of first appearance; ``→ unresolved`` where nothing fixed it.
+
+    Every distinct error gets its own line. The errors one turn shows (a traceback and the
+    failing-test summary under it) are one failure. A later change goes to the open errors whose
+    names it carries (a quoted module name, a path, an identifier), the most names first, even
+    when a change that named nothing of them took them before; a change that names none of them
+    goes, if it is an edit or a sentence saying what fixed something, to the errors of the most
+    recent failure that have no fix yet (the one the agent was looking at). A command that names
+    nothing is a failure's fix only when the program that failed then runs clean; that clean run
+    settles the failure's errors, as does the assistant's report that the check is clean now.
+    """
+    found: list[_Open] = []
+    by_shape: dict[str, _Open] = {}
+    waiting: list[list[_Open]] = []  # failures not settled yet, oldest first
+    last_prog = last_cmd = ""  # the last command run, and its program
+    said: list[tuple[int, str]] = []  # the assistant's sentences while a failure is open
+    for i, t in enumerate(turns):
+        errs = errors_in_turn(t)
+        if errs:
+            tool = t.kind == "tool_result" or t.role == "tool"
+            group = _failure(errs, i, found, by_shape, (last_prog, last_cmd) if tool else ("", ""))
+            if group:
+                waiting.append(group)
+            continue
+        if t.kind == "tool_result" or t.role == "tool":
+            if last_prog:
+                waiting = _confirmed(waiting, last_prog, said)
+            continue
+        if t.kind == "tool_call":
+            last_cmd = _command(t)
+            last_prog = _program(last_cmd)
+        if waiting:
+            waiting = _after(t, i, waiting, said, last_prog)
+    return [_line(op) for op in found]
+
+
+def _after(
+    t: Turn, i: int, waiting: list[list[_Open]], said: list[tuple[int, str]], prog: str
+) -> list[list[_Open]]:
+    """Turn ``i`` (a call or a message) while failures wait: its changes assigned, and the latest
+    failure settled when the assistant reports it clean now; the failures still waiting."""
+    message = t.role == "assistant" and t.kind == "message"
+    if message and len(said) < MAX_SAID:
+        said += [(i, x) for x in _said(t.text)]
+    for change in _changes(t):
+        _assign(change, waiting, prog if t.kind == "tool_call" else "")
+    if message and (claim := _clean_now(t.text)):
+        return _settled(waiting, claim, said)
+    return waiting
+
+
+def _line(op: _Open) -> str:
+    """An error's line: the error, the arrow, its fix or why it has none."""
+    err = f"`{op.text}`" if "`" not in op.text else op.text
+    tail = (
+        op.fix
+        or op.shared
+        or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
+    )
+    if op.recurred and op.fix:
+        tail += " (after it recurred)"
+    return f"{err} → {tail}"
+
+
+def _clean_now(text: str) -> str:
+    """The assistant's sentence reporting that what failed is clean now (:data:`_CLEAN_RUN`), or ''."""
+    for sent in _sentences("\n".join(_said_lines(text, _NOW_WORDS))):  # a report names nothing: all read
+        if (
+            _NOW.search(sent)
+            and _CLEAN_RUN.search(sent)
+            and not _HEDGED.search(sent)
+            and not error_in_line(sent)
+        ):
+            return sent
+    return ""
+
+
+def _settled(waiting: list[list[_Open]], claim: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
+    """The latest failure reported clean (``claim``): each of its errors keeps its fix, else takes
+    what a clean re-run would give it (:func:`_confirmed`), else the report itself."""
+    g = waiting[-1]
+    for op in g:
+        if not op.fix:
+            op.fix = op.weak or _said_about(op, g, said) or op.shared or claim
+    return waiting[:-1]
+
+
+def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
+    """Give ``change`` to the open errors that name the most of it, else (an edit or a fix
+    sentence) to the latest failure's errors without a fix; a command naming nothing is only
+    noted (see :func:`pair`)."""
+    if not change.strong and any(op.source == prog for g in waiting for op in g):
+        return  # the failing program run again: a check, not a change
+    best, chosen = 0, []
+    for g in waiting:
+        for op in g:
+            if op.named:
+                continue  # a fix that names the error is not taken back
+            score = sum(w for term, w in op.terms.items() if term in change.low)
+            if score > best:
+                best, chosen = score, [op]
+            elif score == best and score:
+                chosen.append(op)
+    if chosen:
+        _give(change.text, chosen, waiting)
+        return
+    latest = [op for op in waiting[-1] if not op.fix and not op.shared]
+    for op in latest:
+        if change.strong:
+            op.fix = change.text
+        else:
+            op.weak = change.text
+
+
+def _give(fix: str, chosen: list[_Open], waiting: list[list[_Open]]) -> None:
+    """``fix`` names the ``chosen`` errors. The errors one turn showed are one failure: those of
+    its errors the change does not name (the failing-test line under a traceback) share its fix,
+    unless something names them later."""
+    for op in chosen:
+        op.fix, op.named = fix, True
+    for g in waiting:
+        if any(op in chosen for op in g):
+            for op in g:
+                op.shared = op.shared or fix
+
+
+def _confirmed(waiting: list[list[_Open]], prog: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
+    """The program that showed a failure ran again without an error: that failure is settled,
+    each error with its fix, else the command run since, else what the assistant said about it
+    since (a sentence sharing two of its distinctive words); the failures left open."""
+    left = []
+    for g in waiting:
+        if not any(op.source == prog for op in g):
+            left.append(g)
+            continue
+        for op in g:
+            if op.fix:
+                continue
+            op.fix = op.weak or _said_about(op, g, said) or op.shared
+            op.gone = "" if op.fix else op.command
+    return left
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP}
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of an assistant message's prose lines (not code, not a merge marker) of a
+    fix's length (:data:`FIX_CHARS`)."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip().lstrip("-*> ").strip()
+        if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
+            continue
+        out += [x.strip() for x in _SENT_END.split(line) if FIX_CHARS[0] <= len(x.strip()) <= FIX_CHARS[1]]
+    return out
+
+
+def _said(text: str) -> list[str]:
+    """The sentences of an assistant message that could say what fixed something."""
+    return [x for x in _sentences(text) if not content_free(x)]
+
+
+def _said_about(op: _Open, group: list[_Open], said: list[tuple[int, str]]) -> str:
+    """The sentence said since ``op`` appeared that shares the most of its distinctive words (not
+    in the other errors of its failure), when at least two; else ''."""
+    others = set().union(*(_words(o.text) for o in group if o is not op))
+    mine = _words(op.text) - others
+    best, text = MIN_SHARED - 1, ""
+    for i, sent in said:
+        if i > op.index and not error_in_line(sent):
+            n = len(mine & _words(sent))
+            if n > best:
+                best, text = n, sent
+    return text
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line within ``limit`` chars, cut between words (never inside a token)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else "") + "…"
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if "`" not in text else text
+
+
+def _failure(
+    errs: list[str], i: int, found: list[_Open], by_shape: dict[str, _Open], source: tuple[str, str]
+) -> list[_Open]:
+    """The open errors one turn shows: new ones (up to MAX_ERRORS) and fixed ones that came back."""
+    group: list[_Open] = []
+    for e in _specific(errs):
+        sh = shape(e)
+        known = by_shape.get(sh)
+        if known is not None:
+            if known.fix:  # it came back after its fix
+                known.recurred = True
+                known.fix = known.weak = known.gone = ""
+                known.named = False
+                known.source, known.command = source if source[0] else (known.source, known.command)
+                group.append(known)
+            continue
+        if len(found) >= MAX_ERRORS:
+            continue
+        op = _Open(e, sh, i, _terms(e), source[0], one_line(source[1], COMMAND_CHARS))
+        found.append(op)
+        by_shape[sh] = op
+        group.append(op)
+    return group
+
+
+def _specific(errs: list[str]) -> list[str]:
+    """A failing-test count line adds nothing next to the error it counts."""
+    specific = [e for e in errs if not e.startswith("==")]
+    return specific or errs
