@@ -159,3 +159,61 @@ def test_a_quoted_diagnostic_ends_with_its_sentence_and_code_strings_are_none() 
     ):
         assert errors.error_in_line(code) is None, code
         assert errors.error_in_line(code, strict=True) is None, code
+
+
+ESLINT = """
+> app@1.0.0 lint
+> eslint src
+
+/home/u/app/src/index.js
+  3:10  error    'foo' is defined but never used  no-unused-vars
+  5:1   warning  Unexpected console statement      no-console
+  9:3   error    Parsing error: Unexpected token }
+
+/home/u/app/src/b.ts
+  1:1  error  Missing return type on function  @typescript-eslint/explicit-function-return-type
+
+✖ 4 problems (3 errors, 1 warning)
+"""
+
+RUSTC = """   Compiling demo v0.1.0 (/src/demo)
+error[E0425]: cannot find value `count` in this scope
+  --> src/main.rs:3:5
+   |
+3  |     count + 1
+   |     ^^^^^ not found in this scope
+
+warning: unused import: `std::fmt`
+ --> src/lib.rs:1:5
+
+error: could not compile `demo` (bin "demo") due to 1 previous error
+"""
+
+
+def test_eslint_findings_are_errors_at_their_file() -> None:
+    """ESLint's default report names the file once above its findings: each error keeps it (a
+    warning is none), and a clipped long output keeps the finding's line."""
+    tool = _turn(0, "tool", ESLINT, "tool_result")
+    assert errors.errors_in_turn(tool) == [
+        "/home/u/app/src/index.js:3:10: error: 'foo' is defined but never used (no-unused-vars)",
+        "/home/u/app/src/index.js:9:3: error: Parsing error: Unexpected token }",
+        "/home/u/app/src/b.ts:1:1: error: Missing return type on function"
+        " (@typescript-eslint/explicit-function-return-type)",
+    ]
+    assert list(common._error_lines("x\n  12:4  error  Unexpected any  no-explicit-any\ny")) == [
+        "12:4  error  Unexpected any  no-explicit-any"
+    ]
+    # a finding whose block has lost its file line (a blank line above it) stays without one
+    assert errors.errors_in_turn(
+        _turn(0, "tool", "src/a.js\n\n  2:1  error  Bad thing here  rule-x", "tool_result")
+    ) == ["2:1: error: Bad thing here (rule-x)"]
+
+
+def test_a_rustc_error_keeps_the_place_printed_under_it() -> None:
+    tool = _turn(0, "tool", RUSTC, "tool_result")
+    assert errors.errors_in_turn(tool) == [
+        "src/main.rs:3:5: error[E0425]: cannot find value `count` in this scope",
+        'error: could not compile `demo` (bin "demo") due to 1 previous error',
+    ]
+    crlf = _turn(0, "tool", RUSTC.replace("\n", "\r\n"), "tool_result")
+    assert errors.errors_in_turn(crlf) == errors.errors_in_turn(tool)

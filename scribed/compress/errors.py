@@ -46,6 +46,15 @@ _LOCATED = re.compile(
     r"|(?<=\.go)(?P<go>:\d{1,7}:\d{1,5}: [A-Za-z\"(].{4,240})))$"
 )
 _MAVEN_LEAD = "[ERROR] "
+# ESLint's default ("stylish") report: the file on a line of its own, then one indented line per
+# finding, ``  3:10  error  'foo' is defined but never used  no-unused-vars``: the columns are
+# padded, the rule's id ends it. The file is found above it (:func:`errors_in_turn`).
+_STYLISH = re.compile(
+    r"^(?P<at>\d{1,7}:\d{1,5})\s{2,}error\s{2,}(?P<m>\S.{0,240}?)(?:\s{2,}(?P<rule>[@\w/-]{1,80}))?$"
+)
+# rustc and clippy print the place under the message: ``error[E0425]: …`` then `` --> src/main.rs:3:5``.
+_ARROW = re.compile(r"[ \t]{0,16}--> (?P<at>[\w./\\~@+-]{1,200}:\d{1,7}:\d{1,5})[ \t]*(?:\n|$)")
+_RUST = re.compile(r"error(?:\[E\d{1,5}\])?: ")
 # A linter's finding ends in its check's name: "… (ineffassign)", "… (S1001)": a warning, not Go's error.
 _LINT_TAG = re.compile(r"\((?:[a-z][a-z0-9-]{1,30}|[A-Z]{1,4}\d{3,5})\)$")
 # Where a diagnostic's severity follows its place inside a sentence ("CI says app.py:12: error: …").
@@ -98,6 +107,9 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
     m = _GENERIC.match(s)
     if m:
         return m.group("e")
+    if (m := _STYLISH.match(s)) is not None:
+        rule = m.group("rule")
+        return f"{m.group('at')}: error: {m.group('m')}" + (f" ({rule})" if rule else "")
     if (located := _located(line.strip(), s)) is not None:
         return located
     m = _EXIT.search(s)
@@ -142,25 +154,60 @@ def errors_in_turn(turn: Turn) -> list[str]:
         return []
     strict = turn.role == "assistant" and turn.kind == "message"
     pattern = _MAYBE_EXC if strict else _MAYBE
-    if (first := pattern.search(turn.text)) is None:  # no line can match: one scan
+    text = turn.text
+    if (first := pattern.search(text)) is None:  # no line can match: one scan
         return []
+    if any(c in text for c in lines_mod.OTHER_BREAKS):
+        text = "\n".join(text.splitlines())  # its lines, each ended by "\n" alone
+        first = pattern.search(text)  # found again: a line break between letters is not in it
+        if first is None:
+            return []
     out: dict[str, None] = {}  # each once, in order (a list's ``in`` was quadratic in a long log)
-    for line in _candidate_lines(turn.text, pattern, first.start()):
-        e = error_in_line(line, strict=strict)
+    block: list[int | str] = [-1, ""]  # the last finding's line start and its file ("": none)
+    for start, end in _candidate_lines(text, pattern, first.start()):
+        e = error_in_line(text[start:end], strict=strict)
         if e:
-            out.setdefault(e)
+            out.setdefault(_placed(e, text, start, end, block))
     return list(out)
 
 
-def _candidate_lines(text: str, pattern: re.Pattern[str], pos: int = 0) -> Iterator[str]:
+def _placed(error: str, text: str, start: int, end: int, block: list[int | str]) -> str:
+    """An error with the place its tool printed on another line, before it as a compiler prints
+    it: an ESLint finding's file (the unindented line above its block), a rustc error's ``-->``
+    line (the one under it). A finding's lines up to its file, or to the finding before it in
+    the same block (``block``: its file is this one's), are read once: linear in the output."""
+    if _RUST.match(error):
+        m = _ARROW.match(text, end + 1)
+        return f"{m.group('at')}: {error}" if m else error
+    if not (text[start : start + 1].isspace() and _STYLISH.match(text[start:end].strip())):
+        return error
+    path, pos = "", start
+    while pos > 0:
+        if pos == block[0]:
+            path = str(block[1])  # the finding above, in this block
+            break
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        line = text[prev : pos - 1]
+        if not line.strip():
+            break  # a report's blocks are apart by a blank line: this one's file is not above
+        if not line[:1].isspace():
+            path = line.strip() if _FILE_LINE.match(line.strip()) else ""
+            break
+        pos = prev
+    block[:] = [start, path]
+    return f"{path}:{error}" if path else error
+
+
+_FILE_LINE = re.compile(r"^(?:[A-Za-z]:)?[\w./\\~@+-]{0,400}\w\.[A-Za-z]\w{0,9}$")
+
+
+def _candidate_lines(text: str, pattern: re.Pattern[str], pos: int = 0) -> Iterator[tuple[int, int]]:
     """The lines of ``text`` where the prefilter ``pattern`` finds something, in order, each once:
     :func:`error_in_line` is None on every other line (it starts with that search), so a long
     output costs one scan instead of a call per line. A match never holds a line break but for
     ``E\\s\\s``, which starts with a letter, so none inside a line is hidden by one before it.
-    Text with another line break than ``\\n`` gives every line. ``pos``: where the first match is."""
-    if any(c in text for c in lines_mod.OTHER_BREAKS):
-        yield from text.splitlines()
-        return
+    Lines end at ``\\n`` alone (:func:`errors_in_turn` makes them so). ``pos``: where the first
+    match is. Yields each line's (start, end) in ``text``."""
     end = -1
     for m in pattern.finditer(text, pos):
         if m.start() <= end:
@@ -168,4 +215,4 @@ def _candidate_lines(text: str, pattern: re.Pattern[str], pos: int = 0) -> Itera
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.start())
         end = len(text) if end < 0 else end
-        yield text[start:end]
+        yield start, end

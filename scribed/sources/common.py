@@ -46,6 +46,7 @@ _ERROR_LINE_CHARS = 400
 _ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal)(?:\[[A-Z]?\d+\])?:"
     r"|\berror [A-Z]{1,5}\d{1,6}:|\.go:\d+:\d+: |:\[\d+,\d+\] "  # tsc, MSVC; Go's compiler and vet; Maven
+    r"|^[ \t]*\d{1,7}:\d{1,5}[ \t]{2,}error[ \t]{2,}\S"  # ESLint's stylish report
     r"|\bERR!|\bFAILED\b|\bFAIL:|\bpanic(?:ked)?\b|^E {2,}\S|Segmentation fault|non-zero exit"
     r"|\bexit(?:ed with)? (?:code|status)\b[ :=]*(?:[1-9]\d*|-\d+)",
     re.IGNORECASE | re.MULTILINE,
