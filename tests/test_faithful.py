@@ -692,3 +692,52 @@ def test_a_fix_still_to_make_is_no_fix() -> None:
         "The date parsing needs to be fixed in src/parser/dates.py.",
     ):
         assert error_fixes.pair(_reported(said))[0].endswith("→ unresolved"), said
+
+
+def _unnamed_edit(*after: tuple[str, str] | tuple[str, str, str]) -> list[Turn]:
+    """A migration fails on a grant; the agent edits a file that names nothing of the error."""
+    return _named(
+        _turns(
+            _call("alembic upgrade head"),
+            ("tool", "sqlalchemy.exc.ProgrammingError: permission denied for schema billing"),
+            ("assistant", "The migration needs a grant from the DBA; I can't fix it from here."),
+            _call(
+                '{"file_path": "/repo/services/billing/queue.py", "old_string": "5.0", "new_string": "2.0"}',
+                "Edit",
+            ),
+            ("tool", "The file /repo/services/billing/queue.py has been updated."),
+            *after,
+        )
+    )
+
+
+def test_an_edit_naming_nothing_of_an_error_is_its_fix_only_once_the_check_is_clean() -> None:
+    """An exploratory tester's session: the agent could not fix a migration's grant and went on
+    with other work; its next edit was shown as the fix (and promoted to the wiki as one)."""
+    err = "`sqlalchemy.exc.ProgrammingError: permission denied for schema billing`"
+    assert error_fixes.pair(_unnamed_edit()) == [f"{err} → unresolved"]
+    # another program's clean run confirms nothing of it
+    other = _unnamed_edit(_call("pytest tests/billing -q"), ("tool", "5 passed in 1.02s"))
+    assert error_fixes.pair(other) == [f"{err} → unresolved"]
+    # the failing program clean again, or the agent's report that it is: the edit was its fix
+    again = _unnamed_edit(_call("alembic upgrade head"), ("tool", "INFO  [alembic] Running upgrade -> 7f3a"))
+    assert error_fixes.pair(again) == [f"{err} → edited `/repo/services/billing/queue.py`"]
+    said = _unnamed_edit(("assistant", "The migration runs clean now."))
+    assert error_fixes.pair(said) == [f"{err} → edited `/repo/services/billing/queue.py`"]
+    # a change said without saying it fixed anything waits the same way; a fix said is one
+    assert error_fixes.pair(_unnamed_edit(("assistant", "Updated the CHANGELOG for the release."))) == [
+        f"{err} → unresolved"
+    ]
+    fixed = "Fixed it by running the migration as the schema's owner."
+    assert error_fixes.pair(_unnamed_edit(("assistant", fixed))) == [f"{err} → {fixed}"]
+
+
+def test_a_change_said_negated_is_no_change() -> None:
+    """A real Aider session: "Wait, the user hasn't added the settings.json …" became an install
+    error's fix once the install ran clean."""
+    err = "`sqlalchemy.exc.ProgrammingError: permission denied for schema billing`"
+    turns = _unnamed_edit(
+        ("assistant", "Wait, the user hasn't added the settings.json or hosts file to the chat."),
+        ("assistant", "The migration runs clean now."),
+    )
+    assert error_fixes.pair(turns) == [f"{err} → edited `/repo/services/billing/queue.py`"]

@@ -109,11 +109,13 @@ class _Open:
     source: str = ""  # the program whose output showed it: its clean re-run confirms a fix
     command: str = ""  # the command line that showed it
     fix: str = ""
-    weak: str = ""  # a command run since that names nothing of it: its fix if a re-run is clean
+    weak: str = ""  # a change since that names nothing of it: its fix if the check is clean then
+    weak_rank: int = 0  # ``weak``'s :attr:`_Change.rank`: a command does not replace an edit
     named: bool = False  # its fix names it (a later change that only might be its fix does not replace it)
     gone: str = ""  # no fix found, but this program showed it and later ran without it
     shared: str = ""  # the fix of another error of its failure (one turn), when nothing names it
     recurred: bool = False
+    files: tuple[str, ...] = ()  # the file names of its paths (:func:`_files`)
 
 
 @dataclass(slots=True)
@@ -123,6 +125,8 @@ class _Change:
     text: str  # as shown after the arrow
     low: str  # lowercased, where an error's names are looked for
     strong: bool  # an edit or a sentence saying what fixed it; False: a command
+    claims: bool = False  # a sentence saying in so many words what fixed it (:data:`_CLAIM`)
+    rank: int = 0  # as a fix waiting for a clean check: a command 0, a sentence 1, an edit 2
 
 
 # The names an error carries, by which a later change is recognised as its fix.
@@ -160,6 +164,17 @@ def _terms(error: str) -> dict[str, int]:
     return out
 
 
+def _files(terms: dict[str, int]) -> tuple[str, ...]:
+    """The file names of an error's paths (``CONVENTIONS.md`` of ``C:\\…\\es\\CONVENTIONS.md``): an
+    edit names its file by another path (relative, another root) than the error printed."""
+    out: dict[str, None] = {}
+    for v in terms:
+        name = v.replace("\\", "/").rsplit("/", 1)[-1]
+        if name != v and "." in name.strip(".") and len(name) >= MIN_TERM_CHARS and name not in terms:
+            out[name] = None
+    return tuple(out)
+
+
 def _program(command: str) -> str:
     """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``."""
     words = command.split()
@@ -191,7 +206,7 @@ def _changes(turn: Turn) -> list[_Change]:
         if _EDIT_TOOLS.match(name):
             m = _PATHISH.search(turn.text)
             text = f"edited `{m.group(0)}`" if m else f"edit via {name}"
-            return [_Change(text, turn.text.lower(), strong=True)]
+            return [_Change(text, turn.text.lower(), strong=True, rank=2)]
         cmd = _command(turn)
         prog = _program(cmd)
         words = prog.split()
@@ -200,7 +215,25 @@ def _changes(turn: Turn) -> list[_Change]:
         return [_Change(f"ran {_code(one_line(cmd, COMMAND_CHARS))}", cmd.lower(), strong=False)]
     if turn.role != "assistant" or turn.kind != "message":
         return []
-    return [_Change(sent, sent.lower(), strong=True) for sent in fix_sentences(turn.text)]
+    out = []
+    for sent in fix_sentences(turn.text):
+        claims = _CLAIM.search(sent) is not None
+        if claims or not _NOT.search(sent):  # "the user hasn't added the hosts file": no change made
+            out.append(_Change(sent, sent.lower(), strong=True, claims=claims, rank=1))
+    return out
+
+
+_NOT = re.compile(r"\b(?:not|no|never|nothing)\b|n't\b", re.I)
+
+
+# A fix sentence that says it fixed something ("Fixed by pinning pydantic", "the cause was the
+# stale lock file", "worked around it") or why it changed what it did ("… because it did not work
+# for leap years"), not only that something changed ("Updated the CHANGELOG").
+_CLAIM = re.compile(
+    r"\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
+    r"the issue was|workaround|worked around|patched|because|so that)\b",
+    re.I,
+)
 
 
 def reports_fix(text: str) -> bool:
@@ -265,11 +298,11 @@ def pair(turns: list[Turn]) -> list[str]:
     Every distinct error gets its own line. The errors one turn shows (a traceback and the
     failing-test summary under it) are one failure. A later change goes to the open errors whose
     names it carries (a quoted module name, a path, an identifier), the most names first, even
-    when a change that named nothing of them took them before; a change that names none of them
-    goes, if it is an edit or a sentence saying what fixed something, to the errors of the most
-    recent failure that have no fix yet (the one the agent was looking at). A command that names
-    nothing is a failure's fix only when the program that failed then runs clean; that clean run
-    settles the failure's errors, as does the assistant's report that the check is clean now.
+    when a change that named nothing of them took them before; a sentence that names none of them
+    but says it fixed something goes to the errors of the most recent failure that have no fix
+    yet (the one the agent was looking at). An edit, a change said or a command that names
+    nothing is a failure's fix only once the check is clean: the program that failed runs clean
+    again, or the assistant reports the check clean now; either settles the failure's errors.
     """
     found: list[_Open] = []
     by_shape: dict[str, _Open] = {}
@@ -348,9 +381,11 @@ def _settled(waiting: list[list[_Open]], claim: str, said: list[tuple[int, str]]
 
 
 def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
-    """Give ``change`` to the open errors that name the most of it, else (an edit or a fix
-    sentence) to the latest failure's errors without a fix; a command naming nothing is only
-    noted (see :func:`pair`)."""
+    """Give ``change`` to the open errors that name the most of it, else, when it is a sentence
+    saying it fixed something, to the latest failure's errors without a fix; an edit, a change
+    said or a command naming nothing is only noted, their fix once the check is clean (a clean
+    re-run, the agent's report): an edit after an error it does not name may be other work (the
+    agent "can't fix it from here" and goes on with the next task). See :func:`pair`."""
     if not change.strong and any(op.source == prog for g in waiting for op in g):
         return  # the failing program run again: a check, not a change
     best, chosen = 0, []
@@ -359,6 +394,8 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
             if op.named:
                 continue  # a fix that names the error is not taken back
             score = sum(w for term, w in op.terms.items() if term in change.low)
+            if change.rank and not score:  # an edit or a sentence naming the error's file
+                score = sum(1 for name in op.files if name in change.low)
             if score > best:
                 best, chosen = score, [op]
             elif score == best and score:
@@ -367,11 +404,11 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
         _give(change.text, chosen, waiting)
         return
     latest = [op for op in waiting[-1] if not op.fix and not op.shared]
-    for op in latest:
-        if change.strong:
+    for op in latest:  # naming none of them, only a sentence saying it fixed them is their fix
+        if change.claims:
             op.fix = change.text
-        else:
-            op.weak = change.text
+        elif change.rank >= op.weak_rank:  # the latest edit, else sentence, else command
+            op.weak, op.weak_rank = change.text, change.rank  # the fix once the check is clean
 
 
 def _give(fix: str, chosen: list[_Open], waiting: list[list[_Open]]) -> None:
@@ -469,7 +506,8 @@ def _failure(
             continue
         if len(found) >= MAX_ERRORS:
             continue
-        op = _Open(e, sh, i, _terms(e), source[0], one_line(source[1], COMMAND_CHARS))
+        terms = _terms(e)
+        op = _Open(e, sh, i, terms, source[0], one_line(source[1], COMMAND_CHARS), files=_files(terms))
         found.append(op)
         by_shape[sh] = op
         group.append(op)
