@@ -741,3 +741,23 @@ def test_a_change_said_negated_is_no_change() -> None:
         ("assistant", "The migration runs clean now."),
     )
     assert error_fixes.pair(turns) == [f"{err} → edited `/repo/services/billing/queue.py`"]
+
+
+def test_a_command_only_named_in_a_message_is_no_run_when_the_transcript_records_runs() -> None:
+    """An exploratory tester's Codex session: Commands listed `yarn test --ci` (×2), which the agent
+    only named ("The red build is `yarn test --ci`") and patched out of a workflow, never ran.
+    In a chat that records no shell runs (Aider, markdown) a command in backticks is kept."""
+    said = ("assistant", "The red build is `yarn test --ci`: Vitest doesn't know `--ci`.")
+    runs = _turns(
+        ("user", "Why is the web build red?"),
+        said,
+        ("assistant", "vitest run --reporter dot", "tool_call"),
+        ("tool", "12 passed"),
+    )
+    for t in runs:
+        if t.kind == "tool_call":
+            t.tool_name = "bash"
+    cmds = [a.text for a in anchors.extract(_session(runs)) if a.type == "command"]
+    assert "yarn test --ci" not in cmds, cmds
+    chat = _turns(("user", "Why is the web build red?"), said)
+    assert [a.text for a in anchors.extract(_session(chat)) if a.type == "command"] == ["yarn test --ci"]

@@ -235,7 +235,10 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     decisions = Decisions()
     todos = _Todos({clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set())
     per_line = _Found()  # kinds of their own (paths, numbers, …): added after decisions and TODOs
-    _read_lines(turns, decisions, todos, per_line)
+    # A transcript that records the shell's runs: a command only named in a message ("the red build
+    # is `yarn test --ci`") was not run; in a chat without them (Aider, markdown) it is all there is.
+    runs = any(t.kind == "tool_call" and (t.tool_name or "").lower() in _SHELL_TOOLS for t in turns)
+    _read_lines(turns, decisions, todos, per_line, mentions=not runs)
     found = _Found()
     for a in decisions.result():
         found.add("decision", a.text, a.line, a.superseded)
@@ -259,8 +262,10 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     return found.out
 
 
-def _read_lines(turns: list[Turn], decisions: Decisions, todos: _Todos, found: _Found) -> None:
-    """Every pass over each turn's lines, a turn at a time."""
+def _read_lines(
+    turns: list[Turn], decisions: Decisions, todos: _Todos, found: _Found, *, mentions: bool = True
+) -> None:
+    """Every pass over each turn's lines, a turn at a time (``mentions``: see :func:`_message_anchors`)."""
     for t in turns:
         if t.kind not in _LINE_KINDS:
             continue
@@ -269,7 +274,7 @@ def _read_lines(turns: list[Turn], decisions: Decisions, todos: _Todos, found: _
             said, todo = lines_mod.mentioning(ls, DECISION_WORDS, _TODO_ANY)
             decisions.feed(t, said)
             todos.feed(t, todo)
-        _line_anchors(t, ls, found)
+        _line_anchors(t, ls, found, mentions=mentions)
 
 
 def _shell_commands(turns: list[Turn], found: _Found) -> None:
@@ -369,7 +374,7 @@ def _continued(following: _Following, line: str, item: str) -> str:
     return out
 
 
-def _line_anchors(t: Turn, ls: list[str], found: _Found) -> None:
+def _line_anchors(t: Turn, ls: list[str], found: _Found, *, mentions: bool = True) -> None:
     """Paths, numbers, issues, directives, identifiers and commands of a turn's lines (each check
     the turn needs once is made once)."""
     message = t.kind == "message"
@@ -392,11 +397,12 @@ def _line_anchors(t: Turn, ls: list[str], found: _Found) -> None:
             for m in _ISSUE.finditer(line):
                 found.add("issue", "#" + m.group("n"), t.line)
         if message:
-            _message_anchors(t, line, found)
+            _message_anchors(t, line, found, mentions=mentions)
 
 
-def _message_anchors(t: Turn, line: str, found: _Found) -> None:
-    """What only a message line holds: the user's directives, identifiers and commands."""
+def _message_anchors(t: Turn, line: str, found: _Found, *, mentions: bool = True) -> None:
+    """What only a message line holds: the user's directives, identifiers and commands (a
+    command in backticks only when ``mentions``: the transcript records no shell runs)."""
     if t.role == "user":
         at = 0
         while m := _DIRECTIVE.search(line, at):  # a directive word inside one that is no directive counts
@@ -409,7 +415,7 @@ def _message_anchors(t: Turn, line: str, found: _Found) -> None:
             ident = m.group("i")
             if "_" in ident or "." in ident or "(" in ident or _CAMEL.search(ident):
                 found.add("identifier", ident, t.line)
-        for m in _BACKTICK.finditer(line):
+        for m in _BACKTICK.finditer(line) if mentions else ():
             cmd = _command(m.group(1))
             if cmd:
                 found.add("command", cmd, t.line)

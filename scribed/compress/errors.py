@@ -106,7 +106,7 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
         return _located(line.strip(), s, severity=True)
     m = _GENERIC.match(s)
     if m:
-        return m.group("e")
+        return None if _progress(m.group("e")) else m.group("e")
     if (m := _STYLISH.match(s)) is not None:
         rule = m.group("rule")
         return f"{m.group('at')}: error: {m.group('m')}" + (f" ({rule})" if rule else "")
@@ -114,6 +114,24 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
         return located
     m = _EXIT.search(s)
     return s[:240] if m else None
+
+
+def _progress(error: str) -> bool:
+    """Whether an ``error:`` line says nothing but a test runner's progress (``error: EEE``,
+    ``error: ....F.``: a failed tool's output marked as an error, its first line a run of marks):
+    one word without a digit, of three characters or fewer repeated. Its real errors follow."""
+    head, sep, said = error.partition(":")
+    word = said.strip()
+    return (
+        bool(sep)
+        and head.lower() == "error"
+        and " " not in word
+        and len(set(word)) <= _RUN_CHARS
+        and not any(c.isdigit() for c in word)
+    )
+
+
+_RUN_CHARS = 3  # as units.RUN_CHARS: a word of this many distinct characters or fewer is a run
 
 
 def _located(line: str, s: str, *, severity: bool = False) -> str | None:
