@@ -1,55 +1,64 @@
 """Open items the agent later reports done in its own words.
 
 An open item is an order: a verb and what it acts on ("TODO: delete the Kafka consumer in
-ingest/kafka.go"). The agent rarely ticks it off in the same words; it says what it did: "Deleted
-the Kafka consumer (ingest/kafka.go) and its tests.", "The retry loop has been removed.",
-"Finished migrating the users table." Such a sentence closes the item when it holds the item's verb
-done (its past tense or participle, one of a verb of the same act, or "finished"/"completed" and its
--ing form) acting on the item's object: the words from the verb to the first preposition ("the
-Kafka consumer"), the same thing with the same head word, none added ("the Kafka producer", "the
-Kafka consumer test" and "most of the retry loop" are other things). Whatever else the sentence
-names must not contradict the item: an identifier it names beside the object (a path, a version)
-is one the item names. A report that is negated, hedged, planned, partial ("partially", "half")
-or taken back in the same sentence ("…, then reverted it") closes nothing, nor does one by
-someone else ("the user deleted …"), in another place, in code or quoted; a later sentence that
-takes it back ("Restored the Kafka consumer", "Reverted it.") opens the item again.
+ingest/kafka.go"; :mod:`todo_item` reads it and names its act and its thing). The agent rarely
+ticks it off in the same words; it says what it did: "Deleted the Kafka consumer (ingest/kafka.go)
+and its tests.", "The retry loop has been removed.", "Finished migrating the users table." Such a
+sentence closes the item when it holds the item's verb done (its past tense or participle, one of a
+verb of the same act, or "finished"/"completed" and its -ing form) acting on the item's object (the
+same thing: the same head word, none added); or the act's noun with that object said to be over
+("Migration of the invoices table is complete", "The invoices table migration is done", "Completed
+the invoices table migration"); or, for a removal, the thing said to be gone ("The Kafka consumer is
+gone", "… no longer exists", "The code no longer has the Kafka consumer"). Whatever else the
+sentence names must not contradict the item: an identifier it names beside the object (a path, a
+version) is one the item names. A report that is negated, hedged, planned, partial ("partially",
+"half", "almost") or taken back in the same sentence ("…, then reverted it") closes nothing, nor
+does one by someone else ("the user deleted …", "Bob says: the migration is complete"), in another
+place, in code or quoted. A later sentence of the same message that names the object with work
+still to do opens it again ("The invoices table still needs to be migrated", "… isn't done yet",
+"I still need to migrate the invoices table"), as does a later sentence that takes it back
+("Restored the Kafka consumer", "Reverted it.").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from scribed.compress import lines as lines_mod
 from scribed.compress.request import FUNCTION_WORDS, word_set
-from scribed.compress.stopwords import STOP
+from scribed.compress.todo_item import (
+    AUXILIARIES,
+    CLAUSE_START,
+    COMPLETED,
+    DETERMINERS,
+    HOLDS,
+    NEGATIONS,
+    NP_END,
+    OBJECT_END,
+    OVER,
+    PREPOSITIONS,
+    REMAINS,
+    UNREAL,
+    Item,
+    adverb,
+    back,
+    clause_start,
+    identifier,
+    kind_of,
+    mentions,
+    noun_phrase,
+    parse,
+    phrase,
+    place_of,
+    same_place,
+    same_thing,
+    span,
+    tokenize,
+)
 from scribed.models import Turn
 
-# The past tense and participle of common irregular verbs (English morphology, not phrases): a
-# regular verb's are made by :func:`_past_forms`.
-_IRREGULAR = {
-    "build": ("built",), "buy": ("bought",), "bring": ("brought",), "choose": ("chose", "chosen"),
-    "cut": ("cut",), "do": ("did", "done"), "draw": ("drew", "drawn"), "feed": ("fed",),
-    "find": ("found",), "get": ("got", "gotten"), "give": ("gave", "given"), "hide": ("hid", "hidden"),
-    "keep": ("kept",), "leave": ("left",), "let": ("let",), "make": ("made",), "put": ("put",),
-    "read": ("read",), "rebuild": ("rebuilt",), "redo": ("redid", "redone"), "rerun": ("reran", "rerun"),
-    "rewrite": ("rewrote", "rewritten"), "run": ("ran",), "send": ("sent",), "set": ("set",),
-    "shut": ("shut",), "split": ("split",), "spin": ("spun",), "take": ("took", "taken"),
-    "tell": ("told",), "throw": ("threw", "thrown"), "undo": ("undid", "undone"),
-    "write": ("wrote", "written"), "bind": ("bound",), "sell": ("sold",), "hold": ("held",),
-}  # fmt: skip
-# Verbs one report may use for another's order (English synonymy): "drop X" done as "removed X".
-_SAME_ACT = (
-    frozenset(("remove", "delete", "drop", "strip", "purge", "rip", "ditch", "eliminate")),
-    frozenset(("add", "create", "introduce", "write")),
-    frozenset(("update", "change", "modify", "edit", "adjust", "tweak")),
-    frozenset(("fix", "repair", "resolve", "correct", "patch")),
-    frozenset(("rename", "move")),
-    frozenset(("bump", "upgrade", "raise")),
-)
-# What says the work is done when the verb comes as its -ing form: "finished migrating X".
-_COMPLETED = frozenset(("finished", "completed", "done"))
 # Every match of _REVERTS holds one of these (the message prefilter's words).
 _REVERT_WORDS = ("revert", "restor", "roll", "undid", "undo", "undone", "backed", "back", "reinstat")
 # What a revert of the last closed work names instead of the thing: "Reverted it.", "Rolled back."
@@ -60,15 +69,11 @@ _REVERTS = re.compile(
     r"put\s+(?:\w+\s+){0,3}?back|brought\s+(?:\w+\s+){0,3}?back|reinstat\w*)\b",
     re.I,
 )
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-# A word or an identifier (ending in a letter or digit: "Done:" is "Done" and ":"), or a mark that
-# ends an object phrase (a bracket, a comma, a colon, a dash between spaces).
-_TOKEN = re.compile(r"[~/.]*\w(?:[\w$@#~/.:+'-]*\w)?|[(),;:\[\]\u2013\u2014]|(?<=\s)-(?=\s)")
 # Not a report that the work is done: negated, hedged, planned, partial or asked.
 _NOT_DONE = re.compile(
     r"\b(?:not|no|never|nothing|neither|nor|should|will|would|could|might|may|can|once|if|until|unless|"
     r"need|needs|needed|todo|fixme|still|yet|next|plan|planned|going|want|wants|try|trying|later|tomorrow|"
-    r"think|guess|probably|maybe|perhaps|believe|seems?|partially|partly|half|mostly|some|most|"
+    r"think|guess|probably|maybe|perhaps|believe|seems?|partially|partly|half|mostly|almost|nearly|some|most|"
     r"dry|draft|example|when)\b"
     r"|\blet(?:'s| me| us)\b|n't\b|'ll\b|\?",
     re.I,
@@ -81,225 +86,244 @@ _TAKEN_BACK = re.compile(
     re.I,
 )
 _SENT_END = re.compile(r"(?<=[.!?;])\s+")
-_LEAD = re.compile(r"^(?:to\s+|we\s+(?:still\s+)?(?:need|have)\s+to\s+|please\s+)", re.I)
-
-
-# Where an object phrase ends: a preposition, a conjunction or a clause's punctuation.
-_OBJECT_END = word_set(
-    "in on at from to into onto for with without of by under inside within across via so and or but "
-    "because since when after before until while as than then which who whose where "
-    "( ) , ; : [ ] - \u2013 \u2014"
-)
-_CLAUSE_START = word_set("and or but so then ( ) , ; : [ ] - \u2013 \u2014")
-_DETERMINERS = word_set(
-    "the a an this that these those our my its their his her your all any every each both "
-    "one two three four five six seven eight nine ten several few many"
-)
-_PARTICLES = word_set("up out off away down")
-_AUXILIARIES = word_set("has have had been be is are was were got gets now fully also")
+_ID_MARK = re.compile(r"[_./:@#\d]")
 # Who may stand before the done verb of an active report: the agent ("I", "we"), or nobody.
 _BY_AGENT = word_set(
-    "i we i've we've ive weve have has had also now just then finally already and so ok okay"
+    "i we i've we've ive weve i'm we're im have has had also now just then finally already and so ok okay"
 )
-_PREPOSITIONS = (
-    _OBJECT_END
-    - _CLAUSE_START
-    - word_set("so because since when after before until while as than then which who whose where")
+# What a removed thing is said to be: "the Kafka consumer is gone", "… no longer exists"; and what a
+# place no longer holds it by: "the code no longer has the Kafka consumer".
+_ABSENT = word_set("gone longer")
+_EXISTS = word_set("exists exist there present")
+# Between a subject and what it is said to be: "is", "has been", "now", "—".
+_LINK = AUXILIARIES | word_set(": - \u2013 \u2014 all")
+# Verbs of saying: what follows one whose subject is someone else is their report, not the agent's.
+_SAYING = word_set(
+    "say says said tell tells told report reports reported claim claims claimed confirm confirms confirmed "
+    "mention mentions mentioned write writes wrote announce announces announced according"
 )
-MIN_VERB_CHARS = 3
-MIN_ING_CHARS = 5  # "thing", "string" are no participles
+_AGENT = word_set("i we i've we've ive weve i'm we're im")
+_COORDINATION = word_set("and or ,")
 MAX_SENTENCE_CHARS = 400
-VOWELS = "aeiou"
 
 
-def _past_forms(verb: str) -> tuple[str, ...]:
-    """The past tense and participle spellings a regular verb may take, with the irregular ones."""
-    if verb in _IRREGULAR:
-        return _IRREGULAR[verb]
-    if verb.endswith("e"):
-        return (verb + "d",)
-    if verb.endswith("y") and len(verb) > 1 and verb[-2] not in VOWELS:
-        return (verb[:-1] + "ied",)
-    forms = [verb + "ed"]
-    if len(verb) >= MIN_VERB_CHARS and verb[-1] not in VOWELS + "wxy" and verb[-2] in VOWELS:
-        forms.append(verb + verb[-1] + "ed")  # drop → dropped, commit → committed
-    return tuple(forms)
+class _Report(NamedTuple):
+    """Where a sentence's report of an item is, in its tokens."""
+
+    start: int  # where the clause of a done verb with a subject starts; -1: no subject (passive, a state)
+    verb: int  # where what says it is done starts ("removed", "is complete": "complete")
+    marks: int  # where that ends ("no longer exists": three tokens)
+    end: int  # where what must not be hedged ends
+    place: tuple[int, int]  # where the report's place is read ("in ingest/kafka.go")
+    after: int  # where what could take it back starts
 
 
-def _gerunds(verb: str) -> tuple[str, ...]:
-    """The -ing spellings a verb may take (migrate → migrating, drop → dropping)."""
-    if verb.endswith("ie"):
-        return (verb[:-2] + "ying",)
-    if verb.endswith("e") and not verb.endswith("ee"):
-        return (verb[:-1] + "ing",)
-    return (verb + "ing", verb + verb[-1] + "ing")
-
-
-def _identifier(term: str) -> bool:
-    """A path, a code name or a figure: what names one thing (punctuation inside, a digit, a capital
-    after a lowercase letter)."""
-    core = term.strip(".:-")
-    return bool(core) and (
-        any(c in core for c in "_./:@#")
-        or any(c.isdigit() for c in core)
-        or re.search(r"[a-z][A-Z]", core) is not None
-    )
-
-
-def _tokens(text: str) -> list[str]:
-    """Words and identifiers, in order, without a possessive's "'s" or closing punctuation."""
-    return [t[:-2] if t.lower().endswith("'s") else t for t in _TOKEN.findall(text)]
-
-
-def _phrase(tokens: list[str], *, said: bool = False) -> tuple[str, ...]:
-    """The object phrase at the start of ``tokens``: up to a preposition or conjunction, without
-    determiners or counts, lowercased; in a report (``said``) also up to a participle after it
-    ("three tests covering the webhook")."""
-    out: list[str] = []
-    for t in tokens:
-        low = t.lower()
-        if low in _OBJECT_END or (said and out and low.endswith("ing") and len(low) > MIN_ING_CHARS):
-            break
-        if (not out and low in _PARTICLES) or (low.endswith("ly") and len(low) > MIN_ING_CHARS):
-            continue  # "clean up the files", "ripped out the cache", "migrated successfully": not the thing
-        if low not in _DETERMINERS and not low.isdigit():
-            out.append(low)
-    return tuple(out)
-
-
-@dataclass(frozen=True, slots=True)
-class _Item:
-    text: str
-    line: int
-    forms: frozenset[str]  # the verb's done forms (and of verbs of the same act), lowercase
-    gerunds: frozenset[str]  # their -ing forms, after "finished" / "completed"
-    thing: tuple[str, ...]  # the object phrase, lowercase, without determiners
-    place: (
-        tuple[str, tuple[str, ...]] | None
-    )  # its first preposition and that phrase ("from", ("server.py",))
-    names: frozenset[str]  # identifiers the whole item names, lowercase
-    keys: frozenset[str] = frozenset()  # what a report acting on the thing holds: its head or an identifier
-
-
-def _item(text: str, line: int) -> _Item | None:
-    """An open item as an order (its first word a verb, then what it acts on), or None."""
-    body = _LEAD.sub("", text.strip().lstrip("-*> ").strip())
-    toks = _tokens(body)
-    if not toks or not body.lower().startswith(toks[0].lower()):
-        return None
-    verb = toks[0].lower()
-    if len(verb) < MIN_VERB_CHARS or verb in STOP or verb in FUNCTION_WORDS or not verb.isalpha():
-        return None  # "the flaky login test": no order
-    thing = _phrase(toks[1:])
-    if not thing or all(w in STOP for w in thing):
-        return None  # nothing it acts on ("check", "clean up")
-    same = next((g for g in _SAME_ACT if verb in g), frozenset((verb,)))
-    low = [t.lower() for t in toks]
-    return _Item(
-        text,
-        line,
-        frozenset(f for v in same for f in _past_forms(v)),
-        frozenset(g for v in same for g in _gerunds(v)),
-        thing,
-        _place(low[1 + _span(low[1:]) :]),
-        frozenset(t.lower() for t in toks[1:] if _identifier(t)),
-        frozenset((thing[-1], *(w for w in thing if _identifier(w) or "-" in w))),
-    )
-
-
-def _place(low: list[str]) -> tuple[str, tuple[str, ...]] | None:
-    """The preposition that starts ``low`` and the phrase after it ("from server.py")."""
-    if not low or low[0] not in _PREPOSITIONS:
-        return None
-    return low[0], _phrase(low[1:])
-
-
-def _same_thing(item: _Item, said: tuple[str, ...]) -> bool:
-    """Whether an object phrase of a report is the item's: no word the item's lacks, and its head
-    word or an identifier of it ("the consumer" is "the Kafka consumer", `--legacy-auth` is "the
-    --legacy-auth flag"; "the Kafka consumer test" is not), and half its words at least ("the
-    test" is not "the flaky login test")."""
-    if not said or not set(said) <= set(item.thing):
-        return False
-    if any(_identifier(w) or "-" in w for w in said):
-        return True
-    return said[-1] == item.thing[-1] and 2 * len(set(said)) >= len(set(item.thing))
-
-
-def _kind(name: str) -> str:
-    """An identifier's kind, so that a report naming another of its kind contradicts the item: a
-    path or file, a figure (a version, a count), another code name."""
-    if "/" in name or "\\" in name or re.search(r"\.[a-z]{1,5}$", name):
-        return "path"
-    return "figure" if any(c.isdigit() for c in name) else "code"
-
-
-def _acts(item: _Item, low: list[str]) -> tuple[int, int, int] | None:
-    """Where the clause of the report's done verb starts (-1: passive), where the verb is and where
-    what it acted on ends, when it acts on the item's object: actively ("removed the retry loop")
-    or passively ("the retry loop has been removed", "retry loop removed")."""
+def _acts(item: Item, low: list[str]) -> _Report | None:
+    """A report of the item's verb done acting on the item's object: actively ("removed the retry
+    loop") or passively ("the retry loop has been removed", "retry loop removed")."""
     for i, w in enumerate(low):
-        if not (w in item.forms or (w in item.gerunds and i and low[i - 1] in _COMPLETED)):
+        if not (w in item.forms or (w in item.gerunds and i and low[i - 1] in COMPLETED)):
             continue
         after = i + 1
-        said = _phrase(low[after:], said=True)
-        k = i  # the clause's start: "The Kafka consumer in x.go has been deleted"
-        while k and low[k - 1] not in _CLAUSE_START:
-            k -= 1
-        if _same_thing(item, said):
-            return k, i, after + _span(low[after:])
-        before = [x for x in low[k:i] if x not in _AUXILIARIES]
-        if not said and _same_thing(item, _phrase(before)):
-            return -1, i, i + 1  # passive: the thing is its subject
+        said = phrase(low[after:], said=True)
+        k = clause_start(low, i)  # "The Kafka consumer in x.go has been deleted"
+        if same_thing(item, said):
+            end = after + span(low[after:])
+            return _Report(k, i, i + 1, end, (end, len(low)), end)
+        before = [x for x in low[k:i] if x not in AUXILIARIES]
+        if not said and same_thing(item, phrase(before)):
+            return _Report(-1, i, i + 1, i + 1, (i + 1, len(low)), i + 1)  # passive: the thing is its subject
     return None
 
 
-def _span(low: list[str]) -> int:
-    """How many tokens an object phrase at the start of ``low`` takes."""
-    return next((n for n, t in enumerate(low) if t in _OBJECT_END), len(low))
+def _past_place(low: list[str], e: int) -> int:
+    """Where the places after a subject's thing end ("of the billing tables to Postgres is …")."""
+    while e < len(low) and low[e] in PREPOSITIONS:
+        e += 1
+        while e < len(low) and not (low[e] in OBJECT_END or low[e] in NP_END or adverb(low[e])):
+            e += 1
+    return e
 
 
-def _closes(item: _Item, sentence: str) -> bool:
+def _said_of(low: list[str], s: int, e: int, at: tuple[int, int] | None) -> _Report | None:
+    """The report of a subject (tokens ``s`` to ``e``, the clause's first words, but for an agent's
+    "so", "now") said to be over or gone by the tokens ``at``, after its places and links ("is",
+    "has been")."""
+    if at is None or not all(w in _BY_AGENT for w in low[clause_start(low, s) : s]):
+        return None  # "Bob says the migration is complete": the migration is no subject of the clause
+    verb, marks = at
+    p = _past_place(low, e)  # its place before what it is said to be, else after it ("gone from x.go")
+    return _Report(-1, verb, marks, marks, (e, p) if p > e else (marks, len(low)), marks)
+
+
+def _state(low: list[str], e: int, states: frozenset[str]) -> tuple[int, int] | None:
+    """Where a subject ending at ``e`` is said to be in one of ``states`` (or no longer there, when
+    one is "longer"), after its places and links ("is", "has been", "—")."""
+    q = _past_place(low, e)
+    while q < len(low) and (low[q] in _LINK or adverb(low[q])):
+        q += 1
+    if q < len(low) and low[q] in states and low[q] != "longer":
+        at = q, q + 1
+    elif (
+        "longer" in states
+        and low[q : q + 2] == ["no", "longer"]
+        and q + 2 < len(low)
+        and low[q + 2] in _EXISTS
+    ):
+        at = q, q + 3
+    else:
+        return None
+    return at if _said(low, at[1]) else None  # not "has gone stale"
+
+
+def _said(low: list[str], i: int) -> bool:
+    """Whether a phrase ends before token ``i``: nothing follows, or a function word, a mark or an
+    adverb ("is done now", "is complete: …"), not a word of its own ("migration script")."""
+    return (
+        i >= len(low)
+        or low[i] in FUNCTION_WORDS
+        or low[i] in OBJECT_END
+        or low[i] in NP_END
+        or adverb(low[i])
+    )
+
+
+def _nominal(item: Item, low: list[str]) -> _Report | None:
+    """A report of the item's act, named by its noun, over: "Migration of the invoices table is
+    complete", "The invoices table migration is done", "Completed the invoices table migration",
+    "Deleting the Kafka consumer: done". The act's object is the item's (of it, or before the noun)."""
+    for n, w in enumerate(low):
+        if w not in item.nouns:
+            continue
+        if n + 1 < len(low) and (low[n + 1] in ("of", "for") or w in item.gerunds):
+            said, e = noun_phrase(low, n + 2 if low[n + 1] in ("of", "for") else n + 1)
+            m = n
+        else:
+            m, e = back(low, n, set(item.thing)), n + 1
+            said = tuple(low[m:n]) if _said(low, e) else ()
+        if not same_thing(item, said):
+            continue
+        s = back(low, m, DETERMINERS)
+        b = back(low, s, word_set("with :"))  # "done with the …", "Completed: the …"
+        if b and low[b - 1] in COMPLETED:
+            return _Report(clause_start(low, b - 1), b - 1, b, e, (e, len(low)), e)
+        if (rep := _said_of(low, s, e, _state(low, e, OVER))) is not None:
+            return rep
+    return None
+
+
+def _absent(item: Item, low: list[str]) -> _Report | None:
+    """A report that the thing a removal acts on is gone: "The Kafka consumer is gone now", "…
+    no longer exists", "The code no longer has the Kafka consumer"."""
+    for s, e in mentions(item, low):
+        b = s - 1
+        if b >= 2 and low[b] in HOLDS and low[b - 2 : b] == ["no", "longer"]:  # noqa: PLR2004
+            return _Report(-1, b - 2, b + 1, e, (e, len(low)), e)
+        if (rep := _said_of(low, s, e, _state(low, e, _ABSENT))) is not None:
+            return rep
+    return None
+
+
+def _closes(item: Item, sentence: str) -> bool:
     """Whether ``sentence`` reports ``item`` done (see the module docstring)."""
-    return _judge(item, [w.lower() for w in _tokens(sentence)], sentence)
+    return _judge(item, [w.lower() for w in tokenize(sentence)], sentence) is not None
 
 
-def _judge(item: _Item, low: list[str], sentence: str) -> bool:
-    """:func:`_closes` on the sentence's tokens, lowercased (``low``), made once per sentence."""
-    where = _acts(item, low)
-    if where is None:
-        return False
-    start, verb, end = where
-    if any(f in span.lower() for span in _CODE_SPAN.findall(sentence) for f in item.forms):
-        return False  # the report is code: "Commit message draft: `Migrated …`"
-    if "?" in sentence or _NOT_DONE.search(" ".join(low[:end])) or _TAKEN_BACK.search(" ".join(low[end:])):
-        return False
-    if start >= 0 and not all(w in _BY_AGENT or w in _COMPLETED or w.endswith("ly") for w in low[start:verb]):
-        return False  # someone else did it ("the user deleted", "someone already deleted")
-    if not _same_place(item, _place(low[end:])):
-        return False  # "from the test helpers" where the item said "from server.py"
-    named = {t for t in low if _identifier(t)} - set(item.thing)
-    for kind in {_kind(n) for n in named}:  # "to 1.21" where the item said "to 1.22"
-        mine = {n for n in item.names if _kind(n) == kind}
-        if mine and not mine & named:
-            return False
-    return True
+def _judge(item: Item, low: list[str], sentence: str, ids: dict[str, str] | None = None) -> _Report | None:
+    """:func:`_closes` on the sentence's tokens, lowercased (``low``), and its identifiers with their
+    kinds (``ids``), made once per sentence: the report when it closes the item."""
+    named = {n: k for n, k in (_kinds(low) if ids is None else ids).items() if n not in item.thing}
+    for kind, mine in item.kinds:  # "to 1.21" where the item said "to 1.22"
+        if kind in named.values() and mine.isdisjoint(named):
+            return None
+    rep = _acts(item, low) or _nominal(item, low) or (_absent(item, low) if item.removal else None)
+    if rep is None:
+        return None
+    start, verb, marks, end, (p0, p1), after = rep
+    said = {*item.forms, *low[verb:marks]}
+    if any(f in code.lower() for code in _CODE_SPAN.findall(sentence) for f in said):
+        return None  # the report is code: "Commit message draft: `Migrated …`"
+    if "?" in sentence or _NOT_DONE.search(" ".join(low[:verb] + low[marks:end])):
+        return None
+    if _TAKEN_BACK.search(" ".join(low[after:])) or _reported(low[:verb]):
+        return None
+    if start >= 0 and not all(w in _BY_AGENT or w in COMPLETED or w.endswith("ly") for w in low[start:verb]):
+        return None  # someone else did it ("the user deleted", "someone already deleted")
+    if not same_place(item, place_of(low[p0:p1])):
+        return None  # "from the test helpers" where the item said "from server.py"
+    return rep
 
 
-def _same_place(item: _Item, there: tuple[str, tuple[str, ...]] | None) -> bool:
-    """Whether a report's place (its preposition and phrase) agrees with the item's: the same
-    preposition with another thing after it does not ("to the download client")."""
-    if item.place is None or there is None or there[0] != item.place[0]:
-        return True
-    return bool(there[1]) and set(there[1]) <= set(item.place[1])
+def _kinds(low: list[str]) -> dict[str, str]:
+    """The identifiers among a sentence's lowercased tokens, with their kinds (:data:`_ID_MARK`
+    finds what may be one, a superset: lowercased, no capital follows a lowercase letter)."""
+    return {t: kind_of(t) for t in low if _ID_MARK.search(t) and identifier(t)}
+
+
+def _reported(low: list[str]) -> bool:
+    """Whether the words before a report make it someone else's: a verb of saying with a subject
+    not the agent ("Bob says:", "According to Bob,", "Priya confirmed:", "I was told"; not "As I
+    said," or "As mentioned,") and no "I" or "we" after it."""
+    other = False
+    for j, w in enumerate(low):
+        if w in _SAYING and (w == "according" or (j and low[j - 1] not in _AGENT and low[j - 1] != "as")):
+            other = True
+        elif w in _AGENT:
+            other = False
+    return other
+
+
+def _pending(item: Item, low: list[str], floor: int = 0) -> bool:
+    """Whether a sentence (from token ``floor`` on) says work on the item's object remains: the
+    object named, and in its clause, after it ("The invoices table still needs to be migrated",
+    "… isn't done", "… will be migrated"), before it ("I still need to migrate the invoices
+    table") or before the colon it follows ("Left to do: the invoices table")."""
+    for s, e in mentions(item, low, floor):
+        k = clause_start(low, s)
+        coordinated = k == s and e < len(low) and low[e] in _COORDINATION  # "X and Y still need work"
+        stops = CLAUSE_START - _COORDINATION if coordinated else CLAUSE_START
+        end = next((n for n in range(e, len(low)) if low[n] in stops), len(low))
+        if e < end and low[e] in PREPOSITIONS and not same_place(item, (low[e], noun_phrase(low, e + 1)[0])):
+            continue  # "the retry loop in ingest/backoff.go" where the item said "in ingest/retry.go"
+        before = low[max(k, floor) : s]
+        if k == s and k - 1 >= floor and low[k - 1] == ":":
+            before = low[max(clause_start(low, k - 1), floor) : k - 1]
+        if _unfinished(item, low[e:end]) or _unfinished(item, before):
+            return True
+    return False
+
+
+def _unfinished(item: Item, words: list[str]) -> bool:
+    """Whether a clause's words say work remains: a word of remaining work not negated ("needs",
+    "left", "not yet"; not "no longer needs", "needs nothing"), or a negation, a modal or a future
+    before one of the item's verbs or a word saying it is over ("isn't migrated", "will be deleted",
+    "is not complete"); not after one saying it is done ("is migrated and …")."""
+    unreal = negated = False
+    for n, w in enumerate(words):
+        if w == "yet":
+            return True
+        if w in NEGATIONS or w.endswith("n't"):
+            unreal = negated = True
+        elif w in UNREAL or w.endswith("'ll"):
+            unreal = True
+        elif w in REMAINS:
+            after = words[n + 1] if n + 1 < len(words) else ""
+            return not negated and after not in NEGATIONS  # not "needs no further changes"
+        elif w in item.acts or w in OVER:
+            if unreal:
+                return True
+            if w in item.forms or w in OVER:
+                return False
+    return False
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 
 
-def _prose_lines(text: str, picked: Iterable[int]) -> Iterable[str]:
-    """The picked lines of a message that are its prose: not inside a code fence, not quoted."""
+def _prose_lines(text: str, picked: Iterable[int]) -> Iterable[tuple[int, str]]:
+    """The picked lines of a message that are its prose (with their index): not inside a code
+    fence, not quoted."""
     lines = text.splitlines()
     fenced: set[int] = set()
     if "```" in text or "~~~" in text:
@@ -314,18 +338,21 @@ def _prose_lines(text: str, picked: Iterable[int]) -> Iterable[str]:
         line = lines[n]
         code = line.startswith(("    ", "\t")) and not _LIST_ITEM.match(line)  # an indented code block
         if n not in fenced and not code and not line.lstrip().startswith(">"):
-            yield line
+            yield n, line
 
 
-def _sentences(text: str, words: tuple[str, ...]) -> Iterable[str]:
+def _sentences(text: str, words: tuple[str, ...]) -> Iterable[tuple[tuple[int, int], str]]:
     """The sentences of a message's prose lines holding one of ``words`` (found in one scan), not
-    too long, not quoting someone's words ("The PR says \"Deleted X\"")."""
+    too long, not quoting someone's words ("The PR says \"Deleted X\""), each with where it is
+    (its line's index and its own in the line)."""
     picked = lines_mod.holding(text, words)
     every = range(len(text.splitlines()))
-    for line in _prose_lines(text, sorted({i for p in picked for i in p}) if picked is not None else every):
-        for sent in _SENT_END.split(line.strip()):
+    for n, line in _prose_lines(
+        text, sorted({i for p in picked for i in p}) if picked is not None else every
+    ):
+        for k, sent in enumerate(_SENT_END.split(line.strip())):
             if len(sent) <= MAX_SENTENCE_CHARS and sent.count('"') < 2 and "\u201c" not in sent:  # noqa: PLR2004
-                yield sent
+                yield (n, k), sent
 
 
 MAX_ITEMS = 64  # the open items of a session looked at (the latest stated): bounded work per sentence
@@ -345,15 +372,16 @@ def _objectless(m: re.Match[str], sentence: str) -> bool:
 
 def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]:
     """The open items (text → the line it was last stated at) an assistant message after them
-    reports done, and nothing later restores. Each sentence is read once; only the items whose
-    verb form it holds are judged."""
+    reports done, that the rest of that message does not say still need work, and nothing later
+    restores. Each sentence is read once; only the items whose verb form, act's noun (or, for a
+    removal, "gone" or "no longer") it holds are judged."""
     latest = sorted(open_items.items(), key=lambda kv: kv[1])[-MAX_ITEMS:]
-    items = [it for text, line in latest if (it := _item(text, line)) is not None]
+    items = [it for text, line in latest if (it := parse(text, line)) is not None]
     if not items:
         return set()
-    by_word: dict[str, list[_Item]] = {}
+    by_word: dict[str, list[Item]] = {}
     for it in items:
-        for w in (*it.forms, *it.gerunds):
+        for w in (*it.forms, *it.gerunds, *it.nouns, *(_ABSENT if it.removal else ())):
             by_word.setdefault(w, []).append(it)
     words = tuple(sorted(by_word))
     with_reverts = tuple(sorted({*by_word, *_REVERT_WORDS}))  # looked for once something is closed
@@ -364,22 +392,45 @@ def done_in_prose(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]
     for t in turns:
         if t.role != "assistant" or t.kind != "message" or t.line <= first:
             continue
-        for sent in _sentences(t.text, with_reverts if done else words):
-            low = [w.lower() for w in _tokens(sent)]
+        here: dict[Item, tuple[tuple[int, int], int]] = {}  # closed in it: where, and its report's end
+        for at, sent in _sentences(t.text, with_reverts if done else words):
+            low = [w.lower() for w in tokenize(sent)]
             held = set(low)
             if done and (rv := _REVERTS.search(sent)) is not None and not _NOT_DONE.search(sent):
                 named = [x for x in done if not held.isdisjoint(keys[x])]
                 for x in named or (last if _objectless(rv, sent) else []):
                     done.discard(x)  # "Rolled it back: the smoke test failed", "Reverted the migration"
                 continue
+            candidates = dict.fromkeys(x for w in low for x in by_word.get(w, ()))
+            ids = _kinds(low) if candidates else {}
             closed = [
-                it.text
-                for it in dict.fromkeys(x for w in low for x in by_word.get(w, ()))
+                (it, rep)
+                for it in candidates
                 if it.line < t.line
                 and it.text not in done
                 and not held.isdisjoint(keys[it.text])
-                and _judge(it, low, sent)
+                and (rep := _judge(it, low, sent, ids)) is not None
             ]
-            done.update(closed)
-            last = closed or last
+            done.update(it.text for it, _ in closed)
+            here.update((it, (at, rep.after)) for it, rep in closed)
+            last = [it.text for it, _ in closed] or last
+        if here:
+            done -= _still_pending(t.text, here)
     return done
+
+
+def _still_pending(text: str, closed: dict[Item, tuple[tuple[int, int], int]]) -> set[str]:
+    """The items closed in a message (where, and where their report ended) that a later sentence of
+    it says still need work: "Migrated the orders table, then migrated the invoices table. The invoices
+    table still needs its foreign keys." Only the sentences naming a closed item's object are read."""
+    heads = tuple(sorted({k for it in closed for k in it.keys}))
+    out: set[str] = set()
+    for at, sent in _sentences(text, heads):
+        if "?" in sent:
+            continue  # a question says nothing remains
+        low = [w.lower() for w in tokenize(sent)]
+        held = set(low)
+        for it, (when, after) in closed.items():
+            if at >= when and not held.isdisjoint(it.keys) and _pending(it, low, after if at == when else 0):
+                out.add(it.text)
+    return out
