@@ -7,6 +7,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from scribed.compress import anchor_text, anchors, entry, error_fixes
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
@@ -761,3 +763,24 @@ def test_a_command_only_named_in_a_message_is_no_run_when_the_transcript_records
     assert "yarn test --ci" not in cmds, cmds
     chat = _turns(("user", "Why is the web build red?"), said)
     assert [a.text for a in anchors.extract(_session(chat)) if a.type == "command"] == ["yarn test --ci"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [
+        ("pip install 'psycopg[binary]==3.1.18'", "pip install 'psycopg[binary]==3.1.18'"),  # a tester's
+        ('git commit -m "fix: dedupe events"', 'git commit -m "fix: dedupe events"'),
+        ("'pytest -x'", "pytest -x"),
+        ("bash -lc 'npm test'", "npm test"),
+    ],
+)
+def test_a_command_keeps_the_quote_that_ends_it(raw: str, kept: str) -> None:
+    assert anchors._command(raw) == kept
+
+
+def test_a_long_command_is_cut_between_words() -> None:
+    """A real SpecStory session's `git add` of many files was cut inside a path at 160 characters."""
+    raw = "git add " + " ".join(f"app/src/main/java/ai/dcar/caldatewidget/File{i}.kt" for i in range(8))
+    cmd = anchors._command(raw)
+    assert cmd is not None and cmd.endswith(".kt …"), cmd
+    assert raw.startswith(cmd.removesuffix(" …"))

@@ -115,7 +115,7 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # Stop 41: a goal is never a markdown heading: the agent-written hot file's entry was titled
 # "# Current work" (its notes' heading) and is now titled by the first request in them, which moves
 # three key points into the Goal. Every transcript's entry is byte-identical.
-GOLDEN = "acbbe945c6d38d389c6c049fb1361d46c93843d0131676a49a675d2965f580fa"
+GOLDEN = "e1edc563b40accbb09efb7ae482345a481b77b8a7b2a378ffc55c466fa2020a8"
 SESSIONS = 24
 
 

@@ -181,16 +181,29 @@ def _split(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and not _DIFF_LINE.match(ln)]
 
 
+def _unquoted(raw: str) -> str:
+    """A command without the quotes around it whole (``'pytest -x'``); a quote ending it that
+    closes one inside (``pip install 'psycopg[binary]==3.1.18'``) stays."""
+    if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"" and raw[0] not in raw[1:-1]:
+        return raw[1:-1].strip()
+    return raw
+
+
 def _command(raw: str) -> str | None:
     """A command worth keeping: unwrapped from ``bash -lc``, and not a read-only look."""
-    raw = raw.strip().strip("'\"")
+    raw = _unquoted(raw.strip())
     m = _SHELL_WRAP.match(raw)
     if m:
-        raw = m.group("c").strip().strip("'\"")
+        raw = _unquoted(m.group("c").strip())
     if _READONLY_CMD.match(raw):
         return None
     c = _CMD_START.match(raw)
-    return c.group("c") if c else None
+    if c is None:
+        return None
+    end = c.end("c")
+    if end < len(raw) and not raw[end].isspace() and raw[end] != "`" and " " in c.group("c"):
+        return c.group("c").rsplit(" ", 1)[0] + " …"  # cut at its length limit: between words
+    return c.group("c")
 
 
 class _Found:
