@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import anchor_text, anchors, entry, error_fixes
+from scribed.compress import anchor_text, anchors, entry, error_fixes, units
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
@@ -784,3 +784,30 @@ def test_a_long_command_is_cut_between_words() -> None:
     cmd = anchors._command(raw)
     assert cmd is not None and cmd.endswith(".kt …"), cmd
     assert raw.startswith(cmd.removesuffix(" …"))
+
+
+def test_a_member_chain_is_no_file_and_a_tools_data_no_key_point() -> None:
+    """An exploratory tester's entries listed `process.env`, `-process.env` (from a patch's
+    `process.env.TZ`) under Files, and `Edit {"file_path": …}` / `apply_patch *** Begin Patch` as
+    key points; every real Aider entry of a React app listed `process.env` too."""
+    turns = _named(
+        _turns(
+            ("user", "Pin the test timezone in apps/web/src/setupTests.ts."),
+            _call(
+                '{"file_path": "/repo/apps/web/src/setupTests.ts", "new_string": "process.env.TZ"}', "Edit"
+            ),
+            _call(
+                "*** Begin Patch\n*** Update File: apps/web/.env.test\n+TZ=UTC\n*** End Patch", "apply_patch"
+            ),
+            (
+                "assistant",
+                "Set `process.env.TZ = 'UTC'` in setupTests.ts and read config.json.load() nowhere.",
+            ),
+        )
+    )
+    found = anchors.extract(_session(turns))
+    paths = {a.text for a in found if a.type == "path"}
+    assert "process.env" not in paths and "-process.env" not in paths, paths
+    assert "apps/web/src/setupTests.ts" in paths and "config.json" not in paths, paths
+    pool = [u.text for u in units.split(turns).units]
+    assert not [u for u in pool if "file_path" in u or "Begin Patch" in u], pool

@@ -115,7 +115,7 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # Stop 41: a goal is never a markdown heading: the agent-written hot file's entry was titled
 # "# Current work" (its notes' heading) and is now titled by the first request in them, which moves
 # three key points into the Goal. Every transcript's entry is byte-identical.
-GOLDEN = "e1edc563b40accbb09efb7ae482345a481b77b8a7b2a378ffc55c466fa2020a8"
+GOLDEN = "07a84fc31ed6feed45c9a15cfb7f8f43c66eb80be1863aff3517729b139ddd54"
 SESSIONS = 24
 
 

@@ -49,7 +49,7 @@ _PATH = re.compile(
     r"(?P<p>(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_.+-]+\.[A-Za-z0-9]{1,8}"
     r"|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
     r"swift|md|toml|yaml|yml|json|jsonl|ini|cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle))"
-    r"(?![\w/])"
+    r"(?![\w/]|\.[A-Za-z_])"  # ``process.env.TZ``, ``config.json.load``: a member, no file
 )
 _PATH_NOEXT = re.compile(
     r"(?<![\w@:/.-])(?P<p>(?:[A-Za-z0-9_.-]+/)+(?:Dockerfile|Makefile|Procfile|Gemfile|Rakefile|Jenkinsfile|"
@@ -146,7 +146,7 @@ _TODO_ANY = lines_mod.prefilter(
 )  # fmt: skip
 _PATH_EXT = re.compile(
     r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|toml|yaml|yml|json|jsonl|ini|"
-    r"cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle)(?![\w/])"
+    r"cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle)(?![\w/]|\.[A-Za-z_])"
 )
 _DIGIT = re.compile(r"\d")
 _DIGITS = re.compile(r"\d+")

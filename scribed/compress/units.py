@@ -455,6 +455,14 @@ def _error_candidates(lines: list[str], lo: int, hi: int) -> set[int]:
     return {lo + k for k in found}
 
 
+def _data_call(first: str, tool: str | None) -> bool:
+    """Whether a tool call's first line is its tool's arguments as data (``Edit {"file_path": …}``,
+    ``apply_patch *** Begin Patch``), not a command a reader could run: its file is under *Files*,
+    its text no key point."""
+    args = first[len(tool) :].lstrip(" :") if tool and first.startswith(tool) else first
+    return args.startswith(("{", "[", "***"))
+
+
 def last_said(turns: list[Turn]) -> Turn | None:
     """The session's last assistant message (its units weigh more: the answer it ended on)."""
     return next((t for t in reversed(turns) if t.role == "assistant" and t.kind == "message"), None)
@@ -474,7 +482,8 @@ def split(turns: Iterable[Turn], *, part: bool = False, last: Turn | None = None
             _tool_result(b, t)
         elif t.kind == "tool_call":
             first = t.text.strip().split("\n", 1)[0]
-            b.add(f"`{first}`" if "`" not in first else first, t.line, "command", 0.7)
+            if not _data_call(first, t.tool_name):
+                b.add(f"`{first}`" if "`" not in first else first, t.line, "command", 0.7)
         elif t.role == "user":
             _message(b, t, 1.5, "user: ")
         elif t.kind == "summary" or t.role == "summary":
