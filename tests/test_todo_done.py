@@ -532,3 +532,36 @@ def test_reports_by_noun_and_work_still_to_do_stay_fast() -> None:
     todos = _todos(*turns)
     assert time.process_time() - t0 < 5.0
     assert len(todos) >= 24
+
+
+def _checklist_session(*later: tuple[str, str, str]) -> list[str]:
+    """A user's checklist, restated with an item struck through, then ``later`` turns (an Aider
+    session of an exploratory tester's)."""
+    first = "Plan:\n- [ ] token bucket per key\n- [ ] evict idle buckets after 10 minutes\n- [ ] Redis backend so limits hold across the 6 gateway pods"
+    again = "Updated list:\n- [x] token bucket per key\n- [ ] evict idle buckets after 10 minutes\n- [ ] ~~Redis backend~~ dropped: sticky routing on the LB"
+    turns = [
+        Turn("user", first, "message", T0, 1, 100),
+        Turn("assistant", "Added the token bucket in api/bucket.go.", "message", T0, 2, 200),
+        Turn("user", again, "message", T0, 3, 300),
+    ]
+    for i, (role, text, kind) in enumerate(later):
+        turns.append(Turn(role, text, kind, T0, 4 + i, (4 + i) * 100))  # type: ignore[arg-type]
+    s = Session(agent="data", session_id="s1", source=Path("/x.md"), kind="markdown", turns=turns)
+    return [a.text for a in anchors.extract(s) if a.type == "todo"]
+
+
+def test_a_struck_item_is_dropped_and_a_commit_naming_an_item_closes_it() -> None:
+    assert _checklist_session() == ["evict idle buckets after 10 minutes"]
+    commit = ("tool", "> Commit e2f5d90 feat: evict idle buckets after 10 minutes", "tool_result")
+    assert _checklist_session(commit) == []
+    shell = (
+        "assistant",
+        'git commit -am "feat(api): evict idle buckets after 10 minutes (#41)"',
+        "tool_call",
+    )
+    assert _checklist_session(shell) == []
+    # a commit of another thing, or of more than the item, closes nothing
+    other = ("tool", "> Commit 1234567 feat: evict idle buckets metrics exporter", "tool_result")
+    assert _checklist_session(other) == ["evict idle buckets after 10 minutes"]
+    said = ("user", 'I ran git commit -m "evict idle buckets after 10 minutes" myself', "message")
+    assert _checklist_session(said) == ["evict idle buckets after 10 minutes"]

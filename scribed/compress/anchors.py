@@ -262,6 +262,9 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     reported = todo_done.done_in_prose(
         {k: todos.stated[k] for k in still}, turns
     )  # "Deleted the Kafka consumer"
+    reported |= todo_done.committed(
+        {k: todos.stated[k] for k in still}, turns
+    )  # "Commit e2f5d90 feat: evict idle buckets …"
     for text, line_no in still.items():
         if text not in reported:
             found.add("todo", text, line_no)
@@ -309,6 +312,7 @@ class _Todos:
         self.open: dict[str, int] = {}
         self.stated: dict[str, int] = {}  # each open item's last statement
         self.done = done
+        self.struck: set[str] = set()  # items a list struck through: "- [ ] ~~Redis backend~~ dropped"
 
     def feed(self, t: Turn, ls: list[str]) -> None:
         """``t``'s lines that mention a TODO word (:func:`lines.mentioning` with :data:`_TODO_ANY`)."""
@@ -321,6 +325,10 @@ class _Todos:
             if suffix:
                 done.add(clean(suffix.group("t"), TODO_CHARS).lower())
             for m in _TODO_OPEN.finditer(line):
+                if (struck := _STRUCK.match(m.group("t"))) is not None:
+                    if len(self.struck) < MAX_STRUCK:
+                        self.struck.add(" ".join(struck.group("s").lower().split()))
+                    continue
                 key = clean(_continued(following, line, m.group("t")), TODO_CHARS)
                 if key.lower() in done:
                     continue
@@ -328,7 +336,23 @@ class _Todos:
                 self.stated[key] = t.line  # the last time: a report before it closes nothing
 
     def result(self) -> dict[str, int]:
-        return {text: line_no for text, line_no in self.open.items() if text.lower() not in self.done}
+        """The items still open: not marked done, and not what a list struck through (an item
+        beginning with the struck words: "Redis backend so limits hold…" for "~~Redis backend~~")."""
+        return {
+            text: line_no
+            for text, line_no in self.open.items()
+            if text.lower() not in self.done and not any(_begins(text.lower(), x) for x in self.struck)
+        }
+
+
+def _begins(text: str, head: str) -> bool:
+    """Whether ``text`` is ``head`` or begins with it as whole words."""
+    return text == head or (text.startswith(head) and not text[len(head) : len(head) + 1].isalnum())
+
+
+# A list item struck through (markdown's ``~~…~~``): dropped, not open.
+_STRUCK = re.compile(r"~~(?P<s>[^~\n]{2,200})~~")
+MAX_STRUCK = 64  # struck items remembered per session (each open item is checked against them)
 
 
 # A line that starts something of its own: a list item, a quote, a table, a heading, a fence, a

@@ -434,3 +434,43 @@ def _still_pending(text: str, closed: dict[Item, tuple[tuple[int, int], int]]) -
             if at >= when and not held.isdisjoint(it.keys) and _pending(it, low, after if at == when else 0):
                 out.add(it.text)
     return out
+
+
+# A commit recorded in the session: Aider's "Commit e2f5d90 feat: evict idle buckets" line, a
+# shell's ``git commit -m "fix: dedupe events"``; its subject without a conventional type.
+_COMMIT = re.compile(
+    r"(?:^[>\s]{0,4}Commit [0-9a-f]{7,40} |\bgit commit\b[^\n]{0,80}?\s-[a-z]*m\s*[\"'])"
+    r"(?:[a-z]{2,10}(?:\([^)\n]{0,40}\))?!?:\s*)?(?P<s>[^\"'\n]{3,200})",
+    re.MULTILINE,
+)
+MAX_COMMITS = 500  # commit subjects read from one session (bounded work)
+
+
+def committed(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]:
+    """The open items (text → the line it was last stated at) a later commit of the session names
+    whole as its subject (``feat: evict idle buckets after 10 minutes`` for the item "evict idle
+    buckets after 10 minutes"): work a commit records is done. The subject is the item's words, or begins with them and goes on after a word
+    or mark that ends an object ("… for the EU shard", "… (#412)"): more said of the same work, not
+    another thing ("… config stub")."""
+    wanted = {" ".join(tokenize(x.lower())): x for x in open_items}
+    wanted.pop("", None)
+    if not wanted:
+        return set()
+    subjects: list[tuple[int, str]] = []  # (line, subject)
+    for t in turns:
+        if (t.role == "user" and t.kind == "message") or "ommit" not in t.text:
+            continue
+        for m in _COMMIT.finditer(t.text):
+            subjects.append((t.line, " ".join(tokenize(m.group("s").lower()))))
+            if len(subjects) >= MAX_COMMITS:
+                break
+    done: set[str] = set()
+    for line, subject in subjects:
+        for key, text in wanted.items():
+            if open_items[text] >= line:
+                continue  # stated (again) after this commit: the commit closed an earlier one
+            if subject == key or (
+                subject.startswith(key + " ") and subject[len(key) + 1 :].split(" ", 1)[0] in OBJECT_END
+            ):
+                done.add(text)  # "… after 10 minutes": its object ends there; "… config stub" is another
+    return done
