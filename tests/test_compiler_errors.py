@@ -232,3 +232,21 @@ def test_a_failed_runs_progress_marks_are_no_error() -> None:
         assert errors.error_in_line(line) is None, line
     for line in ("error: ENOENT", "error: 404", "error: EACCES", "error: missing file"):
         assert errors.error_in_line(line) == line, line
+
+
+def test_a_marked_failure_and_a_quoted_diagnostic_are_the_diagnostic_alone() -> None:
+    """An exploratory tester's entry: Claude Code's failed-tool marker doubled mypy's line
+    (`error: services/billing/queue.py:19: error: …`), a diagnostic the agent quoted in backticks
+    took the sentence after its quote ("… is still unresolved."), and "the name error is fixed;
+    the Optional[Job] error remains" was taken as the Optional[Job] error's fix."""
+    diag = 'services/billing/queue.py:19: error: Name "Job" is not defined  [name-defined]'
+    assert errors.error_in_line(f"error: {diag}") == diag
+    quoted = f"The `{diag}` is still unresolved."
+    assert errors.error_in_line(quoted, strict=True) == diag
+    assert (
+        error_fixes.fix_sentences("The name error is fixed; the Optional[Job] return-type error remains.")
+        == []
+    )
+    assert error_fixes.fix_sentences("The flaky import is fixed and the remaining tests pass.") == [
+        "The flaky import is fixed and the remaining tests pass."
+    ]

@@ -56,7 +56,7 @@ _NEGATED = re.compile(rf"{_MODAL}|\b(?:not|no|none|nothing|neither|nor|never)\b|
 _UNRESOLVED = re.compile(
     r"(?:\b(?:not|never|nothing|neither|nor)|n't)\s+(?:\w+\s+){0,2}?(?:work|help|fix|solv|resolv|pass|succeed)\w*"
     r"|\bnothing\s+(?:\w+\s+)?(?:work|help|fix|solv|resolv)\w*|\b(?:changed|fixed|helped|solved) nothing\b"
-    r"|\bfail(?:s|ed)? to (?:fix|resolv|solv|help)|\b(?:persists?|persisted|no luck|same error)\b|\bkeeps? failing\b"
+    r"|\bfail(?:s|ed)? to (?:fix|resolv|solv|help)|\b(?:persists?|persisted|remains?|remained|no luck|same error)\b|\bkeeps? failing\b"
     r"|\bstill\b(?:\s+\w+){0,3}?\s+(?:fail|broke|crash|error|rais|hang|time[sd]? out|timing out|red\b)"
     r"|^\W*(?:TODO|FIXME|XXX)\b|\bneeds?\s+to\s+(?:be\s+)?fix",
     re.I,

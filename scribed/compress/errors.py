@@ -99,6 +99,8 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
     if len(s) < MIN_ERROR_CHARS or _NOT_ERROR.search(s):
         return None
     s = _PYTEST_E.sub("", s)
+    if s.startswith("error: ") and (inner := error_in_line(s[7:], strict=strict)) is not None:
+        return inner  # a failed tool's output marked "error: " before its own error line
     m = _EXC.match(s)
     if m:
         return m.group("e")
@@ -155,6 +157,8 @@ def _located(line: str, s: str, *, severity: bool = False) -> str | None:
         m = _LOCATED.match(s[start:].lstrip("`(["))
         if m is not None and m.group("go") is None:
             said = content.SENTENCE_END.split(m.group("e"), maxsplit=1)[0]  # not the sentences after it
+            if s[start] == "`" and "`" in said:
+                return said.split("`", 1)[0]  # quoted in backticks: the quote ends it
             return said.rstrip("`)]").removesuffix("`.").rstrip("`") if said[-2:-1] in "`)]" else said
     return None
 
