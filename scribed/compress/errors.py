@@ -106,16 +106,21 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
         return m.group("e")
     if strict:  # assistant prose: a diagnostic it quotes ("mypy reported `app.py:12: error: …`")
         return _located(line.strip(), s, severity=True)
+    return _output_error(line.strip(), s)
+
+
+def _output_error(line: str, s: str) -> str | None:
+    """:func:`error_in_line` of a tool's output or pasted text (``s``: the line cleaned) past the
+    exception patterns: an error line, an ESLint finding, a diagnostic at a place, a bad exit."""
     m = _GENERIC.match(s)
     if m:
         return None if _progress(m.group("e")) else m.group("e")
     if (m := _STYLISH.match(s)) is not None:
         rule = m.group("rule")
         return f"{m.group('at')}: error: {m.group('m')}" + (f" ({rule})" if rule else "")
-    if (located := _located(line.strip(), s)) is not None:
+    if (located := _located(line, s)) is not None:
         return located
-    m = _EXIT.search(s)
-    return s[:240] if m else None
+    return s[:240] if _EXIT.search(s) else None
 
 
 def _progress(error: str) -> bool:
