@@ -101,7 +101,8 @@ def test_a_decision_said_twice_is_reversed_once() -> None:
     )
     ds = [a for a in anchors.extract(s) if a.type == "decision"]
     assert [d.text for d in ds] == ["store sessions in Postgres via `src/store.py` (replaces SQLite)"]
-    assert ds[0].superseded == "store sessions in SQLite via `src/store.py`"
+    # the assistant's shorter spelling keeps what the user's said besides (after ";")
+    assert ds[0].superseded == "store sessions in SQLite via src/store.py; implement the schema"
 
 
 def test_one_reversal_rule_for_anchors_and_facts() -> None:
@@ -317,7 +318,7 @@ def test_a_decision_to_remove_what_an_earlier_one_chose_supersedes_it_in_the_ses
         "Decision: remove the advisory lock completely; the scheduler runs on a single node now.",
     ) == [
         (
-            "remove the advisory lock completely",
+            "remove the advisory lock completely; the scheduler runs on a single node now",
             "use a Postgres advisory lock so only one scheduler instance runs jobs",
         )
     ]

@@ -115,7 +115,14 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # Stop 41: a goal is never a markdown heading: the agent-written hot file's entry was titled
 # "# Current work" (its notes' heading) and is now titled by the first request in them, which moves
 # three key points into the Goal. Every transcript's entry is byte-identical.
-GOLDEN = "07a84fc31ed6feed45c9a15cfb7f8f43c66eb80be1863aff3517729b139ddd54"
+# Then a decision said again with another figure supersedes the earlier one: the agent-written hot
+# file's notes (several generated sessions) decide "cap cache batches at 2035 rows per request",
+# later "… at 3967 rows …", which now reads "cap cache batches at 3967 rows per request (supersedes:
+# cap cache batches at 2035 rows per request)" instead of both standing as current (in its entry and
+# the digest folding it); a key point repeating a decision is judged an echo of it without its
+# supersedes note, and one code line gives way to another. Every transcript's entry is
+# byte-identical to stop 42's before the change (07a84fc…).
+GOLDEN = "d53f14849f134d766b1299661e4f85279d6db13d9618482512be23f88040a6c9"
 SESSIONS = 24
 
 

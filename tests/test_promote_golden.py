@@ -24,7 +24,12 @@ RULES = ["must validate the {w}", "must not log the {w}", "only runs on the {w}"
          "Done, all tests pass for the {w}", "the {w} is slow because the cache is cold"]  # fmt: skip
 ERRORS = ["KeyError: '{w}'", "TimeoutError in {w}", "IntegrityError: duplicate {w}"]
 AGENTS = ["picard", "riker", "data", "worf"]
-EXPECTED = "0d762053df1eba48103a37e04faed72e5c4bd8c29f0482583c2304cf677373fc"
+# Re-recorded when a fact said again with another figure began to supersede the earlier one: three
+# "the X batch size of M is N rows" facts (16 -> 15, 12 -> 14, 15 -> 16 rows) and one "Known issue: …
+# → pin the postgres client to 2.2" (-> 5.6) move under Superseded; a later "the kalo batch size of
+# kaka_kalo is 16 rows", which merged into the now superseded "selren … 16 rows" block, merges into
+# the other block its words are near ("the kalo batch size of kaka_kaqua is 16 rows").
+EXPECTED = "d6aad8f3737f61cb40d615264678f9886257ac29dc0724bdfacad8e44bb50264"
 
 
 def _w(rng: random.Random) -> str:

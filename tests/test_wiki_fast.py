@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scribed.compress.reversal import REMOVAL, REVERSAL, may_reverse
+from scribed.compress.reversal import CHANGE, REMOVAL, REVERSAL, may_reverse
 from scribed.tiers import wiki_block
 from scribed.tiers.wiki_block import _may_reverse
 
@@ -41,11 +41,29 @@ def test_every_removal_phrase_passes_the_prefilter(phrase: str) -> None:
         assert _may_reverse(text), text
 
 
+CHANGES = [
+    "switch the cache from A to B", "switched from A over to B", "moving from A to B", "migrate from A to B",
+    "the migration from A to B", "change the store from A to B", "upgrade Python from 3.11 to 3.13",
+    "downgraded from 5 to 4", "bump node from 20 to 22", "went from 3 to 4 pods", "swap from A to B",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("phrase", CHANGES)
+def test_every_change_phrase_passes_the_prefilter(phrase: str) -> None:
+    for text in (phrase, phrase.upper(), phrase.title(), f"We {phrase} for m42."):
+        assert CHANGE.search(text) and may_reverse(text), text
+        assert _may_reverse(text), text
+
+
 def test_prefilter_never_hides_a_match() -> None:
     rng = random.Random(5)
     vocab = [
         *PHRASES,
         *REMOVALS,
+        *CHANGES,
+        "switch",
+        "from",
+        "to",
         "keep",
         "the",
         "buffer",

@@ -23,6 +23,11 @@ _TEMPLATES = [
     "{a}{b} {c}{d}",
     "the {a} {b} {c} {d} must not block the {a} loop p{n}",
     "{a}-{b} `{c}_{d}` returns a cursor of {n} rows",
+    "keep the {a} {b} for {n} days",
+    "don't use {a} for the {b} {c}",
+    "do not use {a} {b}",
+    "switch the {a} from {b} to {c}",
+    "move from {a} to {b} {c}",
 ]
 
 

@@ -1,10 +1,13 @@
 """The decisions a session states, in order, and the reversals that replace them.
 
-A decision is stated ("Decision: …", "we decided to …", "let's go with …", "scratch that, …"); a
-later one that reverses an earlier ("instead of X", or most of its words with reversal wording,
-:data:`scribed.compress.reversal.REVERSAL`) replaces it and names it as superseded, so a reversed
-decision is never shown as current. Fed a turn's lines at a time (those :data:`WORDS` names), in
-time linear in the session.
+A decision is stated ("Decision: …", "we decided to …", "let's go with …", "scratch that, …"), all
+of it to the sentence's end ("use Postgres; keep SQLite for tests" keeps its second clause) but a
+", since …" reason; a later one that reverses an earlier ("instead of X", or most of its words with
+reversal wording, :data:`scribed.compress.reversal.REVERSAL`), takes out what it names (a
+removal), changes it "from X to Z", or says it again with another figure or the opposite
+(:mod:`scribed.compress.restate`) replaces it and names it as superseded, so a reversed decision is
+never shown as current. Fed a turn's lines at a time (those :data:`WORDS` names), in time linear
+in the session.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import re
 
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
-from scribed.compress.reversal import REMOVAL, REVERSAL, names_removed, removal_heads
+from scribed.compress.restate import Statement, restates, statement
+from scribed.compress.reversal import CHANGE, REMOVAL, REVERSAL, names_changed, names_removed, removal_heads
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
@@ -33,7 +37,7 @@ _DECISION_MORE = re.compile(
     r"(?:we should|let(?:'|’)?s|we(?:'|’)ll)?|"
     # a reversal naming what it reverses: "reversing the earlier call: …", "overriding my decision —"
     r"(?P<rev>\b(?:revers|revert|overrid)\w*\s+(?:(?:the|our|my|that)\s+)?(?:(?:earlier|previous|last|original)\s+)?"
-    r"(?:call|decision|choice|plan|approach)\s*[:—–-]+))\s*(?P<d>[^;]+)",
+    r"(?:call|decision|choice|plan|approach)\s*[:—–-]+))\s*(?P<d>.+)",
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(
@@ -74,64 +78,98 @@ class Decisions:
     """Decisions, fed a turn's lines at a time.
 
     Linear in the session: decisions are kept by text (unique, in order of their last statement)
-    and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once.
+    and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once;
+    a restatement looks up the few earlier decisions with its words (:attr:`stated`).
     """
 
     def __init__(self) -> None:
         self.found: dict[str, Anchor] = {}  # by _decision_key
         self.keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
-        self.removals = [MAX_REMOVALS]  # removal look-ups left (bounded work on a flood of them)
+        self.removals = [MAX_REMOVALS]  # removal and change look-ups left (bounded work on a flood)
+        # a statement's shape (its words, up to each cut too) -> the keys of the newest decisions with it
+        self.stated: dict[str, list[str]] = {}
+        # a decision's first clause (to ";") -> the key of the newest decision saying it: "store sessions in
+        # SQLite via src/store.py; implement the schema", then "… via `src/store.py`", is one decision
+        self.heads: dict[str, str] = {}
+        self.statements = MAX_STATED  # decisions whose statement is still read (bounded work on a flood)
 
     def feed(self, t: Turn, ls: list[str]) -> None:
         """``t``'s lines that mention a decision word (:func:`lines.mentioning` with :data:`WORDS`)."""
         for line in ls:
-            _decision_line(t, line, self.found, self.keys, self.removals)
+            self._line(t, line)
 
     def result(self) -> list[Anchor]:
         return list(self.found.values())
 
-
-def _decision_line(
-    t: Turn,
-    line: str,
-    found: dict[str, Anchor],
-    keys: dict[str, tuple[str, set[str]]],
-    removals: list[int] | None = None,
-) -> None:
-    """Record the decision one line states (a reversal replaces the decision it reverses)."""
-    m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
-    if not m:
-        return
-    text = clean(_first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
-    if len(text) < MIN_DECISION_CHARS:
-        return
-    superseded: str | None = None
-    named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
-    if found and not named and not REVERSAL.search(line) and REMOVAL.search(text) and _spend(removals):
-        # "Decision: remove the advisory lock": it reverses only the decision it names (in what
-        # the decision says, not a question before it: "Should we remove X? Decision: not yet.")
-        recent = itertools.islice(reversed(found.items()), REVERSAL_WINDOW)
-        heads = removal_heads(text)  # a set test per earlier decision before the full one
-        candidates = [a for k, a in recent if not heads.isdisjoint(keys[k][1])][:REMOVAL_CANDIDATES]
-        if (target := next((a for a in candidates if names_removed(text, a.text)), None)) is not None:
-            superseded = target.text
-            del found[_decision_key(target.text)]
-    elif found and (named or REVERSAL.search(line)):
-        target = _reversal_target(line, found, keys)
-        if target is None and named:
-            target = next(reversed(found.values()))  # the call it names is the last one made
+    def _line(self, t: Turn, line: str) -> None:
+        """Record the decision one line states (a reversal replaces the decision it reverses)."""
+        m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
+        if not m:
+            return
+        text = clean(_first_sentence(m.group("d")).split(", since ")[0])
+        if len(text) < MIN_DECISION_CHARS:
+            return
+        found, keys = self.found, self.keys
+        self.statements -= 1
+        st = statement(text) if self.statements >= 0 else None
+        target = self._target(m, line, text, st) if found else None
+        superseded: str | None = None
         if target is not None:
             superseded = target.text
             del found[_decision_key(target.text)]
-    key = _decision_key(text)  # the user's src/store.py and the assistant's `src/store.py`: one decision
-    found.pop(key, None)
-    found[key] = Anchor("decision", text, t.line, superseded)
-    if key not in keys:
-        keys[key] = (text.lower(), _words(text))
+        key = _decision_key(text)  # the user's src/store.py and the assistant's `src/store.py`: one decision
+        head = _decision_key(text.split(";", 1)[0])
+        if (said := self.heads.get(head, key)) != key and said in found and superseded is None:
+            if said.startswith(key):  # said again in fewer clauses: what it said besides stays
+                key, text = said, found[said].text
+            elif key.startswith(said):  # said again with more: the fuller one stands for both
+                del found[said]
+        found.pop(key, None)
+        found[key] = Anchor("decision", text, t.line, superseded)
+        self.heads[head] = key
+        if key not in keys:
+            keys[key] = (text.lower(), _words(text))
+        for shape in st.shapes if st is not None else ():  # filed for a later restatement
+            newest = self.stated.setdefault(shape, [])
+            newest.append(key)
+            del newest[:-RESTATED_CANDIDATES]
+
+    def _target(self, m: re.Match[str], line: str, text: str, st: Statement | None) -> Anchor | None:
+        """The earlier decision the one ``m`` found in ``line`` (stating ``text``, ``st``) replaces."""
+        found = self.found
+        named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
+        if st is not None and (target := self._restated(text, st)) is not None:
+            return target
+        rev = REVERSAL.search(line)
+        if not named and not rev and REMOVAL.search(text) and _spend(self.removals):
+            # "Decision: remove the advisory lock": it reverses only the decision it names (in what
+            # the decision says, not a question before it: "Should we remove X? Decision: not yet.")
+            recent = itertools.islice(reversed(found.items()), REVERSAL_WINDOW)
+            heads = removal_heads(text)  # a set test per earlier decision before the full one
+            candidates = [a for k, a in recent if not heads.isdisjoint(self.keys[k][1])][:REMOVAL_CANDIDATES]
+            return next((a for a in candidates if names_removed(text, a.text)), None)
+        if named or rev:
+            target = _reversal_target(line, found, self.keys)
+            if target is None and named:
+                target = next(reversed(found.values()))  # the call it names is the last one made
+            return target
+        if self.removals[0] > 0 and CHANGE.search(text) and _spend(self.removals):  # "switch … from X to Z"
+            latest = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)
+            return next((a for a in latest if names_changed(text, a.text)), None)
+        return None
+
+    def _restated(self, text: str, st: Statement) -> Anchor | None:
+        """The newest earlier decision ``text`` (stating ``st``) says again with another figure or the
+        opposite ("Target Python 3.13" after "Target Python 3.11", "Don't use Redis" after "Use Redis")."""
+        for k in reversed(self.stated.get(st.shape, ())):
+            a = self.found.get(k)
+            if a is not None and restates(text, a.text):
+                return a
+        return None
 
 
 def _spend(left: list[int] | None) -> bool:
-    """Take one removal look-up from ``left`` (None: unbounded); False when none is left."""
+    """Take one removal or change look-up from ``left`` (None: unbounded); False when none is left."""
     if left is None:
         return True
     left[0] -= 1
@@ -144,8 +182,10 @@ def _decision_key(text: str) -> str:
 
 # How many of the most recent decisions a reversal is matched against (bounds the work per line).
 REVERSAL_WINDOW = 64
-MAX_REMOVALS = 500  # removal decisions of one session looked back for (a real one states a few)
+MAX_REMOVALS = 500  # removal and change decisions of one session looked back for (a real one states a few)
 REMOVAL_CANDIDATES = 2  # of those holding a removal's head term, the newest judged in full (5 MB of removals)
+RESTATED_CANDIDATES = 4  # the newest decisions kept per statement shape (a restatement judges these)
+MAX_STATED = 2_000  # decisions of one session whose statements are read (a real one states a few dozen)
 
 
 def _reversal_target(

@@ -219,7 +219,9 @@ class ExtractiveCompressor:
         )
         spent += _headers(summary) + KEY_POINTS_HEADER
         stale = [a.superseded for a in anchors if a.type == "decision" and a.superseded]
-        summary.key_points = _key_points(turns, budget - spent - reserve, text, fixed, stale)
+        # A key point repeating a decision is an echo of it, whatever the decision superseded.
+        echoes = [x.split(" (supersedes: ", 1)[0] for x in fixed]
+        summary.key_points = _key_points(turns, budget - spent - reserve, text, echoes, stale)
         text += "\n" + "\n".join(summary.key_points)
         facts: list[str] = []
         issues = [a.text for a in anchors if a.type == "issue" and not anchors_mod.present(a, text)]

@@ -8,7 +8,13 @@ A later fact reverses an earlier one when it has reversal wording and names what
 * "instead of X" / "rather than X": X's lead (up to a preposition) appears in the earlier fact;
 * "reversed / reverted / dropped / replaced / scrapped (the earlier decision to) X", "no longer X",
   "X is replaced / dropped / no longer used": most of X's words (and identifiers) are in it;
+* "change / switch / move / migrate / upgrade … (the Y) from X to Z": X's lead appears in the earlier
+  fact, as for "instead of X", or the change names nothing besides X, Z and its verb (it is X's
+  change everywhere);
 * otherwise reversal wording alone and at least half of the earlier fact's content words repeated.
+
+A fact that says an earlier one again with another figure, or the opposite of it, reverses it too
+(:mod:`scribed.compress.restate`), whatever its wording.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import functools
 import itertools
 import re
 from collections.abc import Iterable
+
+from scribed.compress.restate import differs, restates
 
 NEAR_DUP = 0.9  # token-set Jaccard at or above which two facts are the same fact
 OVERLAP = 0.5  # share of an earlier fact's content words a reversal must repeat
@@ -27,6 +35,8 @@ MIN_WORD = 3  # shorter words are not content words (unless they hold a digit)
 SHORT_FACT_TERMS = 6  # a fact this short is about any one term "instead of" names
 MIN_OVERLAP_WORDS = 3  # an earlier fact needs this many content words for an overlap reversal
 ADVERB_CHARS = 6  # a word ending in "ly" this long is an adverb ("completely"), not a thing named
+NAMED = 2.0  # the score of a reversal naming the earlier fact ("instead of X", "from X to Z")
+RESTATED = 2.0  # the score of a restatement (another figure, the other polarity): it names it whole
 
 _SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
 _MD = re.compile(r"[`*_>#\[\]()~|]")
@@ -49,12 +59,24 @@ REMOVAL = re.compile(
     r"stop(?:s|ped|ping)?\s+using)\b",
     re.IGNORECASE,
 )
+# Changing a thing from one value to another names the one it leaves ("switch the cache from Memcached
+# to Redis", "upgrade Python from 3.11 over to 3.13", "the migration from Jest to Vitest"): a verb or
+# noun of change, then "from X to Z". Without the change ("copy the files from S3 to GCS", "export
+# from Postgres to BigQuery") the earlier place stays in use: nothing is named as left.
+CHANGE = re.compile(
+    r"\b(?P<verb>switch\w*|mov(?:e|es|ed|ing)|migrat\w*|chang(?:e|es|ed|ing)|convert\w*|"
+    r"transition\w*|shift\w*|swap\w*|upgrad\w*|downgrad\w*|bump\w*|updat(?:e|es|ed|ing)|go(?:es|ing)?|went)\b"
+    r"(?:[^.;!?\n]|\.(?=\w)){0,60}?\bfrom\s+(?P<x>`[^`\n]{1,80}`|[^\s,;:!?]+(?:\s+[^\s,;:!?]+){0,5}?)"
+    r"\s+(?:over\s+)?to\s+(?P<y>`[^`\n]{1,80}`|(?:[^.,;:!?\n]|\.(?=\w)){1,80})",
+    re.IGNORECASE,
+)
 # A removal's target ends before its reason or what comes next ("remove the lock because it
 # deadlocks", "remove the lock and use a Redis lease", "remove the lock (it deadlocks)").
 _REASON_OR_NEXT = re.compile(
     r"\s(?:and|but|because|since|as|so|while|until|when|unless|then)\s|\s*[(,\u2013\u2014]|\s-\s", re.I
 )
-# A removal said not to happen: "don't remove", "do not delete", "never rip out", "no need to remove".
+# A removal (or a change) said not to happen: "don't remove", "do not delete", "never rip out", "no need
+# to remove", or wished, proposed or asked for ("Priya wants to switch …").
 _NEGATED_BEFORE = re.compile(
     r"(?:\b(?:not|never|no need to|shouldn't|won't|can't|cannot|against|nobody|no one|wants?|wanted|"
     r"would like|suggest\w*|propos\w*|asks?|asked|consider\w*|debat\w*)|n't)"
@@ -132,10 +154,12 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def near_dup(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one fact: the same words, or nearly, and not one statement with
+    another figure or the other polarity ("keep logs for 30 days" is not "… for 90 days")."""
     na, nb = norm(a), norm(b)
     if not na or not nb:
         return False
-    return na == nb or jaccard(set(na.split()), set(nb.split())) >= NEAR_DUP
+    return (na == nb or jaccard(set(na.split()), set(nb.split())) >= NEAR_DUP) and not differs(a, b)
 
 
 def same_fact(ref: str, text: str) -> bool:
@@ -166,6 +190,50 @@ def _named(new_text: str) -> list[str]:
     return [x for x in leads if x]
 
 
+@functools.lru_cache(maxsize=4096)
+def _changes(new_text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """What "change … from X to Z" names: X's lead, normalised, and what the change is about (the
+    terms of its sentence but X's, Z's lead's and the verb's: "the cache" of "switch the cache from
+    Memcached to Redis"; none: X changes everywhere)."""
+    out = []
+    for m in CHANGE.finditer(new_text):
+        if _unsaid(new_text, m):
+            continue  # "don't switch …", "Priya wants to switch …", "should we switch …?"
+        x, y = m.group("x"), m.group("y")
+        lead = norm(x) if x.startswith("`") else _lead(x)
+        to = norm(y) if y.startswith("`") else _lead(y)
+        if lead:
+            lo = max((c.end() for c in _SENTENCE_STOP.finditer(new_text, 0, m.start())), default=0)
+            end = _SENTENCE_STOP.search(new_text, m.end())
+            said = new_text[lo : end.start() if end else len(new_text)]
+            about = set(_seq(said)) - set(_seq(x)) - set(_seq(to)) - set(_seq(m.group("verb")))
+            out.append((lead, frozenset(about)))
+    return tuple(out)
+
+
+def _about(x: str, old_text: str, old_seq: set[str]) -> bool:
+    """Whether the earlier fact is about what a reversal names (normalised ``x``): it is there, a
+    quarter of its terms at least, and more than one term, or the fact is short, or an identifier."""
+    xs = set(_seq(x))
+    return (
+        f" {x} " in f" {norm(old_text)} "
+        and len(xs & old_seq) >= max(1, len(old_seq) / 4)
+        and (len(xs) > 1 or len(old_seq) <= SHORT_FACT_TERMS or _codeish(old_text, x))
+    )
+
+
+def names_changed(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` changes what ``old_text`` is about from one thing to another ("switch the
+    cache from Memcached to Redis" and "use Memcached for the cache"): the earlier fact is about X,
+    and shares one of the change's other terms, or the change has none."""
+    old_text = claim(old_text)
+    old_seq = set(_seq(old_text))
+    return any(
+        _about(x, old_text, old_seq) and (not about or bool(about & old_seq))
+        for x, about in _changes(new_text)
+    )
+
+
 def _codeish(raw: str, term: str) -> bool:
     """Whether ``term`` is written like an identifier in ``raw``: with a digit, in backticks, or
     inside a token joined by ``-``/``_``/``.``/``/``."""
@@ -187,8 +255,7 @@ def targets(text: str) -> tuple[str, ...]:
     for m in _VERB_TARGET.finditer(text):
         x = m.group("x")
         if REMOVAL.match(m.group(0)):  # what is taken out ends where a reason or a next step starts
-            lo = max(0, m.start() - 80, *(c.end() for c in _SENTENCE_STOP.finditer(text, 0, m.start())))
-            if _NEGATED_BEFORE.search(text, lo, m.start()) or _asked(text, m.end()):
+            if _unsaid(text, m):
                 continue  # "don't remove the lock", "should we remove the lock?" keep it
             x = _REASON_OR_NEXT.split(x, maxsplit=1)[0]
         elif m.group(0)[:5].lower().startswith("repla"):
@@ -201,6 +268,13 @@ def targets(text: str) -> tuple[str, ...]:
         starts = [c.end() for c in _CLAUSE_START.finditer(text, 0, m.start())]
         out.append(text[(starts[-1] if starts else 0) : m.start()][-120:])
     return tuple(t for t in out if terms(t))
+
+
+def _unsaid(text: str, m: re.Match[str]) -> bool:
+    """Whether the act ``m`` found is said not to happen, wished or asked: negated or hedged before
+    it in its sentence (:data:`_NEGATED_BEFORE`), or in a question."""
+    lo = max(0, m.start() - 80, *(c.end() for c in _SENTENCE_STOP.finditer(text, 0, m.start())))
+    return _NEGATED_BEFORE.search(text, lo, m.start()) is not None or _asked(text, m.end())
 
 
 def _asked(text: str, pos: int) -> bool:
@@ -268,8 +342,15 @@ def claim(text: str) -> str:
 
 
 def may_reverse(text: str) -> bool:
-    """Whether ``text`` has any wording a reversal needs (:data:`REVERSAL`, or :data:`REMOVAL`)."""
-    return REVERSAL.search(text) is not None or REMOVAL.search(text) is not None
+    """Whether ``text`` has any wording a reversal needs (:data:`REVERSAL`, :data:`REMOVAL` or
+    :data:`CHANGE`); a restatement (:func:`restated`) needs none."""
+    return any(p.search(text) is not None for p in (REVERSAL, REMOVAL, CHANGE))
+
+
+def restated(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` says ``old_text`` again with another figure or the other polarity
+    (:func:`scribed.compress.restate.restates`, on what each states: its :func:`claim`)."""
+    return restates(claim(new_text), claim(old_text))
 
 
 def names_removed(new_text: str, old_text: str) -> bool:
@@ -305,25 +386,24 @@ def _removal_score(new_text: str, old_text: str) -> float:
 def reversal_score(new_text: str, old_text: str) -> float:
     """How strongly ``new_text`` reverses ``old_text`` (0 = it does not); see the module docstring.
     2 or more: it names the earlier fact ("instead of X" with X there, or most of a named target)."""
+    if restated(new_text, old_text):
+        return RESTATED
     if near_dup(new_text, old_text):
         return 0.0
+    if names_changed(new_text, old_text):
+        return NAMED
     if not REVERSAL.search(new_text):  # a removal: only by naming what it removes
         return _removal_score(new_text, old_text) if REMOVAL.search(new_text) else 0.0
     old_text = claim(old_text)
-    old_norm = f" {norm(old_text)} "
     named = _named(new_text)
     old_seq = set(_seq(old_text))
     for x in named:
-        # X is there, and is what the earlier fact is about: a quarter of its terms (one term: an
-        # identifier, or a short fact), and one more term in common besides X
-        xs = set(_seq(x))
-        about = len(xs & old_seq) >= max(1, len(old_seq) / 4) and (
-            len(xs) > 1 or len(old_seq) <= SHORT_FACT_TERMS or _codeish(old_text, x)
-        )
-        if f" {x} " in old_norm and about and (old_seq - xs) & set(_seq(new_text)):
-            return 2.0
+        # X is there, and is what the earlier fact is about (:func:`_about`), and one more term in
+        # common besides X
+        if _about(x, old_text, old_seq) and (old_seq - set(_seq(x))) & set(_seq(new_text)):
+            return NAMED
     best = max((_names(t, old_text) for t in targets(new_text)), default=0.0)
-    if best or named or targets(new_text):
+    if best or named or targets(new_text) or _changes(new_text):
         return best  # it names what it reverses, and that is not this fact
     ow, nw = words(old_text), words(new_text)
     if len(ow) < MIN_OVERLAP_WORDS or not nw:
@@ -336,21 +416,27 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
     """What an earlier fact must hold for :func:`reversal_score` to be above 0: for one probe
     ``(terms, need, most)`` at least, ``need`` of ``terms`` among the earlier fact's
     :func:`seq_terms` (of its :func:`claim`), and at most ``most`` such terms in all (0: any
-    number). No probe: nothing can be reversed. Lets an index look at the few facts holding a rare
-    term instead of scoring every fact (the bounds are loose, never tight)."""
-    if not REVERSAL.search(new_text):  # a removal reverses by a named target alone
-        return [p for t in targets(new_text) if (p := _target_probe(t))] if REMOVAL.search(new_text) else []
-    named, tgts = _named(new_text), targets(new_text)
-    if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
-        nw = words(new_text)
-        return [(frozenset(nw), least(len(nw), OVERLAP / 2), 0)] if nw else []
+    number). No probe: nothing can be reversed by wording (a restatement, :func:`restated`, is
+    found by its words: ``BlockIndex.restating``). Lets an index look at the few facts holding a
+    rare term instead of scoring every fact (the bounds are loose, never tight)."""
+    rev = REVERSAL.search(new_text)
+    named = [*(_named(new_text) if rev else ()), *(x for x, _ in _changes(new_text))]
     out = []
-    for x in named:  # "instead of X": all of X's terms, and they are a quarter of the earlier fact's
+    for x in named:  # "instead of X", "from X to Z": all of X's terms, a quarter of the earlier fact's
         xs = frozenset(_seq(x))
         if xs:
             out.append((xs, len(xs), 4 * len(xs)))
-    out += [p for t in tgts if (p := _target_probe(t))]
-    return out
+    if not rev:  # a removal reverses by a named target alone
+        return (
+            out + [p for t in targets(new_text) if (p := _target_probe(t))]
+            if REMOVAL.search(new_text)
+            else out
+        )
+    tgts = targets(new_text)
+    if not (named or tgts):  # overlap alone: a quarter of the new fact's content words repeated
+        nw = words(new_text)
+        return [(frozenset(nw), least(len(nw), OVERLAP / 2), 0)] if nw else []
+    return out + [p for t in tgts if (p := _target_probe(t))]
 
 
 def _core(target: str, have: Iterable[str] = ()) -> list[str]:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scribed.compress.entry import one_line
+from scribed.compress.restate import differs
 from scribed.compress.reversal import (
     NEAR_DUP,
     OVERLAP,
@@ -175,7 +176,7 @@ class WikiDoc:
         result = MergeResult(self.topic, "added", block.label, blk=block)
         # A later fact that reverses this one is already here (facts promoted out of order).
         for b in self.index().reversing_since(fact.date, block):
-            if b.active and b.reverses_any() and reverses(b, block):
+            if b.active and reverses(b, block):
                 block.status = f"superseded by {b.label}"
                 result.superseded_by = b.label
                 break
@@ -195,7 +196,8 @@ class WikiDoc:
         if fact.exact:
             dups = ix.ordered(ix.exact.get(n, ()))
         else:
-            dups = [b for b in ix.dups(n, toks) if b.is_dup(n, toks)]
+            # alike words, but not one statement with another figure or the other polarity
+            dups = [b for b in ix.dups(n, toks) if b.is_dup(n, toks) and not differs(fact.text, b.text)]
         if _titled(fact.title, fact.text):
             # two decisions with their own, different titles are two decisions, however alike
             dups = [b for b in dups if not _titled(b.title, b.text) or norm(b.title) == norm(fact.title)]
@@ -227,8 +229,9 @@ class WikiDoc:
         return ix.ordered([*named, *ix.reversed_by(new.text)])
 
     def _reversed_by(self, new: Block, min_score: float = 0.0) -> list[Block]:
-        """Earlier active blocks ``new`` reverses: the one its ``supersedes`` names, else the best overlap."""
-        if not new.reverses_any():
+        """Earlier active blocks ``new`` reverses: the one its ``supersedes`` names, else the best
+        score (a restatement of one, or its wording naming it)."""
+        if not new.reverses_any() and new.stated() is None:
             return []
         ix = self.index()
 
@@ -244,7 +247,8 @@ class WikiDoc:
             if named:
                 return named[-1:]
         best: tuple[float, Block] | None = None
-        for b in ix.reversed_by(new.text):
+        found = ix.reversed_by(new.text) if new.reverses_any() else ix.restating(new.text)
+        for b in found:
             if not earlier(b):
                 continue
             score = reversal_score(new.text, b.text)
@@ -339,7 +343,7 @@ class Wiki:
             for old in r.superseded
         ]
         new = r.blk
-        if new is not None and new.active and new.reverses_any():
+        if new is not None and new.active and (new.reverses_any() or new.stated() is not None):
             for topic in self.topics():
                 if topic == fact.topic:
                     continue

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 
 from scribed.compress.entry import fence_step, one_line
-from scribed.compress.reversal import NEAR_DUP, may_reverse, norm, reversal_score, same_fact
+from scribed.compress.restate import Statement, statement
+from scribed.compress.reversal import NEAR_DUP, claim, may_reverse, norm, reversal_score, same_fact
 from scribed.names import normalize_name
 
 TITLE_CHARS = 100
@@ -45,12 +46,13 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
 
 
-# Every alternative of REVERSAL and REMOVAL holds one of these, lowercased: an ASCII text holding none cannot
+# Every alternative of REVERSAL, REMOVAL and CHANGE holds one of these, lowercased: an ASCII text holding none cannot
 # match (a search costs ~8 µs a block, and a wiki of 10,000 blocks is indexed on every promotion).
 # Other texts go to the pattern itself (IGNORECASE also folds a few non-ASCII letters).
 _REVERSAL_WORDS = (
     "rever", "supersed", "instead", "no longer", "scra", "rather than", "replac", "drop", "abandon",
     "undo", "retir", "change", "on second thought", "actually,", "remov", "delet", "rip", "rid", "stop", "ditch", "elimin", "phas",
+    "from",
 )  # fmt: skip
 
 
@@ -171,6 +173,7 @@ class Block:
     dirty: bool = True
     _key: tuple[str, str, frozenset[str]] | None = None  # (text, norm, tokens) cache for matching
     _rev: tuple[str, bool] | None = None  # (text, has reversal wording) cache
+    _st: tuple[str, Statement | None] | None = None  # (text, what it states) cache
 
     def key(self) -> tuple[str, frozenset[str]]:
         text = self.text
@@ -187,6 +190,14 @@ class Block:
         if self._rev is None or self._rev[0] != text:
             self._rev = (text, _may_reverse(text) and may_reverse(text))
         return self._rev[1]
+
+    def stated(self) -> Statement | None:
+        """What this fact states (:func:`~scribed.compress.restate.statement` of its claim): a later
+        fact may say it again with another figure or the opposite, and so reverse it."""
+        text = self.text
+        if self._st is None or self._st[0] != text:
+            self._st = (text, statement(claim(text) if "**" in text else text))
+        return self._st[1]
 
     def is_dup(self, n: str, toks: frozenset[str]) -> bool:
         """``near_dup`` against a pre-normalized text (merging hundreds of facts stays fast)."""

@@ -8,6 +8,10 @@ through postings (normalised text → blocks, token → blocks, term → blocks;
 thresholds); the caller then applies the exact same test to those few, in block order, so the
 result is the one a scan gives.
 
+A fact saying an earlier one again with another figure or the opposite (:func:`restated`) is
+found by its words instead: each block is posted under the shapes a statement covering it has
+(``restate.Statement.shapes``), the newest RESTATED_CANDIDATES of each kept in the answer.
+
 Counting filter: a token set with Jaccard ≥ t to ``A`` holds ``need`` ≥ t·|A| of ``A``'s tokens,
 so at least one of any ``|A| - need + 1`` of them: the index looks up the rarest.
 """
@@ -18,6 +22,7 @@ import bisect
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from scribed.compress.restate import statement
 from scribed.compress.reversal import (
     CONTAINED_CHARS,
     NEAR_DUP,
@@ -31,6 +36,7 @@ from scribed.compress.reversal import (
 from scribed.tiers.wiki_block import Block
 
 EXTRA = 2  # postings counted beyond the least needed (see holding)
+RESTATED_CANDIDATES = 16  # the newest blocks of one statement shape a restatement is tested against
 
 
 def _one_apart_upto() -> int:
@@ -88,6 +94,9 @@ class BlockIndex:
         self.probe_of: dict[int, list[tuple[frozenset[str], int, int]]] = {}
         self.named_upto = 0  # blocks in names/tokens/inner/short so far
         self.terms_upto = 0  # blocks in terms/sized so far
+        self.shaped: defaultdict[str, list[Block]] = defaultdict(list)  # a statement's shape → blocks
+        self.covered: defaultdict[str, list[Block]] = defaultdict(list)  # a covering one's shape → blocks
+        self.stated_upto = 0  # blocks in shaped/covered so far
 
     def sync(self, blocks: list[Block]) -> BlockIndex:
         """Index the blocks appended since the last call (all of them for another list)."""
@@ -159,6 +168,15 @@ class BlockIndex:
                 sized[tok, size].append(b)
         self.terms_upto = len(self.blocks)
 
+    def _sync_statements(self) -> None:
+        for b in self.blocks[self.stated_upto :]:
+            st = b.stated()
+            if st is not None:
+                self.shaped[st.shape].append(b)
+                for shape in st.shapes:
+                    self.covered[shape].append(b)
+        self.stated_upto = len(self.blocks)
+
     def note_refs(self, refs: Iterable[str]) -> None:
         """Entry ids a block now names (it was added, or gained a source)."""
         for r in refs:
@@ -223,9 +241,27 @@ class BlockIndex:
         found += self.short
         return self.ordered(found)
 
+    def restating(self, text: str) -> list[Block]:
+        """Blocks ``text`` may say again with another figure or the opposite (:func:`restated`): the
+        newest of those its words cover."""
+        st = statement(claim(text) if "**" in text else text)
+        if st is None:
+            return []
+        self._sync_statements()
+        return self.covered.get(st.shape, [])[-RESTATED_CANDIDATES:]
+
+    def restated_by(self, older: Block) -> list[Block]:
+        """Blocks that may say ``older`` again with another figure or the opposite: the newest of
+        those whose words cover it."""
+        st = older.stated()
+        if st is None:
+            return []
+        self._sync_statements()
+        return [b for shape in st.shapes for b in self.shaped.get(shape, [])[-RESTATED_CANDIDATES:]]
+
     def reversed_by(self, text: str) -> list[Block]:
         """Blocks ``reversal_score(text, block.text)`` may be above 0 for."""
-        found: list[Block] = []
+        found: list[Block] = self.restating(text)
         pr = probes(text)
         if pr:
             self._sync_terms()
@@ -245,7 +281,7 @@ class BlockIndex:
         needs the reversed fact to hold (the probes, kept per block)."""
         i = bisect.bisect_left(self.reversing, date, key=lambda r: r[0])
         terms: set[str] | None = None
-        found = []
+        found = [b for b in self.restated_by(older) if b.date >= date]
         for _, _, b in self.reversing[i:]:
             if b.supersedes:
                 found.append(b)

@@ -49,7 +49,7 @@ def reference_decisions(turns: list[Turn]) -> list[Anchor]:
         )
         if not m:
             continue
-        text = anchor_text.clean(decisions._first_sentence(m.group("d")).split(";")[0].split(", since ")[0])
+        text = anchor_text.clean(decisions._first_sentence(m.group("d")).split(", since ")[0])
         if len(text) < 4:
             continue
         superseded: str | None = None
@@ -295,3 +295,24 @@ def test_5mb_of_removal_decisions_in_under_5_seconds(tmp_path: Path) -> None:
     session = five_mb_hot_session(tmp_path, removal_line)
     took = cpu(anchors._decisions, session.turns)
     assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
+
+
+def restated_line(i: int) -> str:
+    """A decision with a figure, then one saying it again with another figure or negated, every
+    decision of one of seven shapes (a restatement's look-up finds earlier ones each time)."""
+    k = i % 7
+    if i % 3 == 0:
+        return f"Decision: keep the logs of module {k} for {i} days."
+    if i % 3 == 1:
+        return f"Decision: don't keep the logs of module {k} for {i - 1} days."
+    return f"Decision: keep the logs of module {k} for {i} days; rotate them in src/mod_{k}/log_{i}.py."
+
+
+def test_5mb_of_restated_decisions_in_under_5_seconds(tmp_path: Path) -> None:
+    """Restatements (another figure, a negation) look up the newest decisions with their words: a
+    session's first 2,000 decisions are read so, the newest 4 of a shape judged."""
+    session = five_mb_hot_session(tmp_path, restated_line)
+    took = cpu(anchors._decisions, session.turns)
+    assert took < 5, f"{took:.1f} s for {len(session.turns)} paragraphs"
+    got = anchors._decisions(session.turns[:30])
+    assert [a.text for a in got if a.superseded] and len(got) < 30  # they did supersede
