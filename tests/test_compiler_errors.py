@@ -250,3 +250,16 @@ def test_a_marked_failure_and_a_quoted_diagnostic_are_the_diagnostic_alone() -> 
     assert error_fixes.fix_sentences("The flaky import is fixed and the remaining tests pass.") == [
         "The flaky import is fixed and the remaining tests pass."
     ]
+
+
+def test_markers_pasted_many_times_are_bounded_and_one_word_errors_stay() -> None:
+    """A review's: a line of 1,200 `error: ` markers raised RecursionError (the whole file was
+    skipped on every run), and 40 of them took 16.9 s; `Error: EOF` was taken for progress marks."""
+    import time
+
+    t0 = time.process_time()
+    turn = _turn(0, "user", "\n".join(["error: " * 1200] * 40), "message")
+    errors.errors_in_turn(turn)
+    assert time.process_time() - t0 < 2.0
+    for line in ("Error: EOF", "Error: null", "error: EIO"):
+        assert errors.error_in_line(line) == line

@@ -227,3 +227,27 @@ def test_a_cold_restatement_supersedes_before_its_own_ttl(tmp_path: Path) -> Non
         "decisions", (layout.wiki / "decisions.md").read_text()
     ).blocks  # old: under Superseded
     assert new.active and old.status == "superseded by 2026-10-06: We will target Python 3.13"
+
+
+def test_a_label_or_two_figures_changed_is_another_statement_and_the_last_written_wins() -> None:
+    """A review's: "retry 5 times on 429" superseded "retry 3 times on 503" (two figures changed:
+    another case, not another value), "the v2 endpoint …" superseded "the v1 endpoint …" (a
+    figure naming which one), and in the wiki a same-day restatement was filed backwards."""
+    from scribed.compress.restate import restates
+
+    assert not restates("Decision: retry 5 times on 429.", "Decision: retry 3 times on 503.")
+    assert not restates("the v2 endpoint stays read-only", "the v1 endpoint stays read-only")
+    assert restates("retry 5 times on 503", "retry 3 times on 503")
+    assert restates("Use 8 workers for the importer", "Use 4 workers for the importer")
+
+
+def test_a_same_day_restatement_in_the_wiki_supersedes_the_one_before_it() -> None:
+    for old, new in (
+        ("Target Python 3.11 for the API.", "Target Python 3.13 for the API."),
+        ("Use Redis for sessions.", "Don't use Redis for sessions."),
+    ):
+        d = doc(fact(old, date="2026-12-07"))
+        d.add(fact(new, date="2026-12-07", ref="e-000000000002", agent="riker"))
+        active = [b.text for b in d.blocks if b.active]
+        assert any(new.rstrip(".") in t for t in active), (old, new, active)
+        assert not any(old.rstrip(".") in t for t in active), (old, new, active)

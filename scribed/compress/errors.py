@@ -99,8 +99,15 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
     if len(s) < MIN_ERROR_CHARS or _NOT_ERROR.search(s):
         return None
     s = _PYTEST_E.sub("", s)
-    if s.startswith("error: ") and (inner := error_in_line(s[7:], strict=strict)) is not None:
-        return inner  # a failed tool's output marked "error: " before its own error line
+    # a failed tool's output marked "error: " before its own error line (one marker: no recursion
+    # deeper than one call, and a marker before another is no diagnostic's)
+    if (
+        s.startswith("error: ")
+        and not s.startswith("error: error:")
+        and len(s) <= MARKED_CHARS
+        and (inner := error_in_line(s[7:], strict=strict)) is not None
+    ):
+        return inner
     m = _EXC.match(s)
     if m:
         return m.group("e")
@@ -126,19 +133,14 @@ def _output_error(line: str, s: str) -> str | None:
 def _progress(error: str) -> bool:
     """Whether an ``error:`` line says nothing but a test runner's progress (``error: EEE``,
     ``error: ....F.``: a failed tool's output marked as an error, its first line a run of marks):
-    one word without a digit, of three characters or fewer repeated. Its real errors follow."""
+    a word of two or more of pytest's and unittest's result marks. Its real errors follow; a one
+    word error (``Error: EOF``, ``error: EIO``) is one."""
     head, sep, said = error.partition(":")
-    word = said.strip()
-    return (
-        bool(sep)
-        and head.lower() == "error"
-        and " " not in word
-        and len(set(word)) <= _RUN_CHARS
-        and not any(c.isdigit() for c in word)
-    )
+    return bool(sep) and head.lower() == "error" and _MARKS.fullmatch(said.strip()) is not None
 
 
-_RUN_CHARS = 3  # as units.RUN_CHARS: a word of this many distinct characters or fewer is a run
+_MARKS = re.compile(r"[.EFsSxX]{2,}")  # pass, error, failure, skip, xfail/xpass
+MARKED_CHARS = 480  # a marked line longer than this is not unwrapped (an error is cut at 240)
 
 
 def _located(line: str, s: str, *, severity: bool = False) -> str | None:

@@ -136,13 +136,18 @@ def _label(text: str, toks: list[str], i: int) -> bool:
     if i == 0 or not _BARE.fullmatch(toks[i]):
         return False
     before = toks[i - 1]
+    after = toks[i + 1] if i + 1 < len(toks) else ""
+    if before in _DETERMINERS and after and after not in _KIND:
+        return True  # "the v2 endpoint", "our 3 replicas": which one, not how much
     if before in _KIND or _FIGURE.fullmatch(before):
-        return False  # "to 22", "the v2 API": a value
+        return False  # "to 22": a value
     written = _TOKEN.findall(text)
     if len(written) != len(toks) or not written[i - 1][:1].islower():
         return False  # "Node 22", "Python 3": a version of a name
-    after = toks[i + 1] if i + 1 < len(toks) else ""
     return not after or (after in _KIND and after not in _NEGATION)
+
+
+_DETERMINERS = frozenset({"the", "this", "that", "these", "those", "our", "my", "your", "its", "their"})
 
 
 def restates(new: str, old: str) -> bool:
@@ -154,9 +159,10 @@ def restates(new: str, old: str) -> bool:
     n = len(a.words)
     if a.words != b.words[:n] or (n < len(b.words) and n not in b.cuts):
         return False
-    same_figures = a.figures == b.figures[: a.words.count(FIGURE)]
-    if a.negated == b.negated:
-        return not same_figures
+    mine = b.figures[: a.words.count(FIGURE)]
+    same_figures = a.figures == mine
+    if a.negated == b.negated:  # one figure changed: two changed say another thing ("retry 5 times
+        return sum(x != y for x, y in zip(a.figures, mine, strict=True)) == 1  # on 429" after "… 3 … on 503")
     return same_figures and (a.negated or n == len(b.words))
 
 

@@ -281,7 +281,7 @@ class BlockIndex:
         needs the reversed fact to hold (the probes, kept per block)."""
         i = bisect.bisect_left(self.reversing, date, key=lambda r: r[0])
         terms: set[str] | None = None
-        found = [b for b in self.restated_by(older) if b.date >= date]
+        found = [b for b in self.restated_by(older) if b.date > date]  # same day: the one added last wins
         for _, _, b in self.reversing[i:]:
             if b.supersedes:
                 found.append(b)
