@@ -27,6 +27,29 @@ DIAGNOSTICS = [
     r"C:\work\app\a.cpp(10): error C2065: 'count': undeclared identifier",
     "foo.cpp(12,5): fatal error C1083: Cannot open include file: 'x.h'",
     "main.go:10:2: Foo declared and not used",
+    # a test runner's failing test (an exploratory tester's Vitest and Jest runs were no error)
+    "FAIL  src/Table.test.tsx > Table > sorts by due date",  # Vitest's report
+    "● Table › sorts by due date",  # Jest's
+    "● InvoiceList › totals › rounds half up",
+    "FAIL: test_roundtrip (tests.test_codec.CodecTest.test_roundtrip)",  # unittest
+    "× sorts by due date 12ms",  # Vitest's result list (weak: see test_a_runners_report_...)
+    "✕ sorts by due date (18 ms)",  # Jest's
+    "✖ handles leap years (1.2ms)",  # node:test
+    "✗ renders the empty state [0.41ms]",  # bun
+    "× Expected a semicolon",  # SWC (Next.js) prints its diagnostics so (a real Aider session's)
+    "FAIL src/components/Table.test.tsx",  # Jest's suite
+    "Tests:       1 failed, 6 passed, 7 total",  # Jest's tally
+    "Test Suites: 2 failed, 5 passed, 7 total",
+    "Test Files  1 failed | 2 passed (3)",  # Vitest's
+    "Tests  1 failed | 23 passed (24)",
+    # an HTTP client's failure
+    "could not create pull request: HTTP 401: Bad credentials (https://api.github.com/graphql)",  # gh
+    "gh: Resource not accessible by integration (HTTP 403)",
+    "HTTP/1.1 500 Internal Server Error",
+    "< HTTP/1.1 502 Bad Gateway",  # curl -v
+    "HTTP/2 404",  # curl -I
+    "curl: (22) The requested URL returned error: 404",
+    "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Connection refused",
 ]
 
 NOT_ERRORS = [
@@ -40,6 +63,25 @@ NOT_ERRORS = [
     "main.go:12:5: ineffectual assignment to err (ineffassign)",  # linters' findings (a review's)
     "main.go:12:2: should replace loop with copy (S1001)",
     "go build gives ./main.go:44:12: undefined: Config",  # Go's has no severity: only at a line's start
+    # a passing test, a clean tally, a test runner's other marks
+    "✓ sorts by due date",
+    " ✓ src/utils/money.test.ts  (12 tests) 8ms",
+    "Tests  12 passed (12)",
+    "Test Files  3 passed (3)",
+    "Tests:       24 passed, 24 total",
+    "Tests:       0 failed, 24 passed, 24 total",
+    "● Console",  # Jest's console block: no test's path
+    "FAIL",  # go test's last line: names nothing (its --- FAIL: line does)
+    "✖ 4 problems (3 errors, 1 warning)",  # ESLint's count of its findings (each is an error)
+    "❯ ./gen.sh > out.txt",  # a shell prompt's ❯ (Vitest's tree is indented)
+    "❯ src/a.test.ts > Table > sorts",  # at column 0: a prompt, not Vitest's tree
+    # HTTP: a number in prose, a server's log of a request it answered, a success
+    "the 401 page renders",
+    "We got HTTP 401 from the staging API yesterday",  # prose: no client's status line
+    "GET /api/invoices 401 12ms",  # a dev server's log: the answer it gave, often the one wanted
+    '127.0.0.1 - - [07/Dec/2026:10:00:00 +0000] "GET /favicon.ico HTTP/1.1" 404 153',
+    "HTTP/1.1 200 OK",
+    "HTTP/1.1 301 Moved Permanently",
 ]
 
 
@@ -263,3 +305,100 @@ def test_markers_pasted_many_times_are_bounded_and_one_word_errors_stay() -> Non
     assert time.process_time() - t0 < 2.0
     for line in ("Error: EOF", "Error: null", "error: EIO"):
         assert errors.error_in_line(line) == line
+
+
+JEST = """FAIL src/components/Table.test.tsx
+  Table
+    ✓ renders rows (4 ms)
+    ✕ sorts by due date (18 ms)
+
+  ● Table › sorts by due date
+
+    expect(received).toEqual(expected) // deep equality
+
+Tests:       1 failed, 6 passed, 7 total
+"""
+
+VITEST = """ RUN  v1.3.1 /repo/apps/web
+
+ ✓ src/utils/money.test.ts  (12 tests) 8ms
+ ❯ src/components/Table.test.tsx  (7 tests | 1 failed) 63ms
+   × sorts by due date
+     → expected [ '2026-01-03', '2026-01-01' ] to deeply equal [ '2026-01-01', '2026-01-03' ]
+
+⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯
+
+ FAIL  src/components/Table.test.tsx > Table > sorts by due date
+AssertionError: expected [ '2026-01-03', '2026-01-01' ] to deeply equal [ '2026-01-01', '2026-01-03' ]
+ ❯ src/components/Table.test.tsx:42:23
+
+ Test Files  1 failed | 1 passed (2)
+      Tests  1 failed | 18 passed (19)
+"""
+
+# An exploratory tester's Vitest run (W1): the failing test named in the tree, no report under it.
+VITEST_TREE = """ RUN  v1.3.1 /repo/apps/web
+
+ ❯ src/components/Table.test.tsx  (7 tests | 1 failed) 61ms
+   ❯ src/components/Table.test.tsx > Table > sorts by due date
+     → expected [ '2026-01-03', '2026-01-01' ] to deeply equal [ '2026-01-01', '2026-01-03' ]
+
+ Test Files  1 failed | 2 passed (3)
+      Tests  1 failed | 23 passed (24)
+"""
+
+
+@pytest.mark.parametrize(
+    ("out", "want"),
+    [
+        (JEST, ["● Table › sorts by due date"]),
+        (
+            VITEST,
+            [
+                "FAIL  src/components/Table.test.tsx > Table > sorts by due date",
+                "AssertionError: expected [ '2026-01-03', '2026-01-01' ] to deeply equal [ '2026-01-01', "
+                "'2026-01-03' ]",
+            ],
+        ),
+        (VITEST_TREE, ["❯ src/components/Table.test.tsx > Table > sorts by due date"]),
+        # the tail of a run: its tally is all it says
+        (
+            " Test Files  1 failed | 2 passed (3)\n      Tests  1 failed | 23 passed (24)\n",
+            [
+                "Test Files  1 failed | 2 passed (3)",
+                "Tests  1 failed | 23 passed (24)",
+            ],
+        ),
+        (
+            "--- FAIL: TestBurst (0.00s)\n    x_test.go:38: got 21, want 20\nFAIL\nFAIL\tacme/api\t0.01s\n",
+            ["--- FAIL: TestBurst (0.00s)"],
+        ),
+        ("E   KeyError: 'x'\n=== 1 failed, 4 passed in 0.3s ===", ["KeyError: 'x'"]),
+        # an error line shaped like a tally is no tally
+        (
+            "Error: 2 failed uploads\n  ● Upload › retries\n",
+            ["Error: 2 failed uploads", "● Upload › retries"],
+        ),
+    ],
+)
+def test_a_runners_report_names_the_failing_test_and_its_tally_adds_nothing(
+    out: str, want: list[str]
+) -> None:
+    """A test runner's failure is the line naming the failing test (its report's header, else its
+    result list's cross), and an assertion shaped as an exception; its suite's ``FAIL`` line and
+    its tally are errors only where the output states nothing more (a run cut to its last lines)."""
+    assert errors.errors_in_turn(_turn(0, "tool", out, "tool_result")) == want
+    clipped = "\n".join(["x"] * 50 + [out] + ["y"] * 50)  # a long output keeps the lines in its middle
+    kept = list(common._error_lines(clipped))
+    assert all(any(w in k for k in kept) for w in want), kept
+
+
+def test_a_long_run_of_test_marks_is_read_in_linear_time() -> None:
+    """Each new pattern is bounded: a line of 50,000 test-path separators or status marks costs
+    no more than its length."""
+    import time
+
+    for line in ("FAIL  a.test.ts" + " > x" * 25_000, "● a" + " › b" * 25_000, "x: " * 30_000 + "HTTP 401"):
+        t = time.process_time()
+        errors.error_in_line(line)
+        assert time.process_time() - t < 0.5, line[:40]

@@ -13,7 +13,7 @@ from scribed.compress import anchor_text, anchors, entry, error_fixes, units
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
-from scribed.models import Session, Turn
+from scribed.models import Session, Summary, Turn
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
@@ -811,3 +811,138 @@ def test_a_member_chain_is_no_file_and_a_tools_data_no_key_point() -> None:
     assert "apps/web/src/setupTests.ts" in paths and "config.json" not in paths, paths
     pool = [u.text for u in units.split(turns).units]
     assert not [u for u in pool if "file_path" in u or "Begin Patch" in u], pool
+
+
+def _codex(command: str) -> tuple[str, str, str]:
+    """A Codex shell call: every command runs through ``bash -lc``."""
+    return _call(f"bash -lc {command}", "shell")
+
+
+JEST_FAIL = (
+    "exit 1\nFAIL src/components/Table.test.tsx\n  Table\n    ✕ sorts by due date (18 ms)\n\n"
+    "  ● Table › sorts by due date\n\n    expect(received).toEqual(expected) // deep equality\n\n"
+    "Tests:       1 failed, 6 passed, 7 total"
+)
+
+
+def test_a_jest_failure_takes_its_edit_once_jest_passes_and_a_pr_refused_stays_open() -> None:
+    """An exploratory tester's Codex session (W2): the Jest failure fixed by flipping a comparator and
+    a ``gh pr create`` refused with HTTP 401 gave no error at all; with every command one program
+    (``bash``), the ``grep`` between them was taken for Jest's clean re-run."""
+    turns = _named(
+        _turns(
+            ("user", "Get the Table date-sort test green, then open the PR."),
+            _codex("cd apps/web && TZ=UTC yarn jest src/components/Table.test.tsx"),
+            ("tool", JEST_FAIL),
+            _codex("grep -n 'sort' apps/web/src/components/Table.tsx"),
+            ("tool", "27:  const rows = [...props.rows].sort((a, b) => b.due.localeCompare(a.due));"),
+            ("assistant", "Found it: the comparator sorts descending while the header says ascending."),
+            _call(
+                "*** Begin Patch\n*** Update File: apps/web/src/components/Table.tsx\n*** End Patch",
+                "apply_patch",
+            ),
+            ("tool", "Success. Updated the following files:\nM apps/web/src/components/Table.tsx"),
+            _codex("cd apps/web && yarn jest"),
+            ("tool", "PASS src/components/Table.test.tsx\n\nTests:       24 passed, 24 total"),
+            _codex("gh pr create --fill --base main"),
+            (
+                "tool",
+                "exit 1\ncould not create pull request: HTTP 401: Bad credentials (https://api.github.com/graphql)\n"
+                "Try authenticating with:  gh auth login",
+            ),
+            ("assistant", "gh isn't logged in here; please open the PR yourself."),
+        )
+    )
+    assert error_fixes.pair(turns) == [
+        "`● Table › sorts by due date` → edited `apps/web/src/components/Table.tsx`",
+        "`could not create pull request: HTTP 401: Bad credentials (https://api.github.com/graphql)` → unresolved",
+    ]
+
+
+def test_a_test_failing_after_each_change_stays_unresolved() -> None:
+    """An exploratory tester's Codex session (W1): a Vitest failure run three times, a change
+    between each run, never fixed. A change the failure outlived is no fix, and an install run clean
+    after it confirms nothing (it is another program than Vitest)."""
+    fail = (
+        "exit 1\n ❯ src/components/Table.test.tsx  (7 tests | 1 failed) 61ms\n"
+        "   ❯ src/components/Table.test.tsx > Table > sorts by due date\n"
+        "     → expected [ '2026-01-03', '2026-01-01' ] to deeply equal [ '2026-01-01', '2026-01-03' ]\n\n"
+        " Test Files  1 failed | 2 passed (3)\n      Tests  1 failed | 23 passed (24)"
+    )
+    spec: list[tuple[str, str] | tuple[str, str, str]] = [("user", "Move the tests to Vitest.")]
+    for path in ("apps/web/src/setupTests.ts", "apps/web/vite.config.ts"):
+        spec += [
+            _codex("cd apps/web && pnpm exec vitest run"),
+            ("tool", fail),
+            _call(f"*** Begin Patch\n*** Update File: {path}\n*** End Patch", "apply_patch"),
+            ("tool", f"Success. Updated the following files:\nM {path}"),
+        ]
+    spec += [
+        _codex("cd apps/web && pnpm exec vitest run"),
+        ("tool", fail),
+        ("assistant", "Same failure. I don't have a fix for the date-sort test yet."),
+        _codex("cd apps/web && rm -rf node_modules pnpm-lock.yaml && yarn install"),
+        ("tool", "yarn install v1.22.19\nsuccess Saved lockfile.\nDone in 31.20s."),
+    ]
+    assert error_fixes.pair(_named(_turns(*spec))) == [
+        "`❯ src/components/Table.test.tsx > Table > sorts by due date` → unresolved"
+    ]
+    # the run clean at last with no change since the failure came back: the change before it is no fix
+    flaky = _named(
+        _turns(*spec[:7], _codex("cd apps/web && pnpm exec vitest run"), ("tool", " Tests  24 passed (24)"))
+    )
+    assert error_fixes.pair(flaky) == [
+        "`❯ src/components/Table.test.tsx > Table > sorts by due date` → unresolved (gone when "
+        "`bash -lc cd apps/web && pnpm exec vitest run` ran again)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ("bash -lc cd apps/web && TZ=UTC yarn jest src/components/Table.test.tsx", "yarn jest"),
+        ("bash -lc cd apps/web && pnpm exec vitest run", "pnpm vitest"),
+        ("bash -lc grep -n 'sort' apps/web/src/components/Table.tsx", "grep"),
+        ("sh -c 'npm run build'", "npm build"),
+        ("cd services/api && go test ./...", "go test"),
+        ("FOO=1 BAR=2 pytest -x", "pytest"),
+        ("uv run pytest tests", "uv pytest"),
+        ("make -j4", "make"),
+    ],
+)
+def test_a_commands_program_is_read_past_its_shell_its_cd_and_its_variables(
+    command: str, program: str
+) -> None:
+    assert error_fixes._program(command) == program
+
+
+def test_a_check_said_clean_now_settles_it() -> None:
+    """ "tsc is clean now." (W1, after the clean run printed nothing, so no result was recorded)."""
+    for report in ("tsc is clean now.", "The types are clean again.", "mypy comes back clean now."):
+        pairs = error_fixes.pair(_reported(report))
+        assert pairs[0].endswith(f"→ {report}"), (report, pairs)
+
+
+def test_fitting_never_drops_an_error_nothing_fixed() -> None:
+    """An exploratory tester's Aider session (D1): its entry's budget was tight, fitting dropped its
+    errors from the last (the failing test nobody fixed first) and the guard had room for a fixed
+    one only: no Errors section, and a next spawn with no blocker. Fixed errors go first now; an
+    unresolved one stays, as an open item does."""
+    errs = [
+        "`api/ratelimit.go:44:12: undefined: buckets` → edited `api/ratelimit.go`",
+        "`api/ratelimit.go:51:3: undefined: rate` → edited `api/ratelimit.go`",
+        "`--- FAIL: TestBurst (0.00s)` → unresolved",
+        "`make: *** [Makefile:9: test] Error 1` → unresolved (gone when `make test` ran again)",
+    ]
+    summary = Summary(
+        goal="Replace the fixed-window limiter with a token bucket.", outcome="TestBurst still fails."
+    )
+    summary.errors = list(errs)
+    summary.open_items = ["Prometheus counter `gateway_ratelimit_rejected_total`"]
+    meta = entry.EntryMeta(
+        "e-0123456789ab", "data", "s1", "x.md", "markdown", T0, 1, 9, 9, "0" * 64, "extractive", 4000
+    )
+    fitted = entry.fit(summary, meta, 300)
+    assert fitted.errors == ["`--- FAIL: TestBurst (0.00s)` → unresolved"], fitted.errors
+    roomy = entry.fit(summary, meta, 5000)
+    assert roomy.errors == errs

@@ -214,6 +214,14 @@ def test_prefilters_never_skip_a_match() -> None:
         "E   AssertionError: x",
         "npm ERR! code 1",
         "exited with code 2",
+        "  ● Table › sorts by due date",
+        " FAIL  src/a.test.ts > Table > sorts",
+        "   ❯ src/a.test.ts > Table > sorts",
+        "    ✕ sorts (18 ms)",
+        "Tests:       1 failed, 6 passed, 7 total",
+        "could not create pull request: HTTP 401: Bad credentials",
+        "< HTTP/1.1 502 Bad Gateway",
+        "curl: (7) Failed to connect",
     ]
     words = "decision decided go with scratch actually, todo fixme done finished complete next step follow-up"
     for _ in range(400):
@@ -232,6 +240,8 @@ def test_prefilters_never_skip_a_match() -> None:
         if errors._EXC.match(e):
             assert errors._MAYBE_EXC.search(line), line
         if errors._EXC.match(e) or errors._GENERIC.match(e) or errors._EXIT.search(e):
+            assert errors._MAYBE.search(line), line
+        if errors._TEST_FAIL.match(e) or errors._HTTP.match(e):
             assert errors._MAYBE.search(line), line
 
 
@@ -282,6 +292,15 @@ def test_clip_tool_output_keeps_what_the_whole_text_scan_kept() -> None:
         "x" * 450,
         "non-zero exit",
         "é",
+        " FAIL  a.test.ts > T > x",
+        "  ● T › x",
+        "   ❯ a.test.ts > T > x",
+        "    × sorts",
+        "✕ Sorts",
+        " Tests  1 failed | 2 passed (3)",
+        "HTTP/1.1 500 Internal",
+        "Http 401: no",
+        "curl: (22) x",
     ]
     rng = random.Random(7)
     for _ in range(3000):

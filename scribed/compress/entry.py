@@ -255,8 +255,21 @@ _TRIM_ORDER = [
 ]
 # Items a list keeps however small the budget: every open item (the work the session left, which
 # the next spawn's hot seed lists; LIST_CAP * 2 bounds them), the first few items of the agent's own
-# progress, and the final decision.
+# progress, and the final decision. An error nothing fixed is kept as an open item is (:func:`_open`).
 _KEEP = {"decisions": 1, "open_items": LIST_CAP * 2, "progress": 3}
+
+
+def _open(key: str, item: str) -> bool:
+    """Whether ``item`` is an error nothing fixed (``err → unresolved``, not one gone when its command
+    ran again): the next spawn's hot seed lists it as a blocker, so fitting never drops it (a small
+    session's fit dropped its errors from the last, the unfixed one first, and the guard restored
+    the fixed ones in its room: an exploratory tester's Aider session lost its failing test)."""
+    if key != "errors":
+        return False
+    fix = item.partition(" → ")[2].strip().lower()  # as the hot seed reads it
+    return fix.startswith(_NO_FIX) and "(gone when" not in fix
+
+
 # Where a sentence ends: the one rule of content.py (a capital, a quote or code after it, not an
 # abbreviation); a dot followed by a lowercase word is no end ("go build ./... passes": the outcome
 # of a tiny session lost its "passes." when fitting took "./..." for a sentence's end).
@@ -352,7 +365,14 @@ def _trim_once(s: Summary, size: int, protect: frozenset[str]) -> int | None:
     for key in _TRIM_ORDER:
         value = getattr(s, key)
         if isinstance(value, list) and len(value) > _KEEP.get(key, 0):
-            at = next((i for i in range(len(value) - 1, -1, -1) if value[i] not in protect), -1)
+            at = next(
+                (
+                    i
+                    for i in range(len(value) - 1, -1, -1)
+                    if value[i] not in protect and not _open(key, value[i])
+                ),
+                -1,
+            )
             if at < 0:
                 continue
             dropped = value.pop(at)

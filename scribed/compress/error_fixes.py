@@ -37,7 +37,8 @@ _NOW_WORDS = ("now", "again")  # each of _NOW's matches holds one
 _NOW = re.compile(r"\b(?:now|again)\b(?!\s+and\s+then)", re.I)  # a change: "passes now", "green again"
 # Verbs of a clean run, as verbs ("it works now"; not "work" or "build", nouns as often).
 _CLEAN_RUN = re.compile(
-    r"\b(?:pass(?:es|ed|ing)?|works|succeed(?:s|ed)?|green|builds|compiles|runs? clean)\b", re.I
+    r"\b(?:pass(?:es|ed|ing)?|works|succeed(?:s|ed)?|green|builds|compiles|(?:runs?|is|are|comes back) clean)\b",
+    re.I,
 )
 _MODAL = (
     r"\b(?:should|will|would|might|may|could|once|if|when|until|unless|let's|let me|hope(?:fully)?|try|"
@@ -176,15 +177,29 @@ def _files(terms: dict[str, int]) -> tuple[str, ...]:
 
 
 def _program(command: str) -> str:
-    """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``."""
+    """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``
+    (a runner's ``exec``/``run`` passed: ``pnpm exec vitest`` is ``pnpm vitest``), read past a
+    shell's ``bash -lc`` (Codex runs every command so), ``cd DIR &&`` and ``VAR=value``: else
+    every command of a session was one program, and any clean run confirmed any failure fixed."""
     words = command.split()
+    if words[2:] and words[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(words[1]):
+        words = " ".join(words[2:]).strip("'\"").split()
+    while words[:1] in (["cd"], ["pushd"]) and words[2:3] in (["&&"], [";"]):
+        words = words[3:]
+    while words and "=" in words[0].lstrip("=") and words[0][:1].isalpha():
+        words = words[1:]
     if not words:
         return ""
     first = words[0].rsplit("/", 1)[-1].lower()
     if first in ("python", "python3", "uv", "poetry", "npx", "npm", "pnpm", "yarn", "git", "cargo", "go"):
-        rest = [w for w in words[1:] if not w.startswith("-")]
+        rest = [w for w in words[1:] if not w.startswith("-") and w not in _RUNS]
         return f"{first} {rest[0].lower()}" if rest else first
     return first
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_SHELL_C = re.compile(r"-[a-z]{0,4}c[a-z]{0,4}$")  # -c, -lc: the command follows
+_RUNS = frozenset({"exec", "run", "dlx", "x", "run-script"})
 
 
 def _command(turn: Turn) -> str:
@@ -493,7 +508,7 @@ def _failure(
 ) -> list[_Open]:
     """The open errors one turn shows: new ones (up to MAX_ERRORS) and fixed ones that came back."""
     group: list[_Open] = []
-    for e in _specific(errs):
+    for e in errs:  # a tally next to the errors it counts is none (errors_in_turn)
         sh = shape(e)
         known = by_shape.get(sh)
         if known is not None:
@@ -503,6 +518,8 @@ def _failure(
                 known.named = False
                 known.source, known.command = source if source[0] else (known.source, known.command)
                 group.append(known)
+            else:  # shown again: the change since, waiting for a clean check, did not fix it
+                known.weak, known.weak_rank = "", 0
             continue
         if len(found) >= MAX_ERRORS:
             continue
@@ -512,9 +529,3 @@ def _failure(
         by_shape[sh] = op
         group.append(op)
     return group
-
-
-def _specific(errs: list[str]) -> list[str]:
-    """A failing-test count line adds nothing next to the error it counts."""
-    specific = [e for e in errs if not e.startswith("==")]
-    return specific or errs

@@ -2,7 +2,8 @@
 
 An error comes only from text shaped like one: a traceback's last line, an ``Error:`` /
 ``error[E…]:`` line, a compiler's or checker's diagnostic at a place in a file (``main.c:3:5:
-error: …``, Go's ``main.go:44:12: undefined: X``), a failing-test summary, ``npm ERR!``, a panic, a
+error: …``, Go's ``main.go:44:12: undefined: X``), a test runner's line naming a failing test (its
+tally only where nothing more is said), an HTTP client's failure status, ``npm ERR!``, a panic, a
 non-zero exit. Prose that mentions "error", pytest's session header and INFO log lines are not
 errors. The anchors, the unit pool and the pairing of errors with their fixes
 (:mod:`scribed.compress.error_fixes`) all read errors through this module.
@@ -52,6 +53,26 @@ _MAVEN_LEAD = "[ERROR] "
 _STYLISH = re.compile(
     r"^(?P<at>\d{1,7}:\d{1,5})\s{2,}error\s{2,}(?P<m>\S.{0,240}?)(?:\s{2,}(?P<rule>[@\w/-]{1,80}))?$"
 )
+# A test runner's failing test. A report's header names the whole test: Vitest's ``FAIL  src/a.test.ts
+# > Table > sorts`` and, in its tree (indented, never a prompt's ``❯``), ``❯ src/a.test.ts > Table >
+# sorts``, Jest's ``● Table › sorts``, unittest's ``FAIL: test_x (mod.T)``. Weak: a result list's
+# cross (``× sorts 12ms``, ``✕ sorts (18 ms)``; systemd's failed unit), a suite's ``FAIL src/a.test.ts``
+# (Go's package), a tally (``Tests:  1 failed, 6 passed, 7 total``): errors where nothing stronger is.
+_TEST_PATH = r"[\w./@\\-]{1,200}\.[A-Za-z]\w{0,9}(?: > [^>]{1,200}){1,8}"
+_TEST_FAIL = re.compile(
+    rf"^(?:FAIL\s{{1,4}}{_TEST_PATH}|FAIL: \w.{{0,240}}|(?P<tree>❯ {_TEST_PATH})"
+    r"|● [^›]{1,200}(?: › [^›]{1,200}){1,8}"
+    r"|(?P<weak>[×✕✗✘✖] [A-Za-z\"'`(\[].{0,240}|FAIL\s{1,4}\S.{0,240}"
+    r"|[A-Z][a-z]{1,10}(?: [A-Z][a-z]{1,10})?(?::\s{1,12}|\s{2,12})[1-9]\d{0,5} failed\b.{0,160}))$"
+)
+# An HTTP client's failure: a response's status line (``HTTP/1.1 500 Internal Server Error``, curl -v's
+# ``< HTTP/2 404``), a client's message (gh: ``could not create pull request: HTTP 401: Bad
+# credentials``, ``gh: Not Found (HTTP 404)``), curl's ``curl: (22) The requested URL returned error:
+# 404``. A server's log of a request it answered (``GET /api 401 12ms``) is none.
+_HTTP = re.compile(
+    r"^(?:(?:<\s)?HTTP/\d(?:\.\d)? [45]\d\d\b.{0,120}|(?:[^:]{1,80}:\s){0,3}HTTP [45]\d\d: \S.{0,240}"
+    r"|[\w.-]{1,40}: \S.{0,200} \(HTTP [45]\d\d\)|curl: \(\d{1,3}\) \S.{0,240})$"
+)
 # rustc and clippy print the place under the message: ``error[E0425]: …`` then `` --> src/main.rs:3:5``.
 _ARROW = re.compile(r"[ \t]{0,16}--> (?P<at>[\w./\\~@+-]{1,200}:\d{1,7}:\d{1,5})[ \t]*(?:\n|$)")
 _RUST = re.compile(r"error(?:\[E\d{1,5}\])?: ")
@@ -77,6 +98,7 @@ MIN_ERROR_CHARS = 6
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
 _MAYBE = re.compile(
     r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|go:\d+:\d+: "
+    r"|[×✕✗✘✖●❯] |HTTP(?:/\d| [45]\d\d)|curl: \("
 )
 _MAYBE_EXC = re.compile(r"Error|Exception|Failure|Fault|Interrupt|error")  # error: a quoted diagnostic's
 
@@ -113,21 +135,36 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
         return m.group("e")
     if strict:  # assistant prose: a diagnostic it quotes ("mypy reported `app.py:12: error: …`")
         return _located(line.strip(), s, severity=True)
-    return _output_error(line.strip(), s)
+    return _output_error(line, s)
 
 
 def _output_error(line: str, s: str) -> str | None:
-    """:func:`error_in_line` of a tool's output or pasted text (``s``: the line cleaned) past the
-    exception patterns: an error line, an ESLint finding, a diagnostic at a place, a bad exit."""
+    """:func:`error_in_line` of a tool's output or pasted text (``line`` as given, ``s`` cleaned)
+    past the exception patterns: an error line, a test runner's failure, an HTTP client's, an
+    ESLint finding, a diagnostic at a place, a bad exit."""
     m = _GENERIC.match(s)
     if m:
         return None if _progress(m.group("e")) else m.group("e")
-    if (m := _STYLISH.match(s)) is not None:
-        rule = m.group("rule")
-        return f"{m.group('at')}: error: {m.group('m')}" + (f" ({rule})" if rule else "")
-    if (located := _located(line, s)) is not None:
-        return located
-    return s[:240] if _EXIT.search(s) else None
+    if (m := _TEST_FAIL.match(s) or _HTTP.match(s)) is not None:
+        return None if m.re is _TEST_FAIL and m.group("tree") and not line[:1].isspace() else s
+    return _stylish(s) or _located(line.strip(), s) or (s[:240] if _EXIT.search(s) else None)
+
+
+def _stylish(s: str) -> str | None:
+    """An ESLint finding (:data:`_STYLISH`) as a compiler prints one, its file put before it later."""
+    if (m := _STYLISH.match(s)) is None:
+        return None
+    rule = m.group("rule")
+    return f"{m.group('at')}: error: {m.group('m')}" + (f" ({rule})" if rule else "")
+
+
+def weak(error: str) -> bool:
+    """Whether an error only counts or lists failures (a tally, a result list's cross, a suite's
+    ``FAIL``, pytest's ``=== 1 failed ===``): it adds nothing next to an error its output states."""
+    if error.startswith("=="):
+        return True
+    m = _TEST_FAIL.match(error)  # not an ``Error: 3 failed …`` line, which _GENERIC took first
+    return m is not None and m.group("weak") is not None and _GENERIC.match(error) is None
 
 
 def _progress(error: str) -> bool:
@@ -197,7 +234,8 @@ def errors_in_turn(turn: Turn) -> list[str]:
         e = error_in_line(text[start:end], strict=strict)
         if e:
             out.setdefault(_placed(e, text, start, end, block))
-    return list(out)
+    strong = [e for e in out if not weak(e)]
+    return strong or list(out)
 
 
 def _placed(error: str, text: str, start: int, end: int, block: list[int | str]) -> str:

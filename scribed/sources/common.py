@@ -48,7 +48,10 @@ _ERROR_LINE = re.compile(
     r"|\berror [A-Z]{1,5}\d{1,6}:|\.go:\d+:\d+: |:\[\d+,\d+\] "  # tsc, MSVC; Go's compiler and vet; Maven
     r"|^[ \t]*\d{1,7}:\d{1,5}[ \t]{2,}error[ \t]{2,}\S"  # ESLint's stylish report
     r"|\bERR!|\bFAILED\b|\bFAIL:|\bpanic(?:ked)?\b|^E {2,}\S|Segmentation fault|non-zero exit"
-    r"|\bexit(?:ed with)? (?:code|status)\b[ :=]*(?:[1-9]\d*|-\d+)",
+    r"|\bexit(?:ed with)? (?:code|status)\b[ :=]*(?:[1-9]\d*|-\d+)"
+    r"|^[ \t]*(?:FAIL[ \t]|[×✕✗✘✖][ \t]+[a-z\"'`(\[]|●[ \t][^\n›]{1,200}›|❯[ \t]\S{1,200} > )"  # test runners
+    r"|^[ \t]*[a-z]{2,11}(?: [a-z]{2,11})?(?::[ \t]+|[ \t]{2,})[1-9]\d{0,5} failed\b"  # a tally
+    r"|^[ \t]*(?:<[ \t])?http/\d(?:\.\d)? [45]\d\d\b|\bhttp [45]\d\d\b|^[ \t]*curl: \(\d+\)",  # HTTP
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -393,7 +396,7 @@ def tool_parts(head: str, middle_len: int, kept: list[str], tail: str) -> str:
 # never spans a newline; "\ne  " stands for "e  " at a line start ("non-zero exit" holds "exit").
 # Each is found with str.find in a lowercased copy, far faster than the IGNORECASE pattern (or one
 # alternation) over the whole text; only lines holding one are matched against it.
-_HINTS = ("traceback", "error", "exception", "fatal", "err!", "fail", "panic", "segmentation fault", "exit", "\ne  ", ".go:", ":[")  # fmt: skip
+_HINTS = ("traceback", "error", "exception", "fatal", "err!", "fail", "panic", "segmentation fault", "exit", "\ne  ", ".go:", ":[", "×", "✕", "✗", "✘", "✖", "●", "❯", "http ", "http/", "curl: (")  # fmt: skip
 # Characters IGNORECASE matches to an ASCII letter that ``str.lower`` does not turn into it.
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 
