@@ -901,12 +901,14 @@ def test_a_test_failing_after_each_change_stays_unresolved() -> None:
     ("command", "program"),
     [
         ("bash -lc cd apps/web && TZ=UTC yarn jest src/components/Table.test.tsx", "yarn jest"),
-        ("bash -lc cd apps/web && pnpm exec vitest run", "pnpm vitest"),
+        ("bash -lc cd apps/web && pnpm exec vitest run", "vitest"),  # what `vitest` runs
+        ("python -m pytest tests/test_calc.py -q", "pytest"),  # a review's: a re-run spelled otherwise
+        ("npx vitest run", "vitest"),
         ("bash -lc grep -n 'sort' apps/web/src/components/Table.tsx", "grep"),
         ("sh -c 'npm run build'", "npm build"),
         ("cd services/api && go test ./...", "go test"),
         ("FOO=1 BAR=2 pytest -x", "pytest"),
-        ("uv run pytest tests", "uv pytest"),
+        ("uv run pytest tests", "pytest"),
         ("make -j4", "make"),
     ],
 )
@@ -946,3 +948,68 @@ def test_fitting_never_drops_an_error_nothing_fixed() -> None:
     assert fitted.errors == ["`--- FAIL: TestBurst (0.00s)` → unresolved"], fitted.errors
     roomy = entry.fit(summary, meta, 5000)
     assert roomy.errors == errs
+
+
+def test_a_fix_by_file_name_is_a_whole_segment_and_is_taken_back_by_a_named_one() -> None:
+    """A review's: a file name matched inside another path ("main.py" in "app/domain.py") gave an
+    error its fix for good, and a re-run spelled `python -m pytest` was no re-run of `pytest` (the
+    test path it names then made it the "fix")."""
+    err = "app/main.py:12: error: Missing return statement  [return]"
+    turns = _named(
+        _turns(
+            _call("mypy app"),
+            ("tool", err),
+            _call('{"file_path": "/repo/app/domain.py", "new_string": "x"}', "Edit"),
+            ("tool", "The file /repo/app/domain.py has been updated."),
+            _call('{"file_path": "/repo/app/main.py", "new_string": "return x"}', "Edit"),
+            ("tool", "The file /repo/app/main.py has been updated."),
+            _call("mypy app"),
+            ("tool", "Success: no issues found in 4 source files"),
+        )
+    )
+    assert error_fixes.pair(turns) == [f"`{err}` → edited `/repo/app/main.py`"]
+    calc = _named(
+        _turns(
+            _call("pytest tests/test_calc.py"),
+            ("tool", "FAILED tests/test_calc.py::test_add - AssertionError: assert 3 == 4"),
+            _call('{"file_path": "/repo/src/calc.py", "new_string": "a + b"}', "Edit"),
+            ("tool", "The file /repo/src/calc.py has been updated."),
+            _call("python -m pytest tests/test_calc.py -q"),
+            ("tool", "1 passed in 0.01s"),
+        )
+    )
+    assert error_fixes.pair(calc) == [
+        "`FAILED tests/test_calc.py::test_add - AssertionError: assert 3 == 4` → edited `/repo/src/calc.py`"
+    ]
+
+
+def test_a_negated_reason_keeps_a_named_fix_and_a_purpose_is_no_claim() -> None:
+    """A review's: "Changed parse_port so it doesn't call int() on the raw 'abc' …" names the error
+    but was dropped as negated; "Updated the README so that the new flag is documented." became
+    the fix of a grant the agent could not fix ("so that" was taken for a claim)."""
+    bad = "ValueError: invalid literal for int() with base 10: 'abc'"
+    said = "Changed parse_port so it doesn't call int() on the raw 'abc' header value."
+    turns = _named(_turns(_call("python app.py"), ("tool", bad), ("assistant", said)))
+    assert error_fixes.pair(turns) == [f"`{bad}` → {said}"]
+    readme = _unnamed_edit(("assistant", "Updated the README so that the new flag is documented."))
+    assert error_fixes.pair(readme)[0].endswith("→ unresolved")
+    reason = "I changed the role because the grant was missing."
+    assert error_fixes.pair(_unnamed_edit(("assistant", reason)))[0].endswith(f"→ {reason}")
+
+
+def test_a_command_cut_at_a_space_is_marked_and_a_shell_test_is_a_command() -> None:
+    """A review's: a long command cut where a space followed showed as if whole; `[ -f .env ] && …`
+    (a shell's test) was taken for a tool's JSON arguments."""
+    raw = "git add " + " ".join(f"src/components/widget_{i:02d}/index.tsx" for i in range(10))
+    cut = anchors._command(raw)
+    assert cut is not None and cut.endswith(" …") and raw.startswith(cut.removesuffix(" …")), cut
+    assert not units._data_call("[ -f .env ] && source .env", None)
+    assert units._data_call('Read {"file_path": "/x"}', "Read")
+
+
+def test_a_change_negated_after_an_interjection_is_no_change() -> None:
+    turns = _unnamed_edit(
+        ("assistant", "Wait, the user hasn't added the settings.json or hosts file to the chat."),
+        ("assistant", "The migration runs clean now."),
+    )
+    assert error_fixes.pair(turns)[0].endswith("→ edited `/repo/services/billing/queue.py`")

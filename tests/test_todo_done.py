@@ -565,3 +565,45 @@ def test_a_struck_item_is_dropped_and_a_commit_naming_an_item_closes_it() -> Non
     assert _checklist_session(other) == ["evict idle buckets after 10 minutes"]
     said = ("user", 'I ran git commit -m "evict idle buckets after 10 minutes" myself', "message")
     assert _checklist_session(said) == ["evict idle buckets after 10 minutes"]
+
+
+def test_a_commit_planned_rejected_or_reverted_closes_nothing_and_a_correction_stays_open() -> None:
+    """A review's: a commit only said ("I'll run git commit -m …"), one a hook rejected, and a
+    revert closed the item; a struck word corrected in place ("~~Redis~~ Memcached backend") dropped
+    the item and an unrelated one naming Redis."""
+    item = ["evict idle buckets after 10 minutes"]
+    planned = (
+        "assistant",
+        'Once you review, I\'ll run git commit -m "feat: evict idle buckets after 10 minutes".',
+        "message",
+    )
+    assert _checklist_session(planned) == item
+    run = ("assistant", 'Bash git commit -m "feat: evict idle buckets after 10 minutes"', "tool_call")
+    hook = (
+        "tool",
+        "ruff....................................................Failed\n- exit code: 1",
+        "tool_result",
+    )
+    assert _checklist_session(run, hook) == item
+    assert _checklist_session(run, ("tool", "[main 1a2b3c4] feat: evict idle buckets", "tool_result")) == []
+    revert = ("tool", "> Commit 9e8f7a6 revert: evict idle buckets after 10 minutes", "tool_result")
+    assert _checklist_session(revert) == item
+    written = (
+        "assistant",
+        'Write {"file_path": "release.sh", "content": "git commit -m \\"evict idle buckets after 10 minutes\\""}',
+        "tool_call",
+    )
+    assert _checklist_session(written) == item
+
+    text = "- [ ] ~~Redis~~ Memcached backend for the rate limiter\n- [ ] Redis TLS certificates for staging"
+    s = Session(
+        agent="data",
+        session_id="s2",
+        source=Path("/x.md"),
+        kind="markdown",
+        turns=[Turn("user", text, "message", T0, 1, 100)],
+    )
+    assert [a.text for a in anchors.extract(s) if a.type == "todo"] == [
+        "Memcached backend for the rate limiter",
+        "Redis TLS certificates for staging",
+    ]

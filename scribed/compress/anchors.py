@@ -201,8 +201,11 @@ def _command(raw: str) -> str | None:
     if c is None:
         return None
     end = c.end("c")
-    if end < len(raw) and not raw[end].isspace() and raw[end] != "`" and " " in c.group("c"):
-        return c.group("c").rsplit(" ", 1)[0] + " …"  # cut at its length limit: between words
+    if end < len(raw) and raw[end] not in "\n`":  # cut at its length limit: between words, marked
+        cmd = c.group("c")
+        if not raw[end].isspace() and " " in cmd:
+            cmd = cmd.rsplit(" ", 1)[0]
+        return cmd.rstrip() + " …"
     return c.group("c")
 
 
@@ -325,11 +328,15 @@ class _Todos:
             if suffix:
                 done.add(clean(suffix.group("t"), TODO_CHARS).lower())
             for m in _TODO_OPEN.finditer(line):
-                if (struck := _STRUCK.match(m.group("t"))) is not None:
-                    if len(self.struck) < MAX_STRUCK:
-                        self.struck.add(" ".join(struck.group("s").lower().split()))
-                    continue
-                key = clean(_continued(following, line, m.group("t")), TODO_CHARS)
+                item = m.group("t")
+                if (struck := _STRUCK.match(item)) is not None:
+                    rest = item[struck.end() :].strip()
+                    if not rest or _STRUCK_NOTE.match(rest):  # "~~X~~ dropped: …", "~~X~~ (moved to #12)"
+                        if len(self.struck) < MAX_STRUCK:
+                            self.struck.add(" ".join(struck.group("s").lower().split()))
+                        continue
+                    item = rest  # "~~Redis~~ Memcached backend": corrected, the rest is the item
+                key = clean(_continued(following, line, item), TODO_CHARS)
                 if key.lower() in done:
                     continue
                 open_todos.setdefault(key, t.line)
@@ -346,12 +353,21 @@ class _Todos:
 
 
 def _begins(text: str, head: str) -> bool:
-    """Whether ``text`` is ``head`` or begins with it as whole words."""
-    return text == head or (text.startswith(head) and not text[len(head) : len(head) + 1].isalnum())
+    """Whether ``text``'s head (its words up to a preposition, a conjunction or a mark: "Redis
+    backend" of "Redis backend so limits hold…") is ``head``: the struck item is that one, not
+    another naming the same thing ("Redis TLS certificates for staging")."""
+    return text == head or _HEAD_END.split(text, maxsplit=1)[0].strip() == head
 
 
-# A list item struck through (markdown's ``~~…~~``): dropped, not open.
+# A list item struck through (markdown's ``~~…~~``) and a note after it ("dropped: …", "(moved to
+# #12)", "done"): dropped, not open. Struck words followed by others are a correction.
 _STRUCK = re.compile(r"~~(?P<s>[^~\n]{2,200})~~")
+_STRUCK_NOTE = re.compile(r"[(:\-\u2013\u2014]|\w+(?::|\s*$)")
+_HEAD_END = re.compile(
+    r"[,;:.(\u2013\u2014]|\s(?:so|for|in|on|at|to|with|from|of|by|and|or|but|because|since|when|after|"
+    r"before|until|while|that|which|via|across|without)\s",
+    re.I,
+)
 MAX_STRUCK = 64  # struck items remembered per session (each open item is checked against them)
 
 

@@ -128,6 +128,7 @@ class _Change:
     strong: bool  # an edit or a sentence saying what fixed it; False: a command
     claims: bool = False  # a sentence saying in so many words what fixed it (:data:`_CLAIM`)
     rank: int = 0  # as a fix waiting for a clean check: a command 0, a sentence 1, an edit 2
+    negated: bool = False  # its main clause is negated: no change made, unless it names the error
 
 
 # The names an error carries, by which a later change is recognised as its fix.
@@ -191,6 +192,13 @@ def _program(command: str) -> str:
     if not words:
         return ""
     first = words[0].rsplit("/", 1)[-1].lower()
+    if first in ("python", "python3") and "-m" in words[1:-1]:
+        return words[words.index("-m") + 1].lower()  # "python -m pytest" runs what "pytest" runs
+    launched = first in ("uv", "poetry", "npx") or (
+        first in ("pnpm", "yarn", "npm") and words[1:2] in _RUN_WORDS
+    )
+    if launched and (tool := [w for w in words[1:] if not w.startswith("-") and w not in _RUNS]):
+        return tool[0].rsplit("/", 1)[-1].lower()  # "uv run pytest", "pnpm exec vitest": the tool
     if first in ("python", "python3", "uv", "poetry", "npx", "npm", "pnpm", "yarn", "git", "cargo", "go"):
         rest = [w for w in words[1:] if not w.startswith("-") and w not in _RUNS]
         return f"{first} {rest[0].lower()}" if rest else first
@@ -200,6 +208,7 @@ def _program(command: str) -> str:
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _SHELL_C = re.compile(r"-[a-z]{0,4}c[a-z]{0,4}$")  # -c, -lc: the command follows
 _RUNS = frozenset({"exec", "run", "dlx", "x", "run-script"})
+_RUN_WORDS = [["exec"], ["dlx"], ["x"]]  # a package runner's word before a tool (not a script's "run")
 
 
 def _command(turn: Turn) -> str:
@@ -232,21 +241,31 @@ def _changes(turn: Turn) -> list[_Change]:
         return []
     out = []
     for sent in fix_sentences(turn.text):
-        claims = _CLAIM.search(sent) is not None
-        if claims or not _NOT.search(sent):  # "the user hasn't added the hosts file": no change made
-            out.append(_Change(sent, sent.lower(), strong=True, claims=claims, rank=1))
+        claims = _CLAIM.search(sent) is not None or _CAUSE.search(sent) is not None
+        main = _MAIN_END.split(sent, maxsplit=1)[0]  # "Changed X so it doesn't call int()": made
+        negated = _NOT.search(main) is not None  # "the user hasn't added the hosts file": not made
+        out.append(_Change(sent, sent.lower(), strong=True, claims=claims, rank=1, negated=negated))
     return out
 
 
 _NOT = re.compile(r"\b(?:not|no|never|nothing)\b|n't\b", re.I)
+# Where a sentence's main clause ends: a clause of reason, purpose or result follows (not a comma:
+# "Wait, the user hasn't added the hosts file" is negated).
+_MAIN_END = re.compile(r";\s|\s(?:so|because|since|as|that|which|when|where|if|unless|until|to)\s", re.I)
+# A change said with the failure it answers ("… because it did not work for leap years").
+_CAUSE = re.compile(
+    r"\bbecause\b[^.;]{0,160}?(?:\bfail|\berror|\bbroke|\bcrash|\bwrong|\bmissing|\bbug|"
+    r"\bdid(?: not|n't)|\bdoes(?: not|n't)|\bwas(?: not|n't))",
+    re.I,
+)
 
 
 # A fix sentence that says it fixed something ("Fixed by pinning pydantic", "the cause was the
-# stale lock file", "worked around it") or why it changed what it did ("… because it did not work
-# for leap years"), not only that something changed ("Updated the CHANGELOG").
+# stale lock file", "worked around it"), not only that something changed ("Updated the CHANGELOG";
+# a reason given: :data:`_CAUSE`).
 _CLAIM = re.compile(
     r"\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
-    r"the issue was|workaround|worked around|patched|because|so that)\b",
+    r"the issue was|workaround|worked around|patched)\b",
     re.I,
 )
 
@@ -403,35 +422,51 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
     agent "can't fix it from here" and goes on with the next task). See :func:`pair`."""
     if not change.strong and any(op.source == prog for g in waiting for op in g):
         return  # the failing program run again: a check, not a change
-    best, chosen = 0, []
-    for g in waiting:
-        for op in g:
-            if op.named:
-                continue  # a fix that names the error is not taken back
-            score = sum(w for term, w in op.terms.items() if term in change.low)
-            if change.rank and not score:  # an edit or a sentence naming the error's file
-                score = sum(1 for name in op.files if name in change.low)
-            if score > best:
-                best, chosen = score, [op]
-            elif score == best and score:
-                chosen.append(op)
-    if chosen:
+    if chosen := _most_named(change, waiting):
         _give(change.text, chosen, waiting)
         return
+    if change.rank:  # an edit or a sentence naming an error's file by another path: a fix it may be
+        by_file = [op for g in waiting for op in g if not op.fix and _names_file(change.low, op.files)]
+        if by_file:
+            _give(change.text, by_file, waiting, named=False)
+            return
     latest = [op for op in waiting[-1] if not op.fix and not op.shared]
     for op in latest:  # naming none of them, only a sentence saying it fixed them is their fix
         if change.claims:
             op.fix = change.text
-        elif change.rank >= op.weak_rank:  # the latest edit, else sentence, else command
+        elif change.rank >= op.weak_rank and not change.negated:  # the latest edit, sentence, command
             op.weak, op.weak_rank = change.text, change.rank  # the fix once the check is clean
 
 
-def _give(fix: str, chosen: list[_Open], waiting: list[list[_Open]]) -> None:
-    """``fix`` names the ``chosen`` errors. The errors one turn showed are one failure: those of
-    its errors the change does not name (the failing-test line under a traceback) share its fix,
-    unless something names them later."""
+def _most_named(change: _Change, waiting: list[list[_Open]]) -> list[_Open]:
+    """The open errors whose names ``change`` carries the most of (a fix that named its error
+    before is not taken back)."""
+    best, chosen = 0, []
+    for g in waiting:
+        for op in g:
+            if op.named:
+                continue
+            score = sum(w for term, w in op.terms.items() if term in change.low)
+            if score > best:
+                best, chosen = score, [op]
+            elif score == best and score:
+                chosen.append(op)
+    return chosen
+
+
+def _names_file(low: str, files: tuple[str, ...]) -> bool:
+    """Whether ``low`` names one of ``files`` as a whole path segment (``app/main.py`` names
+    ``main.py``; ``app/domain.py`` does not)."""
+    return any(re.search(rf"(?:^|[/\\\s`'\"(]){re.escape(name)}(?![\w.-])", low) for name in files)
+
+
+def _give(fix: str, chosen: list[_Open], waiting: list[list[_Open]], *, named: bool = True) -> None:
+    """``fix`` names the ``chosen`` errors (``named``: by their names, not taken back; else by
+    their file only: a later change naming them takes them). The errors one turn showed are one
+    failure: those of its errors the change does not name (the failing-test line under a
+    traceback) share its fix, unless something names them later."""
     for op in chosen:
-        op.fix, op.named = fix, True
+        op.fix, op.named = fix, named
     for g in waiting:
         if any(op in chosen for op in g):
             for op in g:

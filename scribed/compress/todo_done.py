@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from scribed.compress import lines as lines_mod
+from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import FUNCTION_WORDS, word_set
 from scribed.compress.todo_item import (
     AUXILIARIES,
@@ -436,41 +437,63 @@ def _still_pending(text: str, closed: dict[Item, tuple[tuple[int, int], int]]) -
     return out
 
 
-# A commit recorded in the session: Aider's "Commit e2f5d90 feat: evict idle buckets" line, a
-# shell's ``git commit -m "fix: dedupe events"``; its subject without a conventional type.
-_COMMIT = re.compile(
-    r"(?:^[>\s]{0,4}Commit [0-9a-f]{7,40} |\bgit commit\b[^\n]{0,80}?\s-[a-z]*m\s*[\"'])"
-    r"(?:[a-z]{2,10}(?:\([^)\n]{0,40}\))?!?:\s*)?(?P<s>[^\"'\n]{3,200})",
-    re.MULTILINE,
-)
+# A commit recorded in the session: Aider's "Commit e2f5d90 feat: evict idle buckets" line (a tool
+# output), a shell's ``git commit -m "fix: dedupe events"`` (a tool call whose output shows no
+# error: a hook that rejected it made no commit); its subject without a conventional type.
+_AIDER_COMMIT = re.compile(r"^[>\s]{0,4}Commit [0-9a-f]{7,40} (?P<m>[^\n]{3,220})", re.MULTILINE)
+_GIT_COMMIT = re.compile(r"\bgit commit\b[^\n]{0,80}?\s-[a-z]*m\s*[\"'](?P<m>[^\"'\n]{3,220})")
+_TYPE = re.compile(r"(?P<type>[a-z]{2,10})(?:\([^)\n]{0,40}\))?!?:\s*")
 MAX_COMMITS = 500  # commit subjects read from one session (bounded work)
+
+
+def _subjects(turns: list[Turn]) -> list[tuple[int, str]]:
+    """(line, subject) of each commit the session made, in order; a revert is none."""
+    out: list[tuple[int, str]] = []
+    for i, t in enumerate(turns):
+        if "ommit" not in t.text:
+            continue
+        if t.kind == "tool_call":
+            after = turns[i + 1] if i + 1 < len(turns) else None
+            if after is not None and after.kind == "tool_result" and errors_in_turn(after):
+                continue  # rejected (a hook, nothing to commit): no commit made
+            first = t.text.split("\n", 1)[0]  # the command line; not a file's content a tool writes
+            at = first.find("git commit")
+            found = _GIT_COMMIT.finditer(first) if at >= 0 and "{" not in first[:at] else iter(())
+        elif t.kind == "tool_result" or t.role == "tool":
+            found = _AIDER_COMMIT.finditer(t.text)
+        else:
+            continue  # said, not done ("I'll run git commit -m …")
+        for m in found:
+            msg = m.group("m")
+            typed = _TYPE.match(msg)
+            if (typed and typed.group("type") == "revert") or msg.lower().startswith("revert"):
+                continue
+            out.append((t.line, " ".join(tokenize((msg[typed.end() :] if typed else msg).lower()))))
+            if len(out) >= MAX_COMMITS:
+                return out
+    return out
 
 
 def committed(open_items: dict[str, int], turns: Iterable[Turn]) -> set[str]:
     """The open items (text → the line it was last stated at) a later commit of the session names
     whole as its subject (``feat: evict idle buckets after 10 minutes`` for the item "evict idle
-    buckets after 10 minutes"): work a commit records is done. The subject is the item's words, or begins with them and goes on after a word
-    or mark that ends an object ("… for the EU shard", "… (#412)"): more said of the same work, not
-    another thing ("… config stub")."""
-    wanted = {" ".join(tokenize(x.lower())): x for x in open_items}
-    wanted.pop("", None)
-    if not wanted:
+    buckets after 10 minutes"): work a commit records is done. The subject is the item's words, or
+    begins with them and goes on after a word or mark that ends an object ("… for the EU shard",
+    "… (#412)"): more said of the same work, not another thing ("… config stub"). Items are looked
+    up by their first word: linear in the commits."""
+    by_first: dict[str, list[tuple[str, str]]] = {}
+    for x in open_items:
+        key = " ".join(tokenize(x.lower()))
+        if key:
+            by_first.setdefault(key.split(" ", 1)[0], []).append((key, x))
+    if not by_first:
         return set()
-    subjects: list[tuple[int, str]] = []  # (line, subject)
-    for t in turns:
-        if (t.role == "user" and t.kind == "message") or "ommit" not in t.text:
-            continue
-        for m in _COMMIT.finditer(t.text):
-            subjects.append((t.line, " ".join(tokenize(m.group("s").lower()))))
-            if len(subjects) >= MAX_COMMITS:
-                break
     done: set[str] = set()
-    for line, subject in subjects:
-        for key, text in wanted.items():
+    for line, subject in _subjects(list(turns)):
+        for key, text in by_first.get(subject.split(" ", 1)[0], ()):
             if open_items[text] >= line:
                 continue  # stated (again) after this commit: the commit closed an earlier one
-            if subject == key or (
-                subject.startswith(key + " ") and subject[len(key) + 1 :].split(" ", 1)[0] in OBJECT_END
-            ):
+            rest = subject[len(key) + 1 :] if subject.startswith(key + " ") else None
+            if subject == key or (rest is not None and rest.split(" ", 1)[0] in OBJECT_END):
                 done.add(text)  # "… after 10 minutes": its object ends there; "… config stub" is another
     return done

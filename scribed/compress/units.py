@@ -460,7 +460,7 @@ def _data_call(first: str, tool: str | None) -> bool:
     ``apply_patch *** Begin Patch``), not a command a reader could run: its file is under *Files*,
     its text no key point."""
     args = first[len(tool) :].lstrip(" :") if tool and first.startswith(tool) else first
-    return args.startswith(("{", "[", "***"))
+    return args.startswith(("{", "[{", '["', "[]", "***"))  # not a shell's test: "[ -f .env ] && …"
 
 
 def last_said(turns: list[Turn]) -> Turn | None:
