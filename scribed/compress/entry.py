@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress import content
+from scribed.compress.request import ASK, sentence_rank
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -517,12 +518,18 @@ PIVOT = " · then: "  # between a goal and the one a pivot added (sections.goal)
 
 
 def _without_last_sentence(text: str) -> str:
-    """``text`` without its last sentence ("" when it has only one): a request keeps its first; a
-    pivot's goal goes whole first (no sentence end comes before its "·")."""
+    """``text`` without its last sentence that asks nothing (:func:`request.sentence_rank`) when one
+    asks, else its last ("" when it has only one): a request keeps what it asks ("Replace it with a
+    token bucket …") over its context, and its first sentence when none asks; a pivot's goal goes
+    whole first (no sentence end comes before its "·")."""
     if PIVOT in text:
         return text.rsplit(PIVOT, 1)[0]
     parts = _sentences_of(text)
-    return " ".join(parts[:-1]) if len(parts) > 1 else ""
+    if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
+        return ""
+    asked = [sentence_rank(x) == ASK for x in parts]
+    drop = next((k for k in range(len(parts) - 1, -1, -1) if not asked[k] and any(asked)), len(parts) - 1)
+    return " ".join(parts[:drop] + parts[drop + 1 :])
 
 
 @dataclass(slots=True)

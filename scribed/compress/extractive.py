@@ -20,6 +20,7 @@ from scribed.compress import plan as plan_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
 from scribed.compress.entry import TITLE_CHARS, fewer_sentences
+from scribed.compress.request import ASK, REPORT, sentence_rank
 from scribed.models import Anchor, Session, Summary, Turn
 
 _FIX = re.compile(
@@ -284,23 +285,37 @@ def _goal_bytes(goal: str) -> int:
 
 
 def _informative(goal: str, limit: int) -> str:
-    """The goal's whole sentences that carry the most, within ``limit`` bytes (the best one even
-    when it is longer), in their order; a later goal ("· then: …") keeps its own place."""
+    """The goal's whole sentences within ``limit`` bytes (the first one even when it is longer), in
+    their order: those of the session's request that ask (:func:`request.sentence_rank`: "Replace it
+    with a token bucket …" before the problem it follows), then the others, each by how much they
+    carry; a sentence that reports what happened only when nothing else is kept; a later goal ("·
+    then: …") keeps its own place."""
     parts = [SENTENCE_END.split(p.strip()) for p in goal.split(_THEN)]
     sents = [
-        (carried(x), -len(x), i, j) for i, part in enumerate(parts) for j, x in enumerate(part) if x.strip()
+        (sentence_rank(x), carried(x), -len(x), i, j)
+        for i, part in enumerate(parts)
+        for j, x in enumerate(part)
+        if x.strip()
     ]
     if len(sents) <= 1:
         return goal
     keep: set[tuple[int, int]] = set()
     size = 0
-    for score, neg, i, j in sorted(sents, key=lambda k: (-k[0], k[2], k[3])):
-        if keep and (size - neg + 1 > limit or score < MIN_CARRIED):
+    for rank, score, neg, i, j in sorted(sents, key=_title_order):
+        if keep and (size - neg + 1 > limit or score < MIN_CARRIED or rank == REPORT):
             continue
         keep.add((i, j))
         size += -neg + 1
     out = [" ".join(x for j, x in enumerate(part) if (i, j) in keep) for i, part in enumerate(parts)]
     return _THEN.join(p for p in out if p)
+
+
+def _title_order(sent: tuple[int, float, int, int, int]) -> tuple[bool, float, int, int]:
+    """The order :func:`_informative` keeps a goal's sentences in: what the session's request asks
+    (when it names something: not "Guess where I am writing from."), then the rest; each, those
+    that carry the most first."""
+    rank, score, _, i, j = sent
+    return (rank != ASK or i > 0 or score < MIN_CARRIED, -score, i, j)
 
 
 def _headers(summary: Summary) -> int:

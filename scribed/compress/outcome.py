@@ -7,12 +7,15 @@ Let me add that to our todo list", written just before a tool call). It is taken
 * the last assistant message that concludes a run of work: one no tool call of the agent follows
   before the user speaks again or the session ends (a message followed by more work is a note on
   the way); when no message concludes (the session ended mid-work), the last test run's result if
-  one ran after the last message, else that message;
+  one ran after the last message, else that message; a reply to an offer or an FYI of the user's
+  ("here's the deploy hook if you need it" → "Thanks; not needed for this change.") is about that,
+  not the work: it is neither (unless it has a "Done:" line);
 * within it, its "Done:" (or "Summary:", "Result:", "Outcome:") line when it has one, whole;
   else its last statements: questions to the user, announcements of what the agent is about to do
   ("Let me …", "I'll …"), labels of what follows ("Here's the commit message:"), open-item lines (they are listed under Open items), code or data run into
-  a line, and "sentences" longer than :data:`OUTCOME_CHARS` are not the outcome (a message with
-  nothing else is no conclusion: an earlier one is looked for);
+  a line, "sentences" longer than :data:`OUTCOME_CHARS`, and advice said after a statement on
+  the same line ("Everything on the list is done. …; consider the route template instead.") are
+  not the outcome (a message with nothing else is no conclusion: an earlier one is looked for);
 * and when that holds no test result, the last test run's summary line after it ("14 passed in
   2.31s"), as "Last test run: …".
 
@@ -28,6 +31,7 @@ import re
 from collections.abc import Sequence
 
 from scribed.compress.content import content_free
+from scribed.compress.request import advises, offered
 from scribed.models import Turn
 
 OUTCOME_CHARS = 300
@@ -75,7 +79,11 @@ def conclusion(turns: Sequence[Turn]) -> str:
 
 def _concluding(turns: Sequence[Turn]) -> tuple[int | None, bool]:
     """The index of the last assistant message that concludes a run of work and states something
-    (and True); else of the last assistant message that states something (and False)."""
+    (and True); else of the last assistant message that states something (and False). A reply to
+    an offer or an FYI of the user's (:func:`request.offered`: "here's the deploy hook if you need
+    it") with no tool call before it is about that, not the work ("Thanks; not needed for this
+    change."): it is neither, unless it has a "Done:" line."""
+    replies = _replies_to_offers(turns)
     worked = False  # a tool call of the agent came after the message being looked at
     fallback: int | None = None
     for i in range(len(turns) - 1, -1, -1):
@@ -88,11 +96,27 @@ def _concluding(turns: Sequence[Turn]) -> tuple[int | None, bool]:
             continue
         if t.role != "assistant" or t.kind != "message" or not _statement(t.text):
             continue
+        if i in replies and not any(_DONE_LINE.match(ln) for ln in _prose_lines(t.text)):
+            continue
         if not worked:
             return i, True
         if fallback is None:
             fallback = i
     return fallback, False
+
+
+def _replies_to_offers(turns: Sequence[Turn]) -> set[int]:
+    """The assistant messages that answer a user message offering something, no tool call between."""
+    out: set[int] = set()
+    after = False
+    for i, t in enumerate(turns):
+        if t.role == "user" and t.kind == "message":
+            after = offered(t.text)
+        elif t.kind == "tool_call":
+            after = False
+        elif after and t.role == "assistant" and t.kind == "message":
+            out.add(i)
+    return out
 
 
 _TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?/?>")
@@ -121,7 +145,7 @@ def _statement(text: str) -> str:
         sents = [x for x in _SENT_END.split(line) if not _OPEN_LINE.match(x)]
         if sents and len(sents[0]) <= DONE_CHARS and _prose(sents[0]):
             return _within(sents, DONE_CHARS, first=True)
-    kept = [ln.lstrip("-*> ") for ln in lines if not _OPEN_LINE.match(ln)]
+    kept = [_without_advice(ln.lstrip("-*> ")) for ln in lines if not _OPEN_LINE.match(ln)]
     sents = [
         s
         for s in _SENT_END.split(" ".join(kept))
@@ -138,6 +162,22 @@ def _statement(text: str) -> str:
             break
         out.insert(0, sent)
     return " ".join(out)
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+
+
+def _without_advice(line: str) -> str:
+    """A line of prose without its sentences that tell the reader what to do (:func:`request.advises`)
+    when another of its sentences states something: "Everything on the list is done except the
+    Grafana panel. Raw `r.URL.Path` as a label can explode cardinality …; consider the route template
+    instead." ends with its statement. A line that only advises, and a list item (a plan's step is an
+    order too), are left whole."""
+    if _LIST_ITEM.match(line):
+        return line
+    sents = _SENT_END.split(line)
+    said = [x for x in sents if not advises(x)]
+    return " ".join(said) if said and len(said) < len(sents) else line
 
 
 PROSE_SHARE = 0.6  # letters and spaces in a sentence of prose (code and data have fewer)

@@ -19,7 +19,15 @@ move on ("go", "proceed", "keep", "ship"), and the nouns that only point back at
 evaluation (something "looks", "sounds", "is", "works" followed only by such words), a remark
 about the assistant ("you're a …"), and an exclamation ("what a …"). So "carry on" (a verb with a
 particle), "merge it" (a verb with a pronoun: it approves what was proposed) and a single word add
-nothing, while "ok, and then rename the flag" yields "rename the flag".
+nothing, while "ok, and then rename the flag" yields "rename the flag". A "quick one before
+standup" adds nothing either: the message naming its own size or kind is feedback vocabulary too.
+
+A clause that adds something may still ask for nothing: what it does is read from its structure
+(:func:`clause_kind`, below). An offer or an FYI ("here's the deploy hook if you need it: https://…",
+"for context, …", "btw …") in a message that asks nothing, and what the user will do himself ("I'll
+ask Priya for the grant"), are no request; "here's the traceback, can you fix it?" is one. The
+same reading ranks a long request's sentences for the goal (:func:`sentence_rank`) and finds the
+advice an agent adds after its result (:func:`advises`).
 """
 
 from __future__ import annotations
@@ -128,7 +136,9 @@ _FEEDBACK = word_set(
     "thing things change changes progress way direction call catch point effort help answer "
     "explanation response update updates step steps proposed suggested described mentioned "
     "outlined planned said recommended recommendation discussed needed wanted meant asked expected "
-    "hoped"
+    "hoped "
+    # the message naming its own kind or size ("quick one before standup", "a quick question")
+    "quick quickly question"
 )
 _OUT = FUNCTION_WORDS | _FEEDBACK
 _ARTICLES = word_set("the a an my our your their his her its every each both another this that these those")
@@ -226,6 +236,307 @@ def _no_content_shape(words: list[str]) -> bool:
     return False
 
 
+# --- what a clause does -------------------------------------------------------------------------------
+# A clause that adds something may still ask for nothing. What it does is read from its structure:
+#
+# * it asks when it is a question ("can you fix it?", "could you …" without the mark too), an order (a
+#   verb first, then what it acts on: "rename the flag", "poll every 2s", "keep Jest 29.7.0"), a
+#   prohibition ("don't touch …"), "let's …", "please …", a wish ("I'd like …", "I need …") or says
+#   what must be done ("we need to …", "you should …", "the .npmrc should be …");
+# * it offers something when it asks nothing and presents a thing ("here's the deploy hook"), makes it
+#   depend on the hearer's need ("if you need it", "in case it helps", "you'll need the key"), or
+#   marks itself as information in passing (a verbless "for reference", "for your information",
+#   "FYI", "by the way", "btw");
+# * it says what the user will do himself when "I" comes with "will" or "going to" and a verb that is
+#   not a wish ("I'll ask Priya for the grant", "I'll push it after standup").
+#
+# A message with an offer in it and no clause that asks asks nothing, whatever else it holds (the
+# link, the key, the fact it hands over): an FYI never replaces the task. The user's own plan never
+# starts a request ("ugh. I'll ask Priya for the grant. carry on with the polling change" asks the
+# last).
+ASKS, OFFERS, OWN, TELLS = "asks", "offers", "own", "tells"
+_ASIDE = word_set("fyi btw")  # "for your information", "by the way" as they are abbreviated
+_LEADING = _ASIDE | word_set(
+    "please pls plz kindly just also then and or so now ok okay oh ah actually maybe first next finally "
+    "but yes yeah yep well hey hmm um anyway"
+)
+_POLITE = word_set("please pls plz kindly")
+_INVERTED = word_set("can could would will shall do does did")  # "can you …", "would you …"
+_MUST = word_set("should must ought gotta")
+_HAVE_TO = word_set("need needs have has got")  # before "to": "we need to …", "you have to …"
+_WISH = word_set("want wants need needs like love prefer appreciate wish expect require")
+_SUBJECTS = word_set("i you we it they he she")
+# What an order's verb may be followed by: a determiner or a pronoun (its object), a particle or a
+# preposition (its complement), a clause it takes ("check whether …", "make sure …").
+_OBJECT_START = word_set(
+    "the a an this that these those it them me us him her my our your their its all both each every "
+    "some any no another everything anything something what how why whether if which where when sure "
+    "up out off down back over away to at with on into through from in about around onto after before "
+    "until"
+)
+_MODEL = re.compile(r"^[A-Za-z]?\d+(?:\.\d+)*[A-Za-z]?$")
+_FINITE = word_set(
+    "is are was were s re am m be will would can could should must may might has have had does did ll d"
+)
+_NEGATION = word_set("not n't never no")
+_FUTURE = word_set("will ll shall")
+_NEEDY = word_set("need needs want wants help helps useful handy relevant")
+_CONDITIONAL = word_set("if unless whenever should")
+_MIN_PAST = 4  # "need", "feed", "shed" are no -ed pasts
+_MIN_ING = 5  # "bring", "thing" are no -ing forms
+
+
+def _words_of(clause: str) -> tuple[list[str], list[str]]:
+    """The clause's words lowercased (contractions split) and as written (for case and identifiers)."""
+    low: list[str] = []
+    raw: list[str] = []
+    for tok in _TOKEN.findall(_CONTRACTION.sub(lambda m: " " + m.group(0).strip("'’"), clause)):
+        w = tok.strip(_EDGE)
+        if w:
+            low.append(w.lower())
+            raw.append(w)
+    return low, raw
+
+
+def _lead(low: list[str]) -> int:
+    """Where the clause starts once its discourse words ("ok", "please", "also", "then") are passed."""
+    i = 0
+    while i < len(low) - 1 and low[i] in _LEADING:
+        i += 1
+    return i
+
+
+def _verb_form(w: str) -> bool:
+    """A finite verb or an auxiliary: an -ed past, an -s present, "is", "will", "can"."""
+    if w in _FINITE:
+        return True
+    past = w.endswith("ed") and not w.endswith("eed") and len(w) > _MIN_PAST
+    return past or (w.endswith("s") and not w.endswith(("ss", "us")) and w not in FUNCTION_WORDS)
+
+
+def _base_form(w: str) -> bool:
+    """Whether a word may be a verb's base form (an order's first word): a plain word outside the
+    closed classes and the words of evaluation, not an -ed, -s or -ing form."""
+    if not w.isalpha() or w in FUNCTION_WORDS or (w in _FEEDBACK and w not in _ORDER_VERBS):
+        return False
+    return not (_verb_form(w) or (w.endswith("ing") and len(w) > _MIN_ING))
+
+
+# Verbs of the feedback vocabulary that still give an order when an object follows ("keep Jest
+# 29.7.0", "make it LISTEN/NOTIFY", "set it back to 3000", "finish WEB-884").
+_ORDER_VERBS = word_set(
+    "keep make set finish try start begin move continue carry resume ship wrap retry get go let look update "
+    "change call help work point answer"
+)
+
+
+def _order(low: list[str], raw: list[str], i: int, *, strict: bool = False) -> bool:
+    """Whether the clause from word ``i`` is an order: a verb's base form, then what it acts on (an
+    identifier, a determiner or pronoun, a particle or preposition, a name not followed by a verb of
+    its own: "Keep Jest 29.7.0", not "Marcus Chen approves …"), or any plain word when the verb is
+    written in lower case mid-message ("ok, write docs"). ``strict`` (an agent's prose, where nouns
+    start clauses often): no plain word, and no figure after a word in lower case either ("and
+    horizontal space", "burst 20")."""
+    if i + 1 >= len(low):
+        return False
+    if (low[i] == "do" and low[i + 1] in _NEGATION) or low[i] in ("never", "dont"):
+        return True  # "don't touch docker-compose.yml", "never push to main"
+    if low[i] == "let" and low[i + 1] in ("s", "us", "me"):
+        return True
+    return _base_form(low[i]) and _object_follows(low, raw, i, strict=strict)
+
+
+def _object_follows(low: list[str], raw: list[str], i: int, *, strict: bool) -> bool:
+    """Whether what follows word ``i`` (a verb's base form) is what it acts on (:func:`_order`)."""
+    nxt = raw[i + 1]
+    if low[i + 1] in ("and", "or") and i + 2 < len(low) and _base_form(low[i + 2]):
+        return True  # "commit and push after each file compiles"
+    if (strict or raw[i][:1].isupper()) and _MODEL.match(nxt):
+        return False  # a name and its model, version or figure: "Kraken X60", "Node 20.11.1", "burst 20"
+    if low[i + 1] in _OBJECT_START or _identifier(nxt):
+        return True
+    if nxt[:1].isupper():
+        k = i + 1
+        while k < len(raw) and raw[k][:1].isupper():
+            k += 1
+        return k >= len(low) or not _verb_form(low[k])
+    lower = raw[i][:1].islower() and not strict
+    return lower and nxt.isalpha() and not _verb_form(low[i + 1]) and low[i + 1] not in _OUT
+
+
+def _must(low: list[str]) -> bool:
+    """A wish or what must be done: "I'd like …", "I need …", "we need to …", "you should …", "the
+    config should be …", "can you …", "would you …"."""
+    for k, w in enumerate(low):
+        nxt = low[k + 1] if k + 1 < len(low) else ""
+        after = low[k + 2] if k + 2 < len(low) else ""
+        if w in _MUST and nxt not in _SUBJECTS:  # "should you need them" is a condition
+            return True
+        if w in _HAVE_TO and nxt == "to" and not _NEGATION & set(low[max(0, k - 2) : k]):
+            return True  # not "you don't have to ask"
+        if w in _INVERTED and nxt == "you":
+            return True
+        if w == "i" and (nxt in _WISH or (nxt in ("d", "would") and after in _WISH)):
+            return True
+    return False
+
+
+def asks(clause: str, *, question: bool = False) -> bool:
+    """Whether a clause asks for something (the rule above); ``question``: it ends with "?"."""
+    low, raw = _words_of(clause)
+    if question or clause.rstrip().endswith("?"):
+        return True
+    if not low:
+        return False
+    return any(w in _POLITE for w in low) or _order(low, raw, _lead(low)) or _must(low)
+
+
+def advises(sentence: str) -> bool:
+    """Whether a sentence of the agent's tells the reader what to do: one of its clauses (not one
+    joined by "and") is an order ("consider the route template instead", "run `gh auth login`") or
+    says what "you" can or must do ("You'll need to open the PR yourself")."""
+    for s, e, _ in _clauses(sentence):
+        low, raw = _words_of(sentence[s:e])
+        if not low or low[0] in _COORDINATORS:
+            continue  # "We'll use X and ensure it's styled …": the verb shares the subject before it
+        i = _lead(low)
+        if _order(low, raw, i, strict=True) or (
+            low[i] == "you" and low[i + 1 : i + 2] and low[i + 1] in _MODALS
+        ):
+            return True  # "consider the route template instead", "you can use Google Fonts"
+    return False
+
+
+_COORDINATORS = word_set("and or but nor then")
+_MODALS = word_set("can could may might should must need ll will would d")
+
+
+def _offers(low: list[str], i: int) -> bool:
+    """A thing presented ("here's …"), made to depend on the hearer's need ("if you need it", "you'll
+    need the key"), or information in passing (a verbless "for reference", "FYI", "btw")."""
+    if low[i] == "here" or any(w in _ASIDE for w in low) or "by the way" in " ".join(low):
+        return True
+    rest = low[i + 1 :]
+    if (
+        low[i] == "for"
+        and 0 < len(rest) <= CONTENT_WORDS
+        and rest[-1] not in _OUT
+        and rest[0] in ("your", rest[-1])
+    ):
+        return True  # "for reference", "for your information"
+    for k, w in enumerate(low):
+        tail = low[k + 1 :]
+        if w in _CONDITIONAL or (w == "case" and low[k - 1 : k] == ["in"]):
+            if tail[:1] == ["you"] and _needs(tail[1:], then=True):
+                return True  # "if you need it", "in case you want to check it", "should you need them"
+            if any(x in _NEEDY for x in tail) and all(x in _OUT or x in _NEEDY for x in tail):
+                return True  # "in case it helps", "if that's useful"
+        elif w == "you" and _needs(tail):
+            return True  # "you'll need the stripe key"
+    return False
+
+
+def _needs(tail: list[str], *, then: bool = False) -> bool:
+    """Whether the words after "you" say what the hearer will need, not what he must do: "(will)
+    need the key", not "need to restart"; ``then``: in a condition, where "(if you) want to look"
+    is an offer too."""
+    j = 0
+    while j < len(tail) and tail[j] in _MAY:
+        j += 1
+    return len(tail) > j and tail[j] in _NEEDY and (then or tail[j + 1 : j + 2] != ["to"])
+
+
+_MAY = word_set("will ll may might would d ever do")
+
+
+def _own(low: list[str], i: int) -> bool:
+    """What the user will do himself: "I" with "will" or "going to" and a verb that is no wish."""
+    if low[i] != "i":
+        return False
+    j = i + 1
+    if low[j : j + 1] and low[j] in _FUTURE:
+        j += 1
+    elif low[j : j + 2] in (["m", "gonna"], ["am", "gonna"]):
+        j += 2
+    elif low[j : j + 3] in (["m", "going", "to"], ["am", "going", "to"]):
+        j += 3
+    else:
+        return False
+    while j < len(low) - 1 and low[j] in _LEADING:
+        j += 1  # "I'll just …", "I'll also …"
+    return j < len(low) and low[j] not in _WISH and low[j] not in _NEGATION
+
+
+def clause_kind(clause: str, *, question: bool = False) -> str:
+    """What a clause does: :data:`ASKS`, :data:`OWN` (the user's own plan), :data:`OFFERS` or
+    :data:`TELLS` (anything else: a statement, an acknowledgement)."""
+    if asks(clause, question=question):
+        return ASKS
+    low, _ = _words_of(clause)
+    if not low:
+        return TELLS
+    i = _lead(low)
+    if _own(low, i):
+        return OWN
+    return OFFERS if _offers(low, i) else TELLS
+
+
+def kinds(text: str) -> list[str]:
+    """What each clause of a user message does (:func:`clause_kind`)."""
+    body = request_text(text)
+    return [clause_kind(body[s:e], question=q) for s, e, q in _clauses(body)]
+
+
+def offered(text: str) -> bool:
+    """Whether a user message only hands something over: an offer or an FYI and nothing asked."""
+    found = kinds(text)
+    return OFFERS in found and ASKS not in found
+
+
+def _first_added(body: str, clauses: list[tuple[int, int, bool]]) -> int | None:
+    """The first clause that adds something and is no plan of the user's own; None when none does,
+    or when the message offers something and asks nothing."""
+    found = [clause_kind(body[s:e], question=q) for s, e, q in clauses]
+    if OFFERS in found and ASKS not in found:
+        return None
+    return next(
+        (k for k, (s, e, q) in enumerate(clauses) if found[k] != OWN and _adds(body[s:e], question=q)), None
+    )
+
+
+def _reports(sentence: str) -> bool:
+    """Whether a sentence reports what happened: its first verb is a past ("Priya looked at the
+    migration", "Marcus approved the change", "Talked to Olu: …"), not a present passive ("is fixed")."""
+    spans = _clauses(sentence)
+    if not spans:
+        return False
+    low, _ = _words_of(sentence[spans[0][0] : spans[0][1]])
+    i = _lead(low)
+    for w in low[i : i + _SUBJECT_WORDS + 1]:
+        if _verb_form(w):
+            return w.endswith("ed") or w in _PAST_AUX
+        if w in FUNCTION_WORDS and w not in _ARTICLES:
+            return False  # a preposition or a conjunction first: no subject ("For update skip locked")
+    return False
+
+
+_SUBJECT_WORDS = 3
+# A sentence's clauses for :func:`sentence_rank`: at punctuation only, so "Commit and push after each
+# file compiles" is one order (:data:`_CLAUSE` also splits before "and").
+_PUNCTUATION = re.compile(r"[,;:!?…]+(?=\s|$)|\.+(?=\s|$)|\s[-–—]+\s")
+_QUESTION = re.compile(r"\?(?=[\s\"'”’)]|$)")
+_PAST_AUX = word_set("was were had did")
+ASK, STATE, REPORT = 0, 1, 2
+
+
+def sentence_rank(sentence: str) -> int:
+    """:data:`ASK` when a clause of the sentence asks, :data:`REPORT` when it reports what happened,
+    else :data:`STATE` (it says how things are: the problem, the context)."""
+    if _QUESTION.search(sentence) or any(asks(part) for part in _PUNCTUATION.split(sentence) if part.strip()):
+        return ASK
+    return REPORT if _reports(sentence) else STATE
+
+
 def _clauses(text: str) -> list[tuple[int, int, bool]]:
     """(start, end, ends with a question mark) of each clause of ``text``."""
     spans: list[tuple[int, int, bool]] = []
@@ -238,19 +549,22 @@ def _clauses(text: str) -> list[tuple[int, int, bool]]:
 
 
 def request(text: str) -> str:
-    """The request a user message adds: from its first clause that adds something to its last clause
-    holding a content word (after an acknowledgement, without the connectives that joined them: "and
-    then", "also"; a closing "thanks!" dropped); ""
-    when it adds nothing (an acknowledgement, a
-    go-ahead, a greeting, a bare slash command) or is harness text."""
+    """The request a user message adds: from its first clause that adds something (and is no plan of
+    the user's own) to its last clause holding a content word or a question ("FYI the nightly job
+    failed again; can you look into why?" keeps its question), after an acknowledgement without the
+    connectives that joined them ("and then", "also"), a closing "thanks!" dropped; "" when it adds
+    nothing (an acknowledgement, a go-ahead, a greeting, a bare slash command, an offer or an FYI that
+    asks nothing, what the user will do himself: :func:`clause_kind`) or is harness text."""
     if harness(text):
         return ""
     body = request_text(text)
     clauses = _clauses(body)
-    first = next((k for k, (s, e, q) in enumerate(clauses) if _adds(body[s:e], question=q)), None)
+    first = _first_added(body, clauses)
     if first is None:
         return ""
-    last = max(k for k, (s, e, _) in enumerate(clauses) if k == first or (k > first and _content(body[s:e])))
+    last = max(
+        k for k, (s, e, q) in enumerate(clauses) if k == first or (k > first and (q or _content(body[s:e])))
+    )
     start, end = clauses[first][0], clauses[last][1]
     end = _sentence_end(body, end)
     out = body[start:end].strip()

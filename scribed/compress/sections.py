@@ -2,7 +2,9 @@
 
 The goal is the session's substantive request, never an acknowledgement, a go-ahead or a bare slash
 command (what a message adds decides, see ``request.py``); a later request about something else (a
-pivot) adds a second goal. Files are one per line; commands are deduplicated with a count.
+pivot) adds a second goal, unless it hands something over (a message with an offer or an FYI in
+it, "the CI token got rotated btw, new one: … — set it in the repo secrets": the thing handed over
+serves the work, it is no new line of it). Files are one per line; commands are deduplicated with a count.
 """
 
 from __future__ import annotations
@@ -11,7 +13,17 @@ import re
 
 from scribed.compress.entry import one_line
 from scribed.compress.outcome import conclusion
-from scribed.compress.request import request, request_text, substantive
+from scribed.compress.request import (
+    ASK,
+    OFFERS,
+    REPORT,
+    STATE,
+    kinds,
+    request,
+    request_text,
+    sentence_rank,
+    substantive,
+)
 from scribed.compress.units import tokens
 from scribed.models import Anchor, Turn
 
@@ -24,15 +36,30 @@ PIVOT_OVERLAP = 0.2
 
 
 def _sentences(text: str, limit: int) -> str:
-    """The first sentences of ``text`` within ``limit`` chars, cut only between words."""
+    """The sentences of ``text`` within ``limit`` chars, in their order: all when they fit; else
+    those that ask (an order, a question, a wish: :func:`request.sentence_rank`), then those that
+    state how things are, then those that report what happened, each kind from its first while they
+    fit. So a request that opens with its context keeps what it asks ("Finish WEB-884. … Keep Jest
+    29.7.0 …, and get the Table date-sort test green." after a long reason), and a report of what
+    someone did ("Priya looked at the migration this morning.") gives way first. When the first
+    sentence that asks (else the first) is longer than ``limit`` alone, it is cut between words."""
     text = " ".join(text.split())
-    out = ""
-    for sent in _SENT_END.split(text):
-        cand = f"{out} {sent}".strip()
-        if len(cand) > limit:
-            break
-        out = cand
-    return out or one_line(text, limit)
+    sents = _SENT_END.split(text)
+    if len(text) <= limit or len(sents) == 1:
+        return one_line(text, limit)
+    ranks = [sentence_rank(x) for x in sents]
+    first = next((k for k in range(len(sents)) if ranks[k] == ASK), 0)
+    if len(sents[first]) > limit:  # the request itself is too long: it, cut between words
+        return one_line(" ".join(sents[first:]), limit)
+    keep: set[int] = set()
+    size = -1
+    for rank in (ASK, STATE, REPORT):
+        for k in (k for k in range(len(sents)) if ranks[k] == rank):
+            if size + 1 + len(sents[k]) > limit:
+                break
+            keep.add(k)
+            size += 1 + len(sents[k])
+    return " ".join(sents[k] for k in sorted(keep))
 
 
 def goal(turns: list[Turn]) -> str:
@@ -49,7 +76,8 @@ def goal(turns: list[Turn]) -> str:
             seen = toks
             continue
         overlap = len(toks & seen) / max(1, len(toks))
-        if len(body.split()) >= PIVOT_WORDS and overlap < PIVOT_OVERLAP and len(goals) < MAX_GOALS:
+        new = len(body.split()) >= PIVOT_WORDS and overlap < PIVOT_OVERLAP
+        if new and len(goals) < MAX_GOALS and OFFERS not in kinds(t.text):
             goals.append(_sentences(body, GOAL_CHARS // 2))
         seen = seen | toks
     if goals:

@@ -15,7 +15,7 @@ Rules that keep this safe next to agents that write their own hot files:
   written. Writes are compare-and-swap (:func:`swap`): re-read right before the rename.
 * It is rewritten only when its content changes (the debounce for run-once and the daemon):
   nothing in it depends on the clock, only on the transcript.
-* ``Current task`` is the session's substantive request, never a go-ahead (:func:`_current_task`),
+* ``Current task`` is the session's substantive request, never a go-ahead or an FYI (:func:`_current_task`),
   followed by the agent's own plan when it keeps one (``Plan: 2 of 5 done`` and its open steps, what
   is in progress first; see :mod:`scribed.compress.plan`).
 * When the session finishes and is compacted, the pipeline re-seeds the file from its cold entry
@@ -149,8 +149,10 @@ def _last_ts(session: Session) -> datetime | None:
 def _current_task(session: Session) -> str:
     """The session's substantive request: what the latest user message that adds something asks.
 
-    Acknowledgements and go-aheads, however phrased, greetings, slash commands and harness text
-    never qualify (:func:`scribed.compress.request.request` judges what a message adds), so a
+    Acknowledgements and go-aheads, however phrased, greetings, slash commands, harness text, an
+    offer or FYI that asks nothing ("here's the deploy hook if you need it: …") and what the user
+    will do himself ("I'll push it after standup") never qualify
+    (:func:`scribed.compress.request.request` judges what a message adds and asks), so a
     go-ahead never hides what the session is about; a message that acknowledges and asks ("yes, and
     then rename the flag") gives its request; a later request (a pivot) replaces the earlier one.
     """
