@@ -607,3 +607,31 @@ def test_a_commit_planned_rejected_or_reverted_closes_nothing_and_a_correction_s
         "Memcached backend for the rate limiter",
         "Redis TLS certificates for staging",
     ]
+
+
+def test_a_struck_item_with_a_note_after_a_comma_and_a_follow_up_in_prose() -> None:
+    """An exploratory tester's markdown log: "~~delete products_v7 after 24h~~ dropped, keep v7 …"
+    became the item "dropped, keep v7 …", and "leaving the swap for a follow-up with a dry run
+    against staging first" the item "with a dry run against staging first"."""
+    text = (
+        "- [ ] delete products_v7 after 24h\n- [ ] swap alias `products` atomically\n\n"
+        "Leaving the swap for a follow-up with a dry run against staging first.\n"
+        "- [ ] ~~delete products_v7 after 24h~~ dropped, keep v7 for a week as rollback"
+    )
+    s = Session(
+        agent="troi",
+        session_id="s3",
+        source=Path("/x.md"),
+        kind="markdown",
+        turns=[Turn("user", text, "message", T0, 1, 100)],
+    )
+    assert [a.text for a in anchors.extract(s) if a.type == "todo"] == ["swap alias `products` atomically"]
+    follow = "Follow-up: rotate the staging key"
+    s2 = Session(
+        agent="troi",
+        session_id="s4",
+        source=Path("/x.md"),
+        kind="markdown",
+        turns=[Turn("user", follow, "message", T0, 1, 100)],
+    )
+    assert [a.text for a in anchors.extract(s2) if a.type == "todo"] == ["rotate the staging key"]

@@ -64,7 +64,7 @@ _READONLY_CMD = re.compile(
 )
 _ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
 _TODO_OPEN = re.compile(
-    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]up[:\s]\s*|"
+    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]ups?:\s*|"
     r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,600})",
     re.IGNORECASE,
 )
@@ -362,7 +362,7 @@ def _begins(text: str, head: str) -> bool:
 # A list item struck through (markdown's ``~~…~~``) and a note after it ("dropped: …", "(moved to
 # #12)", "done"): dropped, not open. Struck words followed by others are a correction.
 _STRUCK = re.compile(r"~~(?P<s>[^~\n]{2,200})~~")
-_STRUCK_NOTE = re.compile(r"[(:\-\u2013\u2014]|\w+(?::|\s*$)")
+_STRUCK_NOTE = re.compile(r"[(:,;\-\u2013\u2014]|\w+(?:[:,;]|\s+[(\-\u2013\u2014]|\s*$)")
 _HEAD_END = re.compile(
     r"[,;:.(\u2013\u2014]|\s(?:so|for|in|on|at|to|with|from|of|by|and|or|but|because|since|when|after|"
     r"before|until|while|that|which|via|across|without)\s",
