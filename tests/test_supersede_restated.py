@@ -251,3 +251,74 @@ def test_a_same_day_restatement_in_the_wiki_supersedes_the_one_before_it() -> No
         active = [b.text for b in d.blocks if b.active]
         assert any(new.rstrip(".") in t for t in active), (old, new, active)
         assert not any(old.rstrip(".") in t for t in active), (old, new, active)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "superseded"),
+    [
+        # an exploratory tester's: the user's "X is out, Y is in" left the old decision current
+        (
+            "Decision: wake workers with LISTEN/NOTIFY on channel `billing_jobs`.",
+            "Two things: LISTEN/NOTIFY is out, polling is in — prod goes through pgbouncer.",
+            "wake workers with LISTEN/NOTIFY on channel `billing_jobs`",
+        ),
+        (
+            "Decision: use Jest for the unit tests.",
+            "Jest is out, Vitest is in.",
+            "use Jest for the unit tests",
+        ),
+        ("Decision: use Jest for the unit tests.", "He is out, Bob is in charge.", None),
+        ("Decision: use Jest for the unit tests.", "The cache is out of date, the index is in sync.", None),
+    ],
+)
+def test_out_and_in_replaces_the_decision_naming_what_is_out(
+    earlier: str, later: str, superseded: str | None
+) -> None:
+    turns = [
+        Turn("assistant", earlier, "message", datetime(2026, 1, 1, tzinfo=UTC), 1, 100),
+        Turn("user", later, "message", datetime(2026, 1, 1, 0, 1, tzinfo=UTC), 2, 200),
+    ]
+    s = Session(agent="a", session_id="s", source=Path("/x.md"), kind="markdown", turns=turns)
+    found = [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+    if superseded is None:
+        assert [x for x, _ in found] == [earlier.removeprefix("Decision: ").rstrip(".")], found
+    else:
+        assert found[-1][1] == superseded, found
+
+
+def test_a_decisions_label_states_them() -> None:
+    said = "Understood. Decisions: table renamed to `billing.jobs`; drop LISTEN/NOTIFY and poll every 2 s."
+    turns = [
+        Turn(
+            "assistant",
+            "Decision: wake workers with LISTEN/NOTIFY.",
+            "message",
+            datetime(2026, 1, 1, tzinfo=UTC),
+            1,
+            100,
+        ),
+        Turn("assistant", said, "message", datetime(2026, 1, 1, 0, 1, tzinfo=UTC), 2, 200),
+    ]
+    s = Session(agent="a", session_id="s", source=Path("/x.md"), kind="markdown", turns=turns)
+    found = [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+    assert found == [
+        (
+            "table renamed to `billing.jobs`; drop LISTEN/NOTIFY and poll every 2 s",
+            "wake workers with LISTEN/NOTIFY",
+        )
+    ], found
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Decision: `.squad/decisions/inbox/oracle-copilot-sdk-research.md`",  # real Squad histories'
+        "Decision: /Users/me/projects/loom/.squad/decisions/inbox/keaton-architecture-approved.md",
+        "Merged decisions: 5 Wave 3 entries)",
+        "Decisions: none yet",
+    ],
+)
+def test_a_decision_label_over_a_file_or_a_count_is_no_decision(line: str) -> None:
+    turns = [Turn("assistant", line, "message", datetime(2026, 1, 1, tzinfo=UTC), 1, 100)]
+    s = Session(agent="a", session_id="s", source=Path("/x.md"), kind="markdown", turns=turns)
+    assert [a.text for a in anchors.extract(s) if a.type == "decision"] == []

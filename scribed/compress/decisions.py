@@ -22,7 +22,7 @@ from scribed.compress.reversal import CHANGE, REMOVAL, REVERSAL, names_changed, 
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
-    r"(?:^|[\s*_>-])(?:decision|decided|final decision|revised decision)\**\s*(?:\([^)]{0,40}\)\s*)?\**\s*[:：]"
+    r"(?:^|[\s*_>-])(?:decisions?|decided|final decision|revised decision)\**\s*(?:\([^)]{0,40}\)\s*)?\**\s*[:：]"
     r"\s*(?P<d>.+)",
     re.IGNORECASE,
 )
@@ -40,13 +40,19 @@ _DECISION_MORE = re.compile(
     r"(?:call|decision|choice|plan|approach)\s*[:—–-]+))\s*(?P<d>.+)",
     re.IGNORECASE,
 )
+# "LISTEN/NOTIFY is out, polling is in": the new choice, naming what it replaces.
+_OUT_IN = re.compile(
+    r"(?:^|(?<=[.;:!?(]\s)|(?<=^\W))(?P<d>(?P<x>[^\s.;:!?,][^.;:!?,]{0,60}?)\s+(?:is|are)\s+out\b\s*[,;:\u2013\u2014-]?\s*"
+    r"[^.;:!?,]{2,60}?\s+(?:is|are)\s+in\b)(?=\s*(?:[.;:!?,)\u2013\u2014-]|$))",  # "is in charge": no
+    re.IGNORECASE,
+)
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than|replac(?:e|es|ing))\s+`?(?P<x>[^`,.;]{2,60})", re.IGNORECASE
 )
 # Each pattern above needs one of these literals, whatever its case (a line without them is skipped).
 WORDS = lines.prefilter(
     "decision", "decided", "agreed", "chose", "go with", "going with", "plan is to", "change of plan", "actually,",
-    "scratch", "revers", "revert", "overrid",
+    "scratch", "revers", "revert", "overrid", " is out", " are out",
 )  # fmt: skip
 MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repeat to name it
 MIN_DECISION_CHARS = 4
@@ -103,11 +109,17 @@ class Decisions:
 
     def _line(self, t: Turn, line: str) -> None:
         """Record the decision one line states (a reversal replaces the decision it reverses)."""
-        m = _DECISION.search(line) or _DECISION_VERB.search(line) or _DECISION_MORE.search(line)
+        m = (
+            _DECISION.search(line)
+            or _DECISION_VERB.search(line)
+            or _DECISION_MORE.search(line)
+            or _OUT_IN.search(line)
+        )
         if not m:
             return
         text = clean(_first_sentence(m.group("d")).split(", since ")[0])
-        if len(text) < MIN_DECISION_CHARS:
+        label = line[m.start() : m.start("d")]
+        if len(text) < MIN_DECISION_CHARS or (m.re is _DECISION and _listing(label, text)):
             return
         found, keys = self.found, self.keys
         self.statements -= 1
@@ -137,6 +149,10 @@ class Decisions:
     def _target(self, m: re.Match[str], line: str, text: str, st: Statement | None) -> Anchor | None:
         """The earlier decision the one ``m`` found in ``line`` (stating ``text``, ``st``) replaces."""
         found = self.found
+        if m.re is _OUT_IN:  # "X is out, Y is in": the newest decision naming X
+            x = _decision_key(m.group("x"))
+            recent = itertools.islice(reversed(found.items()), REVERSAL_WINDOW)
+            return next((a for k, a in recent if x in self.keys[k][0].replace("`", "")), None)
         named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
         if st is not None and (target := self._restated(text, st)) is not None:
             return target
@@ -166,6 +182,18 @@ class Decisions:
             if a is not None and restates(text, a.text):
                 return a
         return None
+
+
+def _listing(label: str, text: str) -> bool:
+    """Whether a decision label heads a file ("Decision: `.squad/decisions/inbox/x.md`") or, plural,
+    a count or a fragment ("Merged decisions: 5 Wave 3 entries") rather than a decision."""
+    if text.lstrip("`").startswith(("/", "~", ".")) and " " not in text.strip():
+        return True
+    plural = "decisions" in label.lower()
+    return plural and (text[:1].isdigit() or len(text.split()) < MIN_LISTED_WORDS)
+
+
+MIN_LISTED_WORDS = 3  # a decision under a plural label says at least a verb, its object and more
 
 
 def _spend(left: list[int] | None) -> bool:
