@@ -74,7 +74,7 @@ TODO_PHRASES = [
     "FIXME write docs",
     "open item: write docs",
     "follow-up: write docs",
-    "follow up write docs",
+    "follow up: write docs",
     "next step: write docs",
     "next steps: write docs",
     "remaining work: write docs",

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress import content
-from scribed.compress.request import ASK, sentence_rank
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -527,6 +526,8 @@ def _without_last_sentence(text: str) -> str:
     parts = _sentences_of(text)
     if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
         return ""
+    from scribed.compress.request import ASK, sentence_rank  # here: a spawn reads entries without it
+
     asked = [sentence_rank(x) == ASK for x in parts]
     drop = next((k for k in range(len(parts) - 1, -1, -1) if not asked[k] and any(asked)), len(parts) - 1)
     return " ".join(parts[:drop] + parts[drop + 1 :])
