@@ -44,7 +44,7 @@ _KW: dict[bytes, list[Rule]] = {}  # literal keywords found by the passes
 _BY_NAME: dict[str, list[Rule]] = {}  # a name's last word (lowercase) -> the context rules it runs
 _PATTERNS: dict[str, list[Rule]] = {}  # a pattern keyword -> its rules (branch ``p{index}``)
 _NAMED: dict[str, list[Rule]] = {}  # a vendor word inside a name -> named rules
-_SCAN: list[tuple[Rule, list[bytes], list[tuple[bytes, tuple[bytes, ...]]]]] = []  # rule, words, gates
+_SCAN: list[tuple[Rule, list[bytes], list[tuple[bytes, str]]]] = []  # rule, words, gates (regex: gap, heads)
 for _r in RULES:
     for _k in _r.keywords:
         if _r.kind == "named":
@@ -57,11 +57,12 @@ for _r in RULES:
         _PATTERNS.setdefault(_r.pattern, []).append(_r)
     if _r.kind == "scan":
         _ks = [k.encode("latin-1") for k in _r.keywords if data.anchor(k) < 0]
-        _gs = [g.encode("latin-1") for g in _r.gate]  # each with the keywords' heads before it
-        _SCAN.append((_r, _ks, [(g, tuple(k[: -len(g)] for k in _ks if k.endswith(g))) for g in _gs]))
+        _gs = {g.encode(): [(k[: -len(g)][::-1], "") for k in _r.keywords if k.endswith(g)] for g in _r.gate}
+        _SCAN.append((_r, _ks, [(g, data.reverse(f"(?:{_r.gap})") + data.trie(h)) for g, h in _gs.items()]))
 _PATTERN_RULES = list(_PATTERNS.values())
 _SCAN_WORDS = {k for _, ks, gate in _SCAN if not gate for k in ks}  # a gated rule's are found by its gates
 _GATED = [s for s in _SCAN if s[2]]  # the rules to look at in a text holding no other scan word
+_GATES = dict.fromkeys(g for s in _GATED for g in s[2])  # their gates and heads, each looked for once a text
 _NAMED_WORDS = data.trie([(w, "") for w in _NAMED])
 # (anchor, reversed head the trie matched) -> (head length, keyword, rules), for the head and its
 # suffixes (the trie reports the longest).
@@ -234,16 +235,14 @@ def _on_split(st: _Scan, rule: Rule, start: int, end: int, matched: bool) -> boo
 
 
 def _on_scan(st: _Scan) -> None:
-    """Scan rules: a keyword anywhere in the text (found by the passes, else by an ``in`` check)
-    enables the regex over the text, or ``window`` characters around each keyword."""
-    d, words = st.data, st.scans or any(k in st.data for k in _SCAN_WORDS)
-    for rule, keywords, gate in _SCAN if words else [r for r in _GATED if any(g in d for g, _ in r[2])]:
-        w = rule.window  # a gated rule's keywords: a gate's hits with a head before them (a C call each)
+    """Scan rules: a keyword (found by the passes, by an ``in`` check, or as a gate's hit after a head
+    and the rule's gap, read backwards) enables the regex over the text, or ``window`` characters near."""
+    d, rev, n, words = st.data, st.rdata, len(st.data), st.scans or any(k in st.data for k in _SCAN_WORDS)
+    back = {(g, rx): [p for p in _at(d, g) if data.compiled_bytes(rx).match(rev, n - p)] for g, rx in _GATES}
+    for rule, keywords, gate in _SCAN if words else _GATED:
+        w = rule.window
         if gate:
-            found = [
-                *st.scans.get(rule, ()),
-                *(p for g, hd in gate for p in _at(d, g) if d.endswith(hd, 0, p)),
-            ]
+            found = [*st.scans.get(rule, ()), *(p for k in gate for p in back[k])]
         else:
             found = st.scans.get(rule) or [p for k in keywords for p in (_at(d, k) if w else [d.find(k)])]
         if not (found := [p for p in found if p >= 0]):

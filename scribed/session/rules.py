@@ -47,6 +47,7 @@ class Rule(NamedTuple):
     entropy: float = 0.0
     window: int = 0
     gate: tuple[str, ...] = ()
+    gap: str = ""
     tests: tuple[str, ...] = ()
     allow_tests: tuple[str, ...] = ()
     description: str = ""
@@ -147,7 +148,7 @@ def expand(regex: str) -> str:
 
 
 TOKEN = re.compile(
-    r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?(?:<[=!]|[:!=]|[aiLmsux]+:|P<\w+>)|[()|]|\{\d*,?\d*\}[+?]?|[?*+][+?]?|."
+    r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?(?:<[=!]|[:!=>]|[aiLmsux]+:|P<\w+>)|[()|]|\{\d*,?\d*\}[+?]?|[?*+][+?]?|."
 )
 
 
