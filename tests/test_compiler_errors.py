@@ -374,6 +374,11 @@ VITEST_TREE = """ RUN  v1.3.1 /repo/apps/web
             ["--- FAIL: TestBurst (0.00s)"],
         ),
         ("E   KeyError: 'x'\n=== 1 failed, 4 passed in 0.3s ===", ["KeyError: 'x'"]),
+        # the exception under its module: the module stays, pytest's "E" goes
+        (
+            'E       psycopg.errors.UndefinedTable: relation "users" does not exist\n=== 1 failed ===',
+            ['psycopg.errors.UndefinedTable: relation "users" does not exist'],
+        ),
         # an error line shaped like a tally is no tally
         (
             "Error: 2 failed uploads\n  ● Upload › retries\n",

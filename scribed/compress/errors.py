@@ -81,7 +81,9 @@ _LINT_TAG = re.compile(r"\((?:[a-z][a-z0-9-]{1,30}|[A-Z]{1,4}\d{3,5})\)$")
 # Where a diagnostic's severity follows its place inside a sentence ("CI says app.py:12: error: …").
 _SEVERITY_AT = re.compile(r"(?:\d[:)]|\d\s+-)\s+(?:fatal\s+)?error\b")
 _LEAD = re.compile(r"^(?:>\s*|[-*]\s+)+")
-_PYTEST_E = re.compile(r"^E\s{2,}(?=[A-Z]\w*(?:Error|Exception)\b)")
+# pytest's "E   " before an exception: its class (``KeyError``), or a class under its module
+# (``psycopg.errors.UndefinedTable: …``), then its message.
+_PYTEST_E = re.compile(r"^E\s{2,}(?=[A-Z]\w*(?:Error|Exception)\b|(?:[a-z_]\w*\.){1,6}[A-Z]\w*:\s)")
 _EXIT = re.compile(
     r"(?P<e>(?:exit(?:ed)?\s+(?:with\s+)?(?:code|status)|returned non-zero exit status|"
     r"Process exited with code|exit_code[\"']?\s*[:=])\s*[:=]?\s*[1-9]\d{0,2})\b"
@@ -94,6 +96,7 @@ _NOT_ERROR = re.compile(
 # Numbers, addresses and long hex runs (ids, digests) vary between runs of one error.
 _VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]*\d[0-9a-fA-F]{7,}\b|\d+")
 MIN_ERROR_CHARS = 6
+PYTEST_E_CHARS = 320  # an exception line pytest marked, whole (longer: judged as any other line)
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
 _MAYBE_WORDS = r"Error|Exception|Failure|Fault|Interrupt|error|ERR|fatal|FATAL|panic|FAIL|E\s\s|Segm|failed|exit|go:\d+:\d+: "
@@ -132,7 +135,10 @@ def error_in_line(line: str, *, strict: bool = False) -> str | None:
     s = _LEAD.sub("", line.strip())
     if len(s) < MIN_ERROR_CHARS or _NOT_ERROR.search(s):
         return None
-    s = _PYTEST_E.sub("", s)
+    if (pe := _PYTEST_E.match(s)) is not None:
+        s = s[pe.end() :]
+        if not strict and len(s) <= PYTEST_E_CHARS and _EXC.match(s) is None:
+            return s  # pytest marked it an exception: a class under its module ("psycopg.errors.X: …")
     # a failed tool's output marked "error: " before its own error line (one marker: no recursion
     # deeper than one call, and a marker before another is no diagnostic's)
     if (
