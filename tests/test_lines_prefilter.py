@@ -66,6 +66,19 @@ DECISION_PHRASES = [
     "reversing the earlier call: uv",
     "we revert our decision - uv",
     "overriding my previous choice: uv",
+    "we'll go with uv",
+    "we\u2019re going with uv",
+    "we've decided to use uv",
+    "let's pin uv to 0.4",
+    "lets pin uv to 0.4",
+    "let\u2019s pin uv to 0.4",
+    "let us pin uv to 0.4",
+    "we'll pin uv to 0.4",
+    "we\u2019ll pin uv to 0.4",
+    "we will pin uv to 0.4",
+    "we're pinning uv to 0.4",
+    "we\u2019re pinning uv to 0.4",
+    "we are pinning uv to 0.4",
 ]
 TODO_PHRASES = [
     "- [ ] write docs",
@@ -92,7 +105,7 @@ TODO_PHRASES = [
     "the docs are finished",
     "the docs is complete now",
 ]
-DECISION = [decisions._DECISION, decisions._DECISION_VERB, decisions._DECISION_MORE]
+DECISION = [decisions._DECISION, decisions._DECISION_VERB, decisions._DECISION_MORE, decisions._CHOICE]
 TODO = [anchors._TODO_OPEN, anchors._TODO_DONE, anchors._TODO_DONE_SUFFIX]
 CASES = (str, str.upper, str.lower, str.title)
 PIECES = [

@@ -27,7 +27,7 @@ _DECISION = re.compile(
     re.IGNORECASE,
 )
 _DECISION_VERB = re.compile(
-    r"\b(?:we|i|team)\s+(?:have\s+)?(?:decided|agreed|chose|will go with|are going with)\s+(?:to\s+|on\s+)?(?P<d>.+)",
+    r"\b(?:we|i|team)(?:\s+have\s+|['\u2019]ve\s+|\s+|(?=['\u2019]))(?:decided|agreed|chose|(?:will|'ll|\u2019ll) go with|(?:are|'re|\u2019re) going with)\s+(?:to\s+|on\s+)?(?P<d>.+)",
     re.IGNORECASE,
 )
 # Other ways agents state a decision, and reversals that name only the new choice.
@@ -46,6 +46,57 @@ _OUT_IN = re.compile(
     r"[^.;:!?,]{2,60}?\s+(?:is|are)\s+in\b)(?=\s*(?:[.;:!?,)\u2013\u2014-]|$))",  # "is in charge": no
     re.IGNORECASE,
 )
+# A choice said without the word "decision": "let's" or a "we" that commits (we'll, we will, we're,
+# we are going to), maybe negated, then a verb of choosing and what it chooses ("let's pin numpy to
+# 1.26", "we'll stick with Postgres", "let's not pull in x/time", "use httpx instead of requests"),
+# or a verb of changing what is used, from or to something ("we're moving from Webpack to Vite",
+# "switch the CI to GitHub Actions"), or of keeping, dropping or avoiding something, which is a
+# choice only when what it names carries a name (:data:`_NAMED_THING`): "let's drop it for now",
+# "let's keep going", "switch gears" choose nothing.
+_SAYS = r"(?:[^.;!?\n]|\.(?=\w))"  # a character of the same sentence (a version's dots are in it)
+_SUBJECT = r"(?:let(?:'|\u2019)?s|let us|we(?:'|\u2019)ll|we will|we(?:'|\u2019)re(?: going to)?|we are(?: going to)?)"
+_STRONG = (  # a verb of choosing: what follows it is the choice
+    r"pin(?:ning)?(?!\s+down\b)|stick(?:ing)?\s+(?:with|to)|standardi[sz](?:e|ing)\s+on|settl(?:e|ing)\s+on|"
+    r"revert(?:ing)?\s+to|roll(?:ing)?\s+back\s+to|go(?:ing)?\s+back\s+to|adopt(?:ing)?|vendor(?:ing)?|"
+    r"pull(?:ing)?\s+in|migrat(?:e|ing)\s+(?:to|from|off)|(?:(?<=not\s)|(?<=never\s))us(?:e|ing)|"
+    rf"us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\b(?:instead\s+of|rather\s+than)\b)"
+)
+_CHANGE_VERB = (  # a change of what is used: to or from something
+    rf"(?:switch|upgrad|downgrad)\w*(?=\s(?:{_SAYS}{{0,60}}?\s)?(?:to|from|off|away\s+from)\s)|"
+    rf"mov(?:e|ing)(?=\s(?:{_SAYS}{{0,60}}?\s)?from\s{_SAYS}{{1,60}}?\sto\s)"
+)
+_WEAK = rf"drop(?:ping)?|ditch(?:ing)?|keep(?:ing)?|avoid(?:ing)?|us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\s(?:over|for)\s)"
+_CHOICE = re.compile(
+    rf"(?:^|(?<=[\s(*_>\-\u2013\u2014,;:]))(?P<d>{_SUBJECT}\s+(?:(?:not|never|also|just|now)\s+){{0,2}}"
+    rf"(?:(?P<strong>{_STRONG})|(?P<change>{_CHANGE_VERB})|{_WEAK})\s+(?P<obj>{_SAYS}{{2,200}}))",
+    re.IGNORECASE,
+)
+# A word that names a thing: a figure, a path, package or dotted name, a backticked span, a
+# capitalised name or one of three capitals or more ("PR" and "CI" are kinds of things).
+_NAMED_THING = re.compile(r"`[^`\n]+`|\w*\d\w*|\S*\w[/@.]\w\S*|[A-Z][a-z][\w-]*|[A-Z]{3,}\w*")
+_FROM_TO = re.compile(r"(?:^|\s)from\s+\S.*?\sto\s+\S")
+_PRONOUN = frozenset(["it", "this", "that", "them", "these", "those", "one", "here", "there"])
+_DETERMINER = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "our",
+        "my",
+        "your",
+        "its",
+        "their",
+        "all",
+        "any",
+        "every",
+        "each",
+    ]
+)
+OBJECT_WORDS = 2  # the words after a weak choice's verb (and its determiner) that must name a thing
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than|replac(?:e|es|ing))\s+`?(?P<x>[^`,.;]{2,60})", re.IGNORECASE
 )
@@ -53,6 +104,10 @@ _INSTEAD_OF = re.compile(
 WORDS = lines.prefilter(
     "decision", "decided", "agreed", "chose", "go with", "going with", "plan is to", "change of plan", "actually,",
     "scratch", "revers", "revert", "overrid", " is out", " are out",
+    # a choice's subject; with a typographic apostrophe, as the whole text holds it and as a line's
+    # check reads it once non-ASCII is dropped ("let’s" -> "lets", "we’ll" -> "well")
+    "let's", "lets", "let\u2019s", "let us", "we'll", "we\u2019ll", "well", "we will", "we're", "we\u2019re", "were",
+    "we are",
 )  # fmt: skip
 MIN_REVERSAL_OVERLAP = 0.25  # share of a decision's words a reversal must repeat to name it
 MIN_DECISION_CHARS = 4
@@ -114,6 +169,7 @@ class Decisions:
             or _DECISION_VERB.search(line)
             or _DECISION_MORE.search(line)
             or _OUT_IN.search(line)
+            or _choice(line)
         )
         if not m:
             return
@@ -182,6 +238,29 @@ class Decisions:
             if a is not None and restates(text, a.text):
                 return a
         return None
+
+
+def _choice(line: str) -> re.Match[str] | None:
+    """The first choice :data:`_CHOICE` finds in ``line``: a verb of choosing whose object is no
+    pronoun, or another whose object (its first words past a determiner) names a thing: "keep the
+    v1 endpoint", not "keep an eye on CI" or "drop a note in Slack"."""
+    for m in _CHOICE.finditer(line):
+        words = m.group("obj").split()
+        if m.group("strong"):
+            if words[0].lower().strip("`'\"") not in _PRONOUN:
+                return m
+            continue
+        head = words[1:] if words[0].lower() in _DETERMINER else words
+        if m.group("change") is None and (not head or head[0].endswith("ing")):
+            continue  # "avoid touching main.py": an activity, not a thing
+        if m.group("change") and _FROM_TO.search(m.group("obj")):
+            return m  # "switch the default branch from master to main": the change names both
+        if any(
+            _NAMED_THING.fullmatch(w.strip(",:()'\""))
+            for w in (words if m.group("change") else head[:OBJECT_WORDS])
+        ):
+            return m
+    return None
 
 
 def _listing(label: str, text: str) -> bool:

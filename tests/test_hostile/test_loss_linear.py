@@ -46,6 +46,7 @@ def reference_decisions(turns: list[Turn]) -> list[Anchor]:
             decisions._DECISION.search(line)
             or decisions._DECISION_VERB.search(line)
             or decisions._DECISION_MORE.search(line)
+            or decisions._choice(line)  # stop 43: a choice said in other words
         )
         if not m:
             continue

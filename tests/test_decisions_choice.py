@@ -1,0 +1,99 @@
+"""Decisions said without the word "decision" (stop 43): "let's" or a committing "we" with a verb
+of choosing ("let's pin numpy to 1.26", "we'll stick with Postgres", "let's not pull in x/time") or
+of changing what is used ("we're moving from Webpack to Vite"). Directives and idioms ("let's keep
+going", "let's move on to the tests", "we'll drop a note in Slack") are none. The second lists were
+written after the rule, to test it on phrasings it was not written from."""
+
+from __future__ import annotations
+
+import pytest
+
+from scribed.compress.decisions import Decisions
+from scribed.models import Turn
+
+
+def decided(*lines: str) -> list[tuple[str, str | None]]:
+    d = Decisions()
+    for i, line in enumerate(lines):
+        d.feed(Turn(role="user", text=line, kind="message", line=1 + 2 * i), [line])
+    return [(a.text, a.superseded) for a in d.result()]
+
+
+CHOICES = [
+    ("Let's pin numpy to 1.26 until the ABI settles.", "Let's pin numpy to 1.26 until the ABI settles"),
+    ("OK, we're moving from Webpack to Vite.", "we're moving from Webpack to Vite"),
+    (
+        "let's not pull in x/time, a token bucket is 30 lines.",
+        "let's not pull in x/time, a token bucket is 30 lines",
+    ),
+    ("We'll stick with Postgres for the queue.", "We'll stick with Postgres for the queue"),
+    ("let's revert to yarn 1.22.19", "let's revert to yarn 1.22.19"),
+    ("Let's use Redis for sessions.", "Let's use Redis for sessions"),
+    ("we will drop Python 3.8 support", "we will drop Python 3.8 support"),
+    ("let's keep the v1 endpoint for now", "let's keep the v1 endpoint for now"),
+    ("We are going to standardize on ruff for linting.", "We are going to standardize on ruff for linting"),
+    ("let's use httpx instead of requests", "let's use httpx instead of requests"),
+    ("we'll switch the CI to GitHub Actions", "we'll switch the CI to GitHub Actions"),
+    ("We'll go with Tailwind over styled-components.", "Tailwind over styled-components"),
+    ("we've decided to ship weekly", "ship weekly"),
+    # written after the rule
+    ("ok so we'll keep FastAPI and drop Flask entirely", "we'll keep FastAPI and drop Flask entirely"),
+    ("Let's pin `openssl` at 3.0.13 in the Dockerfile.", "Let's pin `openssl` at 3.0.13 in the Dockerfile"),
+    ("we're going to move from cron to systemd timers", "we're going to move from cron to systemd timers"),
+    ("Per the review, we will avoid SQLite in production.", "we will avoid SQLite in production"),
+    (
+        "let's switch the default branch from master to main",
+        "let's switch the default branch from master to main",
+    ),
+    ("We will stick with pnpm for the monorepo.", "We will stick with pnpm for the monorepo"),
+    ("we'll not pull in Lodash just for debounce", "we'll not pull in Lodash just for debounce"),
+    ("Let's use Zod for validation rather than Joi.", "Let's use Zod for validation rather than Joi"),
+    ("let's not use an ORM here", "let's not use an ORM here"),
+    ("We're migrating off Heroku next sprint.", "We're migrating off Heroku next sprint"),
+    ("we'll upgrade to React 19", "we'll upgrade to React 19"),
+]
+
+NOT_CHOICES = [
+    "Let's keep going.",
+    "let's move on to the tests",
+    "we'll keep an eye on it",
+    "Let's check the logs first.",
+    "let's drop it for now",
+    "we're using the default settings",
+    "let's use this approach",
+    "we'll upgrade later if needed",
+    "Let's switch gears and look at the UI",
+    "let's stick with it",
+    "Let's move the helper to utils.py",
+    # written after the rule
+    "let's keep this PR focused",
+    "we'll drop a note in Slack",
+    "let's switch to the other terminal tab",
+    "We'll keep you posted",
+    "Let's drop into the debugger",
+    "let's avoid touching main.py for now",
+    "We're going to keep an eye on CI",
+    "we'll switch over after lunch",
+    "Let's drop the topic, we have enough",
+    "let's pin down what the user wants first",
+    "We're moving the standup to 10am",
+]
+
+
+@pytest.mark.parametrize(("line", "want"), CHOICES)
+def test_a_choice_said_in_other_words_is_a_decision(line: str, want: str) -> None:
+    assert decided(line) == [(want, None)]
+
+
+@pytest.mark.parametrize("line", NOT_CHOICES)
+def test_a_directive_or_an_idiom_is_no_decision(line: str) -> None:
+    assert decided(line) == []
+
+
+def test_a_choice_changing_from_x_supersedes_the_decision_on_x() -> None:
+    got = decided(
+        "Decision: use Webpack for bundling the admin UI.", "OK, we're moving from Webpack to Vite."
+    )
+    assert got == [("we're moving from Webpack to Vite", "use Webpack for bundling the admin UI")]
+    got = decided("Decision: pin numpy to 1.26.", "let's pin numpy to 2.1")
+    assert got == [("let's pin numpy to 2.1", "pin numpy to 1.26")]
