@@ -97,3 +97,31 @@ def test_a_choice_changing_from_x_supersedes_the_decision_on_x() -> None:
     assert got == [("we're moving from Webpack to Vite", "use Webpack for bundling the admin UI")]
     got = decided("Decision: pin numpy to 1.26.", "let's pin numpy to 2.1")
     assert got == [("let's pin numpy to 2.1", "pin numpy to 1.26")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Still failing: clippy (unnecessary_map_or, needs an MSRV decision: bump to 1.82 or allow the lint)",
+        "Pending decision: Redis or Postgres for the queue",
+        "Open decision: which queue to use",
+        "We need a decision: use Redis?",
+        "Awaiting the team's decision: v2 or v3",
+    ],
+)
+def test_a_decision_asked_for_is_none(line: str) -> None:
+    """A tester's: an open question ("needs an MSRV decision: bump … or …") was filed, and promoted,
+    as a decision."""
+    assert decided(line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("The open questions are settled. Decision: use Redis", "use Redis"),
+        ("the team needs it. Decision: ship v2", "ship v2"),
+        ("**Decision:** keep the open API", "keep the open API"),
+    ],
+)
+def test_a_decision_after_a_sentence_naming_a_need_stands(line: str, want: str) -> None:
+    assert decided(line) == [(want, None)]

@@ -177,6 +177,8 @@ class Decisions:
         label = line[m.start() : m.start("d")]
         if len(text) < MIN_DECISION_CHARS or (m.re is _DECISION and _listing(label, text)):
             return
+        if m.re is _DECISION and _ASKED.search(line, 0, m.start() + 1):
+            return  # "needs an MSRV decision: bump to 1.82 or allow the lint": a decision still to make
         found, keys = self.found, self.keys
         self.statements -= 1
         st = statement(text) if self.statements >= 0 else None
@@ -261,6 +263,14 @@ def _choice(line: str) -> re.Match[str] | None:
         ):
             return m
     return None
+
+
+# A decision asked for, not made: "needs an MSRV decision:", "pending decision:", "open decision:".
+_ASKED = re.compile(
+    r"\b(?:needs?|needed|needing|requires?|pending|awaiting|waiting\s+(?:on|for)|open|undecided|asks?\s+for)"
+    r"(?:\s+(?!decisions?\b)[\w/'\u2019-]+(?:\.\w+)*){0,3}\s*$",  # words of the same sentence ("1.82" is one)
+    re.IGNORECASE,
+)
 
 
 def _listing(label: str, text: str) -> bool:
