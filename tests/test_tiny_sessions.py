@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scribed.compress import entry, sections
 from scribed.models import Turn
 
@@ -75,6 +77,22 @@ def test_a_list_number_goes_with_its_item() -> None:
     )  # one item: nothing to drop
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We need rate limiting on the gateway. 100 req/s sustained, burst of 200. Can you add it?",
+        "Set the pool size to 20. Then restart the workers.",
+        "The limit is 50. Raise it for the batch jobs.",
+    ],
+)
+def test_a_number_a_sentence_says_stays_in_it(text: str) -> None:
+    """A tester's: "… burst of 200. Can you add it?" was cut as a list's number, and the entry's
+    title read "200. Can you add it?"."""
+    parts = entry._sentences_of(text)
+    assert all(not p[:1].isdigit() for p in parts[1:]), parts
+    assert not entry._without_last_sentence(text)[:1].isdigit()
+
+
 def test_a_pivots_goal_goes_whole_when_the_goal_is_shortened() -> None:
     """The synthetic quality bench: with the one sentence rule no sentence end came before " · then:",
     so fitting could not drop a pivot's goal and dropped two key facts instead (identifier recall
@@ -84,3 +102,34 @@ def test_a_pivots_goal_goes_whole_when_the_goal_is_shortened() -> None:
         entry._without_last_sentence(goal)
         == "Please fix the uploads retry bug from PLAT-928. It is related to #4055 too."
     )
+
+
+def test_an_ellipsis_in_code_ends_no_sentence() -> None:
+    """A tester's: "scrap the advisory lock. do SELECT ... FOR UPDATE SKIP LOCKED … instead" was
+    split at the ellipsis, and the key point kept "FOR UPDATE SKIP LOCKED …" without its verb."""
+    from scribed.compress.content import SENTENCE_END
+
+    text = "scrap the advisory lock. do SELECT ... FOR UPDATE SKIP LOCKED on the claim instead. Then test it."
+    assert SENTENCE_END.split(text) == [
+        "scrap the advisory lock. do SELECT ... FOR UPDATE SKIP LOCKED on the claim instead.",
+        "Then test it.",
+    ]
+    assert SENTENCE_END.split("I tried... Then it worked. CI is green.") == [
+        "I tried...",
+        "Then it worked.",
+        "CI is green.",
+    ]
+    log = "uploading reports.tar.gz ... ERROR: upload rejected"  # a log's ellipsis does end one
+    assert SENTENCE_END.split(log) == ["uploading reports.tar.gz ...", "ERROR: upload rejected"]
+
+
+def test_a_goal_cut_keeps_what_an_ask_naming_nothing_refers_to() -> None:
+    """A tester's: "We need per-client rate limiting … burst of 200. Can you add it?" cut to fit
+    kept "Can you add it?" (the entry's title then named nothing)."""
+    text = "We need per-client rate limiting on the gateway routes, burst of 200. Can you add it?"
+    assert (
+        entry._without_last_sentence(text)
+        == "We need per-client rate limiting on the gateway routes, burst of 200."
+    )
+    asks = "The limiter lives in internal/ratelimit. Replace it with a token bucket in internal/ratelimit."
+    assert entry._without_last_sentence(asks) == "Replace it with a token bucket in internal/ratelimit."

@@ -69,7 +69,12 @@ _NOT_AN_END = "".join(
     rf"(?<!\b{re.escape(a)})"
     for a in ("St.", "Dr.", "Mr.", "Ms.", "Mrs.", "Prof.", "Sr.", "Jr.", "vs.", "e.g.", "i.e.")
 )
-SENTENCE_END = re.compile(rf"(?<=[.!?]){_NOT_AN_END}(?<!\b[A-Z]\.)\s+(?=[A-Z`(\[\"'#*“‘])")
+# An ellipsis between words in capitals elides code ("SELECT ... FOR UPDATE"): no sentence ends there
+# (a log's "uploading x.tar.gz ... ERROR: …" does end one).
+SENTENCE_END = re.compile(
+    rf"(?<=[.!?]){_NOT_AN_END}(?<!\b[A-Z]\.)"
+    rf"(?:(?<![A-Z]{{2}} \.\.\.)(?<![A-Z]{{2}}\.\.\.)\s+|\s+(?![A-Z]{{2,}}\b))(?=[A-Z`(\[\"'#*“‘])"
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d[\d.,:/%-]*\w*")
 _IDENT = re.compile(
     r"`[^`]+`|[\w.-]*[/\\][\w./\\-]+|\w+_\w+|\w+(?:\.\w+)+\(?|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|#\d+"

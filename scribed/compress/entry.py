@@ -284,11 +284,18 @@ _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s")  # a list's number names nothing
 
 
 def _sentences_of(text: str) -> list[str]:
-    """``text``'s sentences; a list's number that ends one ("… rules. 8.") starts the next one."""
+    """``text``'s sentences; a list's number that ends one ("… rules. 8.") starts the next one. A
+    number after a preposition or a verb such as "is" is what the sentence says ("… burst of 200."):
+    it stays (a goal's title read "200. Can you add it?")."""
     parts = _SENTENCE.split(text.strip())
     for i in range(len(parts) - 1):
         if (m := _LIST_NUMBER.search(" " + parts[i])) is not None:
-            parts[i], parts[i + 1] = parts[i][: max(0, m.start() - 1)], f"{m.group(1)} {parts[i + 1]}"
+            from scribed.compress.request import FUNCTION_WORDS  # here: a spawn reads entries without it
+
+            before = parts[i][: max(0, m.start() - 1)]
+            if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].lower() in FUNCTION_WORDS:
+                continue
+            parts[i], parts[i + 1] = before, f"{m.group(1)} {parts[i + 1]}"
     return [x for x in parts if x]
 
 
@@ -528,7 +535,8 @@ def _without_last_sentence(text: str) -> str:
         return ""
     from scribed.compress.request import ASK, sentence_rank  # here: a spawn reads entries without it
 
-    asked = [sentence_rank(x) == ASK for x in parts]
+    # an ask naming nothing ("Can you add it?") keeps nothing: its context says what "it" is
+    asked = [sentence_rank(x) == ASK and content.carried(x) >= content.MIN_CARRIED for x in parts]
     drop = next((k for k in range(len(parts) - 1, -1, -1) if not asked[k] and any(asked)), len(parts) - 1)
     return " ".join(parts[:drop] + parts[drop + 1 :])
 
