@@ -1013,3 +1013,21 @@ def test_a_change_negated_after_an_interjection_is_no_change() -> None:
         ("assistant", "The migration runs clean now."),
     )
     assert error_fixes.pair(turns)[0].endswith("→ edited `/repo/services/billing/queue.py`")
+
+
+def test_a_shell_variables_path_and_a_call_on_a_name_are_no_files() -> None:
+    """An exploratory tester's Codex session listed `OUT/postings.ndjson` (from `$OUT/postings.ndjson`)
+    and `opts.json` (Rust's `if opts.json {`) under Files; `resp.json()` is a call."""
+    turns = _named(
+        _turns(
+            ("user", "Write the export to $OUT/postings.ndjson and keep src/export.rs small."),
+            (
+                "assistant",
+                "Added `if opts.json {` in src/export.rs; the client reads `resp.json()` from the bucket. "
+                "The schema is in schemas/posting.json and config.json is unchanged.",
+            ),
+        )
+    )
+    paths = {a.text for a in anchors.extract(_session(turns)) if a.type == "path"}
+    assert "OUT/postings.ndjson" not in paths and "opts.json" not in paths and "resp.json" not in paths, paths
+    assert {"src/export.rs", "schemas/posting.json", "config.json"} <= paths, paths

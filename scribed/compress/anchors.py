@@ -44,11 +44,14 @@ CAPS: dict[str, int] = {
 # Order in which missing anchors are restored when the budget is tight.
 PRIORITY = ["decision", "todo", "path", "error", "issue", "command", "directive", "identifier", "number"]
 
+# A path after a shell variable (``$OUT/postings.ndjson``) is none of its own; a bare name called or
+# opening a block (``resp.json()``, ``if opts.json {``) is code.
 _PATH = re.compile(
-    r"(?<![\w@:/.-])"
+    r"(?<![\w@:/.$-])"
     r"(?P<p>(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_.+-]+\.[A-Za-z0-9]{1,8}"
     r"|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
-    r"swift|md|toml|yaml|yml|json|jsonl|ini|cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle))"
+    r"swift|md|toml|yaml|yml|json|jsonl|ini|cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle)"
+    r"(?!\(|\s\{))"
     r"(?![\w/]|\.[A-Za-z_])"  # ``process.env.TZ``, ``config.json.load``: a member, no file
 )
 _PATH_NOEXT = re.compile(
