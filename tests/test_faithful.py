@@ -1031,3 +1031,19 @@ def test_a_shell_variables_path_and_a_call_on_a_name_are_no_files() -> None:
     paths = {a.text for a in anchors.extract(_session(turns)) if a.type == "path"}
     assert "OUT/postings.ndjson" not in paths and "opts.json" not in paths and "resp.json" not in paths, paths
     assert {"src/export.rs", "schemas/posting.json", "config.json"} <= paths, paths
+
+
+def test_a_todo_a_sentence_talks_of_is_no_open_item() -> None:
+    """An exploratory tester's Aider session: "put a TODO in the readme under Tooling so we don't
+    forget." became the open item "in the readme under Tooling so we don't forget. …"."""
+    turns = _named(
+        _turns(
+            (
+                "user",
+                "put a TODO in the readme under Tooling so we don't forget. and the CI timeout is still a problem.",
+            ),
+            ("assistant", "Added the note to README.md.\nTODO: check that the node_modules cache hits in CI"),
+        )
+    )
+    todos = [a.text for a in anchors.extract(_session(turns)) if a.type == "todo"]
+    assert todos == ["check that the node_modules cache hits in CI"], todos

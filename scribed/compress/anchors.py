@@ -66,8 +66,12 @@ _READONLY_CMD = re.compile(
     r"^(?:cat|ls|head|tail|sed -n|grep|rg|find|pwd|echo|wc|tree|less|more|stat|file)\b"
 )
 _ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
+# "put a TODO in the readme": a TODO the sentence talks of (after a determiner) is no item.
+_NOT_AN_ITEM = "".join(
+    rf"(?<!\b{d}\s)" for d in ("a", "the", "this", "that", "these", "any", "no", "another", "each")
+)
 _TODO_OPEN = re.compile(
-    r"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]ups?:\s*|"
+    rf"(?:^|\s)(?:[-*]\s*\[ \]\s*|{_NOT_AN_ITEM}(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]ups?:\s*|"
     r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,600})",
     re.IGNORECASE,
 )
