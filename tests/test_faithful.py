@@ -1047,3 +1047,49 @@ def test_a_todo_a_sentence_talks_of_is_no_open_item() -> None:
     )
     todos = [a.text for a in anchors.extract(_session(turns)) if a.type == "todo"]
     assert todos == ["check that the node_modules cache hits in CI"], todos
+
+
+def test_work_committed_after_the_last_message_is_the_outcome() -> None:
+    """An exploratory tester's Aider sessions: the outcome was the assistant's options question
+    ("Options: add @storybook/addon-actions … or upgrade to Storybook 8") after which the user said
+    to leave it and committed; and a side remark ("Heads-up: the token is in this chat history").
+    The commits made after the last message are where the session ended."""
+    from scribed.compress import sections
+
+    options = (
+        "Storybook 7's vite preset imports `@storybook/addon-actions/preview` without declaring it.\n"
+        "Options: add `@storybook/addon-actions` as a devDependency, or upgrade to Storybook 8."
+    )
+    turns = _turns(
+        ("user", "move us from yarn 1 to pnpm"),
+        ("assistant", options),
+        ("user", "no, leave storybook for now. commit what we have, the app build and tests work."),
+        ("user", "/commit"),
+        (
+            "tool",
+            "> Commit 3e9a0f1 build: switch from yarn 1 to pnpm 9, hoist react-dom\n> You can use /undo",
+        ),
+    )
+    assert (
+        sections.outcome(turns) == "Committed 3e9a0f1: build: switch from yarn 1 to pnpm 9, hoist react-dom."
+    )
+    # Aider's auto-commit right after the message it made: the message stands, the commit after it
+    auto = _turns(
+        ("user", "add a retry to the fetch in src/api.ts"),
+        ("assistant", "Added a retry with backoff to `fetchOrders` in src/api.ts."),
+        ("tool", "> Commit 4dfe363 fix: retry fetchOrders with backoff"),
+        ("user", "thanks"),
+    )
+    assert sections.outcome(auto) == (
+        "Added a retry with backoff to `fetchOrders` in src/api.ts. Committed 4dfe363: fix: retry fetchOrders with backoff."
+    )
+    # a shell commit the agent ran (its hash from git's output), after its last note
+    shell = _named(
+        _turns(
+            ("user", "fix the flaky test"),
+            ("assistant", "The flake was a shared tmp dir; each test gets its own now."),
+            _call('git commit -am "test: isolate tmp dirs"'),
+            ("tool", "[main 5be20c4] test: isolate tmp dirs\n 1 file changed"),
+        )
+    )
+    assert sections.outcome(shell).endswith("Committed 5be20c4: test: isolate tmp dirs.")

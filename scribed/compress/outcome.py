@@ -66,15 +66,49 @@ def conclusion(turns: Sequence[Turn]) -> str:
     """The session's outcome (rules in the module docstring); "" when no assistant message says one."""
     at, concludes = _concluding(turns)
     test = _last_test_run(turns if at is None else turns[at + 1 :])
-    if at is None:
-        return f"Last test run: {test}." if test else ""
+    made = _committed_after(turns, at)
+    if at is None or (made and _answered(turns, at)):
+        # no message concludes, or the user answered the last one and then work was committed
+        # (Aider's "/commit" after "leave storybook for now"): what was committed is where it ended
+        return " ".join(x for x in (made, f"Last test run: {test}." if test else "") if x)
     if test and not concludes:
         return f"Last test run: {test}."  # the session ended mid-work: its last note is no conclusion
     text = _statement(turns[at].text)
     test = test if not _HAS_RESULT.search(text) else ""
     if test and len(text) + len(test) <= DONE_CHARS:
         text = f"{text} Last test run: {test}.".strip()
+    if made and len(text) + len(made) <= DONE_CHARS:
+        text = f"{text} {made}"
     return text
+
+
+MAX_COMMITS_SHOWN = 3  # the last commits an outcome names
+
+
+def _committed_after(turns: Sequence[Turn], at: int | None) -> str:
+    """The commits made after turn ``at`` (all of them when None), the last few: "Committed 0c71d4b:
+    build: revert to yarn 1.22.19 …"; "" when none."""
+    from scribed.compress.todo_done import commits  # here: the outcome of most sessions needs none
+
+    if not any("ommit" in t.text for t in turns[(at or -1) + 1 :]):
+        return ""
+    made = [c for c in commits(list(turns)) if at is None or c.at > at][-MAX_COMMITS_SHOWN:]
+    # Aider's "(no commit message provided)" says nothing: its hash alone
+    said = "; ".join(
+        c.sha if c.message.startswith("(") and c.sha else f"{c.sha}: {c.message}".lstrip(": ") for c in made
+    )
+    return f"Committed {said.rstrip('.')}." if made else ""
+
+
+def _answered(turns: Sequence[Turn], at: int) -> bool:
+    """Whether the user spoke after turn ``at`` before the next commit (Aider's auto-commit follows
+    the message it made, before the user speaks: the message stands)."""
+    for t in turns[at + 1 :]:
+        if t.role == "user" and t.kind == "message":
+            return True
+        if "ommit" in t.text and t.kind != "message":
+            return False
+    return False
 
 
 def _concluding(turns: Sequence[Turn]) -> tuple[int | None, bool]:

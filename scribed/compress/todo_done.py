@@ -440,37 +440,59 @@ def _still_pending(text: str, closed: dict[Item, tuple[tuple[int, int], int]]) -
 # A commit recorded in the session: Aider's "Commit e2f5d90 feat: evict idle buckets" line (a tool
 # output), a shell's ``git commit -m "fix: dedupe events"`` (a tool call whose output shows no
 # error: a hook that rejected it made no commit); its subject without a conventional type.
-_AIDER_COMMIT = re.compile(r"^[>\s]{0,4}Commit [0-9a-f]{7,40} (?P<m>[^\n]{3,220})", re.MULTILINE)
+_AIDER_COMMIT = re.compile(r"^[>\s]{0,4}Commit (?P<sha>[0-9a-f]{7,40}) (?P<m>[^\n]{3,220})", re.MULTILINE)
+_GIT_MADE = re.compile(r"^\[[^\]\s]{1,80}(?: \(root-commit\))? (?P<sha>[0-9a-f]{7,40})\] ", re.MULTILINE)
 _GIT_COMMIT = re.compile(r"\bgit commit\b[^\n]{0,80}?\s-[a-z]*m\s*[\"'](?P<m>[^\"'\n]{3,220})")
 _TYPE = re.compile(r"(?P<type>[a-z]{2,10})(?:\([^)\n]{0,40}\))?!?:\s*")
 MAX_COMMITS = 500  # commit subjects read from one session (bounded work)
 
 
-def _subjects(turns: list[Turn]) -> list[tuple[int, str]]:
-    """(line, subject) of each commit the session made, in order; a revert is none."""
-    out: list[tuple[int, str]] = []
+class Commit(NamedTuple):
+    """A commit the session made: the turn recording it (its index, ``at``, and line), its hash when the
+    transcript shows it, and its message as written."""
+
+    at: int  # the turn's index
+    line: int
+    sha: str
+    message: str
+
+
+def commits(turns: list[Turn]) -> list[Commit]:
+    """Each commit the session made, in order (at most :data:`MAX_COMMITS`)."""
+    out: list[Commit] = []
     for i, t in enumerate(turns):
         if "ommit" not in t.text:
             continue
+        sha = ""
         if t.kind == "tool_call":
             after = turns[i + 1] if i + 1 < len(turns) else None
             if after is not None and after.kind == "tool_result" and errors_in_turn(after):
                 continue  # rejected (a hook, nothing to commit): no commit made
             first = t.text.split("\n", 1)[0]  # the command line; not a file's content a tool writes
             at = first.find("git commit")
-            found = _GIT_COMMIT.finditer(first) if at >= 0 and "{" not in first[:at] else iter(())
+            found = list(_GIT_COMMIT.finditer(first)) if at >= 0 and "{" not in first[:at] else []
+            if found and after is not None and after.kind == "tool_result":
+                made = _GIT_MADE.search(after.text)  # git's "[main 5be20c4] fix: …"
+                sha = made.group("sha") if made else ""
         elif t.kind == "tool_result" or t.role == "tool":
-            found = _AIDER_COMMIT.finditer(t.text)
+            found = list(_AIDER_COMMIT.finditer(t.text))
         else:
             continue  # said, not done ("I'll run git commit -m …")
         for m in found:
-            msg = m.group("m")
-            typed = _TYPE.match(msg)
-            if (typed and typed.group("type") == "revert") or msg.lower().startswith("revert"):
-                continue
-            out.append((t.line, " ".join(tokenize((msg[typed.end() :] if typed else msg).lower()))))
+            out.append(Commit(i, t.line, m.groupdict().get("sha") or sha, m.group("m").strip()))
             if len(out) >= MAX_COMMITS:
                 return out
+    return out
+
+
+def _subjects(turns: list[Turn]) -> list[tuple[int, str]]:
+    """(line, subject) of each commit the session made, in order; a revert is none."""
+    out: list[tuple[int, str]] = []
+    for c in commits(turns):
+        typed = _TYPE.match(c.message)
+        if (typed and typed.group("type") == "revert") or c.message.lower().startswith("revert"):
+            continue
+        out.append((c.line, " ".join(tokenize((c.message[typed.end() :] if typed else c.message).lower()))))
     return out
 
 
