@@ -1030,7 +1030,13 @@ def test_a_shell_variables_path_and_a_call_on_a_name_are_no_files() -> None:
     )
     paths = {a.text for a in anchors.extract(_session(turns)) if a.type == "path"}
     assert "OUT/postings.ndjson" not in paths and "opts.json" not in paths and "resp.json" not in paths, paths
-    assert {"src/export.rs", "schemas/posting.json", "config.json"} <= paths, paths
+    assert {"src/export.rs", "schemas/posting.json", "config.json", "$OUT/postings.ndjson"} <= paths, paths
+    # a review's: the file under a variable is there, not at the root ("${HOME}/.config/app.toml")
+    for text, want in (
+        ("edit ${HOME}/.config/app.toml", "${HOME}/.config/app.toml"),
+        ("ls $(pwd)/src/app.py", "$(pwd)/src/app.py"),
+    ):
+        assert [m.group("p") for m in anchors._PATH.finditer(text)] == [want]
 
 
 def test_a_todo_a_sentence_talks_of_is_no_open_item() -> None:
@@ -1058,7 +1064,8 @@ def test_work_committed_after_the_last_message_is_the_outcome() -> None:
 
     options = (
         "Storybook 7's vite preset imports `@storybook/addon-actions/preview` without declaring it.\n"
-        "Options: add `@storybook/addon-actions` as a devDependency, or upgrade to Storybook 8."
+        "Options: add `@storybook/addon-actions` as a devDependency, or upgrade to Storybook 8.\n\n"
+        "Want me to add the devDependency?"
     )
     turns = _turns(
         ("user", "move us from yarn 1 to pnpm"),
@@ -1093,3 +1100,92 @@ def test_work_committed_after_the_last_message_is_the_outcome() -> None:
         )
     )
     assert sections.outcome(shell).endswith("Committed 5be20c4: test: isolate tmp dirs.")
+    # a review's: a conclusion that states a failure stays, the commit the user asked for after it
+    failed = _named(
+        _turns(
+            ("user", "fix the importer"),
+            ("assistant", "I could not fix it: tests/test_importer.py still fails with KeyError 'sku'."),
+            ("user", "ok, commit the logging you added anyway"),
+            _call('git commit -am "chore: log the raw feed rows"'),
+            ("tool", "[main 77aa1bc] chore: log the raw feed rows\n 1 file changed"),
+        )
+    )
+    assert sections.outcome(failed) == (
+        "I could not fix it: tests/test_importer.py still fails with KeyError 'sku'. "
+        "Committed 77aa1bc: chore: log the raw feed rows."
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "output", "want"),
+    [
+        # Claude Code's usual heredoc: git's subject
+        (
+            "git commit -am \"$(cat <<'EOF'\nfix: isolate tmp dirs\nEOF\n)\"",
+            "[main 5be20c4] fix: isolate tmp dirs",
+            "5be20c4: fix: isolate tmp dirs",
+        ),
+        # a quote inside the message cut the typed one: git's subject
+        (
+            'git commit -am "fix: don\'t share tmp dirs"',
+            "[main 5be20c4] fix: don't share tmp dirs",
+            "5be20c4: fix: don't share tmp dirs",
+        ),
+        (
+            'git commit -am "test: isolate tmp dirs"',
+            "On branch main\nnothing to commit, working tree clean",
+            "",
+        ),
+        ('git commit -am "test: isolate"', "black....Failed\n- files were modified by this hook", ""),
+        ("echo 'run: git commit -m \"feat: x y z\"' >> docs/hooks.md", "", ""),
+    ],
+)
+def test_a_commit_is_what_git_says_it_made(call: str, output: str, want: str) -> None:
+    """A review's: a heredoc message, a quote in the message, "nothing to commit", a hook's failure
+    and an echo of a commit command gave outcomes naming commits that were not made or garbled."""
+    from scribed.compress import sections
+
+    turns = _named(
+        _turns(
+            ("user", "fix the flaky test"),
+            ("assistant", "The tmp dirs are per test now."),
+            _call(call),
+            ("tool", output),
+        )
+    )
+    got = sections.outcome(turns)
+    assert got == "The tmp dirs are per test now." + (f" Committed {want}." if want else ""), got
+
+
+def test_a_commit_line_in_a_file_a_command_read_is_none() -> None:
+    """A review's: `cat NOTES.md` showing "Commit 1a2b3c4 reverted the cache key" named a commit."""
+    from scribed.compress import sections
+
+    turns = _named(
+        _turns(
+            ("user", "what did we try?"),
+            ("assistant", "The cache key change was reverted before; see the notes."),
+            _call("cat NOTES.md"),
+            ("tool", "Commit 1a2b3c4 reverted the cache key change\nCommit 9f8e7d6 tried a TTL"),
+        )
+    )
+    assert "Committed" not in sections.outcome(turns)
+
+
+@pytest.mark.parametrize(
+    ("line", "item"),
+    [
+        (
+            "I added a FIXME: the cache key in src/cache.py ignores the locale.",
+            "the cache key in src/cache.py",
+        ),
+        ("There is a TODO: remove the en-US shim after v2 ships.", "remove the en-US shim after v2 ships"),
+        ("Fix this TODO: handle nulls in the importer", "handle nulls in the importer"),
+        ("put a TODO in the readme under Tooling", None),
+        ("the TODO list is long", None),
+    ],
+)
+def test_a_todo_with_its_colon_is_an_item_whatever_comes_before(line: str, item: str | None) -> None:
+    """A review's: the determiner rule dropped "I added a FIXME: …" and "There is a TODO: …"."""
+    m = anchors._TODO_OPEN.search(line)
+    assert (m.group("t") if m else None) == item or (item and m and m.group("t").startswith(item)), m

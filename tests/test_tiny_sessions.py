@@ -83,6 +83,8 @@ def test_a_list_number_goes_with_its_item() -> None:
         "We need rate limiting on the gateway. 100 req/s sustained, burst of 200. Can you add it?",
         "Set the pool size to 20. Then restart the workers.",
         "The limit is 50. Raise it for the batch jobs.",
+        "The checkout endpoint returns HTTP 500. Can you fix it?",  # a review's
+        "Upgrade the base image to Node 20. Then rebuild the cache.",
     ],
 )
 def test_a_number_a_sentence_says_stays_in_it(text: str) -> None:

@@ -44,14 +44,16 @@ CAPS: dict[str, int] = {
 # Order in which missing anchors are restored when the budget is tight.
 PRIORITY = ["decision", "todo", "path", "error", "issue", "command", "directive", "identifier", "number"]
 
-# A path after a shell variable (``$OUT/postings.ndjson``) is none of its own; a bare name called or
-# opening a block (``resp.json()``, ``if opts.json {``) is code.
+# A path under a shell variable keeps it (``$OUT/postings.ndjson``, ``${HOME}/.config/app.toml``,
+# ``$(pwd)/src/app.py``: the file is there, not at ``/src/app.py``); ``.json`` called or opening a
+# block (``resp.json()``, ``if opts.json {``) is code.
 _PATH = re.compile(
-    r"(?<![\w@:/.$-])"
-    r"(?P<p>(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_.+-]+\.[A-Za-z0-9]{1,8}"
+    r"(?<![\w@:/.$})-])"
+    r"(?P<p>(?:(?:\$\{?[A-Za-z_]\w*\}?|\$\([a-z]+\))/(?:[A-Za-z0-9_@.+-]+/)*|(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+)"
+    r"[A-Za-z0-9_.+-]+\.[A-Za-z0-9]{1,8}"
     r"|[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|"
     r"swift|md|toml|yaml|yml|json|jsonl|ini|cfg|sh|sql|lock|txt|html|css|scss|vue|proto|tf|env|xml|gradle)"
-    r"(?!\(|\s\{))"
+    r"(?!(?<=json)(?:\(|\s\{)))"
     r"(?![\w/]|\.[A-Za-z_])"  # ``process.env.TZ``, ``config.json.load``: a member, no file
 )
 _PATH_NOEXT = re.compile(
@@ -66,12 +68,12 @@ _READONLY_CMD = re.compile(
     r"^(?:cat|ls|head|tail|sed -n|grep|rg|find|pwd|echo|wc|tree|less|more|stat|file)\b"
 )
 _ISSUE = re.compile(r"(?<![\w&/#])#(?P<n>\d{1,6})\b")
-# "put a TODO in the readme": a TODO the sentence talks of (after a determiner) is no item.
+# "put a TODO in the readme": a TODO the sentence talks of (after a determiner, no colon) is no item.
 _NOT_AN_ITEM = "".join(
     rf"(?<!\b{d}\s)" for d in ("a", "the", "this", "that", "these", "any", "no", "another", "each")
 )
 _TODO_OPEN = re.compile(
-    rf"(?:^|\s)(?:[-*]\s*\[ \]\s*|{_NOT_AN_ITEM}(?-i:TODO|FIXME)(?::\s*|\s+)|open item[:\s]\s*|follow[- ]ups?:\s*|"
+    rf"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME):\s*|{_NOT_AN_ITEM}(?-i:TODO|FIXME)\s+|open item[:\s]\s*|follow[- ]ups?:\s*|"
     r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,600})",
     re.IGNORECASE,
 )

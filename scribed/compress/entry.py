@@ -280,21 +280,24 @@ _NAMED = re.compile(r"`[^`]+`|\S*[/_#]\S*|\S*\d\S*|\b[a-z]+[A-Z]\w*")  # paths, 
 
 
 _LIST_NUMBER = re.compile(r"\s(\d{1,3}[.)])$")
+LIST_NUMBER_CHARS = 3  # "12." or "3)": a longer number ("200.") is a quantity
 _ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s")  # a list's number names nothing
 
 
 def _sentences_of(text: str) -> list[str]:
     """``text``'s sentences; a list's number that ends one ("… rules. 8.") starts the next one. A
-    number after a preposition or a verb such as "is" is what the sentence says ("… burst of 200."):
-    it stays (a goal's title read "200. Can you add it?")."""
+    number after a preposition, a verb such as "is", a capitalised name ("HTTP 500.", "Node 20."), or of
+    three digits is what the sentence says: it stays (a goal's title read "200. Can you add it?")."""
     parts = _SENTENCE.split(text.strip())
     for i in range(len(parts) - 1):
         if (m := _LIST_NUMBER.search(" " + parts[i])) is not None:
             from scribed.compress.request import FUNCTION_WORDS  # here: a spawn reads entries without it
 
             before = parts[i][: max(0, m.start() - 1)]
-            if before.rsplit(None, 1)[-1:] and before.rsplit(None, 1)[-1].lower() in FUNCTION_WORDS:
-                continue
+            word = before.rsplit(None, 1)[-1] if before.strip() else ""
+            said = word.lower() in FUNCTION_WORDS or not word.islower() or len(m.group(1)) > LIST_NUMBER_CHARS
+            if word[-1:].isalnum() and said:
+                continue  # "burst of 200.", "returns HTTP 500.", "Node 20.", "… 404.": what it says
             parts[i], parts[i + 1] = before, f"{m.group(1)} {parts[i + 1]}"
     return [x for x in parts if x]
 

@@ -67,9 +67,9 @@ def conclusion(turns: Sequence[Turn]) -> str:
     at, concludes = _concluding(turns)
     test = _last_test_run(turns if at is None else turns[at + 1 :])
     made = _committed_after(turns, at)
-    if at is None or (made and _answered(turns, at)):
-        # no message concludes, or the user answered the last one and then work was committed
-        # (Aider's "/commit" after "leave storybook for now"): what was committed is where it ended
+    if at is None or (made and _answered(turns, at) and _asks(turns[at].text)):
+        # no message concludes, or its question was answered and then work was committed (Aider's
+        # "/commit" after "leave storybook for now"): what was committed is where it ended
         return " ".join(x for x in (made, f"Last test run: {test}." if test else "") if x)
     if test and not concludes:
         return f"Last test run: {test}."  # the session ended mid-work: its last note is no conclusion
@@ -98,6 +98,13 @@ def _committed_after(turns: Sequence[Turn], at: int | None) -> str:
         c.sha if c.message.startswith("(") and c.sha else f"{c.sha}: {c.message}".lstrip(": ") for c in made
     )
     return f"Committed {said.rstrip('.')}." if made else ""
+
+
+def _asks(text: str) -> bool:
+    """Whether a message ends asking the user (its last prose line a question: "Want me to add
+    the devDependency?"); what it said before is then options, not a conclusion."""
+    lines = _prose_lines(text)
+    return bool(lines) and lines[-1].rstrip(" *_").endswith("?")
 
 
 def _answered(turns: Sequence[Turn], at: int) -> bool:

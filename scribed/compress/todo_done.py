@@ -441,7 +441,10 @@ def _still_pending(text: str, closed: dict[Item, tuple[tuple[int, int], int]]) -
 # output), a shell's ``git commit -m "fix: dedupe events"`` (a tool call whose output shows no
 # error: a hook that rejected it made no commit); its subject without a conventional type.
 _AIDER_COMMIT = re.compile(r"^[>\s]{0,4}Commit (?P<sha>[0-9a-f]{7,40}) (?P<m>[^\n]{3,220})", re.MULTILINE)
-_GIT_MADE = re.compile(r"^\[[^\]\s]{1,80}(?: \(root-commit\))? (?P<sha>[0-9a-f]{7,40})\] ", re.MULTILINE)
+_AIDER_CALLS = ("edit", "aider")  # the calls Aider's markdown log records before its commit line
+_GIT_MADE = re.compile(
+    r"^\[[^\]\s]{1,80}(?: \(root-commit\))? (?P<sha>[0-9a-f]{7,40})\] (?P<m>[^\n]{1,220})", re.MULTILINE
+)
 _GIT_COMMIT = re.compile(r"\bgit commit\b[^\n]{0,80}?\s-[a-z]*m\s*[\"'](?P<m>[^\"'\n]{3,220})")
 _TYPE = re.compile(r"(?P<type>[a-z]{2,10})(?:\([^)\n]{0,40}\))?!?:\s*")
 MAX_COMMITS = 500  # commit subjects read from one session (bounded work)
@@ -463,7 +466,6 @@ def commits(turns: list[Turn]) -> list[Commit]:
     for i, t in enumerate(turns):
         if "ommit" not in t.text:
             continue
-        sha = ""
         if t.kind == "tool_call":
             after = turns[i + 1] if i + 1 < len(turns) else None
             if after is not None and after.kind == "tool_result" and errors_in_turn(after):
@@ -472,14 +474,33 @@ def commits(turns: list[Turn]) -> list[Commit]:
             at = first.find("git commit")
             found = list(_GIT_COMMIT.finditer(first)) if at >= 0 and "{" not in first[:at] else []
             if found and after is not None and after.kind == "tool_result":
-                made = _GIT_MADE.search(after.text)  # git's "[main 5be20c4] fix: …"
-                sha = made.group("sha") if made else ""
+                # git's own "[main 5be20c4] fix: …" says a commit was made (without it none was:
+                # "nothing to commit", a hook refused) and its hash; its subject where the message
+                # as typed is no text ("$(cat <<'EOF' …") or was cut at a quote ("don't")
+                made = _GIT_MADE.search(after.text)
+                if made is None:
+                    continue
+                typed = found[0].group("m")
+                msg = (
+                    made.group("m") if typed.startswith("$(") or made.group("m").startswith(typed) else typed
+                )
+                out.append(Commit(i, t.line, made.group("sha"), msg.strip()))
+                if len(out) >= MAX_COMMITS:
+                    return out
+                continue
         elif t.kind == "tool_result" or t.role == "tool":
+            prev = turns[i - 1] if i else None
+            if (
+                prev is not None
+                and prev.kind == "tool_call"
+                and (prev.tool_name or "").lower() not in _AIDER_CALLS
+            ):
+                continue  # a command's output ("cat NOTES.md"), not Aider's own line after its edit
             found = list(_AIDER_COMMIT.finditer(t.text))
         else:
             continue  # said, not done ("I'll run git commit -m …")
         for m in found:
-            out.append(Commit(i, t.line, m.groupdict().get("sha") or sha, m.group("m").strip()))
+            out.append(Commit(i, t.line, m.groupdict().get("sha") or "", m.group("m").strip()))
             if len(out) >= MAX_COMMITS:
                 return out
     return out
