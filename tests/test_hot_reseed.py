@@ -130,6 +130,27 @@ def test_an_error_the_fit_dropped_comes_back_with_its_fix_state() -> None:
     assert s.key_facts == ["error: `npm ERR! code 2`", "error: `OSError: disk full`"]
 
 
+def test_an_error_gone_on_a_clean_rerun_comes_back_as_fixed() -> None:
+    """A failing test gone when its check ran again clean (`→ unresolved (gone when … ran again)`),
+    dropped by the fit, comes back as a `fixed:` fact, not an `error:` one the next spawn's hot seed
+    lists as a blocker (an exploratory tester's `--- FAIL: TestRateLimit_Burst`, green on re-run)."""
+    from scribed.compress import entry
+    from scribed.models import Anchor, Summary
+
+    meta = entry.EntryMeta(
+        "e-0123456789ab", "troi", "s1", "x.md", "markdown", datetime(2026, 3, 4, tzinfo=UTC), 1, 9, 9, "0" * 64,
+        "extractive", 4000,
+    )  # fmt: skip
+    found = [Anchor("error", "--- FAIL: TestRateLimit_Burst (0.00s)", 3), Anchor("error", "OSError: x", 5)]
+    lines = [
+        "`--- FAIL: TestRateLimit_Burst (0.00s)` → unresolved (gone when `go test ./...` ran again)",
+        "`OSError: x` → unresolved",
+    ]
+    s, _ = entry.guard(Summary(goal="Rate-limit the API."), found, meta, 4000, lines)
+    assert s.key_facts == ["fixed: `--- FAIL: TestRateLimit_Burst (0.00s)`", "error: `OSError: x`"]
+    assert hot_seed.unresolved([], s.key_facts) == ["`OSError: x`"]
+
+
 def test_seed_has_outcome_open_items_blockers_decisions_and_pointer(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))

@@ -77,8 +77,14 @@ def _tool_units_ref(text: str) -> list[tuple[str, str]]:
         if err:
             b.add(err, 1, "error", 1.0)
         elif i == last and units._RESULT.search(ln) and not units._LOG.search(ln):
-            b.add(ln, 1, "result", 0.5)
-        elif head_or_tail and not units._NOISE.search(ln) and not units._ELIDED.match(ln):
+            if units._names_something(ln):  # a tally or a tool's acknowledgement names nothing
+                b.add(ln, 1, "result", 0.5)
+        elif (
+            head_or_tail
+            and not units._NOISE.search(ln)
+            and not units._ELIDED.match(ln)
+            and units._names_something(ln)
+        ):
             b.add(ln, 1, "tool", 0.12)
     return [(u.text, u.kind) for u in b.units]
 

@@ -266,8 +266,7 @@ def _open(key: str, item: str) -> bool:
     the fixed ones in its room: an exploratory tester's Aider session lost its failing test)."""
     if key != "errors":
         return False
-    fix = item.partition(" → ")[2].strip().lower()  # as the hot seed reads it
-    return fix.startswith(_NO_FIX) and "(gone when" not in fix
+    return no_fix(item.partition(" → ")[2])
 
 
 # Where a sentence ends: the one rule of content.py (a capital, a quote or code after it, not an
@@ -586,15 +585,19 @@ FIXED_LABEL = "fixed:"  # a restored error whose line (dropped to fit) named its
 _NO_FIX = ("unresolved", "(unresolved")
 
 
+def no_fix(fix: str) -> bool:
+    """Whether an error's ``→`` part leaves it open, as the hot seed reads it: unresolved, unless it
+    went away when the command that showed it ran again (``unresolved (gone when `make` ran again)``)."""
+    low = fix.strip().lower()
+    return low.startswith(_NO_FIX) and "(gone when" not in low
+
+
 def _fixed_in(error: str, lines: Sequence[str]) -> bool:
-    """Whether one of the ``error → fix`` ``lines`` holds ``error`` with a fix."""
+    """Whether one of the ``error → fix`` ``lines`` holds ``error`` with a fix, or gone when its check
+    ran again (a test green on re-run restored as ``error:`` was the next spawn's blocker)."""
     for line in lines:
         err, arrow, fix = line.partition(" → ")
-        if (
-            arrow
-            and _same_error(err.strip().strip("`"), error)
-            and not fix.strip().lower().startswith(_NO_FIX)
-        ):
+        if arrow and _same_error(err.strip().strip("`"), error) and not no_fix(fix):
             return True
     return False
 

@@ -19,9 +19,9 @@ from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
 _FIX_SENT = re.compile(
-    r"\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
+    r"(?<!/)\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
     r"the issue was|workaround|patched|changed|replaced|switched|added|removed|updated|renamed|"
-    r"now (?:passes|works|builds|compiles)|pinned|installed)\b",
+    r"now (?:passes|works|builds|compiles)|pinned|installed)\b(?!/)",  # not a branch's "fix/231-…"
     re.I,
 )
 # A literal (lowercase) of each of _FIX_SENT's alternatives: a line holding none has no fix
@@ -73,7 +73,8 @@ _SUBORDINATE = re.compile(r"\s(?:because|that|where|since|which|so that|why|when
 _PLANNED = re.compile(
     r"\b(?:going to|gonna|plan(?:ning)? to|want to|need to|have to|later|tomorrow|afterwards|eventually|"
     r"at some point|next (?:time|week|sprint)|after lunch)\b"
-    r"|\byou\s+(?:can|could|should|may|might|need|will)\b|\bto see (?:if|whether)\b",  # steps for the user to take
+    r"|\byou\s+(?:can|could|should|may|might|need|will)\b|\bto see (?:if|whether)\b"  # steps for the user to take
+    r"|\beither\b[^.;]{1,160}\bor\b",  # the ways out, none taken yet ("the fix is either X or Y")
     re.I,
 )
 
@@ -182,13 +183,7 @@ def _program(command: str) -> str:
     (a runner's ``exec``/``run`` passed: ``pnpm exec vitest`` is ``pnpm vitest``), read past a
     shell's ``bash -lc`` (Codex runs every command so), ``cd DIR &&`` and ``VAR=value``: else
     every command of a session was one program, and any clean run confirmed any failure fixed."""
-    words = command.split()
-    if words[2:] and words[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(words[1]):
-        words = " ".join(words[2:]).strip("'\"").split()
-    while words[:1] in (["cd"], ["pushd"]) and words[2:3] in (["&&"], [";"]):
-        words = words[3:]
-    while words and "=" in words[0].lstrip("=") and words[0][:1].isalpha():
-        words = words[1:]
+    words = _argv(command)
     if not words:
         return ""
     first = words[0].rsplit("/", 1)[-1].lower()
@@ -203,6 +198,24 @@ def _program(command: str) -> str:
         rest = [w for w in words[1:] if not w.startswith("-") and w not in _RUNS]
         return f"{first} {rest[0].lower()}" if rest else first
     return first
+
+
+def _argv(command: str) -> list[str]:
+    """A command's words from its program on (see :func:`_program`)."""
+    words = command.split()
+    if words[2:] and words[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(words[1]):
+        words = " ".join(words[2:]).strip("'\"").split()
+    while words[:1] in (["cd"], ["pushd"]) and words[2:3] in (["&&"], [";"]):
+        words = words[3:]
+    while words and "=" in words[0].lstrip("=") and words[0][:1].isalpha():
+        words = words[1:]
+    return words
+
+
+def _files_issue(command: str) -> bool:
+    """Whether a command files or comments an issue (``gh issue create``, ``glab issue note``,
+    ``jira issue create``): it names the failure it defers, and changes nothing its check runs on."""
+    return _argv(command)[1:2] in (["issue"], ["issues"])
 
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
@@ -234,21 +247,29 @@ def _changes(turn: Turn) -> list[_Change]:
         cmd = _command(turn)
         prog = _program(cmd)
         words = prog.split()
-        if not cmd or words[0] in _READ_ONLY or (words[0] == "git" and words[-1] in _READ_ONLY_GIT):
+        if (
+            not cmd
+            or words[0] in _READ_ONLY
+            or (words[0] == "git" and words[-1] in _READ_ONLY_GIT)
+            or _files_issue(cmd)
+        ):
             return []
         return [_Change(f"ran {_code(one_line(cmd, COMMAND_CHARS))}", cmd.lower(), strong=False)]
     if turn.role != "assistant" or turn.kind != "message":
         return []
     out = []
     for sent in fix_sentences(turn.text):
-        claims = _CLAIM.search(sent) is not None or _CAUSE.search(sent) is not None
         main = _MAIN_END.split(sent, maxsplit=1)[0]  # "Changed X so it doesn't call int()": made
         negated = _NOT.search(main) is not None  # "the user hasn't added the hosts file": not made
+        # a fix word after a negated main clause claims nothing: "Neither is new from this
+        # change, so I'd rather not mix them into the #231 fix" (not "Fixed it by not caching")
+        claimed = _CLAIM.search(main if negated else sent) is not None
+        claims = claimed or _CAUSE.search(sent) is not None
         out.append(_Change(sent, sent.lower(), strong=True, claims=claims, rank=1, negated=negated))
     return out
 
 
-_NOT = re.compile(r"\b(?:not|no|never|nothing)\b|n't\b", re.I)
+_NOT = re.compile(r"\b(?:not|no|never|nothing|neither|nor|none)\b|n't\b", re.I)
 # Where a sentence's main clause ends: a clause of reason, purpose or result follows (not a comma:
 # "Wait, the user hasn't added the hosts file" is negated).
 _MAIN_END = re.compile(r";\s|\s(?:so|because|since|as|that|which|when|where|if|unless|until|to)\s", re.I)
@@ -264,8 +285,8 @@ _CAUSE = re.compile(
 # stale lock file", "worked around it"), not only that something changed ("Updated the CHANGELOG";
 # a reason given: :data:`_CAUSE`).
 _CLAIM = re.compile(
-    r"\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
-    r"the issue was|workaround|worked around|patched)\b",
+    r"(?<!/)\b(?:fix(?:ed|es)?|resolv(?:ed|es)|root cause|the cause|caused by|was because|the problem was|"
+    r"the issue was|workaround|worked around|patched)\b(?!/)",
     re.I,
 )
 
@@ -432,10 +453,20 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
             return
     latest = [op for op in waiting[-1] if not op.fix and not op.shared]
     for op in latest:  # naming none of them, only a sentence saying it fixed them is their fix
-        if change.claims:
+        if change.claims and not _other_issue(change.low, op.text):
             op.fix = change.text
         elif change.rank >= op.weak_rank and not change.negated:  # the latest edit, sentence, command
             op.weak, op.weak_rank = change.text, change.rank  # the fix once the check is clean
+
+
+_ISSUE_REF = re.compile(r"(?<![\w&])#\d+\b")
+
+
+def _other_issue(low: str, error: str) -> bool:
+    """Whether a sentence names a numbered issue its error does not ("#302 fixed with a regression
+    test" after a clippy failure): a fix said of an issue is that issue's."""
+    refs = _ISSUE_REF.findall(low)
+    return bool(refs) and not any(r in error for r in refs)
 
 
 def _most_named(change: _Change, waiting: list[list[_Open]]) -> list[_Open]:

@@ -84,6 +84,9 @@ _LEAD = re.compile(r"^(?:>\s*|[-*]\s+)+")
 # pytest's "E   " before an exception: its class (``KeyError``), or a class under its module
 # (``psycopg.errors.UndefinedTable: …``), then its message.
 _PYTEST_E = re.compile(r"^E\s{2,}(?=[A-Z]\w*(?:Error|Exception)\b|(?:[a-z_]\w*\.){1,6}[A-Z]\w*:\s)")
+# What pytest prints under a failed assertion's ``E`` line: its operands (``E    +  where 2 = <…>``)
+# and a diff of them (``E    - expected``, ``E    ?  ^``). The failure is the line above.
+_INTROSPECTION = re.compile(r"^E\s{2,}[-+?](?:\s|$)")
 _EXIT = re.compile(
     r"(?P<e>(?:exit(?:ed)?\s+(?:with\s+)?(?:code|status)|returned non-zero exit status|"
     r"Process exited with code|exit_code[\"']?\s*[:=])\s*[:=]?\s*[1-9]\d{0,2})\b"
@@ -162,7 +165,7 @@ def _output_error(line: str, s: str) -> str | None:
     ESLint finding, a diagnostic at a place, a bad exit."""
     m = _GENERIC.match(s)
     if m:
-        return None if _progress(m.group("e")) else m.group("e")
+        return None if _progress(m.group("e")) or _INTROSPECTION.match(s) else m.group("e")
     if (m := _TEST_FAIL.match(s) or _HTTP.match(s)) is not None:
         return None if m.re is _TEST_FAIL and m.group("tree") and not line[:1].isspace() else s
     return _stylish(s) or _located(line.strip(), s) or (s[:240] if _EXIT.search(s) else None)
@@ -188,13 +191,15 @@ def weak(error: str) -> bool:
 def _progress(error: str) -> bool:
     """Whether an ``error:`` line says nothing but a test runner's progress (``error: EEE``,
     ``error: ....F.``: a failed tool's output marked as an error, its first line a run of marks):
-    a word of two or more of pytest's and unittest's result marks. Its real errors follow; a one
-    word error (``Error: EOF``, ``error: EIO``) is one."""
+    a word of two or more of pytest's and unittest's result marks, or of one or more before the
+    share of the run done (``error: F      [100%]``). Its real errors follow; a one word error
+    (``Error: EOF``, ``error: EIO``) is one."""
     head, sep, said = error.partition(":")
     return bool(sep) and head.lower() == "error" and _MARKS.fullmatch(said.strip()) is not None
 
 
-_MARKS = re.compile(r"[.EFsSxX]{2,}")  # pass, error, failure, skip, xfail/xpass
+# pass, error, failure, skip, xfail/xpass; pytest ends its progress line with the share done
+_MARKS = re.compile(r"[.EFsSxX]{2,}|[.EFsSxX]+\s+\[\s{0,2}\d{1,3}%\]")
 MARKED_CHARS = 480  # a marked line longer than this is not unwrapped (an error is cut at 240)
 
 

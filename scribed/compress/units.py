@@ -55,7 +55,8 @@ _ELIDED = re.compile(
 )
 # Every match of _ELIDED holds one of these (lowercased): its prefilter on ASCII text.
 _ELIDED_WORDS = ("truncated", "omitted", "elided", "hidden", "not shown", "more")
-_READ_LINE_NO = re.compile(r"^\d{1,7}→")  # a file read with line numbers: "   296→code" (stripped)
+# A file read with line numbers: "   296→code", or as ``cat -n`` numbers them, "    12\tcode" (stripped).
+_READ_LINE_NO = re.compile(r"^\d{1,7}(?:→|\t)")
 _NOISE = re.compile(r"\b(?:DEBUG|TRACE)\b")
 _CAMEL_OR_CAPS = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*|\b[A-Z]{2,}[a-z]*\d*\b")
 MIN_TOKEN_CHARS = 3
@@ -377,7 +378,7 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     if maybe and tail > TOOL_HEAD_LINES:  # a line's number (below) holds no error word: same lines
         order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
     order = list(order)
-    if "→" in text:  # a file read with line numbers: the lines used, without theirs
+    if "→" in text or "\t" in text:  # a file read with line numbers: the lines used, without theirs
         used = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in map(lines.__getitem__, order)]
     else:
         used = list(map(lines.__getitem__, order))
@@ -387,13 +388,14 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
         if err:
             b.add(err, turn.line, "error", 1.0)
         elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
-            b.add(ln, turn.line, "result", 0.5)
+            if _names_something(ln):
+                b.add(ln, turn.line, "result", 0.5)
         elif (
             (i < TOOL_HEAD_LINES or i > last - TOOL_TAIL_LINES)
             and not (noisy and _NOISE.search(ln))
             and not (elidable and _ELIDED.match(ln))
         ):
-            if _listed(b, shapes, ln) or not _informative(ln):
+            if _listed(b, shapes, ln) or not _informative(ln) or not _names_something(ln):
                 continue  # one line of a listing stands for the rest (a test run's PASSED lines)
             b.add(ln, turn.line, "tool", 0.12)
 
@@ -411,6 +413,24 @@ def _informative(line: str) -> bool:
         if len(core) >= WORD_CHARS and not core.isdigit() and len(set(core)) > RUN_CHARS:
             return True
     return False
+
+
+def _names_something(line: str) -> bool:
+    """Whether a tool's line names something of the work: a path, a code name, a flag, a ``#123``
+    (a token :func:`token_weight` weighs 3, not a figure: ``1.84s``), a CamelCase name or a proper name. Plain words and
+    counts alone are the tool's acknowledgement ("Todos have been modified successfully. Ensure
+    that you continue…") or a tally of results it does not name ("10 passed in 1.84s"): apart
+    from the command that printed them they tell a reader nothing; nor does a runner's progress."""
+    if _PROGRESS.search(line):  # "tests/test_a.py ....F. [ 45%]": the run's marks, its file aside
+        return False
+    if any(not t[:1].isdigit() and token_weight(t) >= NAMED_TOOL_WEIGHT for t in _ordered(line)):
+        return True
+    return _MIXED_CASE.search(line) is not None or bool(content.names(line))
+
+
+NAMED_TOOL_WEIGHT = 3.0
+_PROGRESS = re.compile(r"(?:^|\s)[.EFsSxX]+\s+\[\s{0,2}\d{1,3}%\]$")  # pytest's marks, then the share done
+_MIXED_CASE = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
 
 
 def _listed(b: _Builder, shapes: dict[str, str], line: str) -> bool:
