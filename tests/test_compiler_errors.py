@@ -407,3 +407,27 @@ def test_a_long_run_of_test_marks_is_read_in_linear_time() -> None:
         t = time.process_time()
         errors.error_in_line(line)
         assert time.process_time() - t < 0.5, line[:40]
+
+
+@pytest.mark.parametrize(
+    ("out", "want"),
+    [
+        (
+            "---- s3_it::uploads stdout ----\nthread 's3_it::uploads' panicked at tests/s3_it.rs:88:5:\n"
+            'assertion `left == right` failed\n  left: "text/plain"\n',
+            "tests/s3_it.rs:88:5: panicked: assertion `left == right` failed",
+        ),
+        (
+            "thread 'main' panicked at src/export.rs:20:24:\nindex out of bounds: the len is 0 but the index is 0\n",
+            "src/export.rs:20:24: panicked: index out of bounds: the len is 0 but the index is 0",
+        ),
+        (
+            "thread 'main' panicked at 'called `Option::unwrap()` on a `None` value', src/main.rs:4:37\n",
+            "panicked at 'called `Option::unwrap()` on a `None` value', src/main.rs:4:37",
+        ),
+    ],
+)
+def test_a_rust_panic_is_an_error_with_its_place_and_message(out: str, want: str) -> None:
+    """An exploratory tester's Codex session: a failing integration test's panic was no error (only
+    cargo's "error: test failed, to rerun …" was)."""
+    assert errors.errors_in_turn(_turn(0, "tool", out, "tool_result"))[0] == want

@@ -99,6 +99,7 @@ _NOT_ERROR = re.compile(
 # Numbers, addresses and long hex runs (ids, digests) vary between runs of one error.
 _VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]*\d[0-9a-fA-F]{7,}\b|\d+")
 MIN_ERROR_CHARS = 6
+MAX_PANIC_CHARS = 240  # a panic's message, from the line after its place
 PYTEST_E_CHARS = 320  # an exception line pytest marked, whole (longer: judged as any other line)
 # A line none of the error patterns can match lacks all of these: one C-level scan rules out
 # most lines before the patterns run (every pattern above is case-sensitive, so this is too).
@@ -166,6 +167,8 @@ def _output_error(line: str, s: str) -> str | None:
     m = _GENERIC.match(s)
     if m:
         return None if _progress(m.group("e")) or _INTROSPECTION.match(s) else m.group("e")
+    if (m := _PANIC.match(s)) is not None:
+        return f"panicked at {m.group('at')}"
     if (m := _TEST_FAIL.match(s) or _HTTP.match(s)) is not None:
         return None if m.re is _TEST_FAIL and m.group("tree") and not line[:1].isspace() else s
     return _stylish(s) or _located(line.strip(), s) or (s[:240] if _EXIT.search(s) else None)
@@ -261,6 +264,12 @@ def errors_in_turn(turn: Turn) -> list[str]:
     return strong or list(out)
 
 
+# A Rust panic: ``thread 'main' panicked at src/export.rs:20:24:`` with its message on the next line
+# (Rust 1.73 and later), or ``… panicked at 'index out of bounds', src/export.rs:20:24`` before.
+_PANIC = re.compile(r"^thread '[^'\n]{1,200}' panicked at (?P<at>\S.{0,240}?)$")
+_PLACE_END = re.compile(r"[\w./\\~@+-]{1,200}:\d{1,7}:\d{1,5}:$")
+
+
 def _placed(error: str, text: str, start: int, end: int, block: list[int | str]) -> str:
     """An error with the place its tool printed on another line, before it as a compiler prints
     it: an ESLint finding's file (the unindented line above its block), a rustc error's ``-->``
@@ -269,6 +278,10 @@ def _placed(error: str, text: str, start: int, end: int, block: list[int | str])
     if _RUST.match(error):
         m = _ARROW.match(text, end + 1)
         return f"{m.group('at')}: {error}" if m else error
+    if error.startswith("panicked at ") and _PLACE_END.search(error):  # its message is the next line
+        nxt = text.find("\n", end + 1)
+        said = text[end + 1 : nxt if nxt >= 0 else len(text)].strip()[:MAX_PANIC_CHARS]
+        return f"{error[12:]} panicked: {said}" if said else error[:-1]
     if not (text[start : start + 1].isspace() and _STYLISH.match(text[start:end].strip())):
         return error
     path, pos = "", start
