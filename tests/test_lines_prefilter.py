@@ -80,6 +80,15 @@ DECISION_PHRASES = [
     "we\u2019re pinning uv to 0.4",
     "we are pinning uv to 0.4",
 ]
+# A user's imperative (stop 43, :data:`decisions._IMPERATIVE`): read with :data:`decisions.USER_WORDS`.
+IMPERATIVE_PHRASES = [
+    "pin uv to 0.4", "unpin uv", "stick with uv", "standardize on uv", "settle on uv", "revert to uv 0.4",
+    "roll back to uv 0.4", "go back to uv", "adopt uv", "vendor uv", "migrate to uv", "go with uv", "scrap uv",
+    "ditch uv", "abandon uv", "use uv instead", "do uv rather than pip", "switch to uv", "upgrade to uv 0.5",
+    "downgrade to uv 0.3", "bump uv to 0.5", "move from pip to uv", "go to 0.5.1", "keep uv_x", "drop --uv",
+    "avoid uv_x", "no, use uv", "make uv the default", "key it on the API", "partition it by user_id",
+    "shard it on user_id", "do 1 for now", "take 2 then", "pick b, then",
+]  # fmt: skip
 TODO_PHRASES = [
     "- [ ] write docs",
     "* [ ] write docs",
@@ -109,7 +118,7 @@ DECISION = [decisions._DECISION, decisions._DECISION_VERB, decisions._DECISION_M
 TODO = [anchors._TODO_OPEN, anchors._TODO_DONE, anchors._TODO_DONE_SUFFIX]
 CASES = (str, str.upper, str.lower, str.title)
 PIECES = [
-    *FIX_PHRASES, *DECISION_PHRASES, *TODO_PHRASES,
+    *FIX_PHRASES, *DECISION_PHRASES, *TODO_PHRASES, *IMPERATIVE_PHRASES,
     "→", "\xe9", "\u0130", "\u0131", "\u017f", "\u212a", "\xdf", "\u03a3", "x", " ", "`a.py`", ". ",
 ]  # fmt: skip
 PIECE = st.tuples(st.sampled_from(PIECES), st.sampled_from(CASES)).map(lambda p: p[1](p[0]))
@@ -151,6 +160,7 @@ def test_lines_broken_by_newlines_alone_are_counted(text: str) -> None:
 @given(TEXT)
 def test_every_decision_and_todo_line_is_named(text: str) -> None:
     _named(text, decisions.WORDS.literals, DECISION)
+    _named(text, decisions.USER_WORDS.literals, [*DECISION, decisions._IMPERATIVE])
     _named(text, anchors._TODO_ANY.literals, TODO)
     ls = [ln for ln in text.splitlines() if ln.strip()]  # anchors' lines: non-blank
     said, todo = lines.mentioning(ls, decisions.WORDS, anchors._TODO_ANY)
@@ -163,6 +173,7 @@ def test_each_alternative_is_named() -> None:
     for phrases, words, real in (
         (FIX_PHRASES, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT]),
         (DECISION_PHRASES, decisions.WORDS.literals, DECISION),
+        (IMPERATIVE_PHRASES, decisions.USER_WORDS.literals, [decisions._IMPERATIVE]),
         (TODO_PHRASES, anchors._TODO_ANY.literals, TODO),
     ):
         for phrase in phrases:

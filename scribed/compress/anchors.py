@@ -23,8 +23,7 @@ from scribed.compress.anchor_text import clean
 from scribed.compress.anchor_text import format_anchor as format_anchor
 from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
-from scribed.compress.decisions import WORDS as DECISION_WORDS
-from scribed.compress.decisions import Decisions
+from scribed.compress.decisions import Decisions, prefilter_for
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import acts_on
 from scribed.models import Anchor, Session, Turn
@@ -299,7 +298,7 @@ def _read_lines(
             continue
         ls = _split(t.text)
         if t.kind in _PROSE_KINDS:
-            said, todo = lines_mod.mentioning(ls, DECISION_WORDS, _TODO_ANY)
+            said, todo = lines_mod.mentioning(ls, prefilter_for(t), _TODO_ANY)
             decisions.feed(t, said)
             todos.feed(t, todo)
         _line_anchors(t, ls, found, mentions=mentions)
@@ -523,5 +522,5 @@ def _decisions(turns: list[Turn]) -> list[Anchor]:
     """Decisions in order; a later reversal replaces the decision it reverses (:class:`Decisions`)."""
     decisions = Decisions()
     for t, ls in _turn_lines(turns, _PROSE_KINDS):
-        decisions.feed(t, lines_mod.mentioning(ls, DECISION_WORDS)[0])
+        decisions.feed(t, lines_mod.mentioning(ls, prefilter_for(t))[0])
     return decisions.result()

@@ -40,6 +40,13 @@ _CHATTER = re.compile(
     r"^(?:ok(?:ay)?|sure|thanks?|thank you|great|sounds good|let me|i'll|i will|now i|alright|got it|perfect)\b",
     re.I,
 )
+# A plan is no lesson: what the agent means to do ("I'm planning to hand-write the JSON", "I'll add a
+# lock") may yet be overruled, as a tester's was, and was then promoted as a wiki pattern.
+_PLAN = re.compile(
+    r"\b(?:i(?:'|\u2019)?m\s+(?:planning|going|about)\s+to|i\s+am\s+(?:planning|going|about)\s+to|"
+    r"i\s+(?:plan|intend|want|would\s+like)\s+to|i(?:'|\u2019)ll|i\s+will|my\s+plan\s+is|let\s+me)\b",
+    re.I,
+)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`#(])")
 
 
@@ -168,6 +175,7 @@ def _knowledge(turns: list[Turn], used: set[str], errors: str = "") -> list[str]
                 and sent not in errors
                 and len(sent) <= MAX_SENTENCE_CHARS
                 and not _MARKERS.search(sent)
+                and not _PLAN.search(sent)
                 and not content_free(sent)  # "Not done in this session." is no lesson
             ):
                 found.append((sc, t.line, sent))

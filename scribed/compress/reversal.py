@@ -359,6 +359,12 @@ def names_removed(new_text: str, old_text: str) -> bool:
     return REMOVAL.search(new_text) is not None and _removal_score(new_text, old_text) > 0
 
 
+def names_taken_out(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` takes out what ``old_text`` is about with a removal's verb or another
+    that names its target ("drop Avro", "scrap the advisory lock"; :func:`targets`)."""
+    return _removal_score(new_text, old_text) > 0
+
+
 def removal_heads(new_text: str) -> frozenset[str]:
     """The head terms of what a removal names (the last term of each target's thing): an earlier
     fact without one of them cannot be the one removed (a cheap test before :func:`names_removed`)."""

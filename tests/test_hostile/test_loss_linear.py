@@ -46,11 +46,14 @@ def reference_decisions(turns: list[Turn]) -> list[Anchor]:
             decisions._DECISION.search(line)
             or decisions._DECISION_VERB.search(line)
             or decisions._DECISION_MORE.search(line)
-            or decisions._choice(line)  # stop 43: a choice said in other words
+            or decisions._first(  # stop 43: a choice said in other words, or as a user's imperative
+                decisions._choice(line), decisions._imperative(line) if t.role == "user" else None
+            )
         )
         if not m:
             continue
-        text = anchor_text.clean(decisions._first_sentence(m.group("d")).split(", since ")[0])
+        said = m.group("d") if m.re is decisions._IMPERATIVE else decisions._first_sentence(m.group("d"))
+        text = anchor_text.clean(said.split(", since ")[0])
         if len(text) < 4:
             continue
         superseded: str | None = None
