@@ -125,3 +125,73 @@ def test_a_decision_asked_for_is_none(line: str) -> None:
 )
 def test_a_decision_after_a_sentence_naming_a_need_stands(line: str, want: str) -> None:
     assert decided(line) == [(want, None)]
+
+
+def said_by(role: str, line: str) -> list[str]:
+    from scribed.compress.decisions import prefilter_for
+    from scribed.compress.lines import mentioning
+
+    d = Decisions()
+    t = Turn(role=role, text=line, kind="message", line=1)
+    d.feed(t, mentioning([line], prefilter_for(t))[0])
+    return [a.text for a in d.result()]
+
+
+@pytest.mark.parametrize(
+    ("role", "line"),
+    [
+        # a place in the work, not a thing used (a review's and a helper's adversarial lines)
+        ("assistant", "Let's pull in the latest changes from main first."),
+        ("assistant", "Let's roll back to the previous commit to check whether the 500 is new."),
+        ("assistant", "OK, let's go back to the test file."),
+        ("assistant", "we'll stick to the plan"),
+        ("assistant", "Let's stick with the failing test for a moment"),
+        ("assistant", "let's go back to line 42"),
+        ("assistant", "Let's move from step 1 to step 2"),
+        ("assistant", "Let's keep Alice in the loop"),
+        ("assistant", "Let's drop Bob a message"),
+        ("user", "switch to the feat/login branch"),
+        ("user", "pin the issue on GitHub"),
+        ("user", "drop the DEBUG print in main.py"),
+        ("user", "revert to the last commit"),
+        ("user", "use Ctrl-C instead if it hangs"),
+        # hedged, reported, conditional or asked
+        ("assistant", "I don't think we'll stick with Postgres."),
+        ("assistant", "If we're going to stick with Postgres, we need a lock."),
+        ("assistant", "Bob suggested we're moving from Webpack to Vite, but nothing is agreed."),
+        ("assistant", "The question is whether we'll stick with Postgres or move to MySQL."),
+        ("assistant", "So we're sticking with Postgres?"),
+        ("assistant", "Maybe let's pin numpy to 1.26?"),
+    ],
+)
+def test_a_place_in_the_work_or_an_unsettled_choice_is_no_decision(role: str, line: str) -> None:
+    assert said_by(role, line) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["Let's switch from yarn to pnpm.", "let's move from yarn to pnpm", "let's migrate from yarn to pnpm"],
+)
+def test_a_lets_change_from_x_supersedes_the_decision_on_x(change: str) -> None:
+    """A review's: "let" was taken for the thing changed, so "use yarn" stayed current."""
+    assert decided("Decision: use yarn for the monorepo.", change) == [
+        (change.rstrip("."), "use yarn for the monorepo")
+    ]
+
+
+def test_lets_go_with_keeps_what_it_goes_with() -> None:
+    """A review's: "let's go with" ate up to 40 characters and a comma ("'r the session cache")."""
+    assert decided("Let's go with Postgres for the job queue and Redis for the session cache.") == [
+        ("Postgres for the job queue and Redis for the session cache", None)
+    ]
+    assert decided("Decision: use Postgres for the queue.", "Let's go with SQLite instead of Postgres.") == [
+        ("SQLite instead of Postgres", "use Postgres for the queue")
+    ]
+
+
+def test_a_choice_given_as_a_reason_stands() -> None:
+    """The real-data dev set: "We don't need to modify `App.css` since we will use Tailwind CSS for
+    the styling." is a choice; a negation is a hedge only of what the speaker thinks."""
+    assert said_by(
+        "assistant", "We don't need to modify `App.css` since we will use Tailwind CSS for the styling."
+    ) == ["we will use Tailwind CSS for the styling"]

@@ -1,0 +1,257 @@
+"""Decisions said without the word "decision": a choice in other words and a user's imperative.
+
+A committing "we" or "let's" with a verb of choosing ("let's pin numpy to 1.26", "we'll stick with
+Postgres", "we're moving from Webpack to Vite"), and a user's imperative that chooses ("revert to
+yarn 1.22.19", "no, use serde_json"), are decisions when what they take names a thing used, not a
+place in the work ("revert to the last commit") and the choice is settled, not hedged, reported,
+conditional or asked. :mod:`scribed.compress.decisions` files them with the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A choice said without the word "decision": "let's" or a "we" that commits (we'll, we will, we're,
+# we are going to), maybe negated, then a verb of choosing and what it chooses ("let's pin numpy to
+# 1.26", "we'll stick with Postgres", "let's not pull in x/time", "use httpx instead of requests"),
+# or a verb of changing what is used, from or to something ("we're moving from Webpack to Vite",
+# "switch the CI to GitHub Actions"), or of keeping, dropping or avoiding something, which is a
+# choice only when what it names carries a name (:data:`_NAMED_THING`): "let's drop it for now",
+# "let's keep going", "switch gears" choose nothing.
+# a character of the same sentence (a version's dots are in it, and an ellipsis: "SELECT ... FOR UPDATE")
+_SAYS = r"(?:[^.;!?\n]|\.(?=\w)|\.{3}(?=\s+\w))"
+_SUBJECT = r"(?:let(?:'|\u2019)?s|let us|we(?:'|\u2019)ll|we will|we(?:'|\u2019)re(?: going to)?|we are(?: going to)?)"
+_STRONG = (  # a verb of choosing: what follows it is the choice
+    r"(?:un)?pin(?:ning)?(?!\s+down\b)|stick(?:ing)?\s+(?:with|to)|standardi[sz](?:e|ing)\s+on|settl(?:e|ing)\s+on|"
+    r"revert(?:ing)?\s+to|roll(?:ing)?\s+back\s+to|go(?:ing)?\s+back\s+to|adopt(?:ing)?|vendor(?:ing)?|"
+    r"pull(?:ing)?\s+in|migrat(?:e|ing)\s+(?:to|from|off)|(?:(?<=not\s)|(?<=never\s))us(?:e|ing)|"
+    rf"us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\b(?:instead\s+of|rather\s+than)\b)"
+)
+_CHANGE_VERB = (  # a change of what is used: to or from something
+    rf"(?:switch|upgrad|downgrad|bump)\w*(?=\s(?:{_SAYS}{{0,60}}?\s)?(?:to|from|off|away\s+from)\s)|"
+    rf"mov(?:e|ing)(?=\s(?:{_SAYS}{{0,60}}?\s)?from\s{_SAYS}{{1,60}}?\sto\s)|"
+    r"go(?:ing)?(?=\s+to\s+(?:\S+\s+)?v?\d+(?:\.\d+)+)"  # "go to 8.2.0": to a version
+)
+_WEAK = rf"drop(?:ping)?|ditch(?:ing)?|keep(?:ing)?|avoid(?:ing)?|us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\s(?:over|for)\s)"
+_SPEAKER = re.compile(rf"^{_SUBJECT}\s+", re.IGNORECASE)  # who chooses, before what is chosen
+_CHOICE = re.compile(
+    rf"(?:^|(?<=[\s(*_>\-\u2013\u2014,;:]))(?P<d>{_SUBJECT}\s+(?:(?:not|never|also|just|now)\s+){{0,2}}"
+    rf"(?:(?P<strong>{_STRONG})|(?P<change>{_CHANGE_VERB})|{_WEAK})\s+(?P<obj>{_SAYS}{{2,200}}))",
+    re.IGNORECASE,
+)
+# A word that names a thing: a figure, a path, package or dotted name, a backticked span, a
+# capitalised name or one of three capitals or more ("PR" and "CI" are kinds of things), a flag
+# (``--json``) or a snake_case identifier (``serde_json``).
+_NAMED_THING = re.compile(
+    r"`[^`\n]+`|\w*\d\w*|\S*\w[/@.]\w\S*|[A-Z][a-z][\w-]*|[A-Z]{3,}\w*|--\w[\w-]*|[^\W_]+_\w+"
+)
+_FROM_TO = re.compile(r"(?:^|\s)from\s+\S.*?\sto\s+\S")
+_PRONOUN = frozenset(["it", "this", "that", "them", "these", "those", "one", "here", "there"])
+_DETERMINER = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "our",
+        "my",
+        "your",
+        "its",
+        "their",
+        "all",
+        "any",
+        "every",
+        "each",
+    ]
+)
+OBJECT_WORDS = 2  # the words after a weak choice's verb (and its determiner) that must name a thing
+
+
+def _choice(line: str) -> re.Match[str] | None:
+    """The first choice :data:`_CHOICE` finds in ``line``: a verb of choosing whose object is no
+    pronoun, or another whose object (its first words past a determiner) names a thing: "keep the
+    v1 endpoint", not "keep an eye on CI" or "drop a note in Slack"."""
+    for m in _CHOICE.finditer(line):
+        words = m.group("obj").split()
+        if _unsettled(line, m) or _positional(words):
+            continue
+        if m.group("strong"):
+            if words[0].lower().strip("`'\"") not in _PRONOUN:
+                return m
+            continue
+        head = words[1:] if words[0].lower() in _DETERMINER else words
+        if m.group("change") is None and (not head or head[0].endswith("ing")):
+            continue  # "avoid touching main.py": an activity, not a thing
+        if m.group("change") and _FROM_TO.search(m.group("obj")):
+            return m  # "switch the default branch from master to main": the change names both
+        if any(
+            _NAMED_THING.fullmatch(w.strip(",:()'\""))
+            for w in (words if m.group("change") else head[:OBJECT_WORDS])
+        ):
+            return m
+    return None
+
+
+# A user's choice said as an imperative ("revert to yarn 1.22.19", "drop the --json flag entirely, no
+# alias", "no, use serde_json", "key it on the API key ID"): read in the user's turns only (an
+# assistant's imperative is a step it takes or proposes), at a clause's start (or after "X says"),
+# maybe after a word of assent and an overrule ("no, …"), maybe negated ("don't use X"). Its verb
+# chooses or changes what is used; an everyday directive's ("run", "fix", "check", "update") never
+# does, and a verb that can be either (keep, drop, use, make) is one only with a named object or a
+# mark of choice (:data:`_CHOSEN`, "no, use X").
+_LEAD = r"(?:^|(?<=^[^\w/])|(?<=[.;!?:,(]\s)|(?<=[\u2013\u2014]\s)|(?<=\bsays\s)|(?<=\bsaid\s))"
+_ASSENT = r"(?:(?:ok(?:ay)?|so|and|then|also|but|just|please|yeah|yes|yep|hmm+|alright|fine|right|good)[,.!]?\s+){0,3}"
+_IMP_STRONG = (
+    r"(?:un)?pin(?!\s+down\b)|stick\s+(?:with|to)|standardi[sz]e\s+on|settle\s+on|revert\s+to|roll\s+back\s+to|"
+    r"go\s+back\s+to|adopt|vendor|migrate\s+(?:to|from|off)|go\s+with|scrap|ditch|abandon|"
+    rf"(?:use|do)(?=\s{_SAYS}{{1,120}}?\b(?:instead|rather\s+than)\b)"
+)
+_IMP_CHANGE = (
+    rf"(?:switch|upgrade|downgrade|bump)(?=\s(?:{_SAYS}{{0,60}}?\s)?(?:to|from|off|away\s+from)\s)|"
+    rf"move(?=\s(?:{_SAYS}{{0,60}}?\s)?from\s{_SAYS}{{1,60}}?\sto\s)|go(?=\s+to\s+(?:\S+\s+)?v?\d+(?:\.\d+)+)"
+)
+_IMPERATIVE = re.compile(
+    rf"{_LEAD}{_ASSENT}(?P<no>(?:no|nope|nah)[,.!]\s+{_ASSENT})?(?P<d>(?P<neg>(?:don(?:'|\u2019)?t|do\s+not|never)\s+)?"
+    rf"(?P<verb>(?P<strong>{_IMP_STRONG})|(?P<change>{_IMP_CHANGE})|(?P<weak>keep|drop|avoid|use|make)|"
+    r"(?P<key>key|partition|shard)(?=\s(?:\S+\s){0,3}?(?:on|by)\s)|"  # what a thing is keyed on
+    r"(?P<option>do|go\s+with|take|pick)(?=\s+(?:option\s+)?\(?(?:\d|[a-c])\)?(?:[,.;:!]|$|\s+(?:for|then|and|now)\b)))"
+    rf"\s+(?P<obj>{_SAYS}{{1,200}})"
+    # "scrap the lock. do X instead": the choice goes on to what replaces it
+    rf"(?:[.;]\s+(?P<then>{_SAYS}{{1,120}}?\binstead\b{_SAYS}{{0,200}}))?)",
+    re.IGNORECASE,
+)
+# What marks a choice: of one thing over another, for good, or as the default.
+_CHOSEN = re.compile(
+    r"\b(?:instead|rather\s+than|entirely|altogether|for\s+good|no\s+alias|(?:as|by)\s+(?:the\s+)?default|"
+    r"opt-(?:in|out))\b",
+    re.IGNORECASE,
+)
+_ON_BY = re.compile(r"\s(?:on|by)\s")
+_CLAUSE_END = re.compile(r"[.;!?](?=\s)")
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|otherwise)\b", re.IGNORECASE)
+
+
+def _imperative(line: str) -> re.Match[str] | None:
+    """The first choice :data:`_IMPERATIVE` finds in a user's ``line``: a verb of choosing with an
+    object that is no pronoun, a change to or from a named thing, a thing keyed on a named one, an
+    option taken ("do 1"), keep or drop with a named object, or keep, drop, avoid, use or make with a
+    mark of choice (:data:`_CHOSEN`) or overruling a plan ("no, use serde_json")."""
+    for m in _IMPERATIVE.finditer(line):
+        if (
+            _not_said(line, m)
+            or _unsettled(line, m)
+            or (m.group("obj") and _positional(m.group("obj").split()))
+        ):
+            continue
+        if m.group("option"):
+            return m
+        words = m.group("obj").split()
+        if m.group("key"):
+            on = _ON_BY.split(f" {m.group('obj')} ", maxsplit=1)[-1].split()
+            if _names(on[:4]):
+                return m
+        elif words[0].lower().strip("`'\"") not in _PRONOUN:
+            if m.group("change"):  # to or from a named thing: "bump the MSRV to 1.82"
+                chose = _FROM_TO.search(m.group("obj")) is not None or _names(words)
+            else:
+                chose = bool(m.group("strong")) or _weak_choice(m, words)
+            if chose:
+                return m
+    return None
+
+
+def _not_said(line: str, m: re.Match[str]) -> bool:
+    """Whether the imperative ``m`` found is no sentence's choice: code ("DROP TABLE jobs;"), the
+    head of a list ("keep the JSON structure from the API:") or what to do if ("if the URL 404s, use
+    the 2025 version instead"), or a prohibition not overruling a plan (a directive: "never use X")."""
+    verb = m.group("verb")
+    if (verb.isupper() and len(verb) > 1) or m.group("d").rstrip().endswith(":"):
+        return True
+    if m.group("neg") and not (m.group("no") or _CHOSEN.search(m.group("d"))):
+        return True  # "never use the 2023 syntax": a rule the user sets (a directive anchor), no choice
+    lo = max((c.end() for c in _CLAUSE_END.finditer(line, 0, m.start())), default=0)
+    return _CONDITION.search(line, lo, m.start()) is not None
+
+
+# Said before a choice in its sentence, it is no choice made: a hedge, a report of someone's idea, a
+# negation of the speaker's view, a condition or an alternative ("I don't think we'll stick with
+# Postgres", "Bob suggested we're moving …", "whether we'll stick with …", "maybe let's pin …").
+_HEDGE = re.compile(
+    r"\b(?:if|unless|whether|maybe|perhaps|possibly|option|question|could|might|suggest\w*|propos\w*|"
+    r"consider\w*|wonder\w*|not sure|either)\b|n't\s+(?:think|believe|know|expect)\b",
+    re.IGNORECASE,
+)
+_IF = re.compile(r"\b(?:if|unless|in case)\b", re.IGNORECASE)  # after a choice: what to do if
+_SENTENCE_STOP = re.compile(r"[.;!?](?=\s|$)")
+# What a verb of choosing takes that is a place in the work, not a thing used: "revert to the last
+# commit", "go back to line 42", "switch to the feat/login branch", "stick with the failing test",
+# "stick to the plan", "pull in the latest changes", "drop Bob a message", "keep Alice in the loop".
+_POSITION = frozenset(
+    ["branch", "commit", "line", "tab", "terminal", "window", "step", "plan", "loop", "changes",
+     "file", "test", "issue", "note", "message", "print", "debugger", "topic", "thread", "meeting"]
+)  # fmt: skip
+_LEADING = frozenset(["to", "back", "from", "with", "on", "onto", "into"])
+_PHRASE_END = frozenset(
+    ["to", "in", "on", "at", "for", "from", "with", "by", "of", "and", "or", "but", "so", "if", "then",
+     "first", "now", "again", "instead", "until"]
+)  # fmt: skip
+
+
+def _unsettled(line: str, m: re.Match[str]) -> bool:
+    """Whether the choice ``m`` found is hedged, reported or conditional in its sentence, or its
+    sentence is a question ("So we're sticking with Postgres?")."""
+    lo = max((c.end() for c in _SENTENCE_STOP.finditer(line, 0, m.start("d"))), default=0)
+    if _HEDGE.search(line, lo, m.start("d")) is not None:
+        return True
+    end = _SENTENCE_STOP.search(line, m.start("d"))
+    if end is not None and end.group() == "?":
+        return True
+    return (
+        _CONDITION.search(line, m.start("d"), end.start() if end else len(line)) is not None
+    )  # "… if it hangs"
+
+
+def _positional(words: list[str]) -> bool:
+    """Whether a choice's object is a place in the work (:data:`_POSITION`), its first phrase's last
+    word ("the last commit", "Slack a note"), or someone kept "in the loop"."""
+    bare = [w.lower().strip(",.:;()'\"`") for w in words[:8]]
+    k = 0
+    while k < len(bare) and bare[k] in _LEADING:  # "(back) to the last commit", "from step 1 …"
+        k += 1
+    if k == 0 and _FROM_TO.search(" ".join(words)):
+        return False  # "switch the default branch from master to main": the thing changed, named
+    head: list[str] = []
+    for w in bare[k:]:
+        if w in _PHRASE_END:
+            break
+        head.append(w)
+    while head and head[-1].replace(".", "").isdigit():
+        head.pop()  # "line 42", "step 1"
+    if head and head[-1] in _POSITION:
+        return True
+    return " in the loop" in " ".join(bare[:5])
+
+
+def _names(words: list[str]) -> bool:
+    return any(_NAMED_THING.fullmatch(w.strip(",:()'\"")) for w in words)
+
+
+def _weak_choice(m: re.Match[str], words: list[str]) -> bool:
+    """Whether keep, drop, avoid, use or make (``m``) chooses: a mark of choice, an overrule or a
+    negated use, or (keep, drop) a thing named past the determiner ("avoid X" is a directive); never an activity ("keep
+    going") nor a path alone (a file to act on: "drop client/package.json", Aider's command)."""
+    head = words[1:] if words[0].lower() in _DETERMINER and len(words) > 1 else words
+    if head[0].endswith("ing"):
+        return False
+    weak = m.group("verb").lower()
+    if m.group("no") or m.group("then") or _CHOSEN.search(m.group("d")) or (m.group("neg") and weak == "use"):
+        return True
+    return weak in ("keep", "drop") and _names([w for w in head[:OBJECT_WORDS] if "/" not in w])
+
+
+def _first(*found: re.Match[str] | None) -> re.Match[str] | None:
+    """The match that starts first."""
+    return min((m for m in found if m is not None), key=lambda m: m.start("d"), default=None)
