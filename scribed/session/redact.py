@@ -63,6 +63,10 @@ _PATTERN_RULES = list(_PATTERNS.values())
 _SCAN_WORDS = {k for _, ks, gate in _SCAN if not gate for k in ks}  # a gated rule's are found by its gates
 _GATED = [s for s in _SCAN if s[2]]  # the rules to look at in a text holding no other scan word
 _GATES = dict.fromkeys(g for s in _GATED for g in s[2])  # their gates and heads, each looked for once a text
+# The gates in lower, UPPER and Title case, found in one pass (a find each is a pass each); a gate's
+# last byte is looked at, not taken: the next gate may start there. No gate begins another.
+_SPELT = {v for g, _ in _GATES for w in [g.decode("latin-1")] for v in (w, w.upper(), w.title())}
+_GATE_RE = data.trie([(v[:-1], f"(?={re.escape(v[-1])})") for v in _SPELT])
 _NAMED_WORDS = data.trie([(w, "") for w in _NAMED])
 # (anchor, reversed head the trie matched) -> (head length, keyword, rules), for the head and its
 # suffixes (the trie reports the longest).
@@ -96,11 +100,8 @@ def _pass(anchor: int) -> re.Pattern[bytes]:
         for head, ends in heads.items():
             leaves = [(f"(?<={re.escape((head + a + t)[::-1])})" if t else "") + nb for t, nb in ends]
             firsts = re.escape("".join(sorted({t[:1] for t, _ in ends})))
-            guard = (
-                f"(?<=[{firsts}]{re.escape((head + a)[::-1])})"
-                if len(ends) > 1 and all(t for t, _ in ends)
-                else ""
-            )
+            many = len(ends) > 1 and all(t for t, _ in ends)
+            guard = f"(?<=[{firsts}]{re.escape((head + a)[::-1])})" if many else ""
             entries.append((head[::-1], guard + "(?:" + "|".join(leaves) + ")"))
         alts = [data.trie(entries)] if entries else []
         if a in SEPARATORS:
@@ -238,17 +239,20 @@ def _on_scan(st: _Scan) -> None:
     """Scan rules: a keyword (found by the passes, by an ``in`` check, or as a gate's hit after a head
     and the rule's gap, read backwards) enables the regex over the text, or ``window`` characters near."""
     d, rev, n, words = st.data, st.rdata, len(st.data), st.scans or any(k in st.data for k in _SCAN_WORDS)
-    back = {(g, rx): [p for p in _at(d, g) if data.compiled_bytes(rx).match(rev, n - p)] for g, rx in _GATES}
+    hits: dict[bytes, list[int]] = {g: [] for g, _ in _GATES}
+    for hit in data.compiled_bytes(_GATE_RE).finditer(d):
+        hits[d[hit.start() : hit.end() + 1].lower()].append(hit.start())
+    gap = {k: data.compiled_bytes(k[1]) for k in _GATES}  # a hit after its gap: searched from the name
+    back = {k: [(n - b.end(), p) for p in hits[k[0]] if (b := gap[k].match(rev, n - p))] for k in _GATES}
     for rule, keywords, gate in _SCAN if words else _GATED:
         w = rule.window
-        if gate:
-            found = [*st.scans.get(rule, ()), *(p for k in gate for p in back[k])]
-        else:
-            found = st.scans.get(rule) or [p for k in keywords for p in (_at(d, k) if w else [d.find(k)])]
-        if not (found := [p for p in found if p >= 0]):
+        found = [(p - w, p) for p in st.scans.get(rule, ())] + [x for k in gate for x in back[k]]
+        if not found and not gate:
+            found = [(p - w, p) for k in keywords for p in (_at(d, k) if w else [d.find(k)]) if p >= 0]
+        if not found:
             continue
         pattern = data.compiled_bytes(rule.regex)
-        for lo, hi in _merged([(max(0, p - w), p + w) for p in found]) if w else [(0, len(st.data))]:
+        for lo, hi in _merged([(max(0, a), p + w) for a, p in found]) if w else [(0, len(st.data))]:
             m = pattern.search(st.data, lo, hi)
             while m:
                 for _, s, e in _found(m) if not rule.boundary or _boundary_ok(st.data, m.start()) else ():
@@ -388,13 +392,7 @@ def find_secrets(text: str) -> list[Finding]:
 
 def secret_spans(text: str) -> list[tuple[int, int]]:
     """Where :func:`redact` replaces: secret spans, sorted and merged (touching spans become one)."""
-    out: list[tuple[int, int]] = []
-    for s, e, _ in sorted(_spans(text)):
-        if e > s and out and s <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], e))
-        elif e > s:
-            out.append((s, e))
-    return out
+    return _merged([(s, e) for s, e, _ in _spans(text) if e > s])
 
 
 def redact(text: str) -> str:

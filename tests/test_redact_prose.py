@@ -1,0 +1,167 @@
+"""Secrets a user states in prose that the last review found kept: an unspaced user/password pair
+after a login word, a letters-only password after "password is", a qualifier of five words or more
+between the name and the verb, a title-case or all-caps verb. Each found in the decoded text and in
+the raw JSON-escaped bytes of a transcript line alike; the look-alikes (paths, states of a
+password) come back unchanged."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from scribed.session.redact import REDACTED, find_secrets, redact, rules
+
+
+def both_ways(text: str) -> list[str]:
+    """``text`` as a turn holds it, and as the archive holds it: inside a JSON string."""
+    return [text, json.dumps({"type": "user", "content": f"{text}\nthanks"})]
+
+
+SECRETS = [
+    # 1. an unspaced user/password pair after a login or credentials word
+    ("the grafana login for staging is admin/Sunflower-Twilight-42", "Sunflower-Twilight-42"),
+    ("creds: bob/Hunter2-Zebra", "Hunter2-Zebra"),
+    ("The credentials are deploy/Tq8wE3rT6yU1.", "Tq8wE3rT6yU1"),
+    ("login: root/Zx8cV7bN6mQ5", "Zx8cV7bN6mQ5"),
+    # 2. a letters-only password after the verb
+    ("my password is sunflower", "sunflower"),
+    ("the db password is hunter", "hunter"),
+    ("password: correcthorsebattery", "correcthorsebattery"),
+    ("pw: sunflower", "sunflower"),
+    ("the passwd = moonbeam", "moonbeam"),
+    # 3. a qualifier of five words or more
+    ("the password for the staging grafana admin account is Paperclip-Moonbeam-19", "Paperclip-Moonbeam-19"),
+    ("the token for the nightly build job in the CI system was u+Zx3y_k9QwErTy7AsDf", "u+Zx3y_k9QwErTy7AsDf"),
+    ("the password for the wifi in the second floor office is `letmein`", "letmein"),
+    # 4. a title-case or all-caps verb
+    ("Password Is Hunter2-Zebra", "Hunter2-Zebra"),
+    ("PASSWORD IS Hunter2-Zebra", "Hunter2-Zebra"),
+    ("The Password Was Qw7!pL2#xZ9", "Qw7!pL2#xZ9"),
+]
+
+KEPT = [
+    # paths after a login word: an extension, more than two parts, or no password's shape
+    "the login is src/app/main.py",
+    "login is origin/main",
+    "the login fix is on feature/login-form",
+    "the login is feature/login-form",
+    "login: api/v2",
+    "the login is docs/README.md",
+    "creds: ~/.aws/credentials",
+    "the login is auth/handlers/oauth2.py",
+    "login is us-east-1/prod",
+    # a password's state, not its value
+    "the password is wrong",
+    "password is required",
+    "the password is incorrect",
+    "the password is invalid.",
+    "The password is expired",
+    "the password is missing",
+    "the password is set",
+    "the password is empty",
+    "the password is stored in vault",
+    "the password is the same",
+    # a long qualifier crossing into another clause
+    "reset the password for the account if the build is green",
+    "I rotated the password for staging and the deploy is fine",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS)
+def test_a_secret_stated_in_prose_is_redacted(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert REDACTED in out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_a_path_or_a_passwords_state_is_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password is " * 50_000,
+        "the password for a b c d e f g h is " * 20_000,
+        "login is a/" * 100_000,
+        "creds: a/" * 100_000,
+        "for the " * 200_000 + "password is x",
+    ],
+    ids=lambda t: f"{t[:12]!r}x{len(t)}",
+)
+def test_prose_floods_stay_linear(text: str) -> None:
+    t0 = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - t0 < 15.0
+
+
+def test_gates_are_lowercase_and_none_begins_another() -> None:
+    """The engine finds every gate in one pass, in lower, UPPER and Title case, reporting the longest
+    at a place (secrets.toml's header)."""
+    gates = {g for r in rules() if r.kind == "scan" for g in r.gate}
+    assert all(g == g.lower() for g in gates), gates
+    assert not [(a, b) for a in gates for b in gates if a != b and b.startswith(a)]
+
+
+# Held out: written after the rules, from none of their examples; what they showed is below.
+HELD_OUT_SECRETS = [
+    ("ok so the vpn password is marmalade", "marmalade"),
+    ("Her passphrase was bluebird.", "bluebird"),
+    ("the root pw is kangaroo, don't tell anyone", "kangaroo"),
+    ("btw the wifi password is Pumpernickel", "Pumpernickel"),
+    ("The admin password is now snowflake", "snowflake"),
+    ("the old password was wombat and the new one is on the sticky note", "wombat"),
+    ("my passwd is tortoise!", "tortoise"),
+    ("Password is Lighthouse", "Lighthouse"),
+    ("the ssh passphrase for the build box is cucumber", "cucumber"),
+    ("Staging DB password: orangutan", "orangutan"),
+    ("pw=gooseberry", "gooseberry"),
+    ("The Password Is Avocado", "Avocado"),
+    ("the login for the nas is admin/Mango-Tree-77", "Mango-Tree-77"),
+    ("the credentials were ops/Blue7Whale!", "Blue7Whale"),
+    pytest.param(
+        "the password for the shared jenkins account on the old build server is Zx8cV7-Quokka",
+        "Zx8cV7-Quokka",
+        marks=pytest.mark.xfail(strict=True, reason="nine words after the preposition: the bound is eight"),
+    ),
+]
+HELD_OUT_KEPT = [
+    "the password is hashed with argon2 before it is stored",
+    "the password is too weak",
+    "make sure the password is long enough",
+    "the password is optional for local runs",
+    "The password was rotated yesterday.",
+    "the password is whatever you set in .env",
+    "if the password is blank we fall back to the keyring",
+    "the password is never logged",
+    "the password is masked in the UI",
+    "the password is unknown to me",
+    "The password was changed.",
+    "the password is generated at startup",
+    "the passphrase is case sensitive",
+    "my password is in the keychain",
+    "the password is correct but login still fails",
+    "the login is main/develop",
+    "the login for the app is handled in auth/session.ts",
+    "the password is Unicode-safe",
+    "the password is plaintext in the config",
+    "the password is temporary",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), HELD_OUT_SECRETS)
+def test_held_out_secrets(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        assert secret not in redact(form)
+
+
+@pytest.mark.parametrize("text", HELD_OUT_KEPT)
+def test_held_out_prose_is_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
