@@ -195,3 +195,51 @@ def test_a_choice_given_as_a_reason_stands() -> None:
     assert said_by(
         "assistant", "We don't need to modify `App.css` since we will use Tailwind CSS for the styling."
     ) == ["we will use Tailwind CSS for the styling"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [  # a second review's user lines: edits of the code or text at hand, git refs, options without
+        # content, overrules naming nothing
+        "use the fixture from conftest.py instead",
+        "drop the TODO comments",
+        "drop the console.log calls",
+        "drop the debug logging entirely",
+        "keep the CHANGELOG entry",
+        "switch to Python mode",
+        "revert to main",
+        "go back to main",
+        "revert to HEAD~1",
+        "revert to origin/main",
+        "stick with me",
+        "stick to the point",
+        "abandon the rebase",
+        "ditch the emojis",
+        "scrap the last paragraph",
+        "no, use a for loop",
+        "no, use single quotes",
+        "nope, use the fixture",
+        "do a for loop",
+        "pick 2",
+        "move the function from utils.py to helpers.py",
+    ],
+)
+def test_an_edit_a_ref_or_an_empty_option_is_no_users_decision(line: str) -> None:
+    assert said_by("user", line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "revert to yarn 1.22.19",
+        "migrate from unittest to pytest",
+        "use the v2 API instead",
+        "drop Node 16 from the CI matrix",
+        "no, use serde_json",
+        "no, use argparse, not click",
+        "do 1 for the launch, read GATEWAY_REPLICAS and divide",
+        "go with option B for the cache layer",
+    ],
+)
+def test_a_users_choice_stands(line: str) -> None:
+    assert said_by("user", line)

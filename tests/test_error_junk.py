@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from scribed.compress import error_fixes, errors, units
 from scribed.models import Turn
 
@@ -163,4 +165,63 @@ def test_held_out_phrasings() -> None:
         ("tool", "File created successfully at: /r/tests/test_worker.py"),
         ("tool", "tests/search/test_shard.py ........F.......... [ 21%]"),
     )
-    assert got == ["user: Tidy the worker.", "File created successfully at: /r/tests/test_worker.py"], got
+    # a tally of errors is a result (a review's: "Found 3 errors in 2 files" was dropped)
+    assert got == [
+        "user: Tidy the worker.",
+        "Found 2 errors in 1 file (checked 1 source file)",
+        "File created successfully at: /r/tests/test_worker.py",
+    ], got
+
+
+def test_a_failure_back_after_a_clean_run_is_no_longer_gone() -> None:
+    """A review's: a test failed, passed on a re-run, then failed again as the session's last run;
+    the entry said it was "gone when … ran again" (and the hot file listed no blocker)."""
+    fail = (
+        "tool",
+        "FAILED tests/test_worker.py::test_retry - AssertionError: assert 2 == 1\n1 failed in 0.4s",
+    )
+    turns = _turns(
+        _call("pytest tests/test_worker.py"),
+        fail,
+        _call("pytest tests/test_worker.py"),
+        ("tool", "3 passed in 0.4s"),
+        _call("pytest tests/test_worker.py"),
+        fail,
+    )
+    got = error_fixes.pair(turns)
+    assert got and all(x.endswith("→ unresolved") for x in got), got
+
+
+@pytest.mark.parametrize(
+    ("said", "fixed"),
+    [
+        ("Fixed: either the currency or the locale was missing, so export.py now defaults both.", True),
+        ("#302 fixed with a regression test.", False),
+        ("The fix is either a default or a schema change.", False),
+    ],
+)
+def test_an_either_in_a_claim_keeps_the_fix(said: str, fixed: bool) -> None:
+    turns = _turns(
+        _call("python export.py"),
+        ("tool", "Traceback (most recent call last):\nKeyError: 'currency'"),
+        ("assistant", said),
+    )
+    got = error_fixes.pair(turns)
+    assert got == [f"`KeyError: 'currency'` → {said if fixed else 'unresolved'}"], got
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Python 3.11.4",
+        "HEAD is now at 3e9a0f1 build: bump stripe",
+        "3 failed, 97 passed in 12.1s",
+        "Found 3 errors in 2 files",
+        "Collecting pydantic==2.7.4",
+    ],
+)
+def test_a_version_a_hash_or_a_failed_tally_is_named_enough(line: str) -> None:
+    """A review's: versions, commit hashes and tallies with failures were dropped as naming nothing
+    (only an all-pass tally or an acknowledgement is the tool's own)."""
+    assert units._names_something(line)
+    assert not units._names_something("10 passed in 1.84s")

@@ -130,7 +130,9 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # "Installing collected packages: …" (plain words). One error's fix changes from the user's request
 # "Please fix the reports tenant bug from #2427." (a fix said of another issue) to the assistant's
 # "Fixed: the checksum was computed before gzip; it passes now."
-GOLDEN = "a964e2e905326c06c46a8bee03ea2ac5133af6cf0b598bded0c7d938a9ec4cf2"
+# Then (a review's) a version ("Collecting pydantic==2.27.4") and a commit's short hash ("9f8e7d6c5b4a
+# merge branch 'main'") name something again: those lines come back, four code lines give way.
+GOLDEN = "9f3169d9d87290985cb0689c396d3848d82c713303f15beab80cdb70694ffd54"
 SESSIONS = 24
 
 

@@ -67,6 +67,7 @@ _DETERMINER = frozenset(
         "each",
     ]
 )
+OPTION_WORDS = 4  # an option taken says what it is for: "do 1 for the launch"
 OBJECT_WORDS = 2  # the words after a weak choice's verb (and its determiner) that must name a thing
 
 
@@ -117,7 +118,7 @@ _IMPERATIVE = re.compile(
     rf"{_LEAD}{_ASSENT}(?P<no>(?:no|nope|nah)[,.!]\s+{_ASSENT})?(?P<d>(?P<neg>(?:don(?:'|\u2019)?t|do\s+not|never)\s+)?"
     rf"(?P<verb>(?P<strong>{_IMP_STRONG})|(?P<change>{_IMP_CHANGE})|(?P<weak>keep|drop|avoid|use|make)|"
     r"(?P<key>key|partition|shard)(?=\s(?:\S+\s){0,3}?(?:on|by)\s)|"  # what a thing is keyed on
-    r"(?P<option>do|go\s+with|take|pick)(?=\s+(?:option\s+)?\(?(?:\d|[a-c])\)?(?:[,.;:!]|$|\s+(?:for|then|and|now)\b)))"
+    r"(?P<option>do|go\s+with|take|pick)(?=\s+(?:option\s+[a-c]|\((?:\d|[a-c])\)|(?:option\s+)?(?:\d|(?-i:[A-C]|[bc])))(?:[,.;:!]|$|\s+(?:for|then|and|now)\b)))"
     rf"\s+(?P<obj>{_SAYS}{{1,200}})"
     # "scrap the lock. do X instead": the choice goes on to what replaces it
     rf"(?:[.;]\s+(?P<then>{_SAYS}{{1,120}}?\binstead\b{_SAYS}{{0,200}}))?)",
@@ -147,7 +148,11 @@ def _imperative(line: str) -> re.Match[str] | None:
         ):
             continue
         if m.group("option"):
-            return m
+            if (
+                len(m.group("d").split()) >= OPTION_WORDS
+            ):  # "do 1 for the launch, …"; "pick 2" alone says nothing
+                return m
+            continue
         words = m.group("obj").split()
         if m.group("key"):
             on = _ON_BY.split(f" {m.group('obj')} ", maxsplit=1)[-1].split()
@@ -191,8 +196,16 @@ _SENTENCE_STOP = re.compile(r"[.;!?](?=\s|$)")
 # "stick to the plan", "pull in the latest changes", "drop Bob a message", "keep Alice in the loop".
 _POSITION = frozenset(
     ["branch", "commit", "line", "tab", "terminal", "window", "step", "plan", "loop", "changes",
-     "file", "test", "issue", "note", "message", "print", "debugger", "topic", "thread", "meeting"]
+     "file", "test", "issue", "note", "message", "print", "debugger", "topic", "thread", "meeting",
+     # a piece of the code or text at hand, or a git ref: edited, not chosen ("drop the TODO comments",
+     # "keep the CHANGELOG entry", "revert to main", "scrap the last paragraph", "stick with me")
+     "comment", "comments", "call", "calls", "logging", "statement", "statements", "prints", "entry",
+     "paragraph", "section", "function", "fixture", "mode", "rebase", "emojis", "point", "main", "master",
+     "develop", "trunk", "me", "us", "you"]
 )  # fmt: skip
+_ONE_NAME = re.compile(r"[\w.@/-]+(?:[,.;!]|\s+(?:instead|not|over|rather)\b|$)")  # "argparse, not click"
+_FILE = re.compile(r"\w\.[a-z]{1,5}$")
+_FROM_TO_PARTS = re.compile(r"(?:from|to)\s+(\S+)")
 _LEADING = frozenset(["to", "back", "from", "with", "on", "onto", "into"])
 _PHRASE_END = frozenset(
     ["to", "in", "on", "at", "for", "from", "with", "by", "of", "and", "or", "but", "so", "if", "then",
@@ -221,8 +234,10 @@ def _positional(words: list[str]) -> bool:
     k = 0
     while k < len(bare) and bare[k] in _LEADING:  # "(back) to the last commit", "from step 1 …"
         k += 1
-    if k == 0 and _FROM_TO.search(" ".join(words)):
-        return False  # "switch the default branch from master to main": the thing changed, named
+    if k == 0 and (ft := _FROM_TO.search(" ".join(words))):
+        # "switch the default branch from master to main": the thing changed, named; code moved
+        # between files ("move the function from utils.py to helpers.py") is an edit
+        return all(_FILE.search(x) for x in _FROM_TO_PARTS.findall(" ".join(words)[ft.start() :]))
     head: list[str] = []
     for w in bare[k:]:
         if w in _PHRASE_END:
@@ -230,7 +245,7 @@ def _positional(words: list[str]) -> bool:
         head.append(w)
     while head and head[-1].replace(".", "").isdigit():
         head.pop()  # "line 42", "step 1"
-    if head and head[-1] in _POSITION:
+    if head and (head[-1] in _POSITION or head[-1].startswith(("head~", "head^", "origin/", "upstream/"))):
         return True
     return " in the loop" in " ".join(bare[:5])
 
@@ -247,8 +262,12 @@ def _weak_choice(m: re.Match[str], words: list[str]) -> bool:
     if head[0].endswith("ing"):
         return False
     weak = m.group("verb").lower()
-    if m.group("no") or m.group("then") or _CHOSEN.search(m.group("d")) or (m.group("neg") and weak == "use"):
-        return True
+    marked = (
+        m.group("no") or m.group("then") or _CHOSEN.search(m.group("d")) or (m.group("neg") and weak == "use")
+    )
+    if marked:  # what is chosen names a thing ("no, use serde_json", "no, use argparse, not click";
+        # not "no, use a for loop", "no, use single quotes")
+        return weak == "make" or _names(words) or _ONE_NAME.match(m.group("obj")) is not None
     return weak in ("keep", "drop") and _names([w for w in head[:OBJECT_WORDS] if "/" not in w])
 
 

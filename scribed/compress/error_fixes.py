@@ -74,7 +74,8 @@ _PLANNED = re.compile(
     r"\b(?:going to|gonna|plan(?:ning)? to|want to|need to|have to|later|tomorrow|afterwards|eventually|"
     r"at some point|next (?:time|week|sprint)|after lunch)\b"
     r"|\byou\s+(?:can|could|should|may|might|need|will)\b|\bto see (?:if|whether)\b"  # steps for the user to take
-    r"|\beither\b[^.;]{1,160}\bor\b",  # the ways out, none taken yet ("the fix is either X or Y")
+    r"|\b(?:fix|solution|answer|way out|options?)\b[^.;]{0,30}\beither\b[^.;]{1,160}\bor\b",  # the ways out,
+    # none taken yet ("the fix is either X or Y"; not "Fixed: either the currency or the locale was …")
     re.I,
 )
 
@@ -584,8 +585,9 @@ def _failure(
                 known.named = False
                 known.source, known.command = source if source[0] else (known.source, known.command)
                 group.append(known)
-            else:  # shown again: the change since, waiting for a clean check, did not fix it
-                known.weak, known.weak_rank = "", 0
+            else:  # shown again: the change since, waiting for a clean check, did not fix it, and a
+                # clean run before no longer settles it (it failed again: a blocker, not "gone")
+                known.weak, known.weak_rank, known.gone = "", 0, ""
             continue
         if len(found) >= MAX_ERRORS:
             continue

@@ -425,10 +425,21 @@ def _names_something(line: str) -> bool:
         return False
     if any(not t[:1].isdigit() and token_weight(t) >= NAMED_TOOL_WEIGHT for t in _ordered(line)):
         return True
+    if _VERSION_OR_HASH.search(line) or _FAILED_TALLY.search(line):
+        return (
+            True  # "Python 3.11.4", "HEAD is now at 3e9a0f1 …", "3 failed, 97 passed": facts a reader needs
+        )
     return _MIXED_CASE.search(line) is not None or bool(content.names(line))
 
 
 NAMED_TOOL_WEIGHT = 3.0
+# A version (two dots or more: "3.11.4", not a duration "1.84s") or a commit's short hash (7-12 hex
+# with a digit and a letter) names a thing; a tally with a failure or an error is a result (an all-pass
+# tally is the tool's acknowledgement).
+_VERSION_OR_HASH = re.compile(
+    r"\b\d+\.\d+\.\d+\b|(?<![.\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,12}(?![.\w-])"
+)  # a commit's short hash: not a digest (32+ hex) nor a diff's "index f89a028..3d92976"
+_FAILED_TALLY = re.compile(r"\b[1-9]\d*\s+(?:failed|errors?|failures?)\b", re.IGNORECASE)
 _PROGRESS = re.compile(r"(?:^|\s)[.EFsSxX]+\s+\[\s{0,2}\d{1,3}%\]$")  # pytest's marks, then the share done
 _MIXED_CASE = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
 
