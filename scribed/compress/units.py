@@ -216,8 +216,41 @@ class _Builder:
         self.seen: dict[str, tuple[int, ...]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
         self.listed: set[str] = set()  # shapes of tool-output listings a line already stands for
+        self.named_ids: dict[int, bool] = {}  # a token id -> whether it names something (:meth:`_named_id`)
 
-    def add(self, text: str, line: int, kind: str, weight: float, prefix: str = "") -> None:
+    def _named_id(self, i: int) -> bool:
+        """Whether token ``i`` names something (:func:`_names_something`), judged once per token."""
+        got = self.named_ids.get(i)
+        if got is None:
+            w = self.vocab.words[i]
+            got = self.named_ids[i] = not w[:1].isdigit() and token_weight(w) >= NAMED_TOOL_WEIGHT
+        return got
+
+    def _names(self, text: str, toks: tuple[int, ...]) -> bool:
+        """:func:`_names_something` of ``text`` from its tokens, already found."""
+        if "%]" in text and _PROGRESS.search(text):
+            return False
+        if any(map(self._named_id, toks)) or _NAMED_SHAPE.search(text):
+            return True
+        return bool(content.names(text))
+
+    def _tokens(self, text: str, kind: str, *, named: bool) -> tuple[int, ...] | None:
+        """``text``'s token ids, found once per text; None for a tool line seen before (a file read
+        twice adds nothing a reader lacks) or, ``named``, one naming nothing (:func:`_names_something`)."""
+        toks = self.seen.get(text)
+        if toks is not None:
+            return None if kind == "tool" else toks
+        toks = self.vocab.of(text)
+        if named and not self._names(text, toks):
+            return None
+        self.seen[text] = toks
+        if toks and not text.islower():  # an ASCII capital is needed for a CamelCase/ALLCAPS name
+            self.camel |= _camel_bonus(text)
+        return toks
+
+    def add(
+        self, text: str, line: int, kind: str, weight: float, prefix: str = "", *, named: bool = False
+    ) -> None:
         """Checks first what costs least: a raw line already too short stays so once normalised,
         and a tool line given before adds nothing (below: too short or long then, or seen).
 
@@ -235,13 +268,7 @@ class _Builder:
         n = len(text) + len(prefix)
         if n < MIN_UNIT_CHARS or n > MAX_UNIT_CHARS:
             return
-        toks = self.seen.get(text)
-        if toks is None:
-            toks = self.seen[text] = self.vocab.of(text)
-            if toks and not text.islower():  # an ASCII capital is needed for a CamelCase/ALLCAPS name
-                self.camel |= _camel_bonus(text)
-        elif kind == "tool":
-            return  # a repeated tool-output line (a file read twice) adds nothing a reader lacks
+        toks = self._tokens(text, kind, named=named)
         if not toks:
             return
         if kind in _SAID:
@@ -395,9 +422,9 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
             and not (noisy and _NOISE.search(ln))
             and not (elidable and _ELIDED.match(ln))
         ):
-            if _listed(b, shapes, ln) or not _informative(ln) or not _names_something(ln):
+            if _listed(b, shapes, ln) or not _informative(ln):
                 continue  # one line of a listing stands for the rest (a test run's PASSED lines)
-            b.add(ln, turn.line, "tool", 0.12)
+            b.add(ln, turn.line, "tool", 0.12, named=True)  # naming something (judged on its tokens)
 
 
 _EDGES = "[](){}%.,:;|'\"`"
@@ -442,6 +469,8 @@ _VERSION_OR_HASH = re.compile(
 _FAILED_TALLY = re.compile(r"\b[1-9]\d*\s+(?:failed|errors?|failures?)\b", re.IGNORECASE)
 _PROGRESS = re.compile(r"(?:^|\s)[.EFsSxX]+\s+\[\s{0,2}\d{1,3}%\]$")  # pytest's marks, then the share done
 _MIXED_CASE = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
+# The three in one scan (the pool's check; :func:`_names_something` is the reference)
+_NAMED_SHAPE = re.compile(f"{_VERSION_OR_HASH.pattern}|{_MIXED_CASE.pattern}|(?i:{_FAILED_TALLY.pattern})")
 
 
 def _listed(b: _Builder, shapes: dict[str, str], line: str) -> bool:
