@@ -161,3 +161,23 @@ def test_disk_full_is_a_clear_error_and_retried(tmp_path: Path, monkeypatch: pyt
     assert rc == 0 and out["compacted"] == n, err
     assert out["failed"] == 0 and not out.get("failures"), out
     check_consistent(cfg_path, n)
+
+
+def test_a_killed_runs_temp_files_anywhere_under_memory_are_removed(tmp_path: Path) -> None:
+    """A run killed while writing a file at the memory folder's top (or in any folder of it) left a
+    temp file no later run removed (test_sigkill_at_random_times failed once so): the start of a
+    run sweeps the whole memory folder."""
+    from scribed.core.scribe import Scribe
+
+    cfg = config_mod.load(str(backlog(tmp_path, 1)))
+    mem = cfg.root_path / ".squad/memory"
+    stray = [mem / f"{TMP_PREFIX}top", mem / "hot" / f"{TMP_PREFIX}x", mem / "other" / f"{TMP_PREFIX}y"]
+    for p in stray:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("half")
+    s = Scribe(cfg)
+    try:
+        s.prepare()
+    finally:
+        s.close()
+    assert not [p for p in stray if p.exists()]
