@@ -243,3 +243,12 @@ def test_an_edit_a_ref_or_an_empty_option_is_no_users_decision(line: str) -> Non
 )
 def test_a_users_choice_stands(line: str) -> None:
     assert said_by("user", line)
+
+
+def test_a_time_after_a_choice_keeps_it_and_an_if_does_not() -> None:
+    """Read once more: "when" after a choice says when, "if" what to do if (the after-check had
+    used the condition words before a choice, "when" among them)."""
+    assert said_by("assistant", "We'll switch the CI to GitHub Actions when the migration lands.") == [
+        "We'll switch the CI to GitHub Actions when the migration lands"
+    ]
+    assert said_by("user", "use Ctrl-C instead if it hangs") == []

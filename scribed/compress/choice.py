@@ -48,25 +48,9 @@ _NAMED_THING = re.compile(
 _FROM_TO = re.compile(r"(?:^|\s)from\s+\S.*?\sto\s+\S")
 _PRONOUN = frozenset(["it", "this", "that", "them", "these", "those", "one", "here", "there"])
 _DETERMINER = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "this",
-        "that",
-        "these",
-        "those",
-        "our",
-        "my",
-        "your",
-        "its",
-        "their",
-        "all",
-        "any",
-        "every",
-        "each",
-    ]
-)
+    ["the", "a", "an", "this", "that", "these", "those", "our", "my", "your", "its", "their", "all", "any",
+     "every", "each"]
+)  # fmt: skip
 OPTION_WORDS = 4  # an option taken says what it is for: "do 1 for the launch"
 OBJECT_WORDS = 2  # the words after a weak choice's verb (and its determiner) that must name a thing
 
@@ -88,10 +72,7 @@ def _choice(line: str) -> re.Match[str] | None:
             continue  # "avoid touching main.py": an activity, not a thing
         if m.group("change") and _FROM_TO.search(m.group("obj")):
             return m  # "switch the default branch from master to main": the change names both
-        if any(
-            _NAMED_THING.fullmatch(w.strip(",:()'\""))
-            for w in (words if m.group("change") else head[:OBJECT_WORDS])
-        ):
+        if _names(words if m.group("change") else head[:OBJECT_WORDS]):
             return m
     return None
 
@@ -131,7 +112,6 @@ _CHOSEN = re.compile(
     re.IGNORECASE,
 )
 _ON_BY = re.compile(r"\s(?:on|by)\s")
-_CLAUSE_END = re.compile(r"[.;!?](?=\s)")
 _CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|otherwise)\b", re.IGNORECASE)
 
 
@@ -147,10 +127,8 @@ def _imperative(line: str) -> re.Match[str] | None:
             or (m.group("obj") and _positional(m.group("obj").split()))
         ):
             continue
-        if m.group("option"):
-            if (
-                len(m.group("d").split()) >= OPTION_WORDS
-            ):  # "do 1 for the launch, …"; "pick 2" alone says nothing
+        if m.group("option"):  # "do 1 for the launch, …"; "pick 2" alone says nothing
+            if len(m.group("d").split()) >= OPTION_WORDS:
                 return m
             continue
         words = m.group("obj").split()
@@ -177,7 +155,7 @@ def _not_said(line: str, m: re.Match[str]) -> bool:
         return True
     if m.group("neg") and not (m.group("no") or _CHOSEN.search(m.group("d"))):
         return True  # "never use the 2023 syntax": a rule the user sets (a directive anchor), no choice
-    lo = max((c.end() for c in _CLAUSE_END.finditer(line, 0, m.start())), default=0)
+    lo = max((c.end() for c in _SENTENCE_STOP.finditer(line, 0, m.start())), default=0)
     return _CONDITION.search(line, lo, m.start()) is not None
 
 
@@ -222,9 +200,7 @@ def _unsettled(line: str, m: re.Match[str]) -> bool:
     end = _SENTENCE_STOP.search(line, m.start("d"))
     if end is not None and end.group() == "?":
         return True
-    return (
-        _CONDITION.search(line, m.start("d"), end.start() if end else len(line)) is not None
-    )  # "… if it hangs"
+    return _IF.search(line, m.start("d"), end.start() if end else len(line)) is not None  # "… if it hangs"
 
 
 def _positional(words: list[str]) -> bool:

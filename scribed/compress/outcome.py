@@ -17,7 +17,10 @@ Let me add that to our todo list", written just before a tool call). It is taken
   the same line ("Everything on the list is done. …; consider the route template instead.") are
   not the outcome (a message with nothing else is no conclusion: an earlier one is looked for);
 * and when that holds no test result, the last test run's summary line after it ("14 passed in
-  2.31s"), as "Last test run: …".
+  2.31s"), as "Last test run: …";
+* then the commits made after it (:func:`scribed.compress.todo_done.commits`: "Committed 0c71d4b:
+  build: …"); when the message ended asking the user and the user answered before the commit
+  (Aider's "/commit" after "leave storybook for now"), the commits alone.
 
 Sentences are kept whole: the last one (with the ones before it while they are under
 :data:`SHORT_OUTCOME` characters: "All tests pass." alone says little), within :data:`OUTCOME_CHARS`:
@@ -90,7 +93,7 @@ def _committed_after(turns: Sequence[Turn], at: int | None) -> str:
     build: revert to yarn 1.22.19 …"; "" when none."""
     from scribed.compress.todo_done import commits  # here: the outcome of most sessions needs none
 
-    if not any("ommit" in t.text for t in turns[(at or -1) + 1 :]):
+    if not any("ommit" in t.text for t in turns[0 if at is None else at + 1 :]):
         return ""
     made = [c for c in commits(list(turns)) if at is None or c.at > at][-MAX_COMMITS_SHOWN:]
     # Aider's "(no commit message provided)" says nothing: its hash alone

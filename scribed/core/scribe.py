@@ -291,8 +291,8 @@ class Scribe:
         """Start-of-run housekeeping: temp files a crash left behind."""
         if self.dry_run:
             return
-        # the whole memory folder: its own files too (a `.gitignore` written there when a run was
-        # killed left a temp file no run removed: tests/test_crash.py, once in six runs)
+        # the whole memory folder, not five named folders of it: a temp file a killed run left at its
+        # top or in another folder stayed for good (tests/test_crash.py's random kill failed once)
         d = self.layout.memory
         n = clean_temp_files(d)
         if n:
