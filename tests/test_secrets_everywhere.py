@@ -139,7 +139,7 @@ def run_everything(root: Path, cfg: Path, rng: random.Random) -> list[tuple[str,
         "context": run_cli(*c, "context", AGENT, "--situation", "post-incident"),
         "context --query": run_cli(*c, "context", AGENT, "--query", "credentials rotate"),
         "search": run_cli(*c, "search", "--json", "--limit", "200", "rotate", "credentials"),
-        "search a secret": run_cli(*c, "search", "--json", rng.choice(EXAMPLES)),
+        "search a secret": run_cli(*c, "search", "--json", "--", rng.choice(EXAMPLES)),  # a key may start "-"
         "search --rebuild": run_cli(*c, "search", "--rebuild"),
     }  # fmt: skip
     for what, p in runs.items():
