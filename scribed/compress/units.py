@@ -115,11 +115,14 @@ class Vocab:
     token). Units hold tuples of ids: a small tuple instead of a hash table of strings per unit, and
     ids index flat lists (weights, document counts) in the selection."""
 
-    __slots__ = ("ids", "words")
+    __slots__ = ("ids", "named", "words")
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.words: list[str] = []
+        # ``named[id]``: the token names something (:func:`_names_id`), judged once when it is
+        # interned, so a tool line's check is ``any(map(named.__getitem__, ids))``, in C
+        self.named: list[bool] = []
 
     def intern(self, word: str) -> int:
         """``word``'s id, given the next one the first time."""
@@ -127,6 +130,7 @@ class Vocab:
         if i is None:
             i = self.ids[word] = len(self.words)
             self.words.append(word)
+            self.named.append(_names_id(word))
         return i
 
     def of(self, text: str) -> tuple[int, ...]:
@@ -141,11 +145,12 @@ class Vocab:
             found = _ordered(text)
         got = list(map(self.ids.get, found))
         if None in got:
-            ids, words = self.ids, self.words
+            ids, words, named = self.ids, self.words, self.named
             for k, (tok, i) in enumerate(zip(found, got, strict=True)):
                 if i is None:  # ``found`` holds each token once
                     got[k] = ids[tok] = len(words)
                     words.append(tok)
+                    named.append(_names_id(tok))
         return tuple(got)  # type: ignore[arg-type]  # every None replaced
 
 
@@ -216,21 +221,12 @@ class _Builder:
         self.seen: dict[str, tuple[int, ...]] = {}  # a text's tokens: tool output repeats lines
         self.raw: set[str] = set()  # texts added before, as given
         self.listed: set[str] = set()  # shapes of tool-output listings a line already stands for
-        self.named_ids: dict[int, bool] = {}  # a token id -> whether it names something (:meth:`_named_id`)
-
-    def _named_id(self, i: int) -> bool:
-        """Whether token ``i`` names something (:func:`_names_something`), judged once per token."""
-        got = self.named_ids.get(i)
-        if got is None:
-            w = self.vocab.words[i]
-            got = self.named_ids[i] = not w[:1].isdigit() and token_weight(w) >= NAMED_TOOL_WEIGHT
-        return got
 
     def _names(self, text: str, toks: tuple[int, ...]) -> bool:
         """:func:`_names_something` of ``text`` from its tokens, already found."""
         if "%]" in text and _PROGRESS.search(text):
             return False
-        if any(map(self._named_id, toks)) or _NAMED_SHAPE.search(text):
+        if any(map(self.vocab.named.__getitem__, toks)) or _NAMED_SHAPE.search(text):
             return True
         return bool(content.names(text))
 
@@ -282,6 +278,12 @@ class _Builder:
         text = prefix + text
         size = (n if text.isascii() else len(text.encode())) + 3
         self.units.append(Unit(text, len(self.units), line, kind, weight, toks, size))
+
+
+def _names_id(tok: str) -> bool:
+    """Whether a token names something in a tool line (:func:`_names_something`): a path, a code
+    name, a flag, a ``#123``, not a figure."""
+    return not tok[:1].isdigit() and token_weight(tok) >= NAMED_TOOL_WEIGHT
 
 
 _SAID = frozenset(("prose", "item"))  # units someone wrote as language (not code, commands or output)
@@ -410,21 +412,24 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     else:
         used = list(map(lines.__getitem__, order))
     shapes = _listing_shapes(used)
+    raw, line, before_tail = b.raw, turn.line, last - TOOL_TAIL_LINES
     for i, ln in zip(order, used, strict=True):
         err = error_in_line(ln) if maybe else None
         if err:
-            b.add(err, turn.line, "error", 1.0)
+            b.add(err, line, "error", 1.0)
         elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
             if _names_something(ln):
-                b.add(ln, turn.line, "result", 0.5)
+                b.add(ln, line, "result", 0.5)
         elif (
-            (i < TOOL_HEAD_LINES or i > last - TOOL_TAIL_LINES)
+            (i < TOOL_HEAD_LINES or i > before_tail)
             and not (noisy and _NOISE.search(ln))
             and not (elidable and _ELIDED.match(ln))
         ):
-            if _listed(b, shapes, ln) or not _informative(ln):
-                continue  # one line of a listing stands for the rest (a test run's PASSED lines)
-            b.add(ln, turn.line, "tool", 0.12, named=True)  # naming something (judged on its tokens)
+            # one line of a listing stands for the rest (a test run's PASSED lines); a line given
+            # before, or too short, adds nothing (checked before the words: most lines stop here)
+            if _listed(b, shapes, ln) or ln in raw or len(ln) < MIN_UNIT_CHARS or not _informative(ln):
+                continue
+            b.add(ln, line, "tool", 0.12, named=True)  # naming something (judged on its tokens)
 
 
 _EDGES = "[](){}%.,:;|'\"`"
