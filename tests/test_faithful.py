@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import anchor_text, anchors, entry, error_fixes, units
+from scribed.compress import anchor_text, anchors, command_line, entry, error_fixes, units
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
@@ -916,7 +916,7 @@ def test_a_test_failing_after_each_change_stays_unresolved() -> None:
 def test_a_commands_program_is_read_past_its_shell_its_cd_and_its_variables(
     command: str, program: str
 ) -> None:
-    assert error_fixes._program(command) == program
+    assert command_line.program(command) == program
 
 
 def test_a_check_said_clean_now_settles_it() -> None:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from scribed.compress import lines as lines_mod
+from scribed.compress.command_line import covers, files_issue, program
 from scribed.compress.content import content_free
 from scribed.compress.errors import error_in_line, errors_in_turn, shape
 from scribed.compress.stopwords import STOP
@@ -179,52 +180,6 @@ def _files(terms: dict[str, int]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _program(command: str) -> str:
-    """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``
-    (a runner's ``exec``/``run`` passed: ``pnpm exec vitest`` is ``pnpm vitest``), read past a
-    shell's ``bash -lc`` (Codex runs every command so), ``cd DIR &&`` and ``VAR=value``: else
-    every command of a session was one program, and any clean run confirmed any failure fixed."""
-    words = _argv(command)
-    if not words:
-        return ""
-    first = words[0].rsplit("/", 1)[-1].lower()
-    if first in ("python", "python3") and "-m" in words[1:-1]:
-        return words[words.index("-m") + 1].lower()  # "python -m pytest" runs what "pytest" runs
-    launched = first in ("uv", "poetry", "npx") or (
-        first in ("pnpm", "yarn", "npm") and words[1:2] in _RUN_WORDS
-    )
-    if launched and (tool := [w for w in words[1:] if not w.startswith("-") and w not in _RUNS]):
-        return tool[0].rsplit("/", 1)[-1].lower()  # "uv run pytest", "pnpm exec vitest": the tool
-    if first in ("python", "python3", "uv", "poetry", "npx", "npm", "pnpm", "yarn", "git", "cargo", "go"):
-        rest = [w for w in words[1:] if not w.startswith("-") and w not in _RUNS]
-        return f"{first} {rest[0].lower()}" if rest else first
-    return first
-
-
-def _argv(command: str) -> list[str]:
-    """A command's words from its program on (see :func:`_program`)."""
-    words = command.split()
-    if words[2:] and words[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(words[1]):
-        words = " ".join(words[2:]).strip("'\"").split()
-    while words[:1] in (["cd"], ["pushd"]) and words[2:3] in (["&&"], [";"]):
-        words = words[3:]
-    while words and "=" in words[0].lstrip("=") and words[0][:1].isalpha():
-        words = words[1:]
-    return words
-
-
-def _files_issue(command: str) -> bool:
-    """Whether a command files or comments an issue (``gh issue create``, ``glab issue note``,
-    ``jira issue create``): it names the failure it defers, and changes nothing its check runs on."""
-    return _argv(command)[1:2] in (["issue"], ["issues"])
-
-
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
-_SHELL_C = re.compile(r"-[a-z]{0,4}c[a-z]{0,4}$")  # -c, -lc: the command follows
-_RUNS = frozenset({"exec", "run", "dlx", "x", "run-script"})
-_RUN_WORDS = [["exec"], ["dlx"], ["x"]]  # a package runner's word before a tool (not a script's "run")
-
-
 def _command(turn: Turn) -> str:
     """A shell command a tool call ran ('' for other tools: their arguments are JSON)."""
     first = turn.text.strip().split("\n", 1)[0]
@@ -246,13 +201,13 @@ def _changes(turn: Turn) -> list[_Change]:
             text = f"edited `{m.group(0)}`" if m else f"edit via {name}"
             return [_Change(text, turn.text.lower(), strong=True, rank=2)]
         cmd = _command(turn)
-        prog = _program(cmd)
+        prog = program(cmd)
         words = prog.split()
         if (
             not cmd
             or words[0] in _READ_ONLY
             or (words[0] == "git" and words[-1] in _READ_ONLY_GIT)
-            or _files_issue(cmd)
+            or files_issue(cmd)
         ):
             return []
         return [_Change(f"ran {_code(one_line(cmd, COMMAND_CHARS))}", cmd.lower(), strong=False)]
@@ -375,11 +330,11 @@ def pair(turns: list[Turn]) -> list[str]:
             continue
         if t.kind == "tool_result" or t.role == "tool":
             if last_prog:
-                waiting = _confirmed(waiting, last_prog, said)
+                waiting = _confirmed(waiting, last_prog, last_cmd, said)
             continue
         if t.kind == "tool_call":
             last_cmd = _command(t)
-            last_prog = _program(last_cmd)
+            last_prog = program(last_cmd)
         if waiting:
             waiting = _after(t, i, waiting, said, last_prog)
     return [_line(op) for op in found]
@@ -505,13 +460,16 @@ def _give(fix: str, chosen: list[_Open], waiting: list[list[_Open]], *, named: b
                 op.shared = op.shared or fix
 
 
-def _confirmed(waiting: list[list[_Open]], prog: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
-    """The program that showed a failure ran again without an error: that failure is settled,
-    each error with its fix, else the command run since, else what the assistant said about it
-    since (a sentence sharing two of its distinctive words); the failures left open."""
+def _confirmed(
+    waiting: list[list[_Open]], prog: str, cmd: str, said: list[tuple[int, str]]
+) -> list[list[_Open]]:
+    """The program that showed a failure ran ``cmd`` without an error, covering what failed (not
+    ``pytest -k other``: :func:`covers`): that failure is settled, each error with its fix, else
+    the command run since, else what the assistant said about it since (a sentence sharing two of
+    its distinctive words); the failures left open."""
     left = []
     for g in waiting:
-        if not any(op.source == prog for op in g):
+        if not any(op.source == prog and covers(cmd, op.command, op.text) for op in g):
             left.append(g)
             continue
         for op in g:

@@ -1,0 +1,135 @@
+"""What a shell command an agent ran is: its program (read past the shell wrapper, ``cd DIR &&``
+and variables), whether it files an issue, and which tests it selects. Errors are paired with their
+fixes by these (:mod:`scribed.compress.error_fixes`): a clean re-run of the program that failed
+settles a failure only when it ran what failed, not a narrower selection (``pytest -k other``)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_SHELL_C = re.compile(r"-[a-z]{0,4}c[a-z]{0,4}$")  # -c, -lc: the command follows
+_RUNS = frozenset({"exec", "run", "dlx", "x", "run-script"})
+_RUN_WORDS = [["exec"], ["dlx"], ["x"]]  # a package runner's word before a tool (not a script's "run")
+_WRAPPED = ("python", "python3", "uv", "poetry", "npx", "npm", "pnpm", "yarn", "git", "cargo", "go")
+
+
+def program(command: str) -> str:
+    """A command's program: its first word, with the sub-command of ``git``/``npm``/``python -m``
+    (a runner's ``exec``/``run`` passed: ``pnpm exec vitest`` is ``pnpm vitest``), read past a
+    shell's ``bash -lc`` (Codex runs every command so), ``cd DIR &&`` and ``VAR=value``: else
+    every command of a session was one program, and any clean run confirmed any failure fixed."""
+    words = argv(command)
+    if not words:
+        return ""
+    at = _program_at(words)
+    first = words[0].rsplit("/", 1)[-1].lower()
+    if at == [0]:
+        return first
+    if at[0] == 0:  # the program and its sub-command
+        return f"{first} {words[at[1]].lower()}"
+    if first in ("python", "python3") and "-m" in words[1:-1]:
+        return words[at[0]].lower()
+    return words[at[0]].rsplit("/", 1)[-1].lower()
+
+
+def _program_at(words: list[str]) -> list[int]:
+    """The indexes in ``words`` (not empty) of the words :func:`program` names; a command's own
+    arguments follow the last."""
+    first = words[0].rsplit("/", 1)[-1].lower()
+    if first in ("python", "python3") and "-m" in words[1:-1]:
+        return [words.index("-m") + 1]  # "python -m pytest" runs what "pytest" runs
+    launched = first in ("uv", "poetry", "npx") or (
+        first in ("pnpm", "yarn", "npm") and words[1:2] in _RUN_WORDS
+    )
+    rest = [k for k, w in enumerate(words) if k and not w.startswith("-") and w not in _RUNS]
+    if launched and rest:
+        return [rest[0]]  # "uv run pytest", "pnpm exec vitest": the tool
+    if first in _WRAPPED and rest:
+        return [0, rest[0]]
+    return [0]
+
+
+def argv(command: str) -> list[str]:
+    """A command's words from its program on (see :func:`program`)."""
+    words = command.split()
+    if words[2:] and words[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(words[1]):
+        words = " ".join(words[2:]).strip("'\"").split()
+    while words[:1] in (["cd"], ["pushd"]) and words[2:3] in (["&&"], [";"]):
+        words = words[3:]
+    while words and "=" in words[0].lstrip("=") and words[0][:1].isalpha():
+        words = words[1:]
+    return words
+
+
+def files_issue(command: str) -> bool:
+    """Whether a command files or comments an issue (``gh issue create``, ``glab issue note``,
+    ``jira issue create``): it names the failure it defers, and changes nothing its check runs on."""
+    return argv(command)[1:2] in (["issue"], ["issues"])
+
+
+# Flags whose value picks which tests run: pytest -k/-m, go -run, cargo --package/--test, jest -t,
+# mocha/playwright --grep, dotnet --filter, vitest -t/--testNamePattern.
+_FILTER_FLAGS = frozenset((
+    "-k", "-m", "-t", "-g", "--run", "-run", "--grep", "--filter", "--package", "--test",
+    "--tests", "--spec", "--testNamePattern", "--test-name-pattern", "--only",
+))  # fmt: skip
+_ALL = re.compile(r"^\.?/?(?:\.\.\.)?$|/\.\.\.$")  # ".", go's "./...": everything below
+_SELECTOR_WORDS = re.compile(r"[A-Za-z_][\w.-]{2,}")
+_KEYWORDS = frozenset(("and", "or", "not"))
+MIN_PART_CHARS = 3  # a path's part this long names something ("a" or "ui" is in every text)
+
+
+def selection(command: str) -> frozenset[str]:
+    """What a command's own arguments select, lowercased: paths and test ids (a word with ``/``,
+    ``.`` or ``::``) and the values of filter flags (``-k expr``, ``-run Name``); empty when it
+    runs everything (``pytest``, ``go test ./...``, ``npm test``). Other flags and their values
+    (``--maxfail 1``, ``-q``) select nothing."""
+    words = argv(command)
+    if not words:
+        return frozenset()
+    rest = " ".join(words[_program_at(words)[-1] + 1 :])
+    try:
+        args = shlex.split(rest)  # a quoted filter is one value: -k 'not slow'
+    except ValueError:  # an unclosed quote
+        args = rest.split()
+    out: set[str] = set()
+    it = iter(args)
+    for w in it:
+        if w in ("&&", "||", ";", "|") or w.startswith((">", "2>")):
+            break  # the next command, or where the output goes
+        flag, eq, value = w.partition("=")
+        if flag in _FILTER_FLAGS:
+            out.add((value if eq else next(it, "")).lower())
+        elif not w.startswith("-") and w not in _RUNS and any(c in w for c in "/.:") and not _ALL.search(w):
+            out.add(w.lower())
+    out.discard("")
+    return frozenset(out)
+
+
+def covers(rerun: str, failed: str, error: str) -> bool:
+    """Whether ``rerun`` (the failing program run again) ran what ``failed`` ran, so that running
+    clean it shows ``error`` gone: it selects everything, the same tests, or tests ``error`` or the
+    failing command names (``pytest tests/test_api.py`` after ``tests/test_api.py::test_x``
+    failed); not a narrower, other selection (``pytest -k other``, another test file)."""
+    picked = selection(rerun)
+    if not picked or picked == selection(failed):
+        return True
+    hay = f"{failed}\n{error}".lower()
+    return any(_named_in(s, hay) for s in picked)
+
+
+def _named_in(selector: str, hay: str) -> bool:
+    """Whether a selector (a path, a test id, a filter expression) names what ``hay`` holds: a
+    test id's test (another test of the same file is another selection), a path or its last
+    part (a file, a package), or a word of a filter expression."""
+    path = selector.removeprefix("./").rstrip("/")
+    if "::" in path:
+        return path.rsplit("::", 1)[-1] in hay
+    if path in hay:
+        return True
+    if "/" in path or "." in path:
+        last = path.rsplit("/", 1)[-1]
+        return len(last) >= MIN_PART_CHARS and last in hay
+    return any(w in hay for w in _SELECTOR_WORDS.findall(selector) if w not in _KEYWORDS)
