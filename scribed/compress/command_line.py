@@ -108,11 +108,24 @@ def selection(command: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# Test runners (a program, or its sub-command): a run selects tests, and another selection of
+# the same runner says nothing of the tests that failed. Another program run again with other
+# arguments is taken as the same check (a build, a server, a device tool: the agent went on).
+TEST_RUNNERS = frozenset((
+    "pytest", "py.test", "unittest", "tox", "nox", "jest", "vitest", "mocha", "ava", "tap", "jasmine",
+    "karma", "playwright", "cypress", "rspec", "minitest", "phpunit", "pest", "ctest", "bats", "test",
+))  # fmt: skip
+
+
 def covers(rerun: str, failed: str, error: str) -> bool:
     """Whether ``rerun`` (the failing program run again) ran what ``failed`` ran, so that running
-    clean it shows ``error`` gone: it selects everything, the same tests, or tests ``error`` or the
-    failing command names (``pytest tests/test_api.py`` after ``tests/test_api.py::test_x``
-    failed); not a narrower, other selection (``pytest -k other``, another test file)."""
+    clean it shows ``error`` gone: for a test runner (:data:`TEST_RUNNERS`; ``go test``, ``cargo
+    test``, ``npm test`` by their sub-command), when it selects everything, the same tests, or
+    tests ``error`` or the failing command names (``pytest tests/test_api.py`` after
+    ``tests/test_api.py::test_x`` failed); not a narrower, other selection (``pytest -k other``,
+    another test file)."""
+    if program(rerun).rsplit(" ", 1)[-1] not in TEST_RUNNERS:
+        return True
     picked = selection(rerun)
     if not picked or picked == selection(failed):
         return True

@@ -111,7 +111,8 @@ class _Open:
     index: int  # position of the turn in the session
     terms: dict[str, int]  # the names it carries (quoted values, paths, identifiers) → weight
     source: str = ""  # the program whose output showed it: its clean re-run confirms a fix
-    command: str = ""  # the command line that showed it
+    command: str = ""  # the command line that showed it, as shown (cut to COMMAND_CHARS)
+    ran: str = ""  # that command line whole: what a re-run must cover (:func:`covers`)
     fix: str = ""
     weak: str = ""  # a change since that names nothing of it: its fix if the check is clean then
     weak_rank: int = 0  # ``weak``'s :attr:`_Change.rank`: a command does not replace an edit
@@ -469,7 +470,7 @@ def _confirmed(
     its distinctive words); the failures left open."""
     left = []
     for g in waiting:
-        if not any(op.source == prog and covers(cmd, op.command, op.text) for op in g):
+        if not any(op.source == prog and covers(cmd, op.ran, op.text) for op in g):
             left.append(g)
             continue
         for op in g:
@@ -541,7 +542,12 @@ def _failure(
                 known.recurred = True
                 known.fix = known.weak = known.gone = ""
                 known.named = False
-                known.source, known.command = source if source[0] else (known.source, known.command)
+                if source[0]:
+                    known.source, known.command, known.ran = (
+                        source[0],
+                        one_line(source[1], COMMAND_CHARS),
+                        source[1],
+                    )
                 group.append(known)
             else:  # shown again: the change since, waiting for a clean check, did not fix it, and a
                 # clean run before no longer settles it (it failed again: a blocker, not "gone")
@@ -550,7 +556,8 @@ def _failure(
         if len(found) >= MAX_ERRORS:
             continue
         terms = _terms(e)
-        op = _Open(e, sh, i, terms, source[0], one_line(source[1], COMMAND_CHARS), files=_files(terms))
+        cmd = one_line(source[1], COMMAND_CHARS)
+        op = _Open(e, sh, i, terms, source[0], cmd, source[1], files=_files(terms))
         found.append(op)
         by_shape[sh] = op
         group.append(op)
