@@ -69,3 +69,21 @@ def test_a_query_alone_searches_cold_and_wiki(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "### Cold (summarized history)" in out.output and "### Wiki (durable reference)" in out.output
     assert "Postmortem" in out.output
+
+
+def test_a_query_matching_nothing_says_so_and_words_match_their_other_forms(tmp_path: Path) -> None:
+    """An exploratory tester's `--query "label pdf library"` printed "(no wiki pages yet)" beside a
+    wiki holding "keep fpdf2 for the labels": no word matched (label ≠ labels), and the note said
+    the tier was empty. Words are stemmed now (label, labels; reload, reloading), and a query that
+    matches nothing says that."""
+    _incidents(tmp_path)
+    base = ["context", "picard", "--root", str(tmp_path), "--query"]
+    out = CliRunner().invoke(main, [*base, "zeppelin quartz"])
+    assert out.exit_code == 0, out.output
+    assert "_(no cold entry matches the query)_" in out.output
+    assert "_(no wiki fact matches the query)_" in out.output
+    assert "yet)_" not in out.output
+    out = CliRunner().invoke(main, [*base, "reloading upstream"])
+    assert out.exit_code == 0, out.output
+    assert "Known issue: nginx reload drops keepalive upstreams" in out.output
+    assert "Postmortem: checkout 502s after the nginx reload" in out.output

@@ -157,3 +157,24 @@ def test_a_file_that_fails_as_a_whole_is_not_a_failed_session(
     [line, detail] = rep.why_not(time.time())
     assert line == "1 file could not be read: retried on the next run (`scribed status` shows the reasons)"
     assert detail.startswith(f"  {codex}: ") and "Permission denied" in detail, detail
+
+
+def test_the_hot_files_a_run_seeds_are_not_waiting(root: Path) -> None:
+    """An exploratory tester's first run: every session quiet, no hot file yet; the run seeds one
+    per agent after its scan, and `status` counted each as a session still active, telling the user
+    to `--force` a compaction of nothing."""
+    cfg = root / "scribed.toml"
+    for p in (root / ".squad/memory/hot").glob("*.md"):
+        p.unlink()
+    for p in (root / "transcripts").rglob("*.jsonl"):
+        _touch(p, 7200)
+    p = run_cli("--config", str(cfg), "run-once", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["compacted"] >= 1, p.stderr.decode()
+    seeded = list((root / ".squad/memory/hot").glob("*.md"))
+    assert seeded, "the run seeds the agents' hot files"
+    status = json.loads(run_cli("--config", str(cfg), "status", "--json").stdout)
+    assert (status["waiting"]["active"], status["waiting"]["ready"]) == (0, 0), status["waiting"]
+    # a hot file an agent wrote since is a session waiting (no front matter of scribed's)
+    seeded[0].write_text("# Hot\n\nCurrent task: port the exporter to csv\n")
+    status = json.loads(run_cli("--config", str(cfg), "status", "--json").stdout)
+    assert status["waiting"]["active"] == 1, status["waiting"]

@@ -268,3 +268,30 @@ def test_mcp_search_never_echoes_a_pasted_secret(tmp_path: Path) -> None:
     (tmp_path / ".squad/memory/cold").mkdir(parents=True)
     out = tool_search(Layout(tmp_path), f"deploy {token}", transcripts_at=tmp_path / "elsewhere")
     assert token not in json.dumps(out) and out["hits"] == []
+
+
+def test_a_markdown_transcripts_chunks_carry_their_sessions_dates() -> None:
+    """Aider and SpecStory archives were dated the day they were archived (an exploratory tester's
+    `search` showed 2026-12-07 for sessions of November): a chunk takes the date of its heading or
+    speaker line, else the last one before it, else its first session's start; a date said in a
+    message is no chunk's date."""
+    from scribed.recall.search import _CHUNK_LINES, _transcript_docs
+    from scribed.tiers.transcripts import Archived
+
+    filler = [f"reprinted label batch {i} for the herbarium" for i in range(_CHUNK_LINES)]
+    lines = [
+        "# aider chat started at 2026-11-22 15:40:12",
+        "#### switch the labels to reportlab, the deadline is 2027-01-15 09:00",  # a message
+        *filler,  # a chunk of its own, with no date: the last one before it
+        "# aider chat started at 2026-11-26 09:12:55",
+        "On second thought, keep fpdf2.",
+    ]
+    rec = Archived(
+        Path("/x.zst"), ".aider.chat.history.md", "markdown",
+        sessions=["aider.chat.history@2026-11-22T15:40:12Z", "aider.chat.history@2026-11-26T09:12:55Z"],
+        agents=["aider"], archived_at="2026-12-07T09:00:00Z",
+    )  # fmt: skip
+    dates = [d.date for d in _transcript_docs(lines, rec)]
+    assert dates == ["2026-11-22", "2026-11-22", "2026-11-26"], dates
+    undated = Archived(Path("/y.zst"), "notes.md", "markdown", sessions=["notes@2026-10-02T08:00:00Z"])
+    assert [d.date for d in _transcript_docs(["just text", "more text"], undated)] == ["2026-10-02"]

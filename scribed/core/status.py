@@ -7,6 +7,7 @@ import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.core import scope_mark
@@ -110,6 +111,8 @@ def waiting(cfg: Config, layout: Layout, now: datetime) -> Waiting:
         row = rows.get(source_key(item.path))
         if row is not None and same_state(row, st) and row.status != "pending":
             continue  # done, quarantined, or failed (listed as retrying)
+        if item.kind == "hot" and _scribed_wrote(item.path):
+            continue  # a seed or live view scribed wrote after the run's scan: no session in it
         mtime = effective_mtime(st, row, now)
         if now.timestamp() - mtime < cfg.session.quiet_seconds:
             out.active += 1
@@ -117,3 +120,20 @@ def waiting(cfg: Config, layout: Layout, now: datetime) -> Waiting:
         else:
             out.ready += 1
     return out
+
+
+FRONT_BYTES = 8192  # a hot file's front matter is in its first lines
+
+
+def _scribed_wrote(path: Path) -> bool:
+    """Whether a hot file carries scribed's own front matter (a seed, a live view): the hot adapter
+    reads no session in it, so it waits for nothing (it is written after a run's scan, and so
+    had no ledger row: ``status`` counted every agent's seed as a session still active)."""
+    from scribed.tiers import live  # here: status's other reads need no tier module
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(FRONT_BYTES)
+    except OSError:
+        return False
+    return live.MARKER in live.live_fields(head)

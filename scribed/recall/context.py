@@ -276,6 +276,23 @@ def _note(n: int, what: str, max_bytes: int) -> str:
     return f"_({n} {noun} left out to fit {max_bytes} bytes)_\n"
 
 
+NO_MATCH = "_(no {what} matches the query)_\n"
+
+
+def _unmatched(
+    matched: tuple[list[str], list[tuple[str, str]]] | None, cold: bool, wiki: bool
+) -> dict[str, str]:
+    """The notes of the tiers a query found nothing in (not "no wiki pages yet": none matched)."""
+    if matched is None:
+        return {}
+    out = {}
+    if cold and not matched[0]:
+        out["cold"] = NO_MATCH.format(what="cold entry")
+    if wiki and not matched[1]:
+        out["wiki"] = NO_MATCH.format(what="wiki fact")
+    return out
+
+
 def render(
     hot: str,
     cold: list[str] | None,
@@ -342,6 +359,7 @@ def build(
         return not limit or _size(render(ctx.hot, c, w, n)) <= limit
 
     matched = _matches(layout, name, query, cold is not None, wiki is not None) if query.strip() else None
+    notes.update(_unmatched(matched, cold is not None, wiki is not None and not topics))
     if cold is not None:
         entries = [redacted(e) for e in (matched[0] if matched else cold_entries(layout, name))]
         left = _fit_cold(entries, cold, lambda c, n: fits(c, wiki, n), notes, limit)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 TIERS = ("cold", "wiki", "archive", "transcript")
 INDEX_NAME = "search.sqlite"
-SCHEMA_VERSION = 2  # an index of another version is dropped and rebuilt
+SCHEMA_VERSION = 3  # an index of another version is dropped and rebuilt (3: words stemmed)
 CHUNK_CHARS = 4000  # a transcript is indexed in chunks of about this much text
 _CHUNK_LINES = 200
 _JSON_DEPTH = 12
@@ -53,12 +53,16 @@ _AGENT = re.compile(r"\bagent=(?P<a>[a-z0-9][a-z0-9_-]*)")
 _STATUS = re.compile(r"^- status:\s*(?P<s>\w+)", re.M)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _WORD = re.compile(r"[\w.#/-]+", re.UNICODE)
+# A markdown transcript's heading or speaker line stamped with a date and time ("# aider chat
+# started at 2026-11-22 15:40:12", "_**User (2026-11-25 13:02Z)**_"), not a date said in a message
+# (Aider writes a user's message as a "#### " line: a heading of three marks or fewer is taken).
+_MARKED_DATE = re.compile(r"(?:#{1,3}\s|_\*\*)[^\n]{0,60}?(?P<d>\d{4}-\d{2}-\d{2})[ T]\d{2}:\d{2}")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, tier TEXT, size INTEGER, mtime_ns INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
     text, heading, tier UNINDEXED, agent UNINDEXED, topic UNINDEXED, session UNINDEXED,
     date UNINDEXED, file UNINDEXED, line UNINDEXED, status UNINDEXED, source UNINDEXED,
-    tokenize = 'unicode61'
+    tokenize = 'porter unicode61'
 );
 """
 
@@ -193,7 +197,8 @@ def _line_text(line: str) -> tuple[str, str]:
     """(searchable text, date) of one transcript line: a JSON record's strings, else the line."""
     stripped = line.strip()
     if not stripped.startswith("{"):
-        return stripped, ""
+        marker = _MARKED_DATE.match(stripped)  # Aider's "# aider chat started at …", SpecStory's speaker
+        return stripped, marker.group("d") if marker else ""
     try:
         record = json.loads(stripped)
     except (ValueError, RecursionError):
@@ -206,18 +211,22 @@ def _line_text(line: str) -> tuple[str, str]:
 
 def _transcript_docs(lines: Iterable[str], rec: Archived) -> Iterator[_Doc]:
     """An archived transcript in chunks of about ``CHUNK_CHARS``, each with its first line and the
-    first date its records carry (else the day it was archived)."""
+    first date its records or its heading and speaker lines carry, else the last date before it
+    (a markdown session's turns are dated at its start), else its first session's (ids end in
+    ``@<start>``), else the day it was archived."""
     heading = redacted(f"{rec.kind} transcript {rec.source}")
     source, agents, sessions = redacted_path(rec.source), " ".join(rec.agents), " ".join(rec.sessions)
+    started = sorted(m.group(0) for s in rec.sessions if (m := _DATE.search(s.rpartition("@")[2])))
+    fallback = started[0] if started else rec.archived_at[:10]
 
     def doc(chunk: list[str], start: int, date: str) -> _Doc:
         return _Doc(
             text=redacted("\n".join(chunk)), heading=heading, tier="transcript", agent=agents, topic="",
-            session=sessions, date=date or rec.archived_at[:10], line=start, status="archived", source=source,
+            session=sessions, date=date or fallback, line=start, status="archived", source=source,
         )  # fmt: skip
 
     chunk: list[str] = []
-    size, start, date = 0, 1, ""
+    size, start, date, last = 0, 1, "", ""
     for no, line in enumerate(lines, start=1):
         text, when = _line_text(line)
         if not text:
@@ -226,12 +235,12 @@ def _transcript_docs(lines: Iterable[str], rec: Archived) -> Iterator[_Doc]:
             start, date = no, ""
         chunk.append(text)
         size += len(text)
-        date = date or when
+        date, last = date or when, when or last
         if size >= CHUNK_CHARS or len(chunk) >= _CHUNK_LINES:
-            yield doc(chunk, start, date)
+            yield doc(chunk, start, date or last)
             chunk, size = [], 0
     if chunk:
-        yield doc(chunk, start, date)
+        yield doc(chunk, start, date or last)
 
 
 def _read(path: Path) -> str:
