@@ -208,15 +208,18 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
-    """The agent's cold entries, newest first (undated ones last)."""
+    """The agent's cold entries, newest first (undated ones last), the open items a later entry
+    did struck (:mod:`scribed.recall.closed`)."""
     from datetime import UTC, datetime  # here: a hot-only spawn reads no dates
 
     from scribed.compress.entry import split_entries
+    from scribed.recall.closed import strike_done
 
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
     floor = datetime.min.replace(tzinfo=UTC)
     order = sorted(enumerate(entries), key=lambda ie: (ie[1].when or floor, ie[0]), reverse=True)
-    return [e.text for _, e in order]
+    struck = strike_done([(e.text, e.date) for _, e in order])  # open items a later session did
+    return [struck[e.text] for _, e in order]
 
 
 def _fit_cold(
