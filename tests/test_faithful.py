@@ -1056,6 +1056,20 @@ def test_a_todo_a_sentence_talks_of_is_no_open_item() -> None:
     assert todos == ["check that the node_modules cache hits in CI"], todos
 
 
+def test_an_open_item_said_twice_in_two_cases_is_one() -> None:
+    """An exploratory tester's Codex session listed "Backfill seed_lots from legacy/lots.csv" (its
+    plan) and "backfill seed_lots from legacy/lots.csv" (its closing TODO) as two open items."""
+    turns = _named(
+        _turns(
+            ("user", "Add the seed_lots migration."),
+            ("assistant", "Plan:\n- [x] Write migration 0042\n- [ ] Backfill seed_lots from legacy/lots.csv"),
+            ("assistant", "Migration applied.\nTODO: backfill seed_lots from legacy/lots.csv."),
+        )
+    )
+    todos = [a.text for a in anchors.extract(_session(turns)) if a.type == "todo"]
+    assert [t.lower().rstrip(".") for t in todos] == ["backfill seed_lots from legacy/lots.csv"], todos
+
+
 def test_work_committed_after_the_last_message_is_the_outcome() -> None:
     """An exploratory tester's Aider sessions: the outcome was the assistant's options question
     ("Options: add @storybook/addon-actions … or upgrade to Storybook 8") after which the user said

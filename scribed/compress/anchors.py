@@ -227,7 +227,10 @@ class _Found:
 
     def add(self, kind: str, text: str, line: int, superseded: str | None = None) -> None:
         text = clean(text, TODO_CHARS if kind == "todo" else MAX_ANCHOR_CHARS)
-        shape = _DIGITS.sub("0", text) if kind in ("command", "error") else text
+        if kind in ("command", "error"):
+            shape = _DIGITS.sub("0", text)
+        else:  # an open item said twice, once capitalised ("Backfill …" in a plan, "backfill …" in prose)
+            shape = " ".join(text.casefold().split()).rstrip(".") if kind == "todo" else text
         if (
             len(text) < MIN_ANCHOR_CHARS
             or (kind, shape) in self.seen
