@@ -309,7 +309,8 @@ def fewer_sentences(text: str) -> str:
     if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
         return ""
     drop = min(range(len(parts)), key=lambda k: (len(_NAMED.findall(_ITEM_NUMBER.sub("", parts[k]))), k))
-    return " ".join(parts[:drop] + parts[drop + 1 :])
+    kept = " ".join(parts[:drop] + parts[drop + 1 :])
+    return kept.removeprefix(content.THEN)  # "… Then: X" whose first part went: "X"
 
 
 # Lists a compressor may make long (the budget bounds them); the others are capped.

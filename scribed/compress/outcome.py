@@ -10,6 +10,9 @@ Let me add that to our todo list", written just before a tool call). It is taken
   one ran after the last message, else that message; a reply to an offer or an FYI of the user's
   ("here's the deploy hook if you need it" → "Thanks; not needed for this change.") is about that,
   not the work: it is neither (unless it has a "Done:" line);
+* when that message answers a follow-up of the user's without a tool call and has no "Done:"
+  line, the message that concluded the agent's work before it comes first, then "Then: " and
+  the reply ("Deployed … Then: Ok, dropping the XLSX export.");
 * within it, its "Done:" (or "Summary:", "Result:", "Outcome:") line when it has one, whole;
   else its last statements: questions to the user, announcements of what the agent is about to do
   ("Let me …", "I'll …"), labels of what follows ("Here's the commit message:"), open-item lines (they are listed under Open items), code or data run into
@@ -33,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from scribed.compress.content import content_free
+from scribed.compress.content import THEN, content_free
 from scribed.compress.request import advises, offered
 from scribed.models import Turn
 
@@ -77,6 +80,11 @@ def conclusion(turns: Sequence[Turn]) -> str:
     if test and not concludes:
         return f"Last test run: {test}."  # the session ended mid-work: its last note is no conclusion
     text = _statement(turns[at].text)
+    if concludes and not _done_line(turns[at].text) and (work := _work_before(turns, at)) is not None:
+        # a reply that did no work, to a follow-up after the work's conclusion ("scratch the XLSX
+        # export" → "Ok, dropping it."): the work's conclusion is the outcome, the reply after it
+        done = _statement(turns[work].text)
+        text = f"{done} {THEN}{text}" if len(done) + len(text) <= OUTCOME_CHARS else done
     test = test if not _HAS_RESULT.search(text) else ""
     if test and len(text) + len(test) <= DONE_CHARS:
         text = f"{text} Last test run: {test}.".strip()
@@ -140,13 +148,42 @@ def _concluding(turns: Sequence[Turn]) -> tuple[int | None, bool]:
             continue
         if t.role != "assistant" or t.kind != "message" or not _statement(t.text):
             continue
-        if i in replies and not any(_DONE_LINE.match(ln) for ln in _prose_lines(t.text)):
+        if i in replies and not _done_line(t.text):
             continue
         if not worked:
             return i, True
         if fallback is None:
             fallback = i
     return fallback, False
+
+
+def _done_line(text: str) -> bool:
+    """Whether a message has a "Done:" (or "Summary:", "Result:"…) line: a conclusion in itself."""
+    return any(_DONE_LINE.match(ln) for ln in _prose_lines(text))
+
+
+def _work_before(turns: Sequence[Turn], at: int) -> int | None:
+    """When message ``at`` answers the user's last message without a tool call, the message that
+    concluded the agent's work before that (a tool call before it, none after it): its index; else
+    None (``at`` did work, or no work was concluded before it)."""
+    for i in range(at - 1, -1, -1):
+        t = turns[i]
+        if t.kind == "tool_call":
+            return None  # the reply did work
+        if t.role == "user" and t.kind == "message":
+            break
+    else:
+        return None
+    concluded: int | None = None
+    for j in range(i - 1, -1, -1):
+        t = turns[j]
+        if t.kind == "tool_call":
+            return concluded  # work, then the message that concluded it (None: none did)
+        if t.role == "user" and t.kind == "message":
+            return None  # an exchange without work: nothing concluded work there
+        if concluded is None and t.role == "assistant" and t.kind == "message" and _statement(t.text):
+            concluded = j
+    return None
 
 
 def _replies_to_offers(turns: Sequence[Turn]) -> set[int]:
