@@ -25,6 +25,7 @@ from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
 from scribed.compress.decisions import Decisions, prefilter_for
 from scribed.compress.errors import errors_in_turn
+from scribed.compress.questions import UNANSWERED, unanswered
 from scribed.compress.request import acts_on
 from scribed.models import Anchor, Session, Turn
 
@@ -282,6 +283,8 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     for text, line_no in still.items():
         if text not in reported:
             found.add("todo", text, line_no)
+    for question, line_no in unanswered(turns):  # the user asked, no reply took it up
+        found.add("todo", f"{UNANSWERED}{question}", line_no)
     found.extend(per_line)
     _shell_commands(turns, found)
     _relative_paths(found.out)

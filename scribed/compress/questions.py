@@ -1,0 +1,118 @@
+"""A user's questions the session left unanswered: open items for the next spawn.
+
+A question the user asked ("do we need to reprint the labels printed last week?", "should the
+backfill keep the legacy lot numbers?") that no reply of the agent took up is work the session
+left: it goes under *Open items* as ``unanswered: …``, so the next spawn (whose hot file lists the
+open items) sees it. A question asking the agent to act ("can you run the deploy again?") is the
+session's request, not an open question. A reply takes a question up when it shares two of its
+distinctive words or one of its names (a path, an identifier, a figure), or starts with a yes or a no.
+Only the replies before the user speaks again count: a later message answers a later question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from scribed.compress.content import content_free
+from scribed.compress.stopwords import STOP
+from scribed.models import Turn
+
+UNANSWERED = "unanswered: "  # an open item's prefix
+MAX_QUESTIONS = 3  # a session's unanswered questions listed (the first)
+MIN_WORDS = 4  # "right?", "ok?", "any questions?": no question to answer
+MIN_SHARED = 2  # distinctive words a reply shares with a question to take it up
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_PREAMBLE = re.compile(
+    r"^(?:\W*(?:quick|one|a|another|side|last)\s+question\s*[:,-]\s*|\W*also[,:]?\s+|\W*and\s+)", re.I
+)
+# Asking the agent to act: the session's request, not a question to answer.
+_REQUEST = re.compile(
+    r"\b(?:(?:can|could|would|will)\s+(?:you|u)\b|(?:please|pls)\b|(?:mind|care)\s+to\b|why not\b)", re.I
+)
+_WORD = re.compile(r"[a-z][a-z'-]{3,}")
+_NAME = re.compile(r"[\w.-]*[/_.:][\w./:-]*\w|\b\w*\d\w*\b|\b[a-z]+[A-Z]\w*")
+_YES_NO = re.compile(
+    r"^\W*(?:yes|yeah|yep|no|nope|not (?:really|quite|needed|necessary)|correct|right|exactly|"
+    r"(?:it|they|that|this) (?:does|do|did|is|are|was|will|would|should)(?:n't| not)?)\b",
+    re.I,
+)
+
+
+def questions(text: str) -> list[str]:
+    """The questions of a user's message: its sentences ending in '?', without a preamble
+    ("Quick question:"), not asking the agent to act, naming something."""
+    out = []
+    for raw in _SENTENCE.split(text):
+        q = _PREAMBLE.sub("", raw.strip(" *_>`\t")).strip()
+        if (
+            not q.endswith("?")
+            or len(q.split()) < MIN_WORDS
+            or not _ASKING.match(q)  # a pasted line of code or log ending in "?", a statement said as one
+            or _REQUEST.search(q)
+            or content_free(q)
+        ):
+            continue
+        out.append(q)
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP}
+
+
+def _names(text: str) -> set[str]:
+    return {n.lower() for n in _NAME.findall(text)}
+
+
+def taken_up(question: str, replies: Sequence[str]) -> bool:
+    """Whether one of ``replies`` takes ``question`` up (module docstring)."""
+    words, names = _words(question), _names(question)
+    for r in replies:
+        low = r.lower()
+        if _YES_NO.match(r) or any(n in low for n in names):
+            return True
+        if len(words & _words(r)) >= MIN_SHARED:
+            return True
+    return False
+
+
+# A question for the team's decision ("should the backfill keep …?", "do we need to reprint
+# them?", "what about the labels already printed?"): a reply that goes on with other work leaves it
+# open. Other questions are mostly the agent's to act on ("why are these errors happening?", "is
+# there a gradle task for this?", "can we show partial lines?"): its work answers them, and they
+# are open only when no reply came at all (the session ended, the model's API failed).
+_DECIDE = re.compile(
+    r"^\W*(?:should\b|shall we\b|do (?:we|i) (?:need|want|have) to\b|does (?:it|this|that) matter\b|"
+    r"what about\b|is it (?:ok|okay|fine|safe) to\b|(?:keep|drop|use)\b[^?]{0,80}\bor\b)",
+    re.I,
+)
+_ASKING = re.compile(
+    r"^\W*(?:what|why|how|when|where|which|who|whom|whose|is|are|was|were|do|does|did|should|shall|"
+    r"can|could|may|might|must|would|will|have|has|had|any)\b",
+    re.I,
+)
+
+
+def unanswered(turns: Sequence[Turn]) -> list[tuple[str, int]]:
+    """The user's questions no reply took up before the user spoke again: (question, its line),
+    the first :data:`MAX_QUESTIONS`."""
+    out: list[tuple[str, int]] = []
+    users = [i for i, t in enumerate(turns) if t.role == "user" and t.kind == "message"]
+    for k, i in enumerate(users):
+        asked = questions(turns[i].text)
+        if not asked:
+            continue
+        end = users[k + 1] if k + 1 < len(users) else len(turns)
+        replies = [t.text for t in turns[i + 1 : end] if t.role == "assistant" and t.kind == "message"]
+        worked = any(t.kind == "tool_call" for t in turns[i + 1 : end])
+        later = [" ".join(turns[j].text.split()) for j in users[k + 1 :]]
+        out += [
+            (q, turns[i].line)
+            for q in asked
+            if (not (replies or worked) or (_DECIDE.match(q) and not taken_up(q, replies)))
+            and not any(q in x for x in later)  # asked again (a message resent, extended): judged there
+        ]
+        if len(out) >= MAX_QUESTIONS:
+            break
+    return out[:MAX_QUESTIONS]

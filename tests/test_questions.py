@@ -1,0 +1,96 @@
+"""A user's question no reply took up is an open item, ``unanswered: …`` (an exploratory tester's
+"Should the backfill keep the legacy lot numbers …?" got a reply about a pushed branch and was lost;
+Aider's "do we need to reprint them?" got only an API error). Questions the agent's work answers, and
+requests said as questions, are not."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from scribed.compress import anchors, questions
+from scribed.models import Session, Turn
+
+T0 = datetime(2026, 11, 25, 11, 0, tzinfo=UTC)
+
+
+def _turns(*spec: tuple[str, str] | tuple[str, str, str]) -> list[Turn]:
+    out = []
+    for i, t in enumerate(spec):
+        kind = t[2] if len(t) > 2 else ("tool_result" if t[0] == "tool" else "message")  # type: ignore[misc]
+        out.append(Turn(t[0], t[1], kind, T0 + timedelta(minutes=i), i + 1, (i + 1) * 100))  # type: ignore[arg-type]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        (
+            "Should the backfill keep the legacy lot numbers (L-1987-0042 style) in a separate column, or can we drop them?",
+            "I've pushed the branch feat/seed-lots so the reporting team can look at the migration.",
+        ),
+        # held out
+        (
+            "do we need to migrate the archived invoices as well?",
+            "The staging deploy is green; CI took 4 minutes.",
+        ),
+        ("should the cache key include the tenant id?", "Pushed the rate limiter to the review branch."),
+        (
+            "what about the mobile clients still on v1 of the API?",
+            "I updated the CHANGELOG and bumped the version.",
+        ),
+    ],
+)
+def test_a_question_for_the_team_a_reply_passes_over_is_open(question: str, reply: str) -> None:
+    turns = _turns(("user", f"Thanks. {question}"), ("assistant", reply))
+    assert questions.unanswered(turns) == [(question, 1)]
+    todos = [a.text for a in anchors.extract(_session(turns)) if a.type == "todo"]
+    assert todos == [f"unanswered: {question}"], todos
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("Should the backfill keep the legacy lot numbers?", "Yes: keep them in a legacy_lot column."),
+        (
+            "should the cache key include the tenant id?",
+            "It should: without tenant_id two shops share entries.",
+        ),
+        ("do we need to migrate the archived invoices too?", "No, the archived invoices are read-only."),
+        ("what about the mobile clients on v1?", "The v1 mobile clients keep working: the old route stays."),
+    ],
+)
+def test_a_reply_that_takes_the_question_up_answers_it(question: str, reply: str) -> None:
+    assert questions.unanswered(_turns(("user", question), ("assistant", reply))) == []
+
+
+def test_the_agents_work_answers_its_questions_and_requests_are_no_questions() -> None:
+    turns = _turns(
+        ("user", "why are all these errors happening in the importer?"),
+        ("assistant", "Bash pytest tests/test_importer.py", "tool_call"),
+        ("tool", "1 failed"),
+        ("assistant", "Fixed the importer's date parsing."),
+        ("user", "great, can you run the whole suite again?"),
+        ("assistant", "All 212 tests pass."),
+        ("user", "Code:\n    return ok && ready ?\nlooks odd, is that a ternary?"),
+        ("assistant", "Bash grep -n 'ready ?' src/gate.js", "tool_call"),
+    )
+    assert questions.unanswered(turns) == []
+
+
+def test_a_question_no_reply_came_to_is_open_once_even_if_asked_again() -> None:
+    turns = _turns(
+        ("user", "What options exist to make the text taller, not wider?"),
+        ("user", "What options exist to make the text taller, not wider? Can we truncate instead?"),
+        ("tool", "litellm.APIConnectionError: AnthropicException - Overloaded"),
+    )
+    assert questions.unanswered(turns) == [
+        ("What options exist to make the text taller, not wider?", 2),
+        ("Can we truncate instead?", 2),
+    ]
+
+
+def _session(turns: list[Turn]) -> Session:
+    return Session(agent="bram", session_id="s1", source=Path("/x.jsonl"), kind="codex", turns=turns)
