@@ -27,10 +27,13 @@ _STRONG = (  # a verb of choosing: what follows it is the choice
     r"pull(?:ing)?\s+in|migrat(?:e|ing)\s+(?:to|from|off)|(?:(?<=not\s)|(?<=never\s))us(?:e|ing)|"
     rf"us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\b(?:instead\s+of|rather\s+than)\b)"
 )
+# what replaces a thing: "replace moment.js with date-fns", "swap out jest for vitest"
+_REPLACE = rf"(?:replac(?:e|ing)|swap(?:ping)?(?:\s+out)?)(?=\s{_SAYS}{{1,60}}?\s(?:with|for|by)\s)"
 _CHANGE_VERB = (  # a change of what is used: to or from something
     rf"(?:switch|upgrad|downgrad|bump)\w*(?=\s(?:{_SAYS}{{0,60}}?\s)?(?:to|from|off|away\s+from)\s)|"
     rf"mov(?:e|ing)(?=\s(?:{_SAYS}{{0,60}}?\s)?from\s{_SAYS}{{1,60}}?\sto\s)|"
-    r"go(?:ing)?(?=\s+to\s+(?:\S+\s+)?v?\d+(?:\.\d+)+)"  # "go to 8.2.0": to a version
+    r"go(?:ing)?(?=\s+to\s+(?:\S+\s+)?v?\d+(?:\.\d+)+)|"  # "go to 8.2.0": to a version
+    rf"{_REPLACE}"
 )
 _WEAK = rf"drop(?:ping)?|ditch(?:ing)?|keep(?:ing)?|avoid(?:ing)?|us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\s(?:over|for)\s)"
 _SPEAKER = re.compile(rf"^{_SUBJECT}\s+", re.IGNORECASE)  # who chooses, before what is chosen
@@ -64,17 +67,94 @@ def _choice(line: str) -> re.Match[str] | None:
         if _unsettled(line, m) or _positional(words):
             continue
         if m.group("strong"):
-            if words[0].lower().strip("`'\"") not in _PRONOUN:
+            if not _pronoun(words[0]) or _value_named(words):  # "let's pin it to 3.11": the value named
+                return m
+            continue
+        if m.group("change"):
+            if _changed(m.group("change"), m.group("obj"), words):
                 return m
             continue
         head = words[1:] if words[0].lower() in _DETERMINER else words
-        if m.group("change") is None and (not head or head[0].endswith("ing")):
+        if not head or head[0].endswith("ing"):
             continue  # "avoid touching main.py": an activity, not a thing
-        if m.group("change") and _FROM_TO.search(m.group("obj")):
-            return m  # "switch the default branch from master to main": the change names both
-        if _names(words if m.group("change") else head[:OBJECT_WORDS]):
+        if _names(head[:OBJECT_WORDS]):
             return m
     return None
+
+
+def _pronoun(word: str) -> bool:
+    return word.lower().strip("`'\"") in _PRONOUN
+
+
+def _changed(verb: str, obj: str, words: list[str]) -> bool:
+    """Whether a change of what is used (its ``verb``, its object ``obj`` split in ``words``) names
+    a thing: from and to ("switch the default branch from master to main"), a named thing ("bump the
+    MSRV to 1.82") or what it goes to ("switch to pnpm", "bump it to 1.82", :func:`_value_named`),
+    or what replaces what ("replace moment.js with date-fns", :func:`_replaced`)."""
+    if verb[:4].lower() in ("repl", "swap"):
+        return _replaced(obj)
+    if _pronoun(words[0]):
+        return _value_named(words)
+    return _FROM_TO.search(obj) is not None or _names(words) or _value_named(words)
+
+
+def _value_named(words: list[str]) -> bool:
+    """Whether a choice's object goes to a value that names a thing: the first phrase after its
+    "to" or "at" is a name (:func:`_names`) or a bare one (:func:`_bare`), and no place in the work
+    ("switch to pnpm", "pin it to 3.11", "switch the lockfile to uv"; not "switch to the other
+    branch", "pin it to the top", "switch back to the editor")."""
+    bare = [w.lower() for w in words]
+    at = next((i for i, w in enumerate(bare) if w in ("to", "at")), None)
+    if at is None or at + 1 >= len(words) or _positional(["to", *words[at + 1 :]]):
+        return False
+    phrase = _phrase(words[at + 1 :])
+    return _names(phrase) or _bare(phrase)
+
+
+def _replaced(obj: str) -> bool:
+    """Whether "replace X with Y" / "swap (out) X for Y" (``obj``: "X with Y") chooses a thing: X is
+    no pronoun, X and Y each name one or are a bare name, and not both are files (an edit: "replace
+    foo.py with bar.py")."""
+    found = _REPLACED.search(obj)
+    if found is None or not obj[: found.start()].split() or _pronoun(obj.split()[0]):
+        return False
+    x, y = _phrase(obj[: found.start()].split()), _phrase(obj[found.end() :].split())
+    if not (_names(x) or _bare(x)) or not (_names(y) or _bare(y)):
+        return False  # "replace the body with pass", "replace all occurrences of foo with bar": an edit
+    return not (len(x) == len(y) == 1 and _FILE.search(x[0]) and _FILE.search(y[0]))
+
+
+def _phrase(words: list[str]) -> list[str]:
+    """The first phrase of ``words``: up to a word that ends one (:data:`_PHRASE_END`) or a word
+    ending in punctuation, without that punctuation."""
+    out: list[str] = []
+    for w in words:
+        if w.lower() in _PHRASE_END:
+            break
+        out.append(w.rstrip(",.;:!?)'\""))
+        if w[-1] in ",.;:!?)" and not _NAMED_THING.fullmatch(w):
+            break
+    return [w for w in out if w]
+
+
+def _bare(phrase: list[str]) -> bool:
+    """Whether ``phrase`` is one lowercase word said bare, as a tool's name is ("pnpm", "uv",
+    "date-fns", "httpx"): no determiner, pronoun, activity, place or everyday word (:data:`_NOT_A_NAME`)."""
+    if len(phrase) != 1 or not _BARE.fullmatch(phrase[0]):
+        return False
+    w = phrase[0]
+    return not (w in _PRONOUN or w in _DETERMINER or w in _POSITION or w in _NOT_A_NAME or w.endswith("ing"))
+
+
+_REPLACED = re.compile(r"\s(?:with|for|by)\s", re.IGNORECASE)
+_BARE = re.compile(r"[a-z][a-z0-9.+-]+")  # two letters at least: "swap x for y" names nothing
+# What follows "to" bare but names no tool: a time, a vague thing, a build or an environment (a place)
+_NOT_A_NAME = frozenset(
+    ["later", "tomorrow", "today", "something", "anything", "everything", "nothing", "whatever", "default",
+     "defaults", "normal", "debug", "release", "manual", "auto", "prod", "production", "staging", "dev",
+     "local", "localhost", "remote", "origin", "upstream", "head", "both", "either", "none", "work", "lunch",
+     "bed", "sleep", "them", "him", "her", "docs", "pass"]
+)  # fmt: skip
 
 
 # A user's choice said as an imperative ("revert to yarn 1.22.19", "drop the --json flag entirely, no
@@ -93,7 +173,8 @@ _IMP_STRONG = (
 )
 _IMP_CHANGE = (
     rf"(?:switch|upgrade|downgrade|bump)(?=\s(?:{_SAYS}{{0,60}}?\s)?(?:to|from|off|away\s+from)\s)|"
-    rf"move(?=\s(?:{_SAYS}{{0,60}}?\s)?from\s{_SAYS}{{1,60}}?\sto\s)|go(?=\s+to\s+(?:\S+\s+)?v?\d+(?:\.\d+)+)"
+    rf"move(?=\s(?:{_SAYS}{{0,60}}?\s)?from\s{_SAYS}{{1,60}}?\sto\s)|go(?=\s+to\s+(?:\S+\s+)?v?\d+(?:\.\d+)+)|"
+    rf"{_REPLACE}"
 )
 _IMPERATIVE = re.compile(
     rf"{_LEAD}{_ASSENT}(?P<no>(?:no|nope|nah)[,.!]\s+{_ASSENT})?(?P<d>(?P<neg>(?:don(?:'|\u2019)?t|do\s+not|never)\s+)?"
@@ -136,13 +217,14 @@ def _imperative(line: str) -> re.Match[str] | None:
             on = _ON_BY.split(f" {m.group('obj')} ", maxsplit=1)[-1].split()
             if _names(on[:4]):
                 return m
-        elif words[0].lower().strip("`'\"") not in _PRONOUN:
-            if m.group("change"):  # to or from a named thing: "bump the MSRV to 1.82"
-                chose = _FROM_TO.search(m.group("obj")) is not None or _names(words)
-            else:
-                chose = bool(m.group("strong")) or _weak_choice(m, words)
-            if chose:
+        elif m.group("change"):  # to or from a named thing: "bump the MSRV to 1.82", "switch to pnpm"
+            if _changed(m.group("change"), m.group("obj"), words):
                 return m
+        elif _pronoun(words[0]):  # what "it" is set to names a thing: "pin it to 3.11"
+            if m.group("strong") and _value_named(words):
+                return m
+        elif m.group("strong") or _weak_choice(m, words):
+            return m
     return None
 
 

@@ -73,8 +73,8 @@ WORDS = lines.prefilter(
 # A user's line needs these too (an imperative's verbs, :data:`_IMPERATIVE`): a user's turns are few and short.
 USER_WORDS = lines.prefilter(
     *WORDS.literals, "pin", "stick", "standardi", "settle", "revert", "roll", "go ", "adopt", "vendor", "migrate",
-    "scrap", "ditch", "abandon", "use", "do", "switch", "upgrade", "downgrade", "bump", "move", "keep", "drop",
-    "avoid", "make", "key", "partition", "shard", "take", "pick",
+    "scrap", "ditch", "abandon", "use", "do", "switch", "replac", "swap", "upgrade", "downgrade", "bump", "move",
+    "keep", "drop", "avoid", "make", "key", "partition", "shard", "take", "pick",
 )  # fmt: skip
 
 
