@@ -11,8 +11,17 @@ the fix's output was read (a genuine miss is marked ``xfail`` with its reason, n
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 import pytest
 from test_decisions_imperative import decided
+
+from scribed.compress import anchors
+from scribed.compress.reversal import reversal_score
+from scribed.models import Session, Turn
+
+T0 = datetime(2026, 12, 7, tzinfo=UTC)
 
 # (a user's turn, the decision it states)
 IMPERATIVES = [
@@ -96,3 +105,55 @@ def test_a_place_a_question_a_hedge_or_an_edit_is_no_decision(line: str) -> None
 def test_pinning_it_states_the_pin_and_the_assistants_imperative_is_none() -> None:
     assert decided("pin it to 3.11", role="assistant") == []
     assert decided("switch to pnpm", role="assistant") == []
+
+
+def in_session(old: str, new: str) -> str | None:
+    """What ``new`` supersedes, stated after ``old`` in one session ("Decision: …")."""
+    turns = [
+        Turn("assistant", f"Decision: {x}", "message", T0, i + 1, (i + 1) * 10)
+        for i, x in enumerate((old, new))
+    ]
+    s = Session(agent="k", session_id="s", source=Path("/x.md"), kind="markdown", turns=turns)
+    got = [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+    assert got[-1][0] == new.rstrip("."), got
+    return got[-1][1]
+
+
+# (earlier decision, later decision, whether the later supersedes it)
+SCOPED = [
+    ("use Postgres for the job queue", "use SQLite for the tests rather than Postgres", False),
+    ("keep the v1 endpoint", "drop the v1 endpoint tests", False),
+    ("use Postgres for the job queue", "use SQLite instead of Postgres", True),  # Postgres wherever used
+]
+HELD_OUT_SCOPED = [
+    ("use Redis for the session cache", "use Memcached in CI instead of Redis", False),
+    ("use Redis for the session cache", "use Memcached for the session cache instead of Redis", True),
+    ("pin numpy to 1.26 for the API", "drop the numpy pin in the notebooks", False),
+    ("keep the legacy CSV export", "drop the legacy CSV export docs", False),
+    ("use Jest for the frontend", "use Vitest for the backend rather than Jest", False),
+    ("use Jest for the frontend", "use Vitest for the frontend rather than Jest", True),
+    ("use Black for formatting", "use ruff instead of Black", True),
+    ("keep the v1 endpoint", "drop the v1 endpoint", True),
+    ("use Kafka for the event bus", "drop Kafka from the integration tests", False),
+    ("use Kafka for the event bus", "use NATS rather than Kafka in the staging cluster", False),
+    ("use Docker Compose for local dev", "drop the Docker Compose healthchecks", False),
+    ("use Docker Compose for local dev", "drop Docker Compose", True),
+    ("keep the v1 endpoint", "drop the v1 endpoint for mobile clients", False),
+    pytest.param(
+        "use Postgres for the job queue",
+        "use SQLite instead of Postgres for speed",
+        True,
+        marks=pytest.mark.xfail(
+            reason="a reason said as 'for X' ('for speed') reads as a scope; only the usual reasons "
+            "and times ('for now', 'for simplicity') are told apart",
+            strict=True,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), [*SCOPED, *HELD_OUT_SCOPED])
+def test_a_later_decision_supersedes_only_one_on_its_subject(old: str, new: str, want: bool) -> None:
+    assert (in_session(old, new) == old) == want
+    if not want:  # nor in the wiki
+        assert reversal_score(new, old) == 0

@@ -29,7 +29,13 @@ AGENTS = ["picard", "riker", "data", "worf"]
 # → pin the postgres client to 2.2" (-> 5.6) move under Superseded; a later "the kalo batch size of
 # kaka_kalo is 16 rows", which merged into the now superseded "selren … 16 rows" block, merges into
 # the other block its words are near ("the kalo batch size of kaka_kaqua is 16 rows").
-EXPECTED = "d6aad8f3737f61cb40d615264678f9886257ac29dc0724bdfacad8e44bb50264"
+# Re-recorded when a reversal's scope joined the comparison (stop 44): 78 "use X instead of Y for
+# <module> <word> writes (ticket N)" facts no longer supersede a fact on Y that lacks what they are
+# for (77 name another module, sharing one made-up word with it: "… for loren_katas katas writes"
+# had superseded "use rest for `kadri_loren` reads"; one is narrower than the fact it had superseded);
+# nine of the facts so left active are then superseded by a later fact's "(supersedes: …)" reference
+# that names them closely enough (same_fact, unchanged).
+EXPECTED = "177539306dba1290921f8ec84b603a12afcb86b69c3fec53b28684501bf0aca3"
 
 
 def _w(rng: random.Random) -> str:

@@ -27,6 +27,7 @@ from scribed.compress.reversal import (
     CHANGE,
     REMOVAL,
     REVERSAL,
+    in_scope,
     names_changed,
     names_taken_out,
     removal_heads,
@@ -195,7 +196,7 @@ class Decisions:
             # the decision says, not a question before it: "Should we remove X? Decision: not yet.")
             return self._taken_out(text)
         if named or rev:
-            target = _reversal_target(line, found, self.keys)
+            target = _reversal_target(line, text, found, self.keys)
             if target is None and named:
                 target = next(reversed(found.values()))  # the call it names is the last one made
             if target is None and m.re is _IMPERATIVE and _spend(self.removals):
@@ -266,9 +267,11 @@ MAX_STATED = 2_000  # decisions of one session whose statements are read (a real
 
 
 def _reversal_target(
-    line: str, earlier: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
+    line: str, text: str, earlier: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
 ) -> Anchor | None:
-    """The earlier decision a reversal line refers to: named via 'instead of X', else most overlap.
+    """The earlier decision a reversal line (stating ``text``) refers to: named via 'instead of X',
+    else most overlap; one about what ``text`` says it is about (:func:`in_scope`: "use SQLite for the
+    tests rather than Postgres" leaves "use Postgres for the job queue").
 
     Newest first, among the last REVERSAL_WINDOW decisions.
     """
@@ -277,7 +280,7 @@ def _reversal_target(
     if inst:
         x = inst.group("x").strip().lower()
         for a in recent:
-            if x and x in keys[_decision_key(a.text)][0]:
+            if x and x in keys[_decision_key(a.text)][0] and in_scope(text, a.text):
                 return a
     words = _words(line)
     best: tuple[float, Anchor] | None = None
@@ -286,6 +289,6 @@ def _reversal_target(
         if not w:
             continue
         score = len(words & w) / len(w)
-        if score > MIN_REVERSAL_OVERLAP and (best is None or score > best[0]):
+        if score > MIN_REVERSAL_OVERLAP and (best is None or score > best[0]) and in_scope(text, a.text):
             best = (score, a)
     return best[1] if best else None

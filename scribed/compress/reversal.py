@@ -15,6 +15,11 @@ A later fact reverses an earlier one when it has reversal wording and names what
 
 A fact that says an earlier one again with another figure, or the opposite of it, reverses it too
 (:mod:`scribed.compress.restate`), whatever its wording.
+
+A reversal by "instead of X", a named target or overlap is about what it says it is about
+(:func:`in_scope`): its qualifiers ("for the tests", "in CI") must be in the earlier fact, and a thing
+it drops must be the earlier fact's thing, not a part of it ("drop the v1 endpoint tests" leaves
+"keep the v1 endpoint"); an unqualified one ("use SQLite instead of Postgres") is about X wherever.
 """
 
 from __future__ import annotations
@@ -234,6 +239,92 @@ def names_changed(new_text: str, old_text: str) -> bool:
     )
 
 
+# A qualifier saying where or for what a decision holds ("for the tests", "in CI", "on mobile
+# clients"), up to the next qualifier, a conjunction or a break: a later decision so qualified is
+# about that, and reverses an earlier one only when it says it too (:func:`in_scope`).
+_SCOPE = re.compile(
+    r"\b(?P<p>for|in|on|within|across|inside|during)\s+(?!second\s+thought)(?=(?P<s>[^.,;:!?()\n]{1,80}))",
+    re.I,
+)
+_SCOPE_END = re.compile(
+    r"\s(?:instead|rather|than|and|but|or|so|because|since|as|with|from|to|over|for|in|on|at|of|when|if|"
+    r"until|unless|while|via|by|within|across|inside|during)\b",
+    re.I,
+)
+# A qualifier that is a name is where a thing goes, what is chosen ("store sessions in Postgres")
+_NAME = re.compile(r"(?:`[^`]+`|[A-Z][a-z][\w.-]*)(?:\s+(?:`[^`]+`|[A-Z][a-z][\w.-]*))*")
+_PATH = re.compile(r"\w/\w|\w\.[a-z]{1,5}\b")
+_FIGURE = re.compile(r"v?\d+[a-z%]{0,3}")  # a figure's term ("30" of "for 30 days", "v2")
+# What such a qualifier says that is no subject: a time, a reason, a manner ("for now", "for good",
+# "in general", "for simplicity", "in favour of", "for the time being")
+_NOT_SCOPE = frozenset({
+    "now", "good", "later", "time", "being", "while", "simplicity", "performance", "consistency", "safety",
+    "clarity", "reason", "reasons", "convenience", "example", "instance", "case", "general", "short", "sure",
+    "fact", "particular", "favour", "favor", "place", "mind", "future", "moment", "today", "practice",
+})  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def scope(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The qualifiers saying where or for what ``text`` holds, in its sentences that reverse
+    (:func:`_reversing`), each as its preposition and terms ("use SQLite for the tests rather than
+    Postgres": for, tests), but a time, a reason or a figure (:data:`_NOT_SCOPE`; "for now", "for 90
+    days": days), no file or path (where the code goes: "in src/auth/session.py") and no name (what
+    is chosen: "store sessions in Postgres")."""
+    out = []
+    for m in _SCOPE.finditer(_reversing(text)):
+        said = _SCOPE_END.split(m.group("s"), maxsplit=1)[0]
+        if not _PATH.search(said) and not _NAME.fullmatch(said.strip()) and (terms := _scope_terms(said)):
+            out.append((m.group("p").lower(), frozenset(terms)))
+    return tuple(out)
+
+
+def _reversing(text: str) -> str:
+    """The sentences of ``text`` that reverse, remove or change something (all of it when none
+    does): a long fact's other sentences say where other things hold."""
+    parts = [p for p in _SENTENCE_STOP.split(text) if may_reverse(p)]
+    return " . ".join(parts) if parts else text
+
+
+def _scope_terms(text: str) -> set[str]:
+    """The terms of a qualifier: its words but stop words, times, reasons and figures; short ones
+    too ("in CI", "for the UI")."""
+    return {
+        w for w in norm(text).split() if w not in _STOP and w not in _NOT_SCOPE and not _FIGURE.fullmatch(w)
+    }
+
+
+def in_scope(new_text: str, old_text: str) -> bool:
+    """Whether ``old_text`` is about what ``new_text`` says it is about: the terms of its qualifiers
+    (:func:`scope`; "use SQLite for the tests rather than Postgres" is about the tests, not "use
+    Postgres for the job queue") are there, but a qualifier in the place of what it replaces ("store
+    sessions in Postgres instead of Redis" after "store sessions in Redis": what changes); and, for
+    each thing it takes out or drops that ``old_text`` shares a term with, that thing's head and place
+    ("drop the v1 endpoint tests" drops tests, not "keep the v1 endpoint"; "drop Kafka from the
+    integration tests")."""
+    old = norm(claim(old_text))
+    have = set(old.split())
+    tgts = [_PLACE.split(_REASON_OR_NEXT.split(t, maxsplit=1)[0], maxsplit=1) for t in targets(new_text)]
+    replaced = {
+        t for x in (*_named(new_text), *_REPLACES.findall(new_text), *(w[0] for w in tgts)) for t in _seq(x)
+    }
+    for prep, terms in scope(new_text):
+        if terms - replaced <= have:
+            continue
+        if not any(re.search(rf"\b{prep}\s+(?:\w+\s+){{0,2}}?{re.escape(x)}\b", old) for x in replaced):
+            return False
+    for what, *where in tgts:
+        core = _core(what, have)
+        if core and not have.isdisjoint(core):
+            place = " ".join(where)
+            if core[-1] not in have or not (_PATH.search(place) or _scope_terms(place) <= have):
+                return False
+    return True
+
+
+_REPLACES = re.compile(r"\breplac(?:e|es|ed|ing)\s+`?([\w.@/-]+)", re.I)  # "(replaces SQLite)"
+
+
 def _codeish(raw: str, term: str) -> bool:
     """Whether ``term`` is written like an identifier in ``raw``: with a digit, in backticks, or
     inside a token joined by ``-``/``_``/``.``/``/``."""
@@ -406,16 +497,23 @@ def reversal_score(new_text: str, old_text: str) -> float:
     for x in named:
         # X is there, and is what the earlier fact is about (:func:`_about`), and one more term in
         # common besides X
-        if _about(x, old_text, old_seq) and (old_seq - set(_seq(x))) & set(_seq(new_text)):
+        if (
+            _about(x, old_text, old_seq)
+            and (old_seq - set(_seq(x))) & set(_seq(new_text))
+            and in_scope(new_text, old_text)
+        ):
             return NAMED
     best = max((_names(t, old_text) for t in targets(new_text)), default=0.0)
+    if best and not in_scope(new_text, old_text):
+        best = 0.0  # "drop the legacy CSV export docs" names docs, not "keep the legacy CSV export"
     if best or named or targets(new_text) or _changes(new_text):
         return best  # it names what it reverses, and that is not this fact
     ow, nw = words(old_text), words(new_text)
     if len(ow) < MIN_OVERLAP_WORDS or not nw:
         return 0.0
     hit = len(nw & ow)
-    return hit / len(ow) if hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 else 0.0
+    near = hit / len(ow) >= OVERLAP and hit / len(nw) >= OVERLAP / 2 and in_scope(new_text, old_text)
+    return hit / len(ow) if near else 0.0
 
 
 def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
