@@ -58,7 +58,8 @@ for _r in RULES:
     if _r.kind == "scan":
         _ks = [k.encode("latin-1") for k in _r.keywords if data.anchor(k) < 0]
         _gs = {g.encode(): [(k[: -len(g)][::-1], "") for k in _r.keywords if k.endswith(g)] for g in _r.gate}
-        _SCAN.append((_r, _ks, [(g, data.reverse(f"(?:{_r.gap})") + data.trie(h)) for g, h in _gs.items()]))
+        _gap = {g: data.reverse(f"(?:{p})") for g, p in [*((g, _r.gap) for g in _r.gate), *_r.gate_gaps]}
+        _SCAN.append((_r, _ks, [(g, _gap[g.decode()] + data.trie(h)) for g, h in _gs.items()]))
 _PATTERN_RULES = list(_PATTERNS.values())
 _SCAN_WORDS = {k for _, ks, gate in _SCAN if not gate for k in ks}  # a gated rule's are found by its gates
 _GATED = [s for s in _SCAN if s[2]]  # the rules to look at in a text holding no other scan word
@@ -244,7 +245,7 @@ def _on_scan(st: _Scan) -> None:
         hits[d[hit.start() : hit.end() + 1].lower()].append(hit.start())
     gap = {k: data.compiled_bytes(k[1]) for k in _GATES}  # a hit after its gap: searched from the name
     back = {k: [(n - b.end(), p) for p in hits[k[0]] if (b := gap[k].match(rev, n - p))] for k in _GATES}
-    for rule, keywords, gate in _SCAN if words else _GATED:
+    for rule, keywords, gate in _SCAN if words else _GATED if any(back.values()) else ():  # no gap met: none
         w = rule.window
         found = [(p - w, p) for p in st.scans.get(rule, ())] + [x for k in gate for x in back[k]]
         if not found and not gate:

@@ -48,6 +48,7 @@ class Rule(NamedTuple):
     window: int = 0
     gate: tuple[str, ...] = ()
     gap: str = ""
+    gate_gaps: tuple[list[str], ...] = ()  # [gate, gap]: a gate read backwards by a gap of its own
     tests: tuple[str, ...] = ()
     allow_tests: tuple[str, ...] = ()
     description: str = ""
