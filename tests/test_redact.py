@@ -554,8 +554,10 @@ def test_rule_tests_lose_exactly_their_marked_secrets(rule: Rule, test: str) -> 
     assert redact(out) == out
     if "\\" not in text:  # as a transcript holds it: inside a JSON string (a test already escaped is not)
         line = redact(json.dumps({"type": "tool_result", "content": text}))
+        kept = json.dumps(MARK.sub(REDACTED, test))  # a default pair's user is its password: it stays
         for secret in MARK.findall(test):
-            assert json.dumps(secret)[1:-1] not in line, secret
+            enc = json.dumps(secret)[1:-1]
+            assert line.count(enc) <= kept.count(enc), secret
 
 
 @pytest.mark.parametrize(("rule", "test"), NEGATIVE, ids=[f"{r.id}-{i}" for i, (r, _) in enumerate(NEGATIVE)])

@@ -165,3 +165,72 @@ def test_held_out_secrets(text: str, secret: str) -> None:
 def test_held_out_prose_is_kept(text: str) -> None:
     for form in both_ways(text):
         assert redact(form) == form, find_secrets(form)
+
+
+# Stop 44, held out: the rules were written from five users' phrasings (a modal before the verb, a
+# setting verb and "to", a pair before a login phrase, a word then an afterthought, a default
+# pair); these are other people's words for the same things, and mechanism names that are no secret.
+HELD_OUT_SECRETS_44 = [
+    ("the wifi password will be Tangerine-Otter-51 from monday", "Tangerine-Otter-51"),
+    ("The root password should now be Kx4-Harbor-Mist", "Kx4-Harbor-Mist"),
+    ("your passphrase must be Qz7!Lantern for the demo", "Qz7!Lantern"),
+    ("I changed my password to Wv8-Ember-Quill yesterday", "Wv8-Ember-Quill"),
+    ("please update the staging token to u+Zx3y_k9QwErTy7AsDf", "u+Zx3y_k9QwErTy7AsDf"),
+    ("we rotated the api key for prod to AKx9Lm2Qw8Rt4Zp7", "AKx9Lm2Qw8Rt4Zp7"),
+    ("just set the db passphrase to 'plum orchard'", "plum orchard"),
+    ("Setting the Password To Hq2!mV9zTr now", "Hq2!mV9zTr"),
+    ("then change your vpn password to marzipan.", "marzipan"),
+    ("try root/Quartz-Lily-37 to sign in", "Quartz-Lily-37"),
+    pytest.param(
+        "use deploy/Tq8wE3rT6yU1 and log in as usual",
+        "Tq8wE3rT6yU1",
+        marks=pytest.mark.xfail(
+            strict=True, reason="only 'to' before a login phrase: an ' and ' gate costs every text"
+        ),
+    ),
+    ("the vpn password is hibiscus lol", "hibiscus"),
+    ("my pw is tangerine fyi", "tangerine"),
+    ("login: guest/guest", "guest/guest"),
+    ("creds: root/root", "root/root"),
+]
+HELD_OUT_KEPT_44 = [
+    "the password is scrypt",
+    "the password is pbkdf2",
+    "the password is kerberos",
+    "The password is Keycloak.",
+    "the password is ldap btw",
+    "login: sso/keycloak",
+    "creds: okta/saml",
+    "the password should be strong",
+    "the password must be at least 12 characters",
+    "the token will be refreshed automatically",
+    "the password should be rotated every 90 days",
+    "the secret should be stored in vault",
+    "the password can be anything",
+    "set the password to expire after 90 days",
+    "change the password to something stronger",
+    "set the token to null",
+    "reset the password to the default",
+    "set the password length to 16",
+    "set max tokens to 4096",
+    "I set the password to the one in 1Password",
+    "use src/login.py to log in",
+    "use oauth/oidc to sign in",
+    "the password is wrong btw",
+    "login: origin/main",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), HELD_OUT_SECRETS_44)
+def test_held_out_secrets_stop_44(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        kept = secret.split("/")[-1]  # a default pair loses its password half
+        assert f"/{kept}" not in out if "/" in secret else secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", HELD_OUT_KEPT_44)
+def test_held_out_prose_is_kept_stop_44(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
