@@ -168,7 +168,7 @@ _LEAD = r"(?:^|(?<=^[^\w/])|(?<=[.;!?:,(]\s)|(?<=[\u2013\u2014]\s)|(?<=\bsays\s)
 _ASSENT = r"(?:(?:ok(?:ay)?|so|and|then|also|but|just|please|yeah|yes|yep|hmm+|alright|fine|right|good)[,.!]?\s+){0,3}"
 _IMP_STRONG = (
     r"(?:un)?pin(?!\s+down\b)|stick\s+(?:with|to)|standardi[sz]e\s+on|settle\s+on|revert\s+to|roll\s+back\s+to|"
-    r"go\s+back\s+to|adopt|vendor|migrate\s+(?:to|from|off)|go\s+with|scrap|ditch|abandon|"
+    r"go\s+back\s+to|adopt|vendor|migrate\s+(?:to|from|off)|go\s+with|scrap|scratch|ditch|abandon|"
     rf"(?:use|do)(?=\s{_SAYS}{{1,120}}?\b(?:instead|rather\s+than)\b)"
 )
 _IMP_CHANGE = (

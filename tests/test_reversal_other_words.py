@@ -1,0 +1,67 @@
+"""Tester #44, defects 1-3: a decision reversed in other words stayed current.
+
+1. In one session, the user's "no Redis please … keep the window in memory in the process" after
+   the agent's "Decision: the window lives in Redis" names Redis and the window that decision placed
+   in Redis: it is the decision now, and supersedes the Redis one (cold, hot, wiki).
+2. Across sessions, "On second thought, keep fpdf2 for the labels: legal says reportlab's … is a
+   problem for the herbarium's print shop" after "Switch kelpie/labels.py from fpdf2 to reportlab"
+   chooses again what the earlier change left, on its subject: the wiki files the switch under
+   Superseded. (A reason's "for the herbarium's print shop" is no scope of the decision.)
+3. "Scratch the UUIDs: we keep bigserial ids for seed_lots." is a decision, also as a session's
+   first line (its entry's title), so promotion keeps it.
+
+Each table holds the phrasings the fix was written from, then held-out phrasings written before
+the fix's output was read (a genuine miss is marked ``xfail`` with its reason, not deleted), and
+the cases that must not supersede (another subject, a scope, no negation)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from test_decisions_imperative import decided
+
+from scribed.compress import anchors
+from scribed.models import Session, Turn
+
+T0 = datetime(2026, 12, 7, tzinfo=UTC)
+
+
+def session(*turns: tuple[str, str]) -> list[tuple[str, str | None]]:
+    ts = [Turn(role, x, "message", T0, i + 1, (i + 1) * 10) for i, (role, x) in enumerate(turns)]
+    s = Session(agent="k", session_id="s", source=Path("/x.md"), kind="markdown", turns=ts)
+    return [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+
+
+# (a user's line, the decision it states)
+SCRATCH = [
+    (
+        "Scratch the UUIDs: we keep bigserial ids for seed_lots. Our pglogical version can't replicate "
+        "tables whose primary key is a uuid to the reporting replica.",
+        "Scratch the UUIDs: we keep bigserial ids for seed_lots",
+    ),
+]
+HELD_OUT_SCRATCH = [
+    (
+        "scratch the Kafka consumer: we poll the jobs table every 5 s.",
+        "scratch the Kafka consumer: we poll the jobs table every 5 s",
+    ),
+    (
+        "Scratch the GraphQL layer, we expose plain REST endpoints.",
+        "Scratch the GraphQL layer, we expose plain REST endpoints",
+    ),
+    ("ok scratch the Helm chart. plain manifests are enough", "scratch the Helm chart"),
+]
+NOT_SCRATCH = ["scratch my last message", "scratch the last paragraph of the README", "scratch it"]
+
+
+@pytest.mark.parametrize(("line", "want"), [*SCRATCH, *HELD_OUT_SCRATCH])
+def test_scratching_a_named_thing_is_a_decision(line: str, want: str) -> None:
+    assert decided(line) == [(want, None)]
+    assert session(("user", line)) == [(want, None)]  # a session's first line (its title) too
+
+
+@pytest.mark.parametrize("line", NOT_SCRATCH)
+def test_scratching_a_place_in_the_work_or_a_pronoun_is_none(line: str) -> None:
+    assert decided(line) == []
