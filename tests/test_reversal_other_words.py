@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 from test_decisions_imperative import decided
+from test_wiki import doc, fact
 
 from scribed.compress import anchors
+from scribed.compress.reversal import reversal_score
 from scribed.models import Session, Turn
 
 T0 = datetime(2026, 12, 7, tzinfo=UTC)
@@ -32,6 +34,63 @@ def session(*turns: tuple[str, str]) -> list[tuple[str, str | None]]:
     ts = [Turn(role, x, "message", T0, i + 1, (i + 1) * 10) for i, (role, x) in enumerate(turns)]
     s = Session(agent="k", session_id="s", source=Path("/x.md"), kind="markdown", turns=ts)
     return [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
+
+
+# (an earlier decision, a later one, whether the later reverses it in the wiki)
+CROSS_SESSION = [
+    (
+        "Switch kelpie/labels.py from fpdf2 to reportlab and render the barcode as a vector, not a PNG",
+        "keep fpdf2 for the labels: legal says reportlab's commercial add-ons licence is a problem for "
+        "the herbarium's print shop",
+        True,
+    ),
+]
+HELD_OUT_CROSS_SESSION = [
+    ("Move the task queue from Celery to RQ", "keep Celery for the task queue: the ops team knows it", True),
+    ("switch the docs site from MkDocs to Sphinx", "go back to MkDocs for the docs site", True),
+    (
+        "migrate the frontend tests from Jest to Vitest",
+        "revert to Jest for the frontend tests, Vitest breaks our snapshot serializer",
+        True,
+    ),
+    (
+        "upgrade the base image from Debian 11 to Debian 12",
+        "stay on Debian 11 for the base image until the glibc bug is fixed",
+        True,
+    ),
+    # another subject (a scope), or what the change left only named as a part of another thing
+    ("Move the task queue from Celery to RQ", "keep Celery for the cron jobs", False),
+    (
+        "switch the docs site from MkDocs to Sphinx",
+        "keep the MkDocs theme colours in the new Sphinx theme",
+        False,
+    ),
+    (
+        "migrate the frontend tests from Jest to Vitest",
+        "keep the Jest config file around until Friday",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), [*CROSS_SESSION, *HELD_OUT_CROSS_SESSION])
+def test_choosing_again_what_an_earlier_change_left_reverses_it(old: str, new: str, want: bool) -> None:
+    assert (reversal_score(new, old) > 0) == want
+    d = doc(fact(old, date="2026-11-22", ref="e-1"))
+    r = d.add(fact(new, date="2026-11-26", ref="e-2"))
+    assert bool(r.superseded) == want, r
+    if want:  # promoted out of order too
+        d = doc(fact(new, date="2026-11-26", ref="e-2"))
+        assert d.add(fact(old, date="2026-11-22", ref="e-1")).superseded_by
+
+
+def test_the_aider_reversal_supersedes_in_its_session_too() -> None:
+    old, new = CROSS_SESSION[0][:2]
+    got = session(
+        ("user", f"The seed packet labels print blurry on the Zebra printer. {old}."),
+        ("user", f"On second thought, {new}. Revert to fpdf2 but keep the 100x50 mm page."),
+    )
+    assert got == [(new, old)], got
 
 
 # (a user's line, the decision it states)

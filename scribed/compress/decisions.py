@@ -29,8 +29,10 @@ from scribed.compress.reversal import (
     REVERSAL,
     in_scope,
     names_changed,
+    names_returned,
     names_taken_out,
     removal_heads,
+    returns,
 )
 from scribed.models import Anchor, Turn
 
@@ -201,12 +203,20 @@ class Decisions:
                 target = next(reversed(found.values()))  # the call it names is the last one made
             if target is None and m.re is _IMPERATIVE and _spend(self.removals):
                 target = self._taken_out(text)  # "Actually, drop Avro.": the decision on Avro
-            return target
+            return target or self._returned(text)
         if self.removals[0] > 0 and CHANGE.search(text) and _spend(self.removals):  # "switch … from X to Z"
             latest = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)
             bare = _SPEAKER.sub("", text, count=1)  # "Let's switch from yarn …": "let" is not what changes
             return next((a for a in latest if names_changed(bare, a.text)), None)
-        return None
+        return self._returned(text)
+
+    def _returned(self, text: str) -> Anchor | None:
+        """The newest earlier decision that changed away from what ``text`` keeps or goes back to
+        ("keep Celery for the task queue" after "move the task queue from Celery to RQ")."""
+        if not (self.removals[0] > 0 and returns(text) and _spend(self.removals)):
+            return None
+        latest = itertools.islice(reversed(self.found.values()), REVERSAL_WINDOW)
+        return next((a for a in latest if names_returned(text, a.text)), None)
 
     def _taken_out(self, text: str) -> Anchor | None:
         """The newest earlier decision naming what ``text`` takes out (removes, drops, scraps)."""

@@ -11,15 +11,19 @@ A later fact reverses an earlier one when it has reversal wording and names what
 * "change / switch / move / migrate / upgrade … (the Y) from X to Z": X's lead appears in the earlier
   fact, as for "instead of X", or the change names nothing besides X, Z and its verb (it is X's
   change everywhere);
+* "keep / revert to / go back to / stick with / stay on X" where the earlier fact changed "from X to
+  Z" and shares one of the change's other terms: X chosen again ("keep fpdf2 for the labels" after
+  "switch kelpie/labels.py from fpdf2 to reportlab"), whatever the wording;
 * otherwise reversal wording alone and at least half of the earlier fact's content words repeated.
 
 A fact that says an earlier one again with another figure, or the opposite of it, reverses it too
 (:mod:`scribed.compress.restate`), whatever its wording.
 
 A reversal by "instead of X", a named target or overlap is about what it says it is about
-(:func:`in_scope`): its qualifiers ("for the tests", "in CI") must be in the earlier fact, and a thing
-it drops must be the earlier fact's thing, not a part of it ("drop the v1 endpoint tests" leaves
-"keep the v1 endpoint"); an unqualified one ("use SQLite instead of Postgres") is about X wherever.
+(:func:`in_scope`): its qualifiers ("for the tests", "in CI"; not those of a reason after a colon,
+"because" or "X says") must be in the earlier fact, and a thing it drops must be the earlier fact's
+thing, not a part of it ("drop the v1 endpoint tests" leaves "keep the v1 endpoint"); an unqualified
+one ("use SQLite instead of Postgres") is about X wherever.
 """
 
 from __future__ import annotations
@@ -239,6 +243,45 @@ def names_changed(new_text: str, old_text: str) -> bool:
     )
 
 
+# Choosing a thing again ("keep fpdf2", "revert to Jest", "go back to MkDocs", "stay on Debian 11"):
+# what follows the verb, to the clause's end; its lead (:func:`_lead`) is the thing chosen.
+_RETURN = re.compile(
+    r"\b(?:keep(?:s|ing)?|revert(?:s|ed|ing)?\s+to|back\s+to|stick(?:s|ing)?\s+(?:with|to)|"
+    r"stay(?:s|ed|ing)?\s+(?:on|with)|return(?:s|ed|ing)?\s+to)\s+(?P<x>`[^`\n]{1,80}`|[^,;:!?\n()]{1,80})",
+    re.I,
+)
+RETURN_TERMS = 3  # a thing chosen again is named in a few terms ("fpdf2", "Debian 11"), not a clause
+
+
+@functools.lru_cache(maxsize=4096)
+def returns(new_text: str) -> tuple[str, ...]:
+    """What ``new_text`` chooses again ("keep fpdf2 for the labels": fpdf2), normalised: the lead
+    of what a verb of keeping or going back takes, in a few terms, not said not to happen."""
+    out = []
+    for m in _RETURN.finditer(new_text):
+        x = m.group("x")
+        lead = norm(x) if x.startswith("`") else _lead(re.split(r"\.(?!\w)", x, maxsplit=1)[0])
+        if lead and len(_seq(lead)) <= RETURN_TERMS and not _unsaid(new_text, m):
+            out.append(lead)
+    return tuple(out)
+
+
+def names_returned(new_text: str, old_text: str) -> bool:
+    """Whether ``new_text`` chooses again what ``old_text`` changed away from, on its subject ("keep
+    fpdf2 for the labels" after "switch kelpie/labels.py from fpdf2 to reportlab"): the thing it keeps
+    or goes back to is the change's X, and it shares one of the change's other terms, and it is about
+    what the change is about (:func:`in_scope`)."""
+    back = returns(new_text)
+    if not back:
+        return False
+    old_text = claim(old_text)
+    mine = set(_seq(new_text))
+    return any(
+        x in back and (not about or bool(about & mine)) and in_scope(new_text, old_text)
+        for x, about in _changes(old_text)
+    )
+
+
 # A qualifier saying where or for what a decision holds ("for the tests", "in CI", "on mobile
 # clients"), up to the next qualifier, a conjunction or a break: a later decision so qualified is
 # about that, and reverses an earlier one only when it says it too (:func:`in_scope`).
@@ -270,13 +313,20 @@ def scope(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     (:func:`_reversing`), each as its preposition and terms ("use SQLite for the tests rather than
     Postgres": for, tests), but a time, a reason or a figure (:data:`_NOT_SCOPE`; "for now", "for 90
     days": days), no file or path (where the code goes: "in src/auth/session.py") and no name (what
-    is chosen: "store sessions in Postgres")."""
+    is chosen: "store sessions in Postgres"), nor one in a reason the sentence gives after the choice
+    ("keep fpdf2 for the labels: legal says it is a problem for the print shop": the labels)."""
     out = []
-    for m in _SCOPE.finditer(_reversing(text)):
+    for m in _SCOPE.finditer(_REASON_TAIL.sub("", _reversing(text))):
         said = _SCOPE_END.split(m.group("s"), maxsplit=1)[0]
         if not _PATH.search(said) and not _NAME.fullmatch(said.strip()) and (terms := _scope_terms(said)):
             out.append((m.group("p").lower(), frozenset(terms)))
     return tuple(out)
+
+
+# Where a sentence goes on to its reason: a colon, a dash, "because", "since", "so", "X says"
+_REASON_TAIL = re.compile(
+    r"(?::\s|\s[\u2013\u2014]\s|\s-\s|\s(?:because|since|so)\s|\s\w+\s+says?\s)[^.;!?\n]*", re.I
+)
 
 
 def _reversing(text: str) -> str:
@@ -487,7 +537,7 @@ def reversal_score(new_text: str, old_text: str) -> float:
         return RESTATED
     if near_dup(new_text, old_text):
         return 0.0
-    if names_changed(new_text, old_text):
+    if names_changed(new_text, old_text) or names_returned(new_text, old_text):
         return NAMED
     if not REVERSAL.search(new_text):  # a removal: only by naming what it removes
         return _removal_score(new_text, old_text) if REMOVAL.search(new_text) else 0.0
@@ -530,6 +580,8 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
         xs = frozenset(_seq(x))
         if xs:
             out.append((xs, len(xs), 4 * len(xs)))
+    back = (frozenset(_seq(x)) for x in returns(new_text))  # "keep X" after "from X to Z": all of X's terms
+    out.extend((xs, len(xs), 0) for xs in back if xs)
     if not rev:  # a removal reverses by a named target alone
         return (
             out + [p for t in targets(new_text) if (p := _target_probe(t))]

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
 from scribed.compress.restate import statement
-from scribed.compress.reversal import claim, may_reverse
+from scribed.compress.reversal import claim, may_reverse, returns
 from scribed.config import Config
 from scribed.core.lock import root_lock
 from scribed.core.promote_filter import (
@@ -485,7 +485,9 @@ def _early_reversals(
     for d in sorted(fresh, key=lambda d: (d.when, d.agent, entry_ref(d.entry))):
         facts, warn = extract_facts(d.entry, d.agent)
         for f in facts:
-            if f.kind != "decision" or not (f.supersedes or may_reverse(f.text) or statement(claim(f.text))):
+            if f.kind != "decision" or not (
+                f.supersedes or may_reverse(f.text) or returns(f.text) or statement(claim(f.text))
+            ):
                 continue
             probe = Block(
                 date=f.date, title=f.title, body=f.text, supersedes=f.supersedes, sources=[f.source]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from scribed.compress.entry import fence_step, one_line
 from scribed.compress.restate import Statement, statement
-from scribed.compress.reversal import NEAR_DUP, claim, may_reverse, norm, reversal_score, same_fact
+from scribed.compress.reversal import NEAR_DUP, claim, may_reverse, norm, returns, reversal_score, same_fact
 from scribed.names import normalize_name
 
 TITLE_CHARS = 100
@@ -64,6 +64,16 @@ def _may_reverse(text: str) -> bool:
         if w in low:
             return True
     return False
+
+
+_RETURN_WORDS = ("keep", "back to", "stick", "stay", "return")  # what :func:`returns` needs
+
+
+def _may_return(text: str) -> bool:
+    """Whether ``text`` chooses a thing again ("keep fpdf2", "go back to MkDocs"): it may reverse the
+    change that left it (:func:`~scribed.compress.reversal.names_returned`)."""
+    low = text.lower()
+    return any(w in low for w in _RETURN_WORDS) and bool(returns(text))
 
 
 class WikiError(ValueError):
@@ -188,7 +198,7 @@ class Block:
             return True
         text = self.text
         if self._rev is None or self._rev[0] != text:
-            self._rev = (text, _may_reverse(text) and may_reverse(text))
+            self._rev = (text, (_may_reverse(text) and may_reverse(text)) or _may_return(text))
         return self._rev[1]
 
     def stated(self) -> Statement | None:
