@@ -36,6 +36,67 @@ def session(*turns: tuple[str, str]) -> list[tuple[str, str | None]]:
     return [(a.text, a.superseded) for a in anchors.extract(s) if a.type == "decision"]
 
 
+# (the agent's decision, the user's later turn, whether the turn reverses it)
+SAME_SESSION = [
+    (
+        "the window lives in Redis (key `vault:{id}:readings`) so all three alert workers see the same history.",
+        "Hmm, no Redis please, the vault box runs offline when the uplink drops. Keep the window in memory "
+        "in the process, we only run one alert worker there.",
+        True,
+    ),
+]
+HELD_OUT_SAME_SESSION = [
+    (
+        "store the rate-limit counters in Memcached.",
+        "no Memcached, it's one more service to run. keep the counters in Postgres.",
+        True,
+    ),
+    (
+        "the upload queue lives in SQS so the workers can scale out.",
+        "not SQS please, we are on-prem. keep the upload queue on disk in the spool directory.",
+        True,
+    ),
+    (
+        "keep the session tokens in Redis with a 1h TTL.",
+        "hmm, without Redis please. keep the session tokens in signed cookies.",
+        True,
+    ),
+    pytest.param(
+        "cache the thumbnails in Redis.",
+        "No Redis. Cache the thumbnails on the local filesystem instead.",
+        True,
+        marks=pytest.mark.xfail(
+            reason="'cache X' is no verb of choosing the imperative reads ('instead' marks a choice "
+            "only after use/do and the verbs of choosing)",
+            strict=True,
+        ),
+    ),
+    # another subject, a scope, or no negation of what the decision chose: it stays
+    ("the window lives in Redis.", "no Redis for the test suite, keep the fixtures in memory.", False),
+    ("the window lives in Redis.", "no rush. keep the window at 15 minutes.", False),
+    ("the window lives in Redis.", "keep the window in memory for the unit tests, no Redis there.", False),
+    (
+        "store the rate-limit counters in Memcached.",
+        "no Memcached in CI. keep the counters in a dict there.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), [*SAME_SESSION, *HELD_OUT_SAME_SESSION])
+def test_a_users_no_x_keep_the_subject_elsewhere_supersedes_the_decision(
+    old: str, new: str, want: bool
+) -> None:
+    got = session(("assistant", f"Decision: {old}"), ("user", new))
+    old = old.rstrip(".")
+    if want:
+        assert got[-1][1] == old, got
+        assert old not in [t for t, _ in got], got  # not shown as current
+    else:
+        assert (old, None) in got, got
+        assert all(s is None for _, s in got), got
+
+
 # (an earlier decision, a later one, whether the later reverses it in the wiki)
 CROSS_SESSION = [
     (

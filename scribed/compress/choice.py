@@ -228,6 +228,23 @@ def _imperative(line: str) -> re.Match[str] | None:
     return None
 
 
+def _unmarked(line: str) -> list[re.Match[str]]:
+    """The user's keep or use in ``line`` that :func:`_imperative` passes over for want of a mark of
+    choice ("keep the window in memory"): said, settled, of a thing that is no pronoun or activity.
+    A decision only when the line refuses what an earlier decision chose for that
+    thing (:meth:`scribed.compress.decisions.Decisions._refused`)."""
+    out = []
+    for m in _IMPERATIVE.finditer(line):
+        weak = (m.group("weak") or "").lower()
+        if weak not in ("keep", "use") or m.group("neg") or _not_said(line, m) or _unsettled(line, m):
+            continue
+        words = m.group("obj").split()
+        head = words[1:] if words[0].lower() in _DETERMINER and len(words) > 1 else words
+        if not (_pronoun(words[0]) or head[0].endswith("ing")):  # a place too ("the window"): the
+            out.append(m)  # earlier decision naming it tells
+    return out
+
+
 def _not_said(line: str, m: re.Match[str]) -> bool:
     """Whether the imperative ``m`` found is no sentence's choice: code ("DROP TABLE jobs;"), the
     head of a list ("keep the JSON structure from the API:") or what to do if ("if the URL 404s, use

@@ -5,7 +5,9 @@ of it to the sentence's end ("use Postgres; keep SQLite for tests" keeps its sec
 ", since …" reason; a later one that reverses an earlier ("instead of X", or most of its words with
 reversal wording, :data:`scribed.compress.reversal.REVERSAL`), takes out what it names (a
 removal), changes it "from X to Z", or says it again with another figure or the opposite
-(:mod:`scribed.compress.restate`) replaces it and names it as superseded, so a reversed decision is
+(:mod:`scribed.compress.restate`), keeps or goes back to what it changed "from", or is a user's
+"keep X elsewhere" with a refusal of what the earlier decision chose for X ("no Redis please …
+keep the window in memory") replaces it and names it as superseded, so a reversed decision is
 never shown as current. Fed a turn's lines at a time (those :data:`WORDS` names), in time linear
 in the session.
 """
@@ -18,8 +20,8 @@ import re
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
 from scribed.compress.choice import _CHOICE as _CHOICE  # re-exported: tests read the patterns here
+from scribed.compress.choice import _DETERMINER, _SPEAKER, _first, _phrase, _unmarked
 from scribed.compress.choice import _IMPERATIVE as _IMPERATIVE
-from scribed.compress.choice import _SPEAKER, _first
 from scribed.compress.choice import _choice as _choice
 from scribed.compress.choice import _imperative as _imperative
 from scribed.compress.restate import Statement, restates, statement
@@ -33,6 +35,8 @@ from scribed.compress.reversal import (
     names_taken_out,
     removal_heads,
     returns,
+    scope,
+    seq_terms,
 )
 from scribed.models import Anchor, Turn
 
@@ -148,6 +152,9 @@ class Decisions:
             or _OUT_IN.search(line)
             or _first(_choice(line), _imperative(line) if t.role == "user" else None)
         )
+        refused: Anchor | None = None
+        if not m and t.role == "user" and self.found and _REFUSED.search(line) and _spend(self.removals):
+            m, refused = self._refused(line) or (None, None)
         if not m:
             return
         said = m.group("d") if m.re is _IMPERATIVE else _first_sentence(m.group("d"))  # one sentence already
@@ -160,7 +167,7 @@ class Decisions:
         found, keys = self.found, self.keys
         self.statements -= 1
         st = statement(text) if self.statements >= 0 else None
-        target = self._target(m, line, text, st) if found else None
+        target = refused or (self._target(m, line, text, st) if found else None)
         superseded: str | None = None
         if target is not None:
             superseded = target.text
@@ -218,6 +225,34 @@ class Decisions:
         latest = itertools.islice(reversed(self.found.values()), REVERSAL_WINDOW)
         return next((a for a in latest if names_returned(text, a.text)), None)
 
+    def _refused(self, line: str) -> tuple[re.Match[str], Anchor] | None:
+        """A user's keep or use (:func:`_unmarked`) in a line that refuses what an earlier decision
+        chose for the same thing ("no Redis please … Keep the window in memory" after "the window lives
+        in Redis"), with that decision: the refused name and the kept thing are both in it, and the
+        refusal and the keep are about what it is about (their qualifiers are there, but where the
+        thing now goes: "in memory")."""
+        recent = list(itertools.islice(reversed(self.found.values()), REVERSAL_WINDOW))
+        for r in _REFUSED.finditer(line):
+            end = _CLAUSE_END.search(line, r.end())
+            refusal = line[r.start() : end.start() if end else len(line)]  # "no Redis for the tests"
+            x = seq_terms(r.group("x"))
+            for m in _unmarked(line):
+                kept = [w for w in _phrase(m.group("obj").split()) if w.lower() not in _DETERMINER]
+                thing = seq_terms(" ".join(kept))
+                purpose = [t for p, t in scope(m.group("d")) if p.lower() not in _PLACEMENT]
+                for a in recent:
+                    have = seq_terms(a.text)
+                    if (
+                        x
+                        and thing
+                        and x <= have
+                        and thing <= have
+                        and all(t <= have for t in purpose)
+                        and in_scope(refusal, a.text)
+                    ):
+                        return m, a
+        return None
+
     def _taken_out(self, text: str) -> Anchor | None:
         """The newest earlier decision naming what ``text`` takes out (removes, drops, scraps)."""
         text = _SPEAKER.sub("", text, count=1)
@@ -235,6 +270,15 @@ class Decisions:
                 return a
         return None
 
+
+# A named thing refused: "no Redis", "not SQS", "without `celery`" (a name: capitalised, a figure,
+# an identifier or code), to the clause's end for its qualifiers ("no Redis for the test suite").
+_REFUSED = re.compile(
+    r"(?:^|(?<=[\s,(]))(?i:no|not|without)\s+"
+    r"(?P<x>`[^`\n]+`|[A-Z][\w.+-]*|[\w.+-]*\d[\w.+-]*|\w+[._/]\w[\w./-]*)"
+)
+_CLAUSE_END = re.compile(r"[,;:!?]|\.(?!\w)")
+_PLACEMENT = frozenset({"in", "on", "inside"})  # a kept thing's new place, not a scope ("keep X in memory")
 
 # A decision asked for, not made: "needs an MSRV decision:", "pending decision:", "open decision:".
 _ASKED = re.compile(
