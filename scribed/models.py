@@ -44,7 +44,8 @@ def clip_words(text: str, limit: int) -> str:
 
 @dataclass(slots=True)
 class Turn:
-    """One ordered unit of a session: a message, a tool call or a tool result."""
+    """One ordered unit of a session: a message, a tool call or a tool result (role ``tool``; role
+    ``system``: the agent tool's own notice, such as its model provider's error, not a command's output)."""
 
     role: Role
     text: str

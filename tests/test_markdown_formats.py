@@ -91,14 +91,13 @@ def test_aider_history_is_many_dated_sessions(tmp_path: Path) -> None:
     assert kinds == [
         ("tool", "tool_result", "aider"),  # banner
         ("user", "message", None),  # /add
-        ("tool", "tool_result", "aider"),
+        ("system", "tool_result", "aider"),  # aider's own answer to it: a notice
         ("user", "message", None),  # two #### lines, one message
         ("assistant", "message", None),
         ("tool", "tool_result", "aider"),  # tokens
         ("assistant", "tool_call", "edit"),
         ("tool", "tool_result", "aider"),  # commit
-        ("user", "message", None),  # /run
-        ("assistant", "tool_call", "shell"),
+        ("user", "tool_call", "shell"),  # /run, once: aider's "Running pytest -q" is that call
         ("tool", "tool_result", "aider"),
     ]
     texts = [t.text for t in s.turns]
@@ -106,8 +105,8 @@ def test_aider_history_is_many_dated_sessions(tmp_path: Path) -> None:
     assert texts[3] == "please make client retry 3 times before giving up\nand log each attempt"
     assert texts[0].startswith("/usr/local/bin/aider --model some-model\nAider v0.70.0")
     assert "#### Plan" in texts[4] and ">>>>>>> REPLACE" in texts[4]  # the model's heading is its own
-    assert texts[6] == "edit src/client.py" and texts[9] == "shell pytest -q"
-    assert texts[7] == "Commit 1a2b3c3 feat: retry client" and texts[10] == "3 passed in 0.2s"
+    assert texts[6] == "edit src/client.py" and texts[8] == "shell pytest -q"
+    assert texts[7] == "Commit 1a2b3c3 feat: retry client" and texts[9] == "3 passed in 0.2s"
 
 
 def test_aider_multiline_tool_message_runs_to_the_hard_break(tmp_path: Path) -> None:
@@ -133,7 +132,7 @@ def test_aider_multiline_tool_message_runs_to_the_hard_break(tmp_path: Path) -> 
     kinds = [(t.role, t.kind, t.line) for t in s.turns]
     assert kinds[:4] == [
         ("user", "message", 3),
-        ("tool", "tool_result", 4),
+        ("system", "tool_result", 4),  # aider's own answer to /settings: a notice
         ("tool", "tool_result", 10),
         ("assistant", "message", 15),
     ]
@@ -187,7 +186,7 @@ def test_aider_ids_are_stable_as_the_file_grows(tmp_path: Path) -> None:
 def test_aider_without_hard_breaks_still_parses(tmp_path: Path) -> None:
     text = "\n".join(ln.rstrip() for ln in aider_session("2025-03-01 09:00:00", "x", 2).splitlines())
     s = parse(write(tmp_path / "h.md", text)).sessions[0]
-    assert [t.role for t in s.turns][:4] == ["tool", "user", "tool", "user"]
+    assert [t.role for t in s.turns][:4] == ["tool", "user", "system", "user"]
     assert s.turns[0].text.count("\n") == 3  # four banner lines, nothing swallowed
 
 

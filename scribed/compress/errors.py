@@ -241,8 +241,10 @@ def shape(text: str) -> str:
 
 
 def errors_in_turn(turn: Turn) -> list[str]:
-    """Errors stated by one turn: tool output and pasted text fully, assistant prose strictly."""
-    if turn.kind in ("thinking", "tool_call"):
+    """Errors stated by one turn: tool output and pasted text fully, assistant prose strictly. A
+    tool result of role ``system`` is the agent tool's own notice, not a program of the project's
+    (Aider's "litellm.RateLimitError: …" while it called its model): none."""
+    if turn.kind in ("thinking", "tool_call") or (turn.kind == "tool_result" and turn.role == "system"):
         return []
     strict = turn.role == "assistant" and turn.kind == "message"
     pattern = _MAYBE_EXC if strict else _prefilter(turn.text)

@@ -7,7 +7,14 @@ Aider appends to the same file for every run in a repository:
 - ``#### text`` lines are what the user typed; consecutive ones are one message (a multi-line
   paste), slash commands such as ``/add x`` included, kept as the user's words.
 - ``> text`` lines are aider's own output: its banner, prompts with the answers, "Applied edit
-  to …", commits, token counts, API errors, command output. They become tool turns.
+  to …", commits, token counts, API errors, command output. They become tool turns. What it prints
+  in answer to a prompt for the model (a user message that runs no command), before the model
+  replies, is its own talk with the model's provider ("litellm.RateLimitError: …", "Retrying in
+  0.2 seconds", file prompts): a tool result of role ``system``, the tool's notice, whose errors
+  are not the project's (:func:`scribed.compress.errors.errors_in_turn`).
+- a user's ``/run CMD``, ``!CMD``, ``/test [CMD]``, ``/lint [CMD]`` or ``/git ARGS`` runs a command:
+  it is the user's ``shell CMD`` tool call (as aider's own "Running CMD" is, which then is not
+  repeated), so the output under it is that command's.
 - everything else is the model's reply, with its SEARCH/REPLACE or whole-file fences.
 
 Aider writes markdown hard breaks: each line it prints ends in two spaces. A multi-line tool
@@ -23,12 +30,15 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
-from scribed.models import Turn
+from scribed.models import Role, Turn
 from scribed.sources.markdown_lines import Line, Part, fence_closes, fence_open, make_turn
 
 HEADER = re.compile(r"# aider chat started at (?P<ts>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)\s*")
 _RUNNING = re.compile(r">[ \t]+Running[ \t]+(?P<cmd>\S.*?)\s*")
 _APPLIED = re.compile(r">[ \t]+Applied edit to[ \t]+(?P<path>\S.*?)\s*")
+# A user's message that runs a command: ``/run CMD``, ``!CMD``, ``/test CMD``, ``/lint CMD``, ``/git …``.
+# A bare ``/test`` or ``/lint`` runs the command configured for it: named by the slash command.
+_USER_RUN = re.compile(r"(?:/(?:run|test|lint)\s+|!\s*)(?P<cmd>\S.*)|/(?P<git>git\s+\S.*|test|lint)", re.S)
 
 
 BLANK = "<blank>"  # what aider writes for a message the user sent empty
@@ -56,6 +66,7 @@ class _Reader:
         self.lines = lines
         self.hard = hard_breaks
         self.turns: list[Turn] = []
+        self.prompted = False  # the last turn is a user's message that runs no command
 
     def is_user(self, text: str) -> bool:
         if not text.startswith("####"):
@@ -85,6 +96,7 @@ class _Reader:
     def _add(self, t: Turn | None) -> None:
         if t is not None:
             self.turns.append(t)
+            self.prompted = t.role == "user" and t.kind == "message"
 
     def _user(self, i: int) -> int:
         j = i
@@ -93,7 +105,12 @@ class _Reader:
         block = self.lines[i:j]
         said = (ln.text[4:].removeprefix(" ").rstrip() for ln in block)
         words = "\n".join(w for w in said if w != BLANK)  # an empty submit says nothing
-        self._add(make_turn("user", block, text=words))
+        run = _USER_RUN.fullmatch(words.strip())
+        if run is None:
+            self._add(make_turn("user", block, text=words))
+        else:  # the user ran a command: what aider prints next is its output
+            cmd = run.group("cmd") or run.group("git")
+            self._add(make_turn("user", block, kind="tool_call", tool_name="shell", text=f"shell {cmd}"))
         return j
 
     def _message_end(self, i: int) -> int:
@@ -133,7 +150,9 @@ class _Reader:
             pending = []
             if run is not None:
                 self._add(
-                    make_turn(
+                    None
+                    if self._called(f"shell {run.group('cmd')}")  # the user's /run of it: one call
+                    else make_turn(
                         "assistant",
                         [ln],
                         kind="tool_call",
@@ -153,9 +172,15 @@ class _Reader:
                 )
         self._flush_output(pending)
 
+    def _called(self, text: str) -> bool:
+        """Whether the last turn is the tool call ``text`` (the user's ``/run`` aider then reports)."""
+        last = self.turns[-1] if self.turns else None
+        return last is not None and last.kind == "tool_call" and last.text == text
+
     def _flush_output(self, block: list[Line]) -> None:
         text = "\n".join(_unquote(ln.text) for ln in block)
-        self._add(make_turn("tool", block, kind="tool_result", tool_name="aider", text=text))
+        role: Role = "system" if self.prompted else "tool"  # aider's own answer to a prompt: a notice
+        self._add(make_turn(role, block, kind="tool_result", tool_name="aider", text=text))
 
     def _assistant(self, i: int) -> int:
         j = i

@@ -33,6 +33,9 @@ _SUMMARY = re.compile(r"<summary>(?P<s>.*?)</summary>")
 _TAGS = re.compile(r"</?details>|</?think>|<tool-use[^>]*>|</tool-use>")
 _RESULT = re.compile(r"[ \t]*(?:Result|Output):[ \t]*(?P<rest>.*)")
 _INLINE_CMD = re.compile(r"[ \t]*`(?P<c>[^`\n]+)`[ \t]*")
+# A summary's "• <label>: <value>" after the tool's name ("• Run command: pytest -q tests/"): for a
+# shell call whose block shows no command, the value is the command it ran.
+_HINT_VALUE = re.compile(r"^[•·\s-]*[^:`]{1,40}:\s*(?P<v>\S.*?)\s*$")
 _SHELL_NAMES = {
     "bash",
     "shell",
@@ -297,6 +300,8 @@ def _call_text(tool: str, shell: bool, hint: str, call: list[Line]) -> str:
             cmd = m.group("c") if m else ""
             note = " ".join(t.strip() for k, t in enumerate(lines) if k != cmd_at)
             return f"shell {cmd}" + (f"\n{note}" if note else "")
+        if not body.strip() and (m := _HINT_VALUE.match(hint)):
+            return f"shell {m.group('v')}"  # the command is only in the summary (no ```bash block)
         return f"shell {body.strip()}".strip()
     head = f"{tool} {hint}".strip()
     return f"{head}\n{body.strip()}" if body.strip() else head
