@@ -16,6 +16,7 @@ from scribed.compress import lines as lines_mod
 from scribed.compress.command_line import covers, files_issue, program
 from scribed.compress.content import content_free
 from scribed.compress.errors import error_in_line, errors_in_turn, shape
+from scribed.compress.request import defers, request_text
 from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
@@ -101,6 +102,8 @@ _PATHISH = re.compile(
     r"(?:~?/)?[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|ts|tsx|js|go|rs|java|kt|rb|c|h|cpp|cs|md|toml|json|yaml|yml)\b"
 )
 MAX_ERRORS = 12
+EDIT_RANK = 2  # an edit's :attr:`_Change.rank`
+DEFERRAL_CHARS = 160  # the user's words putting a failure off, shown after "unresolved"
 FIX_CHARS = (12, 300)  # a sentence saying what fixed an error: not a fragment, not a paragraph
 
 
@@ -121,6 +124,7 @@ class _Open:
     shared: str = ""  # the fix of another error of its failure (one turn), when nothing names it
     recurred: bool = False
     files: tuple[str, ...] = ()  # the file names of its paths (:func:`_files`)
+    deferred: str = ""  # the user's words putting it off ("I'll ask him tomorrow, leave the deploy for now")
 
 
 @dataclass(slots=True)
@@ -131,7 +135,7 @@ class _Change:
     low: str  # lowercased, where an error's names are looked for
     strong: bool  # an edit or a sentence saying what fixed it; False: a command
     claims: bool = False  # a sentence saying in so many words what fixed it (:data:`_CLAIM`)
-    rank: int = 0  # as a fix waiting for a clean check: a command 0, a sentence 1, an edit 2
+    rank: int = 0  # as a fix waiting for a clean check: a command 0, a sentence 1, an edit (EDIT_RANK) 2
     negated: bool = False  # its main clause is negated: no change made, unless it names the error
 
 
@@ -200,7 +204,7 @@ def _changes(turn: Turn) -> list[_Change]:
         if _EDIT_TOOLS.match(name):
             m = _PATHISH.search(turn.text)
             text = f"edited `{m.group(0)}`" if m else f"edit via {name}"
-            return [_Change(text, turn.text.lower(), strong=True, rank=2)]
+            return [_Change(text, turn.text.lower(), strong=True, rank=EDIT_RANK)]
         cmd = _command(turn)
         prog = program(cmd)
         words = prog.split()
@@ -315,7 +319,23 @@ def pair(turns: list[Turn]) -> list[str]:
     yet (the one the agent was looking at). An edit, a change said or a command that names
     nothing is a failure's fix only once the check is clean: the program that failed runs clean
     again, or the assistant reports the check clean now; either settles the failure's errors.
+
+    A user's message putting the latest failure off ("Piotr has to grant the role, I'll ask him
+    tomorrow, leave the deploy for now": :func:`scribed.compress.request.defers`) leaves it open:
+    only a clean re-run of what failed, or an edit or a sentence saying it fixed it by its names,
+    settles it then, not a report that some other check is clean ("all 312 tests pass").
     """
+    return [_line(op) for op in _paired(turns)]
+
+
+def deferred(turns: list[Turn]) -> list[str]:
+    """The errors a user put off (:func:`pair`) that nothing settled afterwards: the live blockers
+    a report of other work clean does not end."""
+    return [op.text for op in _paired(turns) if op.deferred and not op.fix and not op.gone]
+
+
+def _paired(turns: list[Turn]) -> list[_Open]:
+    """Each distinct error of ``turns`` with what settled it (:func:`pair`)."""
     found: list[_Open] = []
     by_shape: dict[str, _Open] = {}
     waiting: list[list[_Open]] = []  # failures not settled yet, oldest first
@@ -336,9 +356,14 @@ def pair(turns: list[Turn]) -> list[str]:
         if t.kind == "tool_call":
             last_cmd = _command(t)
             last_prog = program(last_cmd)
+        if waiting and t.role == "user" and t.kind == "message":
+            if defers(t.text):  # the failure the user answers is put off: it stays open
+                for op in waiting[-1]:
+                    op.deferred = op.deferred or one_line(request_text(t.text), DEFERRAL_CHARS)
+            continue
         if waiting:
             waiting = _after(t, i, waiting, said, last_prog)
-    return [_line(op) for op in found]
+    return found
 
 
 def _after(
@@ -362,7 +387,8 @@ def _line(op: _Open) -> str:
     tail = (
         op.fix
         or op.shared
-        or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "unresolved")
+        or (f"unresolved (gone when {_code(op.gone)} ran again)" if op.gone else "")
+        or (f'unresolved (put off by the user: "{op.deferred}")' if op.deferred else "unresolved")
     )
     if op.recurred and op.fix:
         tail += " (after it recurred)"
@@ -383,13 +409,22 @@ def _clean_now(text: str) -> str:
 
 
 def _settled(waiting: list[list[_Open]], claim: str, said: list[tuple[int, str]]) -> list[list[_Open]]:
-    """The latest failure reported clean (``claim``): each of its errors keeps its fix, else takes
-    what a clean re-run would give it (:func:`_confirmed`), else the report itself."""
-    g = waiting[-1]
+    """The latest failure reported clean (``claim``), not one the user put off (the report is of
+    other work): each of its errors keeps its fix, else takes what a clean re-run would give it
+    (:func:`_confirmed`), else the report itself."""
+    at = _latest(waiting)
+    if at < 0:
+        return waiting
+    g = waiting[at]
     for op in g:
         if not op.fix:
             op.fix = op.weak or _said_about(op, g, said) or op.shared or claim
-    return waiting[:-1]
+    return waiting[:at] + waiting[at + 1 :]
+
+
+def _latest(waiting: list[list[_Open]]) -> int:
+    """The index of the latest failure the user did not put off, or -1."""
+    return next((k for k in range(len(waiting) - 1, -1, -1) if not any(op.deferred for op in waiting[k])), -1)
 
 
 def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
@@ -404,11 +439,17 @@ def _assign(change: _Change, waiting: list[list[_Open]], prog: str) -> None:
         _give(change.text, chosen, waiting)
         return
     if change.rank:  # an edit or a sentence naming an error's file by another path: a fix it may be
-        by_file = [op for g in waiting for op in g if not op.fix and _names_file(change.low, op.files)]
+        by_file = [
+            op
+            for g in waiting
+            for op in g
+            if not op.fix and not op.deferred and _names_file(change.low, op.files)
+        ]
         if by_file:
             _give(change.text, by_file, waiting, named=False)
             return
-    latest = [op for op in waiting[-1] if not op.fix and not op.shared]
+    at = _latest(waiting)
+    latest = [op for op in waiting[at] if not op.fix and not op.shared] if at >= 0 else []
     for op in latest:  # naming none of them, only a sentence saying it fixed them is their fix
         if change.claims and not _other_issue(change.low, op.text):
             op.fix = change.text
@@ -432,8 +473,8 @@ def _most_named(change: _Change, waiting: list[list[_Open]]) -> list[_Open]:
     best, chosen = 0, []
     for g in waiting:
         for op in g:
-            if op.named:
-                continue
+            if op.named or (op.deferred and change.rank < EDIT_RANK and not change.claims):
+                continue  # put off: only an edit or a sentence saying it fixed it, by its names
             score = sum(w for term, w in op.terms.items() if term in change.low)
             if score > best:
                 best, chosen = score, [op]

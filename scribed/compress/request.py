@@ -254,11 +254,11 @@ def _no_content_shape(words: list[str]) -> bool:
 # link, the key, the fact it hands over): an FYI never replaces the task. The user's own plan never
 # starts a request ("ugh. I'll ask Priya for the grant. carry on with the polling change" asks the
 # last).
-ASKS, OFFERS, OWN, TELLS = "asks", "offers", "own", "tells"
+ASKS, OFFERS, OWN, TELLS, DEFERS = "asks", "offers", "own", "tells", "defers"
 _ASIDE = word_set("fyi btw")  # "for your information", "by the way" as they are abbreviated
 _LEADING = _ASIDE | word_set(
     "please pls plz kindly just also then and or so now ok okay oh ah actually maybe first next finally "
-    "but yes yeah yep well hey hmm um anyway"
+    "but yes yeah yep well hey hmm um anyway meanwhile"
 )
 _POLITE = word_set("please pls plz kindly")
 _INVERTED = word_set("can could would will shall do does did")  # "can you …", "would you …"
@@ -468,17 +468,86 @@ def _own(low: list[str], i: int) -> bool:
 
 
 def clause_kind(clause: str, *, question: bool = False) -> str:
-    """What a clause does: :data:`ASKS`, :data:`OWN` (the user's own plan), :data:`OFFERS` or
-    :data:`TELLS` (anything else: a statement, an acknowledgement)."""
+    """What a clause does: :data:`ASKS`, :data:`OWN` (the user's own plan), :data:`DEFERS` (an order
+    not to do it now, a plan for later: :func:`_put_off`), :data:`OFFERS` or :data:`TELLS`
+    (anything else: a statement, an acknowledgement)."""
+    low, raw = _words_of(clause)
     if asks(clause, question=question):
-        return ASKS
-    low, _ = _words_of(clause)
+        order = not question and low and _order(low, raw, _lead(low))
+        return DEFERS if order and _NOT_NOW.search(clause) else ASKS
     if not low:
         return TELLS
     i = _lead(low)
     if _own(low, i):
         return OWN
+    if low[i] == "we" and low[i + 1 : i + 2] and low[i + 1] in _WE_PLAN and _LATER.search(clause):
+        return DEFERS  # "we'll deal with it next week", "we can revisit it next sprint"
     return OFFERS if _offers(low, i) else TELLS
+
+
+# When a clause puts its order off: not now ("leave the deploy for now", "skip it for the moment",
+# "park it until then", "don't touch it yet"); a plan for later also at a time ("we'll deal with it
+# next week"), where an order at a time is work asked ("run the migration tomorrow"). The words of
+# time are a closed class; "until the job finishes" says how long, not when.
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_NOT_NOW = re.compile(
+    r"\b(?:for (?:now|the moment|the time being|later)|(?:until|till|til) (?:then|later|further notice))\b"
+    r"|\b(?:do not|don't|dont|not|never)\b.*\byet\b",
+    re.I,
+)
+_LATER = re.compile(
+    rf"{_NOT_NOW.pattern}|\b(?:later|tomorrow|tonight|this (?:afternoon|evening)|on {_WEEKDAY}"
+    rf"|next (?:week|sprint|month|time|release|{_WEEKDAY})|after (?:lunch|the weekend)|another time)\b",
+    re.I,
+)
+_WE_PLAN = word_set("will ll shall can could")
+
+
+def _kinds(body: str, clauses: list[tuple[int, int, bool]]) -> list[str]:
+    """:func:`clause_kind` of each clause, a clause of one word after it read with it ("park it
+    until" + "then": a split before "then")."""
+    out = []
+    for k, (s, e, q) in enumerate(clauses):
+        nxt = clauses[k + 1] if k + 1 < len(clauses) else None
+        if nxt is not None and len(body[nxt[0] : nxt[1]].split()) == 1:
+            e, q = nxt[1], nxt[2]
+        out.append(clause_kind(body[s:e], question=q))
+    return out
+
+
+def _asks_agent(clause: str, kind: str) -> bool:
+    """Whether a clause of :func:`clause_kind` ``kind`` asks the agent for something now: it asks,
+    and not what someone named must do ("Piotr has to grant our role", "Ops needs to open the port":
+    a third party's part, said to explain a wait); or it is shaped as an order, a verb's base form
+    first and no verb of its own after it ("Add retries to the client"; not "Piotr granted it")."""
+    low, raw = _words_of(clause)
+    if not low or kind not in (ASKS, TELLS):
+        return False
+    i = _lead(low)
+    nxt = low[i + 1] if i + 1 < len(low) else ""
+    if kind == TELLS:
+        past = nxt.endswith("ed") and len(nxt) > _MIN_PAST  # (an -s after it is a plural as often)
+        return _base_form(low[i]) and nxt not in _FINITE and not past and _adds(clause)
+    named = raw[i][:1].isupper() and low[i] not in _SUBJECTS and low[i] not in FUNCTION_WORDS
+    return not (named and (nxt in _MUST or nxt in _HAVE_TO) and not clause.rstrip().endswith("?"))
+
+
+def defers(text: str) -> bool:
+    """Whether a user message puts work off: an order not to do it now ("leave the deploy for now",
+    "don't touch the migration yet"), a plan for later ("we'll deal with it next week"), or the
+    user's own plan ("I'll ask Piotr for the grant") with nothing asked of the agent now. A failure
+    it answers stays open: the next agent's blocker."""
+    if harness(text):
+        return False
+    body = request_text(text)
+    clauses = _clauses(body)
+    found = _kinds(body, clauses)
+    return DEFERS in found or (OWN in found and not _asks_now(body, clauses, found))
+
+
+def _asks_now(body: str, clauses: list[tuple[int, int, bool]], found: list[str]) -> bool:
+    """Whether a clause asks the agent for something now (:func:`_asks_agent`)."""
+    return any(_asks_agent(body[s:e], k) for k, (s, e, _) in zip(found, clauses, strict=True))
 
 
 def kinds(text: str) -> list[str]:
@@ -494,13 +563,21 @@ def offered(text: str) -> bool:
 
 
 def _first_added(body: str, clauses: list[tuple[int, int, bool]]) -> int | None:
-    """The first clause that adds something and is no plan of the user's own; None when none does,
-    or when the message offers something and asks nothing."""
-    found = [clause_kind(body[s:e], question=q) for s, e, q in clauses]
+    """The first clause that adds something and is no plan of the user's own nor put off; None when
+    none does, when the message offers something and asks nothing, or when it puts the work off and
+    asks the agent nothing now (:func:`defers`)."""
+    found = _kinds(body, clauses)
     if OFFERS in found and ASKS not in found:
         return None
+    if (OWN in found or DEFERS in found) and not _asks_now(body, clauses, found):
+        return None
     return next(
-        (k for k, (s, e, q) in enumerate(clauses) if found[k] != OWN and _adds(body[s:e], question=q)), None
+        (
+            k
+            for k, (s, e, q) in enumerate(clauses)
+            if found[k] not in (OWN, DEFERS) and _adds(body[s:e], question=q)
+        ),
+        None,
     )
 
 

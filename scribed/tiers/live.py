@@ -25,7 +25,8 @@ Rules that keep this safe next to agents that write their own hot files:
   result that itself shows no error and says passed/succeeded, or an assistant message saying
   what fixed them, that the check is clean now or that they are resolved (not "the fix did not
   work", "I'll check it passes", "should be fixed by …": :func:`scribed.compress.error_fixes.reports_fix`)
-  clears every error before it.
+  clears every error before it, except one the user put off ("I'll ask Piotr for the grant, leave
+  the deploy for now": :func:`scribed.compress.error_fixes.deferred`), which only its own fix ends.
 * Everything is redacted.
 """
 
@@ -209,6 +210,9 @@ def _blockers(session: Session) -> list[str]:
                 open_[e] = None
         elif _resolves(t):
             open_.clear()
+    for e in error_fixes.deferred(session.turns[-SCAN_TURNS:]):  # put off by the user: a report
+        if not any(e in x or x in e for x in open_):  # of other work clean does not end it
+            open_[e] = None
     return [redacted_line(e, ITEM_CHARS) for e in reversed(open_)]
 
 
