@@ -97,7 +97,9 @@ FRESH_OWN = [
 # and "back in 30" (a figure reads as a thing named). The first run also found "should you need
 # them" read as an obligation ("should") and "FYI …; can you look into why?" losing its question:
 # both fixed in the rule (an inverted "should" is a condition; a request runs to its last question).
-FRESH_MISSED = {FRESH_OFFERS[6], FRESH_OFFERS[7], FRESH_OWN[2]}
+# "back in 30" reads right since stop 44: a message holding the user's own plan and nothing asked of
+# the agent now gives no request (request.defers' reading).
+FRESH_MISSED = {FRESH_OFFERS[6], FRESH_OFFERS[7]}
 
 
 @pytest.mark.parametrize(

@@ -509,7 +509,7 @@ def _kinds(body: str, clauses: list[tuple[int, int, bool]]) -> list[str]:
     out = []
     for k, (s, e, q) in enumerate(clauses):
         nxt = clauses[k + 1] if k + 1 < len(clauses) else None
-        if nxt is not None and len(body[nxt[0] : nxt[1]].split()) == 1:
+        if nxt is not None and body[nxt[0] : nxt[1]].strip().isalpha():  # one plain word
             e, q = nxt[1], nxt[2]
         out.append(clause_kind(body[s:e], question=q))
     return out
