@@ -40,6 +40,11 @@ NOT_DEFERRED = [
     "I'll be honest, I don't know this error. Can you look into the bucket policy?",
     "Run the migration tomorrow morning",  # work asked at a time, not put off
     "poll every 2s until the job finishes",  # how long, not when
+    # a stopgap asked now "for now" (a review's): the failure it works around is fixed by it
+    "mock the cache client for now so the tests run",
+    "use SQLite for now and rerun the suite",
+    "hardcode the region for now and redeploy",
+    "just comment it out for now",
 ]
 
 

@@ -474,7 +474,7 @@ def clause_kind(clause: str, *, question: bool = False) -> str:
     low, raw = _words_of(clause)
     if asks(clause, question=question):
         order = not question and low and _order(low, raw, _lead(low))
-        return DEFERS if order and _NOT_NOW.search(clause) else ASKS
+        return DEFERS if order and _puts_off(low, clause) else ASKS
     if not low:
         return TELLS
     i = _lead(low)
@@ -501,6 +501,21 @@ _LATER = re.compile(
     re.I,
 )
 _WE_PLAN = word_set("will ll shall can could")
+# An order "for now" puts its work off when its verb is one of leaving it ("leave the deploy for
+# now", "skip it for the moment", "park it until then"); with a verb of doing it asks for a stopgap
+# now ("mock the cache client for now so the tests run", "pin numpy to 1.26 for now").
+_PUT_ASIDE = word_set(
+    "leave skip park hold wait ignore forget pause postpone defer shelve punt table stop drop let"
+)
+_NOT_YET = re.compile(r"\b(?:do not|don't|dont|not|never)\b.*\byet\b", re.I)
+
+
+def _puts_off(low: list[str], clause: str) -> bool:
+    """Whether an order puts its work off (:data:`_NOT_NOW`): not yet, or for now with a verb of
+    leaving it (:data:`_PUT_ASIDE`)."""
+    if _NOT_YET.search(clause):
+        return True
+    return bool(_NOT_NOW.search(clause)) and low[_lead(low)] in _PUT_ASIDE
 
 
 def _kinds(body: str, clauses: list[tuple[int, int, bool]]) -> list[str]:
