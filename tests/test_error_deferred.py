@@ -44,7 +44,7 @@ NOT_DEFERRED = [
     "mock the cache client for now so the tests run",
     "use SQLite for now and rerun the suite",
     "hardcode the region for now and redeploy",
-    "just comment it out for now",
+    "just comment out the cache warmup for now",
 ]
 
 
