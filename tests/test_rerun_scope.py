@@ -98,3 +98,38 @@ def test_a_rerun_covering_what_failed_settles_it(fail_cmd: str, fail_out: str, r
 )
 def test_what_a_command_selects(command: str, picked: set[str]) -> None:
     assert command_line.selection(command) == picked
+
+
+@pytest.mark.parametrize(
+    ("fail_cmd", "fail_out", "rerun"),
+    [  # a review's: runs that leave the failing test out, or select a part that is not it
+        ("pytest", PY_FAIL, "pytest -k 'not test_rounding_half_even'"),
+        ("pytest", PY_FAIL, "pytest --deselect tests/test_invoices.py::test_rounding_half_even"),
+        ("pytest tests/test_invoices.py tests/test_parse.py", PY_FAIL, "pytest tests/test_parse.py"),
+        ("go test ./...", GO_FAIL, "go test ./pkg/billing/..."),
+        (
+            "cargo test",
+            "error[E0308]: mismatched types\n --> crates/auth/src/lib.rs:3:5",
+            "cargo test -p billing",
+        ),
+        ("tox -e py311", PY_FAIL, "tox -e lint"),
+    ],
+)
+def test_a_run_leaving_the_failure_out_settles_nothing(fail_cmd: str, fail_out: str, rerun: str) -> None:
+    pairs = error_fixes.pair(_session(fail_cmd, fail_out, rerun))
+    assert pairs and all(p.endswith("→ unresolved") for p in pairs), pairs
+
+
+def test_a_narrower_rerun_settles_the_failure_it_ran_and_not_the_other() -> None:
+    two = (
+        "FAILED tests/test_rounding.py::test_half_even - AssertionError: assert 10.01 == 10.0\n"
+        "FAILED tests/test_dates.py::test_parse_tz - ValueError: bad tz\n2 failed, 40 passed"
+    )
+    pairs = error_fixes.pair(_session("pytest", two, "pytest tests/test_rounding.py", edit=True))
+    assert pairs == [
+        "`FAILED tests/test_rounding.py::test_half_even - AssertionError: assert 10.01 == 10.0` → edited `src/util.py`",
+        "`FAILED tests/test_dates.py::test_parse_tz - ValueError: bad tz` → unresolved",
+    ]
+    # a wider run than the failing one, leaving nothing out, covers it
+    assert command_line.covers("pytest tests/a.py tests/b.py", "pytest tests/a.py", "FAILED tests/a.py::t")
+    assert command_line.covers("go test ./pkg/auth/...", "go test ./...", GO_FAIL)

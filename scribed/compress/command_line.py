@@ -70,12 +70,16 @@ def files_issue(command: str) -> bool:
 
 
 # Flags whose value picks which tests run: pytest -k/-m, go -run, cargo --package/--test, jest -t,
-# mocha/playwright --grep, dotnet --filter, vitest -t/--testNamePattern.
+# mocha/playwright --grep, dotnet --filter, vitest -t/--testNamePattern, tox -e; a program's own
+# ones where another program reads the flag otherwise (cargo's -p is a package, pytest's a plugin).
 _FILTER_FLAGS = frozenset((
     "-k", "-m", "-t", "-g", "--run", "-run", "--grep", "--filter", "--package", "--test",
-    "--tests", "--spec", "--testNamePattern", "--test-name-pattern", "--only",
+    "--tests", "--spec", "--testNamePattern", "--test-name-pattern", "--only", "-e", "--env",
 ))  # fmt: skip
-_ALL = re.compile(r"^\.?/?(?:\.\.\.)?$|/\.\.\.$")  # ".", go's "./...": everything below
+_OWN_FILTER_FLAGS = {"cargo test": frozenset(("-p",))}
+# Flags whose value is left out of the run: what they name is not run ("not" + it, below).
+_EXCLUDE_FLAGS = frozenset(("--deselect", "--ignore", "--skip", "--exclude"))
+_ALL = re.compile(r"^\.?/?(?:\.\.\.)?$")  # ".", go's "./...": everything ("./pkg/x/..." is pkg/x)
 _SELECTOR_WORDS = re.compile(r"[A-Za-z_][\w.-]{2,}")
 _KEYWORDS = frozenset(("and", "or", "not"))
 MIN_PART_CHARS = 3  # a path's part this long names something ("a" or "ui" is in every text)
@@ -95,13 +99,16 @@ def selection(command: str) -> frozenset[str]:
     except ValueError:  # an unclosed quote
         args = rest.split()
     out: set[str] = set()
+    own = _OWN_FILTER_FLAGS.get(program(command), frozenset())
     it = iter(args)
     for w in it:
         if w in ("&&", "||", ";", "|") or w.startswith((">", "2>")):
             break  # the next command, or where the output goes
         flag, eq, value = w.partition("=")
-        if flag in _FILTER_FLAGS:
+        if flag in _FILTER_FLAGS or flag in own:
             out.add((value if eq else next(it, "")).lower())
+        elif flag in _EXCLUDE_FLAGS:
+            out.add("not " + (value if eq else next(it, "")).lower())
         elif not w.startswith("-") and w not in _RUNS and any(c in w for c in "/.:") and not _ALL.search(w):
             out.add(w.lower())
     out.discard("")
@@ -126,18 +133,23 @@ def covers(rerun: str, failed: str, error: str) -> bool:
     another test file)."""
     if program(rerun).rsplit(" ", 1)[-1] not in TEST_RUNNERS:
         return True
-    picked = selection(rerun)
-    if not picked or picked == selection(failed):
-        return True
-    hay = f"{failed}\n{error}".lower()
-    return any(_named_in(s, hay) for s in picked)
+    picked, before = selection(rerun), selection(failed)
+    if not picked or picked == before or (before and before < picked and not _excludes(picked)):
+        return True  # everything, the same, or more (and nothing left out)
+    low = error.lower()
+    return not _excludes(picked) and any(_named_in(s, low) for s in picked)
+
+
+def _excludes(picked: frozenset[str]) -> bool:
+    """Whether a selection leaves tests out by name (``-k 'not x'``, ``--deselect x``)."""
+    return any(s.startswith("not ") or " not " in s for s in picked)
 
 
 def _named_in(selector: str, hay: str) -> bool:
     """Whether a selector (a path, a test id, a filter expression) names what ``hay`` holds: a
     test id's test (another test of the same file is another selection), a path or its last
     part (a file, a package), or a word of a filter expression."""
-    path = selector.removeprefix("./").rstrip("/")
+    path = selector.removeprefix("./").removesuffix("/...").rstrip("/")
     if "::" in path:
         return path.rsplit("::", 1)[-1] in hay
     if path in hay:

@@ -511,15 +511,25 @@ def _confirmed(
     its distinctive words); the failures left open."""
     left = []
     for g in waiting:
-        if not any(op.source == prog and covers(cmd, op.ran, op.text) for op in g):
+        ran = [op.source == prog and covers(cmd, op.ran, op.text) for op in g]
+        if not any(ran):
             left.append(g)
             continue
+        # a narrower re-run settles the errors it ran; one naming another test or file stays open
+        # (an error naming none, a traceback's last line, goes with its failure)
+        still = [op for op, r in zip(g, ran, strict=True) if not r and _TEST_NAMED.search(op.text)]
         for op in g:
-            if op.fix:
+            if op.fix or op in still:
                 continue
             op.fix = op.weak or _said_about(op, g, said) or op.shared
             op.gone = "" if op.fix else op.command
+        if still:
+            left.append(still)
     return left
+
+
+# An error naming a test or a file: a narrower re-run that did not run it says nothing of it.
+_TEST_NAMED = re.compile(r"::\w|\b[\w/.-]+\.[a-z]{1,5}\b|\bTest[A-Z]\w*|\btest_\w+", re.I)
 
 
 def _words(text: str) -> set[str]:
