@@ -96,3 +96,16 @@ def test_a_session_without_work_keeps_its_last_reply() -> None:
         ("assistant", "The header comes from FIELDS in kelpie/export.py.", "message"),
     )
     assert outcome.conclusion(turns) == "The header comes from FIELDS in kelpie/export.py."
+
+
+def test_a_long_reply_that_takes_the_work_back_is_not_dropped() -> None:
+    """A review's: the reply "No. … the migration step was skipped … the deploy is effectively
+    broken" was over the room left beside the conclusion, and the outcome kept the conclusion
+    alone ("the rollout is complete"). The reply alone is the outcome then, as before."""
+    reply = (
+        "No. Looking at the stack events again, the migration step was skipped because the "
+        "MIGRATE_ON_DEPLOY flag is false in prod, so the new columns do not exist and the deploy is "
+        "effectively broken for every write path until someone runs alembic upgrade head by hand."
+    )
+    got = outcome.conclusion(_session("did the migration actually run?", reply))
+    assert "effectively broken" in got and WORK not in got, got

@@ -41,6 +41,8 @@ def _turns(*spec: tuple[str, str] | tuple[str, str, str]) -> list[Turn]:
             "what about the mobile clients still on v1 of the API?",
             "I updated the CHANGELOG and bumped the version.",
         ),
+        ("Are we okay dropping Python 3.9 support?", "Pushed the branch for review."),
+        ("Is it worth migrating the tests to pytest?", "Pushed the branch for review."),
     ],
 )
 def test_a_question_for_the_team_a_reply_passes_over_is_open(question: str, reply: str) -> None:
@@ -60,6 +62,16 @@ def test_a_question_for_the_team_a_reply_passes_over_is_open(question: str, repl
         ),
         ("do we need to migrate the archived invoices too?", "No, the archived invoices are read-only."),
         ("what about the mobile clients on v1?", "The v1 mobile clients keep working: the old route stays."),
+        # a review's: an answer says its subject once, in another form
+        (
+            "Should we use Redis or Memcached for the shared cache?",
+            "Redis — it's already deployed for sessions.",
+        ),
+        ("should we ship this on Friday or wait until Monday?", "Monday is safer given the freeze."),
+        ("what about the Android app?", "Android is unaffected by this change."),
+        ("Should I squash the commits before merging?", "Squashing makes sense here."),
+        ("is it safe to delete the old bucket?", "It is: deleting it frees the quota."),
+        ("do we need to notify the customers?", "I'd say no need, nothing customer-facing changed."),
     ],
 )
 def test_a_reply_that_takes_the_question_up_answers_it(question: str, reply: str) -> None:
@@ -76,6 +88,15 @@ def test_the_agents_work_answers_its_questions_and_requests_are_no_questions() -
         ("assistant", "All 212 tests pass."),
         ("user", "Code:\n    return ok && ready ?\nlooks odd, is that a ternary?"),
         ("assistant", "Bash grep -n 'ready ?' src/gate.js", "tool_call"),
+    )
+    assert questions.unanswered(turns) == []
+
+
+def test_a_reply_to_two_messages_in_a_row_answers_the_first_too() -> None:
+    turns = _turns(
+        ("user", "Should the importer skip rows with an empty SKU?"),
+        ("user", "also bump the version to 1.4"),
+        ("assistant", "Yes, the importer now skips them, and the version is 1.4."),
     )
     assert questions.unanswered(turns) == []
 

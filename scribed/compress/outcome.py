@@ -84,7 +84,8 @@ def conclusion(turns: Sequence[Turn]) -> str:
         # a reply that did no work, to a follow-up after the work's conclusion ("scratch the XLSX
         # export" → "Ok, dropping it."): the work's conclusion is the outcome, the reply after it
         done = _statement(turns[work].text)
-        text = f"{done} {THEN}{text}" if len(done) + len(text) <= OUTCOME_CHARS else done
+        if len(done) + len(text) <= OUTCOME_CHARS:  # else the reply alone: it may take the work back
+            text = f"{done} {THEN}{text}"
     test = test if not _HAS_RESULT.search(text) else ""
     if test and len(text) + len(test) <= DONE_CHARS:
         text = f"{text} Last test run: {test}.".strip()

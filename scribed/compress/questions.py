@@ -21,7 +21,7 @@ from scribed.models import Turn
 UNANSWERED = "unanswered: "  # an open item's prefix
 MAX_QUESTIONS = 3  # a session's unanswered questions listed (the first)
 MIN_WORDS = 4  # "right?", "ok?", "any questions?": no question to answer
-MIN_SHARED = 2  # distinctive words a reply shares with a question to take it up
+MIN_SHARED = 1  # distinctive words a reply shares with a question to take it up (an answer says its subject)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _PREAMBLE = re.compile(
     r"^(?:\W*(?:quick|one|a|another|side|last)\s+question\s*[:,-]\s*|\W*also[,:]?\s+|\W*and\s+)", re.I
@@ -58,7 +58,20 @@ def questions(text: str) -> list[str]:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in STOP}
+    """Distinctive words, each cut to its stem ("squash", "squashing"; "delete", "deleting")."""
+    found = _WORD.findall(text.lower())
+    found += [part for w in found if "-" in w for part in w.split("-")]  # "customer-facing": customer
+    return {_stem(w) for w in found if len(w) >= MIN_STEM and w not in STOP}
+
+
+def _stem(word: str) -> str:
+    for end in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(end) and len(word) - len(end) >= MIN_STEM:
+            return word[: -len(end)]
+    return word
+
+
+MIN_STEM = 4
 
 
 def _names(text: str) -> set[str]:
@@ -84,7 +97,7 @@ def taken_up(question: str, replies: Sequence[str]) -> bool:
 # are open only when no reply came at all (the session ended, the model's API failed).
 _DECIDE = re.compile(
     r"^\W*(?:should\b|shall we\b|do (?:we|i) (?:need|want|have) to\b|does (?:it|this|that) matter\b|"
-    r"what about\b|is it (?:ok|okay|fine|safe) to\b|(?:keep|drop|use)\b[^?]{0,80}\bor\b)",
+    r"what about\b|is it (?:ok|okay|fine|safe|worth)\b|are we (?:ok|okay|fine|good)\b)",
     re.I,
 )
 _ASKING = re.compile(
@@ -92,6 +105,15 @@ _ASKING = re.compile(
     r"can|could|may|might|must|would|will|have|has|had|any)\b",
     re.I,
 )
+
+
+def _window_end(turns: Sequence[Turn], users: list[int], k: int) -> int:
+    """Where the replies to user message ``users[k]`` end: at the next user message after a reply
+    (two messages in a row, one reply answering both: the second does not cut the first off)."""
+    for nxt in users[k + 1 :]:
+        if any(t.role == "assistant" or t.kind == "tool_call" for t in turns[users[k] + 1 : nxt]):
+            return nxt
+    return len(turns)
 
 
 def unanswered(turns: Sequence[Turn]) -> list[tuple[str, int]]:
@@ -103,7 +125,7 @@ def unanswered(turns: Sequence[Turn]) -> list[tuple[str, int]]:
         asked = questions(turns[i].text)
         if not asked:
             continue
-        end = users[k + 1] if k + 1 < len(users) else len(turns)
+        end = _window_end(turns, users, k)
         replies = [t.text for t in turns[i + 1 : end] if t.role == "assistant" and t.kind == "message"]
         worked = any(t.kind == "tool_call" for t in turns[i + 1 : end])
         later = [" ".join(turns[j].text.split()) for j in users[k + 1 :]]
