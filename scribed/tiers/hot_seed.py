@@ -6,7 +6,7 @@ agent's hot file is re-seeded from that entry, in the Squad spawn-block fields:
 
 * ``Current task:`` none running, followed by the last session's open items (a session that
   asked nothing and left nothing: the newest earlier entry's, said to be that session's);
-* ``Active decisions:`` the entry's decisions (final forms), then the earlier ones still standing;
+* ``Active decisions:`` the entry's decisions (final forms); none: the last deciding session's, dated;
 * ``Last actions:`` the last session's date and goal, its outcome, and a pointer to its cold entry
   (cold file relative to the root, entry id);
 * ``Blockers:`` its errors that no fix resolved;
@@ -27,7 +27,6 @@ A file that changed in any other way is left in place with a warning.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -124,8 +123,8 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     """The seed's content, read back from the cold entry as written (a file anyone may edit: each
     field passes the door). A session that asked nothing ("ok", "thanks": its goal names nothing)
     and left no decision, open item or blocker does not wipe the work before it: the newest
-    earlier entry that left some gives them, said to be that session's. The earlier sessions'
-    decisions still standing follow its own (:func:`_still_active`)."""
+    earlier entry that left some gives them, said to be that session's. A session that decided
+    nothing shows the decisions of the last one that did (:func:`_last_decided`)."""
     s = _session(layout, agent, e)
     _, entries = cold.parsed(layout.cold_file(agent))
     before = sorted((x for x in entries if x.date < e.date), key=lambda x: x.date, reverse=True)
@@ -142,63 +141,27 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
                 break
             if not content_free(p.goal):
                 break  # a session that did work and left nothing open: what came before it is closed
-    s.decisions += _still_active(before[:CARRY_BACK], s.decisions)
+    if not s.decisions and not s.carried:
+        s.decisions = _last_decided(before[:CARRY_BACK])
     return s
 
 
 CARRY_BACK = 5  # earlier entries looked at for the work a session of chatter left as it was
-_TERM = re.compile(r"[a-z][a-z0-9_.+-]{2,}|[0-9][\w.]*")
 
 
-def _subject(decision: str) -> set[str]:
-    """A decision's terms, lowercased, but stop words: what it is about."""
-    from scribed.compress.stopwords import STOP  # here: a seed reads it, a spawn does not
-
-    found = {t.strip(".") for t in _TERM.findall(decision.lower())}
-    return {
-        t[:-1] if t.endswith("s") and len(t) > MIN_STEM else t
-        for t in found
-        if t not in STOP and t not in _CHOOSING
-    }
-
-
-# How a decision is said, not what it is about: "keep the pandas export" and "we keep bigserial ids"
-# share no subject.
-_CHOOSING = frozenset((
-    "use", "using", "used", "keep", "keeping", "kept", "switch", "switching", "drop", "dropping", "pin",
-    "pinning", "move", "moving", "go", "going", "stick", "stay", "choose", "chose", "pick", "adopt", "prefer",
-    "replace", "revert", "avoid", "ditch", "scrap", "scratch", "bump", "upgrade", "downgrade", "migrate",
-    "decide", "decided", "let", "let's", "we'll", "instead", "rather", "over",
-))  # fmt: skip
-
-
-MIN_STEM = 4  # a term this long or longer is one with its plural, and with a longer term it begins
-
-
-def _shares(a: set[str], b: set[str]) -> bool:
-    """Whether two decisions' terms meet: one in both, or one beginning another ("uuid", "uuidv7")."""
-    return bool(a & b) or any(
-        x.startswith(y) or y.startswith(x) for x in a for y in b if min(len(x), len(y)) >= MIN_STEM
-    )
-
-
-def _still_active(before: list[Entry], later: list[str]) -> list[str]:
-    """The decisions of the entries ``before`` the seed's (newest first), that no later
-    decision shares a term with, each with its day: a decision still stands until one on its
-    subject replaces it, and a session that decided nothing did not undo it (the hot file held
-    only the last session's, so "use stdlib csv, not pandas" left the next spawn's hot file when
-    a session about the deploy followed). Sharing any term is taken as replacing: an earlier
-    decision is left out rather than shown current beside one that may reverse it."""
-    taken = [_subject(d) for d in later]
-    out: list[str] = []
+def _last_decided(before: list[Entry]) -> list[str]:
+    """The decisions of the newest of the entries ``before`` the seed's that made some, each with
+    its day: a session that decided nothing did not undo them (the hot file held only the last
+    session's, so "use the stdlib csv module, not pandas" left the next spawn's hot file when a
+    session about the deploy followed). Only that session's: an older decision it may have
+    reversed in other words is never shown beside it as current (a review's: a shared-term test
+    let "use Postgres for the job queue" stand beside "move background jobs onto SQS")."""
     for earlier in before:
-        decisions = [
-            live.whole_line(redacted(d), ITEM_CHARS) for d in cold.sections(earlier.text).get("decisions", [])
-        ]
-        day = earlier.date[:10]
-        out += [f"{d} ({day})" for d in decisions if not any(_shares(_subject(d), t) for t in taken)]
-        taken += [_subject(d) for d in decisions]
-    return out
+        decisions = cold.sections(earlier.text).get("decisions", [])
+        if decisions:
+            day = earlier.date[:10]
+            return [f"{live.whole_line(redacted(d), ITEM_CHARS)} ({day})" for d in decisions]
+    return []
 
 
 def _session(layout: Layout, agent: str, e: Entry) -> LastSession:
