@@ -33,6 +33,9 @@ HELD_OUT = [
     "hmm, I'll sort the bucket policy out with Marta after lunch",
     "Not your problem, the platform team owns that role. I will ping them on Monday.",
     "That's blocked on the infra team; we'll come back to it later.",
+    # a review's: the work waits
+    "Not now, the deploy can wait until Piotr is back next week.",
+    "The deploy will have to wait until the grant lands.",
 ]
 NOT_DEFERRED = [
     "Piotr granted the permission, run the deploy again",

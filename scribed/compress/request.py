@@ -472,6 +472,8 @@ def clause_kind(clause: str, *, question: bool = False) -> str:
     not to do it now, a plan for later: :func:`_put_off`), :data:`OFFERS` or :data:`TELLS`
     (anything else: a statement, an acknowledgement)."""
     low, raw = _words_of(clause)
+    if not question and _WAITS.search(clause):
+        return DEFERS  # "the deploy can wait until Piotr is back", "it will have to wait", "not now"
     if asks(clause, question=question):
         order = not question and low and _order(low, raw, _lead(low))
         return DEFERS if order and _puts_off(low, clause) else ASKS
@@ -501,6 +503,9 @@ _LATER = re.compile(
     re.I,
 )
 _WE_PLAN = word_set("will ll shall can could")
+# A statement that the work waits: "the deploy can wait until Piotr is back", "it'll have to wait",
+# "not now" (a review's: these showed the agent's "waiting" sentence as the failure's fix).
+_WAITS = re.compile(r"\b(?:can|could|will|ll|has to|have to|must|should|may)\s+wait\b|^\W*not now\b", re.I)
 # An order "for now" puts its work off when its verb is one of leaving it ("leave the deploy for
 # now", "skip it for the moment", "park it until then"); with a verb of doing it asks for a stopgap
 # now ("mock the cache client for now so the tests run", "pin numpy to 1.26 for now").

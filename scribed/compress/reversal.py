@@ -276,10 +276,23 @@ def names_returned(new_text: str, old_text: str) -> bool:
         return False
     old_text = claim(old_text)
     mine = set(_seq(new_text))
+    bare = _bare_return(new_text)
     return any(
-        x in back and (not about or bool(about & mine)) and in_scope(new_text, old_text)
+        x in back and (not about or bool(about & mine) or bare) and in_scope(new_text, old_text)
         for x, about in _changes(old_text)
     )
+
+
+def _bare_return(new_text: str) -> bool:
+    """Whether the choice again is said bare: nothing before its verb in its clause but a lead-in
+    ("On second thought, keep Jest.", "hmm, RQ lacks retries. keep Celery."): it says nothing of
+    another subject, so the thing it names is the change's (a review's: "stick with Jest" left
+    "switch the test runner from Jest to Vitest" current, for want of a second shared term)."""
+    m = _RETURN.search(new_text)
+    if m is None:
+        return False
+    clause = re.split(r"[,;:.!?]", new_text[: m.start()])[-1]
+    return not _seq(clause)
 
 
 # A qualifier saying where or for what a decision holds ("for the tests", "in CI", "on mobile

@@ -55,8 +55,8 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _WORD = re.compile(r"[\w.#/-]+", re.UNICODE)
 # A markdown transcript's heading or speaker line stamped with a date and time ("# aider chat
 # started at 2026-11-22 15:40:12", "_**User (2026-11-25 13:02Z)**_"), not a date said in a message
-# (Aider writes a user's message as a "#### " line: a heading of three marks or fewer is taken).
-_MARKED_DATE = re.compile(r"(?:#{1,3}\s|_\*\*)[^\n]{0,60}?(?P<d>\d{4}-\d{2}-\d{2})[ T]\d{2}:\d{2}")
+# (a title, "# …": Aider writes a user's message as a "#### " line, an agent its own sections as "## ").
+_MARKED_DATE = re.compile(r"(?:#\s|_\*\*)[^\n]{0,60}?(?P<d>\d{4}-\d{2}-\d{2})[ T]\d{2}:\d{2}")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, tier TEXT, size INTEGER, mtime_ns INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5(
