@@ -50,31 +50,43 @@ def test_a_tools_elision_note_is_no_unit_and_read_line_numbers_go() -> None:
 
 
 def test_a_listing_in_tool_output_gives_one_line_for_all_its_lines() -> None:
-    """A test runner's PASSED lines, numbered code lines, a progress log: lines of one shape once
-    their numbered words are masked (padded columns too) are a listing, and its first line stands
-    for the rest, across outputs as well; other lines of the output that name something are kept
-    (a tally, "collected 40 items", "40 passed in 4.74s", names nothing: tests/test_error_junk.py)."""
+    """Numbered code lines, a progress log: lines of one shape once their numbered words are masked
+    (padded columns too) are a listing, and its first line stands for the rest, across outputs as
+    well; other lines of the output that name something are kept (a tally, "collected 40 items",
+    "40 passed in 4.74s", names nothing: tests/test_error_junk.py). A test runner's PASSED lines
+    and its header ("rootdir: /srv/app") are no units at all (exploratory test 44:
+    tests/test_tool_junk.py)."""
     run = "\n".join(
         [
             "============================= test session starts ==============================",
+            "platform linux -- Python 3.12.1, pytest-8.0.0, pluggy-1.4.0",
             "rootdir: /srv/app",
             "collected 40 items",
             *(
                 f"tests/test_{m}.py::test_case_{i:03d} PASSED{' ' * (i % 7 + 3)}[ {i * 2:2d}%]"
                 for i, m in zip(range(40), ["auth", "models", "server", "users"] * 10, strict=True)
             ),
+            *(
+                f"Running upgrade {i:03d} -> {i + 1:03d}{' ' * (i % 3 + 1)}in alembic/versions/{i:03d}_ledger.py"
+                for i in range(6)
+            ),
             "============================== 40 passed in 4.74s ===============================",
         ]
     )
     again = "\n".join(
-        [*(f"tests/test_cache.py::test_evict_{i} PASSED [ {i}%]" for i in range(5)), "5 passed"]
+        [
+            *(
+                f"Running upgrade {i:03d} -> {i + 1:03d} in alembic/versions/{i:03d}_ledger.py"
+                for i in range(6, 9)
+            ),
+            "5 passed",
+        ]
     )
     texts = [u.text for u in units.split([_read(run, 1), _read(again, 2)]).units]
-    passed = [t for t in texts if "PASSED" in t]
-    assert passed == ["tests/test_auth.py::test_case_000 PASSED [ 0%]"], texts
-    assert "rootdir: /srv/app" in texts and not any("40 passed" in t or "collected" in t for t in texts), (
-        texts
-    )
+    upgrades = [t for t in texts if "upgrade" in t]
+    assert upgrades == ["Running upgrade 000 -> 001 in alembic/versions/000_ledger.py"], texts
+    assert not [t for t in texts if "PASSED" in t or "rootdir" in t or "platform" in t], texts
+    assert not any("40 passed" in t or "collected" in t for t in texts), texts
     # two lines of a shape are no listing: both kept
     two = "\n".join(["retry 1 of 3: ledger_sync timed out", "retry 2 of 3: ledger_sync timed out"])
     assert len(units.split([_read(two, 1)]).units) == 2

@@ -23,6 +23,7 @@ from scribed.compress.anchor_text import clean
 from scribed.compress.anchor_text import format_anchor as format_anchor
 from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
+from scribed.compress.command_line import SHELL_TOOLS as _SHELL_TOOLS
 from scribed.compress.decisions import Decisions, prefilter_for
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.questions import UNANSWERED, unanswered
@@ -124,20 +125,6 @@ def _directive(line: str, m: re.Match[str]) -> bool:
     return acts_on(clause)
 
 
-_SHELL_TOOLS = {
-    "shell",
-    "bash",
-    "run_terminal_cmd",
-    "terminal",
-    "exec",
-    "execute",
-    "run",
-    "exec_command",
-    "local_shell",
-    "powershell",
-    "container.exec",
-    "run_in_terminal",
-}
 _CMD_START = re.compile(
     r"^(?:\$\s+)?(?P<c>(?:pytest|python3?|pip|uv|git|npm|npx|pnpm|yarn|make|cargo|go|docker|kubectl|"
     r"ruff|mypy|scribed|gh|node|bash|sh|poetry|tox|just|terraform|helm|curl|alembic|psql|bundle|rake|rails|"

@@ -9,6 +9,23 @@ import re
 import shlex
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+# The tools (lowercased names) whose call is a shell command line: ``Bash pytest -q`` runs ``pytest -q``.
+SHELL_TOOLS = frozenset(
+    {
+        "shell",
+        "bash",
+        "run_terminal_cmd",
+        "terminal",
+        "exec",
+        "execute",
+        "run",
+        "exec_command",
+        "local_shell",
+        "powershell",
+        "container.exec",
+        "run_in_terminal",
+    }
+)
 _SHELL_C = re.compile(r"-[a-z]{0,4}c[a-z]{0,4}$")  # -c, -lc: the command follows
 _RUNS = frozenset({"exec", "run", "dlx", "x", "run-script"})
 _RUN_WORDS = [["exec"], ["dlx"], ["x"]]  # a package runner's word before a tool (not a script's "run")
@@ -49,6 +66,18 @@ def _program_at(words: list[str]) -> list[int]:
     if first in _WRAPPED and rest:
         return [0, rest[0]]
     return [0]
+
+
+def unwrapped(command: str) -> str:
+    """A command line without the shell that runs it: ``bash -lc 'pytest -q'`` is ``pytest -q``
+    (Codex runs every command so)."""
+    words = command.split(None, 2)
+    if words[2:] and words[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(words[1]):
+        inner = words[2].strip()
+        if len(inner) > 1 and inner[0] == inner[-1] and inner[0] in "'\"":
+            inner = inner[1:-1].strip()
+        return inner or command
+    return command
 
 
 def argv(command: str) -> list[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain
 
 from scribed.compress import content
+from scribed.compress.command_line import SHELL_TOOLS, unwrapped
 from scribed.compress.errors import error_in_line, may_hold_error, may_hold_error_at
 from scribed.compress.stopwords import STOP as _STOP
 from scribed.models import Turn
@@ -386,12 +387,15 @@ def _message(b: _Builder, turn: Turn, weight: float, prefix: str) -> None:
     _prose(b, para, turn.line, weight, prefix)
 
 
-def _tool_result(b: _Builder, turn: Turn) -> None:
+def _tool_result(b: _Builder, turn: Turn, calls: list[str] | None = None) -> None:
     """Tool output ranks low, but its error lines and its final result count.
 
     Its other lines stay candidates at a low weight (head and tail of a long output), so a session
     that is mostly tool output still spends its budget on the most informative of them. When the
     text holds nothing error-shaped, the lines between head and tail are not even looked at.
+    A test runner's header (:func:`_header_end`) is none, nor are its first lines when they name
+    only what the call (``calls``: the tool calls since the last message) named, the tool's
+    confirmation of it ("File created successfully at: P" after ``Write {"file_path": "P"…}``).
     """
     text = turn.text
     lines = list(filter(None, map(str.strip, text.splitlines())))  # in C: outputs run long
@@ -402,15 +406,10 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
     elidable = not text.isascii() or any(map(text.lower().__contains__, _ELIDED_WORDS))
     last = len(lines) - 1
     maybe = may_hold_error(text)  # False: no line matches either (a line is a piece of the text)
-    tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
-    order: Iterable[int] = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
-    if maybe and tail > TOOL_HEAD_LINES:  # a line's number (below) holds no error word: same lines
-        order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
-    order = list(order)
-    if "→" in text or "\t" in text:  # a file read with line numbers: the lines used, without theirs
-        used = [_READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in map(lines.__getitem__, order)]
-    else:
-        used = list(map(lines.__getitem__, order))
+    order, used = _lines_used(text, lines, maybe=maybe)
+    head = _header_end(lines) if len(lines) >= MIN_HEADED_LINES else 0  # a runner's header: not the work
+    if head:  # its lines are the first ones used (head < TOOL_HEAD_LINES), none an error
+        del order[:head], used[:head]
     shapes = _listing_shapes(used)
     raw, line, before_tail = b.raw, turn.line, last - TOOL_TAIL_LINES
     for i, ln in zip(order, used, strict=True):
@@ -420,6 +419,8 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
         elif i == last and _RESULT.search(ln) and not _LOG.search(ln):
             if _names_something(ln):
                 b.add(ln, line, "result", 0.5)
+                if i < ECHO_LINES and calls and b.units and b.units[-1].text is ln:  # the unit made of it
+                    _drop_echo(b, ln, calls)
         elif (
             (i < TOOL_HEAD_LINES or i > before_tail)
             and not (noisy and _NOISE.search(ln))
@@ -427,9 +428,126 @@ def _tool_result(b: _Builder, turn: Turn) -> None:
         ):
             # one line of a listing stands for the rest (a test run's PASSED lines); a line given
             # before, or too short, adds nothing (checked before the words: most lines stop here)
-            if _listed(b, shapes, ln) or ln in raw or len(ln) < MIN_UNIT_CHARS or not _informative(ln):
+            # ... a section's title between rules ("___ test_x ___") neither (a tally's is the result)
+            if (
+                _listed(b, shapes, ln)
+                or ln in raw
+                or len(ln) < MIN_UNIT_CHARS
+                or not _informative(ln)
+                or (ln[-1] in _RULE_CHARS and ln.startswith(_BANNER) and ln.endswith(_BANNER))
+            ):
                 continue
             b.add(ln, line, "tool", 0.12, named=True)  # naming something (judged on its tokens)
+            if i < ECHO_LINES and calls and b.units and b.units[-1].text is ln:  # the unit made of it
+                _drop_echo(b, ln, calls)
+
+
+def _lines_used(text: str, lines: list[str], *, maybe: bool) -> tuple[list[int], list[str]]:
+    """The indexes of an output's lines that may give units (head and tail, and lines between
+    that may hold an error when ``maybe``), and those lines as used (a file read's without their
+    line numbers)."""
+    last = len(lines) - 1
+    tail = max(TOOL_HEAD_LINES, last - TOOL_TAIL_LINES + 1)
+    order: Iterable[int] = chain(range(min(TOOL_HEAD_LINES, len(lines))), range(tail, len(lines)))
+    if maybe and tail > TOOL_HEAD_LINES:  # a line's number (below) holds no error word: same lines
+        order = sorted({*order, *_error_candidates(lines, TOOL_HEAD_LINES, tail)})
+    order = list(order)
+    if "→" in text or "\t" in text:  # a file read with line numbers: the lines used, without theirs
+        return order, [
+            _READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in map(lines.__getitem__, order)
+        ]
+    return order, list(map(lines.__getitem__, order))
+
+
+# A tool's confirmation of its call is one of the first lines of its output.
+ECHO_LINES = 2
+ECHO_CALL_CHARS = 4000  # of each call: its name and arguments' start (a Write's content follows)
+ECHO_CALLS = 4  # the latest calls: those made together, before their results
+ECHO_CHARS = 240  # a confirmation is one short line
+
+
+def _drop_echo(b: _Builder, line: str, calls: list[str]) -> None:
+    """Takes back the unit just made of a tool's ``line`` (its text, as given: a line that was not
+    one, with runs of spaces, is let be) when it names only what its call named
+    ("File created successfully at: P", "Switched to a new branch 'feat/x'"): it confirms the call,
+    whose file and command the entry lists. Judged on the unit's tokens, after the pool's checks
+    (most lines never become units); each name is looked for as the line spells it in the start of
+    the latest calls (found in C, nothing copied; a token is lowercased, the line's ASCII text is not)."""
+    if len(line) > ECHO_CHARS:
+        return  # a confirmation is short
+    vocab = b.vocab
+    named = [vocab.words[i] for i in b.units[-1].tokens if vocab.named[i]]
+    if not named:
+        return
+    recent = calls[-ECHO_CALLS:]
+    if line.isascii():
+        low = line.lower()  # same length: a token's place in it is its place in the line
+        spelled = [line[at : at + len(w)] for w in named if (at := low.find(w)) >= 0]
+    else:
+        spelled, recent = named, [c[:ECHO_CALL_CHARS].lower() for c in recent]
+
+    def called(words: Iterable[str]) -> bool:
+        return all(any(c.find(w, 0, ECHO_CALL_CHARS) >= 0 for c in recent) for w in words)
+
+    if (
+        len(spelled) == len(named)
+        and called(spelled)
+        and called(m.group(0) for m in _NAMED_SHAPE.finditer(line))
+    ):
+        b.units.pop()
+
+
+# A test runner's header: a line naming versions (``platform linux -- Python 3.12.4, pytest-8.3.2``,
+# ``> web@2.4.1 test``, ``go: downloading github.com/x/y v1.9.0``), then settings (``rootdir:
+# /src/app``, ``plugins: cov-5.0.0, xdist-3.6.1``), between banners (``=== test session starts ===``).
+HEADER_LINES = 12
+HEADER_CHARS = 240  # a header's line is shorter
+_SETTING = re.compile(r"[a-z][a-z_-]*:\s*[^\s,]+(?:,\s*[^\s,]+)*")
+_BANNER = ("===", "---", "___", "***", "!!!")
+_RULE_CHARS = frozenset("=-_*!")  # a banner's last character: most lines are no banner by it alone
+MIN_HEADED_LINES = 4  # an output with a header: a header's line or two, then a body
+_VERSIONED = re.compile(r"\d\.\d")
+_HASH = re.compile(r"(?<![.\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,12}(?![.\w-])")
+
+
+def _header_end(lines: list[str]) -> int:
+    """How many of an output's first lines are its header: versions of the tool, its interpreter
+    and plugins (:func:`_environment`), then the root and config it found (:data:`_SETTING`),
+    banners between them. They name the environment, not the work: the same on every run. A
+    header is followed by the output's body (an output of MIN_HEADED_LINES lines or more: the
+    caller checks); an output that is all "header" (``python --version``'s answer) is its own
+    answer, and has none."""
+    end = 0
+    for k, ln in enumerate(lines[:HEADER_LINES]):
+        banner = ln.startswith(_BANNER) or ln.endswith(_BANNER)
+        # a setting only after the versions (``cat config.yml`` starts with settings too); an
+        # error ends it, as anything else does
+        if not (banner or (end and _SETTING.fullmatch(ln)) or _environment(ln)) or error_in_line(ln):
+            break
+        end = end if banner else k + 1
+    return end if end < len(lines) else 0
+
+
+def _environment(line: str) -> bool:
+    """Whether a line names versions and nothing else: each name it gives is a version
+    (``pytest-8.3.2``, ``v1.9.0``), the name of the one following it (``github.com/x/y v1.9.0``) or
+    an absolute path (the interpreter's, the root's); a commit's hash is the work. A header's line
+    is short: a longer one is not read."""
+    if len(line) > HEADER_CHARS or _VERSIONED.search(line) is None:
+        return False
+    toks = list(_ordered(line))
+    named = [k for k, t in enumerate(toks) if _names_id(t)]
+    low = f" {line.lower()}"  # a token's leading "/" is stripped: an absolute path is found in the line
+    return (
+        bool(named)
+        and all(
+            _VERSIONED.search(toks[k])
+            or (k + 1 < len(toks) and _VERSIONED.search(toks[k + 1]))
+            or any(f"{lead}{toks[k]}" in low for lead in (" /", "(/", "~/"))
+            for k in named
+        )
+        and _HASH.search(line) is None
+    )
 
 
 _EDGES = "[](){}%.,:;|'\"`"
@@ -472,7 +590,11 @@ _VERSION_OR_HASH = re.compile(
     r"\b\d+\.\d+\.\d+\b|(?<![.\w-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,12}(?![.\w-])"
 )  # a commit's short hash: not a digest (32+ hex) nor a diff's "index f89a028..3d92976"
 _FAILED_TALLY = re.compile(r"\b[1-9]\d*\s+(?:failed|errors?|failures?)\b", re.IGNORECASE)
-_PROGRESS = re.compile(r"(?:^|\s)[.EFsSxX]+\s+\[\s{0,2}\d{1,3}%\]$")  # pytest's marks, then the share done
+# pytest's marks, or a test's status (``-v``: ``tests/t.py::test_x PASSED [ 12%]``), then the share
+# of the run done: the run's progress (its tally and failures say what a reader needs)
+_PROGRESS = re.compile(
+    r"(?:^|\s)(?:[.EFsSxX]+|PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)\s+\[\s{0,2}\d{1,3}%\]$"
+)
 _MIXED_CASE = re.compile(r"\b[A-Za-z]*[a-z][A-Z]\w*")
 # The three in one scan (the pool's check; :func:`_names_something` is the reference)
 _NAMED_SHAPE = re.compile(f"{_VERSION_OR_HASH.pattern}|{_MIXED_CASE.pattern}|(?i:{_FAILED_TALLY.pattern})")
@@ -528,6 +650,19 @@ def _data_call(first: str, tool: str | None) -> bool:
     return args.startswith(("{", "[{", '["', "[]", "***"))  # not a shell's test: "[ -f .env ] && …"
 
 
+def shell_command(first: str, tool: str | None) -> str:
+    """A call's first line without the name of the shell tool that ran it, nor the shell's ``bash
+    -lc`` (``Bash pytest -q`` and ``shell bash -lc 'pytest -q'`` are ``pytest -q``, as the entry's
+    commands show it); another tool's call keeps its name (``Grep TODO`` says what ran). '' for a
+    program given data through the shell (``apply_patch *** Begin Patch``: :func:`_data_call`)."""
+    if not (tool and tool.lower() in SHELL_TOOLS and first.startswith(tool)):
+        return first
+    cmd = unwrapped(first[len(tool) :].strip(" :"))
+    if not cmd:
+        return first
+    return "" if _data_call(cmd, cmd.split(None, 1)[0]) else cmd
+
+
 def last_said(turns: list[Turn]) -> Turn | None:
     """The session's last assistant message (its units weigh more: the answer it ended on)."""
     return next((t for t in reversed(turns) if t.role == "assistant" and t.kind == "message"), None)
@@ -540,15 +675,22 @@ def split(turns: Iterable[Turn], *, part: bool = False, last: Turn | None = None
     b = _Builder()
     turns = list(turns)
     final = last if part else last_said(turns)
+    calls: list[str] = []  # the tool calls since the last message (parallel calls come before their results)
     for t in turns:
         if t.kind == "thinking" or not t.text.strip():
             continue
         if t.kind == "tool_result" or t.role == "tool":
-            _tool_result(b, t)
-        elif t.kind == "tool_call":
+            _tool_result(b, t, calls)
+            continue
+        if t.kind != "tool_call":
+            calls = []
+        if t.kind == "tool_call":
+            calls.append(t.text)
             first = t.text.strip().split("\n", 1)[0]
             if not _data_call(first, t.tool_name):
-                b.add(f"`{first}`" if "`" not in first else first, t.line, "command", 0.7)
+                first = shell_command(first, t.tool_name)
+                if first:
+                    b.add(f"`{first}`" if "`" not in first else first, t.line, "command", 0.7)
         elif t.role == "user":
             _message(b, t, 1.5, "user: ")
         elif t.kind == "summary" or t.role == "summary":

@@ -1,0 +1,260 @@
+"""Tool boilerplate is no key point (exploratory test 44).
+
+A test runner's header names its environment (interpreter, versions, root, config), not the work; a
+tool's confirmation of a call names only what the call named; a passing test's line is the run's
+progress; a shell call's key point is its command, not the tool's name. Held-out cases are
+phrasings and tools the fix was not written from; the misses are ``xfail`` with the reason.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from scribed.compress import units
+from scribed.models import Turn
+
+T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+
+
+def _turns(*spec: tuple[str, str] | tuple[str, str, str]) -> list[Turn]:
+    out = []
+    for i, t in enumerate(spec):
+        role, text = t[0], t[1]
+        kind = t[2] if len(t) > 2 else ("tool_result" if role == "tool" else "message")  # type: ignore[misc]
+        turn = Turn(role, text, kind, T0 + timedelta(minutes=i), i + 1, (i + 1) * 100)  # type: ignore[arg-type]
+        if kind in ("tool_call", "tool_result"):
+            turn.tool_name = (
+                text.split(" ", 1)[0] if kind == "tool_call" else (out[-1].tool_name if out else None)
+            )
+        out.append(turn)
+    return out
+
+
+def _call(args: str, tool: str = "Bash") -> tuple[str, str, str]:
+    return ("assistant", f"{tool} {args}", "tool_call")
+
+
+def _pool(*spec: tuple[str, str] | tuple[str, str, str]) -> list[str]:
+    return [u.text for u in units.split(_turns(*spec)).units]
+
+
+PYTEST = """============================= test session starts ==============================
+platform linux -- Python 3.12.4, pytest-8.3.2, pluggy-1.5.0
+rootdir: /home/dana/src/kelpie
+configfile: pyproject.toml
+collected 312 items
+
+tests/test_accessions.py ........................................... [ 13%]
+tests/test_export.py .......F................................ [ 26%]
+
+=================================== FAILURES ===================================
+___________________________ test_viability_rounding ____________________________
+    def test_viability_rounding():
+>       assert export_row(ACC)["viability_pct"] == "87.50"
+E       AssertionError: assert '87.5' == '87.50'
+
+tests/test_export.py:41: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_export.py::test_viability_rounding - AssertionError: assert '87.5' == '87.50'
+======================== 1 failed, 311 passed in 4.87s ========================="""
+
+
+def _without(got: list[str], *starts: str) -> list[str]:
+    return [g for g in got if g.startswith(starts)]
+
+
+# --- A. a test runner's header ------------------------------------------------------------------
+def test_a_test_runners_header_is_no_key_point() -> None:
+    got = _pool(("user", "Add the CSV export."), _call("pytest -q tests/"), ("tool", PYTEST))
+    assert not _without(got, "platform", "rootdir", "configfile"), got
+    assert any("test_viability_rounding" in g for g in got), got  # the body stays
+
+
+HELD_OUT_HEADERS = {
+    "pytest -v, other plugins": (
+        "============ test session starts ============\n"
+        "platform darwin -- Python 3.11.9, pytest-7.4.4, pluggy-1.3.0 -- /usr/local/bin/python3\n"
+        "cachedir: .pytest_cache\n"
+        "rootdir: /Users/ola/work/quarry\n"
+        "plugins: anyio-4.4.0, cov-5.0.0, xdist-3.6.1\n"
+        "collecting ... collected 48 items\n\n"
+        + "\n".join(f"quarry/tests/test_dig_{n}.py::test_dig FAILED" for n in ("sand", "clay", "rock"))
+        + "\nquarry/tests/test_survey.py:88: KeyError\n"
+        "=========== 3 failed, 45 passed in 2.10s ==========="
+    ),
+    "npm run test (jest)": (
+        "> quarry-web@2.4.1 test\n> jest --ci\n\n"
+        " FAIL  src/survey.test.js\n  ● survey › maps the grid\n\n"
+        "    expect(received).toEqual(expected)\n\n"
+        "Tests:       1 failed, 14 passed, 15 total\nTime:        2.345 s"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT_HEADERS))
+def test_held_out_runner_headers_are_no_key_points(name: str) -> None:
+    got = _pool(("user", "Run the tests."), _call("make test"), ("tool", HELD_OUT_HEADERS[name]))
+    header = ("platform", "cachedir", "rootdir", "plugins", "> quarry-web")
+    assert not _without(got, *header), got
+    assert any("survey" in g or "test_dig" in g for g in got), got
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        pytest.param(
+            "go: downloading github.com/stretchr/testify v1.9.0\n"
+            "go: downloading gopkg.in/yaml.v3 v3.0.1\n"
+            "--- FAIL: TestSurveyGrid (0.00s)\n    survey_test.go:41: got 87.5, want 87.50\nFAIL",
+            id="go test: module downloads",
+        ),
+        pytest.param(
+            "   Compiling quarry v0.3.0 (/home/ola/src/quarry)\n"
+            "    Finished `test` profile [unoptimized + debuginfo] target(s) in 3.42s\n"
+            "     Running unittests src/lib.rs (target/debug/deps/quarry-3f2a1b0c9d8e7f6a)\n"
+            "running 3 tests\ntest survey::tests::grid ... FAILED\n"
+            "test result: FAILED. 2 passed; 1 failed; 0 ignored",
+            id="cargo test: compiling and running",
+            marks=pytest.mark.xfail(
+                reason="cargo's progress verbs name the crate's root and its test binary: a line of "
+                "the work's own paths, not told from the run's results by what it carries",
+                strict=True,
+            ),
+        ),
+    ],
+)
+def test_held_out_build_progress_is_no_key_point(output: str) -> None:
+    got = _pool(("user", "Run the tests."), _call("make test"), ("tool", output))
+    assert not _without(got, "go: downloading", "Compiling", "Running unittests"), got
+
+
+def test_a_version_alone_and_a_status_listing_stay() -> None:
+    """What the rule must not take: ``python --version``'s answer (the whole output, no body after
+    it), and ``git status``'s modified files (not at the head of the output)."""
+    got = _pool(
+        ("user", "Which Python is this?"),
+        _call("python --version"),
+        ("tool", "Python 3.11.4"),
+        _call("git status"),
+        ("tool", "On branch main\nChanges not staged for commit:\n\tmodified:   src/quarry/survey.py\n"),
+    )
+    assert "Python 3.11.4" in got, got
+    assert any("src/quarry/survey.py" in g for g in got), got
+
+
+# --- A. a tool's confirmation, a passing test's line, the shell tool's name ----------------------
+def test_a_tools_confirmation_of_its_call_is_no_key_point() -> None:
+    got = _pool(
+        ("user", "Add the CSV export."),
+        _call('{"file_path":"/home/dana/src/kelpie/tests/test_export.py","content":"x = 1\\n"}', "Write"),
+        ("tool", "File created successfully at: /home/dana/src/kelpie/tests/test_export.py"),
+        _call(
+            '{"file_path":"/home/dana/src/kelpie/kelpie/cli.py","old_string":"a","new_string":"b"}', "Edit"
+        ),
+        ("tool", "The file /home/dana/src/kelpie/kelpie/cli.py has been updated."),
+    )
+    assert not [g for g in got if "successfully" in g or "has been updated" in g], got
+
+
+@pytest.mark.parametrize(
+    ("call", "output"),
+    [
+        (
+            _call(
+                "*** Begin Patch\n*** Update File: src/quarry/survey.py\n@@\n-a\n+b\n*** End Patch",
+                "apply_patch",
+            ),
+            "Success. Updated the following files:\nM src/quarry/survey.py",
+        ),
+        (
+            _call('{"target_file":"src/quarry/grid.ts","code_edit":"export const N = 4;"}', "edit_file"),
+            "Successfully edited src/quarry/grid.ts",
+        ),
+        (_call("git checkout -b feat/survey-grid"), "Switched to a new branch 'feat/survey-grid'"),
+        (
+            _call('{"path":"docs/survey.md","content":"# Survey"}', "create_file"),
+            "Wrote 1 line to docs/survey.md",
+        ),
+    ],
+)
+def test_held_out_confirmations_are_no_key_points(call: tuple[str, str, str], output: str) -> None:
+    got = _pool(("user", "Map the survey grid."), call, ("tool", output))
+    assert not [g for g in got if g.startswith(("Success", "Switched", "Wrote", "M src"))], got
+
+
+def test_a_confirmation_naming_something_new_stays() -> None:
+    got = _pool(
+        ("user", "Commit it."),
+        _call("git commit -am 'Add the survey grid'"),
+        ("tool", "[feat/survey-grid 3e1f0a2] Add the survey grid\n 2 files changed, 40 insertions(+)"),
+    )
+    assert any("3e1f0a2" in g for g in got), got
+
+
+def test_a_passing_tests_line_is_no_key_point() -> None:
+    out = PYTEST.replace(
+        "tests/test_accessions.py ........................................... [ 13%]",
+        "tests/test_accessions.py::test_accessions_case_000 PASSED [ 0%]",
+    )
+    got = _pool(("user", "Add the CSV export."), _call("pytest -v tests/"), ("tool", out))
+    assert not [g for g in got if "PASSED" in g], got
+
+
+_NO_PASS_MARK = pytest.mark.xfail(
+    reason="only pytest's lines end in the share of the run done, which the pool's existing '%]' "
+    "prefilter finds; checking every tool line's end for another runner's pass mark cost 1-2% of "
+    "the unit pool's time (the throughput benchmark's hot loop)",
+    strict=True,
+)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        pytest.param(
+            "=== RUN   TestSurveyGrid\n--- PASS: TestSurveyGrid (0.00s)\n=== RUN   TestDig\n"
+            "--- FAIL: TestDig (0.01s)\nFAIL",
+            id="go test -v",
+            marks=_NO_PASS_MARK,
+        ),
+        pytest.param(
+            "running 2 tests\ntest survey::tests::grid_maps_cells ... ok\ntest dig::tests::depth ... FAILED\n",
+            id="cargo test",
+            marks=_NO_PASS_MARK,
+        ),
+        pytest.param(
+            "PASS src/survey.test.js\n  ✓ maps the grid cells (5 ms)\n  ✕ digs to depth (3 ms)\n", id="jest"
+        ),
+        pytest.param(
+            "test_grid_maps_cells (quarry.tests.test_survey.SurveyTest) ... ok\n"
+            "test_depth (quarry.tests.test_dig.DigTest) ... FAIL\n",
+            id="unittest -v",
+            marks=_NO_PASS_MARK,
+        ),
+        pytest.param(
+            "============ test session starts ============\n"
+            "quarry/tests/test_survey.py::test_grid_maps_cells PASSED          [ 50%]\n"
+            "quarry/tests/test_dig.py::test_depth FAILED                       [100%]\n",
+            id="pytest -v, other tests",
+        ),
+    ],
+)
+def test_held_out_passing_test_lines_are_no_key_points(output: str) -> None:
+    got = _pool(("user", "Run the tests."), _call("make test"), ("tool", output))
+    assert not [g for g in got if "PASS:" in g or g.endswith(("... ok", "ok`")) or "✓" in g], got
+
+
+def test_a_shell_calls_key_point_is_its_command() -> None:
+    got = _pool(("user", "Run the tests."), _call('pytest -q tests/\n{"description":"Run the suite"}'))
+    assert "`pytest -q tests/`" in got and not [g for g in got if "Bash" in g], got
+
+
+def test_held_out_shell_tool_names() -> None:
+    got = _pool(
+        ("user", "Run the tests."),
+        _call("bash -lc 'cargo test -p quarry'", "shell"),
+        _call("npm run lint", "run_terminal_cmd"),
+    )
+    assert not [g for g in got if g.startswith(("`shell", "`run_terminal_cmd"))], got
