@@ -1,19 +1,24 @@
-"""Tool boilerplate is no key point (exploratory test 44).
+"""Tool boilerplate is no key point, a tool call's JSON is no "last action" (exploratory test 44).
 
 A test runner's header names its environment (interpreter, versions, root, config), not the work; a
 tool's confirmation of a call names only what the call named; a passing test's line is the run's
-progress; a shell call's key point is its command, not the tool's name. Held-out cases are
-phrasings and tools the fix was not written from; the misses are ``xfail`` with the reason.
+progress; a shell call's key point is its command, not the tool's name. The live hot file's last
+actions summarise a call whose arguments are JSON by its tool and file (or its plan), and a shell
+call by its command and the run's result. Held-out cases are phrasings and tools the fix was not
+written from; the misses are ``xfail`` with the reason.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from scribed.compress import units
-from scribed.models import Turn
+from scribed.models import Session, Turn
+from scribed.session.door import redact_session
+from scribed.tiers import live
 
 T0 = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 
@@ -258,3 +263,83 @@ def test_held_out_shell_tool_names() -> None:
         _call("npm run lint", "run_terminal_cmd"),
     )
     assert not [g for g in got if g.startswith(("`shell", "`run_terminal_cmd"))], got
+
+
+# --- B. the live hot file's last actions ---------------------------------------------------------
+def _actions(*spec: tuple[str, str] | tuple[str, str, str]) -> list[str]:
+    s = Session(agent="juno", session_id="s-1", source=Path("/x/a.jsonl"), kind="claude", turns=_turns(*spec))
+    text = live.render_live(redact_session(s), "claude")
+    return text.split("Last actions:")[1].split("Blockers:")[0].strip().splitlines()
+
+
+TODOS = (
+    '{"todos":[{"content":"Rewrite export_csv() with csv.DictWriter","status":"completed",'
+    '"activeForm":"Rewriting"},{"content":"Remove pandas from requirements-lambda.txt","status":"in_progress",'
+    '"activeForm":"Removing"},{"content":"Add an XLSX export","status":"pending","activeForm":"Adding"}]}'
+)
+
+
+def test_last_actions_summarise_json_calls_by_tool_and_file() -> None:
+    got = _actions(
+        ("user", "Switch the export to csv."),
+        _call(TODOS, "TodoWrite"),
+        ("tool", "Todos have been modified successfully."),
+        _call(
+            '{"file_path":"/home/dana/src/kelpie/docs/cli.md","old_string":"## export","new_string":"x"}',
+            "Edit",
+        ),
+        ("tool", "The file /home/dana/src/kelpie/docs/cli.md has been updated."),
+        _call('pytest -q tests/\n{"description":"Run the suite"}'),
+        ("tool", "......\n312 passed in 4.66s"),
+    )
+    assert not [a for a in got if "{" in a or '"' in a], got
+    assert any("docs/cli.md" in a and "Edit" in a for a in got), got
+    assert any("Remove pandas from requirements-lambda.txt" in a and "1 of 3" in a for a in got), got
+    assert any("ran pytest -q tests/" in a and "312 passed" in a for a in got), got
+    assert not [a for a in got if "ran Bash" in a], got
+
+
+@pytest.mark.parametrize(
+    ("call", "shows"),
+    [
+        (_call('{"pattern":"def export_","path":"src/quarry","glob":"*.py"}', "Grep"), "def export_"),
+        (
+            _call(
+                '{"target_file":"src/quarry/grid.ts","code_edit":"export const N = 4;\\n// ..."}', "edit_file"
+            ),
+            "src/quarry/grid.ts",
+        ),
+        (
+            _call(
+                '{"plan":[{"step":"Map the grid","status":"completed"},{"step":"Dig","status":"in_progress"}]}',
+                "update_plan",
+            ),
+            "Dig",
+        ),
+        (
+            _call(
+                "*** Begin Patch\n*** Update File: src/quarry/survey.py\n@@\n-a\n+b\n*** End Patch",
+                "apply_patch",
+            ),
+            "src/quarry/survey.py",
+        ),
+        (
+            _call(
+                '{"notebook_path":"/w/quarry/analysis.ipynb","cell_id":"c3","new_source":"df.plot()"}',
+                "NotebookEdit",
+            ),
+            "analysis.ipynb",
+        ),
+        (
+            _call(
+                '{"url":"https://docs.rs/serde/latest/serde/","prompt":"How do I derive Serialize for an enum with data?"}',
+                "WebFetch",
+            ),
+            "docs.rs/serde",
+        ),
+    ],
+    ids=["Grep", "Cursor edit_file", "Codex update_plan", "Codex apply_patch", "NotebookEdit", "WebFetch"],
+)
+def test_held_out_json_calls_read_as_actions(call: tuple[str, str, str], shows: str) -> None:
+    got = _actions(("user", "Map the survey grid."), call)
+    assert got and shows in got[0] and '{"' not in got[0] and "***" not in got[0], got

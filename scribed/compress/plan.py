@@ -135,7 +135,7 @@ def _json(rest: str) -> object:
         return None
 
 
-def _items_of(value: object) -> list[Item] | None:
+def items_of(value: object) -> list[Item] | None:
     """Items from a JSON list of objects or strings, or a markdown checklist string."""
     if isinstance(value, str):
         return checklist(value)
@@ -185,11 +185,11 @@ def _todo_call(rest: str, prev: Plan | None) -> list[Item] | None:
     if parsed is None:
         return checklist(rest) or None  # SpecStory's "**Agent task list:**" checklist
     if isinstance(parsed, list):
-        return _items_of(parsed)
+        return items_of(parsed)
     if not isinstance(parsed, dict):
         return None
     value = next((parsed[k] for k in _LIST_KEYS if k in parsed), None)
-    items = _items_of(value)
+    items = items_of(value)
     if items is not None and parsed.get("merge") is True and prev is not None:
         return _merged(prev.items, items)
     return items

@@ -46,10 +46,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed import sources
-from scribed.compress import anchors, error_fixes
+from scribed.compress import anchors, error_fixes, tool_call
 from scribed.compress import plan as plan_mod
 from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
+from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import request
 from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir, sync_deferred
 from scribed.models import Session, Turn
@@ -174,19 +175,27 @@ def _stamp(t: Turn) -> str:
 def _actions(session: Session) -> list[str]:
     """The latest distinct tool calls and assistant messages, most recent first: an action done
     or said again is listed once (at its latest time), and a message that names nothing ("That
-    looks fine.", :func:`content_free`) is no action."""
+    looks fine.", :func:`content_free`) is no action. A call reads as what it did
+    (:func:`tool_call.describe`: ``Edit docs/cli.md``, not its JSON), a shell call with its
+    run's result (``ran pytest -q → 312 passed in 4.66s``)."""
     out: list[str] = []
     seen: set[str] = set()
-    for t in reversed(session.turns[-SCAN_TURNS:]):
+    turns = session.turns[-SCAN_TURNS:]
+    for k in range(len(turns) - 1, -1, -1):
         if len(out) >= MAX_ACTIONS:
             break
+        t = turns[k]
         if t.kind != "tool_call" and not (t.role == "assistant" and t.kind == "message"):
             continue
         first = t.text.strip().split("\n", 1)[0]  # the door redacted the whole text: a secret may span lines
         if not first:
             continue
         if t.kind == "tool_call":
-            what = f"ran {redacted_line(first, ITEM_CHARS)}"
+            did = tool_call.describe(t.text, t.tool_name)
+            if did.startswith("ran "):
+                got = _outcome(turns, k)
+                did = f"{did} → {got}" if got else did
+            what = redacted_line(did, ITEM_CHARS)
         elif content_free(first):
             continue
         else:
@@ -195,6 +204,25 @@ def _actions(session: Session) -> list[str]:
             seen.add(what)
             out.append(f"{_stamp(t)}{what}")
     return out
+
+
+OUTCOME_CHARS = 120  # a run's result shown after its command
+OUTCOME_AHEAD = 4  # turns after a call where its result is looked for (parallel calls come first)
+_TALLY = re.compile(r"\b\d+\s+(?:passed|failed|errors?|tests?|warnings?|skipped|ok)\b", re.I)
+
+
+def _outcome(turns: list[Turn], k: int) -> str:
+    """The result of the call at ``k``, when its output says one: its first error, else its last
+    line when that is a tally (``312 passed in 4.66s``)."""
+    for t in turns[k + 1 : k + 1 + OUTCOME_AHEAD]:
+        if t.kind != "tool_result" or (t.tool_name and t.tool_name != turns[k].tool_name):
+            continue
+        errs = errors_in_turn(t)
+        if errs:
+            return error_fixes.one_line(errs[0], OUTCOME_CHARS)
+        last = next((ln.strip(" =-") for ln in reversed(t.text.splitlines()) if ln.strip(" =-")), "")
+        return last if len(last) <= OUTCOME_CHARS and _TALLY.search(last) else ""
+    return ""
 
 
 def _blockers(session: Session) -> list[str]:
