@@ -179,8 +179,8 @@ def test_a_go_build_failure_and_its_fix_reach_the_entry() -> None:
     found = anchors.extract(s)
     errs = [a.text for a in found if a.type == "error"]
     assert any("main.go:44:12: undefined: NewServer" in e for e in errs), errs
-    assert error_fixes.pair(turns) == [
-        "`./cmd/api/main.go:44:12: undefined: NewServer` → edited `/src/api/cmd/api/main.go`"
+    assert error_fixes.pair(turns) == [  # the edit's fix says what it wrote (exploratory test 44)
+        "`./cmd/api/main.go:44:12: undefined: NewServer` → edited `/src/api/cmd/api/main.go`: `server.New(`"
     ]
 
 

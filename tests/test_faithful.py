@@ -143,7 +143,8 @@ def test_two_errors_of_one_type_each_keep_their_own_fix_in_the_entry() -> None:
     turns = _two_module_errors()
     assert error_fixes.pair(turns) == [
         "`ModuleNotFoundError: No module named 'yaml'` → ran `pip install pyyaml`",
-        "`ModuleNotFoundError: No module named 'requests'` → edited `/srv/tally/pyproject.toml`",
+        # the edit's fix says what it wrote (exploratory test 44)
+        "`ModuleNotFoundError: No module named 'requests'` → edited `/srv/tally/pyproject.toml`: `requests>=2.32`",
     ]
     text, _ = _render(_session(turns), 6_000)  # a small session: its entry's budget is tight
     section = text.split("#### Errors → fixes\n", 1)[1].split("\n####", 1)[0]
@@ -968,7 +969,7 @@ def test_a_fix_by_file_name_is_a_whole_segment_and_is_taken_back_by_a_named_one(
             ("tool", "Success: no issues found in 4 source files"),
         )
     )
-    assert error_fixes.pair(turns) == [f"`{err}` → edited `/repo/app/main.py`"]
+    assert error_fixes.pair(turns) == [f"`{err}` → edited `/repo/app/main.py`: `return x`"]
     calc = _named(
         _turns(
             _call("pytest tests/test_calc.py"),

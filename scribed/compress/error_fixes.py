@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from scribed.compress import lines as lines_mod
+from scribed.compress import tool_call
 from scribed.compress.command_line import covers, files_issue, program
 from scribed.compress.content import content_free
 from scribed.compress.errors import error_in_line, errors_in_turn, shape
@@ -204,6 +205,10 @@ def _changes(turn: Turn) -> list[_Change]:
         if _EDIT_TOOLS.match(name):
             m = _PATHISH.search(turn.text)
             text = f"edited `{m.group(0)}`" if m else f"edit via {name}"
+            rest, args = tool_call.arguments(turn.text, turn.tool_name)
+            wrote = tool_call.changed_line(args, rest)  # what the edit did: the line it wrote
+            if wrote and "`" not in wrote:
+                text += f": `{wrote}`"
             return [_Change(text, turn.text.lower(), strong=True, rank=EDIT_RANK)]
         cmd = _command(turn)
         prog = program(cmd)

@@ -263,7 +263,23 @@ def errors_in_turn(turn: Turn) -> list[str]:
         if e:
             out.setdefault(_placed(e, text, start, end, block))
     strong = [e for e in out if not weak(e)]
-    return strong or list(out)
+    return _unrestated(strong or list(out))
+
+
+RESTATED_MAX = 64  # errors of one turn compared pairwise for a restatement (bounded work)
+
+
+def _unrestated(errs: list[str]) -> list[str]:
+    """The errors of one turn without those another one restates: a test runner's summary line
+    names the failing test and repeats its error (``FAILED tests/t.py::test_x - KeyError: 'k'``
+    after ``KeyError: 'k'``), one failure, listed once, by the line that says more. Compared by
+    :func:`shape`, as errors are (a volatile number aside)."""
+    if len(errs) <= 1 or len(errs) > RESTATED_MAX:
+        return errs
+    shapes = [shape(e) for e in errs]
+    return [
+        e for e, sh in zip(errs, shapes, strict=True) if not any(len(o) > len(sh) and sh in o for o in shapes)
+    ]
 
 
 # A Rust panic: ``thread 'main' panicked at src/export.rs:20:24:`` with its message on the next line
