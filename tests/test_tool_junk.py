@@ -459,3 +459,17 @@ def test_held_out_edit_fixes_say_what_they_wrote(call: tuple[str, str, str], wro
     )
     got = error_fixes.pair(turns)
     assert got and wrote in got[0], got
+
+
+def test_a_tools_own_banner_is_no_key_point_but_a_version_asked_for_is() -> None:
+    """On the real-data set 34 Aider entries' first key point was "Aider v0.57.1", the banner
+    Aider prints after its start-up prompts (mid-output, so no runner's header); the line naming
+    the tool by its own name and a version is none. A shell's answer to `python --version` is."""
+    banner = (
+        "Open documentation url for more info? (Y)es/(N)o/(D)on't ask again [Yes]: y\nAider v0.84.0\n"
+        "Model: qwen3-235b-a22b with editor-diff edit format\nGit repo: ../.git with 154 files"
+    )
+    turn = Turn("tool", banner, "tool_result", T0, 1, 100, "aider")
+    assert not any("Aider v0.84.0" in u.text for u in units.split([turn]).units)
+    asked = Turn("tool", "Python 3.12.4 (main, Jun  6 2024)", "tool_result", T0, 2, 200, "Bash")
+    assert any("Python 3.12.4" in u.text for u in units.split([asked]).units)

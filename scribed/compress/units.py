@@ -393,7 +393,9 @@ def _tool_result(b: _Builder, turn: Turn, calls: list[str] | None = None) -> Non
     Its other lines stay candidates at a low weight (head and tail of a long output), so a session
     that is mostly tool output still spends its budget on the most informative of them. When the
     text holds nothing error-shaped, the lines between head and tail are not even looked at.
-    A test runner's header (:func:`_header_end`) is none, nor are its first lines when they name
+    A test runner's header (:func:`_header_end`) is none, nor the tool's own name and version
+    anywhere in its output (Aider's "Aider v0.84.0" after its start-up prompts; a shell's answer to
+    ``python --version`` is the work: the shell is not Python), nor are its first lines when they name
     only what the call (``calls``: the tool calls since the last message) named, the tool's
     confirmation of it ("File created successfully at: P" after ``Write {"file_path": "P"…}``).
     """
@@ -412,6 +414,7 @@ def _tool_result(b: _Builder, turn: Turn, calls: list[str] | None = None) -> Non
         del order[:head], used[:head]
     shapes = _listing_shapes(used)
     raw, line, before_tail = b.raw, turn.line, last - TOOL_TAIL_LINES
+    own = (turn.tool_name or "").lower()  # the tool's own banner ("Aider v0.84.0" in aider's output)
     for i, ln in zip(order, used, strict=True):
         err = error_in_line(ln) if maybe else None
         if err:
@@ -435,6 +438,7 @@ def _tool_result(b: _Builder, turn: Turn, calls: list[str] | None = None) -> Non
                 or len(ln) < MIN_UNIT_CHARS
                 or not _informative(ln)
                 or (ln[-1] in _RULE_CHARS and ln.startswith(_BANNER) and ln.endswith(_BANNER))
+                or (own and ln[: len(own)].lower() == own and _environment(ln))
             ):
                 continue
             b.add(ln, line, "tool", 0.12, named=True)  # naming something (judged on its tokens)
