@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from scribed.compress import anchors, entry, selection, units
+from scribed.compress import tokens as tokens_mod
 from scribed.compress.content import carried, content_free, names
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
@@ -132,7 +133,7 @@ def test_key_points_hold_no_filler_and_no_echo() -> None:
     for p in points:
         body = p.removeprefix("user: ")
         assert not content_free(body), p
-    bodies = [units.tokens(p.removeprefix("user: ")) for p in points]
+    bodies = [tokens_mod.tokens(p.removeprefix("user: ")) for p in points]
     for i, a in enumerate(bodies):
         for b in bodies[i + 1 :]:
             assert len(a & b) / len(a | b) < selection.NEAR_DUPLICATE, points

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scribed.compress import error_fixes, errors, units
+from scribed.compress import error_fixes, errors, tool_lines, units
 from scribed.models import Turn
 
 T0 = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
@@ -223,5 +223,5 @@ def test_an_either_in_a_claim_keeps_the_fix(said: str, fixed: bool) -> None:
 def test_a_version_a_hash_or_a_failed_tally_is_named_enough(line: str) -> None:
     """A review's: versions, commit hashes and tallies with failures were dropped as naming nothing
     (only an all-pass tally or an acknowledgement is the tool's own)."""
-    assert units._names_something(line)
-    assert not units._names_something("10 passed in 1.84s")
+    assert tool_lines.names_something(line)
+    assert not tool_lines.names_something("10 passed in 1.84s")

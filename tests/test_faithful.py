@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import anchor_text, anchors, command_line, entry, error_fixes, units
+from scribed.compress import anchor_text, anchors, command_line, entry, error_fixes, tool_lines, units
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
@@ -1005,8 +1005,8 @@ def test_a_command_cut_at_a_space_is_marked_and_a_shell_test_is_a_command() -> N
     raw = "git add " + " ".join(f"src/components/widget_{i:02d}/index.tsx" for i in range(10))
     cut = anchors._command(raw)
     assert cut is not None and cut.endswith(" …") and raw.startswith(cut.removesuffix(" …")), cut
-    assert not units._data_call("[ -f .env ] && source .env", None)
-    assert units._data_call('Read {"file_path": "/x"}', "Read")
+    assert not tool_lines.data_call("[ -f .env ] && source .env", None)
+    assert tool_lines.data_call('Read {"file_path": "/x"}', "Read")
 
 
 def test_a_change_negated_after_an_interjection_is_no_change() -> None:

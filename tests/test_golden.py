@@ -89,7 +89,7 @@ from scribed.core.scribe import Scribe  # noqa: E402
 # Then tool-output listings (a newcomer's demo entry had 37 "tests/…::test_case_0NN PASSED [ N%]"
 # lines as key points): lines of one tool output sharing a shape once their numbered words are
 # masked, three or more of them, are a listing whose first line stands for the rest across the
-# session (`units._shape`). In the generated backlog the listings are pip's "Collecting X==v"
+# session (`tool_lines.shape`). In the generated backlog the listings are pip's "Collecting X==v"
 # lines, JSON "sha256": … rows and "return retry_3" code lines; their bytes go to the next-ranked
 # units (diffs' hunk headers, "Installing collected packages: …"). bench/quality.py --sessions 96
 # --seed 1 gives the same recall; bench/realdata.py on the dev set: scribed/head ≥ 16 KB

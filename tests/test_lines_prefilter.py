@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scribed.compress import anchors, decisions, error_fixes, errors, lines
+from scribed.compress import anchors, decisions, error_fixes, errors, lines, tool_lines
 from scribed.compress.content import content_free
 from scribed.models import Turn
 
@@ -258,17 +258,16 @@ def test_figures_are_those_the_first_pattern_finds(text: str) -> None:
     )
 
 
-_NUMBERED_BEFORE = re.compile(r"(?<!\S)\S*\d\S*")  # units._shape's mask until stop 40
+_NUMBERED_BEFORE = re.compile(r"(?<!\S)\S*\d\S*")  # tool_lines.shape's mask until stop 40
 
 
 @SETTINGS
 @given(st.lists(st.sampled_from([*"a1 \t٣\xa0\u3000x-²\x1f", "PASSED"]), max_size=20).map("".join))
 def test_shape_is_what_masking_every_line_gives(line: str) -> None:
-    """units._shape masks word by word, and only where a digit is: the same shape as masking every
+    """tool_lines.shape masks word by word, and only where a digit is: the same shape as masking every
     line with the pattern it replaced (a word holding a digit, from the word's start)."""
-    from scribed.compress import units
 
-    assert units._shape(line) == " ".join(_NUMBERED_BEFORE.sub("0", line).split())
+    assert tool_lines.shape(line) == " ".join(_NUMBERED_BEFORE.sub("0", line).split())
 
 
 def test_few_numbers_reads_the_first_20000_characters() -> None:
@@ -299,8 +298,7 @@ def test_numbered_lines_have_their_errors_where_their_numbers_are_gone(
 ) -> None:
     """units._tool_result finds a read file's error lines before taking the line numbers off the
     lines it uses: the same lines as after (a number and its arrow hold no error word)."""
-    from scribed.compress import units
 
     raw = [ln for ln in (f"{n}\u2192{''.join(bits)}".strip() for n, bits in rows) if ln]
-    gone = [units._READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in raw]
-    assert units._error_candidates(raw, 0, len(raw)) == units._error_candidates(gone, 0, len(gone))
+    gone = [tool_lines.READ_LINE_NO.sub("", ln, count=1).strip() or ln for ln in raw]
+    assert tool_lines.error_candidates(raw, 0, len(raw)) == tool_lines.error_candidates(gone, 0, len(gone))

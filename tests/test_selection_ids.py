@@ -1,7 +1,7 @@
 """Token ids (issue 32) change how a unit's tokens are held, not what is chosen: the selection over
 a session's int ids picks exactly what the selection over frozensets of strings picked (the code
 before issue 32, kept here as the reference), on generated sessions with covered tokens and
-excluded texts; and a unit's ids name exactly :func:`units.tokens` of its text."""
+excluded texts; and a unit's ids name exactly :func:`tokens_mod.tokens` of its text."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from itertools import filterfalse
 from pathlib import Path
 
 from scribed.compress import content, selection, units
+from scribed.compress import tokens as tokens_mod
 from scribed.models import Turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ def _weights_ref(toks: list[Toks], pool: units.Pool) -> dict[str, float]:
         elif t in content.NUMBER_WORDS:
             w = selection.NUMBER_WORD_WEIGHT
         else:
-            w = units.token_weight(t)
+            w = tokens_mod.token_weight(t)
         out[t] = w * (0.35 + 0.65 * math.log(1 + n / d) / norm)
     return out
 
@@ -55,7 +56,7 @@ def _select_ref(pool: units.Pool, budget: int, covered: Toks, exclude: list[str]
     weights = _weights_ref(toks, pool)
     have = set(covered)
     skip = {" ".join(x.split()) for x in exclude}
-    chosen: list[Toks] = [t for t in map(units.tokens, sorted(skip)) if t]
+    chosen: list[Toks] = [t for t in map(tokens_mod.tokens, sorted(skip)) if t]
     picked: list[int] = []
     left, code_left = budget, int(budget * selection.CODE_SHARE)
 
@@ -121,7 +122,7 @@ def test_selection_over_ids_picks_what_the_string_sets_picked() -> None:
         texts = [t.text for t in turns]
         for budget in (0, 300, 2_000, 12_000):
             pool = units.split(turns)
-            covered = units.tokens(rng.choice(texts)) if seed % 2 else frozenset()
+            covered = tokens_mod.tokens(rng.choice(texts)) if seed % 2 else frozenset()
             some = [u.text.removeprefix("user: ") for u in pool.units]
             exclude = [*rng.sample(some, min(len(some), 3)), "Not a unit: src/never_seen.py Δ"]
             want = _select_ref(pool, budget, covered, exclude)
@@ -139,4 +140,4 @@ def test_a_units_ids_are_its_texts_tokens_each_once() -> None:
         for u in pool.units:
             assert len(set(u.tokens)) == len(u.tokens)
             text = u.text.removeprefix("user: ")
-            assert frozenset(pool.vocab.words[i] for i in u.tokens) == units.tokens(text), u.text
+            assert frozenset(pool.vocab.words[i] for i in u.tokens) == tokens_mod.tokens(text), u.text

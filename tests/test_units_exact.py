@@ -11,8 +11,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from scribed.compress import selection, units
-from scribed.compress.units import Unit, Vocab
+from scribed.compress import selection
+from scribed.compress import tokens as tokens_mod
+from scribed.compress.tokens import Vocab
+from scribed.compress.units import Unit
 
 
 def _unit(pos: int, toks: Iterable[int]) -> Unit:
@@ -68,7 +70,7 @@ def test_weights_equal_the_formula_per_token() -> None:
     got = selection.weights(pool, vocab, camel)
     assert len(got) == len(words) and got[-1] == 0.0  # an id no unit holds
     for i, t in enumerate(words[:-1]):
-        base = 3.0 if t in camel else units.token_weight(t)
+        base = 3.0 if t in camel else tokens_mod.token_weight(t)
         assert got[i] == base * (0.35 + 0.65 * math.log(1 + n / df[i]) / math.log(1 + n)), t
 
 

@@ -7,28 +7,30 @@ from __future__ import annotations
 import math
 import random
 
-from scribed.compress import content, selection, units
-from scribed.compress.units import Unit, Vocab
+from scribed.compress import content, selection, tool_lines, units
+from scribed.compress import tokens as tokens_mod
+from scribed.compress.tokens import Vocab
+from scribed.compress.units import Unit
 
 _CHARS = "ab#-_./:\\@()$019²٣xéZ"
 
 
 def _token_weight_ref(tok: str) -> float:
-    """``units.token_weight`` as it was: one Python-level check per character."""
+    """``tokens_mod.token_weight`` as it was: one Python-level check per character."""
     if tok.startswith(("#", "-")) or any(c in tok for c in "_./:\\@()$"):
         return 3.0
     if tok[:1].isdigit():
         return 1.5
     if any(c.isdigit() for c in tok):
         return 2.0
-    return 0.6 if len(tok) >= units.WORD_CHARS else 0.2
+    return 0.6 if len(tok) >= tokens_mod.WORD_CHARS else 0.2
 
 
 def test_token_weight_equals_the_per_character_checks() -> None:
     rng = random.Random(15)
     for _ in range(20000):
         tok = "".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 7)))
-        assert units.token_weight(tok) == _token_weight_ref(tok), tok
+        assert tokens_mod.token_weight(tok) == _token_weight_ref(tok), tok
 
 
 def _vocab(n: int) -> Vocab:
@@ -72,18 +74,18 @@ def _tool_units_ref(text: str) -> list[tuple[str, str]]:
     last = len(lines) - 1
     maybe = units.may_hold_error(text)
     for i, ln in enumerate(lines):
-        head_or_tail = i < units.TOOL_HEAD_LINES or i > last - units.TOOL_TAIL_LINES
+        head_or_tail = i < tool_lines.TOOL_HEAD_LINES or i > last - tool_lines.TOOL_TAIL_LINES
         err = units.error_in_line(ln) if maybe else None
         if err:
             b.add(err, 1, "error", 1.0)
-        elif i == last and units._RESULT.search(ln) and not units._LOG.search(ln):
-            if units._names_something(ln):  # a tally or a tool's acknowledgement names nothing
+        elif i == last and tool_lines.RESULT.search(ln) and not tool_lines.LOG.search(ln):
+            if tool_lines.names_something(ln):  # a tally or a tool's acknowledgement names nothing
                 b.add(ln, 1, "result", 0.5)
         elif (
             head_or_tail
-            and not units._NOISE.search(ln)
-            and not units._ELIDED.match(ln)
-            and units._names_something(ln)
+            and not tool_lines.NOISE.search(ln)
+            and not tool_lines.ELIDED.match(ln)
+            and tool_lines.names_something(ln)
         ):
             b.add(ln, 1, "tool", 0.12)
     return [(u.text, u.kind) for u in b.units]
@@ -161,7 +163,7 @@ def test_sentence_score_equals_the_case_insensitive_patterns() -> None:
 
 
 def test_the_error_prefilter_never_matches_across_a_line_end() -> None:
-    """``units._error_candidates`` scans stripped, non-empty lines joined by newlines: a prefilter
+    """``tool_lines.error_candidates`` scans stripped, non-empty lines joined by newlines: a prefilter
     match spanning two of them would hide the line it starts on. Its one pattern with whitespace
     (``E\\s\\s``) needs two whitespace characters in a row, which joined stripped lines never hold."""
     from scribed.compress import errors
@@ -238,12 +240,13 @@ def test_a_repeated_tool_line_is_dropped_as_before_and_other_repeats_kept() -> N
 
 
 def _tokens_ref(text: str) -> frozenset[str]:
-    """``units.tokens`` as it was: every token stripped and filtered in Python, per call."""
-    found = dict.fromkeys(t.strip(units._EDGE) for t in units._TOKEN.findall(text.lower()))
+    """``tokens_mod.tokens`` as it was: every token stripped and filtered in Python, per call."""
+    found = dict.fromkeys(t.strip(tokens_mod.EDGE) for t in tokens_mod.TOKEN.findall(text.lower()))
     return frozenset(
         t
         for t in found
-        if (len(t) >= units.MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in units._STOP
+        if (len(t) >= tokens_mod.MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#")
+        and t not in tokens_mod._STOP
     )
 
 
@@ -259,12 +262,12 @@ def test_tokens_equal_the_plain_filter_with_the_cache_full_or_not(monkeypatch: o
                  for _ in range(rng.randint(0, 14)))
         for _ in range(3000)
     ]  # fmt: skip
-    for size in (units.ACCEPTED_MAX, 7):
-        monkeypatch.setattr(units, "ACCEPTED_MAX", size)
-        units._ACCEPTED.clear()
+    for size in (tokens_mod.ACCEPTED_MAX, 7):
+        monkeypatch.setattr(tokens_mod, "ACCEPTED_MAX", size)
+        tokens_mod.ACCEPTED.clear()
         for text in texts:
-            assert units.tokens(text) == _tokens_ref(text), text
-        assert len(units._ACCEPTED) <= size
+            assert tokens_mod.tokens(text) == _tokens_ref(text), text
+        assert len(tokens_mod.ACCEPTED) <= size
 
 
 def _run_ref(sel: selection.Selection, candidates: list[Unit]) -> None:
@@ -309,11 +312,11 @@ def test_selection_reusing_current_scores_picks_what_recomputing_picks() -> None
 
 def test_a_long_raw_token_is_judged_but_not_kept() -> None:
     """A pasted blob must not stay in the process's token cache after its session (review)."""
-    blob = "q" * (units.ACCEPTED_CHARS + 1)
-    short = "w" * units.ACCEPTED_CHARS
-    units._ACCEPTED.clear()
-    assert units.tokens(f"{blob} {short}") == {blob, short}
-    assert blob not in units._ACCEPTED and short in units._ACCEPTED
+    blob = "q" * (tokens_mod.ACCEPTED_CHARS + 1)
+    short = "w" * tokens_mod.ACCEPTED_CHARS
+    tokens_mod.ACCEPTED.clear()
+    assert tokens_mod.tokens(f"{blob} {short}") == {blob, short}
+    assert blob not in tokens_mod.ACCEPTED and short in tokens_mod.ACCEPTED
 
 
 def test_errors_in_turn_reads_only_the_lines_its_prefilter_finds() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scribed.compress import units
+from scribed.compress import tool_lines, units
 from scribed.models import Turn
 
 
@@ -31,12 +31,12 @@ def test_a_repeated_error_line_still_counts_where_it_recurs() -> None:
 def test_middle_lines_are_skipped_only_when_nothing_there_is_an_error() -> None:
     """Lines between head and tail are not read when the output holds nothing error-shaped, but an
     error in the middle is still found."""
-    n = units.TOOL_HEAD_LINES + units.TOOL_TAIL_LINES + 40
+    n = tool_lines.TOOL_HEAD_LINES + tool_lines.TOOL_TAIL_LINES + 40
     names = ["".join("abcdefghij"[int(d)] for d in f"{i:03d}") for i in range(n)]  # no digits: no listing
     lines = [f"row_{x} = fetch_{x}(limit) + {x}_{'offset' * (i % 3 + 1)}" for i, x in enumerate(names)]
     plain = units.split([_read("\n".join(lines), 1)])
-    assert len(plain.units) == units.TOOL_HEAD_LINES + units.TOOL_TAIL_LINES
-    lines[units.TOOL_HEAD_LINES + 20] = "KeyError: 'missing_ledger_key'"
+    assert len(plain.units) == tool_lines.TOOL_HEAD_LINES + tool_lines.TOOL_TAIL_LINES
+    lines[tool_lines.TOOL_HEAD_LINES + 20] = "KeyError: 'missing_ledger_key'"
     found = units.split([_read("\n".join(lines), 1)])
     assert [u.text for u in found.units if u.kind == "error"] == ["KeyError: 'missing_ledger_key'"]
 

@@ -17,6 +17,7 @@ from itertools import accumulate
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import error_fixes, sections, selection, units, window
 from scribed.compress import plan as plan_mod
+from scribed.compress import tokens as tokens_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
 from scribed.compress.entry import TITLE_CHARS, fewer_sentences
@@ -356,7 +357,7 @@ def _key_points(
     (the entry shows the final form under Decisions, not the old one as a current fact)."""
     if room <= 0:
         return []
-    covered = units.tokens(covered_text)
+    covered = tokens_mod.tokens(covered_text)
 
     def prune(found: list[units.Unit]) -> list[units.Unit]:
         return _without_stale(found, stale) if stale else found

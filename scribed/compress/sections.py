@@ -24,7 +24,7 @@ from scribed.compress.request import (
     sentence_rank,
     substantive,
 )
-from scribed.compress.units import tokens
+from scribed.compress.tokens import tokens
 from scribed.models import Anchor, Turn
 
 _META = re.compile(r"^(?:current task|goal|task)\s*:\s*", re.I)

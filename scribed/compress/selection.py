@@ -3,7 +3,7 @@
 Units (``units.py``) are ranked by the information they add (paths, identifiers, numbers, dates,
 names and terms rare in the session; a term already covered adds nothing, which also drops
 near-duplicates), weighted by who said it, picked greedily per byte until the budget is spent, and
-returned in their original order. Tokens are the session's int ids (:class:`units.Vocab`): weights
+returned in their original order. Tokens are the session's int ids (:class:`tokens.Vocab`): weights
 and document counts are flat lists indexed by id.
 """
 
@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from itertools import chain, filterfalse
 
 from scribed.compress import content
-from scribed.compress.units import Pool, Unit, Vocab, token_weight
+from scribed.compress.tokens import Vocab, token_weight
+from scribed.compress.units import Pool, Unit
 
 MIN_ROOM = 24  # bytes left under which no unit fits usefully
 NEAR_DUPLICATE = 0.7  # Jaccard overlap of tokens that makes a unit a repeat of a chosen one
