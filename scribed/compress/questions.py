@@ -121,6 +121,9 @@ def unanswered(turns: Sequence[Turn]) -> list[tuple[str, int]]:
     the first :data:`MAX_QUESTIONS`."""
     out: list[tuple[str, int]] = []
     users = [i for i, t in enumerate(turns) if t.role == "user" and t.kind == "message"]
+    said = [
+        " ".join(turns[i].text.split()) for i in users
+    ]  # each once: a question asked again is found in them
     for k, i in enumerate(users):
         asked = questions(turns[i].text)
         if not asked:
@@ -128,7 +131,7 @@ def unanswered(turns: Sequence[Turn]) -> list[tuple[str, int]]:
         end = _window_end(turns, users, k)
         replies = [t.text for t in turns[i + 1 : end] if t.role == "assistant" and t.kind == "message"]
         worked = any(t.kind == "tool_call" for t in turns[i + 1 : end])
-        later = [" ".join(turns[j].text.split()) for j in users[k + 1 :]]
+        later = said[k + 1 :]
         out += [
             (q, turns[i].line)
             for q in asked

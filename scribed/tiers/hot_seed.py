@@ -126,6 +126,8 @@ def last_session(layout: Layout, agent: str, e: Entry) -> LastSession:
     earlier entry that left some gives them, said to be that session's. A session that decided
     nothing shows the decisions of the last one that did (:func:`_last_decided`)."""
     s = _session(layout, agent, e)
+    if s.decisions:
+        return s  # the earlier entries are read only for what it lacks: its cold file is not parsed
     _, entries = cold.parsed(layout.cold_file(agent))
     before = sorted((x for x in entries if x.date < e.date), key=lambda x: x.date, reverse=True)
     if not (s.decisions or s.open_items or s.blockers or not content_free(s.goal)):
