@@ -23,18 +23,15 @@ from scribed.models import Session, Turn
 
 T0 = datetime(2026, 12, 7, tzinfo=UTC)
 
-# (a user's turn, the decision it states)
+# (a user's turn, the decision it states); a change to a bare lowercase word ("switch to pnpm",
+# "replace requests with httpx", "swap out jest for vitest") is one in a session that uses the word
+# as a name (stop 45: tests/test_decisions_named.py), said alone it is not ("switch to verbose")
 IMPERATIVES = [
-    ("switch to pnpm", "switch to pnpm"),
     ("we're on Python 3.10 in CI and 3.12 locally. pin it to 3.11", "pin it to 3.11"),
     ("replace moment.js with date-fns", "replace moment.js with date-fns"),
 ]
 HELD_OUT_IMPERATIVES = [
-    ("switch to uv for dependency management", "switch to uv for dependency management"),
     ("ok, switch the lockfile to pnpm.", "switch the lockfile to pnpm"),
-    ("let's switch to pnpm", "let's switch to pnpm"),
-    ("replace requests with httpx", "replace requests with httpx"),
-    ("swap out jest for vitest", "swap out jest for vitest"),
     ("the MSRV is 1.78 right now. bump it to 1.82", "bump it to 1.82"),
     ("we'll replace Moment with Luxon", "we'll replace Moment with Luxon"),
     ("switch the formatter to black", "switch the formatter to black"),

@@ -78,6 +78,45 @@ def test_a_reply_that_takes_the_question_up_answers_it(question: str, reply: str
     assert questions.unanswered(_turns(("user", question), ("assistant", reply))) == []
 
 
+# Stop 45, defect 4: an answer referring back to what was asked about ("those", "them", "it") with a
+# verb of deciding on it (keep, drop, remove, leave, ignore, …) answers the question, in other words
+REFERRED_BACK = [("Should we keep the legacy lot numbers?", "We can drop those.")]
+HELD_OUT_REFERRED_BACK = [
+    ("Should the importer keep the duplicate SKUs?", "Better to discard them; the ERP dedupes anyway."),
+    ("should we migrate the archived invoices as well?", "I'd leave those alone, they're read-only."),
+    ("is it worth keeping the fallback parser?", "We can delete it: nothing calls the old path anymore."),
+    ("what about the archived tenants?", "Ignore those for now, the export skips them."),
+    pytest.param(
+        "should we ship the beta flag to everyone?",
+        "Let's hold it back until QA signs off.",
+        marks=pytest.mark.xfail(
+            reason="'hold back' is no verb of keeping, taking out or choosing the rule knows", strict=True
+        ),
+    ),
+]
+# a reply that refers back with a verb of other work (checking, looking, moving to the backlog)
+# leaves the question open
+NOT_REFERRED_BACK = [
+    ("Should the backfill keep the legacy lot numbers?", "Let me check it against the staging data first."),
+    ("should we migrate the archived invoices as well?", "I'll look into that after the deploy."),
+    ("Should we keep the legacy lot numbers?", "I moved it to the backlog."),
+    ("do we need to reprint the labels?", "I pushed it to the review branch."),
+]
+
+
+@pytest.mark.parametrize(("question", "reply"), [*REFERRED_BACK, *HELD_OUT_REFERRED_BACK])
+def test_a_reply_deciding_on_what_was_asked_about_answers_it(question: str, reply: str) -> None:
+    turns = _turns(("user", question), ("assistant", reply))
+    assert questions.unanswered(turns) == []
+    todos = [a.text for a in anchors.extract(_session(turns)) if a.type == "todo"]
+    assert not any(t.startswith("unanswered: ") for t in todos), todos
+
+
+@pytest.mark.parametrize(("question", "reply"), NOT_REFERRED_BACK)
+def test_a_reply_referring_back_with_other_work_leaves_it_open(question: str, reply: str) -> None:
+    assert questions.unanswered(_turns(("user", question), ("assistant", reply))) == [(question, 1)]
+
+
 def test_the_agents_work_answers_its_questions_and_requests_are_no_questions() -> None:
     turns = _turns(
         ("user", "why are all these errors happening in the importer?"),

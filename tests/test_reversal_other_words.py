@@ -174,6 +174,27 @@ HELD_OUT_SCRATCH = [
     ("ok scratch the Helm chart. plain manifests are enough", "scratch the Helm chart"),
 ]
 NOT_SCRATCH = ["scratch my last message", "scratch the last paragraph of the README", "scratch it"]
+# Stop 45, defect 2: scratching what the speaker said (a comment, a question, "what I said") takes
+# back words, it chooses nothing; the topic after "about" is not what is scratched
+NOT_SCRATCH_SAID = ["scratch my earlier comment about CI"]
+HELD_OUT_NOT_SCRATCH_SAID = [
+    "scratch what I said about the cache",
+    "scratch my last question about Redis",
+    "ok scratch my suggestion regarding the retries",
+    "Scratch my earlier reply about the flaky tests.",
+    "scratch the comment about the CI matrix",
+]
+HELD_OUT_SCRATCH_STILL = [
+    ("scratch my Redis idea: sessions stay in Postgres.", "scratch my Redis idea: sessions stay in Postgres"),
+    (
+        "Scratch the S3 bucket for uploads, we store them on the NFS share.",
+        "Scratch the S3 bucket for uploads, we store them on the NFS share",
+    ),
+    (
+        "Scratch our Kafka consumer, we poll the jobs table.",
+        "Scratch our Kafka consumer, we poll the jobs table",
+    ),
+]
 
 
 @pytest.mark.parametrize(("line", "want"), [*SCRATCH, *HELD_OUT_SCRATCH])
@@ -182,9 +203,14 @@ def test_scratching_a_named_thing_is_a_decision(line: str, want: str) -> None:
     assert session(("user", line)) == [(want, None)]  # a session's first line (its title) too
 
 
-@pytest.mark.parametrize("line", NOT_SCRATCH)
+@pytest.mark.parametrize("line", [*NOT_SCRATCH, *NOT_SCRATCH_SAID, *HELD_OUT_NOT_SCRATCH_SAID])
 def test_scratching_a_place_in_the_work_or_a_pronoun_is_none(line: str) -> None:
     assert decided(line) == []
+
+
+@pytest.mark.parametrize(("line", "want"), HELD_OUT_SCRATCH_STILL)
+def test_scratching_a_named_thing_the_speaker_had_is_a_decision(line: str, want: str) -> None:
+    assert decided(line) == [(want, None)]
 
 
 @pytest.mark.parametrize(
@@ -203,13 +229,60 @@ def test_scratching_a_place_in_the_work_or_a_pronoun_is_none(line: str) -> None:
             "keep Jest for the e2e suite",
             False,
         ),  # a scope
-        pytest.param(
+        # stop 45, defect 3: "revert to X" goes back to X, it does not revert X (the reason's
+        # "tests" had read as a thing reverted, out of the change's scope)
+        (
             "We'll switch the test runner from Jest to Vitest.",
             "revert to Jest: Vitest broke the snapshot tests",
             True,
-            marks=pytest.mark.xfail(reason="the reason's 'tests' reads as a thing dropped; 'test' ≠ 'tests'"),
         ),
     ],
 )
 def test_a_bare_choice_again_reverses_the_change(old: str, new: str, want: bool) -> None:
     assert (reversal_score(new, old) > 0) is want
+
+
+# Stop 45, defect 3: going back to what a change left, with a reason after it (held out: written
+# before the fix's output was read), and what must not supersede (another subject, a scope, a place)
+BACK_WITH_A_REASON = [
+    (
+        "We'll switch the test runner from Jest to Vitest.",
+        "revert to Jest: Vitest broke the snapshot tests",
+        True,
+    ),
+    ("Let's move the task queue from Celery to RQ.", "revert to Celery: RQ dropped our retry settings", True),
+    pytest.param(
+        "We're moving the bundler from webpack to Vite.",
+        "reverting to webpack, Vite breaks the legacy plugin tests",
+        True,
+        marks=pytest.mark.xfail(
+            reason="the wiki's reversal holds, but in the session a user's 'reverting to X' (a gerund, "
+            "no imperative nor a committing 'we') states no decision",
+            strict=True,
+        ),
+    ),
+    (
+        "We'll switch the docs site from MkDocs to Sphinx.",
+        "go back to MkDocs: Sphinx mangles the tables",
+        True,
+    ),
+    ("We'll switch the test runner from Jest to Vitest.", "revert to Jest for the e2e suite", False),
+    ("We'll switch the test runner from Jest to Vitest.", "revert to yarn: pnpm broke the lockfile", False),
+    (
+        "We'll switch the test runner from Jest to Vitest.",
+        "revert to the last commit, the tests broke",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), BACK_WITH_A_REASON)
+def test_going_back_with_a_reason_supersedes_the_change(old: str, new: str, want: bool) -> None:
+    assert (reversal_score(new, old) > 0) is want
+    got = session(("user", old), ("user", new))
+    old = old.rstrip(".")
+    if want:
+        assert got[-1][1] == old, got
+        assert old not in [t for t, _ in got], got  # not shown as current
+    else:
+        assert (old, None) in got, got

@@ -28,6 +28,7 @@ from scribed.compress.decisions import Decisions, prefilter_for
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.questions import UNANSWERED, unanswered
 from scribed.compress.request import acts_on
+from scribed.compress.used_names import UsedNames
 from scribed.models import Anchor, Session, Turn
 
 # Caps per session so a pathological transcript cannot blow the entry budget.
@@ -247,7 +248,7 @@ def extract(session: Session, turns: list[Turn] | None = None) -> list[Anchor]:
     """
     turns = session.turns if turns is None else turns
     plan = plan_mod.final(turns)
-    decisions = Decisions()
+    decisions = Decisions(UsedNames(turns))
     todos = _Todos({clean(x, TODO_CHARS).lower() for x in plan.done()} if plan is not None else set())
     per_line = _Found()  # kinds of their own (paths, numbers, …): added after decisions and TODOs
     # A transcript that records the shell's runs: a command only named in a message ("the red build
@@ -513,7 +514,7 @@ def _looks_like_version(p: str) -> bool:
 
 def _decisions(turns: list[Turn]) -> list[Anchor]:
     """Decisions in order; a later reversal replaces the decision it reverses (:class:`Decisions`)."""
-    decisions = Decisions()
+    decisions = Decisions(UsedNames(turns))
     for t, ls in _turn_lines(turns, _PROSE_KINDS):
         decisions.feed(t, lines_mod.mentioning(ls, prefilter_for(t))[0])
     return decisions.result()

@@ -4,12 +4,19 @@ A committing "we" or "let's" with a verb of choosing ("let's pin numpy to 1.26",
 Postgres", "we're moving from Webpack to Vite"), and a user's imperative that chooses ("revert to
 yarn 1.22.19", "no, use serde_json"), are decisions when what they take names a thing used, not a
 place in the work ("revert to the last commit") and the choice is settled, not hedged, reported,
-conditional or asked. :mod:`scribed.compress.decisions` files them with the rest.
+conditional or asked. A change to one bare lowercase word ("switch to pnpm", not "switch to
+verbose"; "replace requests with httpx", not "replace tabs with spaces") names a thing when the
+change says what it changes ("switch the lockfile to pnpm") or the session uses the word as a name
+(:mod:`scribed.compress.used_names`). :mod:`scribed.compress.decisions` files them with the rest.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+# Whether the session uses a bare lowercase word as a thing's name (:class:`scribed.compress.used_names.UsedNames`)
+Known = Callable[[str], bool]
 
 # A choice said without the word "decision": "let's" or a "we" that commits (we'll, we will, we're,
 # we are going to), maybe negated, then a verb of choosing and what it chooses ("let's pin numpy to
@@ -58,20 +65,21 @@ OPTION_WORDS = 4  # an option taken says what it is for: "do 1 for the launch"
 OBJECT_WORDS = 2  # the words after a weak choice's verb (and its determiner) that must name a thing
 
 
-def _choice(line: str) -> re.Match[str] | None:
+def _choice(line: str, known: Known | None = None) -> re.Match[str] | None:
     """The first choice :data:`_CHOICE` finds in ``line``: a verb of choosing whose object is no
     pronoun, or another whose object (its first words past a determiner) names a thing: "keep the
-    v1 endpoint", not "keep an eye on CI" or "drop a note in Slack"."""
+    v1 endpoint", not "keep an eye on CI" or "drop a note in Slack" (``known``: the session's names,
+    :func:`_bare_name`)."""
     for m in _CHOICE.finditer(line):
         words = m.group("obj").split()
         if _unsettled(line, m) or _positional(words):
             continue
         if m.group("strong"):
-            if not _pronoun(words[0]) or _value_named(words):  # "let's pin it to 3.11": the value named
+            if not _pronoun(words[0]) or _value_named(words, known):  # "pin it to 3.11": the value named
                 return m
             continue
         if m.group("change"):
-            if _changed(m.group("change"), m.group("obj"), words):
+            if _changed(m.group("change"), m.group("obj"), words, known):
                 return m
             continue
         head = words[1:] if words[0].lower() in _DETERMINER else words
@@ -86,40 +94,57 @@ def _pronoun(word: str) -> bool:
     return word.lower().strip("`'\"") in _PRONOUN
 
 
-def _changed(verb: str, obj: str, words: list[str]) -> bool:
+def _changed(verb: str, obj: str, words: list[str], known: Known | None = None) -> bool:
     """Whether a change of what is used (its ``verb``, its object ``obj`` split in ``words``) names
     a thing: from and to ("switch the default branch from master to main"), a named thing ("bump the
-    MSRV to 1.82") or what it goes to ("switch to pnpm", "bump it to 1.82", :func:`_value_named`),
-    or what replaces what ("replace moment.js with date-fns", :func:`_replaced`)."""
+    MSRV to 1.82") or what it goes to ("switch the lockfile to pnpm", "bump it to 1.82",
+    :func:`_value_named`), or what replaces what ("replace moment.js with date-fns", :func:`_replaced`)."""
     if verb[:4].lower() in ("repl", "swap"):
-        return _replaced(obj)
+        return _replaced(obj, known)
     if _pronoun(words[0]):
-        return _value_named(words)
-    return _FROM_TO.search(obj) is not None or _names(words) or _value_named(words)
+        return _value_named(words, known)
+    return _FROM_TO.search(obj) is not None or _names(words) or _value_named(words, known)
 
 
-def _value_named(words: list[str]) -> bool:
+def _value_named(words: list[str], known: Known | None = None) -> bool:
     """Whether a choice's object goes to a value that names a thing: the first phrase after its
-    "to" or "at" is a name (:func:`_names`) or a bare one (:func:`_bare`), and no place in the work
-    ("switch to pnpm", "pin it to 3.11", "switch the lockfile to uv"; not "switch to the other
-    branch", "pin it to the top", "switch back to the editor")."""
+    "to" or "at" is a name (:func:`_names`), or a bare one (:func:`_bare`) that the change says is
+    what it changes ("switch the lockfile to uv": what precedes "to" is a thing, past a determiner)
+    or the session uses as a name (:func:`_bare_name`), and no place in the work ("pin it to 3.11";
+    not "switch to the other branch", "pin it to the top", "switch back to the editor", nor "switch
+    to verbose" in a session that runs no ``verbose``)."""
     bare = [w.lower() for w in words]
     at = next((i for i, w in enumerate(bare) if w in ("to", "at")), None)
     if at is None or at + 1 >= len(words) or _positional(["to", *words[at + 1 :]]):
         return False
     phrase = _phrase(words[at + 1 :])
-    return _names(phrase) or _bare(phrase)
+    return _names(phrase) or (_bare(phrase) and (_says_what(bare[:at]) or _bare_name(phrase, known)))
 
 
-def _replaced(obj: str) -> bool:
+def _says_what(before: list[str]) -> bool:
+    """Whether the words a change takes before its "to" (lowercased) say what it changes: a thing
+    past a determiner ("the formatter", "our task runner"), not a pronoun ("it", "all of it")."""
+    return len(before) > 1 and before[0] in _DETERMINER and before[-1].isalpha() and not _pronoun(before[-1])
+
+
+def _bare_name(phrase: list[str], known: Known | None) -> bool:
+    """Whether a bare word (:func:`_bare`) is a thing's name by the session's other lines (``known``:
+    run, installed, imported, pinned, configured, capitalised; none known: it is not)."""
+    return known is not None and _bare(phrase) and known(phrase[0])
+
+
+def _replaced(obj: str, known: Known | None = None) -> bool:
     """Whether "replace X with Y" / "swap (out) X for Y" (``obj``: "X with Y") chooses a thing: X is
-    no pronoun, X and Y each name one or are a bare name, and not both are files (an edit: "replace
-    foo.py with bar.py")."""
+    no pronoun; X and Y each name one, or one does and the other is a bare word (a thing of its kind:
+    "replace moment.js with date-fns"); a bare word names one when the session uses it as a name
+    (:func:`_bare_name`: "replace requests with httpx" where it runs ``pip install httpx``, not
+    "replace tabs with spaces"); and not both are files (an edit: "replace foo.py with bar.py")."""
     found = _REPLACED.search(obj)
     if found is None or not obj[: found.start()].split() or _pronoun(obj.split()[0]):
         return False
     x, y = _phrase(obj[: found.start()].split()), _phrase(obj[found.end() :].split())
-    if not (_names(x) or _bare(x)) or not (_names(y) or _bare(y)):
+    nx, ny = _names(x) or _bare_name(x, known), _names(y) or _bare_name(y, known)
+    if not ((nx and ny) or (nx and _bare(y)) or (ny and _bare(x))):
         return False  # "replace the body with pass", "replace all occurrences of foo with bar": an edit
     return not (len(x) == len(y) == 1 and _FILE.search(x[0]) and _FILE.search(y[0]))
 
@@ -139,7 +164,9 @@ def _phrase(words: list[str]) -> list[str]:
 
 def _bare(phrase: list[str]) -> bool:
     """Whether ``phrase`` is one lowercase word said bare, as a tool's name is ("pnpm", "uv",
-    "date-fns", "httpx"): no determiner, pronoun, activity, place or everyday word (:data:`_NOT_A_NAME`)."""
+    "date-fns", "httpx"): no determiner, pronoun, activity, place or everyday word (:data:`_NOT_A_NAME`).
+    So is a mode's or a placeholder's ("verbose", "foo"): whether it names a thing, what the change
+    says or the session tells (:func:`_value_named`, :func:`_bare_name`)."""
     if len(phrase) != 1 or not _BARE.fullmatch(phrase[0]):
         return False
     w = phrase[0]
@@ -196,7 +223,7 @@ _ON_BY = re.compile(r"\s(?:on|by)\s")
 _CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|otherwise)\b", re.IGNORECASE)
 
 
-def _imperative(line: str) -> re.Match[str] | None:
+def _imperative(line: str, known: Known | None = None) -> re.Match[str] | None:
     """The first choice :data:`_IMPERATIVE` finds in a user's ``line``: a verb of choosing with an
     object that is no pronoun, a change to or from a named thing, a thing keyed on a named one, an
     option taken ("do 1"), keep or drop with a named object, or keep, drop, avoid, use or make with a
@@ -206,6 +233,7 @@ def _imperative(line: str) -> re.Match[str] | None:
             _not_said(line, m)
             or _unsettled(line, m)
             or (m.group("obj") and _positional(m.group("obj").split()))
+            or _taken_back(m)
         ):
             continue
         if m.group("option"):  # "do 1 for the launch, …"; "pick 2" alone says nothing
@@ -218,14 +246,28 @@ def _imperative(line: str) -> re.Match[str] | None:
             if _names(on[:4]):
                 return m
         elif m.group("change"):  # to or from a named thing: "bump the MSRV to 1.82", "switch to pnpm"
-            if _changed(m.group("change"), m.group("obj"), words):
+            if _changed(m.group("change"), m.group("obj"), words, known):
                 return m
         elif _pronoun(words[0]):  # what "it" is set to names a thing: "pin it to 3.11"
-            if m.group("strong") and _value_named(words):
+            if m.group("strong") and _value_named(words, known):
                 return m
         elif m.group("strong") or _weak_choice(m, words):
             return m
     return None
+
+
+_RETRACT = re.compile(r"scra|ditch|abandon", re.IGNORECASE)  # verbs that take back words too ("scratch that")
+_SAID = re.compile(r"(?:my|what\s+(?:i|we)\s+\w+)\b", re.IGNORECASE)  # the speaker's own words
+
+
+def _taken_back(m: re.Match[str]) -> bool:
+    """Whether a verb of taking back (scratch, scrap, ditch, abandon: ``m``) takes the speaker's own
+    words, not a thing used: "my …" or "what I said …", naming nothing in its first phrase ("scratch
+    my earlier comment about CI", "scratch what I said about the cache"; not "scratch my Redis idea")."""
+    if not (m.group("strong") and _RETRACT.match(m.group("verb"))):
+        return False
+    words = m.group("obj").split()
+    return _SAID.match(" ".join(words[:3])) is not None and not _names(_phrase(words))
 
 
 def _unmarked(line: str) -> list[re.Match[str]]:
@@ -285,8 +327,8 @@ _FILE = re.compile(r"\w\.[a-z]{1,5}$")
 _FROM_TO_PARTS = re.compile(r"(?:from|to)\s+(\S+)")
 _LEADING = frozenset(["to", "back", "from", "with", "on", "onto", "into"])
 _PHRASE_END = frozenset(
-    ["to", "in", "on", "at", "for", "from", "with", "by", "of", "and", "or", "but", "so", "if", "then",
-     "first", "now", "again", "instead", "until"]
+    ["to", "in", "on", "at", "for", "from", "with", "by", "of", "about", "regarding", "and", "or", "but", "so",
+     "if", "then", "first", "now", "again", "instead", "until"]
 )  # fmt: skip
 
 

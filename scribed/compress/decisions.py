@@ -20,7 +20,7 @@ import re
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
 from scribed.compress.choice import _CHOICE as _CHOICE  # re-exported: tests read the patterns here
-from scribed.compress.choice import _DETERMINER, _SPEAKER, _first, _phrase, _unmarked
+from scribed.compress.choice import _DETERMINER, _SPEAKER, Known, _first, _phrase, _unmarked
 from scribed.compress.choice import _IMPERATIVE as _IMPERATIVE
 from scribed.compress.choice import _choice as _choice
 from scribed.compress.choice import _imperative as _imperative
@@ -124,7 +124,8 @@ class Decisions:
     a restatement looks up the few earlier decisions with its words (:attr:`stated`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, known: Known | None = None) -> None:
+        self.known = known  # the bare words the session uses as names (:mod:`scribed.compress.used_names`)
         self.found: dict[str, Anchor] = {}  # by _decision_key
         self.keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
         self.removals = [MAX_REMOVALS]  # removal and change look-ups left (bounded work on a flood)
@@ -150,7 +151,7 @@ class Decisions:
             or _DECISION_VERB.search(line)
             or _DECISION_MORE.search(line)
             or _OUT_IN.search(line)
-            or _first(_choice(line), _imperative(line) if t.role == "user" else None)
+            or _first(_choice(line, self.known), _imperative(line, self.known) if t.role == "user" else None)
         )
         refused: Anchor | None = None
         if not m and t.role == "user" and self.found and _REFUSED.search(line) and _spend(self.removals):

@@ -4,8 +4,11 @@ A question the user asked ("do we need to reprint the labels printed last week?"
 backfill keep the legacy lot numbers?") that no reply of the agent took up is work the session
 left: it goes under *Open items* as ``unanswered: …``, so the next spawn (whose hot file lists the
 open items) sees it. A question asking the agent to act ("can you run the deploy again?") is the
-session's request, not an open question. A reply takes a question up when it shares two of its
-distinctive words or one of its names (a path, an identifier, a figure), or starts with a yes or a no.
+session's request, not an open question. A reply takes a question up when it shares one of its
+distinctive words or one of its names (a path, an identifier, a figure), starts with a yes or a no,
+or, in its first sentence, decides on what was asked about by referring back to it: a verb of
+keeping, taking out or choosing with "it", "them", "those" … as its object ("Should we keep the
+legacy lot numbers?" — "We can drop those.").
 Only the replies before the user speaks again count: a later message answers a later question.
 """
 
@@ -78,12 +81,27 @@ def _names(text: str) -> set[str]:
     return {n.lower() for n in _NAME.findall(text)}
 
 
+# A reply deciding on what was asked about, referring back to it: a verb of keeping, taking out or
+# choosing (the kind :mod:`scribed.compress.choice` and :mod:`scribed.compress.reversal` read, with
+# skip, leave and ignore) whose object is a pronoun or a demonstrative ("we can drop those", "better
+# to discard them", "I'd leave those alone"), in a reply's first sentence (a long reply's later "keep
+# it" is about its own work); "check it", "look into that", "moved it to the backlog" decide nothing.
+_REFERS_BACK = re.compile(
+    r"\b(?:keep(?:s|ing)?|kept|retain\w*|preserv(?:e|es|ed|ing)|drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|"
+    r"delet(?:e|es|ed|ing)|discard\w*|ditch\w*|scrap(?:s|ped|ping)?|skip(?:s|ped|ping)?|leav(?:e|es|ing)|left|"
+    r"ignor(?:e|es|ed|ing)|retir(?:e|es|ed|ing)|deprecat(?:e|es|ed|ing)|exclud(?:e|es|ed|ing)|"
+    r"us(?:e|es|ed|ing)|adopt\w*|replac(?:e|es|ed|ing))\s+"
+    r"(?:(?:all|both|each|any|none)\s+of\s+)?(?:it|them|those|these|that|this|both)\b(?!['\u2019]s)",
+    re.I,
+)
+
+
 def taken_up(question: str, replies: Sequence[str]) -> bool:
     """Whether one of ``replies`` takes ``question`` up (module docstring)."""
     words, names = _words(question), _names(question)
     for r in replies:
         low = r.lower()
-        if _YES_NO.match(r) or any(n in low for n in names):
+        if _YES_NO.match(r) or any(n in low for n in names) or _REFERS_BACK.search(_SENTENCE.split(r, 1)[0]):
             return True
         if len(words & _words(r)) >= MIN_SHARED:
             return True

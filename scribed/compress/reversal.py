@@ -97,8 +97,9 @@ _PLACE = re.compile(r"\s(?:from|in|for|on|at|of|across|within|inside)\s", re.I)
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than)\s+(?:`(?P<code>[^`\n]{1,80})`|(?P<x>[^,.;:!?\n]{2,80}))", re.I
 )
+# "revert to X" goes back to X (:data:`_RETURN`): it names no target it reverts
 _VERB_TARGET = re.compile(
-    r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
+    r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?(?!\s+to\b)|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
     r"undo(?:es|ne)?|retir(?:e|es|ed)|replac(?:e|es|ed|ing)|supersed(?:e|es|ed|ing)|no longer|"
     r"remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|rip(?:s|ped|ping)?\s+out|(?:get|gets|got|getting)\s+rid\s+of|"
     r"ditch(?:es|ed|ing)?|eliminat(?:e|es|ed|ing)|phas(?:e|es|ed|ing)\s+out|"
