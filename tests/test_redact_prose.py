@@ -234,3 +234,143 @@ def test_held_out_secrets_stop_44(text: str, secret: str) -> None:
 def test_held_out_prose_is_kept_stop_44(text: str) -> None:
     for form in both_ways(text):
         assert redact(form) == form, find_secrets(form)
+
+
+# Stop 45: the last review's defects. A user and password after a login verb and "with" or "as"
+# (unspaced, spaced or with a colon), a password given to an environment variable's name by "set
+# ... to", and a value that says how a password is kept (a standard's name before a participle).
+SECRETS_45 = [
+    ("log in with admin/Sunflower-Twilight-42", "Sunflower-Twilight-42"),
+    ("log in with admin / Sunflower-Twilight-42", "Sunflower-Twilight-42"),
+    ("sign in with deploy/Tq8wE3rT6yU1", "Tq8wE3rT6yU1"),
+    ("sign in as root / Zx8cV7bN6mQ5", "Zx8cV7bN6mQ5"),
+    ("log in with admin:Sunflower-Twilight-42", "Sunflower-Twilight-42"),
+    ("set MY_PASSWORD to Hunter2-Zebra", "Hunter2-Zebra"),
+    ("set DB_PASSWORD to hunter2zebra", "hunter2zebra"),
+    ("the login should be admin / Hunter2-Zebra", "Hunter2-Zebra"),
+]
+
+# A default credential (a user whose password is its name) is a credential: anyone reading it can
+# log in. After a login word, a login name or a login verb, its password half goes, however the
+# pair is spelt.
+DEFAULT_LEADS_45 = ["the login is ", "creds are ", "login: ", "log in with ", "sign in as "]
+DEFAULT_SPELLINGS_45 = ["admin/admin", "admin:admin", "admin / admin"]
+
+KEPT_45 = [
+    # a mechanism, a schedule or a length: how a password is kept, not what it is
+    "the password will be AES-256 encrypted",
+    "the password will be hashed with bcrypt",
+    "the token will be rotated daily",
+    "the password should be at least 12 characters",
+    "the password should be SHA-512 hashed",
+    "the token is HMAC-SHA256 signed",
+    "the password should be 12+ characters",
+    # a login verb without a pair
+    "log in with SSO",
+    "sign in as root to check the logs",
+    "log in with your GitHub account",
+    "log in as admin and open the users page",
+    # a login verb before a path, a page, a date, a ratio, or two words
+    "sign in as admin / users page loads",
+    "log in with email/password",
+    "sign in with Google / GitHub",
+    "log in on 12/06 with SSO",
+    "logged in with 3/4 of the team",
+    "after you log in with SSO open src/admin/users.py",
+    # an environment variable given no value, or one that is no secret's
+    "set MY_PASSWORD to the value from the vault",
+    "set LOG_LEVEL to debug",
+    "set DB_PASSWORD_FILE to /run/secrets/db",
+    "set MAX_TOKENS to 4096",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS_45)
+def test_stop_45_leaks_are_redacted(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert REDACTED in out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("pair", DEFAULT_SPELLINGS_45)
+@pytest.mark.parametrize("lead", DEFAULT_LEADS_45)
+def test_a_default_pair_loses_its_password_however_spelt(lead: str, pair: str) -> None:
+    expected = lead + pair[: -len("admin")] + REDACTED
+    for form, want in zip(both_ways(lead + pair), both_ways(expected), strict=True):
+        assert redact(form) == want
+
+
+@pytest.mark.parametrize("text", KEPT_45)
+def test_stop_45_look_alikes_are_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+# Stop 45, held out: written after the rules above, from none of their examples, and run once as
+# they stood; the misses are marked with why, not answered by a rule written for them.
+HELD_OUT_SECRETS_45 = [
+    ("you can log into the jenkins box with ci-bot/Wq3!zX8#vB", "Wq3!zX8#vB"),
+    ("I signed in as deploy / Marble-Otter-93 and it worked", "Marble-Otter-93"),
+    ("Log in using root:Plk9-Vesper-Quay", "Plk9-Vesper-Quay"),
+    ("to reproduce, sign into grafana as admin/Qx7-Lantern-Fog then open the dashboard", "Qx7-Lantern-Fog"),
+    ("please set SMTP_PASSWORD to Rv5-Copper-Wren before running it", "Rv5-Copper-Wren"),
+    ("set the `REDIS_PASSWORD` to Nx2!Tidal-Moss in .env", "Nx2!Tidal-Moss"),
+    ("Authenticated as svc-backup/Yt6-Prairie-Glow", "Yt6-Prairie-Glow"),
+    ("just change STAGING_API_KEY to Zx8cV7bN6mQ5 and redeploy", "Zx8cV7bN6mQ5"),
+    pytest.param(
+        "The default is guest:guest, so log in with that",
+        "guest:guest",
+        marks=pytest.mark.xfail(strict=True, reason="a default pair with no login word before it"),
+    ),
+    pytest.param(
+        "log in to https://grafana.internal:3000 with admin / Gx8-Raven-Tide",
+        "Gx8-Raven-Tide",
+        marks=pytest.mark.xfail(
+            strict=True, reason="where one logs in is words without a colon: a URL ends it"
+        ),
+    ),
+    pytest.param(
+        "we log in as admin with password Hunter2-Zebra",
+        "Hunter2-Zebra",
+        marks=pytest.mark.xfail(strict=True, reason="'with password X' names a password without a verb"),
+    ),
+    pytest.param(
+        "update DB_PASS to Qm4-Birch-Lake",
+        "Qm4-Birch-Lake",
+        marks=pytest.mark.xfail(
+            strict=True, reason="a bare `pass` is no secret's name in a sentence (a verb too)"
+        ),
+    ),
+]
+HELD_OUT_KEPT_45 = [
+    "log in with the admin account and check /var/log/auth.log",
+    "sign in as the deploy user / service account first",
+    "Log in with GitHub/GitLab OAuth",
+    "set API_KEY_PATH to ~/.config/key",
+    "set the SECRET_KEY to a random 50-char string",
+    "the token will be HS256-signed",
+    "the password will be double hashed",
+    "logged in as admin/superuser on staging",
+    "sign in with SAML/OIDC via Okta",
+    "log in with v2/api credentials",
+    "the key will be RSA-4096 generated with ssh-keygen",
+    "log in with 2FA/TOTP",
+    "set TOKEN_TTL to 3600",
+    "I logged in as root at 09/14 and saw the 2/3 failures",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), HELD_OUT_SECRETS_45)
+def test_held_out_secrets_stop_45(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", HELD_OUT_KEPT_45)
+def test_held_out_prose_is_kept_stop_45(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
