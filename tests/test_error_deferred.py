@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import error_fixes, request
+from scribed.compress import deferral, error_fixes, request
 from scribed.models import Session, Turn
 from scribed.tiers import hot_seed, live
 
@@ -100,13 +100,13 @@ def test_held_out_deferrals_leave_the_failure_open(user: str) -> None:
 
 @pytest.mark.parametrize("user", [SEEN, *HELD_OUT])
 def test_a_deferral_is_no_request(user: str) -> None:
-    assert request.defers(user)
+    assert deferral.defers(user)
     assert request.request(user) == ""
 
 
 @pytest.mark.parametrize("user", NOT_DEFERRED)
 def test_a_message_asking_for_work_now_defers_nothing(user: str) -> None:
-    assert not request.defers(user)
+    assert not deferral.defers(user)
     assert request.request(user)
 
 
@@ -121,7 +121,7 @@ def test_a_message_asking_for_work_now_defers_nothing(user: str) -> None:
     ],
 )
 def test_a_failure_put_off_while_other_work_is_asked_stays_open(user: str, asked: str) -> None:
-    assert request.defers(user)
+    assert deferral.defers(user)
     assert request.request(user) == asked
     assert _open_in_cold(_deferred_session(user))
 
@@ -140,7 +140,7 @@ MISSED = [
     reason="no word of time: 'forget X', 'hold off until <event>' are not read as putting off", strict=True
 )
 def test_deferrals_without_a_word_of_time(user: str) -> None:
-    assert request.defers(user)
+    assert deferral.defers(user)
 
 
 def test_a_deferral_followed_by_a_request_asks_the_request() -> None:

@@ -98,7 +98,7 @@ FRESH_OWN = [
 # them" read as an obligation ("should") and "FYI …; can you look into why?" losing its question:
 # both fixed in the rule (an inverted "should" is a condition; a request runs to its last question).
 # "back in 30" reads right since stop 44: a message holding the user's own plan and nothing asked of
-# the agent now gives no request (request.defers' reading).
+# the agent now gives no request (deferral.defers' reading).
 FRESH_MISSED = {FRESH_OFFERS[6], FRESH_OFFERS[7]}
 
 

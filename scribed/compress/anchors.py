@@ -23,11 +23,11 @@ from scribed.compress.anchor_text import clean
 from scribed.compress.anchor_text import format_anchor as format_anchor
 from scribed.compress.anchor_text import present as present
 from scribed.compress.anchor_text import recall as recall
+from scribed.compress.clause import acts_on
 from scribed.compress.command_line import SHELL_TOOLS as _SHELL_TOOLS
 from scribed.compress.decisions import Decisions, prefilter_for
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.questions import UNANSWERED, unanswered
-from scribed.compress.request import acts_on
 from scribed.compress.used_names import UsedNames
 from scribed.models import Anchor, Session, Turn
 

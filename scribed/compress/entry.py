@@ -290,7 +290,7 @@ def _sentences_of(text: str) -> list[str]:
     parts = _SENTENCE.split(text.strip())
     for i in range(len(parts) - 1):
         if (m := _LIST_NUMBER.search(" " + parts[i])) is not None:
-            from scribed.compress.request import FUNCTION_WORDS  # here: a spawn reads entries without it
+            from scribed.compress.clause import FUNCTION_WORDS  # here: a spawn reads entries without it
 
             before = parts[i][: max(0, m.start() - 1)]
             word = before.rsplit(None, 1)[-1] if before.strip() else ""

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from scribed.compress import lines as lines_mod
 from scribed.compress import tool_call
+from scribed.compress.clause import request_text
 from scribed.compress.command_line import covers, files_issue, program
 from scribed.compress.content import content_free
+from scribed.compress.deferral import defers
 from scribed.compress.errors import error_in_line, errors_in_turn, shape
-from scribed.compress.request import defers, request_text
 from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
@@ -326,7 +327,7 @@ def pair(turns: list[Turn]) -> list[str]:
     again, or the assistant reports the check clean now; either settles the failure's errors.
 
     A user's message putting the latest failure off ("Piotr has to grant the role, I'll ask him
-    tomorrow, leave the deploy for now": :func:`scribed.compress.request.defers`) leaves it open:
+    tomorrow, leave the deploy for now": :func:`scribed.compress.deferral.defers`) leaves it open:
     only a clean re-run of what failed, or an edit or a sentence saying it fixed it by its names,
     settles it then, not a report that some other check is clean ("all 312 tests pass").
     """

@@ -36,8 +36,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from scribed.compress.clause import advises
 from scribed.compress.content import THEN, content_free
-from scribed.compress.request import advises, offered
+from scribed.compress.request import offered
 from scribed.models import Turn
 
 OUTCOME_CHARS = 300

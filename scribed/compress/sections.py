@@ -11,19 +11,10 @@ from __future__ import annotations
 
 import re
 
+from scribed.compress.clause import OFFERS, request_text
 from scribed.compress.entry import one_line
 from scribed.compress.outcome import conclusion
-from scribed.compress.request import (
-    ASK,
-    OFFERS,
-    REPORT,
-    STATE,
-    kinds,
-    request,
-    request_text,
-    sentence_rank,
-    substantive,
-)
+from scribed.compress.request import ASK, REPORT, STATE, kinds, request, sentence_rank, substantive
 from scribed.compress.tokens import tokens
 from scribed.models import Anchor, Turn
 

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from scribed.compress import lines as lines_mod
+from scribed.compress.clause import FUNCTION_WORDS, word_set
 from scribed.compress.errors import errors_in_turn
-from scribed.compress.request import FUNCTION_WORDS, word_set
 from scribed.compress.todo_item import (
     AUXILIARIES,
     CLAUSE_START,

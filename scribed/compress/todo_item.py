@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scribed.compress.request import FUNCTION_WORDS, word_set
+from scribed.compress.clause import FUNCTION_WORDS, word_set
 from scribed.compress.stopwords import STOP
 
 # The past tense and participle of common irregular verbs (English morphology, not phrases): a
