@@ -153,7 +153,7 @@ def _config(transcripts: str, root: str, workers: int = 1) -> Any:
 def _instrument() -> dict[str, float]:
     """Wrap the stage functions the pipeline calls with timers; only the outermost call is timed."""
     from scribed import sources
-    from scribed.compress import anchors, entry
+    from scribed.compress import anchors, entry, entry_fit, entry_guard
     from scribed.compress.extractive import ExtractiveCompressor
     from scribed.core import compact, compact_session
     from scribed.core.ledger import Ledger
@@ -190,8 +190,9 @@ def _instrument() -> dict[str, float]:
     compact_session.redact_session = timed("redact", compact_session.redact_session)
     anchors.extract = timed("anchors", anchors.extract)
     ExtractiveCompressor.compress = timed("compress", ExtractiveCompressor.compress)  # type: ignore[method-assign]
-    for name in ("fit_with_room", "guard", "render"):
-        setattr(entry, name, timed("compress", getattr(entry, name)))
+    entry_fit.fit_with_room = timed("compress", entry_fit.fit_with_room)
+    entry_guard.guard = timed("compress", entry_guard.guard)
+    entry.render = timed("compress", entry.render)
     compact.sha256_prefix = timed("hash", compact.sha256_prefix)
     compact_session.sha256_prefix = timed("hash", compact_session.sha256_prefix)
     cold.append = timed("write", cold.append)

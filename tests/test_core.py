@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed.compress import anchors, entry
+from scribed.compress import anchors, entry, entry_fit, entry_guard
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.core.ledger import Ledger, SourceRow
 from scribed.models import Session, Summary, Turn
@@ -130,17 +130,17 @@ def test_guard_restores_dropped_anchors_within_cap() -> None:
     found = anchors.extract(s)
     bare = Summary(goal="ship the API")
     m = meta()
-    amended, rec = entry.guard(bare, found, m, hard_cap=4000)
+    amended, rec = entry_guard.guard(bare, found, m, hard_cap=4000)
     text = entry.render(amended, m)
     assert rec == 1.0
     for a in found:
         assert a.text in text
     # a tiny cap restores what fits, in priority order, and reports the recall honestly
-    amended2, rec2 = entry.guard(bare, found, m, hard_cap=entry.size_of(bare, m) + 100)
+    amended2, rec2 = entry_guard.guard(bare, found, m, hard_cap=entry.size_of(bare, m) + 100)
     assert rec2 > 0
     assert amended2.key_facts[0].startswith("decision:"), "decisions are restored first"
     assert entry.size_of(amended2, m) <= entry.size_of(bare, m) + 100
-    _tiny, rec3 = entry.guard(bare, found, m, hard_cap=entry.size_of(bare, m) + 40)
+    _tiny, rec3 = entry_guard.guard(bare, found, m, hard_cap=entry.size_of(bare, m) + 40)
     assert 0 < rec3 < 1.0, "what does not fit is reported, not hidden"
 
 
@@ -153,7 +153,7 @@ def test_render_parse_roundtrip_and_fit() -> None:
         files=["`a/b.py`"],
         knowledge=["k" * 200] * 10,
     )
-    fitted = entry.fit(s, m, 1500)
+    fitted = entry_fit.fit(s, m, 1500)
     text = entry.render(fitted, m)
     assert len(text.encode()) <= 1500
     assert fitted.decisions, "decisions are the last to go"
@@ -180,7 +180,7 @@ def test_extractive_beats_truncation_on_signal() -> None:
     for key, output in (("noise", noise), ("quiet", "ok")):
         s = _signal_session(output)
         found = anchors.extract(s)
-        fitted[key] = entry.fit(ExtractiveCompressor().compress(s, found, 800).summary, m, 800)
+        fitted[key] = entry_fit.fit(ExtractiveCompressor().compress(s, found, 800).summary, m, 800)
     text = entry.render(fitted["noise"], m)
     # 400 lines of tool output take nothing from the facts: every section is what the session
     # without them gets; they rank last and may only fill the key points the facts left room for

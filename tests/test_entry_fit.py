@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from scribed.compress import entry
+from scribed.compress import entry, entry_fit
 from scribed.compress.entry import EntryMeta
 from scribed.models import Summary
 
@@ -42,7 +42,7 @@ def test_fitting_a_fitted_summary_to_less_is_fitting_the_original_to_less() -> N
         full = entry.size_of(s, meta)
         b1 = rng.randint(200, max(201, full + 200))
         b2 = rng.randint(100, b1)
-        once = entry.fit(s, meta, b2)
-        twice = entry.fit(entry.fit(s, meta, b1), meta, b2)
+        once = entry_fit.fit(s, meta, b2)
+        twice = entry_fit.fit(entry_fit.fit(s, meta, b1), meta, b2)
         assert twice.model_dump() == once.model_dump(), n
         assert entry.render(twice, meta) == entry.render(once, meta), n

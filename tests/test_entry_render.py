@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import entry
+from scribed.compress import entry, entry_guard
 from scribed.compress.entry import EntryMeta, one_line, safe_line
 from scribed.models import SECTIONS, Anchor, Summary
 from scribed.session.redact import redact_path
@@ -125,7 +125,7 @@ def test_guard_keeps_the_size_it_would_count(
     summary: Summary, anchors: list[Anchor], bytes_in: int, hard_cap: int
 ) -> None:
     meta = _meta(bytes_in)
-    got, _ = entry.guard(summary, anchors, meta, hard_cap)
+    got, _ = entry_guard.guard(summary, anchors, meta, hard_cap)
     assert got.key_facts == _guard_counting_each_time(summary, anchors, meta, hard_cap)
 
 
@@ -134,24 +134,26 @@ def test_guard_keeps_the_size_it_would_count(
 def test_an_added_fact_adds_what_it_prints(summary: Summary, line: str) -> None:
     """The guard's kept size: appending a fact adds exactly the bytes the entry grows by."""
     meta = _meta(1000)
-    _, blocks, before = entry._parts_of(summary, meta)
+    _, blocks, before = entry.parts_of(summary, meta)
     listed = sum(1 for v in summary.key_facts if v and v.strip())
-    added = entry._item_bytes(line, listed, len(blocks), dict(SECTIONS)["key_facts"])
+    added = entry.item_bytes(line, listed, len(blocks), dict(SECTIONS)["key_facts"])
     summary.key_facts.append(line)
-    assert entry._parts_of(summary, meta)[2] == before + added
+    assert entry.parts_of(summary, meta)[2] == before + added
 
 
 def test_a_fact_in_an_entry_with_no_sections() -> None:
     """The first printed section has no newline before it: the kept size must not count one."""
     meta = _meta(1000)
     s = Summary(goal="", outcome=" ")
-    _, blocks, before = entry._parts_of(s, meta)
+    _, blocks, before = entry.parts_of(s, meta)
     assert not blocks
-    added = entry._item_bytes("path: `a.py`", 0, 0, dict(SECTIONS)["key_facts"])
+    added = entry.item_bytes("path: `a.py`", 0, 0, dict(SECTIONS)["key_facts"])
     s.key_facts.append("path: `a.py`")
-    assert entry._parts_of(s, meta)[2] == before + added
+    assert entry.parts_of(s, meta)[2] == before + added
     hard_cap = entry.size_of(s, meta)
-    got, _ = entry.guard(Summary(goal="", outcome=" "), [Anchor(type="path", text="a.py")], meta, hard_cap)
+    got, _ = entry_guard.guard(
+        Summary(goal="", outcome=" "), [Anchor(type="path", text="a.py")], meta, hard_cap
+    )
     assert got.key_facts == ["path: `a.py`"]  # exactly at the cap: kept
 
 

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import anchor_text, anchors, command_line, entry, error_fixes, tool_lines, units
+from scribed.compress import (
+    anchor_text,
+    anchors,
+    command_line,
+    entry,
+    entry_fit,
+    entry_guard,
+    error_fixes,
+    tool_lines,
+    units,
+)
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
 from scribed.core.budget import entry_budget
@@ -49,8 +59,8 @@ def _render(s: Session, bytes_in: int) -> tuple[str, float]:
         "extractive",
         bytes_in,
     )
-    summ = entry.fit_with_room(res.summary, found, meta, budget, int(budget * 1.15))
-    summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
+    summ = entry_fit.fit_with_room(res.summary, found, meta, budget, int(budget * 1.15))
+    summ, rec = entry_guard.guard(summ, found, meta, int(budget * 1.15))
     return entry.render(summ, meta), rec
 
 
@@ -319,8 +329,8 @@ def test_a_small_session_keeps_its_error_by_cutting_its_long_goal() -> None:
         "../projects/robot-data/frc/.aider.chat.history.md", "markdown", T0, 3747, 3776, 5, "0" * 64,
         "extractive", 2307,
     )  # fmt: skip
-    summ = entry.fit_with_room(res.summary, found, meta, budget, int(budget * 1.15))
-    summ, rec = entry.guard(summ, found, meta, int(budget * 1.15))
+    summ = entry_fit.fit_with_room(res.summary, found, meta, budget, int(budget * 1.15))
+    summ, rec = entry_guard.guard(summ, found, meta, int(budget * 1.15))
     text = entry.render(summ, meta)
     assert "BrokenPipeError: [Errno 32] Broken pipe" in text, text
     assert rec == 1.0 and len(text.encode()) <= int(budget * 1.15), text
@@ -334,7 +344,7 @@ def test_the_guard_never_trades_a_fact_nor_leaves_a_bare_ellipsis() -> None:
     s = Summary(
         goal="`./gradlew :robot:deploy --offline -PteamNumber=1234 " + "--flag " * 40 + "`", outcome=""
     )
-    assert not entry._shorter_prose(s, 30) and s.goal.startswith("`./gradlew")
+    assert not entry_fit.shorter_prose(s, 30) and s.goal.startswith("`./gradlew")
     rules = " ".join(f"Rule {i}: keep tuning value {i} in the constants." for i in range(2))
     ask = (
         f"Write ONLY src/main/java/frc/robot/subsystems/Shooter.java. {rules} "
@@ -357,11 +367,11 @@ def test_the_guard_never_trades_a_fact_nor_leaves_a_bare_ellipsis() -> None:
         "../projects/robot-data/frc/.aider.chat.history.md", "markdown", T0, 1, 2, 2, "0" * 64,
         "extractive", 2307,
     )  # fmt: skip
-    summ = entry.fit_with_room(
+    summ = entry_fit.fit_with_room(
         ExtractiveCompressor().compress(sess, found, budget).summary, found, meta, budget
     )
     held = [a for a in found if anchors.present(a, entry.render(summ, meta))]
-    summ, _ = entry.guard(summ, found, meta, int(budget * 1.15))
+    summ, _ = entry_guard.guard(summ, found, meta, int(budget * 1.15))
     text = entry.render(summ, meta)
     assert all(anchors.present(a, text) for a in held), [a for a in held if not anchors.present(a, text)]
     assert len(text.encode()) <= int(budget * 1.15)
@@ -946,9 +956,9 @@ def test_fitting_never_drops_an_error_nothing_fixed() -> None:
     meta = entry.EntryMeta(
         "e-0123456789ab", "data", "s1", "x.md", "markdown", T0, 1, 9, 9, "0" * 64, "extractive", 4000
     )
-    fitted = entry.fit(summary, meta, 300)
+    fitted = entry_fit.fit(summary, meta, 300)
     assert fitted.errors == ["`--- FAIL: TestBurst (0.00s)` → unresolved"], fitted.errors
-    roomy = entry.fit(summary, meta, 5000)
+    roomy = entry_fit.fit(summary, meta, 5000)
     assert roomy.errors == errs
 
 

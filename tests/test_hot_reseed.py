@@ -112,7 +112,7 @@ def test_a_fixed_or_vanished_error_is_no_blocker() -> None:
 def test_an_error_the_fit_dropped_comes_back_with_its_fix_state() -> None:
     """The entry's fit dropped `npm ERR! code 2 → …` for room; the guard restores the error as a
     `fixed:` key fact (as long as an `error:` one), while an unresolved one comes back as `error:`."""
-    from scribed.compress import entry
+    from scribed.compress import entry, entry_guard
     from scribed.models import Anchor, Summary
 
     meta = entry.EntryMeta(
@@ -124,9 +124,9 @@ def test_an_error_the_fit_dropped_comes_back_with_its_fix_state() -> None:
         "`npm ERR! code 2` → Adding `currency: string` to InvoiceDTO.",
         "`OSError: disk full` → unresolved",
     ]
-    s, _ = entry.guard(Summary(goal="Get CI green."), found, meta, 4000, lines)
+    s, _ = entry_guard.guard(Summary(goal="Get CI green."), found, meta, 4000, lines)
     assert s.key_facts == ["fixed: `npm ERR! code 2`", "error: `OSError: disk full`"]
-    s, _ = entry.guard(Summary(goal="Get CI green."), found, meta, 4000)
+    s, _ = entry_guard.guard(Summary(goal="Get CI green."), found, meta, 4000)
     assert s.key_facts == ["error: `npm ERR! code 2`", "error: `OSError: disk full`"]
 
 
@@ -134,7 +134,7 @@ def test_an_error_gone_on_a_clean_rerun_comes_back_as_fixed() -> None:
     """A failing test gone when its check ran again clean (`→ unresolved (gone when … ran again)`),
     dropped by the fit, comes back as a `fixed:` fact, not an `error:` one the next spawn's hot seed
     lists as a blocker (an exploratory tester's `--- FAIL: TestRateLimit_Burst`, green on re-run)."""
-    from scribed.compress import entry
+    from scribed.compress import entry, entry_guard
     from scribed.models import Anchor, Summary
 
     meta = entry.EntryMeta(
@@ -146,7 +146,7 @@ def test_an_error_gone_on_a_clean_rerun_comes_back_as_fixed() -> None:
         "`--- FAIL: TestRateLimit_Burst (0.00s)` → unresolved (gone when `go test ./...` ran again)",
         "`OSError: x` → unresolved",
     ]
-    s, _ = entry.guard(Summary(goal="Rate-limit the API."), found, meta, 4000, lines)
+    s, _ = entry_guard.guard(Summary(goal="Rate-limit the API."), found, meta, 4000, lines)
     assert s.key_facts == ["fixed: `--- FAIL: TestRateLimit_Burst (0.00s)`", "error: `OSError: x`"]
     assert hot_seed.unresolved([], s.key_facts) == ["`OSError: x`"]
 
@@ -579,7 +579,7 @@ def test_a_crash_before_the_entry_leaves_cold_leaves_a_pointer_that_leads_somewh
 def test_an_error_is_fixed_by_its_own_line_only() -> None:
     """The line naming a fix must be the error's own: the same text, its start (an anchor is cut
     to length) or its end after a mark; `KeyError: x → …` does not fix `Error: x`."""
-    from scribed.compress.entry import _fixed_in
+    from scribed.compress.entry_guard import _fixed_in
 
     assert _fixed_in("[upload] Error 2", ["`*** [upload] Error 2` → added the bucket policy"])
     assert _fixed_in("ValueError: bad date '2026-02", ["`ValueError: bad date '2026-02-30'` → validated"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import entry, extractive, outcome, sections
+from scribed.compress import entry, entry_fit, extractive, outcome, sections
 from scribed.compress import request as req
 from scribed.compress.request import request
 from scribed.models import Session, Turn
@@ -276,10 +276,10 @@ D1_GOAL = (
 def test_d1_a_goal_cut_to_fit_keeps_its_request() -> None:
     ask = "Replace it with a token bucket: 100 requests/minute per API key, burst 20."
     assert extractive._informative(D1_GOAL, entry.TITLE_CHARS) == ask
-    assert entry._without_last_sentence(D1_GOAL) == ask
+    assert entry_fit._without_last_sentence(D1_GOAL) == ask
     # without a sentence that asks, the first stays (as before)
     told = "The limiter is a fixed window. It lets bursts through at window edges."
-    assert entry._without_last_sentence(told) == "The limiter is a fixed window."
+    assert entry_fit._without_last_sentence(told) == "The limiter is a fixed window."
 
 
 def test_kinds_name_what_each_clause_does() -> None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scribed.compress import entry, outcome
+from scribed.compress import entry_fit, outcome
 from scribed.models import Turn
 
 T0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
@@ -70,7 +70,7 @@ def test_a_reply_without_work_comes_after_the_works_conclusion(follow_up: str, r
     shorter = got
     while shorter:
         assert not shorter.startswith("Then:"), shorter
-        shorter = entry.fewer_sentences(shorter)
+        shorter = entry_fit.fewer_sentences(shorter)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scribed.compress import anchors, entry, selection, units
+from scribed.compress import anchors, entry, entry_fit, entry_guard, selection, units
 from scribed.compress.content import SENTENCE_END
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import CompressCfg
@@ -85,8 +85,8 @@ def test_a_small_chat_entry_keeps_names_dates_and_figures() -> None:
     budget = entry_budget(CompressCfg(), bytes_in, found)
     summary = ExtractiveCompressor().compress(session, found, budget).summary
     meta = _meta(bytes_in)
-    fitted = entry.fit_with_room(summary, found, meta, budget, int(budget * 1.15))
-    text = entry.render(entry.guard(fitted, found, meta, int(budget * 1.15))[0], meta)
+    fitted = entry_fit.fit_with_room(summary, found, meta, budget, int(budget * 1.15))
+    text = entry.render(entry_guard.guard(fitted, found, meta, int(budget * 1.15))[0], meta)
     assert len(text.encode()) <= budget * 1.15
     kept = [f for f in ("Lisbon", "four floors", "April 30", "Dr. Haddad") if f in text]
     assert len(kept) >= 2, text

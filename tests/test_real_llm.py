@@ -38,6 +38,7 @@ import gen  # noqa: E402
 from scribed import config as config_mod  # noqa: E402
 from scribed.compress import anchors as anchors_mod  # noqa: E402
 from scribed.compress import entry as entry_mod  # noqa: E402
+from scribed.compress import entry_guard  # noqa: E402
 from scribed.compress.llm import LlmCompressor, LlmError  # noqa: E402
 from scribed.core.scribe import Scribe  # noqa: E402
 from scribed.models import Session, Turn  # noqa: E402
@@ -288,7 +289,7 @@ def test_compressor_on_a_real_model_then_guard(proxy: Recorder, tmp_path: Path) 
     )
     raw = entry_mod.render(result.summary, meta)
     before = anchors_mod.recall(anchors, raw)
-    guarded, after = entry_mod.guard(result.summary, anchors, meta, hard_cap=100_000)
+    guarded, after = entry_guard.guard(result.summary, anchors, meta, hard_cap=100_000)
     print(
         f"real model: parsed ({result.notes}), anchor recall {before:.2f} before the guard, {after:.2f} after"
     )

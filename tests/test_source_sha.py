@@ -66,16 +66,17 @@ def test_a_part_compacted_is_hashed_up_to_its_offset(tmp_path: Path) -> None:
 
 
 def test_a_fitted_summary_leaves_the_original_alone() -> None:
-    """entry._copy stands for a deep copy: fitting and the guard shorten or extend the copy's lists."""
-    from scribed.compress.entry import _copy
+    """entry_fit.copy_summary stands for a deep copy: fitting and the guard shorten or extend the copy's
+    lists."""
+    from scribed.compress.entry_fit import copy_summary
     from scribed.models import Summary
 
     a = Summary(goal="g", decisions=["x", "y"], files=["f"], key_facts=["k"])
     before = a.model_dump()
-    b = _copy(a)
+    b = copy_summary(a)
     b.decisions.pop()
     b.files.append("z")
     b.key_facts.clear()
     assert a.model_dump() == before
     assert b.model_fields_set == a.model_fields_set
-    assert _copy(a) == a.model_copy(deep=True)
+    assert copy_summary(a) == a.model_copy(deep=True)

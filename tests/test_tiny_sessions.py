@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import entry, sections
+from scribed.compress import entry_fit, sections
 from scribed.models import Turn
 
 
@@ -25,9 +25,9 @@ def test_fitting_drops_whole_sentences_only() -> None:
     text = (
         "Removed the unused Kafka helpers from ingest/ and deleted ingest/legacy.go; go build ./... passes."
     )
-    assert entry.fewer_sentences(text) == ""  # one sentence: nothing to drop but all of it
+    assert entry_fit.fewer_sentences(text) == ""  # one sentence: nothing to drop but all of it
     two = text + " The CI run is green."
-    assert entry.fewer_sentences(two) == text  # the one naming nothing goes, never a piece
+    assert entry_fit.fewer_sentences(two) == text  # the one naming nothing goes, never a piece
 
 
 def test_a_tiny_sessions_entry_keeps_its_whole_outcome(tmp_path: Path) -> None:
@@ -62,18 +62,18 @@ def test_a_list_number_goes_with_its_item() -> None:
     """The real-data dev set: an outcome "… rules. 8. **Suggest a formatter**: …" lost its item and
     kept the dangling "8." when the sentence rule would not split before a digit."""
     text = "**Add a principle**: Broaden the rules. 8. **Suggest a Code Formatter**: Recommend Prettier."
-    assert entry.fewer_sentences(text) in (
+    assert entry_fit.fewer_sentences(text) in (
         "**Add a principle**: Broaden the rules.",
         "8. **Suggest a Code Formatter**: Recommend Prettier.",
     )
     two = "Add PYTHONUNBUFFERED to get immediate output 5. Make browser mode check more flexible"
-    left = entry.fewer_sentences(two)
+    left = entry_fit.fewer_sentences(two)
     assert left in (
         "Add PYTHONUNBUFFERED to get immediate output",
         "5. Make browser mode check more flexible",
     )
     assert (
-        entry.fewer_sentences("5. Make browser mode check more flexible") == ""
+        entry_fit.fewer_sentences("5. Make browser mode check more flexible") == ""
     )  # one item: nothing to drop
 
 
@@ -90,9 +90,9 @@ def test_a_list_number_goes_with_its_item() -> None:
 def test_a_number_a_sentence_says_stays_in_it(text: str) -> None:
     """A tester's: "… burst of 200. Can you add it?" was cut as a list's number, and the entry's
     title read "200. Can you add it?"."""
-    parts = entry._sentences_of(text)
+    parts = entry_fit._sentences_of(text)
     assert all(not p[:1].isdigit() for p in parts[1:]), parts
-    assert not entry._without_last_sentence(text)[:1].isdigit()
+    assert not entry_fit._without_last_sentence(text)[:1].isdigit()
 
 
 def test_a_pivots_goal_goes_whole_when_the_goal_is_shortened() -> None:
@@ -101,7 +101,7 @@ def test_a_pivots_goal_goes_whole_when_the_goal_is_shortened() -> None:
     0.864 → 0.857)."""
     goal = "Please fix the uploads retry bug from PLAT-928. It is related to #4055 too. · then: Refresh the token"
     assert (
-        entry._without_last_sentence(goal)
+        entry_fit._without_last_sentence(goal)
         == "Please fix the uploads retry bug from PLAT-928. It is related to #4055 too."
     )
 
@@ -130,8 +130,8 @@ def test_a_goal_cut_keeps_what_an_ask_naming_nothing_refers_to() -> None:
     kept "Can you add it?" (the entry's title then named nothing)."""
     text = "We need per-client rate limiting on the gateway routes, burst of 200. Can you add it?"
     assert (
-        entry._without_last_sentence(text)
+        entry_fit._without_last_sentence(text)
         == "We need per-client rate limiting on the gateway routes, burst of 200."
     )
     asks = "The limiter lives in internal/ratelimit. Replace it with a token bucket in internal/ratelimit."
-    assert entry._without_last_sentence(asks) == "Replace it with a token bucket in internal/ratelimit."
+    assert entry_fit._without_last_sentence(asks) == "Replace it with a token bucket in internal/ratelimit."

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed import config as config_mod
-from scribed.compress import entry, outcome
+from scribed.compress import entry, entry_fit, outcome
 from scribed.core.scribe import Scribe
 from scribed.models import Summary, Turn
 from scribed.recall import context
@@ -162,7 +162,7 @@ def test_fitting_shortens_the_outcome_by_whole_sentences() -> None:
         "e-0123456789ab", "kim", "s1", "x.md", "markdown", datetime(2026, 11, 2, tzinfo=UTC), 1, 5, 5,
         "0" * 64, "extractive", 4000,
     )  # fmt: skip
-    fitted = entry.fit(s, meta, 700)
+    fitted = entry_fit.fit(s, meta, 700)
     assert fitted.outcome and text.endswith(fitted.outcome), fitted.outcome
     assert fitted.outcome.endswith("advisory lock.")
 

@@ -72,7 +72,7 @@ _NOT_AN_END = "".join(
 # An ellipsis between words in capitals elides code ("SELECT ... FOR UPDATE"): no sentence ends there
 # (a log's "uploading x.tar.gz ... ERROR: …" does end one).
 # What an outcome says came after its conclusion ("Deployed … Then: Ok, dropping the XLSX export.");
-# fitting that drops the conclusion drops this word with it (entry.fewer_sentences).
+# fitting that drops the conclusion drops this word with it (entry_fit.fewer_sentences).
 THEN = "Then: "
 SENTENCE_END = re.compile(
     rf"(?<=[.!?]){_NOT_AN_END}(?<!\b[A-Z]\.)"

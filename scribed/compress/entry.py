@@ -1,4 +1,4 @@
-"""Cold entries: rendering, the retention guard, size fitting and parsing back.
+"""Cold entries as text: rendering and parsing back.
 
 One structure for every compressor:
 
@@ -9,32 +9,29 @@ One structure for every compressor:
     …
 
 ``compressor=`` (``llm:MODEL``) and ``recall=`` (under 1.00) are printed only when they are not the
-defaults: the extractive compressor, and every anchor in the entry.
+defaults: the extractive compressor, and every anchor in the entry. Fitting an entry to its budget
+is :mod:`scribed.compress.entry_fit`, the retention guard :mod:`scribed.compress.entry_guard`.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scribed.compress import content
-
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from scribed.models import Anchor, Summary
+    from scribed.models import Summary
 
 # Reading a cold file (``split_entries`` and friends) is on the spawn path (``scribed context
 # --include-cold``): it must not import the models (pydantic, ~60 ms) or the anchor extractor, so
-# rendering and the guard import them where they are used. tests/test_spawn.py checks it.
+# rendering imports them where it uses them (as entry_fit and entry_guard do). tests/test_spawn.py
+# checks it.
 
 ENTRY_HEADING = re.compile(r"^### (?P<date>\d{4}-\d{2}-\d{2}(?:[T ][0-9:.]+Z?)?)\s*:?\s*(?P<title>.*)$")
 ID_RE = re.compile(r"\bid=(?P<id>[a-z]-[0-9a-f]{6,40})")
 FOLDED_RE = re.compile(r"\bfolded=(?P<ids>[a-z0-9,-]+)")
-LIST_CAP = 12
 TITLE_CHARS = 100  # an entry's heading holds its goal up to this many characters
 # Items are printed whole; this only bounds a runaway item (an LLM answer), cut between words.
 MAX_ITEM_CHARS = 1200
@@ -186,7 +183,7 @@ def _blocks(summary: Summary, skip: str = "") -> list[tuple[str, int]]:
     return out
 
 
-def _parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, int]], int]:
+def parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, int]], int]:
     """The heading, the section blocks, and the entry's UTF-8 size less the provenance line."""
     title = one_line(summary.goal or "session", TITLE_CHARS) or "session"
     head = f"### {iso(meta.end)}: {title}"
@@ -198,7 +195,7 @@ def _parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, i
     return head, blocks, fixed
 
 
-def _settled(fixed: int, meta: EntryMeta) -> tuple[str, int]:
+def settled(fixed: int, meta: EntryMeta) -> tuple[str, int]:
     """The provenance line and the entry's size: ``ratio`` in provenance is of the rendered size
     itself, so the size is settled first (it is counted, not encoded)."""
     before, after, parts = _provenance_parts(meta)
@@ -216,18 +213,18 @@ def _settled(fixed: int, meta: EntryMeta) -> tuple[str, int]:
 
 def render(summary: Summary, meta: EntryMeta) -> str:
     """The entry's markdown. ``ratio`` in provenance is of the rendered size itself."""
-    head, blocks, fixed = _parts_of(summary, meta)
-    prov = _settled(fixed, meta)[0]
+    head, blocks, fixed = parts_of(summary, meta)
+    prov = settled(fixed, meta)[0]
     body = "\n".join(b for b, _ in blocks)
     return f"{head}\n{prov}\n\n{body}\n"
 
 
 def size_of(summary: Summary, meta: EntryMeta) -> int:
     """``len(render(summary, meta).encode())`` without building the text."""
-    return _settled(_parts_of(summary, meta)[2], meta)[1]
+    return settled(parts_of(summary, meta)[2], meta)[1]
 
 
-def _item_bytes(line: str, listed: int, blocks: int, title: str) -> int:
+def item_bytes(line: str, listed: int, blocks: int, title: str) -> int:
     """What appending ``line`` to a section holding ``listed`` printed items adds to the entry's
     size, when ``blocks`` sections are printed (an empty or blank item is not printed)."""
     alone = _block(title, (line,))  # the section holding just this item
@@ -236,312 +233,6 @@ def _item_bytes(line: str, listed: int, blocks: int, title: str) -> int:
     if listed:
         return alone[1] - len(f"#### {title}".encode())  # the item's line and the newline before it
     return alone[1] + (1 if blocks else 0)
-
-
-# Sections trimmed first when an entry is over budget (least valuable first).
-# Errors go after the outcome: each pairs a fact with its fix, and a dropped one comes back from
-# the guard as a bare anchor without its fix (issue 30: a two-error session lost its second).
-_TRIM_ORDER = [
-    "key_points",
-    "knowledge",
-    "key_facts",
-    "commands",
-    "files",
-    "outcome",
-    "errors",
-    "progress",
-    "open_items",
-    "decisions",
-]
-# Items a list keeps however small the budget: every open item (the work the session left, which
-# the next spawn's hot seed lists; LIST_CAP * 2 bounds them), the first few items of the agent's own
-# progress, and the final decision. An error nothing fixed is kept as an open item is (:func:`_open`).
-_KEEP = {"decisions": 1, "open_items": LIST_CAP * 2, "progress": 3}
-
-
-def _open(key: str, item: str) -> bool:
-    """Whether ``item`` is an error nothing fixed (``err → unresolved``, not one gone when its command
-    ran again): the next spawn's hot seed lists it as a blocker, so fitting never drops it (a small
-    session's fit dropped its errors from the last, the unfixed one first, and the guard restored
-    the fixed ones in its room: an exploratory tester's Aider session lost its failing test)."""
-    if key != "errors":
-        return False
-    return no_fix(item.partition(" → ")[2])
-
-
-# Where a sentence ends: the one rule of content.py (a capital, a quote or code after it, not an
-# abbreviation); a dot followed by a lowercase word is no end ("go build ./... passes": the outcome
-# of a tiny session lost its "passes." when fitting took "./..." for a sentence's end).
-_SENTENCE = content.SENTENCE_END
-
-
-_NAMED = re.compile(r"`[^`]+`|\S*[/_#]\S*|\S*\d\S*|\b[a-z]+[A-Z]\w*")  # paths, names, numbers, code
-
-
-_LIST_NUMBER = re.compile(r"\s(\d{1,3}[.)])$")
-LIST_NUMBER_CHARS = 3  # "12." or "3)": a longer number ("200.") is a quantity
-_ITEM_NUMBER = re.compile(r"^\d{1,3}[.)]\s")  # a list's number names nothing
-
-
-def _sentences_of(text: str) -> list[str]:
-    """``text``'s sentences; a list's number that ends one ("… rules. 8.") starts the next one. A
-    number after a preposition, a verb such as "is", a capitalised name ("HTTP 500.", "Node 20."), or of
-    three digits is what the sentence says: it stays (a goal's title read "200. Can you add it?")."""
-    parts = _SENTENCE.split(text.strip())
-    for i in range(len(parts) - 1):
-        if (m := _LIST_NUMBER.search(" " + parts[i])) is not None:
-            from scribed.compress.clause import FUNCTION_WORDS  # here: a spawn reads entries without it
-
-            before = parts[i][: max(0, m.start() - 1)]
-            word = before.rsplit(None, 1)[-1] if before.strip() else ""
-            said = word.lower() in FUNCTION_WORDS or not word.islower() or len(m.group(1)) > LIST_NUMBER_CHARS
-            if word[-1:].isalnum() and said:
-                continue  # "burst of 200.", "returns HTTP 500.", "Node 20.", "… 404.": what it says
-            parts[i], parts[i + 1] = before, f"{m.group(1)} {parts[i + 1]}"
-    return [x for x in parts if x]
-
-
-def fewer_sentences(text: str) -> str:
-    """``text`` less one sentence ("" when it has only one): the one that names the fewest things
-    (paths, identifiers, numbers) goes, the earlier of equals, so plain sentences go before the
-    conclusion and a sentence that names what was done stays. No sentence is ever cut."""
-    parts = _sentences_of(text)
-    if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
-        return ""
-    drop = min(range(len(parts)), key=lambda k: (len(_NAMED.findall(_ITEM_NUMBER.sub("", parts[k]))), k))
-    kept = " ".join(parts[:drop] + parts[drop + 1 :])
-    return kept.removeprefix(content.THEN)  # "… Then: X" whose first part went: "X"
-
-
-# Lists a compressor may make long (the budget bounds them); the others are capped.
-_UNCAPPED = {"key_points", "files", "commands"}
-
-
-def _copy(summary: Summary) -> Summary:
-    """``model_copy(deep=True)`` for a summary of strings and lists of strings: only the lists,
-    which fitting shortens, are copied (deepcopy walked every item, three times a session)."""
-    s = summary.model_copy()
-    fields = s.__dict__
-    for key, value in fields.items():
-        if isinstance(value, list):
-            if not all(type(v) is str for v in value):
-                return summary.model_copy(deep=True)
-            fields[key] = list(value)
-    return s
-
-
-def fit(
-    summary: Summary,
-    meta: EntryMeta,
-    budget: int,
-    protect: frozenset[str] = frozenset(),
-    *,
-    strict: bool = False,
-    cap: int = 0,
-) -> Summary:
-    """Shrink a summary until its entry fits ``budget`` bytes by dropping whole list items.
-
-    Items are never cut (a command or a supersedes line cut short changes meaning), and open items
-    are never dropped; the outcome loses whole sentences (those naming least first) once the lists
-    are down to their minimum. Items in ``protect`` go last: dropping one saves little (the guard
-    would restore its anchors); they stay while the entry is within ``cap`` bytes, and with
-    ``strict`` they never go.
-    """
-    from scribed.models import SECTIONS
-
-    s = _copy(summary)
-    s.goal = one_line(s.goal, 300)
-    for key, _ in SECTIONS:
-        value = getattr(s, key)
-        if isinstance(value, list) and key not in _UNCAPPED:
-            setattr(s, key, value[: LIST_CAP * 2])
-    size = size_of(s, meta)
-    while size > budget:
-        got = _trim_once(s, size, protect)
-        if got is None and protect and not strict and size > cap:
-            protect = frozenset()
-            got = _trim_once(s, size, protect)
-        if got is None:
-            break
-        size = got if got >= 0 else size_of(s, meta)
-        if size <= budget:
-            size = size_of(s, meta)  # the estimate ignores the ratio's digits: check for real
-    return s
-
-
-def _trim_once(s: Summary, size: int, protect: frozenset[str]) -> int | None:
-    """Drop the least valuable item (or the outcome's first sentence) in place: the size
-    estimate after it (-1: count it again), or None when nothing outside ``protect`` can go."""
-    for key in _TRIM_ORDER:
-        value = getattr(s, key)
-        if isinstance(value, list) and len(value) > _KEEP.get(key, 0):
-            at = next(
-                (
-                    i
-                    for i in range(len(value) - 1, -1, -1)
-                    if value[i] not in protect and not _open(key, value[i])
-                ),
-                -1,
-            )
-            if at < 0:
-                continue
-            dropped = value.pop(at)
-            return size - len(dropped.encode()) - 3 if value else -1
-        shorter = fewer_sentences(value) if isinstance(value, str) and key == "outcome" else ""
-        if shorter:  # the outcome loses a whole sentence (the one naming least), never a part of one
-            setattr(s, key, shorter)
-            return -1
-    return None
-
-
-def fit_with_room(
-    summary: Summary, anchors: list[Anchor], meta: EntryMeta, budget: int, cap: int = 0
-) -> Summary:
-    """Fit to ``budget`` while leaving room for the anchors the compressor dropped.
-
-    Restored anchors are worth more than prose, so the prose shrinks to make space for them. An
-    error with its fix is mostly anchors (the guard would put them back, without the pairing, at
-    about its size): errors go last, and stay while the entry is within ``cap`` (the guard's).
-    """
-    from scribed.compress import anchors as anchors_mod
-
-    protect = _carriers(summary, anchors)
-    fitted = fit(summary, meta, budget, protect, cap=cap)
-    text = render(fitted, meta)
-    missing = [a for a in anchors if not anchors_mod.present(a, text)]
-    if not missing:
-        return fitted
-    reserve = sum(len(anchors_mod.format_anchor(a).encode()) + 3 for a in missing) + 16
-    reserve = min(reserve, int(budget * 0.45))
-    # ``fitted`` goes on from where the first fit stopped: fitting walks one fixed sequence of
-    # shrinking summaries and stops at the first whose size is within the budget, so fitting
-    # ``summary`` to the smaller budget would walk the same steps again (tests/test_entry_fit.py).
-    return fit(fitted, meta, budget - reserve, protect, strict=True)  # room for anchors, never by others
-
-
-# Sections whose items are kept while anything else can go, when their anchors' restored lines
-# would take at least CARRIER_SHARE of their bytes: errors (their fix is lost when the guard
-# restores them). Files and commands were measured too (bench/quality.py, 96 sessions): weighted
-# recall 0.984 against 0.987 without, as the kept items leave the guard less room.
-_CARRIER_KEYS = ("errors",)
-CARRIER_SHARE = 0.6
-
-
-def _carriers(summary: Summary, anchors: list[Anchor]) -> frozenset[str]:
-    from scribed.compress import anchors as anchors_mod
-
-    out: set[str] = set()
-    for key in _CARRIER_KEYS:
-        for item in getattr(summary, key):
-            held = sum(
-                len(anchors_mod.format_anchor(a).encode()) + 3
-                for a in anchors
-                if anchors_mod.present(a, item)
-            )
-            if held >= CARRIER_SHARE * (len(item.encode()) + 3):
-                out.add(item)
-    return frozenset(out)
-
-
-def guard(
-    summary: Summary, anchors: list[Anchor], meta: EntryMeta, hard_cap: int, errors: Sequence[str] = ()
-) -> tuple[Summary, float]:
-    """Add anchors the compressor dropped under Key facts, within ``hard_cap`` bytes. ``errors``:
-    the compressor's ``error → fix`` lines before the entry was fitted; an error restored from a
-    line the fit dropped that named a fix is listed as ``fixed:``, not ``error:`` (which the next
-    spawn's hot seed lists as a blocker).
-
-    Returns the amended summary and the anchor recall of the final entry.
-    """
-    from scribed.compress import anchors as anchors_mod
-    from scribed.models import SECTIONS
-
-    s = _copy(summary)
-    text = render(s, meta)
-    missing = [a for a in anchors if not anchors_mod.present(a, text)]
-    missing.sort(key=lambda a: anchors_mod.PRIORITY.index(a.type))
-    # The size is kept as facts are added (exactly what size_of would count), not counted anew.
-    _, blocks, fixed = _parts_of(s, meta)
-    listed = sum(1 for v in s.key_facts if v and v.strip())
-    title = dict(SECTIONS)["key_facts"]
-    lost = {id(a) for a in missing}
-    held = [a for a in anchors if id(a) not in lost]  # what a cut of the prose must not take
-    may_cut = True  # one failed cut is the last: the prose has nothing more to give
-    for a in missing:
-        if s.key_facts and anchors_mod.present(a, "\n".join(s.key_facts)):
-            continue  # an earlier restored line already carries it
-        line = anchors_mod.format_anchor(a)
-        if a.type == "error" and _fixed_in(a.text, errors):
-            line = FIXED_LABEL + line.removeprefix("error:")  # as long: the budget buys no less
-        added = _item_bytes(line, listed, len(blocks), title)
-        s.key_facts.append(line)
-        over = _settled(fixed + added, meta)[1] - hard_cap
-        if over > 0:
-            if may_cut and _room_from_prose(s, over, meta, hard_cap, held):
-                _, blocks, fixed = _parts_of(s, meta)
-                listed += 1
-                continue
-            may_cut = False
-            s.key_facts.pop()
-        elif added:
-            fixed += added
-            listed += 1  # from here on the count of printed sections no longer matters
-    final = render(s, replace(meta, recall=0.0))
-    return s, anchors_mod.recall(anchors, final)
-
-
-def _room_from_prose(s: Summary, over: int, meta: EntryMeta, hard_cap: int, kept: list[Anchor]) -> bool:
-    """Cut the goal and outcome so the entry (its last key fact included) fits ``hard_cap``; undone,
-    and False, when it cannot or when the cut text held an anchor the entry had (found by review:
-    a fact must not be traded for another)."""
-    from scribed.compress import anchors as anchors_mod
-
-    prose = (s.goal, s.outcome)
-    if _shorter_prose(s, over) and size_of(s, meta) <= hard_cap:
-        text = render(s, meta)
-        if all(anchors_mod.present(a, text) for a in kept):
-            return True
-    s.goal, s.outcome = prose
-    return False
-
-
-def _shorter_prose(s: Summary, over: int) -> bool:
-    """Shorten the outcome (its sentences that name least go), then the goal (its later sentences go), by
-    whole sentences until about ``over`` bytes are freed: a sentence is never cut, and the last
-    one of each stays. False when neither could give anything."""
-    gave = False
-    for key, drop in (("outcome", fewer_sentences), ("goal", _without_last_sentence)):
-        value: str = getattr(s, key)
-        while over > 0:
-            cut = drop(value)
-            if not cut:
-                break
-            over -= len(value.encode()) - len(cut.encode())
-            value = cut
-            gave = True
-        setattr(s, key, value)
-    return gave
-
-
-PIVOT = " · then: "  # between a goal and the one a pivot added (sections.goal)
-
-
-def _without_last_sentence(text: str) -> str:
-    """``text`` without its last sentence that asks nothing (:func:`request.sentence_rank`) when one
-    asks, else its last ("" when it has only one): a request keeps what it asks ("Replace it with a
-    token bucket …") over its context, and its first sentence when none asks; a pivot's goal goes
-    whole first (no sentence end comes before its "·")."""
-    if PIVOT in text:
-        return text.rsplit(PIVOT, 1)[0]
-    parts = _sentences_of(text)
-    if len(parts) < 2:  # noqa: PLR2004 - something to keep and something to drop
-        return ""
-    from scribed.compress.request import ASK, sentence_rank  # here: a spawn reads entries without it
-
-    # an ask naming nothing ("Can you add it?") keeps nothing: its context says what "it" is
-    asked = [sentence_rank(x) == ASK and content.carried(x) >= content.MIN_CARRIED for x in parts]
-    drop = next((k for k in range(len(parts) - 1, -1, -1) if not asked[k] and any(asked)), len(parts) - 1)
-    return " ".join(parts[:drop] + parts[drop + 1 :])
 
 
 @dataclass(slots=True)
@@ -580,36 +271,6 @@ class Entry:
     @property
     def when(self) -> datetime | None:
         return parse_date(self.date)
-
-
-FIXED_LABEL = "fixed:"  # a restored error whose line (dropped to fit) named its fix: not "error:"
-_NO_FIX = ("unresolved", "(unresolved")
-
-
-def no_fix(fix: str) -> bool:
-    """Whether an error's ``→`` part leaves it open, as the hot seed reads it: unresolved, unless it
-    went away when the command that showed it ran again (``unresolved (gone when `make` ran again)``)."""
-    low = fix.strip().lower()
-    return low.startswith(_NO_FIX) and "(gone when" not in low
-
-
-def _fixed_in(error: str, lines: Sequence[str]) -> bool:
-    """Whether one of the ``error → fix`` ``lines`` holds ``error`` with a fix, or gone when its check
-    ran again (a test green on re-run restored as ``error:`` was the next spawn's blocker)."""
-    for line in lines:
-        err, arrow, fix = line.partition(" → ")
-        if arrow and _same_error(err.strip().strip("`"), error) and not no_fix(fix):
-            return True
-    return False
-
-
-def _same_error(err: str, anchor: str) -> bool:
-    """Whether a pair line's error is the anchor's: the same, its start (an anchor is cut to
-    length) or its end after a mark (``*** [upload] Error 2``), not a longer name (``KeyError: x``
-    is not ``Error: x``)."""
-    if err == anchor or err.startswith(anchor):
-        return True
-    return err.endswith(anchor) and not err[-len(anchor) - 1].isalnum()
 
 
 def parse_date(s: str) -> datetime | None:

@@ -20,7 +20,8 @@ from scribed.compress import plan as plan_mod
 from scribed.compress import tokens as tokens_mod
 from scribed.compress.base import CompressResult
 from scribed.compress.content import MIN_CARRIED, SENTENCE_END, carried, content_free
-from scribed.compress.entry import TITLE_CHARS, fewer_sentences
+from scribed.compress.entry import TITLE_CHARS
+from scribed.compress.entry_fit import fewer_sentences
 from scribed.compress.request import ASK, REPORT, sentence_rank
 from scribed.models import Anchor, Session, Summary, Turn
 

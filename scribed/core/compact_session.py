@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scribed import sources
-from scribed.compress import anchors, entry
+from scribed.compress import anchors, entry, entry_fit, entry_guard
 from scribed.compress.base import CompressResult
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
@@ -247,8 +247,10 @@ class SessionCompactor(Step):
             compressor=result.compressor,
             bytes_in=bytes_in,
         )
-        summary = entry.fit_with_room(result.summary, anchor_list, meta, budget, int(budget * HARD_CAP))
-        summary, rec = entry.guard(summary, anchor_list, meta, int(budget * HARD_CAP), result.summary.errors)
+        summary = entry_fit.fit_with_room(result.summary, anchor_list, meta, budget, int(budget * HARD_CAP))
+        summary, rec = entry_guard.guard(
+            summary, anchor_list, meta, int(budget * HARD_CAP), result.summary.errors
+        )
         meta.recall = rec
         # An LLM's answer is outside text too: the rendered entry passes the door once more.
         text = redacted(entry.render(summary, meta))

@@ -1,10 +1,11 @@
 """What ``scribed import`` makes of one legacy unit: a cold entry, wiki facts, a hot seed.
 
-A history entry becomes a cold entry through the same extractive summary, :func:`scribed.compress.entry.fit`
-and :func:`scribed.tiers.cold.append` as a live session. A decision becomes one wiki fact: its title, its
-statement as written (By/What/Why, or its first paragraph) and its provenance (file and lines). After
-an import, an agent without a hot file (or with a blank one) gets a seed from its newest entry, so
-its default spawn carries its last known state and a pointer to where the rest went.
+A history entry becomes a cold entry through the same extractive summary,
+:func:`scribed.compress.entry_fit.fit` and :func:`scribed.tiers.cold.append` as a live session. A
+decision becomes one wiki fact: its title, its statement as written (By/What/Why, or its first
+paragraph) and its provenance (file and lines). After an import, an agent without a hot file (or
+with a blank one) gets a seed from its newest entry, so its default spawn carries its last known
+state and a pointer to where the rest went.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress import anchors as anchors_mod
-from scribed.compress import decisions, entry
+from scribed.compress import decisions, entry, entry_fit, entry_guard
 from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.compress.reversal import norm
@@ -236,8 +237,8 @@ def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
     )
     if fit:
         errors = list(summary.errors)
-        summary = entry.fit(summary, meta, budget)
-        summary, meta.recall = entry.guard(summary, found, meta, int(budget * 1.15), errors)
+        summary = entry_fit.fit(summary, meta, budget)
+        summary, meta.recall = entry_guard.guard(summary, found, meta, int(budget * 1.15), errors)
     return redact(entry.render(summary, meta))
 
 

@@ -8,9 +8,10 @@ lines), and the decision files: ``.squad/decisions.md``, ``decisions-archive*.md
 * Each decision becomes one wiki fact in ``decisions``, under its own title, with its statement as
   written and one provenance line (file, lines, author, date). What is not a decision (questions,
   priority labels, status tables, bare sections) never becomes a fact.
-* Each history entry becomes a cold entry (the same extractive summary, :func:`scribed.compress.entry.fit`
-  and :func:`scribed.tiers.cold.append` as live sessions) when it is within ``cold.ttl_days``; older ones go
-  through promotion's rules (durable facts to the wiki, the entry to the archive).
+* Each history entry becomes a cold entry (the same extractive summary,
+  :func:`scribed.compress.entry_fit.fit` and :func:`scribed.tiers.cold.append` as live sessions)
+  when it is within ``cold.ttl_days``; older ones go through promotion's rules (durable facts to
+  the wiki, the entry to the archive).
 * The Core Context becomes one block of ``wiki/agent-{agent}.md`` (debris lines dropped; a changed one
   supersedes the previous block); team updates become ``decisions`` facts by their author.
 * Every legacy file read is archived whole (gzip, named by its content hash) under

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scribed.compress.content import content_free
-from scribed.compress.entry import Entry, fewer_sentences, iso, one_line, parse_date
+from scribed.compress.entry import Entry, iso, one_line, parse_date
+from scribed.compress.entry_fit import fewer_sentences
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
@@ -224,7 +225,7 @@ def _body(agent: str, s: LastSession, outcome: str, *, marked: bool) -> str:
 def render(agent: str, marker: str, s: LastSession, *, marked: bool = True) -> str:
     """The seeded hot file, ≤ 4096 bytes. Every item and the outcome are whole; only when the
     budget is reached do whole items go (decisions and blockers before open items), then the
-    outcome's sentences that name the least (see ``entry.fewer_sentences``)."""
+    outcome's sentences that name the least (see ``entry_fit.fewer_sentences``)."""
     s = replace(s, decisions=list(s.decisions), open_items=list(s.open_items), blockers=list(s.blockers))
     head = f"---\n{live.MARKER}: {marker}\ncold: {s.cold}\nentry: {s.entry_id}\nupdated: {s.when}\n---\n"
     outcome = s.outcome
