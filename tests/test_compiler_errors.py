@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scribed.compress import anchors, error_fixes, errors
+from scribed.compress import anchors, error_fixes, errors, fix_report
 from scribed.models import Session, Turn
 from scribed.sources import common
 
@@ -122,14 +122,14 @@ def test_a_diagnostic_quoted_in_a_sentence_is_an_error(line: str, error: str) ->
 
 
 def test_a_planned_fix_is_no_fix() -> None:
-    assert error_fixes.fix_sentences("I'll fix src/parse.c after lunch.") == []
-    assert error_fixes.fix_sentences("We need to fix the import in app/x.py.") == []
+    assert fix_report.fix_sentences("I'll fix src/parse.c after lunch.") == []
+    assert fix_report.fix_sentences("We need to fix the import in app/x.py.") == []
     told = "After making these changes, you can run the server again to see if the issue is resolved."
-    assert error_fixes.fix_sentences(told) == []
+    assert fix_report.fix_sentences(told) == []
     doing = "Let's update the import statement in `server/server.js` to fix this issue."  # Aider, as it edits
-    assert error_fixes.fix_sentences(doing) == [doing]
+    assert fix_report.fix_sentences(doing) == [doing]
     fixed = "Fixed by pinning pydantic so that the build will pass."
-    assert error_fixes.fix_sentences(fixed) == [fixed]  # a plan in a clause explaining the fix
+    assert fix_report.fix_sentences(fixed) == [fixed]  # a plan in a clause explaining the fix
 
 
 @pytest.mark.parametrize("line", NOT_ERRORS)
@@ -286,10 +286,10 @@ def test_a_marked_failure_and_a_quoted_diagnostic_are_the_diagnostic_alone() -> 
     quoted = f"The `{diag}` is still unresolved."
     assert errors.error_in_line(quoted, strict=True) == diag
     assert (
-        error_fixes.fix_sentences("The name error is fixed; the Optional[Job] return-type error remains.")
+        fix_report.fix_sentences("The name error is fixed; the Optional[Job] return-type error remains.")
         == []
     )
-    assert error_fixes.fix_sentences("The flaky import is fixed and the remaining tests pass.") == [
+    assert fix_report.fix_sentences("The flaky import is fixed and the remaining tests pass.") == [
         "The flaky import is fixed and the remaining tests pass."
     ]
 

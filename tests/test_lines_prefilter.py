@@ -8,13 +8,13 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scribed.compress import anchors, decisions, error_fixes, errors, lines, tool_lines
+from scribed.compress import anchors, decisions, error_fixes, errors, fix_report, lines, tool_lines
 from scribed.compress.content import content_free
 from scribed.models import Turn
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BREAKS = ["\n", "\r\n", "\r", "\v", "\f", "\x1c", "\x85", "\u2028", "\u2029"]
-# A phrase for every alternative of the real patterns (error_fixes._FIX_SENT; anchors' decision and
+# A phrase for every alternative of the real patterns (fix_report._FIX_SENT; anchors' decision and
 # TODO patterns): removing any literal from the word lists leaves one of them unnamed.
 FIX_PHRASES = [
     "fix it now",
@@ -144,14 +144,14 @@ def _named(text: str, words: tuple[str, ...], real: list[re.Pattern[str]]) -> No
 @SETTINGS
 @given(TEXT)
 def test_every_fix_sentence_line_is_named(text: str) -> None:
-    _named(text, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT])
+    _named(text, fix_report._FIX_WORDS, [fix_report._FIX_SENT])
 
 
 @SETTINGS
 @given(st.lists(PIECE | st.just("\n") | st.text(alphabet="ab \u2192", max_size=3), max_size=40).map("".join))
 def test_lines_broken_by_newlines_alone_are_counted(text: str) -> None:
     """The common case, every line ended by "\\n" alone: a hit's line is the newlines before it."""
-    _named(text, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT])
+    _named(text, fix_report._FIX_WORDS, [fix_report._FIX_SENT])
     _named(text, decisions.WORDS.literals, DECISION)
     _named(text, anchors._TODO_ANY.literals, TODO)
 
@@ -171,7 +171,7 @@ def test_every_decision_and_todo_line_is_named(text: str) -> None:
 def test_each_alternative_is_named() -> None:
     """Every phrase matches its real pattern (in each case it still matches) and is named."""
     for phrases, words, real in (
-        (FIX_PHRASES, error_fixes._FIX_WORDS, [error_fixes._FIX_SENT]),
+        (FIX_PHRASES, fix_report._FIX_WORDS, [fix_report._FIX_SENT]),
         (DECISION_PHRASES, decisions.WORDS.literals, DECISION),
         (IMPERATIVE_PHRASES, decisions.USER_WORDS.literals, [decisions._IMPERATIVE]),
         (TODO_PHRASES, anchors._TODO_ANY.literals, TODO),
@@ -186,11 +186,11 @@ def test_each_alternative_is_named() -> None:
 
 def test_lines_are_those_of_splitlines() -> None:
     text = "a\r\nfixed b\rc\x85d fixed\u2028fixed\n\nfixed"
-    assert lines.holding(text, error_fixes._FIX_WORDS) == [[1, 3, 4, 6]]
-    assert lines.holding("no match here", error_fixes._FIX_WORDS) == [[]]
+    assert lines.holding(text, fix_report._FIX_WORDS) == [[1, 3, 4, 6]]
+    assert lines.holding("no match here", fix_report._FIX_WORDS) == [[]]
     for brk in BREAKS:  # a literal found twice, on two lines
-        assert lines.holding(f"fixed it, fixed{brk}fixed", error_fixes._FIX_WORDS) == [[0, 1]], repr(brk)
-    assert lines.holding("ſwitched", error_fixes._FIX_WORDS) is None  # re.I folds ſ to s; lower() does not
+        assert lines.holding(f"fixed it, fixed{brk}fixed", fix_report._FIX_WORDS) == [[0, 1]], repr(brk)
+    assert lines.holding("ſwitched", fix_report._FIX_WORDS) is None  # re.I folds ſ to s; lower() does not
 
 
 @SETTINGS
@@ -204,14 +204,14 @@ def test_changes_are_those_of_every_line(text: str) -> None:
         line = raw.strip().lstrip("-*> ").strip()
         if not line or line.startswith(("```", "<<<<<<<", ">>>>>>>", "=======")):
             continue
-        for sent in error_fixes._SENT_END.split(line):
+        for sent in fix_report._SENT_END.split(line):
             sent = sent.strip()
             if (
-                error_fixes.FIX_CHARS[0] <= len(sent) <= error_fixes.FIX_CHARS[1]
-                and error_fixes._FIX_SENT.search(sent)
+                fix_report.FIX_CHARS[0] <= len(sent) <= fix_report.FIX_CHARS[1]
+                and fix_report._FIX_SENT.search(sent)
                 and not errors.error_in_line(sent)
-                and not error_fixes._unresolved(sent)  # since stop 40: "the fix did not work", "TODO: fix"
-                and not error_fixes._planned(sent)  # since stop 41: "I'll fix X after lunch"
+                and not fix_report._unresolved(sent)  # since stop 40: "the fix did not work", "TODO: fix"
+                and not fix_report._planned(sent)  # since stop 41: "I'll fix X after lunch"
                 and not content_free(sent)
             ):
                 want.append(sent)

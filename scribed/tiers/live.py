@@ -24,7 +24,7 @@ Rules that keep this safe next to agents that write their own hot files:
 * Blockers are the errors seen in the session's latest turns that no later turn fixed: a tool
   result that itself shows no error and says passed/succeeded, or an assistant message saying
   what fixed them, that the check is clean now or that they are resolved (not "the fix did not
-  work", "I'll check it passes", "should be fixed by …": :func:`scribed.compress.error_fixes.reports_fix`)
+  work", "I'll check it passes", "should be fixed by …": :func:`scribed.compress.fix_report.reports_fix`)
   clears every error before it, except one the user put off ("I'll ask Piotr for the grant, leave
   the deploy for now": :func:`scribed.compress.error_fixes.deferred`), which only its own fix ends.
 * Everything is redacted.
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed import sources
-from scribed.compress import anchors, error_fixes, tool_call
+from scribed.compress import anchors, error_fixes, fix_report, tool_call
 from scribed.compress import plan as plan_mod
 from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
@@ -247,11 +247,11 @@ def _blockers(session: Session) -> list[str]:
 def _resolves(t: Turn) -> bool:
     """Whether turn ``t`` (with no error of its own) ends the blockers before it: a clean tool
     result ("12 passed"), or a message saying what fixed them or that the check is clean now
-    (:func:`scribed.compress.error_fixes.reports_fix`: not "the fix did not work", nor "I'll check
+    (:func:`scribed.compress.fix_report.reports_fix`: not "the fix did not work", nor "I'll check
     that it passes")."""
     if t.role == "tool" or t.kind == "tool_result":
         return _FIX.search(t.text) is not None
-    return t.role in ("assistant", "summary") and error_fixes.reports_fix(t.text)
+    return t.role in ("assistant", "summary") and fix_report.reports_fix(t.text)
 
 
 def _delegates(session: Session) -> list[str]:

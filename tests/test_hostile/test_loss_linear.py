@@ -271,14 +271,14 @@ def test_a_long_message_saying_now_everywhere_is_read_in_bounded_time(
     """The pairing reads an assistant message for a report that a failure is clean now: a pasted
     log with "now" on each of its 80,000 lines has only its last lines holding it split into
     sentences (the report ends a message), not all of them."""
-    from scribed.compress import error_fixes
+    from scribed.compress import fix_report
 
     text = "\n".join(f"Step {i}: the worker now waits for shard {i}." for i in range(80_000))
     read: list[int] = []
-    split = error_fixes._sentences
-    monkeypatch.setattr(error_fixes, "_sentences", lambda t: read.append(t.count("\n") + 1) or split(t))
-    assert error_fixes._clean_now(text + "\nDone: it passes now.") == "Done: it passes now."
-    assert read and max(read) <= error_fixes.MAX_SAID, read
+    split = fix_report._sentences
+    monkeypatch.setattr(fix_report, "_sentences", lambda t: read.append(t.count("\n") + 1) or split(t))
+    assert fix_report.clean_now(text + "\nDone: it passes now.") == "Done: it passes now."
+    assert read and max(read) <= fix_report.MAX_SAID, read
 
 
 def removal_line(i: int) -> str:
