@@ -7,12 +7,22 @@ message naming the file and the dotted key, and the CLI turns it into exit 2.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 # The lookup, the file read and the error type live in the pydantic-free module a spawn loads.
 from scribed.config_light import (
@@ -30,12 +40,39 @@ from scribed.config_light import (
 __all__ = ["SOURCE_KINDS", "Config", "ConfigError", "candidate_paths", "from_dict", "load"]
 
 
+# Durations are bounded where a larger one means nothing and overflows something (a date, a
+# sleep, an "after N min" line): 30 days of quiet, a day for one wait, a century of days.
+DAY = 86400
+MAX_QUIET = 30 * DAY
+MAX_DAYS = 36500
+
+# What a number or true/false setting takes, in a user's words (TOML has real numbers and booleans).
+_EXPECTED = {int: "a whole number", float: "a number", bool: "true or false"}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _typed(cls, v: Any, info: ValidationInfo) -> Any:
+        """A number setting takes a TOML number, a true/false one a TOML boolean: pydantic's lax mode
+        read ``quiet_seconds = true`` as 1 s and ``ratio = "0.1"`` as 0.1, silently. A float must
+        be finite (``inf`` passed, then overflowed where it was used, naming no key)."""
+        kind = cls.model_fields[info.field_name or ""].annotation
+        if kind not in _EXPECTED:
+            return v
+        if kind is bool and type(v) is not bool:
+            raise PydanticCustomError("bool_type", "expected true or false")
+        if kind is not bool and isinstance(v, bool | str):
+            raise PydanticCustomError("number_type", f"expected {_EXPECTED[kind]}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise PydanticCustomError("finite_number", "expected a finite number")
+        return v
+
 
 class SessionCfg(_Strict):
-    quiet_seconds: float = Field(default=1800, ge=0)
+    quiet_seconds: float = Field(default=1800, ge=0, le=MAX_QUIET)
     # One transcript record (a JSONL line) longer than this is skipped and named in a warning; a
     # line is held whole in memory while it is read, hence the bound (see sources.common).
     max_line_bytes: int = Field(default=64 << 20, ge=64 << 10, le=1 << 30)
@@ -55,7 +92,7 @@ class LlmCfg(_Strict):
     base_url: str = ""
     model: str = ""
     api_key_env: str = "OPENAI_API_KEY"
-    timeout_seconds: float = Field(default=120, gt=0)
+    timeout_seconds: float = Field(default=120, gt=0, le=DAY)
     max_retries: int = Field(default=2, ge=0, le=10)
     context_tokens: int = Field(default=8192, ge=512)
     max_concurrency: int = Field(default=2, ge=1)
@@ -70,7 +107,7 @@ class LlmCfg(_Strict):
 
 
 class ColdCfg(_Strict):
-    ttl_days: int = Field(default=30, ge=1)
+    ttl_days: int = Field(default=30, ge=1, le=MAX_DAYS)
     # Fold threshold of one agent's cold file: 16 × the 12 KB a spawn loads with --include-cold.
     max_bytes: int = Field(default=196608, ge=1024)
 
@@ -82,13 +119,13 @@ class LogCfg(_Strict):
 
 class WatchCfg(_Strict):
     mode: Literal["auto", "inotify", "polling"] = "auto"
-    poll_interval: float = Field(default=5.0, gt=0)
+    poll_interval: float = Field(default=5.0, gt=0, le=DAY)
 
 
 class DaemonCfg(_Strict):
     workers: int = Field(default=2, ge=1, le=64)
     max_attempts: int = Field(default=5, ge=1)
-    shutdown_grace: float = Field(default=20.0, ge=0)
+    shutdown_grace: float = Field(default=20.0, ge=0, le=DAY)
     queue_max: int = Field(default=1000, ge=1)
 
 
@@ -105,7 +142,7 @@ class PromoteCfg(_Strict):
 class ArchiveCfg(_Strict):
     # A redacted, zstd-compressed copy of each compacted transcript, kept after the tool deletes it.
     transcripts: bool = True
-    retention_days: int = Field(default=365, ge=1)
+    retention_days: int = Field(default=365, ge=1, le=MAX_DAYS)
     folder: str = ""  # default: <root>/.squad/memory/.scribed/transcripts
 
     @property
@@ -249,9 +286,14 @@ def _error_lines(path: Path | None, exc: ValidationError, data: dict[str, Any]) 
             table = f"[[{loc[0]}]]" if loc[:1] == ("sources",) else f"[{key}]"
             bad = {**bad, "msg": f"should be a table: a {table} section with its keys"}
         value = bad.get("input")
-        shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
+        shown = "" if isinstance(value, dict | list) else f" (got {_shown(value)})"
         lines.append(f"{where}bad value for '{key}'{in_source}: {bad['msg']}{shown}")
     return lines + bad_agents(data.get("sources"), path)
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it: TOML's ``true``/``false``, else Python's repr."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 # pydantic names a member of a ``str | list[str]`` key by its type: the words a user reads instead.

@@ -24,11 +24,12 @@ class ConfigError(Exception):
 # (type, lower bound, lower bound inclusive, upper bound (inclusive), allowed values, default).
 # type "int" takes an int (not a bool); "float" an int or a float; "str" a str; "bool" a bool.
 Spec = tuple[str, float | None, bool, float | None, tuple[str, ...], Any]
-_INF = None
+_DAY = 86400  # the bounds of the durations: see scribed.config (MAX_QUIET, DAY, MAX_DAYS)
+_CENTURY = 36500
 
 SCHEMA: dict[str, dict[str, Spec]] = {
     "session": {
-        "quiet_seconds": ("float", 0, True, _INF, (), 1800),
+        "quiet_seconds": ("float", 0, True, 30 * _DAY, (), 1800),
         "max_line_bytes": ("int", 64 << 10, True, 1 << 30, (), 64 << 20),
     },
     "compress": {
@@ -42,7 +43,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "base_url": ("str", None, True, None, (), ""),
         "model": ("str", None, True, None, (), ""),
         "api_key_env": ("str", None, True, None, (), "OPENAI_API_KEY"),
-        "timeout_seconds": ("float", 0, False, None, (), 120),
+        "timeout_seconds": ("float", 0, False, _DAY, (), 120),
         "max_retries": ("int", 0, True, 10, (), 2),
         "context_tokens": ("int", 512, True, None, (), 8192),
         "max_concurrency": ("int", 1, True, None, (), 2),
@@ -51,7 +52,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "max_response_bytes": ("int", 1024, True, None, (), 1_048_576),
     },
     "cold": {
-        "ttl_days": ("int", 1, True, None, (), 30),
+        "ttl_days": ("int", 1, True, _CENTURY, (), 30),
         "max_bytes": ("int", 1024, True, None, (), 196608),
     },
     "log": {
@@ -60,12 +61,12 @@ SCHEMA: dict[str, dict[str, Spec]] = {
     },
     "watch": {
         "mode": ("str", None, True, None, ("auto", "inotify", "polling"), "auto"),
-        "poll_interval": ("float", 0, False, None, (), 5.0),
+        "poll_interval": ("float", 0, False, _DAY, (), 5.0),
     },
     "daemon": {
         "workers": ("int", 1, True, 64, (), 2),
         "max_attempts": ("int", 1, True, None, (), 5),
-        "shutdown_grace": ("float", 0, True, None, (), 20.0),
+        "shutdown_grace": ("float", 0, True, _DAY, (), 20.0),
         "queue_max": ("int", 1, True, None, (), 1000),
     },
     "promote": {
@@ -76,7 +77,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
     },
     "archive": {
         "transcripts": ("bool", None, True, None, (), True),
-        "retention_days": ("int", 1, True, None, (), 365),
+        "retention_days": ("int", 1, True, _CENTURY, (), 365),
         "folder": ("str", None, True, None, (), ""),
     },
 }
@@ -243,7 +244,7 @@ def _value_ok(spec: Spec, v: Any) -> bool:
         return type(v) is str and (not choices or v in choices)
     if type(v) is not int and not (kind == "float" and type(v) is float):
         return False
-    if kind == "float" and math.isnan(v):  # NaN fails every bound in pydantic
+    if kind == "float" and not math.isfinite(v):  # pydantic refuses inf and NaN
         return False
     if lo is not None and (v < lo if lo_inclusive else v <= lo):
         return False

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -121,3 +124,112 @@ def test_example_config_is_valid_and_complete() -> None:
         model = getattr(cfg, section)
         for key in type(model).model_fields:
             assert f"\n{key} = " in text, f"{section}.{key} missing from config.example.toml"
+
+
+def _typed_cases() -> list[tuple[str, str, str, str]]:
+    """(section, key, TOML value, what the message says is expected) for every number and
+    true/false setting: a value of the wrong TOML type, or a number that is not finite."""
+    from scribed import config_light
+
+    words = {"float": "a number", "int": "a whole number", "bool": "true or false"}
+    wrong = {
+        "float": ["true", "false", '"60"', '"0.1"', "inf", "-inf", "nan", "1e400"],
+        "int": ["true", '"60"'],
+        "bool": ["1", "0", '"true"', "1.0"],
+    }
+    out = []
+    for section, keys in config_light.SCHEMA.items():
+        for key, spec in keys.items():
+            kind = spec[0]
+            for value in wrong.get(kind, []):
+                finite = value.lstrip("-") in ("inf", "nan", "1e400")
+                out.append((section, key, value, "a finite number" if finite else words[kind]))
+    return out
+
+
+TYPED = _typed_cases()
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"), TYPED, ids=[f"{c[0]}.{c[1]}={c[2]}" for c in TYPED]
+)
+def test_a_value_of_the_wrong_type_or_not_finite_is_refused(
+    tmp_path: Path, section: str, key: str, value: str, expected: str
+) -> None:
+    """TOML has real numbers and booleans: `quiet_seconds = true` (1 s of quiet), `ratio = "0.1"`
+    or `quiet_seconds = inf` (an OverflowError later, naming no key) are the user's mistake."""
+    p = write(tmp_path / "c.toml", f"[{section}]\n{key} = {value}\n")
+    res = CliRunner().invoke(main, ["--config", str(p), "check-config"])
+    assert res.exit_code == 2, res.output
+    shown = {"1e400": "inf", '"60"': "'60'", '"0.1"': "'0.1'", '"true"': "'true'"}.get(value, value)
+    assert res.stderr.strip() == (
+        f"scribed: error: {p}: bad value for '{section}.{key}': expected {expected} (got {shown})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (
+            "[session]\nquiet_seconds = 1e22\n",
+            "'session.quiet_seconds': Input should be less than or equal to",
+        ),
+        (
+            "[cold]\nttl_days = 9000000000000000000\n",
+            "'cold.ttl_days': Input should be less than or equal to",
+        ),
+        ("[archive]\nretention_days = 10000000\n", "'archive.retention_days'"),
+        ("[watch]\npoll_interval = 1e300\n", "'watch.poll_interval'"),
+        ("[daemon]\nshutdown_grace = 1e300\n", "'daemon.shutdown_grace'"),
+        ("[llm]\ntimeout_seconds = 1e300\n", "'llm.timeout_seconds'"),
+    ],
+)
+def test_a_time_too_long_to_mean_anything_is_refused(tmp_path: Path, text: str, needle: str) -> None:
+    """A finite but huge duration passed, then overflowed a date or a sleep (`ttl_days = 9e18`:
+    "OverflowError: Python int too large to convert to C int") or printed "finished after
+    166666666666666655744 min quiet"."""
+    p = write(tmp_path / "c.toml", text)
+    res = CliRunner().invoke(main, ["--config", str(p), "check-config"])
+    assert res.exit_code == 2, res.output
+    assert needle in res.stderr and str(p) in res.stderr
+
+
+def test_the_longest_times_allowed_run(tmp_path: Path) -> None:
+    """Every duration at its bound: run-once and status work and say the quiet time readably."""
+    from scribed import config_light
+
+    longest = {
+        s: {k: spec[3] for k, spec in keys.items() if spec[0] in ("float", "int") and spec[3] is not None}
+        for s, keys in config_light.SCHEMA.items()
+    }
+    (tmp_path / ".squad").mkdir()
+    t = tmp_path / "t" / "-p"
+    t.mkdir(parents=True)
+    rec = {
+        "type": "user",
+        "sessionId": "s1",
+        "cwd": str(tmp_path),
+        "timestamp": "2026-11-20T09:00:00Z",
+        "message": {"role": "user", "content": "still typing the rate limit change"},
+    }
+    (t / "s1.jsonl").write_text(json.dumps(rec) + "\n")
+    lines = [f'root = "{tmp_path}"', "[compress]", 'backend = "extractive"']
+    for s, keys in longest.items():
+        keys.pop("workers", None)  # a process count, not a duration
+        if s == "compress" or not keys:
+            continue
+        lines += [f"[{s}]", *(f"{k} = {v!r}" for k, v in keys.items())]
+    lines += ["[[sources]]", 'kind = "claude"', f'path = "{tmp_path / "t"}"', 'agent = "bob"']
+    p = write(tmp_path / "c.toml", "\n".join(lines) + "\n")
+    runner = CliRunner()
+    chk = runner.invoke(main, ["--config", str(p), "check-config"])
+    assert chk.exit_code == 0, chk.output
+    now = time.time()
+    os.utime(t / "s1.jsonl", (now, now))
+    run = runner.invoke(main, ["--config", str(p), "run-once"])
+    assert run.exit_code == 0, (run.output, run.stderr)
+    assert "Error" not in run.output + run.stderr
+    assert "finished after 720 h quiet" in run.output
+    st = runner.invoke(main, ["--config", str(p), "status"])
+    assert st.exit_code == 0, (st.output, st.stderr)
+    assert "finished after 720 h quiet" in st.output
