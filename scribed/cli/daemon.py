@@ -150,7 +150,15 @@ def collect_status(cfg: Config) -> dict[str, Any]:
         "promotion_schedule": f"{cfg.promote.schedule} {cfg.promote.timezone}",
         "promotion_error": promo_error,
         "tiers": tier_bytes(layout, cfg),
+        "hot_withheld": _hot_withheld(layout),
     }
+
+
+def _hot_withheld(layout: Layout) -> list[dict[str, str]]:
+    """Hot files an edit keeps from their seeds (imported here: ``healthcheck`` needs no tier code)."""
+    from scribed.tiers.hot_seed import withheld
+
+    return [w.to_json() for w in withheld(layout)]
 
 
 def _counts(c: dict[str, int]) -> str:
@@ -203,6 +211,11 @@ def _print_status(d: dict[str, Any]) -> None:
     )
     _say("transcript files", _counts(d["sources"]) + elsewhere + ledger)
     _say("hot files", _counts(d["hot_files"]))
+    if d.get("hot_withheld"):
+        from scribed.tiers.hot_seed import Withheld
+
+        for w in d["hot_withheld"]:
+            _say("hot file edited", Withheld(**w).line())
     _say("waiting", _waiting(d["waiting"]))
     for r in d["retrying"]:
         when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"

@@ -167,6 +167,8 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     data = report.public()
     if dry_run:
         data["dry_run"] = True
+    held = _withheld(cfg)
+    data["hot_withheld"] = [w.to_json() for w in held]
     missing = no_config(ctx, cfg, root)
     if missing and not report.files and not init_requested(ctx):
         fail(missing)  # nothing read, nothing found: not a success to report as "0 sessions"
@@ -192,7 +194,17 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
         )
         for line in report.why_not(time.time()):
             click.echo(line)
+        for w in held:
+            click.echo(w.line())
     sys.exit(0 if report.ok else 1)
+
+
+def _withheld(cfg: Any) -> list[Any]:
+    """Hot files an edit keeps from their seeds (said on every run until it is dealt with)."""
+    from scribed.tiers.cold import Layout
+    from scribed.tiers.hot_seed import withheld
+
+    return withheld(Layout(cfg.root_path))
 
 
 @main.command("check-config")

@@ -69,7 +69,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     from scribed.core import team
     from scribed.core.doctor import source_report
     from scribed.names import normalize_name
-    from scribed.tiers import transcripts
+    from scribed.tiers import hot_seed, transcripts
 
     cfg = load_config(ctx, root)
     missing = no_config(ctx, cfg, root)
@@ -87,6 +87,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     dest = transcripts.folder(cfg, Layout(cfg.root_path))
     archived = list(transcripts.iter_archives(dest))
     team_report = team.report(Layout(cfg.root_path))
+    held = hot_seed.withheld(Layout(cfg.root_path))
     report: dict[str, Any] = {
         "sources": [{**s.to_json(), **_problem(cfg, i)} for i, s in enumerate(sources)],
         "archive": {
@@ -97,6 +98,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             "retention_days": cfg.archive.retention_days,
         },
         "team": dataclasses.asdict(team_report),
+        "hot_withheld": [w.to_json() for w in held],
         "config": {"path": str(cfg.path) if cfg.path else None, "warning": missing or ""},
     }
     if as_json:
@@ -105,6 +107,8 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     if missing:
         click.echo(f"warning: {missing}")
     team_lines = _echo_team(team_report)
+    for w in held:
+        click.echo(w.line())
     for s in report["sources"]:
         _echo_source(s)
         if s["problem"]:
@@ -114,7 +118,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
         + ("" if a["enabled"] else " (archiving is off)")
     )
-    n = bool(missing) + team_lines + sum(s.warnings for s in sources)
+    n = bool(missing) + team_lines + len(held) + sum(s.warnings for s in sources)
     n += sum(1 for s in report["sources"] if s["problem"] and not s["watched"])
     click.echo("no warnings" if not n else f"{n} warning{'s' * (n != 1)}, each listed above with what to do")
 

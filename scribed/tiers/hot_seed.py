@@ -17,6 +17,8 @@ It is ≤ 4096 bytes and redacted, and carries live.py's front matter (``scribed
 refresh of a newer session replaces it. Write rules: a missing or blank hot file, the ended session's
 own live view, or an older seed are replaced; a hot file an agent wrote (no marker, or a marked file
 whose body no longer matches its digest) and another running session's live view are never touched.
+An edited seed so holds back every later seed: that is warned about when it happens
+(``hot_seed_withheld``) and listed by :func:`withheld` for ``run-once``, ``doctor`` and ``status``.
 
 When a hot file itself was compacted, :func:`reset` does compare-and-swap: the snapshot is the bytes
 that were compacted, the file is read again right before the rename, and whatever an agent appended
@@ -27,6 +29,7 @@ A file that changed in any other way is left in place with a warning.
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -267,6 +270,120 @@ def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None)
     return False  # another session's live view
 
 
+def _held_back(before: bytes, mine: str, e: Entry) -> bool:
+    """Whether only a hand edit keeps ``e``'s seed out: the file is scribed's (marked) but edited,
+    and unedited it would be replaced (its own session's view, or an older seed: :func:`_may_seed`)."""
+    fields = live.live_fields(before)
+    if live.MARKER not in fields or live.owned(before) or fields.get("entry") == e.entry_id:
+        return False
+    value = fields[live.MARKER]
+    if value == mine:
+        return True
+    theirs = parse_date(fields.get("updated", ""))
+    return value.startswith(live.SEED_PREFIX) and (theirs is None or e.when is None or e.when >= theirs)
+
+
+WITHHELD_ACTION = (
+    "the file is kept as it is; move a note worth keeping to the wiki (`scribed wiki-write`), "
+    "then delete the file: the next session writes it again"
+)
+_said: set[tuple[str, str]] = set()  # (file, entry) warned about by this process
+_said_lock = threading.Lock()
+
+
+def _edited(fields: dict[str, str]) -> str:
+    """How a marked hot file that no longer matches its digest came to be, in neutral words (a
+    person or an agent may have edited it)."""
+    seeded = fields.get(live.MARKER, "").startswith(live.SEED_PREFIX)
+    return "edited since scribed seeded it" if seeded else "edited since scribed wrote it"
+
+
+def _say_withheld(log: Logger, path: Path, agent: str, e: Entry, session_id: Redacted) -> None:
+    """Warn, once per file and entry, that a finished session's seed was not written: the hot file
+    a spawn reads stays what it was (silent, it froze for good: the tester's D3)."""
+    key = (str(path), e.entry_id or "")
+    with _said_lock:
+        if key in _said:
+            return
+        _said.add(key)
+    fields = live.live_fields(live.current_bytes(path) or b"")
+    log.warning(
+        "hot_seed_withheld",
+        file=str(path),
+        agent=agent,
+        entry=e.entry_id,
+        session=session_id,
+        reason=_edited(fields),
+        action=WITHHELD_ACTION,
+    )
+
+
+@dataclass(slots=True, frozen=True)
+class Withheld:
+    """A hot file scribed wrote, edited since, that lacks the agent's newest cold entry: no seed
+    replaces it, so every spawn reads the older content (``doctor``, ``status``, ``run-once``)."""
+
+    agent: str
+    file: str  # relative to the root
+    shows: str  # the entry id it holds ("" for a live view)
+    entry: str  # the agent's newest entry, not in it
+    reason: str
+
+    def line(self) -> str:
+        shows = f" (it shows {self.shows})" if self.shows else ""
+        return (
+            f"hot file {self.file} was {self.reason}, so no seed replaces it: the newest session's entry "
+            f"{self.entry} is not in it{shows} — move a note worth keeping to the wiki "
+            "(`scribed wiki-write`), then delete the file: the next session writes it again"
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "agent": self.agent,
+            "file": self.file,
+            "shows": self.shows,
+            "entry": self.entry,
+            "reason": self.reason,
+        }
+
+
+FRONT_BYTES = 8192  # a hot file's front matter is in its first lines
+
+
+def withheld(layout: Layout) -> list[Withheld]:
+    """Every hot file an edit holds back from its seeds (read-only: see :class:`Withheld`). A
+    running session's edited live view newer than every entry holds nothing back yet."""
+    out: list[Withheld] = []
+    try:
+        paths = sorted(layout.hot.glob("*.md"))
+    except OSError:
+        return out
+    for path in paths:
+        agent = normalize_name(path.stem)
+        if agent is None or path.is_symlink():
+            continue
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(FRONT_BYTES)
+                fields = live.live_fields(head)
+                if live.MARKER not in fields:
+                    continue  # not scribed's: compacted as the agent's, then seeded
+                data = head + fh.read()
+        except OSError:
+            continue
+        if live.owned(data):
+            continue
+        e = newest_entry(layout, agent)
+        if e is None or not e.entry_id or e.entry_id == fields.get("entry"):
+            continue
+        theirs = parse_date(fields.get("updated", ""))
+        if theirs is not None and e.when is not None and e.when < theirs:
+            continue
+        rel = str(path.relative_to(layout.root))
+        out.append(Withheld(agent, rel, fields.get("entry", ""), e.entry_id, _edited(fields)))
+    return out
+
+
 def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Logger) -> bool:
     """After a transcript session ended and was compacted: seed the agent's hot file from its newest
     cold entry (rules in the module docstring). Returns whether the file was written. Never raises
@@ -282,6 +399,8 @@ def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Log
         e = find_entry(layout, name, session_id)
         before = live.current_bytes(path)
         if before is not None and not _may_seed(path, name, before, mine, e):
+            if e is not None and _held_back(before, mine, e):
+                _say_withheld(log, path, name, e, session_id)
             return False
         if e is not None:
             text = render(name, marker(kind, session_id), last_session(layout, name, e))

@@ -596,12 +596,15 @@ def refresh(
             fields = live_fields(before)
             if MARKER not in fields or not owned(before):
                 if MARKER in fields or not is_blank(path, agent):
+                    how = (
+                        "not written by scribed"
+                        if MARKER not in fields
+                        else "edited since scribed seeded it"
+                        if fields[MARKER].startswith(SEED_PREFIX)
+                        else "edited since scribed wrote it"
+                    )  # by a person or an agent: the file does not say which
                     _warn_once(
-                        log,
-                        "hot_agent_written",
-                        path,
-                        agent=agent,
-                        reason="hot file written by the agent; no live hot file written",
+                        log, "hot_agent_written", path, agent=agent, reason=f"{how}; no live hot file written"
                     )
                     return False
             elif fields[MARKER] != marker_value(kind, red.session_id):
