@@ -139,7 +139,7 @@ def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, syn
     elif path.is_symlink():
         raise UnsafePathError(errno.ELOOP, "refusing to write through a symlink", str(path))
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -244,15 +244,87 @@ def write_gzipped(dest: Path, gz: bytes, *, sync: bool = True) -> None:
     atomic_write(dest, gz, sync=sync)
 
 
+# --- whose leftovers: a run's temp files and spool are named by the process that made them --------
+STALE_SECONDS = 86400  # no write keeps its temp file a day: older, it is a leftover whoever made it
+
+
+_STARTTIME = 19  # field 22 of /proc/PID/stat, counted from the one after the command name
+
+
+def _proc_stat(pid: int) -> tuple[str, str] | None:
+    """(state, start time) of a process from ``/proc/PID/stat`` (Linux); None where there is none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].decode("ascii", "replace").split()
+        return fields[0], fields[_STARTTIME]
+    except (OSError, IndexError):
+        return None
+
+
+_own_tag: tuple[int, str] | None = None
+
+
+def run_tag(pid: int | None = None) -> str:
+    """``PID.START`` (START: when the process started, in clock ticks since boot, where /proc says),
+    else ``PID``: names one process for good, since a pid is reused."""
+    global _own_tag
+    mine = os.getpid()
+    pid = mine if pid is None else pid
+    if pid == mine and _own_tag is not None and _own_tag[0] == mine:
+        return _own_tag[1]
+    got = _proc_stat(pid)
+    tag = f"{pid}.{got[1]}" if got else str(pid)
+    if pid == mine:
+        _own_tag = (mine, tag)
+    return tag
+
+
+def run_alive(tag: str) -> bool:
+    """Whether the process a :func:`run_tag` names still runs (a zombie, or the pid now another
+    process's, does not). An unreadable tag is no live run's."""
+    pid_s, _, start = tag.partition(".")
+    if not pid_s.isdigit():
+        return False
+    pid = int(pid_s)
+    got = _proc_stat(pid)
+    if got is not None:
+        return got[0] != "Z" and (not start or got[1] == start)
+    if Path("/proc/self/stat").exists():
+        return False  # /proc is there and has no such process
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive, not ours to judge
+    return True
+
+
+def tmp_prefix() -> str:
+    """The name a temp file of this process starts with: :data:`TMP_PREFIX`, its :func:`run_tag`."""
+    return f"{TMP_PREFIX}{run_tag()}-"
+
+
+def leftover(name: str, mtime: float, now: float) -> bool:
+    """Whether a temp file or spool named ``name`` (``TAG-random``) is a leftover: its process is
+    gone, it names none (an older scribed's), or it is older than :data:`STALE_SECONDS`."""
+    tag, sep, _ = name.rpartition("-")
+    return not sep or not run_alive(tag) or now - mtime > STALE_SECONDS
+
+
 def clean_temp_files(folder: Path) -> int:
-    """Remove temp files a crash left behind anywhere under ``folder``. Returns the count."""
-    n = 0
+    """Remove temp files a crash left behind anywhere under ``folder``: only those of processes that
+    are gone (or of none, or stale): another run writing now keeps its own. Returns the count."""
+    import time
+
+    n, now = 0, time.time()
     for dirpath, _dirs, files in os.walk(folder):
         for name in files:
             if name.startswith(TMP_PREFIX):
                 p = Path(dirpath) / name
                 with contextlib.suppress(OSError):
-                    if stat.S_ISREG(p.lstat().st_mode):
+                    st = p.lstat()
+                    if stat.S_ISREG(st.st_mode) and leftover(name[len(TMP_PREFIX) :], st.st_mtime, now):
                         p.unlink()
                         n += 1
     return n

@@ -21,6 +21,7 @@ import os
 import pickle
 import select
 import shutil
+import tempfile
 import threading
 import time
 from collections import deque
@@ -29,7 +30,7 @@ from concurrent.futures import BrokenExecutor, Future, ProcessPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from scribed import heap
+from scribed import fsutil, heap
 from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import Prefetched
@@ -158,22 +159,50 @@ SPOOL = "pool"  # in the state folder
 def _spool_dir(layout: Layout) -> str:
     """A fresh folder for the workers' results, in the state folder (git-ignored, beside the
     ledger, never outside the project: a result holds a transcript's parse, secrets included, until
-    the pool closes; at most ``window + 1`` files, rewritten in turn). A folder left by a killed run
-    is removed first: one run holds the root's lock, so no other run's spool is live."""
+    the pool closes; at most ``window + 1`` files, rewritten in turn). It is this run's own,
+    ``pool/PID.START-random``: another run started meanwhile (a hook's while cron's works; the pool
+    runs outside the root lock) sweeps only the folders of runs that are gone (:func:`sweep`)."""
     sweep(layout)
     base = audit.ensure_state(layout) / SPOOL
-    base.mkdir(mode=0o700)
-    return str(base)
+    for _ in range(3):  # another run's close may remove an empty base between the two calls
+        with contextlib.suppress(FileExistsError):
+            base.mkdir(mode=0o700)
+        try:
+            return tempfile.mkdtemp(prefix=f"{fsutil.run_tag()}-", dir=base)
+        except FileNotFoundError:
+            continue
+    return tempfile.mkdtemp(prefix=f"{fsutil.run_tag()}-", dir=base)
 
 
 def sweep(layout: Layout) -> bool:
-    """Remove a spool a killed run left (run-once and the daemon do at start, under the lock);
-    True when there was one."""
+    """Remove what killed runs left in the spool (run-once and the daemon do at start): the folders
+    of runs whose process is gone, and anything else in it (an older scribed's flat spool); a live
+    run's folder stays. The spool folder goes once empty. True when something was removed."""
     base = layout.state / SPOOL
     if not base.is_dir() or base.is_symlink():
         return False
-    shutil.rmtree(base, ignore_errors=True)
-    return True
+    removed = False
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            try:
+                tag, sep, _ = entry.name.rpartition("-")
+                if entry.is_dir(follow_symlinks=False) and sep and fsutil.run_alive(tag):
+                    continue  # a live run's, however long it has run
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+                removed = True
+            except OSError:
+                continue
+    _drop_if_empty(base)
+    return removed
+
+
+def _drop_if_empty(base: os.PathLike[str] | str) -> None:
+    """Remove the spool folder when no run's folder is left in it (another run may be making one)."""
+    with contextlib.suppress(OSError):
+        os.rmdir(base)
 
 
 class Prefetch:
@@ -251,4 +280,5 @@ class Prefetch:
             fut.cancel()
         self._ex.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(OSError):
-            shutil.rmtree(self._spool)  # the folder _spool_dir made, nothing above it
+            shutil.rmtree(self._spool)  # the folder _spool_dir made
+        _drop_if_empty(os.path.dirname(self._spool))  # the spool folder, when no other run's is in it

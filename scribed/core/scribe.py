@@ -288,7 +288,8 @@ class Scribe:
         return discovery.items(self.cfg, self.layout, self.log)
 
     def prepare(self) -> None:
-        """Start-of-run housekeeping: temp files a crash left behind."""
+        """Start-of-run housekeeping: temp files and the pool's spool a killed run left behind (only
+        those of runs that are gone: another run may be working now, outside the lock)."""
         if self.dry_run:
             return
         # the whole memory folder, not five named folders of it: a temp file a killed run left at its
@@ -297,7 +298,7 @@ class Scribe:
         n = clean_temp_files(d)
         if n:
             self.log.warning("temp_files_removed", folder=str(d), count=n)
-        if pool_mod.sweep(self.layout):  # a killed run's spool: raw parses, secrets included
+        if pool_mod.sweep(self.layout):  # killed runs' spools: raw parses, secrets included
             self.log.warning("pool_spool_removed", folder=str(self.layout.state / pool_mod.SPOOL))
 
     def reconcile(self) -> team.Reconciled:

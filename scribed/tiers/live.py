@@ -52,7 +52,7 @@ from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import request
-from scribed.fsutil import FILE_MODE, TMP_PREFIX, check_inside, ensure_dir, fsync_dir, sync_deferred
+from scribed.fsutil import FILE_MODE, check_inside, ensure_dir, fsync_dir, sync_deferred, tmp_prefix
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, RedactedSession, unwrap
@@ -540,7 +540,7 @@ def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool
 def _swap_now(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
     check_inside(path, base)
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
     done = False
     try:
         with os.fdopen(fd, "wb") as fh:

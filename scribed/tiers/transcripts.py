@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import zstandard
 
 from scribed.config import Config
-from scribed.fsutil import FILE_MODE, TMP_PREFIX, atomic_write, ensure_dir, fsync_dir
+from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir, fsync_dir, tmp_prefix
 from scribed.session.door import Redacted, redacted_chunks
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
@@ -203,7 +203,7 @@ def _write(source: Path, data_path: Path, *, sync: bool = True) -> tuple[int, in
     copies at once."""
     copy = _ahead(source)
     ensure_dir(data_path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=data_path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=data_path.parent)
     try:
         with os.fdopen(fd, "wb") as raw:
             if copy is None:
