@@ -7,9 +7,11 @@ The group's own options (``--config``, ``--init``) are accepted before or after 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -161,7 +163,10 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     cfg = load_checked(ctx, root, warnings=True)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
-        report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
+        with _sigterm_as_interrupt():
+            report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (a service manager, `timeout`)
+        _interrupted(scribe, exc, dry_run)
     finally:
         scribe.close()
     data = report.public()
@@ -197,6 +202,50 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
         for w in held:
             click.echo(w.line())
     sys.exit(0 if report.ok else 1)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread where Ctrl-C raises KeyboardInterrupt: the run unwinds
+    the same clean way (the open batch rolled back, the pool closed, the lock released)."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While a run works, SIGTERM stops it as Ctrl-C does (it killed the process silently: exit
+    143, nothing said); a second one is ignored so that the cleanup runs to its end."""
+
+    def on_term(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise _Terminated
+
+    try:
+        before = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (an embedding caller's): nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _interrupted(scribe: Any, exc: KeyboardInterrupt, dry_run: bool) -> None:
+    """One line: what the interrupted run saved (the batches it committed) and that a rerun goes
+    on from there; exit 128 + the signal (143 SIGTERM, 130 SIGINT)."""
+    from scribed.log import get as get_logger
+
+    sig = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT
+    n = scribe.last_report.compacted if scribe.last_report is not None else 0
+    get_logger().info("run_interrupted", signal=sig.name, compacted=n, dry_run=dry_run or None)
+    if dry_run:
+        said = "a dry run: nothing written"
+    else:
+        said = (
+            f"{n} session{'s' * (n != 1)} saved; `scribed run-once` again continues with the rest "
+            "(nothing is compacted twice)"
+        )
+    click.echo(f"scribed: interrupted by {sig.name}: {said}", err=True)
+    sys.exit(128 + sig)
 
 
 def _withheld(cfg: Any) -> list[Any]:

@@ -153,6 +153,7 @@ class Ledger:
         self.checked = False  # set by ensure(): the empty-ledger check ran on this connection
         self.copied = False  # read-only, from an older release: migrated in memory (_migrated_copy)
         self._batching = False  # inside batch(): tx() is a savepoint of the batch's transaction
+        self.found = ""  # why the file opened holds nothing: "missing", "corrupt (…), set aside as …"
         self._db = self._connect()
         if not readonly:
             self._migrate()
@@ -176,12 +177,14 @@ class Ledger:
     def _connect_rw(self, path: Path) -> sqlite3.Connection:
         ensure_dir(path.parent)
         _clear_stale(path)
+        self.found = "" if path.exists() else "missing"
         try:
             db = self._open_file(path)
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError):  # locked, unreachable: not a damaged file
                 raise
-            _set_aside(path, str(exc))
+            dest = _set_aside(path, str(exc))
+            self.found = f"corrupt ({exc}), set aside as {dest.name}"
             db = self._open_file(path)
         st = path.stat()
         self._ident = (st.st_dev, st.st_ino)
@@ -554,8 +557,9 @@ def _clear_stale(path: Path) -> None:
         _unlink(_sidecar(path, suffix))
 
 
-def _set_aside(path: Path, why: str) -> None:
-    """Keep a corrupt ledger for inspection under a dated name; a fresh one is rebuilt in its place."""
+def _set_aside(path: Path, why: str) -> Path:
+    """Keep a corrupt ledger for inspection under a dated name; a fresh one is rebuilt in its place.
+    Returns that name."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     dest = path.with_name(f"{path.name}.corrupt-{stamp}")
     with contextlib.suppress(OSError):
@@ -563,6 +567,7 @@ def _set_aside(path: Path, why: str) -> None:
     for suffix in _SIDECARS:
         _unlink(_sidecar(path, suffix))
     _log().warning("ledger_corrupt", file=str(path), moved_to=str(dest), reason=why)
+    return dest
 
 
 # --- lost or empty ledger ---------------------------------------------------------------------
@@ -578,6 +583,7 @@ def ensure(ledger: Ledger, memory: Path, archive: Path) -> str:
         ledger.checked = True
         if ledger.readonly or not ledger.is_empty():
             return f"reopened ({why})" if why else ""
+        why = why or ledger.found  # lost while open, else how it was found: missing, corrupt
         rows = rebuild_rows(memory, archive)  # what the memory files say was compacted
         if rows:
             cols = ", ".join(rows[0])

@@ -21,6 +21,7 @@ import os
 import pickle
 import select
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -113,7 +114,10 @@ def _watch_parent(pid: int) -> None:
 
 def _init(cfg: Config, environ: dict[str, str], parent: int, key: bytes) -> None:
     """Build the worker's :class:`~scribed.core.prepare.Preparer` (a dry-run compactor) with the
-    root's content key: a worker recognises content as the parent does."""
+    root's content key: a worker recognises content as the parent does. Ctrl-C reaches every
+    process of the terminal's group: a worker ignores it (each printed a KeyboardInterrupt
+    traceback); the parent stops the run and closes the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _watch_parent(parent)
     heap.settle()  # a spawned worker's allocator starts fresh
     _W.update(cfg=cfg, prep=Preparer(cfg, environ, Keyring(key)))

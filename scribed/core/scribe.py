@@ -100,6 +100,7 @@ class Scribe:
         self._compactor: Compactor | None = None
         self._keys: Keyring | None = None
         self._held = threading.local()  # per thread: the daemon's threads share one Scribe
+        self.last_report: RunReport | None = None  # run_once's, as it grows: what an interrupt saved
         self._preps = threading.local()  # per thread: a Preparer (see ahead)
 
     @property
@@ -231,8 +232,10 @@ class Scribe:
             )
         for agent, why in res.failed.items():
             self.log.warning("cold_sync_failed", agent=agent, reason=why)
-        for name in res.repaired:
-            self.log.warning("cold_file_repaired", file=name)
+        for name in res.repaired:  # store files by name; wiki pages and hot files as wiki/…, hot/…
+            tier = name.split("/", 1)[0] if "/" in name else ""
+            event = {"wiki": "wiki_page_repaired", "hot": "hot_file_repaired"}.get(tier, "cold_file_repaired")
+            self.log.warning(event, file=name)
         for page, titles in res.wiki.restored.items():
             self.log.warning(
                 "wiki_block_restored", page=page, blocks=titles, reason="missing since the last sync"
@@ -383,7 +386,7 @@ class Scribe:
         """Process every source file once. The lock is taken for the housekeeping, then for each
         batch's writes; each file is read and compacted before its batch takes it."""
         t0 = time.monotonic()
-        report = RunReport(quiet_seconds=self.cfg.session.quiet_seconds)
+        report = self.last_report = RunReport(quiet_seconds=self.cfg.session.quiet_seconds)
         with self.locked(wait=True):
             self.prepare()
             self.reconcile()
