@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import run_cli
 from test_hot_reseed import T0, Log, entry_text, live_session, write_cold
 
@@ -157,6 +158,40 @@ def _claude(path: Path, sid: str, cwd: Path, topic: str, day: str) -> None:
     os.utime(path, (old, old))
 
 
+def test_doctor_status_and_run_once_list_the_held_back_file(tmp_path: Path) -> None:
+    """In-process, fast: the lines and the JSON keys (the real commands: the test below)."""
+    from click.testing import CliRunner
+
+    from scribed.cli.main import main
+
+    layout = _edited_seed(tmp_path)
+    (tmp_path / ".squad").mkdir(exist_ok=True)
+    cfg = tmp_path / "scribed.toml"
+    cfg.write_text(f'root = "{tmp_path}"\n')
+    runner = CliRunner()
+    want = "hot file .squad/memory/hot/picard.md was edited since scribed seeded it"
+    for cmd in (["doctor"], ["status"], ["run-once"]):
+        res = runner.invoke(main, ["--config", str(cfg), *cmd])
+        assert res.exit_code == 0, (cmd, res.output, res.stderr)
+        assert (
+            want in res.output
+            and "e-00000000000c" in res.output
+            and "(it shows e-00000000000b)" in res.output
+        )
+        res = runner.invoke(main, ["--config", str(cfg), *cmd, "--json"])
+        (held,) = json.loads(res.stdout)["hot_withheld"]
+        assert held == {
+            "agent": "picard",
+            "file": ".squad/memory/hot/picard.md",
+            "shows": "e-00000000000b",
+            "entry": "e-00000000000c",
+            "reason": "edited since scribed seeded it",
+        }
+    assert "1 warning" in runner.invoke(main, ["--config", str(cfg), "doctor"]).output
+    assert layout.hot_file("picard").read_text().count("worf (use redis after all") == 1
+
+
+@pytest.mark.slow
 def test_run_once_doctor_and_status_say_the_hot_file_is_held_back(tmp_path: Path) -> None:
     root = tmp_path / "r"
     (root / ".squad").mkdir(parents=True)
