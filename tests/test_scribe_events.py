@@ -107,6 +107,7 @@ def _run(cfg: Path, *extra: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        start_new_session=True,  # a process group of its own, as a terminal's job
     )
 
 
@@ -123,10 +124,17 @@ def _entries(tmp_path: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize(
+    ("sig", "code", "workers", "group"),
+    [
+        (signal.SIGTERM, 143, 1, False),
+        (signal.SIGTERM, 143, 2, False),
+        (signal.SIGINT, 130, 1, False),
+        (signal.SIGINT, 130, 2, True),  # Ctrl-C: the terminal signals the workers too
+    ],
+)
 def test_run_once_stopped_by_a_signal_says_what_it_saved(
-    tmp_path: Path, sig: signal.Signals, code: int, workers: int
+    tmp_path: Path, sig: signal.Signals, code: int, workers: int, group: bool
 ) -> None:
     cfg = _backlog(tmp_path, workers=workers)
     proc = _run(cfg)
@@ -135,7 +143,10 @@ def test_run_once_stopped_by_a_signal_says_what_it_saved(
         while _entries(tmp_path) < 3 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc.poll() is None, "the run ended before it could be stopped"
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
