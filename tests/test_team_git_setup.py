@@ -140,3 +140,45 @@ def test_an_imported_files_git_date_is_its_own_not_a_glob_matchs(tmp_path: Path)
     commit("2021-06-07T08:09:10Z", "-am", "two")
     when, how = file_date(repo / "a[1].md", repo)
     assert (how, when.date().isoformat()) == ("git", "2020-01-02")
+
+
+LEGACY_COLD = (
+    "# Cold memory: picard\n\n"
+    "### 2026-10-01: Chose Postgres over MySQL for the billing service\n"
+    "Decided with the team: Postgres 16, because of row-level security. See #301.\n\n"
+    "### 2026-10-15: Rate limiter design\nToken bucket per API key, 100 req/min, stored in Redis.\n"
+)
+
+
+def test_setup_in_a_repo_that_commits_squads_cold_file_commits_its_entries(tmp_path: Path) -> None:
+    """A Squad team commits ``cold/picard.md`` (and a hot file). Setup takes them out of the index
+    and writes the entries as files under ``cold/picard/``: the documented lines (and the line
+    setup prints) must commit those files with the removal, so the remote never lacks the memory
+    and a teammate's pull leaves them the entries."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", str(seed))
+    memory = seed / ".squad/memory"
+    (memory / "cold").mkdir(parents=True)
+    (memory / "hot").mkdir()
+    (memory / "cold/picard.md").write_text(LEGACY_COLD)
+    (memory / "hot/picard.md").write_text("# Hot memory: picard\n\nCurrent task: billing migration\n")
+    git(seed, "add", ".")
+    git(seed, "-c", "user.email=s@example.invalid", "-c", "user.name=s", "commit", "-q", "-m", "squad")
+    git(seed, "push", "-q", str(remote), "HEAD:main")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/main")
+    a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
+    out = run_documented(a)
+    assert documented_setup()[-1] in out, out  # setup prints the line that commits its changes
+    assert git(a.dir, "status", "--porcelain", "--untracked-files=all").stdout == ""
+    tracked = git(a.dir, "ls-files", ".squad/memory").stdout.split()
+    assert ".squad/memory/cold/picard.md" not in tracked
+    entries = [f for f in tracked if f.startswith(".squad/memory/cold/picard/") and f.endswith(".md")]
+    assert len(entries) == 2, tracked
+    a.push()
+    b.pull("merge")
+    text = "".join((b.dir / f).read_text() for f in entries)
+    assert "Postgres 16" in text and "Token bucket per API key" in text
+    ctx = b.scribed("context", "picard", "--situation", "resume").stdout.decode()
+    assert "Postgres 16" in ctx, ctx

@@ -38,7 +38,7 @@ def setup_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     finally:
         scribe.close()
     if as_json:
-        click.echo(json.dumps({"changes": got.changes}))
+        click.echo(json.dumps({"changes": got.changes, "commit": got.commit}))
         return
     for line in got.changes:
         click.echo(line)
@@ -49,6 +49,8 @@ def setup_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         )
         return
     click.echo(f"{len(got.changes)} change(s)" if got.changes else "nothing to change: already set up")
+    if got.commit:  # removals and their replacements are staged together: commit them together
+        click.echo(f"to commit them, in {got.top}:\n  {got.commit}")
 
 
 @git_group.command("merge-file")
@@ -57,17 +59,26 @@ def setup_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
 @click.argument("theirs", type=click.Path(dir_okay=False))
 @click.argument("path", default="")
 def merge_file_cmd(base: str, ours: str, theirs: str, path: str) -> None:
-    """Merge THEIRS into OURS entry by entry (git runs this: %O %A %B %P). Never leaves markers."""
+    """Merge THEIRS into OURS against BASE entry by entry (git runs this: %O %A %B %P). Exit 1 on a
+    true conflict (the same lines changed two ways): both versions between markers, git reports it."""
     from scribed.fsutil import atomic_write, read_text
     from scribed.tiers import git_merge
 
     kind = git_merge.kind_of(path or ours)
     if not kind:  # not a tier file: git's own text merge
         raise SystemExit(subprocess.run(["git", "merge-file", ours, base, theirs], check=False).returncode)
-    mine, other = read_text(Path(ours)), read_text(Path(theirs))
-    mine = git_merge.repair(kind, mine) or mine
-    other = git_merge.repair(kind, other) or other
-    atomic_write(Path(ours), git_merge.merge(kind, mine, other))
+    old, mine, other = (read_text(Path(p)) for p in (base, ours, theirs))
+    old, mine, other = (git_merge.repair(kind, x) or x for x in (old, mine, other))
+    got = git_merge.merge_file(kind, mine, other, old)
+    atomic_write(Path(ours), got.marked if got.conflicts else got.text)
+    if got.conflicts:
+        click.echo(
+            f"scribed: {path or ours}: changed two ways on both sides: {', '.join(got.conflicts)}. Both "
+            "versions are in the file between conflict markers: keep what is right, then git add it "
+            "(or run `scribed run-once`, which keeps both)",
+            err=True,
+        )
+        raise SystemExit(1)
 
 
 def register(main: click.Group) -> None:

@@ -4,6 +4,9 @@ It writes the repository's ``.gitattributes`` lines (committed, so every clone a
 see them), this clone's ``merge.scribed.driver`` (git config is per clone: each developer runs
 setup once), ``.squad/memory/.gitignore`` (hot files and cold views are this machine's), and takes
 hot files and cold views out of git's index where an earlier commit added them (the files stay).
+A cold view leaves the index only with its replacement staged beside it: the files of
+``cold/{agent}/`` that hold its entries (a Squad team commits ``cold/{agent}.md``; a commit of the
+removal alone would leave the remote without the memory, and a teammate's pull would delete it).
 Without the driver (a hosted pull-request merge, a clone never set up) git falls back to its text
 merge; the next scribed run repairs what that leaves (see :mod:`scribed.core.team`).
 """
@@ -14,7 +17,7 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers.layout import Layout
@@ -26,9 +29,14 @@ class GitSetupError(Exception):
     """The root is not in a git work tree, or git is missing: nothing was written."""
 
 
+COMMIT_MESSAGE = "scribed: team memory merges"
+
+
 @dataclass(slots=True)
 class GitSetup:
     changes: list[str] = field(default_factory=list)  # what was written, one line each
+    commit: str = ""  # the command that commits what setup changed in the clone ("" when nothing)
+    top: str = ""  # the clone's top folder, where ``commit`` runs
 
 
 def _git(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -90,10 +98,70 @@ def setup(layout: Layout) -> GitSetup:
         )
     tracked = machine_files(top, memory)
     if tracked:
-        if _git(top, "rm", "--cached", "-q", "--", *(f":(literal){p}" for p in tracked)).returncode != 0:
+        kept = _stage_entries(top, memory, tracked, out)
+        gone = [p for p in tracked if p not in kept]
+        if gone and _git(top, "rm", "--cached", "-q", "--", *(f":(literal){p}" for p in gone)).returncode:
             raise GitSetupError(f"git rm --cached: could not take this machine's files out of {top}'s index")
-        out.changes += [f"git rm --cached {p} (kept on disk: this machine's file)" for p in tracked]
+        out.changes += [f"git rm --cached {p} (kept on disk: this machine's file)" for p in gone]
+        out.changes += [
+            f"kept in git: {p}: an entry of it is in no file of {p.removesuffix('.md')}/ "
+            "(run `scribed run-once`, then setup again)"
+            for p in kept
+        ]
+    if out.changes and any(not c.startswith("git config ") for c in out.changes):
+        out.commit = f'git add .gitattributes {memory}/.gitignore && git commit -m "{COMMIT_MESSAGE}"'
+        out.top = str(top)
     return out
+
+
+def _stage_entries(top: Path, memory: str, tracked: list[str], out: GitSetup) -> list[str]:
+    """Stage the entry files that replace each tracked cold view about to leave the index, and
+    return the views that must stay (an entry of the committed view is in no staged file)."""
+    from scribed.compress.entry import split_entries
+    from scribed.tiers import cold_store
+
+    kept = []
+    for view in tracked:
+        rel = view.removeprefix(f"{memory}/")
+        if not rel.startswith("cold/"):
+            continue  # a hot file: this machine's, re-seeded from cold on every clone
+        folder = view.removesuffix(".md") + "/"
+        new = _lines(
+            _git(top, "ls-files", "-z", "--others", "--exclude-standard", "--", f":(literal){folder}")
+        )
+        if new:
+            add = [
+                "git",
+                "-C",
+                str(top),
+                "--literal-pathspecs",
+                "add",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ]
+            if subprocess.run(
+                add, input="\0".join(new), capture_output=True, text=True, check=False
+            ).returncode:
+                raise GitSetupError(f"git add {folder}: could not stage the entries of {view} in {top}")
+            out.changes.append(
+                f"git add {folder} ({len(new)} new file(s): the entries of {view}, to be committed in its place)"
+            )
+        have = {
+            cold_store.key_of_name(PurePosixPath(p).name)
+            for p in _lines(_git(top, "ls-files", "-z", "--", f":(literal){folder}"))
+        }
+        have |= set(cold_store.read_retired(read_text(top / folder / cold_store.RETIRED)))
+        committed = _git(top, "show", f":{view}").stdout  # the text the commit would take away
+        keys = {cold_store.key(cold_store.canonical(e)) for e in split_entries(committed)[1]}
+        if not keys <= have:
+            kept.append(view)
+    return kept
+
+
+def _lines(got: subprocess.CompletedProcess[str]) -> list[str]:
+    if got.returncode:
+        raise GitSetupError(f"git: {got.stderr.strip() or 'failed'}")
+    return [p for p in got.stdout.split("\0") if p]
 
 
 def machine_files(top: Path, memory: str) -> list[str]:

@@ -225,7 +225,8 @@ def _apply(layout: Layout, rel: str, base: bytes | None, theirs: bytes | None, r
         return
     if mine != base and mine is not None and theirs is not None:  # changed here too (unpushed)
         kind = git_merge.kind_of(PREFIX + rel)
-        text = git_merge.merge(kind, mine.decode("utf-8", "replace"), theirs.decode("utf-8", "replace"))
+        old = None if base is None else base.decode("utf-8", "replace")
+        text = git_merge.merge(kind, mine.decode("utf-8", "replace"), theirs.decode("utf-8", "replace"), old)
         res.merged.append(rel)
     elif mine != base and mine is not None:  # deleted there, changed here: this clone's change stays
         return
@@ -288,7 +289,10 @@ def _merge_tree(git: Git, ours: str, theirs: str, name: str, res: BranchResult) 
     for path, st in sorted(stages.items()):
         mine = blobs.get(st.get("2", ""), b"").decode("utf-8", "replace")
         other = blobs.get(st.get("3", ""), b"").decode("utf-8", "replace")
-        text = git_merge.merge(git_merge.kind_of(path), mine, other) if mine and other else mine or other
+        base = blobs[st["1"]].decode("utf-8", "replace") if st.get("1") in blobs else None
+        text = (
+            git_merge.merge(git_merge.kind_of(path), mine, other, base) if mine and other else mine or other
+        )
         oid = git.text("hash-object", "-w", "--stdin", data=text.encode())
         lines.append(f"100644 {oid}\t{path}")
         res.merged.append(path[len(PREFIX) :])

@@ -22,13 +22,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scribed.compress.entry import Entry, fence_step, parse_date, split_entries
+from scribed.compress.entry import Entry, fence_step, join_entries, parse_date, split_entries
 from scribed.tiers.layout import store_newer as store_newer  # re-exported: the store's own rule
+from scribed.tiers.text_merge import Merged, Part, conflicted, decide, marked, merge_text, plain, union
 
 RETIRED = "retired.txt"
 # An entry file's name: its date (colons dropped, so every file system takes it) and its key.
 _NAME = re.compile(r"^(?P<date>[0-9T:.Z -]*?)-?(?P<key>[a-z]-[0-9a-f]{6,40})\.md$")
-_MARKER = re.compile(r"^(?:<{7}|={7}|>{7}|\|{7})(?: .*)?$")
+# A conflict marker: 7 or more of one character (longer when a side holds a line of 7), a label.
+_MARKER = re.compile(r"^(?P<run>(?P<c>[<=>|])(?P=c){6,})(?: .*)?$")
+_NEXT = {("ours", "|"): "base", ("ours", "="): "theirs", ("base", "="): "theirs", ("theirs", ">"): ""}
 _SAFE_DATE = re.compile(r"[^0-9TZ-]")
 
 
@@ -71,28 +74,46 @@ def digest(text: str) -> str:
 
 def sides(text: str) -> tuple[str, str] | None:
     """The two versions a file with git's conflict markers holds (ours, theirs; a ``diff3`` base
-    section is dropped), or None when it has none. Markers inside code fences are text."""
+    section is dropped), or None when it has none. Markers inside code fences are text, and so is
+    a line of ``=======`` (a Markdown heading) outside a conflict or inside one whose markers are
+    longer."""
+    got = sides3(text)
+    return None if got is None else (got[1], got[2])
+
+
+def sides3(text: str) -> tuple[str | None, str, str] | None:
+    """:func:`sides` with the base version too when the markers carry one (``diff3`` style, what
+    the merge driver writes), so a repair merges three ways; None for the base without one."""
     if "<<<<<<<" not in text:
         return None
     ours: list[str] = []
     theirs: list[str] = []
+    base: list[str] = []
     where = ""  # "", "ours", "base", "theirs"
+    size = 0  # the length of the open conflict's markers: a shorter or longer run is text
     fence = ""
-    found = False
+    found = has_base = False
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
-        if not fence and _MARKER.match(bare):
-            found = True
-            mark = bare[0]
-            where = {"<": "ours", "|": "base", "=": "theirs", ">": ""}[mark]
+        m = None if fence else _MARKER.match(bare)
+        if m is not None and not where and m["c"] == "<":
+            found, where, size = True, "ours", len(m["run"])
+            continue
+        if m is not None and len(m["run"]) == size and (where, m["c"]) in _NEXT:
+            where = _NEXT[where, m["c"]]
+            has_base = has_base or where == "base"
             continue
         if where in ("", "ours"):
             ours.append(line)
         if where in ("", "theirs"):
             theirs.append(line)
+        if where in ("", "base"):
+            base.append(line)
         if where != "base":
             fence = fence_step(bare, fence)
-    return ("".join(ours), "".join(theirs)) if found else None
+    if not found:
+        return None
+    return ("".join(base) if has_base else None), "".join(ours), "".join(theirs)
 
 
 @dataclass(slots=True)
@@ -115,16 +136,74 @@ def canonical(e: Entry) -> Entry:
 
 
 def read_file(path: Path, text: str) -> StoredFile:
-    both = sides(text)
-    entries = [canonical(e) for t in (both or (text,)) for e in split_entries(t)[1]]
+    """A store file; one a merge left with conflict markers is read as its versions merged (three
+    ways when the markers carry the base: the driver's do), else as both versions."""
+    got = sides3(text)
+    texts: tuple[str, ...] = (text,)
+    if got is not None:
+        base, ours, theirs = got
+        texts = (ours, theirs) if base is None else (merge_entries(ours, theirs, base).text,)
+    entries = [canonical(e) for t in texts for e in split_entries(t)[1]]
     name_ok = len(entries) == 1 and file_name(entries[0]) == path.name
-    return StoredFile(path, entries, damaged=both is not None or not name_ok)
+    return StoredFile(path, entries, damaged=got is not None or not name_ok)
 
 
 def pick(versions: list[Entry]) -> Entry:
-    """Of two versions of one entry (each clone compacted it, with other settings), the one every
-    clone picks: the longer text, then the greater, so a repair is the same file everywhere."""
+    """Of two versions of one entry that share no base (each clone compacted the same session, with
+    other settings: no person edited either), the one every clone picks: the longer text, then the
+    greater, so a repair is the same file everywhere. Two edits of one entry are merged three ways
+    instead (:func:`scribed.tiers.git_merge.merge_entries`)."""
     return max(versions, key=lambda e: (len(e.text), e.text))
+
+
+def merge_entries(ours: str, theirs: str, base: str | None = None) -> Merged:
+    """Two versions of a store file (its entries) merged, three ways given ``base`` (see
+    :mod:`scribed.tiers.git_merge`); without it, each entry of both once, :func:`pick` of two."""
+    pre, mine = split_entries(ours)
+    pre2, other = split_entries(theirs)
+    head = pre if pre.strip() else pre2
+    if base is None:
+        by_key: dict[str, list[Entry]] = {}
+        for e in map(canonical, [*mine, *other]):
+            by_key.setdefault(key(e), []).append(e)
+        return plain(join_entries(head, order([pick(v) for v in by_key.values()])))
+    o, t, b = _keyed_entries(mine), _keyed_entries(other), _keyed_entries(split_entries(base)[1])
+    reps: list[Entry] = []
+    parts: dict[str, list[Part]] = {}
+    for k in o.keys() | t.keys() | b.keys():
+        got = decide(_text(b.get(k)), _text(o.get(k)), _text(t.get(k)), both=_entry_both)
+        if got is not None:
+            reps.append(o.get(k) or t.get(k) or b[k])
+            parts[k] = got
+    keys = [key(e) for e in order(reps)]
+    names = tuple(f"entry {k}" for k in keys if conflicted(parts[k]))
+    text = join_entries(head, [_as_entry(union(parts[k])) for k in keys])
+    if not names:
+        return plain(text)
+    return Merged(text, join_entries(head, [_as_entry(marked(parts[k])) for k in keys]), names)
+
+
+def _keyed_entries(entries: list[Entry]) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
+    for e in map(canonical, entries):
+        k = key(e)
+        out[k] = pick([out[k], e]) if k in out else e
+    return out
+
+
+def _text(e: Entry | None) -> str | None:
+    return None if e is None else e.text
+
+
+def _entry_both(b: str | None, o: str, t: str) -> list[Part]:
+    if b is None:  # added on both sides: two compactions of one session, no person's edit
+        return [max(o, t, key=lambda x: (len(x), x))]
+    return merge_text(b, o, t)
+
+
+def _as_entry(text: str) -> Entry:
+    """Merged text as :func:`join_entries` takes it (only its text is read)."""
+    return Entry("", "", "", text)
 
 
 def order(entries: list[Entry]) -> list[Entry]:

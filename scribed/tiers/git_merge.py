@@ -1,14 +1,28 @@
-"""Merging two versions of a tier file entry by entry: what ``scribed git merge-file`` (a git merge
-driver) and the repair of a file left with conflict markers both do.
+"""Merging the versions of a tier file entry by entry: what ``scribed git merge-file`` (a git merge
+driver, given the base ``%O``, ours ``%A`` and theirs ``%B``) and the repair of a file left with
+conflict markers both do.
 
-- a cold entry file (``cold/{agent}/*.md``): the entries of both, one per key, the version every
-  clone picks (:func:`scribed.tiers.cold_store.pick`);
+With the base, each cold entry and each wiki block merges three ways, as git merges a file: one
+changed on one side only takes that side's version (a teammate's untouched copy never beats a
+correction); unchanged on both stays; added on one side is kept; deleted on one side and unchanged
+on the other goes (the deletion was deliberate); deleted on one side and changed on the other
+keeps the change (nothing lost: the deleting side did not see it); changed on both sides is merged
+line by line (:mod:`scribed.tiers.text_merge`, ``git merge-file``), and a wiki block's provenance
+line takes the sources of both. Only the same lines changed two ways are a conflict: both versions
+are kept (:attr:`Merged.text`), and the driver writes them between git's markers and exits 1 so git
+reports the conflict to the person merging (:attr:`Merged.marked`).
+
+Without a base (a repair of markers that carry none, the wiki sync's write-backs) the older rules
+hold: the entries and blocks of both, one per key; of two versions of one, the longer (every clone
+picks the same); a block one side moved under ``## Superseded`` wins over the other's active one.
+
+- a cold entry file (``cold/{agent}/*.md``): one entry, or two added on both sides
+  (:func:`scribed.tiers.cold_store.pick`: two compactions of one session, no person's edit);
 - ``retired.txt``: the union of its lines;
-- a wiki topic: the blocks of both, one per title and section; a block that one side moved under
-  ``## Superseded`` (a reversal, a deprecation) wins over the other side's active one.
-
-Each is idempotent (merging a result with either side again changes nothing) and never writes a
-conflict marker.
+- a wiki topic: blocks keyed by section and title; a block one side moved under ``## Superseded``
+  stays there with the other side's change to it merged in; one blank line between blocks;
+- ``wiki/index.md``: derived from the pages (rewritten by the next run), so a conflict in it takes
+  this side's lines and is never reported.
 """
 
 from __future__ import annotations
@@ -16,21 +30,28 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from scribed.compress.entry import Entry, fence_step, join_entries, split_entries
+from scribed.compress.entry import fence_step
 from scribed.tiers import cold_store
+from scribed.tiers.text_merge import (
+    Merged,
+    Part,
+    conflicted,
+    decide,
+    marked,
+    merge_text,
+    ours_side,
+    plain,
+    union,
+)
 
 SUPERSEDED = "## Superseded"
 _BLOCK = re.compile(r"^#{2,3} ")
+_SOURCE = "*Source:* "
+_TRAILING_BLANKS = re.compile(r"(?:\n[ \t]*)+\Z")
 
 
-def merge_entries(ours: str, theirs: str) -> str:
-    pre, mine = split_entries(ours)
-    pre2, other = split_entries(theirs)
-    by_key: dict[str, list[Entry]] = {}
-    for e in map(cold_store.canonical, [*mine, *other]):
-        by_key.setdefault(cold_store.key(e), []).append(e)
-    kept = cold_store.order([cold_store.pick(v) for v in by_key.values()])
-    return join_entries(pre if pre.strip() else pre2, kept)
+def merge_entries(ours: str, theirs: str, base: str | None = None) -> str:
+    return cold_store.merge_entries(ours, theirs, base).text
 
 
 def merge_lines(ours: str, theirs: str) -> str:
@@ -60,20 +81,109 @@ def chunks(text: str) -> tuple[str, list[tuple[str, str, str]]]:
     return "".join(head), [(s, t, "".join(lines)) for s, t, lines in blocks]
 
 
-def merge_wiki(ours: str, theirs: str) -> str:
+def _tidy(text: str) -> str:
+    """A block's text without its trailing blank lines: where it sat (last or not) is no change."""
+    return _TRAILING_BLANKS.sub("", text.rstrip("\n")) + "\n" if text.strip() else ""
+
+
+def _page(head: str, blocks: list[str]) -> str:
+    """Head and blocks with exactly one blank line between them."""
+    body = "\n".join(_tidy(x) for x in blocks if x.strip())
+    if not head.strip():
+        return body
+    return _tidy(head) + ("\n" + body if body else "")
+
+
+def merge_wiki(ours: str, theirs: str, base: str | None = None) -> str:
+    return _wiki(ours, theirs, base).text
+
+
+_Key = tuple[str, str]
+
+
+def _wiki_key(s: str, t: str, text: str) -> _Key:
+    return (s, t or text.strip())
+
+
+def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) -> Merged:
     head, mine = chunks(ours)
     head2, other = chunks(theirs)
+    if base is None:
+        return plain(_wiki2(head if head.strip() else head2, mine, other))
+    head_b, old = chunks(base)
+    o, t, b = _keyed_blocks(mine), _keyed_blocks(other), _keyed_blocks(old)
+    order = _order(list(o), list(t), b)
+    moved = {  # an active block one side moved under Superseded: the move wins, with the other's change
+        (s, title): (SUPERSEDED, title)
+        for s, title in b
+        if title.startswith("### ") and s != SUPERSEDED and (SUPERSEDED, title) not in b
+        and ((SUPERSEDED, title) in o or (SUPERSEDED, title) in t)
+    }  # fmt: skip
+    moves = {new: old for old, new in moved.items()}
+    pieces: list[tuple[str, list[Part]]] = []
+    got = decide(_tidy(head_b), _tidy(head), _tidy(head2), both=lambda x, y, z: merge_text(x or "", y, z))
+    pieces.append(("page head", got or []))
+    for k in order:
+        if k in moved:
+            continue
+        was = moves.get(k, k)
+        got = decide(
+            b.get(was),
+            o.get(k, o.get(was) if was != k else None),
+            t.get(k, t.get(was) if was != k else None),
+            both=_block_both,
+        )
+        if got is not None:
+            pieces.append((f"block {k[1]!r}" if k[1].startswith("### ") else f"section {k[1]!r}", got))
+    if derived:
+        text = _page(ours_side(pieces[0][1]), [ours_side(p) for _, p in pieces[1:]])
+        return plain(text)
+    names = tuple(name for name, p in pieces if conflicted(p))
+    text = _page(union(pieces[0][1]), [union(p) for _, p in pieces[1:]])
+    if not names:
+        return plain(text)
+    return Merged(text, _page(marked(pieces[0][1]), [marked(p) for _, p in pieces[1:]]), names)
+
+
+def _order(mine: list[_Key], other: list[_Key], base: dict[_Key, str]) -> list[_Key]:
+    """This side's blocks in its order, each block only the other side has placed after the block
+    it follows there (after what this side added at that place too): where its author put it."""
+    out = list(mine)
+    have, theirs = set(out), set(other)
+    for i, k in enumerate(other):
+        if k in have:
+            continue
+        prev = next((other[j] for j in range(i - 1, -1, -1) if other[j] in have), None)
+        at = 0 if prev is None else out.index(prev) + 1
+        while at < len(out) and out[at] not in base and out[at][0] == k[0] and out[at] not in theirs:
+            at += 1
+        out.insert(at, k)
+        have.add(k)
+    return out
+
+
+def _keyed_blocks(blocks: list[tuple[str, str, str]]) -> dict[_Key, str]:
+    """Blocks by key, tidied; a key a text merge left twice on one side is kept once (the longer)."""
+    out: dict[_Key, str] = {}
+    for s, t, text in blocks:
+        k, x = _wiki_key(s, t, text), _tidy(text)
+        out[k] = max(out[k], x, key=lambda v: (len(v), v)) if k in out else x
+    return out
+
+
+def _wiki2(head: str, mine: list[tuple[str, str, str]], other: list[tuple[str, str, str]]) -> str:
+    """Two versions without their base: the blocks of both, one per key, the longer of two."""
     superseded = {t for s, t, _ in [*mine, *other] if t and s == SUPERSEDED}
     out: list[tuple[str, str, str]] = []
-    index: dict[tuple[str, str], int] = {}
+    index: dict[_Key, int] = {}
     for s, t, text in [*mine, *other]:
         if t and t in superseded and s != SUPERSEDED:
             continue  # reversed or deprecated on one side: its active copy goes
-        k = (s, t or text.strip())
+        k = _wiki_key(s, t, text)
+        text = _tidy(text)
         if k in index:
             i = index[k]
-            old = out[i][2]
-            out[i] = (s, t, max(old, text, key=lambda x: (len(x), x)))
+            out[i] = (s, t, max(out[i][2], text, key=lambda x: (len(x), x)))
             continue
         index[k] = len(out)
         if not t:
@@ -82,13 +192,72 @@ def merge_wiki(ours: str, theirs: str) -> str:
         # after the last block of its section, so a block stays under its heading
         at = max((i for i, (s2, _, _) in enumerate(out) if s2 == s), default=len(out) - 1) + 1
         out.insert(at, (s, t, text))
-        index = {(s3, t3 or x3.strip()): i for i, (s3, t3, x3) in enumerate(out)}
-    body = "".join(x if x.endswith("\n") else x + "\n" for _, _, x in out)
-    return (head if head.strip() else head2) + body
+        index = {_wiki_key(s3, t3, x3): i for i, (s3, t3, x3) in enumerate(out)}
+    return _page(head, [x for _, _, x in out])
+
+
+def _block_both(b: str | None, o: str, t: str) -> list[Part]:
+    """A block both sides changed (or both added): its statement merged line by line, and its one
+    provenance line as the sources of both (two clones each adding evidence to one fact is the
+    common case, and as text that line would conflict)."""
+    base = b or ""
+    mb, pb = _split_provenance(base)
+    mo, po = _split_provenance(o)
+    mt, pt = _split_provenance(t)
+    if po is not None and pt is not None and (pb is not None or not base):
+        line = _merge_provenance(pb, po, pt)
+        if line is not None:
+            return [*merge_text(mb, mo, mt), line + "\n"]
+    return merge_text(base, o, t)
+
+
+def _split_provenance(text: str) -> tuple[str, str | None]:
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) > 1 and lines[-1].startswith(_SOURCE):
+        return "\n".join(lines[:-1]) + "\n", lines[-1]
+    return text, None
+
+
+def _merge_provenance(pb: str | None, po: str, pt: str) -> str | None:
+    """The provenance line with the sources both sides kept and those either added; None when a
+    line is not one scribed writes or the two changed what it replaces two ways."""
+    if pt in (po, pb):
+        return po
+    if pb == po:
+        return pt
+    sides = [_read_provenance(x) for x in ("" if pb is None else pb, po, pt)]
+    if None in sides[1:] or (pb is not None and sides[0] is None):
+        return None
+    (sb, rb), (so, ro), (st, rt) = (x or ([], "") for x in sides)
+    replaces = decide(rb, ro, rt, both=lambda *_: [])
+    if replaces is not None and len(replaces) != 1:
+        return None
+    gone = (set(sb) - set(so)) | (set(sb) - set(st))
+    kept = [x for x in dict.fromkeys(sb) if x not in gone]
+    added = sorted({x for x in [*so, *st] if x not in sb}, key=lambda x: (x[:10], x))
+    return _provenance([*kept, *added], str(replaces[0]) if replaces else "")
+
+
+def _read_provenance(line: str) -> tuple[list[str], str] | None:
+    srcs, sep, more = line.removeprefix(_SOURCE).partition(" | confidence: ")
+    _, sep2, replaces = more.partition(" | replaces: ")
+    items = [x for x in srcs.split("; ") if x.strip()]
+    got = (items, replaces if sep2 else "")
+    return got if sep and line.startswith(_SOURCE) and _provenance(*got) == line else None
+
+
+def _provenance(items: list[str], replaces: str) -> str:
+    from scribed.tiers.wiki_block import Block, Source  # loaded only when two sides add sources
+
+    confidence = Block(date="", title="", sources=[Source.parse(x) for x in items]).confidence()
+    return f"{_SOURCE}{'; '.join(items)} | confidence: {confidence}" + (
+        f" | replaces: {replaces}" if replaces else ""
+    )
 
 
 def kind_of(path: str) -> str:
-    """Which merge a tier file takes, from its path: entries, lines, wiki, or "" (none of ours)."""
+    """Which merge a tier file takes, from its path: entries, lines, wiki, index (the wiki's derived
+    index), or "" (none of ours)."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
     if "memory" not in parts:
         return ""
@@ -97,23 +266,38 @@ def kind_of(path: str) -> str:
         return "lines"
     if len(rest) == 3 and rest[0] == "cold" and rest[2].endswith(".md"):  # noqa: PLR2004
         return "entries"
+    if rest == ("wiki", "index.md"):
+        return "index"
     if len(rest) >= 2 and rest[0] == "wiki" and rest[-1].endswith(".md"):  # noqa: PLR2004
         return "wiki"
     return ""
 
 
-def merge(kind: str, ours: str, theirs: str) -> str:
+def merge(kind: str, ours: str, theirs: str, base: str | None = None) -> str:
+    """The merge with both versions of each conflict kept (no markers): a repair, the state branch."""
+    return merge_file(kind, ours, theirs, base).text
+
+
+def merge_file(kind: str, ours: str, theirs: str, base: str | None = None) -> Merged:
+    """``ours`` and ``theirs`` merged by ``kind`` (:func:`kind_of`), three ways given ``base``
+    (``""``: the file is new on both sides). A side the other did not change is taken whole, as
+    git takes it: a file nobody changed keeps its bytes."""
+    if theirs in (ours, base):
+        return plain(ours)
+    if base == ours:
+        return plain(theirs)
     if kind == "entries":
-        return merge_entries(ours, theirs)
+        return cold_store.merge_entries(ours, theirs, base)
     if kind == "lines":
-        return merge_lines(ours, theirs)
-    return merge_wiki(ours, theirs)
+        return plain(merge_lines(ours, theirs))
+    return _wiki(ours, theirs, base, derived=kind == "index")
 
 
 def repair(kind: str, text: str) -> str | None:
-    """A file git left with conflict markers, merged entry by entry (None: it has none)."""
-    both = cold_store.sides(text)
-    return None if both is None else merge(kind, *both)
+    """A file git left with conflict markers, merged entry by entry (None: it has none); three
+    ways when the markers carry the base (``diff3`` style, as the driver writes them)."""
+    got = cold_store.sides3(text)
+    return None if got is None else merge(kind, got[1], got[2], got[0])
 
 
 _FRONT = re.compile(r"^---\n(?=scribed-live: )", re.M)
@@ -127,10 +311,10 @@ def readable(path: str, text: str) -> str:
     rel = path.replace("\\", "/")
     hot = "/hot/" in rel
     if "<<<<<<<" in text:
-        both = cold_store.sides(text)
-        if both is not None:
-            kind = "wiki" if "/wiki/" in rel else ("hot" if hot else "entries")
-            text = both[0] if kind == "hot" else merge(kind, *both)
+        got = cold_store.sides3(text)
+        if got is not None:
+            kind = "hot" if hot else kind_of(rel) or ("wiki" if "/wiki/" in rel else "entries")
+            text = got[1] if kind == "hot" else merge(kind, got[1], got[2], got[0])
     if hot:
         starts = [m.start() for m in _FRONT.finditer(text)]
         if len(starts) > 1:
