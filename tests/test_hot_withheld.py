@@ -85,6 +85,33 @@ def test_withheld_lists_edited_hot_files_missing_a_newer_entry(tmp_path: Path) -
     assert hot_seed.withheld(layout) == []
 
 
+def test_an_unreadable_cold_view_is_skipped_not_raised(tmp_path: Path) -> None:
+    """``doctor``, ``status`` and ``run-once`` all list held-back files: one agent's unreadable cold
+    view (here a folder where the file should be) must not stop them."""
+    layout = _edited_seed(tmp_path)
+    view = layout.cold_file("picard")
+    view.unlink()
+    view.mkdir()
+    assert hot_seed.withheld(layout) == []
+
+
+def test_the_warnings_said_are_one_per_hot_file(tmp_path: Path) -> None:
+    """A daemon warns once per file and entry, remembering one entry per file: what it keeps stays
+    as small as the number of hot files, however many sessions it compacts."""
+    layout = _edited_seed(tmp_path)
+    log = Log()
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-2", log) is False
+    write_cold(
+        layout,
+        entry_text("s-1", "2026-11-20T10:00:00Z", eid="e-00000000000b"),
+        entry_text("s-2", "2026-11-25T10:00:00Z", eid="e-00000000000c"),
+        entry_text("s-3", "2026-11-28T10:00:00Z", eid="e-00000000000d"),
+    )
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-3", log) is False
+    assert [kw["entry"] for _, _, kw in log.calls] == ["e-00000000000c", "e-00000000000d"]
+    assert sum(k == str(layout.hot_file("picard")) for k in hot_seed._said) == 1
+
+
 def test_an_edited_hot_file_is_not_called_the_agents(tmp_path: Path) -> None:
     """M4: the warning of a live refresh said "hot file written by the agent" of a person's edit."""
     layout = _edited_seed(tmp_path)

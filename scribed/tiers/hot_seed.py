@@ -287,25 +287,18 @@ WITHHELD_ACTION = (
     "the file is kept as it is; move a note worth keeping to the wiki (`scribed wiki-write`), "
     "then delete the file: the next session writes it again"
 )
-_said: set[tuple[str, str]] = set()  # (file, entry) warned about by this process
+_said: dict[str, str] = {}  # file → the last entry warned about by this process (one per hot file)
 _said_lock = threading.Lock()
-
-
-def _edited(fields: dict[str, str]) -> str:
-    """How a marked hot file that no longer matches its digest came to be, in neutral words (a
-    person or an agent may have edited it)."""
-    seeded = fields.get(live.MARKER, "").startswith(live.SEED_PREFIX)
-    return "edited since scribed seeded it" if seeded else "edited since scribed wrote it"
 
 
 def _say_withheld(log: Logger, path: Path, agent: str, e: Entry, session_id: Redacted) -> None:
     """Warn, once per file and entry, that a finished session's seed was not written: the hot file
     a spawn reads stays what it was (silent, it froze for good: the tester's D3)."""
-    key = (str(path), e.entry_id or "")
+    file, entry = str(path), e.entry_id or ""
     with _said_lock:
-        if key in _said:
+        if _said.get(file) == entry:
             return
-        _said.add(key)
+        _said[file] = entry
     fields = live.live_fields(live.current_bytes(path) or b"")
     log.warning(
         "hot_seed_withheld",
@@ -313,7 +306,7 @@ def _say_withheld(log: Logger, path: Path, agent: str, e: Entry, session_id: Red
         agent=agent,
         entry=e.entry_id,
         session=session_id,
-        reason=_edited(fields),
+        reason=live.edited(fields),
         action=WITHHELD_ACTION,
     )
 
@@ -373,14 +366,17 @@ def withheld(layout: Layout) -> list[Withheld]:
             continue
         if live.owned(data):
             continue
-        e = newest_entry(layout, agent)
+        try:
+            e = newest_entry(layout, agent)
+        except OSError:
+            continue  # an unreadable cold file: doctor reports it on its own
         if e is None or not e.entry_id or e.entry_id == fields.get("entry"):
             continue
         theirs = parse_date(fields.get("updated", ""))
         if theirs is not None and e.when is not None and e.when < theirs:
             continue
         rel = str(path.relative_to(layout.root))
-        out.append(Withheld(agent, rel, fields.get("entry", ""), e.entry_id, _edited(fields)))
+        out.append(Withheld(agent, rel, fields.get("entry", ""), e.entry_id, live.edited(fields)))
     return out
 
 

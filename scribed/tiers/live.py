@@ -573,6 +573,16 @@ def is_blank(path: Path, agent: str) -> bool:
     return not parsed.sessions and not parsed.warnings
 
 
+def edited(fields: dict[str, str]) -> str:
+    """How a hot file that is not scribed's as written came to be, in neutral words: a person or an
+    agent may have edited it, and the file does not say which."""
+    if MARKER not in fields:
+        return "not written by scribed"
+    if fields[MARKER].startswith(SEED_PREFIX):
+        return "edited since scribed seeded it"
+    return "edited since scribed wrote it"
+
+
 def refresh(
     layout: Layout, red: RedactedSession, kind: str, log: Logger, *, talking_to: Iterable[Redacted] = ()
 ) -> bool:
@@ -596,15 +606,12 @@ def refresh(
             fields = live_fields(before)
             if MARKER not in fields or not owned(before):
                 if MARKER in fields or not is_blank(path, agent):
-                    how = (
-                        "not written by scribed"
-                        if MARKER not in fields
-                        else "edited since scribed seeded it"
-                        if fields[MARKER].startswith(SEED_PREFIX)
-                        else "edited since scribed wrote it"
-                    )  # by a person or an agent: the file does not say which
                     _warn_once(
-                        log, "hot_agent_written", path, agent=agent, reason=f"{how}; no live hot file written"
+                        log,
+                        "hot_agent_written",
+                        path,
+                        agent=agent,
+                        reason=f"{edited(fields)}; no live hot file written",
                     )
                     return False
             elif fields[MARKER] != marker_value(kind, red.session_id):
