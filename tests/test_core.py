@@ -106,7 +106,7 @@ def test_a_decision_said_twice_is_reversed_once() -> None:
 
 
 def test_one_reversal_rule_for_anchors_and_facts() -> None:
-    """anchors and the wiki share reversal.REVERSAL: each now knows the other's reversal words."""
+    """anchors and the wiki share reversal_wording.REVERSAL: each now knows the other's reversal words."""
     from scribed.compress.reversal import reversal_score
 
     s = sess(

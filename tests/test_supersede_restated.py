@@ -15,7 +15,9 @@ from test_wiki import doc, fact
 
 from scribed.compress import anchors
 from scribed.compress.restate import statement
-from scribed.compress.reversal import CHANGE, near_dup, reversal_score
+from scribed.compress.reversal import reversal_score
+from scribed.compress.reversal_wording import CHANGE
+from scribed.compress.terms import near_dup
 from scribed.models import Session, Turn
 from scribed.tiers.wiki import Wiki
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from scribed.compress.terms import near_dup, norm
 from scribed.tiers.wiki import (
     INDEX_MAX_LINES,
     Fact,
@@ -13,8 +14,6 @@ from scribed.tiers.wiki import (
     Wiki,
     WikiDoc,
     WikiError,
-    near_dup,
-    norm,
     render_index,
     reversal_score,
     safe_body,

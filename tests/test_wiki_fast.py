@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scribed.compress.reversal import CHANGE, REMOVAL, REVERSAL, may_reverse
+from scribed.compress.reversal_wording import CHANGE, REMOVAL, REVERSAL, may_reverse
 from scribed.tiers import wiki_block
 from scribed.tiers.wiki_block import _may_reverse
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from scribed.compress.reversal import near_dup, norm, reversal_score, same_fact
+from scribed.compress.reversal import reversal_score
+from scribed.compress.terms import near_dup, norm, same_fact
 from scribed.tiers.wiki_block import Block, Source
 from scribed.tiers.wiki_index import BlockIndex, holding
 

@@ -3,7 +3,7 @@
 A decision is stated ("Decision: …", "we decided to …", "let's go with …", "scratch that, …"), all
 of it to the sentence's end ("use Postgres; keep SQLite for tests" keeps its second clause) but a
 ", since …" reason; a later one that reverses an earlier ("instead of X", or most of its words with
-reversal wording, :data:`scribed.compress.reversal.REVERSAL`), takes out what it names (a
+reversal wording, :data:`scribed.compress.reversal_wording.REVERSAL`), takes out what it names (a
 removal), changes it "from X to Z", or says it again with another figure or the opposite
 (:mod:`scribed.compress.restate`), keeps or goes back to what it changed "from", or is a user's
 "keep X elsewhere" with a refusal of what the earlier decision chose for X ("no Redis please …
@@ -25,19 +25,10 @@ from scribed.compress.choice import _IMPERATIVE as _IMPERATIVE
 from scribed.compress.choice import _choice as _choice
 from scribed.compress.choice import _imperative as _imperative
 from scribed.compress.restate import Statement, restates, statement
-from scribed.compress.reversal import (
-    CHANGE,
-    REMOVAL,
-    REVERSAL,
-    in_scope,
-    names_changed,
-    names_returned,
-    names_taken_out,
-    removal_heads,
-    returns,
-    scope,
-    seq_terms,
-)
+from scribed.compress.reversal import names_changed, names_returned, names_taken_out
+from scribed.compress.reversal_wording import CHANGE, REMOVAL, REVERSAL, removal_heads, returns
+from scribed.compress.scope import in_scope, scope
+from scribed.compress.terms import term_set
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
@@ -236,13 +227,13 @@ class Decisions:
         for r in _REFUSED.finditer(line):
             end = _CLAUSE_END.search(line, r.end())
             refusal = line[r.start() : end.start() if end else len(line)]  # "no Redis for the tests"
-            x = seq_terms(r.group("x"))
+            x = term_set(r.group("x"))
             for m in _unmarked(line):
                 kept = [w for w in _phrase(m.group("obj").split()) if w.lower() not in _DETERMINER]
-                thing = seq_terms(" ".join(kept))
+                thing = term_set(" ".join(kept))
                 purpose = [t for p, t in scope(m.group("d")) if p.lower() not in _PLACEMENT]
                 for a in recent:
-                    have = seq_terms(a.text)
+                    have = term_set(a.text)
                     if (
                         x
                         and thing

@@ -61,7 +61,10 @@ def questions(text: str) -> list[str]:
 
 
 def _words(text: str) -> set[str]:
-    """Distinctive words, each cut to its stem ("squash", "squashing"; "delete", "deleting")."""
+    """Distinctive words, each cut to its stem ("squash", "squashing"; "delete", "deleting"): a reply
+    names a question's subject in its own inflection. Not :mod:`scribed.compress.terms`' terms
+    (unstemmed, with short identifiers) nor the pool's tokens (whole identifiers): names are
+    :func:`_names`' to match."""
     found = _WORD.findall(text.lower())
     found += [part for w in found if "-" in w for part in w.split("-")]  # "customer-facing": customer
     return {_stem(w) for w in found if len(w) >= MIN_STEM and w not in STOP}
@@ -82,10 +85,11 @@ def _names(text: str) -> set[str]:
 
 
 # A reply deciding on what was asked about, referring back to it: a verb of keeping, taking out or
-# choosing (the kind :mod:`scribed.compress.choice` and :mod:`scribed.compress.reversal` read, with
-# skip, leave and ignore) whose object is a pronoun or a demonstrative ("we can drop those", "better
-# to discard them", "I'd leave those alone"), in a reply's first sentence (a long reply's later "keep
-# it" is about its own work); "check it", "look into that", "moved it to the backlog" decide nothing.
+# choosing (the kind :mod:`scribed.compress.choice` and :mod:`scribed.compress.reversal_wording`
+# read, with skip, leave and ignore) whose object is a pronoun or a demonstrative ("we can drop
+# those", "better to discard them", "I'd leave those alone"), in a reply's first sentence (a long
+# reply's later "keep it" is about its own work); "check it", "look into that", "moved it to the
+# backlog" decide nothing.
 _REFERS_BACK = re.compile(
     r"\b(?:keep(?:s|ing)?|kept|retain\w*|preserv(?:e|es|ed|ing)|drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|"
     r"delet(?:e|es|ed|ing)|discard\w*|ditch\w*|scrap(?:s|ped|ping)?|skip(?:s|ped|ping)?|leav(?:e|es|ing)|left|"

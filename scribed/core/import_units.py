@@ -23,7 +23,7 @@ from scribed.compress import anchors as anchors_mod
 from scribed.compress import decisions, entry, entry_fit, entry_guard
 from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
-from scribed.compress.reversal import norm
+from scribed.compress.terms import norm
 from scribed.config import CompressCfg, Config
 from scribed.core.budget import entry_budget
 from scribed.core.results import ImportedEntry

@@ -35,7 +35,8 @@ from typing import Any, Protocol
 
 from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
 from scribed.compress.restate import statement
-from scribed.compress.reversal import claim, may_reverse, returns
+from scribed.compress.reversal_wording import may_reverse, returns
+from scribed.compress.terms import claim, strip_supersedes
 from scribed.config import Config
 from scribed.core.lock import root_lock
 from scribed.core.promote_filter import (
@@ -81,7 +82,6 @@ from scribed.tiers.wiki import (
     Source,
     Wiki,
     reverses,
-    strip_supersedes,
     valid_topic,
 )
 

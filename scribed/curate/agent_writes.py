@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scribed.compress.entry import one_line
+from scribed.compress.terms import strip_supersedes
 from scribed.config import Config
 from scribed.curate import review
 from scribed.fsutil import atomic_write, ensure_dir
@@ -36,7 +37,6 @@ from scribed.tiers.wiki import (
     Wiki,
     WikiError,
     safe_body,
-    strip_supersedes,
     valid_topic,
 )
 

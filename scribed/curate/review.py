@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from scribed.compress.entry import iso
-from scribed.compress.reversal import norm
+from scribed.compress.terms import norm
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers import audit
 from scribed.tiers.cold import Layout

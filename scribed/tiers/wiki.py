@@ -38,17 +38,8 @@ from typing import Any, Protocol
 
 from scribed.compress.entry import one_line
 from scribed.compress.restate import differs
-from scribed.compress.reversal import (
-    NEAR_DUP,
-    OVERLAP,
-    jaccard,
-    near_dup,
-    norm,
-    reversal_score,
-    same_fact,
-    strip_supersedes,
-    words,
-)
+from scribed.compress.reversal import OVERLAP, reversal_score
+from scribed.compress.terms import norm, same_fact
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers.wiki_block import (
     STANDARD_TOPICS,
@@ -446,7 +437,6 @@ def render_index(docs: Iterable[WikiDoc]) -> str:
 __all__ = [
     "INDEX",
     "INDEX_MAX_LINES",
-    "NEAR_DUP",
     "OVERLAP",
     "STANDARD_TOPICS",
     "SUPERSEDED",
@@ -460,17 +450,11 @@ __all__ = [
     "WikiDoc",
     "WikiError",
     "default_preamble",
-    "jaccard",
-    "near_dup",
-    "norm",
     "parse_block",
     "render_index",
     "reversal_score",
     "reverses",
     "safe_body",
-    "same_fact",
     "split_blocks",
-    "strip_supersedes",
     "valid_topic",
-    "words",
 ]

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 from scribed.compress.entry import fence_step, one_line
 from scribed.compress.restate import Statement, statement
-from scribed.compress.reversal import NEAR_DUP, claim, may_reverse, norm, returns, reversal_score, same_fact
+from scribed.compress.reversal import reversal_score
+from scribed.compress.reversal_wording import may_reverse, returns
+from scribed.compress.terms import NEAR_DUP, claim, norm, same_fact
 from scribed.names import normalize_name
 
 TITLE_CHARS = 100
@@ -214,7 +216,7 @@ class Block:
         bn, bt = self.key()
         if not n or not bn:
             return False
-        return bn == n or len(bt & toks) / len(bt | toks) >= NEAR_DUP  # reversal.jaccard, without copies
+        return bn == n or len(bt & toks) / len(bt | toks) >= NEAR_DUP  # terms.jaccard, without copies
 
     @property
     def text(self) -> str:

@@ -23,16 +23,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from scribed.compress.restate import statement
-from scribed.compress.reversal import (
-    CONTAINED_CHARS,
-    NEAR_DUP,
-    SAME_FACT_SHARE,
-    claim,
-    least,
-    norm,
-    probes,
-    seq_terms,
-)
+from scribed.compress.reversal import least, probes
+from scribed.compress.terms import CONTAINED_CHARS, NEAR_DUP, SAME_FACT_SHARE, claim, norm, term_set
 from scribed.tiers.wiki_block import Block
 
 EXTRA = 2  # postings counted beyond the least needed (see holding)
@@ -85,7 +77,7 @@ class BlockIndex:
         self.tokens: defaultdict[str, list[Block]] = defaultdict(list)  # any token of text|title
         self.inner: defaultdict[str, list[Block]] = defaultdict(list)  # one inner token of text|title
         self.short: list[Block] = []  # text or title of ≤ 2 tokens, long enough to be "contained"
-        self.terms: defaultdict[str, list[Block]] = defaultdict(list)  # seq_terms of the claim
+        self.terms: defaultdict[str, list[Block]] = defaultdict(list)  # term_set of the claim
         self.sized: defaultdict[tuple[str, int], list[Block]] = defaultdict(list)  # (term, how many)
         self.term_sets: dict[int, set[str]] = {}  # id(block) → its terms (to check a candidate)
         self.refs: dict[str, int] = {}
@@ -160,7 +152,7 @@ class BlockIndex:
         postings, sized, sets = self.terms, self.sized, self.term_sets
         for b in self.blocks[self.terms_upto :]:
             text = b.text
-            terms = seq_terms(claim(text) if "**" in text else text)  # a claim is a **What:** field
+            terms = term_set(claim(text) if "**" in text else text)  # a claim is a **What:** field
             sets[id(b)] = terms
             size = len(terms)
             for tok in terms:
@@ -287,7 +279,7 @@ class BlockIndex:
                 found.append(b)
                 continue
             if terms is None:
-                terms = seq_terms(claim(older.text))
+                terms = term_set(claim(older.text))
             if any(
                 len(want & terms) >= need and (not most or len(terms) <= most)
                 for want, need, most in self._probes(b)

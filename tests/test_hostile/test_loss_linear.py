@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scribed import sources
 from scribed.compress import anchor_text, anchors, decisions
 from scribed.compress import lines as lines_mod
-from scribed.compress.reversal import REVERSAL
+from scribed.compress.reversal_wording import REVERSAL
 from scribed.models import Anchor, Session, Turn
 
 
