@@ -2,6 +2,10 @@
 interned as int ids per session (:class:`Vocab`), and what each is worth on its own
 (:func:`token_weight`). The unit pool (:mod:`scribed.compress.units`) and the selection read them.
 
+Not :mod:`scribed.compress.terms`' terms, which split an identifier to compare its spellings: here
+it stays whole (``src/auth.py``, ``--force``, ``#123``), weighs more than a word and names a tool
+line.
+
 A unit holds a tuple of ids, not a frozenset of strings (issue 32: on a 64 MB session the pool's
 159,412 frozensets took 80.5 MB).
 """
@@ -38,16 +42,20 @@ def ordered(text: str) -> Iterable[str]:
     """:func:`tokens` in the order of their first occurrence, each once."""
     if text.isascii():
         found = dict.fromkeys(map(ACCEPTED.__getitem__, TOKEN.findall(text.lower())))
-        found.pop(None, None)  # None: not a token (an accepted one is never empty)
-        return found  # type: ignore[return-value]  # no None key left
-    out: dict[str, None] = {}
-    for t in dict.fromkeys([tok.strip(EDGE) for tok in TOKEN.findall(text)]):
-        if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and not t.startswith("#"):
-            continue
-        low = t.lower()
-        if low not in _STOP:
-            out[low] = None
-    return out
+    else:  # scanned as it is, each raw token judged once (and not kept: the cache is ASCII's)
+        found = dict.fromkeys(map(accepted, dict.fromkeys(TOKEN.findall(text))))
+    found.pop(None, None)  # None: not a token (an accepted one is never empty)
+    return found  # type: ignore[return-value]  # no None key left
+
+
+def accepted(raw: str) -> str | None:
+    """The token a raw one counts as, lowercased, its ends (:data:`EDGE`) stripped; None when it is
+    too short (but a figure or a ``#123``) or a stop word."""
+    t = raw.strip(EDGE)
+    if len(t) < MIN_TOKEN_CHARS and not t[:1].isdigit() and t[:1] != "#":
+        return None
+    low = t.lower()
+    return None if low in _STOP else low
 
 
 class Vocab:
@@ -95,14 +103,12 @@ class Vocab:
 
 
 class _Accepted(dict[str, str | None]):
-    """A raw ASCII token, lowercased, → the token it counts as (its ends stripped), or None when
-    it is too short or a stop word: looked up in C, judged in Python only the first time. Bounded:
-    emptied when full (a daemon meets new names for ever)."""
+    """A raw ASCII token, lowercased, → the token it counts as (:func:`accepted`): looked up in
+    C, judged in Python only the first time. Bounded: emptied when full (a daemon meets new names
+    for ever)."""
 
     def __missing__(self, raw: str) -> str | None:
-        t = raw.strip(EDGE)
-        keep = (len(t) >= MIN_TOKEN_CHARS or t[:1].isdigit() or t[:1] == "#") and t not in _STOP
-        got = t if keep else None
+        got = accepted(raw)
         if len(raw) <= ACCEPTED_CHARS:  # a long one (a pasted blob) is judged anew, not kept
             if len(self) >= ACCEPTED_MAX:
                 self.clear()
