@@ -3,10 +3,10 @@ bar", "replace tabs with spaces") was recorded as a decision, as "switch to pnpm
 word said bare cannot tell a tool's name from a mode or a placeholder; the session's other lines
 can: a tool the session chooses is run there (``pnpm install``, ``npx vitest``), installed or
 imported (``pip install httpx``, ``import ky from 'ky'``), pinned (``"mocha": "^10.2.0"``,
-``pnpm@8.15``), configured (``vitest.config.ts``, ``pdm.lock``) or named with a capital mid-sentence
-("I set up Caddy"). A flag (``--verbose``), an identifier in code (``def foo``) or the word in prose
-is no such use. Without it, the change names a thing only when it says what it changes ("switch the
-formatter to black").
+``pnpm@8.15``) or configured (``vitest.config.ts``, ``pdm.lock``). A capital mid-sentence ("I set up
+Caddy") no longer counts (it named modes too: "runs in Verbose mode"). A flag (``--verbose``), an
+identifier in code (``def foo``) or the word in prose is no such use. Without it, the change names
+a thing only when it says what it changes ("switch the formatter to black").
 
 Each table holds the phrasings the fix was written from, then held-out phrasings written before
 the fix's output was read (a genuine miss is marked ``xfail`` with its reason, not deleted)."""
@@ -134,9 +134,23 @@ HELD_OUT_IN_SESSION = [
         ],
         "switch to pdm for the lockfile",
     ),
+    # stop 45 review: a capital mid-sentence is no use as a name ("runs in Verbose mode" named no
+    # tool); the session that runs caddy tells, the prose alone no longer does
     (
+        [
+            ("user", "switch to caddy"),
+            ("assistant", "caddy reload --config /etc/caddy/Caddyfile", "Bash"),
+            ("assistant", "I configured Caddy to terminate TLS for the API."),
+        ],
+        "switch to caddy",
+    ),
+    pytest.param(
         [("user", "switch to caddy"), ("assistant", "I configured Caddy to terminate TLS for the API.")],
         "switch to caddy",
+        marks=pytest.mark.xfail(
+            reason="said only in prose: a capital mid-sentence is no longer read as a tool's name",
+            strict=True,
+        ),
     ),
     (
         [("user", "switch to uv for dependency management"), ("assistant", "uv sync", "Bash")],

@@ -85,7 +85,6 @@ HELD_OUT_REFERRED_BACK = [
     ("Should the importer keep the duplicate SKUs?", "Better to discard them; the ERP dedupes anyway."),
     ("should we migrate the archived invoices as well?", "I'd leave those alone, they're read-only."),
     ("is it worth keeping the fallback parser?", "We can delete it: nothing calls the old path anymore."),
-    ("what about the archived tenants?", "Ignore those for now, the export skips them."),
     pytest.param(
         "should we ship the beta flag to everyone?",
         "Let's hold it back until QA signs off.",
@@ -101,6 +100,9 @@ NOT_REFERRED_BACK = [
     ("should we migrate the archived invoices as well?", "I'll look into that after the deploy."),
     ("Should we keep the legacy lot numbers?", "I moved it to the backlog."),
     ("do we need to reprint the labels?", "I pushed it to the review branch."),
+    # stop 45 review: "for now" puts it off (the deferral's words, compress/deferral.py): the
+    # question stays open (this was a held-out answer before the review)
+    ("what about the archived tenants?", "Ignore those for now, the export skips them."),
 ]
 
 

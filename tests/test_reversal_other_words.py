@@ -266,6 +266,44 @@ BACK_WITH_A_REASON = [
         "go back to MkDocs: Sphinx mangles the tables",
         True,
     ),
+    # stop 45 review, defect 5: "revert back to X" goes back to X as "revert to X" does
+    (
+        "We'll switch the test runner from Jest to Vitest.",
+        "revert back to Jest: Vitest broke the snapshot tests",
+        True,
+    ),
+    (
+        "We'll switch the test runner from Jest to Vitest.",
+        "revert back to Jest, Vitest broke the snapshot tests",
+        True,
+    ),
+    # fresh, written after the fix
+    (
+        "We'll switch the docs site from MkDocs to Sphinx.",
+        "revert back to MkDocs: Sphinx mangles the tables",
+        True,
+    ),
+    ("Let's move the task queue from Celery to RQ.", "revert back to Celery; RQ dropped our retries", True),
+    (
+        "We'll switch the test runner from Jest to Vitest.",
+        "revert back to the last commit, the tests broke",
+        False,
+    ),
+    (
+        "We'll switch the test runner from Jest to Vitest.",
+        "revert back to yarn: pnpm broke the lockfile",
+        False,
+    ),
+    pytest.param(
+        "We'll switch the test runner from Jest to Vitest.",
+        "let's revert back to Jest, Vitest broke the snapshot tests",
+        True,
+        marks=pytest.mark.xfail(
+            reason="the session supersedes, but the wiki's reversal_score reads no 'let's'-led return "
+            '(as for "let\'s revert to Jest, …", before this fix too)',
+            strict=True,
+        ),
+    ),
     ("We'll switch the test runner from Jest to Vitest.", "revert to Jest for the e2e suite", False),
     ("We'll switch the test runner from Jest to Vitest.", "revert to yarn: pnpm broke the lockfile", False),
     (

@@ -30,7 +30,7 @@ _SAYS = r"(?:[^.;!?\n]|\.(?=\w)|\.{3}(?=\s+\w))"
 _SUBJECT = r"(?:let(?:'|\u2019)?s|let us|we(?:'|\u2019)ll|we will|we(?:'|\u2019)re(?: going to)?|we are(?: going to)?)"
 _STRONG = (  # a verb of choosing: what follows it is the choice
     r"(?:un)?pin(?:ning)?(?!\s+down\b)|stick(?:ing)?\s+(?:with|to)|standardi[sz](?:e|ing)\s+on|settl(?:e|ing)\s+on|"
-    r"revert(?:ing)?\s+to|roll(?:ing)?\s+back\s+to|go(?:ing)?\s+back\s+to|adopt(?:ing)?|vendor(?:ing)?|"
+    r"revert(?:ing)?\s+(?:back\s+)?to|roll(?:ing)?\s+back\s+to|go(?:ing)?\s+back\s+to|adopt(?:ing)?|vendor(?:ing)?|"
     r"pull(?:ing)?\s+in|migrat(?:e|ing)\s+(?:to|from|off)|(?:(?<=not\s)|(?<=never\s))us(?:e|ing)|"
     rf"us(?:e|ing)(?=\s{_SAYS}{{1,80}}?\b(?:instead\s+of|rather\s+than)\b)"
 )
@@ -129,7 +129,7 @@ def _says_what(before: list[str]) -> bool:
 
 def _bare_name(phrase: list[str], known: Known | None) -> bool:
     """Whether a bare word (:func:`_bare`) is a thing's name by the session's other lines (``known``:
-    run, installed, imported, pinned, configured, capitalised; none known: it is not)."""
+    run, installed, imported, pinned or configured; none known: it is not)."""
     return known is not None and _bare(phrase) and known(phrase[0])
 
 
@@ -194,7 +194,7 @@ _NOT_A_NAME = frozenset(
 _LEAD = r"(?:^|(?<=^[^\w/])|(?<=[.;!?:,(]\s)|(?<=[\u2013\u2014]\s)|(?<=\bsays\s)|(?<=\bsaid\s))"
 _ASSENT = r"(?:(?:ok(?:ay)?|so|and|then|also|but|just|please|yeah|yes|yep|hmm+|alright|fine|right|good)[,.!]?\s+){0,3}"
 _IMP_STRONG = (
-    r"(?:un)?pin(?!\s+down\b)|stick\s+(?:with|to)|standardi[sz]e\s+on|settle\s+on|revert\s+to|roll\s+back\s+to|"
+    r"(?:un)?pin(?!\s+down\b)|stick\s+(?:with|to)|standardi[sz]e\s+on|settle\s+on|revert\s+(?:back\s+)?to|roll\s+back\s+to|"
     r"go\s+back\s+to|adopt|vendor|migrate\s+(?:to|from|off)|go\s+with|scrap|scratch|ditch|abandon|"
     rf"(?:use|do)(?=\s{_SAYS}{{1,120}}?\b(?:instead|rather\s+than)\b)"
 )
@@ -233,41 +233,78 @@ def _imperative(line: str, known: Known | None = None) -> re.Match[str] | None:
             _not_said(line, m)
             or _unsettled(line, m)
             or (m.group("obj") and _positional(m.group("obj").split()))
-            or _taken_back(m)
         ):
             continue
+        if _taken_back(m):  # words taken back: the rest of the line may choose ("…, we keep Redis")
+            return _after_taken_back(line, m, known)
         if m.group("option"):  # "do 1 for the launch, …"; "pick 2" alone says nothing
             if len(m.group("d").split()) >= OPTION_WORDS:
                 return m
             continue
-        words = m.group("obj").split()
-        if m.group("key"):
-            on = _ON_BY.split(f" {m.group('obj')} ", maxsplit=1)[-1].split()
-            if _names(on[:4]):
-                return m
-        elif m.group("change"):  # to or from a named thing: "bump the MSRV to 1.82", "switch to pnpm"
-            if _changed(m.group("change"), m.group("obj"), words, known):
-                return m
-        elif _pronoun(words[0]):  # what "it" is set to names a thing: "pin it to 3.11"
-            if m.group("strong") and _value_named(words, known):
-                return m
-        elif m.group("strong") or _weak_choice(m, words):
+        if _chooses(m, known):
             return m
     return None
 
 
+def _chooses(m: re.Match[str], known: Known | None) -> bool:
+    """Whether a user's imperative ``m`` (no option taken) chooses: a thing keyed on a named one, a
+    change to or from a named thing, what "it" is set to naming one, or a strong verb's or a weak
+    choice's object (:func:`_imperative`)."""
+    words = m.group("obj").split()
+    if m.group("key"):
+        return _names(_ON_BY.split(f" {m.group('obj')} ", maxsplit=1)[-1].split()[:4])
+    if m.group("change"):  # to or from a named thing: "bump the MSRV to 1.82", "switch to pnpm"
+        return _changed(m.group("change"), m.group("obj"), words, known)
+    if _pronoun(words[0]):  # what "it" is set to names a thing: "pin it to 3.11"
+        return bool(m.group("strong")) and _value_named(words, known)
+    return bool(m.group("strong")) or _weak_choice(m, words)
+
+
 _RETRACT = re.compile(r"scra|ditch|abandon", re.IGNORECASE)  # verbs that take back words too ("scratch that")
-_SAID = re.compile(r"(?:my|what\s+(?:i|we)\s+\w+)\b", re.IGNORECASE)  # the speaker's own words
+# What is said, not a thing used: a speech act's noun ("my earlier comment", "the suggestion about
+# retries"), or "what I said" (a verb of saying). Not "note" nor "request" (release notes, a pull
+# request: things a session makes).
+_SPEECH = frozenset(
+    ["comment", "comments", "remark", "remarks", "suggestion", "suggestions", "proposal", "proposals", "idea",
+     "ideas", "question", "questions", "reply", "replies", "answer", "answers", "message", "messages", "point",
+     "points", "statement"]
+)  # fmt: skip
+_SAID = re.compile(
+    r"what\s+(?:i|we|you)\s+(?:just\s+|first\s+|originally\s+)?"
+    r"(?:said|wrote|asked|suggested|proposed|mentioned|meant|typed|told\s+you)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[,;:.!?\u2013\u2014](?=\s|$)")
+_WE = re.compile(r"\s*(?:we\s+)?", re.IGNORECASE)  # "…, we keep Redis": the choice's subject
+_CLAUSE_START = ", "  # what a clause's imperative follows (:data:`_LEAD`)
 
 
 def _taken_back(m: re.Match[str]) -> bool:
-    """Whether a verb of taking back (scratch, scrap, ditch, abandon: ``m``) takes the speaker's own
-    words, not a thing used: "my …" or "what I said …", naming nothing in its first phrase ("scratch
-    my earlier comment about CI", "scratch what I said about the cache"; not "scratch my Redis idea")."""
+    """Whether a verb of taking back (scratch, scrap, ditch, abandon: ``m``) takes something said,
+    not a thing used: its object's first phrase is a speech act's ("my earlier comment about CI",
+    "the suggestion regarding retries") naming no thing (not "my Redis idea"), or "what I said …".
+    "ditch my retry wrapper" drops a thing: whose it is does not tell."""
     if not (m.group("strong") and _RETRACT.match(m.group("verb"))):
         return False
-    words = m.group("obj").split()
-    return _SAID.match(" ".join(words[:3])) is not None and not _names(_phrase(words))
+    obj = m.group("obj")
+    if _SAID.match(obj):
+        return True
+    phrase = _phrase(obj.split())
+    return bool(phrase) and phrase[-1].lower() in _SPEECH and not _names(phrase)
+
+
+def _after_taken_back(line: str, m: re.Match[str], known: Known | None) -> re.Match[str] | None:
+    """The choice a user's ``line`` makes after the words ``m`` takes back ("scratch what I said
+    about caching, we keep Redis": "keep Redis"), read as an imperative in the line with the words
+    taken back and the next clause's subject "we" blanked (its positions kept); None if none."""
+    end = _CLAUSE_END.search(line, m.start("obj"))
+    if end is None:
+        return None
+    we = _WE.match(line, end.end())
+    start = we.end() if we else end.end()
+    if start >= len(line) or start < len(_CLAUSE_START):
+        return None
+    return _imperative(" " * (start - len(_CLAUSE_START)) + _CLAUSE_START + line[start:], known)
 
 
 def _unmarked(line: str) -> list[re.Match[str]]:

@@ -73,6 +73,14 @@ _LATER = re.compile(
     re.I,
 )
 _WE_PLAN = word_set("will ll shall can could")
+
+
+def later(text: str) -> bool:
+    """Whether ``text`` puts something off to later: not now ("for now", "for the moment", "until
+    then", "not … yet") or at a later time ("later", "next week", "after lunch")."""
+    return _LATER.search(text) is not None
+
+
 # A statement that the work waits: "the deploy can wait until Piotr is back", "it'll have to wait",
 # "not now" (a review's: these showed the agent's "waiting" sentence as the failure's fix).
 _WAITS = re.compile(r"\b(?:can|could|will|ll|has to|have to|must|should|may)\s+wait\b|^\W*not now\b", re.I)

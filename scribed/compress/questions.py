@@ -7,8 +7,9 @@ open items) sees it. A question asking the agent to act ("can you run the deploy
 session's request, not an open question. A reply takes a question up when it shares one of its
 distinctive words or one of its names (a path, an identifier, a figure), starts with a yes or a no,
 or, in its first sentence, decides on what was asked about by referring back to it: a verb of
-keeping, taking out or choosing with "it", "them", "those" … as its object ("Should we keep the
-legacy lot numbers?" — "We can drop those.").
+keeping, taking out or choosing, the sentence's main verb, with "it", "them", "those" … as its
+object ("Should we keep the legacy lot numbers?" — "We can drop those."); not in a question, a
+gerund's phrase or a deferral ("I'll keep that in mind", "leave that for now").
 Only the replies before the user speaks again count: a later message answers a later question.
 """
 
@@ -18,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from scribed.compress.content import content_free
+from scribed.compress.deferral import later
 from scribed.compress.stopwords import STOP
 from scribed.models import Turn
 
@@ -98,6 +100,34 @@ _REFERS_BACK = re.compile(
     r"(?:(?:all|both|each|any|none)\s+of\s+)?(?:it|them|those|these|that|this|both)\b(?!['\u2019]s)",
     re.I,
 )
+# What a main verb follows at a sentence's start: words of assent, then a subject with its modal
+# ("we can", "I'd", "let's", "better to"); none before an imperative's verb ("Drop those.").
+_MAIN_LEAD = re.compile(
+    r"\W*(?:(?:ok(?:ay)?|yes|yeah|sure|so|then|honestly|right|fine)[,.!]?\s+){0,2}"
+    r"(?P<subject>(?:i|we|you|they|let['\u2019]?s|let\s+us)(?:['\u2019](?:d|ll|m|re))?\s+)?"
+    r"(?P<modal>(?:can|could|should|would|will|shall|must|might|may|just|probably|simply|also|rather|better|"
+    r"best|to|am|are|is|do|did)\s+){0,3}",
+    re.I,
+)
+_IN_MIND = re.compile(r"\s+in\s+mind\b", re.I)  # "keep that in mind": noted, not decided
+
+
+def _decides_referring_back(sentence: str) -> bool:
+    """Whether a reply's first ``sentence`` decides on what was asked about by referring back to it
+    (:data:`_REFERS_BACK`) with its main verb: an imperative first ("Drop those."), or a verb after
+    its subject and modal ("We can drop those", "Better to discard them"); not a question ("Do you
+    want me to keep them?"), a gerund's phrase ("Using this stack trace I found …", a verb's base
+    form only opens an imperative) or a deferral ("Let's leave that for now", "I'll keep that in
+    mind": :func:`scribed.compress.deferral.later`)."""
+    if sentence.rstrip().endswith("?") or later(sentence):
+        return False
+    lead = _MAIN_LEAD.match(sentence)  # (it always matches: every part is optional)
+    at = lead.end() if lead else 0
+    m = _REFERS_BACK.match(sentence, at)
+    if m is None or _IN_MIND.match(sentence, m.end()):
+        return False
+    led = lead is not None and bool(lead.group("subject") or lead.group("modal"))
+    return led or not m.group().split()[0].lower().endswith("ing")
 
 
 def taken_up(question: str, replies: Sequence[str]) -> bool:
@@ -105,7 +135,11 @@ def taken_up(question: str, replies: Sequence[str]) -> bool:
     words, names = _words(question), _names(question)
     for r in replies:
         low = r.lower()
-        if _YES_NO.match(r) or any(n in low for n in names) or _REFERS_BACK.search(_SENTENCE.split(r, 1)[0]):
+        if (
+            _YES_NO.match(r)
+            or any(n in low for n in names)
+            or _decides_referring_back(_SENTENCE.split(r, 1)[0])
+        ):
             return True
         if len(words & _words(r)) >= MIN_SHARED:
             return True

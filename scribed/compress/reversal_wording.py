@@ -64,7 +64,7 @@ _INSTEAD_OF = re.compile(
 )
 # "revert to X" goes back to X (:data:`_RETURN`): it names no target it reverts
 _VERB_TARGET = re.compile(
-    r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?(?!\s+to\b)|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
+    r"\b(?:revers(?:e|es|ed|ing)|revert(?:s|ed|ing)?(?!\s+(?:back\s+)?to\b)|drop(?:s|ped|ping)?|scrap(?:s|ped)?|abandon(?:s|ed)?|"
     r"undo(?:es|ne)?|retir(?:e|es|ed)|replac(?:e|es|ed|ing)|supersed(?:e|es|ed|ing)|no longer|"
     r"remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)|rip(?:s|ped|ping)?\s+out|(?:get|gets|got|getting)\s+rid\s+of|"
     r"ditch(?:es|ed|ing)?|eliminat(?:e|es|ed|ing)|phas(?:e|es|ed|ing)\s+out|"
