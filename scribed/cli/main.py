@@ -65,7 +65,7 @@ LAZY: dict[str, str] = {
     "context": "context", "report": "context",
     "run": "daemon", "healthcheck": "daemon", "status": "daemon",
     "promote": "wiki", "import": "wiki", "review": "wiki", "wiki": "wiki",
-    "wiki-write": "wiki", "wiki-deprecate": "wiki",
+    "wiki-write": "wiki", "wiki-deprecate": "wiki", "cold-remove": "cold",
     "search": "search", "mcp": "mcp_server", "show": "transcripts", "doctor": "transcripts",
     "git": "git", "setup": "setup",
 }  # fmt: skip

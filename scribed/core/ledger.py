@@ -584,7 +584,7 @@ def ensure(ledger: Ledger, memory: Path, archive: Path) -> str:
         if ledger.readonly or not ledger.is_empty():
             return f"reopened ({why})" if why else ""
         why = why or ledger.found  # lost while open, else how it was found: missing, corrupt
-        rows = rebuild_rows(memory, archive)  # what the memory files say was compacted
+        rows = rebuild_rows(memory, archive, git=True)  # what the memory files (and git) say was compacted
         if rows:
             cols = ", ".join(rows[0])
             marks = ", ".join(f":{k}" for k in rows[0])

@@ -2,7 +2,10 @@
 
 Every cold entry carries a provenance line (id, agent, session, source, line range); folded entries
 keep their originals in ``archive/cold/`` and digests list their ids; promoted entries keep theirs in
-``archive/promoted/`` and the wiki names them as sources. Together they say what was compacted.
+``archive/promoted/`` and the wiki names them as sources; ``retired.txt`` lists what left cold on
+purpose (an entry removed by hand with its session and line range, so that part of the session is
+not compacted again); git has the files of entries it removed (a checkout, a pulled deletion, a
+revert). Together they say what was compacted.
 """
 
 from __future__ import annotations
@@ -139,8 +142,45 @@ def _texts(folder: Path, pattern: str, *, gz: bool) -> Iterator[tuple[str, str]]
         yield str(p), data.decode("utf-8", "replace")
 
 
-def rebuild_rows(memory: Path, archive: Path) -> list[dict[str, Any]]:
-    """Every entry id the memory files know: cold entries, archived originals, digests, the wiki."""
+def _retired_rows(memory: Path) -> Iterator[dict[str, Any]]:
+    """The entries ``retired.txt`` lists: what left cold on purpose was compacted. A line written by
+    ``scribed cold-remove`` names the entry's session and line range, so a rebuilt ledger covers
+    that part of the session even after it grew."""
+    from scribed.tiers.cold_store import RETIRED, read_retired
+
+    for origin, text in _texts(memory / "cold", f"*/{RETIRED}", gz=False):
+        for eid, rest in read_retired(text).items():
+            if not _ID.fullmatch(eid) or eid.startswith(("d-", "x-")):  # digests and id-less entries
+                continue
+            f, lines = _fields(rest)
+            yield _row(eid, origin, session=f.get("session", ""), agent=f.get("agent", ""), date="",
+                       lines=lines, f={}, src="")  # fmt: skip
+
+
+def _git_rows(memory: Path) -> Iterator[dict[str, Any]]:
+    """The entries git has files of on some ref (:func:`scribed.core.gittree.entry_ids`) and the ones
+    the sync saw git remove: compacted again, they would be untracked files in a checkout that
+    lacks them, and undo a teammate's ``git rm``."""
+    import json
+
+    from scribed.core import gittree
+
+    try:
+        parked = json.loads((memory / ".scribed" / "cold-sync.json").read_bytes()).get("git_removed", {})
+    except (OSError, ValueError, AttributeError):
+        parked = {}
+    ids, why = gittree.entry_ids(memory)
+    if why:
+        _log().warning("ledger_rebuild_git", reason=why, action="entries git removed may be compacted again")
+    origin = str(memory / "cold")
+    for eid in sorted(ids | {k for k in parked if isinstance(k, str)}):
+        if _ID.fullmatch(eid) and not eid.startswith(("d-", "x-")):
+            yield _row(eid, origin, session="", agent="", date="", lines=(0, 0), f={}, src="")
+
+
+def rebuild_rows(memory: Path, archive: Path, *, git: bool = False) -> list[dict[str, Any]]:
+    """Every entry id the memory files know: cold entries, archived originals, digests, the wiki,
+    ``retired.txt``, and with ``git`` the entries git has (one walk of its history)."""
     rows: dict[str, dict[str, Any]] = {}
 
     def take(found: Iterable[dict[str, Any]]) -> None:
@@ -156,4 +196,7 @@ def rebuild_rows(memory: Path, archive: Path) -> list[dict[str, Any]]:
             take(_entry_rows(text, origin))
     for origin, text in _texts(memory / "wiki", "**/*.md", gz=False):
         take(_wiki_rows(text, origin))
+    take(_retired_rows(memory))
+    if git:
+        take(_git_rows(memory))
     return list(rows.values())

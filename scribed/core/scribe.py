@@ -244,8 +244,17 @@ class Scribe:
             self.log.warning(
                 "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
             )
-        for agent, keys in res.pulled.items():
-            team.reseed_pulled(self.layout, agent, keys, self.log)
+        for agent, keys in res.git_removed.items():
+            self.log.info("cold_entry_left_by_git", agent=agent, entries=keys, reason="git removed its file")
+        if res.git_failed:
+            self.log.warning(
+                "git_check_failed",
+                reason=res.git_failed,
+                action="files missing since the last sync were written back, as outside git",
+            )
+        for page in res.wiki.left:
+            self.log.info("wiki_page_left_by_git", page=page, reason="git removed it")
+        team.after_sync(self.layout, res, self.log)
         if res.changed:
             self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
         return res
@@ -583,6 +592,30 @@ class Scribe:
             return write_agent_fact(
                 self.layout, topic, agent, redacted(text), title=redacted(title), clock=self.clock, via=via
             )
+
+    def remove_cold(self, wanted: list[str]) -> list[team.Removal]:
+        """Remove cold entries for the whole team (see :func:`team.remove`): then the hot files
+        seeded from them are seeded again and the search index forgets their text."""
+        with self.locked():
+            rows, res = team.remove(self.layout, wanted, self.clock().date().isoformat())
+            for r in rows:
+                if not r.left:
+                    self.log.info("cold_entry_removed", entry=r.id, agent=r.agent, files=r.files)
+            for agent, keys in res.hand_removed.items():
+                reseeded = team.reseed_removed(self.layout, agent, keys, self.log)
+                for r in rows:
+                    r.hot = r.hot or (reseeded and r.agent == agent)
+        if any(not r.left for r in rows):
+            from scribed.recall.search import Index
+
+            try:
+                with Index(self.layout) as index:
+                    index.forget_removed()
+            except (OSError, sqlite3.Error) as exc:  # derived data: rebuilt by `scribed search --rebuild`
+                self.log.warning(
+                    "search_index_not_updated", reason=str(exc), action="scribed search --rebuild"
+                )
+        return rows
 
     def deprecate(self, topic: str, title: str, agent: str, *, reason: str = "") -> DeprecateResult:
         """Mark a wiki block deprecated (kept, never deleted)."""

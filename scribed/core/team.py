@@ -11,8 +11,15 @@ it go, and brings the two together three ways, against what they held at the las
 - an entry gone from the view because it was folded into a digest the view holds, or promoted
   (its archive exists), leaves the store and is listed in ``retired.txt``; one gone from the view
   with no such reason (the view deleted or edited by hand, or deleted by git on a pull) is kept
-  and written back to the view; one gone from the store that ``retired.txt`` does not list was lost by a merge
-  (a conflict resolved with "ours", a reset) and is written back from the view;
+  and written back to the view;
+- an entry gone from the store that ``retired.txt`` lists leaves the view too; one it does not
+  list is asked about (:mod:`scribed.core.gittree`): when git has its file committed on some ref,
+  git removed it (a branch switch or checkout, a pulled ``git rm`` or ``git revert``), and it
+  leaves the view without a ``retired.txt`` line (checking out a commit that has it brings it
+  back, as a pulled entry); when not, a merge that kept one side, ``git clean`` or a crash lost
+  it, and it is written back from the view (so is every such entry when git cannot answer);
+- an entry ``retired.txt`` lists as removed by hand (``scribed cold-remove``) is kept out of the
+  view and the store, whichever side still holds it;
 - a store file with conflict markers, two versions of its entry or a second entry is rewritten
   whole (both sides' entries kept; of two versions of one entry, the one every clone picks).
 
@@ -32,12 +39,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import Entry, join_entries, split_entries
-from scribed.core import wikisync
+from scribed.core import gittree, wikisync
 from scribed.core.wikisync import WikiSync
 from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_json_object, read_text
 from scribed.names import normalize_name
 from scribed.session.door import redacted
-from scribed.tiers import cold, cold_store, git_merge, hot_seed
+from scribed.tiers import cold, cold_store, git_merge, hot_seed, live
 from scribed.tiers.cold import preamble
 from scribed.tiers.layout import Layout, branch_moved
 
@@ -46,6 +53,8 @@ if TYPE_CHECKING:
     from scribed.log import Logger
 
 STATE = "cold-sync.json"
+PARKED = "git_removed"  # in the sync state: key → agent, entries git removed (kept by git, not lost)
+GITIGNORE_SEEN = "gitignore"  # in the sync state: .gitignore was here (True), or git removed it ("git")
 _ARCHIVE_RE = re.compile(r" · archive=`([^`]+)`")
 MAX_CHAIN = 256  # fold archives followed from one digest, per sync
 
@@ -61,6 +70,9 @@ class SyncResult:
     restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
     repaired: list[str] = field(default_factory=list)  # store files rewritten whole
     dropped: int = 0  # entries a teammate retired, taken out of this view
+    hand_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys removed by hand
+    git_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys git removed
+    git_failed: str = ""  # why git could not tell what it removed (those entries were written back)
     unexplained: list[str] = field(default_factory=list)  # gone from the view, kept: nothing retired them
     wiki: WikiSync = field(default_factory=WikiSync)  # wiki blocks a merge lost, written back
     failed: dict[str, str] = field(default_factory=dict)  # agent → why its files could not be synced
@@ -142,13 +154,16 @@ class _Agent:
                 if got.damaged:
                     self.damaged.add(k)
 
-    def resolve(self, res: SyncResult) -> dict[str, Entry]:
+    def resolve(self, res: SyncResult, git: gittree.Asker) -> dict[str, Entry]:
         """The entries the agent has after this sync (module docstring)."""
         out: dict[str, Entry] = {}
+        lost: dict[str, Entry] = {}  # only in the view, neither new nor retired: who removed it?
         for k in sorted(self.view.keys() | self.store.keys()):
             v = self.view.get(k)
             s = cold_store.pick(self.store[k]) if k in self.store else None
             was = self.base.get(k)
+            if self._by_hand(k, v, res):
+                continue
             if v is not None and s is not None:
                 same = cold_store.digest(v.text) == cold_store.digest(s.text)
                 out[k] = v if same or cold_store.digest(s.text) == was else s
@@ -159,8 +174,7 @@ class _Agent:
                 elif k in self.retired:
                     res.dropped += 1  # a teammate folded or promoted it
                 else:
-                    res.restored.append(k)  # the store lost it without retiring it: a merge did
-                    out[k] = v
+                    lost[k] = v  # the store lost it without retiring it: git, or a merge?
             elif s is not None:  # only in the store
                 if was is not None and k not in self.retired and cold_store.digest(s.text) == was:
                     why = self._left(k, s)  # the view held it at the last sync: why did it go?
@@ -173,7 +187,34 @@ class _Agent:
                 else:
                     res.pulled.setdefault(self.name, []).append(k)
                     out[k] = s
+        out.update(self._lost(lost, res, git))
         return out
+
+    def _by_hand(self, k: str, v: Entry | None, res: SyncResult) -> bool:
+        """Whether ``k`` was removed by hand (here or by a teammate): then it is kept out of the
+        view and the store, whichever still holds it."""
+        if k not in self.retired or not cold_store.by_hand(self.retired[k]):
+            return False
+        if v is not None:
+            res.hand_removed.setdefault(self.name, []).append(k)
+            res.dropped += 1
+        return True
+
+    def _lost(self, lost: dict[str, Entry], res: SyncResult, git: gittree.Asker) -> dict[str, Entry]:
+        """Of the entries gone from the store and not retired, those to write back: not the ones
+        git removed (:mod:`scribed.core.gittree`), one question to git for all of them."""
+        if not lost:
+            return {}
+        paths = {k: f"{self.layout.cold.name}/{self.name}/{cold_store.file_name(v)}" for k, v in lost.items()}
+        by_git = git.removed(paths.values())
+        back: dict[str, Entry] = {}
+        for k, v in lost.items():
+            if paths[k] in by_git:  # a checkout, a pulled deletion, a revert: as git left it
+                res.git_removed.setdefault(self.name, []).append(k)
+            else:  # never committed, or a merge kept the other side's tree: written back
+                res.restored.append(k)
+                back[k] = v
+        return back
 
     def _left(self, k: str, e: Entry) -> str:
         """Why an entry this view held at the last sync is gone from it, when it left on purpose:
@@ -291,6 +332,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
     """Bring every agent's view and store together (module docstring). The caller holds the lock;
     ``today`` (YYYY-MM-DD, default the system clock's) dates retirements."""
     res = SyncResult()
+    git = gittree.Asker(layout.memory)
     if not today:
         from datetime import UTC, datetime
 
@@ -299,6 +341,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
         return res
     state = _load_state(layout)
     agents_state: dict[str, Any] = state.setdefault("agents", {})
+    parked: dict[str, str] = state.setdefault(PARKED, {})
     dirty = False
     for name in _agents(layout):
         prev = agents_state.get(name, {})
@@ -308,7 +351,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
         a = _Agent(layout, name, dict(prev.get("base", {})), today)
         try:
             a.read()
-            kept = a.merged(a.resolve(res))
+            kept = a.merged(a.resolve(res, git))
             if a.write(kept, res):
                 res.agents.append(name)
         except OSError as exc:  # one agent's unreadable file must not stop the others (or the run)
@@ -318,14 +361,32 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
             "sig": _signature(layout, name),
             "base": {k: cold_store.digest(e.text) for k, e in kept.items()},
         }
+        for k in [k for k, who in parked.items() if who == name and (k in kept or k in a.retired)]:
+            del parked[k]  # back in this checkout (a pull, a checkout), or retired since
+        parked.update(dict.fromkeys(res.git_removed.get(name, []), name))
         dirty = True
     dirty = _repair_marked(layout, state, res) or dirty
-    res.wiki, wiki_dirty = wikisync.sync(layout, state)
+    res.wiki, wiki_dirty = wikisync.sync(layout, state, git)
     dirty = wiki_dirty or dirty
     if dirty:
-        ensure_gitignore(layout)
+        _ensure_gitignore_unless_git_removed(layout, state, git)
         atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
+    res.git_failed = git.why
     return res
+
+
+def _ensure_gitignore_unless_git_removed(layout: Layout, state: dict[str, Any], git: gittree.Asker) -> None:
+    """:func:`ensure_gitignore`, except in a checkout git left without the file it has committed
+    elsewhere (a commit from before ``scribed git setup``): written there, it would be an untracked
+    file that stops the checkout back. git is asked only when a file seen before is gone, once."""
+    if (layout.memory / ".gitignore").exists():
+        state[GITIGNORE_SEEN] = True
+    elif state.get(GITIGNORE_SEEN) == "git":
+        return
+    elif state.get(GITIGNORE_SEEN) and git.removed([".gitignore"]):
+        state[GITIGNORE_SEEN] = "git"
+        return
+    ensure_gitignore(layout)
 
 
 def _repair_marked(layout: Layout, state: dict[str, Any], res: SyncResult) -> bool:
@@ -390,6 +451,15 @@ _KIND = re.compile(r"source=`[^`]*` \((?P<kind>[a-z0-9_-]+)\)")
 _SESSION = re.compile(r" · session=(?P<s>[^·\n]+?) · ")
 
 
+def _seed_of(e: Entry) -> tuple[str, str] | None:
+    """The source kind and session an entry's provenance names: what a seed of it is marked with."""
+    head = "\n".join(e.text.splitlines()[1:6])
+    kind, session = _KIND.search(head), _SESSION.search(head)
+    if kind is None or session is None:
+        return None
+    return kind.group("kind"), session.group("s").strip()
+
+
 def reseed_pulled(layout: Layout, agent: str, keys: list[str], log: Logger) -> bool:
     """A pull brought ``keys`` into the agent's view: when one of them is now its newest entry, the
     hot file (this machine's, git-ignored) is seeded from it, under the seeding rules (an edited
@@ -397,11 +467,161 @@ def reseed_pulled(layout: Layout, agent: str, keys: list[str], log: Logger) -> b
     newest = hot_seed.newest_entry(layout, agent)
     if newest is None or cold_store.key(newest) not in keys:
         return False
-    head = "\n".join(newest.text.splitlines()[1:6])
-    kind, session = _KIND.search(head), _SESSION.search(head)
-    if kind is None or session is None:
+    seed = _seed_of(newest)
+    if seed is None:
         return False
-    return hot_seed.reseed(layout, agent, kind.group("kind"), redacted(session.group("s").strip()), log)
+    return hot_seed.reseed(layout, agent, seed[0], redacted(seed[1]), log)
+
+
+def reseed_removed(layout: Layout, agent: str, gone: list[str], log: Logger) -> bool:
+    """Entries ``gone`` left the agent's view on purpose (removed by hand here or by a teammate,
+    or by git: a checkout, a pulled deletion): scribed's own seed is written again, from its entry
+    when that is still there (a seed also shows an earlier entry's decisions and open items), else
+    from the newest entry left, or cleared when none is, so no spawn is served what was removed.
+    A hot file edited by hand, or a running session's live view, is never rewritten: one that
+    names a removed entry is warned about. Never raises for file problems."""
+    path = layout.hot_file(agent)
+    try:
+        before = None if path.is_symlink() else live.current_bytes(path)
+        if before is None:
+            return False
+        fields = live.live_fields(before)
+        named, value = fields.get("entry", ""), fields.get(live.MARKER, "")
+        if not value.startswith(live.SEED_PREFIX) or not live.owned(before):
+            if named in gone:
+                log.warning(
+                    "hot_file_names_removed_entry",
+                    file=str(path),
+                    entry=named,
+                    action="edit it by hand: scribed rewrites only its own, unedited seed",
+                )
+            return False
+        _, entries = cold.parsed(layout.cold_file(agent))
+        e = next((x for x in entries if x.entry_id == named), None) if named not in gone else None
+        if e is None:
+            e = hot_seed.newest_entry(layout, agent)
+            seed = _seed_of(e) if e is not None else None
+            value = hot_seed.marker(seed[0], redacted(seed[1])) if seed else ""
+        if e is not None and value:
+            text = hot_seed.render(agent, value, hot_seed.last_session(layout, agent, e))
+        else:
+            text = live.TEMPLATE.format(agent=agent)
+        if text.encode() == before or not live.swap(path, before, text.encode(), base=layout.memory):
+            return False
+    except OSError as exc:
+        log.warning("hot_seed_failed", file=str(path), agent=agent, reason=str(exc.strerror or exc))
+        return False
+    log.info("hot_reseeded", agent=agent, entry=e.entry_id if e else None, reason="an entry was removed")
+    return True
+
+
+class RemoveError(ValueError):
+    """Entries named for removal that cold memory does not hold (the message names the folder)."""
+
+
+@dataclass(slots=True)
+class Removal:
+    """One entry named to ``scribed cold-remove``: what was done with it."""
+
+    id: str
+    agent: str = ""
+    files: list[str] = field(default_factory=list)  # store files deleted, relative to the root
+    left: str = ""  # why nothing was done: its ``retired.txt`` reason (removed already, folded, promoted)
+    hot: bool = False  # the agent's hot file was seeded again without it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "agent": self.agent, "files": self.files, "left": self.left, "hot": self.hot}
+
+
+_ENTRY_KEY = re.compile(r"[a-z]-[0-9a-f]{6,40}")
+
+
+def _wanted_key(arg: str) -> str | None:
+    """An entry's key from what a user names it by: its id, or its store file (a path or a name)."""
+    arg = arg.strip()
+    if _ENTRY_KEY.fullmatch(arg):
+        return arg
+    return cold_store.key_of_name(Path(arg).name)
+
+
+def removal_plan(layout: Layout, wanted: list[str]) -> list[Removal]:
+    """What removing ``wanted`` (ids or store files) would do, read without writing; raises
+    :class:`RemoveError` naming every one that no agent's cold memory has or had."""
+    keys: dict[str, str] = {}
+    bad: list[str] = []
+    for arg in wanted:
+        k = _wanted_key(arg)
+        if k is None:
+            bad.append(
+                f"{arg}: not an entry id (e-… as in an entry's provenance line) or an entry's file name"
+            )
+        else:
+            keys.setdefault(k, arg)
+    found: dict[str, Removal] = {}
+    for name in _agents(layout):
+        a = _Agent(layout, name, {})
+        a.read()
+        for k in keys:
+            if k in a.view or k in a.store:
+                if k in a.retired and cold_store.by_hand(a.retired[k]):
+                    found.setdefault(k, Removal(k, name))  # the line is there, the sync has not run
+                else:
+                    found[k] = Removal(k, name)
+            elif k in a.retired and k not in found:
+                found[k] = Removal(k, name, left=a.retired[k])
+    rel = layout.cold.relative_to(layout.root) if layout.cold.is_relative_to(layout.root) else layout.cold
+    bad += [
+        f"{arg}: no agent's cold memory in {rel}/ has this entry" for k, arg in keys.items() if k not in found
+    ]
+    if bad:
+        raise RemoveError("; ".join(bad) + "; nothing was removed")
+    return [found[k] for k in keys]
+
+
+def _removed_line(e: Entry | None, today: str) -> str:
+    """The ``retired.txt`` reason for an entry removed by hand: the date, and the session and line
+    range its provenance names, which a rebuilt ledger reads (see :mod:`ledger_rebuild`)."""
+    from scribed.core.ledger_rebuild import _PROV, _fields
+
+    out = f"{today} {cold_store.BY_HAND}"
+    m = _PROV.search(e.text) if e is not None else None
+    if m is None:
+        return out
+    f, (first, last) = _fields(m.group("p"))
+    session = re.sub(r"\s+", "_", f.get("session", ""))
+    if session:
+        out += f" · session={session}"
+    if last:
+        out += f" · lines {first}–{last}"
+    return out
+
+
+def remove(layout: Layout, wanted: list[str], today: str) -> tuple[list[Removal], SyncResult]:
+    """Remove cold entries for the whole team (``scribed cold-remove``; the caller holds the lock):
+    each gets a ``retired.txt`` line saying it was removed by hand, written first, then the sync
+    takes it out of the view and deletes its store file, as it will on every clone that pulls the
+    line. Idempotent: one removed already is reported as such."""
+    plan = removal_plan(layout, wanted)
+    by_agent: dict[str, list[Removal]] = {}
+    for r in plan:
+        if not r.left:
+            by_agent.setdefault(r.agent, []).append(r)
+    for name, rows in by_agent.items():
+        a = _Agent(layout, name, {}, today)
+        a.read()
+        for r in rows:
+            e = a.view.get(r.id) or (cold_store.pick(a.store[r.id]) if r.id in a.store else None)
+            if r.id not in a.retired or not cold_store.by_hand(a.retired[r.id]):
+                a.retired[r.id] = _removed_line(e, today)
+            r.files = [
+                str(p.relative_to(layout.root))
+                for p in a.files.get(r.id, [])
+                if p.is_relative_to(layout.root)
+            ]
+        ensure_dir(a.folder)
+        atomic_write(a.folder / cold_store.RETIRED, cold_store.render_retired(a.retired), base=layout.memory)
+        fsync_dir(a.folder)
+    return plan, sync(layout, today=today)
 
 
 @dataclass(slots=True)
@@ -414,10 +634,12 @@ class Reconciled:
 
 def _held_ids(layout: Layout) -> set[str]:
     """Every id the shared files and this machine's views name: entries, what digests fold, what
-    left cold on purpose (``retired.txt``) and what the wiki names as its sources."""
+    left cold on purpose (``retired.txt``), what the wiki names as its sources, and what git
+    removed (its files are committed elsewhere: compacted again, they would be untracked files in
+    a checkout that lacks them)."""
     from scribed.core.ledger_rebuild import _WIKI_REF
 
-    out: set[str] = set()
+    out: set[str] = set(_load_state(layout).get(PARKED, {}))
     for agent in _agents(layout):
         for e in split_entries(read_text(layout.cold_file(agent)))[1]:
             out |= e.ids
@@ -441,6 +663,14 @@ def reconcile(layout: Layout, ledger: Ledger) -> Reconciled:
         from scribed.core.ledger_rebuild import rebuild_rows
 
         missing -= {r["id"] for r in rebuild_rows(layout.memory, layout.archive)}
+    if missing:  # a sync state lost after git removed them: git still has them
+        ids, _ = gittree.entry_ids(layout.memory, {known[eid][2] for eid in missing})
+        by_git = missing & ids
+        if by_git:
+            state = _load_state(layout)
+            state.setdefault(PARKED, {}).update({eid: normalize_name(known[eid][2]) or "" for eid in by_git})
+            atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
+            missing -= by_git
     out = Reconciled()
     for eid in sorted(missing):
         path, session, agent = known[eid]
@@ -526,9 +756,18 @@ def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
             res = sync(layout)
     except (RootBusyError, OSError, statebranch.StateBranchError):
         return False
-    for a, keys in res.pulled.items():
-        reseed_pulled(layout, a, keys, _Quiet())
+    after_sync(layout, res, _Quiet())
     return True
+
+
+def after_sync(layout: Layout, res: SyncResult, log: Logger) -> None:
+    """The hot files a sync changed the ground under: pulled entries seed them when newest, and a
+    seed of an entry removed (by hand, by git) is written again without it."""
+    for a, keys in res.pulled.items():
+        reseed_pulled(layout, a, keys, log)
+    for removed in (res.hand_removed, res.git_removed):
+        for a, keys in removed.items():
+            reseed_removed(layout, a, keys, log)
 
 
 class _Quiet:

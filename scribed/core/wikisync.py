@@ -11,6 +11,12 @@ and a block a text merge left twice is kept once (the longer text); then the cop
 To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on the page, under
 ``## Superseded``; a block deleted by hand comes back, with a warning in the log.
 
+What a checkout did is not a loss (:mod:`scribed.core.gittree`): a page gone whose file git has
+committed on some ref, or a page whose last-synced version git committed but the commit checked
+out does not descend from (a branch made before the fact, an old tag), is left as git put it, and
+so is a missing ``index.md`` git has elsewhere: written back, each would be a file git refuses to
+overwrite on the way back.
+
 ``index.md`` is derived from the pages: when a page (or the index) changed since the last sync, it
 is regenerated. A merge cannot be trusted with it: two clones that each added a fact to one page
 both wrote the same "(1 active)" line, which git keeps once while the page holds two.
@@ -29,10 +35,12 @@ from scribed.tiers.wiki import INDEX, Wiki
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from scribed.core.gittree import Asker
     from scribed.tiers.layout import Layout
 
 BASE = "wiki-base"  # in the state folder: each page as it was at the last sync
 INDEX_STATE = "wiki-index"  # in the sync state: index.md's stat when it was last checked
+INDEX_GIT = "wiki-index-git"  # in the sync state: git removed index.md from this checkout
 
 
 @dataclass(slots=True)
@@ -40,6 +48,7 @@ class WikiSync:
     restored: dict[str, list[str]] = field(default_factory=dict)  # page → block titles written back
     deduped: list[str] = field(default_factory=list)  # pages whose doubled blocks were made one
     index: bool = False  # index.md rewritten: a page changed outside scribed (a merge, a pull)
+    left: list[str] = field(default_factory=list)  # pages a checkout removed or took back: as git left them
 
 
 def _titles(text: str) -> list[str]:
@@ -71,26 +80,16 @@ def _pages(layout: Layout) -> dict[str, Path]:
     }
 
 
-def sync(layout: Layout, state: dict[str, Any]) -> tuple[WikiSync, bool]:
-    """Compare the changed pages with their copies, write back what vanished, and take new
-    copies. Returns what was done and whether ``state`` changed."""
+def sync(layout: Layout, state: dict[str, Any], git: Asker | None = None) -> tuple[WikiSync, bool]:
+    """Compare the changed pages with their copies, write back what vanished (unless git removed
+    it: ``git``, see the module docstring), and take new copies. Returns what was done and whether
+    ``state`` changed."""
     res = WikiSync()
     seen: dict[str, list[int]] = state.setdefault("wiki", {})
     base_dir = layout.state / BASE
-    dirty = False
+    folder = layout.wiki.name
     pages = _pages(layout)
-    for rel in sorted(set(seen) - set(pages)):  # a whole page gone
-        base = base_dir / rel
-        if base.is_file():
-            ensure_dir((layout.wiki / rel).parent)
-            atomic_write(layout.wiki / rel, read_text(base), base=layout.memory)
-            res.restored[rel] = _titles(read_text(base))
-            pages[rel] = layout.wiki / rel
-        else:
-            with contextlib.suppress(OSError):
-                base.unlink()
-            del seen[rel]
-            dirty = True
+    dirty = _gone_pages(layout, seen, pages, res, git)
     for rel, path in pages.items():
         st = path.stat()
         sig = [st.st_mtime_ns, st.st_size]
@@ -100,7 +99,11 @@ def sync(layout: Layout, state: dict[str, Any]) -> tuple[WikiSync, bool]:
         if "<<<<<<<" in text:
             continue  # the conflict repair runs first and writes it again: compared then
         fixed = text
-        lost = _missing(read_text(base_dir / rel), text)
+        was = read_text(base_dir / rel)
+        lost = _missing(was, text)
+        if lost and git is not None and git.moved_away(f"{folder}/{rel}", was):
+            res.left.append(rel)  # a checkout of a commit from before those blocks: not a loss
+            lost = ""
         titles = _titles(text)
         if lost or len(titles) != len(set(titles)):
             fixed = git_merge.merge_wiki(text, lost)
@@ -115,10 +118,44 @@ def sync(layout: Layout, state: dict[str, Any]) -> tuple[WikiSync, bool]:
         atomic_write(base_dir / rel, fixed, base=layout.state)
         seen[rel] = [st.st_mtime_ns, st.st_size]
         dirty = True
-    return res, _index(layout, state, res, pages_changed=dirty) or dirty
+    return res, _index(layout, state, res, pages_changed=dirty, git=git) or dirty
 
 
-def _index(layout: Layout, state: dict[str, Any], res: WikiSync, *, pages_changed: bool) -> bool:
+def _gone_pages(
+    layout: Layout, seen: dict[str, list[int]], pages: dict[str, Path], res: WikiSync, git: Asker | None
+) -> bool:
+    """Pages gone since the last sync: written back from their copies (added to ``pages``), unless
+    git removed them (a checkout without them: checking out one with them brings them back).
+    Returns whether ``seen`` changed."""
+    base_dir = layout.state / BASE
+    gone = sorted(set(seen) - set(pages))
+    folder = layout.wiki.name
+    by_git = git.removed(f"{folder}/{rel}" for rel in gone) if git is not None and gone else set()
+    dirty = False
+    for rel in gone:
+        base = base_dir / rel
+        if f"{folder}/{rel}" in by_git:
+            res.left.append(rel)
+            with contextlib.suppress(OSError):
+                base.unlink()
+            del seen[rel]
+            dirty = True
+        elif base.is_file():
+            ensure_dir((layout.wiki / rel).parent)
+            atomic_write(layout.wiki / rel, read_text(base), base=layout.memory)
+            res.restored[rel] = _titles(read_text(base))
+            pages[rel] = layout.wiki / rel
+        else:
+            with contextlib.suppress(OSError):
+                base.unlink()
+            del seen[rel]
+            dirty = True
+    return dirty
+
+
+def _index(
+    layout: Layout, state: dict[str, Any], res: WikiSync, *, pages_changed: bool, git: Asker | None = None
+) -> bool:
     """``index.md`` regenerated when a page changed since the last sync (a merge, a pull: git
     merges the index's line for a page as text, and both sides' "(1 active)" stay one line while
     the page holds both facts) or when the index itself did (a merge, a hand). Returns whether
@@ -126,6 +163,14 @@ def _index(layout: Layout, state: dict[str, Any], res: WikiSync, *, pages_change
     path = layout.wiki / INDEX
     if not pages_changed and _sig(path) == state.get(INDEX_STATE):
         return False
+    if path.exists():
+        state.pop(INDEX_GIT, None)
+    elif state.get(INDEX_GIT) or (
+        state.get(INDEX_STATE) and git is not None and git.removed([f"{layout.wiki.name}/{INDEX}"])
+    ):  # it was here, and a checkout without it took it: written, it would stop the way back
+        changed = not state.get(INDEX_GIT)
+        state[INDEX_GIT] = True
+        return changed
     res.index = Wiki(layout.wiki, layout.memory).write_index()
     sig = _sig(path)
     if sig == state.get(INDEX_STATE):

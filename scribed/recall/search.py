@@ -399,6 +399,15 @@ class Index:
                 db.execute("DELETE FROM files WHERE path = ?", (gone,))
         return done
 
+    def forget_removed(self) -> None:
+        """After ``scribed cold-remove`` (a secret, a customer's name): the cold views indexed again,
+        with the removed text zeroed in the file, not just unlinked (``secure_delete``), and the
+        full-text segments that still listed its words merged away (``optimize``)."""
+        self._db.execute("PRAGMA secure_delete = ON")
+        self.refresh(tiers=("cold",))
+        with self._db:
+            self._db.execute("INSERT INTO docs(docs) VALUES('optimize')")
+
     # --- queries ------------------------------------------------------------------------------
     def search(
         self,

@@ -9,9 +9,10 @@ merge: two clones add different files, an entry both compacted is the same file 
 text, and a removal is a file deleted. ``cold/{agent}.md`` stays, as the machine's own view of
 those files (git-ignored, rewritten from them under the lock: see :mod:`scribed.core.team`).
 
-Entries that leave cold (folded into a digest, promoted, expired) are listed in
-``cold/{agent}/retired.txt``, one line each, so a teammate's clone tells an entry that left on
-purpose from one a merge lost; line files merge cleanly with git's ``union`` driver.
+Entries that leave cold (folded into a digest, promoted, expired, removed by hand with ``scribed
+cold-remove``) are listed in ``cold/{agent}/retired.txt``, one line each, so a teammate's clone
+tells an entry that left on purpose from one a merge lost; line files merge cleanly with git's
+``union`` driver.
 """
 
 from __future__ import annotations
@@ -230,12 +231,21 @@ def read_retired(text: str) -> dict[str, str]:
 
 RETIRED_DAYS = 400  # a retirement line is kept this long: a clone away longer may write the entry back
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2}) ")
+BY_HAND = "removed by hand"  # the reason ``scribed cold-remove`` writes
+_BY_HAND = re.compile(r"^(?:\d{4}-\d{2}-\d{2} )?" + BY_HAND + r"\b")
+
+
+def by_hand(reason: str) -> bool:
+    """Whether a ``retired.txt`` line's reason (the rest of its line) is a removal by hand: such
+    an entry is kept out of every view and store, whatever a side holds, and its line never goes
+    (a rebuilt ledger reads it, so the entry's session is not compacted again)."""
+    return _BY_HAND.match(reason) is not None
 
 
 def prune_retired(rows: dict[str, str], today: str, *, kept: Iterable[str] = ()) -> dict[str, str]:
     """``retired.txt`` bounded: lines dated more than :data:`RETIRED_DAYS` before ``today`` go (every
     clone has long synced past them), and so does a line for an entry the store holds again. Lines
-    written before retirements were dated stay."""
+    written before retirements were dated stay, and so do removals by hand (:func:`by_hand`)."""
     from datetime import date, timedelta
 
     try:
@@ -246,7 +256,7 @@ def prune_retired(rows: dict[str, str], today: str, *, kept: Iterable[str] = ())
     out = {}
     for k, v in rows.items():
         m = _DATED.match(v)
-        if k in back or (m is not None and m.group(1) < horizon):
+        if not by_hand(v) and (k in back or (m is not None and m.group(1) < horizon)):
             continue
         out[k] = v
     return out

@@ -1,0 +1,237 @@
+"""Whether git put the working tree in the state the team sync finds it in.
+
+The sync writes back a cold entry, a wiki page or block, that vanished since the last sync: a merge
+that kept one side (``-s ours``), a crash or a hand lost it. But git removes files on purpose too:
+a branch switch or a checkout of an old commit, a pull of a teammate's deletion, ``git revert``,
+``git rm`` and a commit. Written back, such a file is untracked in a checkout that lacks it, and
+git refuses to switch back ("untracked working tree files would be overwritten"); or a deletion is
+undone on every clone.
+
+The rule: a path that git's history of some ref shows (``git log --all -- PATH``: a commit added,
+changed or deleted it) is where git put it, and is left so; one that no ref's history shows was
+never committed (an entry not committed yet, removed by ``git clean``, a crash) or was dropped by a
+merge that took the other side's tree (git's history simplification follows the parent a merge
+took, so the dropped side's commits are not shown), and is written back as before. Outside a git
+work tree, without git, or when git fails or takes longer than :data:`TIMEOUT`, nothing is known
+and the file is written back, as before; the reason is returned for the log.
+
+git runs only when something is missing (rare), once per question, from the memory folder, and
+stops reading as soon as every path asked about was seen (a branch switch's files are in the
+newest commits of the branch it left).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TIMEOUT = 10.0  # seconds: a history this slow to walk is treated as no answer (written back)
+MAX_PATHS = 200  # more paths than this are asked about by their folders (then the whole history is read)
+# git's variables that point it at another repository (a hook's GIT_DIR is relative to its cwd)
+_REPO_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE")
+_NOT_A_REPO = ("not a git repository", "does not have any commits yet")
+
+
+@dataclass(slots=True)
+class Found:
+    """The paths git's history shows (relative to the folder asked from); ``why`` is set when git
+    could not answer, and ``quiet`` when that is normal (no git, not a repository)."""
+
+    paths: set[str] = field(default_factory=set)
+    why: str = ""
+    quiet: bool = False
+
+    @property
+    def known(self) -> bool:
+        return not self.why
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_VARS}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def _git(cwd: Path, args: list[str]) -> list[str]:
+    return ["git", "--literal-pathspecs", "-C", str(cwd), "-c", "log.showSignature=false", *args]
+
+
+def usable(memory: Path) -> bool:
+    """Whether the memory folder is in a work tree git checks out (not a state-branch copy kept
+    inside ``.git``, which git never checks out)."""
+    return ".git" not in memory.parts
+
+
+def committed(cwd: Path, paths: Iterable[str], *, timeout: float | None = None) -> Found:
+    """Which of ``paths`` (relative to ``cwd``; a folder ending in ``/`` stands for every file in
+    it) git's history of any ref shows, or a superset of them (many paths are asked about by their
+    folders). Streams ``git log --all --name-only`` and stops once each file path asked about was
+    seen."""
+    asked = sorted(set(paths))
+    if not asked:
+        return Found()
+    if len(asked) > MAX_PATHS:  # a command line has a limit (32 K characters on Windows): their folders
+        asked = sorted({p if p.endswith("/") else (p.rpartition("/")[0] or ".") + "/" for p in asked})
+    files = set(asked) if not any(p.endswith("/") for p in asked) else set()
+    args = ["log", "--all", "--format=", "--name-only", "--no-renames", "-z", "--relative", "--", *asked]
+    out = Found()
+
+    def take(names: list[bytes]) -> bool:
+        out.paths.update(n.strip(b"\n").decode("utf-8", "surrogateescape") for n in names)
+        return bool(files) and files <= out.paths
+
+    why, quiet = _stream(cwd, args, b"\0", take, timeout)
+    out.paths.discard("")
+    return Found(why=why, quiet=quiet) if why else out
+
+
+def blobs(cwd: Path, rev: str, path: str, *, timeout: float | None = None) -> Found:
+    """The blob ids ``path`` (relative to ``cwd``) had in the commits of ``rev``'s history that
+    changed it (``--all`` for every ref's), as ``Found.paths``."""
+    args = ["log", rev, "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path]
+    out = Found()
+
+    def take(lines: list[bytes]) -> bool:
+        for line in lines:
+            parts = line.split()
+            if line.startswith(b":") and len(parts) >= 5:  # noqa: PLR2004  (:mode mode old new status)
+                out.paths.add(parts[3].decode("ascii", "replace"))
+        return False
+
+    why, quiet = _stream(cwd, args, b"\n", take, timeout)
+    return Found(why=why, quiet=quiet) if why else out
+
+
+def _stream(
+    cwd: Path, args: list[str], sep: bytes, take: Callable[[list[bytes]], bool], timeout: float | None
+) -> tuple[str, bool]:
+    """Run git, handing ``take`` its output's records as they come, until ``take`` says it has
+    seen enough or git ends; killed (with whatever it started) after ``timeout`` seconds.
+    Returns why there is no answer ("" when there is one) and whether that is normal."""
+    limit = TIMEOUT if timeout is None else timeout
+    try:
+        proc = subprocess.Popen(
+            _git(cwd, args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+            start_new_session=True,  # its own process group: a kill reaches what it started too
+        )
+    except OSError as exc:
+        return f"git: cannot run it ({exc.strerror or exc})", True
+
+    def kill() -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(limit, kill)
+    timer.start()
+    enough = False
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        rest = b""
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            *records, rest = (rest + chunk).split(sep)
+            if take(records):
+                enough = True
+                kill()
+                break
+        if not enough:
+            take([rest])
+        err = b"" if enough else proc.stderr.read()
+        code = proc.wait()
+    finally:
+        timer.cancel()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    if enough or code == 0:
+        return "", False
+    if code < 0:  # the timer killed it
+        return f"git log: no answer within {limit:g} s", False
+    msg = err.decode("utf-8", "replace").strip().splitlines()
+    last = msg[-1] if msg else f"exit {code}"
+    return f"git log: {last}", any(s in last for s in _NOT_A_REPO)
+
+
+def blob_id(data: bytes, oid_len: int = 40) -> str:
+    """git's object id of a file holding ``data`` (SHA-1, or SHA-256 in a repository using it)."""
+    head = b"blob %d\0" % len(data)
+    h = hashlib.sha256() if oid_len == 64 else hashlib.sha1()  # noqa: PLR2004  (git's own ids)
+    h.update(head + data)
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class Asker:
+    """One sync's questions to git, asked from the memory folder (paths relative to it). ``why``
+    keeps the first reason git could not answer that is worth a warning (a timeout, an error; not
+    "no git" or "not a repository", where the old rule is the only one)."""
+
+    memory: Path
+    timeout: float | None = None
+    why: str = ""
+
+    def _note(self, found: Found) -> bool:
+        if not found.known and not found.quiet and not self.why:
+            self.why = found.why
+        return found.known
+
+    def removed(self, paths: Iterable[str]) -> set[str]:
+        """Of ``paths``, files missing from the working tree, those git put so (:func:`committed`);
+        none when git cannot tell."""
+        asked = sorted(set(paths))
+        if not asked or not usable(self.memory):
+            return set()
+        found = committed(self.memory, asked, timeout=self.timeout)
+        return found.paths & set(asked) if self._note(found) else set()
+
+    def moved_away(self, path: str, seen: str) -> bool:
+        """Whether a checkout took the file at ``path`` off ``seen`` (its text at the last sync):
+        ``seen`` is a version git committed on some ref, and not one in the history of the commit
+        checked out. A merge that dropped part of it descends from that version (or, keeping the
+        other side's file whole, shows none): then it is not a checkout."""
+        if not usable(self.memory):
+            return False
+        head = blobs(self.memory, "HEAD", path, timeout=self.timeout)
+        if not self._note(head):
+            return False
+        data = seen.encode("utf-8", "surrogateescape")
+        if head.paths and blob_id(data, len(next(iter(head.paths)))) in head.paths:
+            return False
+        every = blobs(self.memory, "--all", path, timeout=self.timeout)
+        if not self._note(every) or not every.paths:
+            return False
+        return blob_id(data, len(next(iter(every.paths)))) in every.paths
+
+
+def entry_ids(memory: Path, agents: Iterable[str] = ()) -> tuple[set[str], str]:
+    """The ids of every cold entry file git's history of some ref shows under ``cold/`` (in the
+    named agents' folders, or in all): what a checkout, a pull or a revert may have taken out of
+    the working tree. One walk of the history (about 1 s for 50,000 commits, measured); with no
+    answer, no ids and why (empty when that is normal: no git, no repository)."""
+    from scribed.names import normalize_name
+    from scribed.tiers.cold_store import key_of_name
+
+    names = [normalize_name(a) for a in agents]
+    paths = ["cold/"] if not names or None in names else [f"cold/{n}/" for n in names]
+    if not usable(memory):
+        return set(), ""
+    found = committed(memory, paths)
+    if not found.known:
+        return set(), "" if found.quiet else found.why
+    out: set[str] = set()
+    for p in found.paths:
+        parts = p.split("/")
+        key = key_of_name(parts[-1]) if len(parts) == 3 and parts[0] == "cold" else None  # noqa: PLR2004
+        if key:
+            out.add(key)
+    return out, ""
