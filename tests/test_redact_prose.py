@@ -374,3 +374,102 @@ def test_held_out_secrets_stop_45(text: str, secret: str) -> None:
 def test_held_out_prose_is_kept_stop_45(text: str) -> None:
     for form in both_ways(text):
         assert redact(form) == form, find_secrets(form)
+
+
+# Stop 45, the review of the above: "a standard's name before a participle" kept any value of
+# capitals and digits before any participle, real passwords included. Only a mechanism's name
+# (perhaps with a size) or a size in bits or bytes, before a participle that says how a secret is
+# kept, is no value. And look-alikes of a pair after a login verb: a placeholder key, a snake_case
+# name, numbered accounts, a port, a role and its title.
+SECRETS_45_REVIEW = [
+    ("the password is OCEAN-42 shared with the team", "OCEAN-42"),
+    ("the staging password is KOALA-2024 shared with the contractors via 1Password", "KOALA-2024"),
+    ("the api key is ZX81QK7P9 stored with the other keys", "ZX81QK7P9"),
+    ("the wifi password is GUEST-2024 printed by the router", "GUEST-2024"),
+    ("the root password is 58213 encrypted with our GPG key", "58213"),
+    ("the admin password is ADMIN-7781 protected by 2FA", "ADMIN-7781"),
+    ("the token is AB12CD34 signed by the CA", "AB12CD34"),
+    ("the db password is hunter-7 saved with the deploy notes", "hunter-7"),
+    ("the password is WINTER24 changed by Piotr this morning", "WINTER24"),
+    ("the password is TIGER-88 hidden.", "TIGER-88"),
+    ("the password is 9931-7720 frozen.", "9931-7720"),
+    ("the password is SHA256-Q7x9 hashed", "SHA256-Q7x9"),
+]
+KEPT_45_REVIEW = [
+    "the password will be AES-256 encrypted",
+    "the password is hashed with bcrypt",
+    "the key is 256-bit",
+    "the token is HMAC-SHA256 signed with the app key",
+    "the password is AES-256-GCM encrypted",
+    "the secret is 32-byte generated",
+    "The token is EdDSA signed, so rotate the key",
+    "the secret is base64 encoded",
+    "set OPENAI_API_KEY to sk-...",
+    "set OPENAI_API_KEY to sk-…",
+    "set STRIPE_SECRET_KEY to sk_test_xxx",
+    "set API_KEY to <your-key>",
+    "set API_KEY to YOUR_KEY_HERE",
+    "log in with user/user_list endpoint",
+    "log in as user1/user2",
+    "log in as admin:8080",
+    # a role and its title: a letters-only word is no password after a login verb, title case or not
+    "log in as editor/Editor",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS_45_REVIEW)
+def test_stop_45_review_leaks_are_redacted(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", KEPT_45_REVIEW)
+def test_stop_45_review_look_alikes_are_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+# Held out from the review's fix: written after it, run once as it stood; the miss is marked with
+# why, not answered by a rule written for it.
+HELD_OUT_SECRETS_45_REVIEW = [
+    ("the vpn password is MARLIN-5150 encrypted at rest", "MARLIN-5150"),
+    pytest.param(
+        "the backup key is RSA-Kx49Q generated last week",
+        "RSA-Kx49Q",
+        marks=pytest.mark.xfail(
+            strict=True, reason="a bare 'key' names no secret in prose ('the key is to cache it')"
+        ),
+    ),
+    ("the db token is AES256xQ9 signed off by ops", "AES256xQ9"),
+    ("the redis password is Kite-2049 protected by the firewall", "Kite-2049"),
+    ("log in as svc3/Pq8-Harbor-11", "Pq8-Harbor-11"),
+    ("sign into the router as admin:48213911", "48213911"),
+    ("set SENTRY_AUTH_TOKEN to sntrys_Zx8cV7bN6mQ5 before the release", "sntrys_Zx8cV7bN6mQ5"),
+    ("the shared password is BASE64-Q2x8 encoded by the script", "BASE64-Q2x8"),
+]
+HELD_OUT_KEPT_45_REVIEW = [
+    "the password is 256-bit AES encrypted before upload",
+    "the session token is ES256-signed and short-lived",
+    "the refresh token is HS512 signed with the shared secret",
+    "set GITHUB_TOKEN to ghp_… from your settings page",
+    "log in as tester1 / tester2 to compare the views",
+    "log into postgres as postgres:5432",
+    "log in with auth/auth_callback handler",
+    "the key is ChaCha20-Poly1305 encrypted",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), HELD_OUT_SECRETS_45_REVIEW)
+def test_held_out_secrets_stop_45_review(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", HELD_OUT_KEPT_45_REVIEW)
+def test_held_out_prose_is_kept_stop_45_review(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
