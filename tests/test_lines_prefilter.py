@@ -168,6 +168,26 @@ def test_every_decision_and_todo_line_is_named(text: str) -> None:
     assert all(lines.mentions(anchors._TODO_ANY, ln) for ln in todo)
 
 
+@SETTINGS
+@given(TEXT)
+def test_a_few_short_lines_name_what_the_joined_scan_names(text: str) -> None:
+    """A few short lines are checked one by one (a hot file's paragraphs); the joined scan, for
+    more: each names every line the other does (the per-line check may name more of non-ASCII
+    text, which it reads without its other characters), and on ASCII text the same lines."""
+    ls = [ln for ln in text.splitlines() if ln.strip()][: lines.FEW_LINES]
+    if sum(map(len, ls)) > lines.FEW_CHARS:
+        return
+    one_by_one = lines.mentioning(ls, decisions.WORDS, anchors._TODO_ANY)
+    picked = lines.holding("\n".join(ls), decisions.WORDS.literals, anchors._TODO_ANY.literals)
+    if picked is None:
+        return
+    joined = [[ls[i] for i in p] for p in picked]
+    for mine, theirs in zip(one_by_one, joined, strict=True):
+        assert set(theirs) <= set(mine)
+        if all(ln.isascii() for ln in ls):
+            assert mine == theirs
+
+
 def test_each_alternative_is_named() -> None:
     """Every phrase matches its real pattern (in each case it still matches) and is named."""
     for phrases, words, real in (
