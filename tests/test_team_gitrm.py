@@ -400,3 +400,74 @@ def test_a_removed_part_of_a_session_stays_out_when_the_ledger_is_rebuilt_and_th
     assert "Globex" not in texts, "the removed part came back with the session's new turns"
     assert "test_limit" in texts
     assert _key(second) in (store / "retired.txt").read_text()
+
+
+# --- N2: a removal by hand holds on a branch made before it ----------------------------------------
+@pytest.mark.slow
+def test_an_entry_removed_by_hand_stays_out_on_a_branch_made_before_the_removal(
+    team_: tuple[Clone, Clone],
+) -> None:
+    """a removes an entry with ``cold-remove`` and commits; a branch made before still has its file
+    and a ``retired.txt`` without the line. Checked out, the entry is in no view, hot seed, context
+    or search hit, and the checkout is left as git wrote it; a teammate who pulled the removal
+    keeps it out on that branch too. Reverting the removal's commit brings the entry back."""
+    a, b = team_
+    share(a, "riker", range(3, 5), random.Random(71))
+    old, new = _files(a, "riker")
+    gone = _key(new)
+    git(a.dir, "branch", "feature")
+    git(a.dir, "push", "-q", "origin", "feature")
+    a.scribed("cold-remove", gone)
+    a.commit()
+    removal = git(a.dir, "rev-parse", "HEAD").stdout.strip()
+    a.push()
+    b.pull("merge")
+    b.scribed("run-once")
+    git(b.dir, "fetch", "-q", "origin", "feature:feature")
+
+    for c in (a, b):
+        git(c.dir, "checkout", "-q", "feature")
+        p = c.scribed("run-once")
+        assert "cold_entry_restored" not in _warned(p), _warned(p)
+        assert _view_ids(c, "riker") == [_key(old)], c.name
+        assert _hot_entry(c, "riker") == _key(old), c.name
+        assert "mod_1" not in c.scribed("context", "riker", "--include-cold").stdout.decode(), c.name
+        assert "mod_1" not in c.scribed("search", "mod_1", "--tier", "cold").stdout.decode(), c.name
+        assert _status(c) == "", (c.name, _status(c))  # the branch's committed file is left alone
+        assert new in _files(c, "riker")
+        git(c.dir, "checkout", "-q", "main")
+        c.scribed("run-once")
+        assert _view_ids(c, "riker") == [_key(old)] and _status(c) == "", c.name
+
+    git(a.dir, "revert", "--no-edit", removal)  # the documented undo
+    a.scribed("run-once")
+    assert _view_ids(a, "riker") == [_key(old), gone]
+    assert _status(a) == ""
+
+
+# --- N1: git stash -u of an entry not committed yet ----------------------------------------------
+def test_an_entry_stashed_with_git_stash_u_is_not_written_back_and_the_pop_works(
+    team_: tuple[Clone, Clone],
+) -> None:
+    """A new entry (not committed yet) is an untracked file: ``git stash -u`` puts it away. The
+    next run leaves it out of the view and writes nothing back, so ``git stash pop`` can restore
+    it; after the pop the entry is in the view again."""
+    a, _ = team_
+    rnd = random.Random(73)
+    share(a, "riker", range(3, 4), rnd)
+    (old,) = _files(a, "riker")
+    a.sessions.add(_session(a.sources["riker"], 5, 9, rnd))
+    a.scribed("run-once")
+    new = next(n for n in _files(a, "riker") if n != old)
+    (a.dir / "README.md").write_text("a code change\n")
+    git(a.dir, "stash", "-u", "-q")
+    assert _files(a, "riker") == [old]
+    p = a.scribed("run-once", "--json")
+    assert "cold_entry_restored" not in _warned(p), _warned(p)
+    assert json.loads(p.stdout)["compacted"] == 0, "its session was compacted again"
+    assert _files(a, "riker") == [old] and _view_ids(a, "riker") == [_key(old)]
+    pop = git(a.dir, "stash", "pop", check=False)
+    assert pop.returncode == 0, pop.stderr
+    a.scribed("run-once")
+    assert _files(a, "riker") == [old, new]
+    assert _view_ids(a, "riker") == [_key(old), _key(new)]

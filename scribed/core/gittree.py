@@ -13,7 +13,9 @@ never committed (an entry not committed yet, removed by ``git clean``, a crash) 
 merge that took the other side's tree (git's history simplification follows the parent a merge
 took, so the dropped side's commits are not shown), and is written back as before. Outside a git
 work tree, without git, or when git fails or takes longer than :data:`TIMEOUT`, nothing is known
-and the file is written back, as before; the reason is returned for the log.
+and the file is written back, as before; the reason is returned for the log. A path a stash holds
+as an untracked file (``git stash -u`` of a file not committed yet, :func:`stashed`) was put away
+by git too: written back, it would stop ``git stash pop`` ("already exists, no checkout").
 
 git runs only when something is missing (rare), once per question, from the memory folder, and
 stops reading as soon as every path asked about was seen (a branch switch's files are in the
@@ -88,6 +90,41 @@ def committed(cwd: Path, paths: Iterable[str], *, timeout: float | None = None) 
         return bool(files) and files <= out.paths
 
     why, quiet = _stream(cwd, args, b"\0", take, timeout)
+    out.paths.discard("")
+    return Found(why=why, quiet=quiet) if why else out
+
+
+def stashed(cwd: Path, paths: Iterable[str], *, timeout: float | None = None) -> Found:
+    """Which of ``paths`` (relative to ``cwd``) a stash holds as an untracked file (``git stash
+    -u``): those live in the stash commit's third parent, a commit of their own that no ref's
+    history shows, so :func:`committed` does not see them. Two git calls, only when there is a
+    stash: the stashes' parents (``git stash list``), then one ``git log --no-walk`` of every
+    untracked-files commit, restricted to ``paths``."""
+    asked = sorted(set(paths))
+    if not asked:
+        return Found()
+    parents: list[str] = []
+
+    def take_parents(lines: list[bytes]) -> bool:
+        for line in lines:
+            ids = line.split()
+            if len(ids) >= 3:  # noqa: PLR2004  (HEAD, index, untracked files)
+                parents.append(ids[2].decode("ascii", "replace"))
+        return False
+
+    why, quiet = _stream(cwd, ["stash", "list", "--format=%P"], b"\n", take_parents, timeout)
+    if why or not parents:
+        return Found(why=why, quiet=quiet)
+    if len(asked) > MAX_PATHS:
+        asked = sorted({p if p.endswith("/") else (p.rpartition("/")[0] or ".") + "/" for p in asked})
+    args = ["log", "--no-walk", "--format=", "--name-only", "--no-renames", "-z", "--relative"]
+    out = Found()
+
+    def take(names: list[bytes]) -> bool:
+        out.paths.update(n.strip(b"\n").decode("utf-8", "surrogateescape") for n in names)
+        return False
+
+    why, quiet = _stream(cwd, [*args, *parents, "--", *asked], b"\0", take, timeout)
     out.paths.discard("")
     return Found(why=why, quiet=quiet) if why else out
 
@@ -192,7 +229,40 @@ class Asker:
         if not asked or not usable(self.memory):
             return set()
         found = committed(self.memory, asked, timeout=self.timeout)
-        return found.paths & set(asked) if self._note(found) else set()
+        if not self._note(found):
+            return set()
+        out = found.paths & set(asked)
+        rest = [p for p in asked if p not in out]
+        if rest:  # put away by ``git stash -u`` (back with ``git stash pop``): git has it too
+            stash = stashed(self.memory, rest, timeout=self.timeout)
+            if self._note(stash):
+                out |= stash.paths & set(rest)
+        return out
+
+    def had_lines(self, path: str, keys: Iterable[str], reason: str) -> set[str]:
+        """Of ``keys``, those whose ``retired.txt`` line (``KEY … reason``) the history of the
+        commit checked out added to ``path`` at some point: the checkout descends from the
+        removal, so a line missing now was taken out after it (a revert). Outside a work tree git
+        checks out (a state branch, never checked out), every key; when git cannot answer, none."""
+        want = set(keys)
+        if not want:
+            return set()
+        if not usable(self.memory):
+            return want
+        args = ["log", "HEAD", "--format=", "-p", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv"]
+        seen: set[str] = set()
+        tag = reason.encode()
+
+        def take(lines: list[bytes]) -> bool:
+            for line in lines:
+                if line.startswith(b"+") and tag in line:
+                    k = line[1:].split(b" ", 1)[0].decode("ascii", "replace")
+                    if k in want:
+                        seen.add(k)
+            return seen == want
+
+        why, quiet = _stream(self.memory, [*args, "--", path], b"\n", take, self.timeout)
+        return seen if self._note(Found(why=why, quiet=quiet)) else set()
 
     def moved_away(self, path: str, seen: str) -> bool:
         """Whether a checkout took the file at ``path`` off ``seen`` (its text at the last sync):

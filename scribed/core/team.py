@@ -19,7 +19,10 @@ it go, and brings the two together three ways, against what they held at the las
   back, as a pulled entry); when not, a merge that kept one side, ``git clean`` or a crash lost
   it, and it is written back from the view (so is every such entry when git cannot answer);
 - an entry ``retired.txt`` lists as removed by hand (``scribed cold-remove``) is kept out of the
-  view and the store, whichever side still holds it;
+  view and the store, whichever side still holds it; this clone remembers it (the sync state's
+  ``removed_by_hand``), so a checkout of a branch made before the removal, whose ``retired.txt``
+  lacks the line, keeps it out of the view too (its committed file left as the branch has it),
+  unless HEAD's history has the line (the removal was undone: ``git revert``);
 - a store file with conflict markers, two versions of its entry or a second entry is rewritten
   whole (both sides' entries kept; of two versions of one entry, the one every clone picks).
 
@@ -54,6 +57,8 @@ if TYPE_CHECKING:
 
 STATE = "cold-sync.json"
 PARKED = "git_removed"  # in the sync state: key → agent, entries git removed (kept by git, not lost)
+HAND = "removed_by_hand"  # in the sync state: key → agent, every entry this clone saw removed by hand
+MAX_HAND = 10_000  # ids remembered at most (the oldest forgotten first); a removal by hand is rare
 GITIGNORE_SEEN = "gitignore"  # in the sync state: .gitignore was here (True), or git removed it ("git")
 _ARCHIVE_RE = re.compile(r" · archive=`([^`]+)`")
 MAX_CHAIN = 256  # fold archives followed from one digest, per sync
@@ -128,6 +133,8 @@ class _Agent:
     files: dict[str, list[Path]] = field(default_factory=dict)
     damaged: set[str] = field(default_factory=set)
     retired: dict[str, str] = field(default_factory=dict)
+    hand: set[str] = field(default_factory=set)  # this clone saw them removed by hand (sync state)
+    kept_out: set[str] = field(default_factory=set)  # remembered removals this checkout's retired.txt lacks
     archives: dict[str, bytes] = field(default_factory=dict)  # fold archives read this sync
     chains: dict[str, list[bytes]] = field(default_factory=dict)  # digest id → its archives' texts
 
@@ -158,6 +165,7 @@ class _Agent:
         """The entries the agent has after this sync (module docstring)."""
         out: dict[str, Entry] = {}
         lost: dict[str, Entry] = {}  # only in the view, neither new nor retired: who removed it?
+        self._remembered(git)
         for k in sorted(self.view.keys() | self.store.keys()):
             v = self.view.get(k)
             s = cold_store.pick(self.store[k]) if k in self.store else None
@@ -193,12 +201,29 @@ class _Agent:
     def _by_hand(self, k: str, v: Entry | None, res: SyncResult) -> bool:
         """Whether ``k`` was removed by hand (here or by a teammate): then it is kept out of the
         view and the store, whichever still holds it."""
-        if k not in self.retired or not cold_store.by_hand(self.retired[k]):
+        if k not in self.kept_out and (k not in self.retired or not cold_store.by_hand(self.retired[k])):
             return False
         if v is not None:
             res.hand_removed.setdefault(self.name, []).append(k)
             res.dropped += 1
         return True
+
+    def listed_by_hand(self) -> set[str]:
+        return {k for k, why in self.retired.items() if cold_store.by_hand(why)}
+
+    def _remembered(self, git: gittree.Asker) -> None:
+        """Entries this clone saw removed by hand that this checkout still has while its
+        ``retired.txt`` lacks the line: a branch made before the removal (kept out of the view,
+        its committed file left as the checkout has it), or the removal undone (``git revert`` of
+        its commit, the line deleted by hand: HEAD's history of ``retired.txt`` has the line; then
+        it is forgotten, and the entry is back). When git cannot tell, it stays out."""
+        held = {k for k in self.hand - self.listed_by_hand() if k in self.view or k in self.store}
+        if not held:
+            return
+        path = f"{self.layout.cold.name}/{self.name}/{cold_store.RETIRED}"
+        undone = git.had_lines(path, held, cold_store.BY_HAND)
+        self.hand -= undone
+        self.kept_out = held - undone
 
     def _lost(self, lost: dict[str, Entry], res: SyncResult, git: gittree.Asker) -> dict[str, Entry]:
         """Of the entries gone from the store and not retired, those to write back: not the ones
@@ -295,9 +320,9 @@ class _Agent:
                 changed = True
                 if cold_store.key(e) in self.damaged:
                     res.repaired.append(name)
-        for paths in self.files.values():
+        for k, paths in self.files.items():
             for p in paths:
-                if p.name not in wanted:
+                if p.name not in wanted and k not in self.kept_out:  # an old branch's file stays
                     with contextlib.suppress(FileNotFoundError):
                         p.unlink()
                     changed = True
@@ -342,13 +367,19 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
     state = _load_state(layout)
     agents_state: dict[str, Any] = state.setdefault("agents", {})
     parked: dict[str, str] = state.setdefault(PARKED, {})
-    dirty = False
+    dirty = HAND not in state
+    hand: dict[str, str] = state.setdefault(HAND, {})
+    if dirty:  # a state from before this was kept: what every retired.txt lists now
+        for name in _agents(layout):
+            rows = cold_store.read_retired(read_text(layout.cold / name / cold_store.RETIRED))
+            hand.update({k: name for k, why in rows.items() if cold_store.by_hand(why)})
     for name in _agents(layout):
         prev = agents_state.get(name, {})
         sig = _signature(layout, name)
         if not force and prev.get("sig") == sig:
             continue
         a = _Agent(layout, name, dict(prev.get("base", {})), today)
+        a.hand = {k for k, who in hand.items() if who == name}
         try:
             a.read()
             kept = a.merged(a.resolve(res, git))
@@ -364,6 +395,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
         for k in [k for k, who in parked.items() if who == name and (k in kept or k in a.retired)]:
             del parked[k]  # back in this checkout (a pull, a checkout), or retired since
         parked.update(dict.fromkeys(res.git_removed.get(name, []), name))
+        _remember(hand, name, a)
         dirty = True
     dirty = _repair_marked(layout, state, res) or dirty
     res.wiki, wiki_dirty = wikisync.sync(layout, state, git)
@@ -373,6 +405,19 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
         atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
     res.git_failed = git.why
     return res
+
+
+def _remember(hand: dict[str, str], name: str, a: _Agent) -> None:
+    """The sync state's ids removed by hand, after a sync of agent ``name``: those its
+    ``retired.txt`` lists added, those a revert undid forgotten. Bounded: one id per removal by
+    hand ever seen (rare: a secret, a customer's name), at most :data:`MAX_HAND` (beyond, ids are
+    forgotten in key order: one forgotten is still kept out wherever ``retired.txt`` lists it)."""
+    for k in [k for k, who in hand.items() if who == name and k not in a.hand]:
+        del hand[k]
+    for k in sorted(a.listed_by_hand() - hand.keys()):
+        hand[k] = name
+    for k in list(hand)[: max(0, len(hand) - MAX_HAND)]:
+        del hand[k]
 
 
 def _ensure_gitignore_unless_git_removed(layout: Layout, state: dict[str, Any], git: gittree.Asker) -> None:
@@ -639,7 +684,8 @@ def _held_ids(layout: Layout) -> set[str]:
     a checkout that lacks them)."""
     from scribed.core.ledger_rebuild import _WIKI_REF
 
-    out: set[str] = set(_load_state(layout).get(PARKED, {}))
+    state = _load_state(layout)
+    out: set[str] = set(state.get(PARKED, {})) | set(state.get(HAND, {}))
     for agent in _agents(layout):
         for e in split_entries(read_text(layout.cold_file(agent)))[1]:
             out |= e.ids
