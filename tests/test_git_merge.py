@@ -95,12 +95,16 @@ def test_retired_lines_are_dated_and_bounded() -> None:
 
 
 def test_a_store_file_with_markers_is_read_as_both_versions(tmp_path: Path) -> None:
+    """Markers without a base: one entry holding the lines of both versions, none dropped."""
     one, two = entry(1), entry(1, "- more\n")
     e = split_entries(one)[1][0]
     p = tmp_path / cold_store.file_name(e)
     got = cold_store.read_file(p, f"<<<<<<< HEAD\n{one}=======\n{two}>>>>>>> theirs\n")
-    assert got.damaged and len(got.entries) == 2
-    assert cold_store.pick(got.entries).text.endswith("- more\n")
+    assert got.damaged and got.unbased and len(got.entries) == 1
+    assert got.entries[0].text == two
+    other = entry(1, "- less\n")
+    got = cold_store.read_file(p, f"<<<<<<< HEAD\n{two}=======\n{other}>>>>>>> theirs\n")
+    assert len(got.entries) == 1 and "- more\n" in got.entries[0].text and "- less\n" in got.entries[0].text
     assert not cold_store.read_file(p, one).damaged
 
 

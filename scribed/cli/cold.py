@@ -11,10 +11,13 @@ cold memory has, or a bad config (nothing is removed then).
 from __future__ import annotations
 
 import json
+import re
 
 import click
 
 from scribed.cli import common as cli_mod
+
+_DIGEST = re.compile(r"\bd-[0-9a-f]{6,40}\b")  # the digest an entry was folded or merged into
 
 
 def register(main: click.Group) -> None:
@@ -56,6 +59,17 @@ def register(main: click.Group) -> None:
                     click.echo(f"{r.id}: already removed from {r.agent}'s cold memory ({why}); nothing to do")
                 else:  # folded into a digest (remove that), or promoted (deprecate its wiki facts)
                     click.echo(f"{r.id}: left {r.agent}'s cold memory already ({why}); nothing removed")
+                    digest = _DIGEST.search(why)
+                    if digest:
+                        click.echo(
+                            f"  its text is still served from the digest {digest.group()}: "
+                            f"`scribed cold-remove {digest.group()}` removes that digest (and what it folded)"
+                        )
+                    elif "left cold" in why:
+                        click.echo(
+                            "  promoted: facts drawn from it may be in the wiki "
+                            "(`scribed wiki-deprecate TOPIC TITLE --agent AGENT` retires one)"
+                        )
                 continue
             files = ", ".join(r.files) or "no store file"
             hot = "; hot file seeded again without it" if r.hot else ""

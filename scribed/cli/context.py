@@ -2,7 +2,10 @@
 
 Kept apart from :mod:`scribed.cli.main` so the coordinator's hot path (one ``context`` call per spawn)
 imports nothing it does not need; :func:`register` adds both commands to the main group.
-Neither command writes anything or takes the root lock.
+Neither writes a committed file. ``report`` writes nothing; ``context`` after a pull first brings
+this machine's own files up to date under the root lock (waiting at most a second: the agent's
+view ``cold/{agent}.md``, the hot file a pulled entry seeds, the derived wiki index; see
+:func:`scribed.core.team.refresh`), and leaves every repair of a committed file to the next run.
 """
 
 from __future__ import annotations

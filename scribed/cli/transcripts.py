@@ -155,7 +155,9 @@ def _echo_source(s: dict[str, Any]) -> None:
 def _echo_team(t: TeamReport) -> int:
     """Team memory's problems, one line each with what to do; returns how many."""
     lines = [
-        f"tier file with conflict markers: {f} — the next `scribed run-once` merges it entry by entry"
+        f"tier file with conflict markers: {f} — keep what is right and `git add` it, or run `scribed "
+        "run-once`: it merges the file entry by entry and keeps both versions of the lines both sides "
+        "changed (then `git add` it)"
         for f in t.conflicted
     ]
     lines += [
@@ -170,6 +172,8 @@ def _echo_team(t: TeamReport) -> int:
         f"git history may still hold it: `git log --all --stat -- .squad/memory/cold/{r['agent']}/`"
         for r in t.lost
     ]
+    if t.driver_missing:
+        lines.append(f"merge driver missing: {t.driver_missing}")
     for line in lines:
         click.echo(line)
     return len(lines)

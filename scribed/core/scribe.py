@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sqlite3
 import threading
 import time
@@ -236,9 +237,29 @@ class Scribe:
             tier = name.split("/", 1)[0] if "/" in name else ""
             event = {"wiki": "wiki_page_repaired", "hot": "hot_file_repaired"}.get(tier, "cold_file_repaired")
             self.log.warning(event, file=name)
+            if name in res.unbased:  # git's markers without a base: no side picked, both kept
+                self.log.warning(
+                    "conflict_repaired_without_base",
+                    file=name,
+                    conflicts=res.unbased[name] or None,
+                    kept="both versions of the lines both sides changed, one after the other",
+                    action="edit the file to keep what is right, then `git add` and commit it; "
+                    "`scribed git setup` on this clone makes git merge team memory entry by entry",
+                )
         for page, titles in res.wiki.restored.items():
+            topic = page.removesuffix(".md")
             self.log.warning(
-                "wiki_block_restored", page=page, blocks=titles, reason="missing since the last sync"
+                "wiki_block_restored",
+                page=page,
+                blocks=titles,
+                reason="missing since the last sync (scribed never deletes a block: a merge or a "
+                "`git revert` of a wiki-write took it, and either is undone)",
+                action="to retire a fact, deprecate it (kept under ## Superseded): "
+                + "; ".join(
+                    f"scribed wiki-deprecate {shlex.quote(topic)} {shlex.quote(t.removeprefix('### '))} "
+                    "--agent AGENT --reason WHY"
+                    for t in titles
+                ),
             )
         for page in res.wiki.deduped:
             self.log.warning(
@@ -312,6 +333,11 @@ class Scribe:
             self.log.warning("temp_files_removed", folder=str(d), count=n)
         if pool_mod.sweep(self.layout):  # killed runs' spools: raw parses, secrets included
             self.log.warning("pool_spool_removed", folder=str(self.layout.state / pool_mod.SPOOL))
+        from scribed.core.gitsetup import driver_missing
+
+        missing = driver_missing(self.layout)  # once a run (and once when the daemon starts)
+        if missing:
+            self.log.warning("merge_driver_missing", reason=missing)
 
     def reconcile(self) -> team.Reconciled:
         """Entries the ledger has but no file holds: compacted again, or reported lost."""

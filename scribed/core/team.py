@@ -74,6 +74,9 @@ class SyncResult:
     retired: int = 0  # entries that left the store on purpose
     restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
     repaired: list[str] = field(default_factory=list)  # store files rewritten whole
+    # repaired files whose markers had no base (no merge driver): file → the entries or blocks
+    # whose lines both sides changed, both versions kept
+    unbased: dict[str, list[str]] = field(default_factory=dict)
     dropped: int = 0  # entries a teammate retired, taken out of this view
     hand_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys removed by hand
     git_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys git removed
@@ -132,6 +135,8 @@ class _Agent:
     store: dict[str, list[Entry]] = field(default_factory=dict)
     files: dict[str, list[Path]] = field(default_factory=dict)
     damaged: set[str] = field(default_factory=set)
+    unbased: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key → conflicts, no base
+    held_back: bool = False  # a reader's sync left a committed file the run must write
     retired: dict[str, str] = field(default_factory=dict)
     hand: set[str] = field(default_factory=set)  # this clone saw them removed by hand (sync state)
     kept_out: set[str] = field(default_factory=set)  # remembered removals this checkout's retired.txt lacks
@@ -160,6 +165,8 @@ class _Agent:
                 self.files.setdefault(k, []).append(p)
                 if got.damaged:
                     self.damaged.add(k)
+                if got.unbased:
+                    self.unbased[k] = got.conflicts
 
     def resolve(self, res: SyncResult, git: gittree.Asker) -> dict[str, Entry]:
         """The entries the agent has after this sync (module docstring)."""
@@ -302,36 +309,43 @@ class _Agent:
             self.retired[k] = f"{self.today} merged into {new}"
         return out
 
-    def write(self, kept: dict[str, Entry], res: SyncResult) -> bool:
-        """Bring the store and the view to ``kept``. Returns whether any file changed."""
-        changed = False
+    def write(self, kept: dict[str, Entry], res: SyncResult, *, store: bool = True) -> bool:
+        """Bring the store and the view to ``kept``. Returns whether any file changed. ``store``
+        False (a spawn's reader): the committed files of ``cold/{agent}/`` are left as they are,
+        and :attr:`held_back` says whether one needed a write (the next run's)."""
         wanted = {cold_store.file_name(e): e for e in kept.values()}
-        if kept or self.folder.exists():
-            ensure_dir(self.folder)
-        for name, e in wanted.items():
-            p = self.folder / name
-            held = read_text(p)
-            if held != e.text and (
-                held.rstrip("\n") != e.text.rstrip("\n") or cold_store.key(e) in self.damaged
-            ):
-                # a file written before store files ended in one newline is left as it is: no
-                # commit of blank lines on upgrade, and no flip-flop with a teammate's older scribed
-                atomic_write(p, e.text, base=self.layout.memory)
-                changed = True
-                if cold_store.key(e) in self.damaged:
-                    res.repaired.append(name)
-        for k, paths in self.files.items():
-            for p in paths:
-                if p.name not in wanted and k not in self.kept_out:  # an old branch's file stays
-                    with contextlib.suppress(FileNotFoundError):
-                        p.unlink()
-                    changed = True
+        stale = self._stale(wanted)
+        extra = [  # a file of an entry removed by hand that an old branch still has stays: git's
+            p
+            for k, paths in self.files.items()
+            for p in paths
+            if p.name not in wanted and k not in self.kept_out
+        ]
         retired_path = self.folder / cold_store.RETIRED
         self.retired = cold_store.prune_retired(self.retired, self.today, kept=kept.keys())
         retired_text = cold_store.render_retired(self.retired)
-        if self.retired and read_text(retired_path) != retired_text:
-            atomic_write(retired_path, retired_text, base=self.layout.memory)
-            changed = True
+        retired_stale = bool(self.retired) and read_text(retired_path) != retired_text
+        changed = False
+        if not store:
+            self.held_back = bool(stale or extra or retired_stale)
+        else:
+            if kept or self.folder.exists():
+                ensure_dir(self.folder)
+            for name, e in stale.items():
+                # a file written before store files ended in one newline is left as it is: no
+                # commit of blank lines on upgrade, and no flip-flop with a teammate's older scribed
+                atomic_write(self.folder / name, e.text, base=self.layout.memory)
+                k = cold_store.key(e)
+                if k in self.damaged:
+                    res.repaired.append(name)
+                if k in self.unbased:
+                    res.unbased[name] = list(self.unbased[k])
+            for p in extra:
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+            if retired_stale:
+                atomic_write(retired_path, retired_text, base=self.layout.memory)
+            changed = bool(stale or extra or retired_stale)
         view_text = self._view_text(list(kept.values()))
         view = self.layout.cold_file(self.name)
         if read_text(view) != view_text and (view.exists() or kept):
@@ -343,6 +357,17 @@ class _Agent:
                 os.utime(view)
         return changed
 
+    def _stale(self, wanted: dict[str, Entry]) -> dict[str, Entry]:
+        """The store files (by name) whose text is not their entry's: changed, or damaged."""
+        out = {}
+        for name, e in wanted.items():
+            held = read_text(self.folder / name)
+            if held != e.text and (
+                held.rstrip("\n") != e.text.rstrip("\n") or cold_store.key(e) in self.damaged
+            ):
+                out[name] = e
+        return out
+
     def _view_text(self, entries: list[Entry]) -> str:
         pre = self.pre if self.pre.strip() else preamble(self.name)
         return join_entries(pre, self._ordered(entries)) if entries else pre.rstrip("\n") + "\n"
@@ -353,9 +378,12 @@ class _Agent:
         return cold_store.order(entries)
 
 
-def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
+def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool = False) -> SyncResult:
     """Bring every agent's view and store together (module docstring). The caller holds the lock;
-    ``today`` (YYYY-MM-DD, default the system clock's) dates retirements."""
+    ``today`` (YYYY-MM-DD, default the system clock's) dates retirements. ``reader`` (a spawn's
+    ``scribed context``, :func:`refresh`): only this machine's own files are written (the views,
+    the wiki index); a committed file that needs a write (a conflict's repair, a write-back, a
+    removal) is left for the next run, and so is the agent's sync state, so that run does it all."""
     res = SyncResult()
     git = gittree.Asker(layout.memory)
     if not today:
@@ -368,11 +396,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
     agents_state: dict[str, Any] = state.setdefault("agents", {})
     parked: dict[str, str] = state.setdefault(PARKED, {})
     dirty = HAND not in state
-    hand: dict[str, str] = state.setdefault(HAND, {})
-    if dirty:  # a state from before this was kept: what every retired.txt lists now
-        for name in _agents(layout):
-            rows = cold_store.read_retired(read_text(layout.cold / name / cold_store.RETIRED))
-            hand.update({k: name for k, why in rows.items() if cold_store.by_hand(why)})
+    hand = _hand(layout, state)
     for name in _agents(layout):
         prev = agents_state.get(name, {})
         sig = _signature(layout, name)
@@ -383,11 +407,13 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
         try:
             a.read()
             kept = a.merged(a.resolve(res, git))
-            if a.write(kept, res):
+            if a.write(kept, res, store=not reader):
                 res.agents.append(name)
         except OSError as exc:  # one agent's unreadable file must not stop the others (or the run)
             res.failed[name] = str(exc.strerror or exc)
             continue
+        if a.held_back:
+            continue  # the next run syncs this agent again, and writes what the reader left
         agents_state[name] = {
             "sig": _signature(layout, name),
             "base": {k: cold_store.digest(e.text) for k, e in kept.items()},
@@ -397,14 +423,28 @@ def sync(layout: Layout, *, force: bool = False, today: str = "") -> SyncResult:
         parked.update(dict.fromkeys(res.git_removed.get(name, []), name))
         _remember(hand, name, a)
         dirty = True
-    dirty = _repair_marked(layout, state, res) or dirty
-    res.wiki, wiki_dirty = wikisync.sync(layout, state, git)
+    if not reader:  # a page or hot file with markers: read repaired in memory until the run writes it
+        dirty = _repair_marked(layout, state, res) or dirty
+    res.wiki, wiki_dirty = wikisync.sync(layout, state, git, pages=not reader)
     dirty = wiki_dirty or dirty
     if dirty:
         _ensure_gitignore_unless_git_removed(layout, state, git)
         atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
     res.git_failed = git.why
     return res
+
+
+def _hand(layout: Layout, state: dict[str, Any]) -> dict[str, str]:
+    """The sync state's ids removed by hand (id → agent); a state from before it was kept is given
+    what every ``retired.txt`` lists now."""
+    if HAND in state:
+        hand: dict[str, str] = state[HAND]
+        return hand
+    hand = state[HAND] = {}
+    for name in _agents(layout):
+        rows = cold_store.read_retired(read_text(layout.cold / name / cold_store.RETIRED))
+        hand.update({k: name for k, why in rows.items() if cold_store.by_hand(why)})
+    return hand
 
 
 def _remember(hand: dict[str, str], name: str, a: _Agent) -> None:
@@ -453,10 +493,13 @@ def _repair_marked(layout: Layout, state: dict[str, Any], res: SyncResult) -> bo
             text = read_text(p)
         except OSError:
             continue  # unreadable now: the run that needs it says so, and the next sync looks again
-        fixed = git_merge.readable(str(p), text)
+        got = git_merge.repaired(str(p), text)
+        fixed = got.text
         if fixed != text:
             atomic_write(p, fixed, base=layout.memory)
             res.repaired.append(rel)
+            if got.unbased:
+                res.unbased[rel] = list(got.conflicts)
             st = p.stat()
         seen[rel] = [st.st_mtime_ns, st.st_size]
         dirty = True
@@ -751,6 +794,7 @@ class TeamReport:
     front_matter_twice: list[str]
     stale_views: list[str]
     lost: list[dict[str, str]]
+    driver_missing: str = ""  # .gitattributes asks for merge=scribed, this clone has no driver
 
 
 def report(layout: Layout) -> TeamReport:
@@ -779,7 +823,9 @@ def report(layout: Layout) -> TeamReport:
                 lost = lost_entries(ledger)
             finally:
                 ledger.close()
-    return TeamReport(marked, doubled, stale(layout), lost)
+    from scribed.core.gitsetup import driver_missing
+
+    return TeamReport(marked, doubled, stale(layout), lost, driver_missing(layout))
 
 
 def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
@@ -799,7 +845,7 @@ def refresh(layout: Layout, agent: str, *, timeout: float = 1.0) -> bool:
         with root_lock(layout.lock, timeout=timeout):
             if moved:
                 statebranch.pull(layout, statebranch.Git(layout.root))
-            res = sync(layout)
+            res = sync(layout, reader=True)
     except (RootBusyError, OSError, statebranch.StateBranchError):
         return False
     after_sync(layout, res, _Quiet())

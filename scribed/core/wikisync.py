@@ -80,17 +80,20 @@ def _pages(layout: Layout) -> dict[str, Path]:
     }
 
 
-def sync(layout: Layout, state: dict[str, Any], git: Asker | None = None) -> tuple[WikiSync, bool]:
+def sync(
+    layout: Layout, state: dict[str, Any], git: Asker | None = None, *, pages: bool = True
+) -> tuple[WikiSync, bool]:
     """Compare the changed pages with their copies, write back what vanished (unless git removed
     it: ``git``, see the module docstring), and take new copies. Returns what was done and whether
-    ``state`` changed."""
+    ``state`` changed. ``pages`` False (a spawn's reader): a page that needs a write is left, with
+    its copy, for the next run (the index is still brought up to date)."""
     res = WikiSync()
     seen: dict[str, list[int]] = state.setdefault("wiki", {})
     base_dir = layout.state / BASE
     folder = layout.wiki.name
-    pages = _pages(layout)
-    dirty = _gone_pages(layout, seen, pages, res, git)
-    for rel, path in pages.items():
+    found = _pages(layout)
+    dirty = _gone_pages(layout, seen, found, res, git) if pages else False
+    for rel, path in found.items():
         st = path.stat()
         sig = [st.st_mtime_ns, st.st_size]
         if seen.get(rel) == sig:
@@ -112,6 +115,10 @@ def sync(layout: Layout, state: dict[str, Any], git: Asker | None = None) -> tup
             if len(titles) != len(set(titles)):
                 res.deduped.append(rel)
         if fixed != text:
+            if not pages:
+                res.restored.pop(rel, None)
+                res.deduped = [x for x in res.deduped if x != rel]
+                continue
             atomic_write(path, fixed, base=layout.memory)
             st = path.stat()
         ensure_dir((base_dir / rel).parent)

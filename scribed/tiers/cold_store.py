@@ -85,6 +85,17 @@ def sides(text: str) -> tuple[str, str] | None:
 def sides3(text: str) -> tuple[str | None, str, str] | None:
     """:func:`sides` with the base version too when the markers carry one (``diff3`` style, what
     the merge driver writes), so a repair merges three ways; None for the base without one."""
+    got = versions(text)
+    return None if got is None else ((got[0] if got[3] else None), got[1], got[2])
+
+
+def versions(text: str) -> tuple[str, str, str, bool] | None:
+    """The base, ours and theirs a file with conflict markers holds, and whether the markers
+    carried the base (None: no markers). Without a base section (git's default conflict style, a
+    clone without the merge driver) the base given is a stand-in: the lines both sides share, each
+    conflict's base empty. Merged three ways against it, a conflict is two insertions at one place:
+    both versions are kept, one after the other, by the same code as the driver's own conflicts
+    (:func:`scribed.tiers.text_merge.union`), and never the longer side alone."""
     if "<<<<<<<" not in text:
         return None
     ours: list[str] = []
@@ -114,7 +125,7 @@ def sides3(text: str) -> tuple[str | None, str, str] | None:
             fence = fence_step(bare, fence)
     if not found:
         return None
-    return ("".join(base) if has_base else None), "".join(ours), "".join(theirs)
+    return "".join(base), "".join(ours), "".join(theirs), has_base
 
 
 @dataclass(slots=True)
@@ -125,6 +136,8 @@ class StoredFile:
     path: Path
     entries: list[Entry]
     damaged: bool
+    unbased: bool = False  # repaired from markers without a base: both versions of each conflict kept
+    conflicts: tuple[str, ...] = ()  # the entries with lines both sides changed ("entry e-…")
 
 
 def canonical(e: Entry) -> Entry:
@@ -137,16 +150,24 @@ def canonical(e: Entry) -> Entry:
 
 
 def read_file(path: Path, text: str) -> StoredFile:
-    """A store file; one a merge left with conflict markers is read as its versions merged (three
-    ways when the markers carry the base: the driver's do), else as both versions."""
-    got = sides3(text)
-    texts: tuple[str, ...] = (text,)
+    """A store file; one a merge left with conflict markers is read as its versions merged three
+    ways: against the base when the markers carry it (the driver's do), else against the lines both
+    sides share (:func:`versions`: both versions of each conflict kept)."""
+    got = versions(text)
+    merged = None
     if got is not None:
-        base, ours, theirs = got
-        texts = (ours, theirs) if base is None else (merge_entries(ours, theirs, base).text,)
-    entries = [canonical(e) for t in texts for e in split_entries(t)[1]]
+        base, ours, theirs, has_base = got
+        merged = merge_entries(ours, theirs, base, stand_in=not has_base)
+        text = merged.text
+    entries = [canonical(e) for e in split_entries(text)[1]]
     name_ok = len(entries) == 1 and file_name(entries[0]) == path.name
-    return StoredFile(path, entries, damaged=got is not None or not name_ok)
+    return StoredFile(
+        path,
+        entries,
+        damaged=got is not None or not name_ok,
+        unbased=got is not None and not got[3],
+        conflicts=() if merged is None else merged.conflicts,
+    )
 
 
 def pick(versions: list[Entry]) -> Entry:
@@ -157,9 +178,12 @@ def pick(versions: list[Entry]) -> Entry:
     return max(versions, key=lambda e: (len(e.text), e.text))
 
 
-def merge_entries(ours: str, theirs: str, base: str | None = None) -> Merged:
+def merge_entries(ours: str, theirs: str, base: str | None = None, *, stand_in: bool = False) -> Merged:
     """Two versions of a store file (its entries) merged, three ways given ``base`` (see
-    :mod:`scribed.tiers.git_merge`); without it, each entry of both once, :func:`pick` of two."""
+    :mod:`scribed.tiers.git_merge`); without it, each entry of both once, :func:`pick` of two.
+    ``stand_in``: ``base`` is :func:`versions`' stand-in (markers without a base), so an entry
+    both sides hold and the stand-in lacks (its heading or id line in a conflict) is no pair of
+    compactions to pick from: its two versions are merged line by line, both kept."""
     pre, mine = split_entries(ours)
     pre2, other = split_entries(theirs)
     head = pre if pre.strip() else pre2
@@ -171,8 +195,9 @@ def merge_entries(ours: str, theirs: str, base: str | None = None) -> Merged:
     o, t, b = _keyed_entries(mine), _keyed_entries(other), _keyed_entries(split_entries(base)[1])
     reps: list[Entry] = []
     parts: dict[str, list[Part]] = {}
+    both = _entry_lines if stand_in else _entry_both
     for k in o.keys() | t.keys() | b.keys():
-        got = decide(_text(b.get(k)), _text(o.get(k)), _text(t.get(k)), both=_entry_both)
+        got = decide(_text(b.get(k)), _text(o.get(k)), _text(t.get(k)), both=both)
         if got is not None:
             reps.append(o.get(k) or t.get(k) or b[k])
             parts[k] = got
@@ -200,6 +225,10 @@ def _entry_both(b: str | None, o: str, t: str) -> list[Part]:
     if b is None:  # added on both sides: two compactions of one session, no person's edit
         return [max(o, t, key=lambda x: (len(x), x))]
     return merge_text(b, o, t)
+
+
+def _entry_lines(b: str | None, o: str, t: str) -> list[Part]:
+    return merge_text(b or "", o, t)
 
 
 def _as_entry(text: str) -> Entry:

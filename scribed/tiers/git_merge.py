@@ -12,9 +12,13 @@ line takes the sources of both. Only the same lines changed two ways are a confl
 are kept (:attr:`Merged.text`), and the driver writes them between git's markers and exits 1 so git
 reports the conflict to the person merging (:attr:`Merged.marked`).
 
-Without a base (a repair of markers that carry none, the wiki sync's write-backs) the older rules
-hold: the entries and blocks of both, one per key; of two versions of one, the longer (every clone
-picks the same); a block one side moved under ``## Superseded`` wins over the other's active one.
+Markers without a base (git's default conflict style: a clone without the driver) are repaired
+three ways against a stand-in base, the lines both sides share
+(:func:`scribed.tiers.cold_store.versions`): each conflict is then both versions, one after the
+other, as a conflict with the base is; no side is dropped for being shorter. Without any base
+(the wiki sync's write-backs) the older rules hold: the entries and blocks of both, one per key;
+of two versions of one, the longer (every clone picks the same); a block one side moved under
+``## Superseded`` wins over the other's active one.
 
 - a cold entry file (``cold/{agent}/*.md``): one entry, or two added on both sides
   (:func:`scribed.tiers.cold_store.pick`: two compactions of one session, no person's edit);
@@ -28,6 +32,7 @@ picks the same); a block one side moved under ``## Superseded`` wins over the ot
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from scribed.compress.entry import fence_step
@@ -278,16 +283,19 @@ def merge(kind: str, ours: str, theirs: str, base: str | None = None) -> str:
     return merge_file(kind, ours, theirs, base).text
 
 
-def merge_file(kind: str, ours: str, theirs: str, base: str | None = None) -> Merged:
+def merge_file(
+    kind: str, ours: str, theirs: str, base: str | None = None, *, stand_in: bool = False
+) -> Merged:
     """``ours`` and ``theirs`` merged by ``kind`` (:func:`kind_of`), three ways given ``base``
-    (``""``: the file is new on both sides). A side the other did not change is taken whole, as
-    git takes it: a file nobody changed keeps its bytes."""
+    (``""``: the file is new on both sides; ``stand_in``: the lines both share, for markers without
+    a base). A side the other did not change is taken whole, as git takes it: a file nobody
+    changed keeps its bytes."""
     if theirs in (ours, base):
         return plain(ours)
     if base == ours:
         return plain(theirs)
     if kind == "entries":
-        return cold_store.merge_entries(ours, theirs, base)
+        return cold_store.merge_entries(ours, theirs, base, stand_in=stand_in)
     if kind == "lines":
         return plain(merge_lines(ours, theirs))
     return _wiki(ours, theirs, base, derived=kind == "index")
@@ -295,12 +303,22 @@ def merge_file(kind: str, ours: str, theirs: str, base: str | None = None) -> Me
 
 def repair(kind: str, text: str) -> str | None:
     """A file git left with conflict markers, merged entry by entry (None: it has none); three
-    ways when the markers carry the base (``diff3`` style, as the driver writes them)."""
-    got = cold_store.sides3(text)
-    return None if got is None else merge(kind, got[1], got[2], got[0])
+    ways, against the base when the markers carry it (``diff3`` style, as the driver writes them),
+    else against the lines both sides share (both versions of each conflict kept)."""
+    got = cold_store.versions(text)
+    return None if got is None else merge_file(kind, got[1], got[2], got[0], stand_in=not got[3]).text
 
 
 _FRONT = re.compile(r"^---\n(?=scribed-live: )", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Repaired:
+    """A tier file as a reader gets it (:func:`repaired`), and what its markers were."""
+
+    text: str
+    unbased: bool = False  # markers without a base (no driver): both versions of each conflict kept
+    conflicts: tuple[str, ...] = ()  # the entries or blocks whose same lines both sides changed
 
 
 def readable(path: str, text: str) -> str:
@@ -308,15 +326,25 @@ def readable(path: str, text: str) -> str:
     markers or two front matters (a hot file under ``merge=union``): never the file as it is.
     Cold views and wiki pages are merged entry by entry in memory; a hot file keeps this machine's
     side, or its last front matter and what follows it. The next run writes the same repair."""
+    return repaired(path, text).text
+
+
+def repaired(path: str, text: str) -> Repaired:
+    """:func:`readable`, with what the repair met (the run's log names a repair without a base)."""
     rel = path.replace("\\", "/")
     hot = "/hot/" in rel
-    if "<<<<<<<" in text:
-        got = cold_store.sides3(text)
-        if got is not None:
-            kind = "hot" if hot else kind_of(rel) or ("wiki" if "/wiki/" in rel else "entries")
-            text = got[1] if kind == "hot" else merge(kind, got[1], got[2], got[0])
+    got = cold_store.versions(text) if "<<<<<<<" in text else None
+    merged = None
+    if got is not None:
+        kind = "hot" if hot else kind_of(rel) or ("wiki" if "/wiki/" in rel else "entries")
+        if kind == "hot":
+            text = got[1]
+        else:
+            merged = merge_file(kind, got[1], got[2], got[0], stand_in=not got[3])
+            text = merged.text
     if hot:
         starts = [m.start() for m in _FRONT.finditer(text)]
         if len(starts) > 1:
             text = text[starts[-1] :]
-    return text
+    unbased = got is not None and not got[3] and not hot
+    return Repaired(text, unbased, () if merged is None else merged.conflicts)
