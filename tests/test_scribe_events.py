@@ -160,7 +160,9 @@ def test_run_once_stopped_by_a_signal_says_what_it_saved(
     saved = int(line.split(": ")[2].split()[0])
     assert "sessions saved" in line or "session saved" in line
     assert "`scribed run-once` again continues" in line
-    assert 0 < saved < SESSIONS
+    # a pool's batch may commit the last sessions before the signal lands (the run then stops in
+    # its closing work): what it says is still what it saved, and the rerun takes the rest (none)
+    assert 0 < saved <= SESSIONS
     mem = tmp_path / "root/.squad/memory"
     assert not (mem / ".scribed/pool").exists()
     assert not [p for p in mem.rglob(".scribed-tmp-*")]
