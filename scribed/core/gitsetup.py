@@ -53,30 +53,6 @@ def work_tree(root: Path) -> Path:
     return Path(got.stdout.strip())
 
 
-DRIVER_MISSING = (
-    "`.gitattributes` asks git to merge team memory with `merge=scribed`, but this clone's git config "
-    "has no `merge.scribed.driver`: git merges it as plain text, and a conflict leaves markers "
-    "without a base (the next run keeps both versions of those lines for a person to choose) "
-    "— run `scribed git setup` once in this clone"
-)
-
-
-def driver_missing(layout: Layout) -> str:
-    """:data:`DRIVER_MISSING` when the memory's cold entries ask for ``merge=scribed`` and this
-    clone has no driver for it (a teammate who cloned and never ran setup); "" otherwise, and
-    outside git or on a state branch (two ``git`` calls, about 5 ms)."""
-    if layout.on_branch or not layout.memory.is_dir():
-        return ""
-    try:
-        attr = _git(layout.memory, "check-attr", "merge", "--", "cold/agent/entry.md")
-        if attr.returncode != 0 or not attr.stdout.strip().endswith(": merge: scribed"):
-            return ""
-        driver = _git(layout.memory, "config", "--get", "merge.scribed.driver")
-    except OSError:
-        return ""
-    return "" if driver.returncode == 0 and driver.stdout.strip() else DRIVER_MISSING
-
-
 def attribute_lines(memory: str) -> list[str]:
     return [
         MARK,

@@ -33,6 +33,10 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scribed.tiers.layout import Layout
 
 TIMEOUT = 10.0  # seconds: a history this slow to walk is treated as no answer (written back)
 MAX_PATHS = 200  # more paths than this are asked about by their folders (then the whole history is read)
@@ -305,3 +309,33 @@ def entry_ids(memory: Path, agents: Iterable[str] = ()) -> tuple[set[str], str]:
         if key:
             out.add(key)
     return out, ""
+
+
+def _git_at(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(where), *args], capture_output=True, text=True, check=False, timeout=TIMEOUT
+    )
+
+
+DRIVER_MISSING = (
+    "`.gitattributes` asks git to merge team memory with `merge=scribed`, but this clone's git config "
+    "has no `merge.scribed.driver`: git merges it as plain text, and a conflict leaves markers "
+    "without a base (the next run keeps both versions of those lines for a person to choose) "
+    "— run `scribed git setup` once in this clone"
+)
+
+
+def driver_missing(layout: Layout) -> str:
+    """:data:`DRIVER_MISSING` when the memory's cold entries ask for ``merge=scribed`` and this
+    clone has no driver for it (a teammate who cloned and never ran setup); "" otherwise, and
+    outside git or on a state branch (two ``git`` calls, about 5 ms)."""
+    if layout.on_branch or not layout.memory.is_dir():
+        return ""
+    try:
+        attr = _git_at(layout.memory, "check-attr", "merge", "--", "cold/agent/entry.md")
+        if attr.returncode != 0 or not attr.stdout.strip().endswith(": merge: scribed"):
+            return ""
+        driver = _git_at(layout.memory, "config", "--get", "merge.scribed.driver")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return "" if driver.returncode == 0 and driver.stdout.strip() else DRIVER_MISSING

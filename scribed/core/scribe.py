@@ -333,7 +333,7 @@ class Scribe:
             self.log.warning("temp_files_removed", folder=str(d), count=n)
         if pool_mod.sweep(self.layout):  # killed runs' spools: raw parses, secrets included
             self.log.warning("pool_spool_removed", folder=str(self.layout.state / pool_mod.SPOOL))
-        from scribed.core.gitsetup import driver_missing
+        from scribed.core.gittree import driver_missing
 
         missing = driver_missing(self.layout)  # once a run (and once when the daemon starts)
         if missing:

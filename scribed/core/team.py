@@ -395,8 +395,9 @@ def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool =
     state = _load_state(layout)
     agents_state: dict[str, Any] = state.setdefault("agents", {})
     parked: dict[str, str] = state.setdefault(PARKED, {})
-    dirty = HAND not in state
+    fresh = HAND not in state
     hand = _hand(layout, state)
+    dirty = fresh and bool(_agents(layout))  # a state from before removals were kept: saved once
     for name in _agents(layout):
         prev = agents_state.get(name, {})
         sig = _signature(layout, name)
@@ -428,8 +429,11 @@ def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool =
     res.wiki, wiki_dirty = wikisync.sync(layout, state, git, pages=not reader)
     dirty = wiki_dirty or dirty
     if dirty:
-        _ensure_gitignore_unless_git_removed(layout, state, git)
-        atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
+        try:
+            _ensure_gitignore_unless_git_removed(layout, state, git)
+            atomic_write(layout.state / STATE, json.dumps(state, sort_keys=True), base=layout.state)
+        except OSError as exc:  # a full disk: the next sync does it again (a cache: nothing is lost)
+            res.failed[STATE] = str(exc.strerror or exc)
     res.git_failed = git.why
     return res
 
@@ -617,7 +621,7 @@ class Removal:
     left: str = ""  # why nothing was done: its ``retired.txt`` reason (removed already, folded, promoted)
     hot: bool = False  # the agent's hot file was seeded again without it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | bool | list[str]]:
         return {"id": self.id, "agent": self.agent, "files": self.files, "left": self.left, "hot": self.hot}
 
 
@@ -823,7 +827,7 @@ def report(layout: Layout) -> TeamReport:
                 lost = lost_entries(ledger)
             finally:
                 ledger.close()
-    from scribed.core.gitsetup import driver_missing
+    from scribed.core.gittree import driver_missing
 
     return TeamReport(marked, doubled, stale(layout), lost, driver_missing(layout))
 
