@@ -101,8 +101,7 @@ def test_a_wiki_conflict_without_the_base_keeps_both_versions(pair: tuple[Clone,
     a.push()
     p = git(b.dir, "pull", "-q", "--no-rebase", "--no-edit", check=False)
     page = b.dir / MEMORY / "wiki/ops.md"
-    if "<<<<<<<" not in page.read_text():
-        pytest.skip("git merged the page without a conflict")
+    assert "<<<<<<<" in page.read_text(), "both sides changed the same line: git must leave a conflict"
     p2 = b.scribed("run-once")
     text = page.read_text()
     assert "<<<<<<<" not in text and "Tuesdays" in text and "Mondays" in text, text

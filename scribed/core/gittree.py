@@ -312,8 +312,9 @@ def entry_ids(memory: Path, agents: Iterable[str] = ()) -> tuple[set[str], str]:
 
 
 def _git_at(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """One short git call, as :func:`committed` runs git (its environment and options)."""
     return subprocess.run(
-        ["git", "-C", str(where), *args], capture_output=True, text=True, check=False, timeout=TIMEOUT
+        _git(where, list(args)), env=_env(), capture_output=True, text=True, check=False, timeout=TIMEOUT
     )
 
 
