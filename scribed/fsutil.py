@@ -129,6 +129,42 @@ def skip_newline(path: Path, offset: int) -> int:
     return offset + 1 if head[1:2] == b"\n" else offset
 
 
+class _Interrupts:
+    """An interrupt a run raises from a signal handler (SIGTERM, Ctrl-C) waits while the main thread
+    is between a temp file and its rename: raised there (inside ``mkstemp``, before the ``try``),
+    it left the temp file behind although the run said it stopped cleanly."""
+
+    depth = 0
+    pending: BaseException | None = None
+
+
+@contextlib.contextmanager
+def whole_write() -> Iterator[None]:
+    """Inside, :func:`interrupt` defers its exception to the end of the block (main thread only:
+    signal handlers run there, and a worker thread's write is not what they interrupt)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _Interrupts.depth += 1
+    try:
+        yield
+    finally:
+        _Interrupts.depth -= 1
+        if not _Interrupts.depth and _Interrupts.pending is not None:
+            exc, _Interrupts.pending = _Interrupts.pending, None
+            raise exc
+
+
+def interrupt(exc: BaseException) -> None:
+    """What a signal handler calls instead of ``raise exc``: raises now, or, during a
+    :func:`whole_write`, as soon as that write has renamed or removed its temp file."""
+    if _Interrupts.depth:
+        if _Interrupts.pending is None:
+            _Interrupts.pending = exc
+        return
+    raise exc
+
+
 def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, sync: bool = True) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600. ``sync=False``
     skips both fsyncs: for a batch the caller makes durable at once with ``os.sync()``."""
@@ -139,19 +175,20 @@ def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, syn
     elif path.is_symlink():
         raise UnsafePathError(errno.ELOOP, "refusing to write through a symlink", str(path))
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with whole_write():
+        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if sync:
+                    os.fsync(fh.fileno())
+            os.chmod(tmp, FILE_MODE)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     if sync:
         fsync_dir(path.parent)
 

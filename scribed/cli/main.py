@@ -163,7 +163,7 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     cfg = load_checked(ctx, root, warnings=True)
     scribe = Scribe(cfg, dry_run=dry_run)
     try:
-        with _sigterm_as_interrupt():
+        with _signals_as_interrupt():
             report = scribe.run(force=force, progress=_progress(sys.stderr.isatty() and not as_json))
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (a service manager, `timeout`)
         _interrupted(scribe, exc, dry_run)
@@ -210,23 +210,32 @@ class _Terminated(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def _signals_as_interrupt() -> Iterator[None]:
     """While a run works, SIGTERM stops it as Ctrl-C does (it killed the process silently: exit
-    143, nothing said); a second one is ignored so that the cleanup runs to its end."""
+    143, nothing said); a second one is ignored so that the cleanup runs to its end. Both wait for
+    a write in progress to rename its temp file (:func:`scribed.fsutil.interrupt`)."""
+    from scribed.fsutil import interrupt
 
     def on_term(_signum: int, _frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise _Terminated
+        interrupt(_Terminated())
+
+    def on_int(_signum: int, _frame: object) -> None:
+        interrupt(KeyboardInterrupt())
 
     try:
         before = signal.signal(signal.SIGTERM, on_term)
     except ValueError:  # not the main thread (an embedding caller's): nothing to install
         yield
         return
+    before_int = signal.getsignal(signal.SIGINT)
+    if before_int is signal.default_int_handler:  # not when it is ignored (started with `&`, nohup)
+        signal.signal(signal.SIGINT, on_int)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, before_int)
 
 
 def _interrupted(scribe: Any, exc: KeyboardInterrupt, dry_run: bool) -> None:

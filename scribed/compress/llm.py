@@ -363,7 +363,8 @@ class LlmCompressor:
     ) -> ChatCompletion | None:
         """One completion with retries; None when the server refused ``mode``."""
 
-        def backoff(exc: Exception) -> bool | float:
+        def backoff(exc: BaseException) -> bool | float:
+            # BaseException: what stamina (26.2+) declares its ``on`` callback takes.
             if not (isinstance(exc, _AttemptFailedError) and exc.transient):
                 return False
             remaining = deadline - time.monotonic()

@@ -52,7 +52,15 @@ from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import request
-from scribed.fsutil import FILE_MODE, check_inside, ensure_dir, fsync_dir, sync_deferred, tmp_prefix
+from scribed.fsutil import (
+    FILE_MODE,
+    check_inside,
+    ensure_dir,
+    fsync_dir,
+    sync_deferred,
+    tmp_prefix,
+    whole_write,
+)
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, RedactedSession, unwrap
@@ -540,21 +548,22 @@ def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool
 def _swap_now(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
     check_inside(path, base)
     ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
-    done = False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
-        if _still(path, expected):
-            os.replace(tmp, path)
-            done = True
-    finally:
-        if not done:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    with whole_write():
+        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
+        done = False
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, FILE_MODE)
+            if _still(path, expected):
+                os.replace(tmp, path)
+                done = True
+        finally:
+            if not done:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
     if done:
         fsync_dir(path.parent)
     return done

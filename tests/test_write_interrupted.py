@@ -1,0 +1,79 @@
+"""A signal that stops a run (SIGTERM, Ctrl-C) lands between bytecodes, anywhere: inside
+``mkstemp`` after the temp file exists, it left the file behind although the run said it stopped
+cleanly (seen once in CI's slow tier). The run's handlers wait for the write to finish."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scribed import fsutil
+from scribed.cli.main import _signals_as_interrupt, _Terminated
+
+
+def _signal_inside_mkstemp(monkeypatch: pytest.MonkeyPatch, sig: signal.Signals) -> None:
+    """``mkstemp`` that creates its file, then takes ``sig`` before it returns (the handler runs
+    at the next Python call, as it would inside the real one's ``abspath``)."""
+    real: Callable[..., Any] = tempfile.mkstemp
+
+    def mkstemp(*args: Any, **kwargs: Any) -> Any:
+        made = real(*args, **kwargs)
+        os.kill(os.getpid(), sig)
+        _a_python_call()
+        return made
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+def _a_python_call() -> None:
+    """Gives the interpreter its check for pending signals."""
+
+
+@pytest.mark.parametrize(
+    ("sig", "raised"), [(signal.SIGTERM, _Terminated), (signal.SIGINT, KeyboardInterrupt)]
+)
+def test_a_signal_inside_a_write_waits_for_its_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, raised: type[BaseException]
+) -> None:
+    target = tmp_path / "cold" / "picard.md"
+    target.parent.mkdir()
+    target.write_bytes(b"old\n")
+    _signal_inside_mkstemp(monkeypatch, sig)
+    with pytest.raises(raised), _signals_as_interrupt():
+        fsutil.atomic_write(target, b"new\n")
+    assert target.read_bytes() == b"new\n"  # the write went to its end
+    assert sorted(p.name for p in target.parent.iterdir()) == ["picard.md"]  # no temp file left
+
+
+def test_the_handlers_are_put_back(tmp_path: Path) -> None:
+    term, intr = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with _signals_as_interrupt():
+        assert signal.getsignal(signal.SIGINT) is not intr
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == (term, intr)
+
+
+def _term_then_call() -> None:
+    os.kill(os.getpid(), signal.SIGTERM)
+    _a_python_call()
+    pytest.fail("the interrupt waited with no write in progress")
+
+
+def test_outside_a_write_the_interrupt_is_raised_at_once() -> None:
+    with pytest.raises(_Terminated), _signals_as_interrupt():
+        _term_then_call()
+
+
+def test_an_ignored_ctrl_c_stays_ignored() -> None:
+    """A run started with ``&`` or under nohup ignores SIGINT: the run does not take it back."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with _signals_as_interrupt():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
