@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,17 @@ import pytest
 
 from scribed import fsutil
 from scribed.cli.main import _signals_as_interrupt, _Terminated
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C as an interactive shell leaves it (CI runs the suite in the background, with SIGINT
+    ignored: the run then leaves it ignored, :func:`test_an_ignored_ctrl_c_stays_ignored`)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _signal_inside_mkstemp(monkeypatch: pytest.MonkeyPatch, sig: signal.Signals) -> None:
