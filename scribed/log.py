@@ -177,6 +177,14 @@ class Logger(Protocol):
     def bind(self, **kw: Any) -> Logger: ...
 
 
+class Silent:
+    """A logger that logs nowhere, for a reader whose output is all it says (a spawn's context
+    prints the block and nothing else; ``status`` reports, it does not log)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
 def get(name: str = "scribed") -> Logger:
     import structlog
 

@@ -20,7 +20,7 @@ import pytest
 from helpers import run_cli
 from test_team_git import Clone, _session, git, share, squad_remote
 
-from scribed.core import team
+from scribed.core import team_sync
 from scribed.tiers.layout import Layout
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -317,9 +317,9 @@ def test_git_that_does_not_answer_in_time_keeps_the_entry(
 
     monkeypatch.setattr(gittree, "TIMEOUT", 0.3)
     layout = Layout(root)
-    team.sync(layout)
+    team_sync.sync(layout)
     (root / MEMORY / "cold" / "riker" / name).unlink()
-    res = team.sync(layout)
+    res = team_sync.sync(layout)
     assert res.restored and "0.3 s" in res.git_failed, res
     assert (root / MEMORY / "cold" / "riker" / name).is_file()
 

@@ -3,7 +3,7 @@ missed, a customer's name, a wrong decision), on every clone that pulls the chan
 
 Deleting an entry's file and committing is what git does to a checkout, and a checkout that lacks
 an entry must not lose it for good (switching back brings it back): only ``retired.txt`` says an
-entry left on purpose, so this command writes the line (see :func:`scribed.core.team.remove`).
+entry left on purpose, so this command writes the line (see :func:`scribed.core.cold_remove.remove`).
 Exit codes as everywhere: 0 ok (an entry removed already is said so), 2 an id that no agent's
 cold memory has, or a bad config (nothing is removed then).
 """
@@ -29,8 +29,8 @@ def register(main: click.Group) -> None:
     def cold_remove(ctx: click.Context, *, entries: tuple[str, ...], root: str | None, as_json: bool) -> None:
         """Remove cold entries (ENTRY: an id, e-…, or the entry's file) for the whole team."""
         from scribed.cli.checks import load_checked
+        from scribed.core.cold_remove import RemoveError
         from scribed.core.scribe import Scribe
-        from scribed.core.team import RemoveError
         from scribed.tiers.cold_store import by_hand
 
         cfg = load_checked(ctx, root)

@@ -5,7 +5,7 @@ imports nothing it does not need; :func:`register` adds both commands to the mai
 Neither writes a committed file. ``report`` writes nothing; ``context`` after a pull first brings
 this machine's own files up to date under the root lock (waiting at most a second: the agent's
 view ``cold/{agent}.md``, the hot file a pulled entry seeds, the derived wiki index; see
-:func:`scribed.core.team.refresh`), and leaves every repair of a committed file to the next run.
+:func:`scribed.core.team_sync.refresh`), and leaves every repair of a committed file to the next run.
 """
 
 from __future__ import annotations

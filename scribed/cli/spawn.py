@@ -137,13 +137,13 @@ def _texts(opts: dict[str, Any], block: Context, memory: Path) -> tuple[str, str
 
 def refresh_cold(layout: Layout, agent: str) -> None:
     """A pull since the last run changed the agent's shared entries: sync its view first (a few
-    ``stat`` calls when nothing changed; see :func:`scribed.core.team.refresh`)."""
+    ``stat`` calls when nothing changed; see :func:`scribed.core.team_sync.refresh`)."""
     from scribed.names import normalize_name
     from scribed.tiers.layout import branch_moved, store_newer
 
     name = normalize_name(agent)
     if name is not None and (store_newer(layout.cold, name) or (layout.on_branch and branch_moved(layout))):
-        from scribed.core.team import refresh
+        from scribed.core.team_sync import refresh
 
         refresh(layout, name)
 

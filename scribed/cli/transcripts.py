@@ -18,7 +18,7 @@ import click
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
-    from scribed.core.team import TeamReport
+    from scribed.core.team_doctor import TeamReport
 
 _ROOT_HELP = "Squad root (the folder holding .squad/)."
 
@@ -66,7 +66,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     import dataclasses
 
     from scribed.cli.common import load_config, no_config
-    from scribed.core import team
+    from scribed.core import team_doctor
     from scribed.core.doctor import source_report
     from scribed.names import normalize_name
     from scribed.tiers import hot_seed, transcripts
@@ -86,7 +86,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     ]
     dest = transcripts.folder(cfg, Layout(cfg.root_path))
     archived = list(transcripts.iter_archives(dest))
-    team_report = team.report(Layout(cfg.root_path))
+    team_report = team_doctor.report(Layout(cfg.root_path))
     held = hot_seed.withheld(Layout(cfg.root_path))
     report: dict[str, Any] = {
         "sources": [{**s.to_json(), **_problem(cfg, i)} for i, s in enumerate(sources)],

@@ -8,7 +8,7 @@ A cold view leaves the index only with its replacement staged beside it: the fil
 ``cold/{agent}/`` that hold its entries (a Squad team commits ``cold/{agent}.md``; a commit of the
 removal alone would leave the remote without the memory, and a teammate's pull would delete it).
 Without the driver (a hosted pull-request merge, a clone never set up) git falls back to its text
-merge; the next scribed run repairs what that leaves (see :mod:`scribed.core.team`).
+merge; the next scribed run repairs what that leaves (see :mod:`scribed.core.team_sync`).
 """
 
 from __future__ import annotations
@@ -67,10 +67,30 @@ def driver_command() -> str:
     return f"{shlex.quote(sys.executable)} -m scribed git merge-file %O %A %B %P"
 
 
+GITIGNORE_LINES = ("/.scribed/", "/inbox/", "/hot/", "/cold/*.md")
+GITIGNORE = (
+    "# scribed: this machine's own files, not for git. .scribed/ is its local state (ledger, lock,\n"
+    "# archives); inbox/ holds agents' wiki writes until scribed applies them; hot/ is the live state\n"
+    "# of sessions running here; cold/{agent}.md is this machine's view of cold/{agent}/ (the entries\n"
+    "# teams share).\n" + "".join(f"{line}\n" for line in GITIGNORE_LINES)
+)
+
+
+def ensure_gitignore(layout: Layout) -> bool:
+    """``.squad/memory/.gitignore`` lists the machine's own files (lines added to one that exists)."""
+    path = layout.memory / ".gitignore"
+    have = read_text(path)
+    lines = {line.strip() for line in have.splitlines()}
+    missing = [line for line in GITIGNORE_LINES if line not in lines]
+    if not missing:
+        return False
+    text = GITIGNORE if not have.strip() else have.rstrip("\n") + "\n" + "".join(f"{m}\n" for m in missing)
+    atomic_write(path, text, base=layout.memory)
+    return True
+
+
 def setup(layout: Layout) -> GitSetup:
     """Write what the module docstring lists; a second run changes nothing."""
-    from scribed.core import team
-
     out = GitSetup()
     top = work_tree(layout.root)
     if layout.on_branch:  # the tiers are not in the working tree: scribed merges squad-state itself
@@ -92,7 +112,7 @@ def setup(layout: Layout) -> GitSetup:
             if _git(top, "config", "--local", key, want).returncode != 0:
                 raise GitSetupError(f"git config {key}: could not be set in {top}")
             out.changes.append(f"git config {key} = {want}")
-    if team.ensure_gitignore(layout):
+    if ensure_gitignore(layout):
         out.changes.append(
             f"{layout.memory / '.gitignore'}: .scribed/, inbox/, hot/ and cold/*.md are this machine's"
         )

@@ -482,7 +482,8 @@ class Ledger:
 
     def forget(self, ids: Sequence[str]) -> None:
         """Drop entries the memory files no longer hold and mark their sources unread, so the next
-        pass compacts those sessions again (the files are the truth; see :mod:`scribed.core.team`)."""
+        pass compacts those sessions again (the files are the truth; see
+        :mod:`scribed.core.ledger_reconcile`)."""
         with self.tx() as db:
             for eid in ids:
                 row = db.execute("SELECT path FROM entries WHERE id=?", (eid,)).fetchone()

@@ -28,9 +28,19 @@ from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
-from scribed.core import backend, content_key, discovery, statebranch, team
+from scribed.core import (
+    backend,
+    cold_remove,
+    content_key,
+    discovery,
+    hot_reseed,
+    ledger_reconcile,
+    statebranch,
+    team_sync,
+)
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
+from scribed.core.cold_sync import SyncResult
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
@@ -219,10 +229,10 @@ class Scribe:
         if res.commit:
             self.log.info("state_branch_committed", commit=res.commit[:12], branch=statebranch.BRANCH)
 
-    def sync_team(self) -> team.SyncResult:
-        """The shared cold store and this machine's views made one (see :mod:`scribed.core.team`);
+    def sync_team(self) -> SyncResult:
+        """The shared cold store and this machine's views made one (see :mod:`scribed.core.team_sync`);
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
-        res = team.sync(self.layout, today=self.clock().date().isoformat())
+        res = team_sync.sync(self.layout, today=self.clock().date().isoformat())
         for k in res.restored:
             self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
         if res.unexplained:
@@ -275,7 +285,7 @@ class Scribe:
             )
         for page in res.wiki.left:
             self.log.info("wiki_page_left_by_git", page=page, reason="git removed it")
-        team.after_sync(self.layout, res, self.log)
+        hot_reseed.after_sync(self.layout, res, self.log)
         if res.changed:
             self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
         return res
@@ -339,12 +349,12 @@ class Scribe:
         if missing:
             self.log.warning("merge_driver_missing", reason=missing)
 
-    def reconcile(self) -> team.Reconciled:
+    def reconcile(self) -> ledger_reconcile.Reconciled:
         """Entries the ledger has but no file holds: compacted again, or reported lost."""
         if self.dry_run:
-            return team.Reconciled()
+            return ledger_reconcile.Reconciled()
         ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)
-        res = team.reconcile(self.layout, self.ledger)
+        res = ledger_reconcile.reconcile(self.layout, self.ledger)
         for eid in res.again:
             self.log.warning("cold_entry_missing", entry=eid, action="compacting its session again")
         for row in res.lost:
@@ -619,16 +629,16 @@ class Scribe:
                 self.layout, topic, agent, redacted(text), title=redacted(title), clock=self.clock, via=via
             )
 
-    def remove_cold(self, wanted: list[str]) -> list[team.Removal]:
-        """Remove cold entries for the whole team (see :func:`team.remove`): then the hot files
+    def remove_cold(self, wanted: list[str]) -> list[cold_remove.Removal]:
+        """Remove cold entries for the whole team (see :func:`cold_remove.remove`): then the hot files
         seeded from them are seeded again and the search index forgets their text."""
         with self.locked():
-            rows, res = team.remove(self.layout, wanted, self.clock().date().isoformat())
+            rows, res = cold_remove.remove(self.layout, wanted, self.clock().date().isoformat())
             for r in rows:
                 if not r.left:
                     self.log.info("cold_entry_removed", entry=r.id, agent=r.agent, files=r.files)
             for agent, keys in res.hand_removed.items():
-                reseeded = team.reseed_removed(self.layout, agent, keys, self.log)
+                reseeded = hot_reseed.reseed_removed(self.layout, agent, keys, self.log)
                 for r in rows:
                     r.hot = r.hot or (reseeded and r.agent == agent)
         if any(not r.left for r in rows):

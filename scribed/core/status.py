@@ -14,6 +14,7 @@ from scribed.core import scope_mark
 from scribed.core.ledger import STATUSES, Ledger, SourceRow, source_key
 from scribed.core.ledger_ids import effective_mtime, same_state
 from scribed.core.results import Json
+from scribed.log import Silent
 from scribed.session.door import redacted, redacted_path
 from scribed.tiers.cold import Layout
 
@@ -83,13 +84,6 @@ class Waiting:
         }
 
 
-class _Quiet:
-    """discovery warns about a missing source folder; `status` reports, it does not log."""
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *a, **k: None
-
-
 def waiting(cfg: Config, layout: Layout, now: datetime) -> Waiting:
     """Stat every source file (and hot file) against the ledger's row for it: what is waiting."""
     from scribed.core import discovery
@@ -103,7 +97,7 @@ def waiting(cfg: Config, layout: Layout, now: datetime) -> Waiting:
             finally:
                 led.close()
     out = Waiting(quiet_seconds=cfg.session.quiet_seconds)
-    for item in discovery.items(cfg, layout, _Quiet()):
+    for item in discovery.items(cfg, layout, Silent()):  # a missing folder: reported, not logged
         try:
             st = item.path.stat()
         except OSError:

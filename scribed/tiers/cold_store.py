@@ -7,7 +7,7 @@ and kept once, so the entries come out interleaved (300 random pairs of appended
 ``git merge-file --union``: 31 came out mixed). A file per entry never meets another entry in a
 merge: two clones add different files, an entry both compacted is the same file with the same
 text, and a removal is a file deleted. ``cold/{agent}.md`` stays, as the machine's own view of
-those files (git-ignored, rewritten from them under the lock: see :mod:`scribed.core.team`).
+those files (git-ignored, rewritten from them under the lock: see :mod:`scribed.core.cold_sync`).
 
 Entries that leave cold (folded into a digest, promoted, expired, removed by hand with ``scribed
 cold-remove``) are listed in ``cold/{agent}/retired.txt``, one line each, so a teammate's clone

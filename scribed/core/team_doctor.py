@@ -1,0 +1,62 @@
+"""What ``scribed doctor`` says of team memory, read without the lock and writing nothing.
+
+Tier files a merge left with conflict markers or two front matters, cold views older than their
+store (the next sync's work), entries lost for good, and a clone whose ``.gitattributes`` asks for
+the merge driver it lacks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scribed.core.ledger_reconcile import lost_entries
+from scribed.core.sync_state import stale
+from scribed.fsutil import read_text
+from scribed.tiers import cold_store, git_merge
+
+if TYPE_CHECKING:
+    from scribed.tiers.layout import Layout
+
+
+@dataclass(slots=True)
+class TeamReport:
+    """``doctor``'s team-memory lines (see :func:`report`)."""
+
+    conflicted: list[str]
+    front_matter_twice: list[str]
+    stale_views: list[str]
+    lost: list[dict[str, str]]
+    driver_missing: str = ""  # .gitattributes asks for merge=scribed, this clone has no driver
+
+
+def report(layout: Layout) -> TeamReport:
+    """What ``doctor`` says of team memory, read without the lock and writing nothing: tier files a
+    merge left with conflict markers or two front matters, views older than their store, and
+    entries lost for good (their session ids)."""
+    marked: list[str] = []
+    doubled: list[str] = []
+    folders = [layout.cold, layout.wiki, layout.hot]
+    for folder in folders:
+        for p in sorted(folder.glob("**/*")) if folder.is_dir() else []:
+            if not p.is_file() or p.is_symlink() or p.suffix not in (".md", ".txt"):
+                continue
+            text = read_text(p)
+            if cold_store.sides(text) is not None:
+                marked.append(str(p))
+            elif p.parent == layout.hot and git_merge.readable(str(p), text) != text:
+                doubled.append(str(p))
+    lost: list[dict[str, str]] = []
+    if layout.ledger.is_file():
+        from scribed.core.ledger import Ledger
+
+        with contextlib.suppress(Exception):  # a ledger being rebuilt: nothing to say of it now
+            ledger = Ledger(layout.ledger, readonly=True)
+            try:
+                lost = lost_entries(ledger)
+            finally:
+                ledger.close()
+    from scribed.core.gittree import driver_missing
+
+    return TeamReport(marked, doubled, stale(layout), lost, driver_missing(layout))
