@@ -33,6 +33,8 @@ _REPORT = "scribed report's JSON document"
 _SYNC = "the team sync's state file (.scribed/cold-sync.json), a JSON object read back as written"
 LEFT = {
     "scribed.core.wikisync.sync:state": _SYNC,
+    "scribed.core.sync_state.load_state:return": _SYNC,
+    "scribed.core.sync_state.save_state:state": _SYNC,
     "scribed.core.ledger.Ledger.add_entry:fields": _LEDGER,
     "scribed.core.ledger.Ledger.add_entries:rows": _LEDGER,
     "scribed.core.ledger_rebuild.rebuild_rows:return": _LEDGER,

@@ -46,16 +46,16 @@ def agents(layout: Layout) -> list[str]:
     return sorted(names)
 
 
-def signature(layout: Layout, agent: str) -> list[Any]:
+def signature(layout: Layout, agent: str) -> list[object]:
     """What a stat says of the agent's view and store: equal to the stored one, nothing changed."""
-    out: list[Any] = []
+    out: list[object] = []
     view = layout.cold_file(agent)
     with contextlib.suppress(OSError):
         st = view.stat()
         out.append([st.st_mtime_ns, st.st_size])
     folder = layout.cold / agent
     with contextlib.suppress(OSError), os.scandir(folder) as it:
-        rows = []
+        rows: list[list[str | int]] = []
         for d in it:
             if d.is_file(follow_symlinks=False):
                 st = d.stat(follow_symlinks=False)
