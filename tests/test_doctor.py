@@ -112,6 +112,8 @@ def _hostile_sources(tmp_path: Path) -> str:
     claude = tmp_path / "claude"
     _claude_file(claude / "-repo/malformed.jsonl", middle="{not json")
     _claude_file(claude / "-repo/long.jsonl", middle=_big_record(70_000))
+    latin1 = _claude_file(claude / "-repo/latin1.jsonl")
+    latin1.write_bytes(latin1.read_bytes().replace(b"configurable", b"configur\xe9ble"))
     (claude / "-repo/empty.jsonl").write_text(json.dumps({"type": "file-history-snapshot"}) + "\n")
     copilot = tmp_path / "copilot/s1"
     copilot.mkdir(parents=True)
@@ -208,6 +210,7 @@ def test_doctor_lists_each_warning_with_its_file_and_what_to_do(tmp_path: Path) 
         "session time",
         "not a Squad REPL session",
         "invalid agent name",
+        "invalid UTF-8",
     ):
         assert any(words in i["warning"] for i in issues), (words, seen)
     for i in issues:

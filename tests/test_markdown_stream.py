@@ -190,9 +190,9 @@ def test_a_speaker_file_is_read_twice_with_the_speakers_of_a_pass_of_their_own(
     passes = []
     blocks = markdown_lines.iter_blocks
 
-    def counted(fh: io.BufferedReader, limit: int) -> object:
+    def counted(fh: io.BufferedReader, limit: int, bad: markdown_lines.BadBytes | None = None) -> object:
         passes.append(limit)
-        return blocks(fh, limit)
+        return blocks(fh, limit, bad)
 
     monkeypatch.setattr(markdown_lines, "iter_blocks", counted)
     monkeypatch.setattr(md, "iter_blocks", counted)

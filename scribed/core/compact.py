@@ -102,6 +102,7 @@ class Compactor(Step):
         self.tickets: dict[int, Ticket] = {}  # the given's, once its reading is taken (see _read)
         self.from_pool = 0  # parses the parent took from a worker (benchmarks and tests read it)
         self.keep_max: int | None = PARSE_MAX_BYTES  # when preparing: the largest file whose parse is kept
+        self.warned = 0  # source warnings of the file at hand
 
     def use(self, given: Prefetched | None) -> None:
         """Take a pool worker's work on the next file (None: none, the parent does it all)."""
@@ -111,7 +112,14 @@ class Compactor(Step):
         self.sessions.copy = None  # the copy only with a parse that still holds (see _read)
 
     def process(self, item: SourceItem, *, force: bool = False) -> FileOutcome:
-        """Compact whatever is finished and new in one source file."""
+        """Compact whatever is finished and new in one source file; the outcome counts the file's
+        warnings (the run's report adds them up)."""
+        self.warned = 0
+        out = self._process(item, force)
+        out.warnings += self.warned
+        return out
+
+    def _process(self, item: SourceItem, force: bool) -> FileOutcome:
         ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)  # lost or empty: rebuilt
         opened = self._open(item)
         if isinstance(opened, FileOutcome):
@@ -227,6 +235,7 @@ class Compactor(Step):
             return FileOutcome("failed", file_failed=True, reason=problem)
         for w in parsed.warnings:
             self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
+        self.warned += len(parsed.warnings)
         return reading
 
     def _read(self, item: SourceItem, st: os.stat_result, hold: bool) -> sources.Reading:

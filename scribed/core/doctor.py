@@ -27,6 +27,11 @@ _FIXES: tuple[tuple[str, str], ...] = (
         "those records are skipped and the rest of the session is compacted; if every file has them, the "
         "tool changed its format: report it with `scribed doctor --json`",
     ),
+    (
+        "invalid UTF-8",
+        "nothing is lost but those bytes: the session is compacted with each shown as U+FFFD; if the "
+        "tool writes another encoding (Latin-1, say), convert the file (`iconv -f latin1 -t utf-8`)",
+    ),
     ("cannot read", "give the user scribed runs as read access to the file; it is retried on every run"),
     (
         "internal error",

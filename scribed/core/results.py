@@ -91,6 +91,7 @@ class FileOutcome:
     file_failed: bool = False
     last_change: float = 0.0  # the file's modification time (epoch) when sessions were active
     reasons: list[str] = field(default_factory=list)  # one per failed session, in order
+    warnings: int = 0  # the file's source warnings (each one logged as ``source_warning``)
 
     def fail(self, reason: str) -> None:
         """One session failed for ``reason`` (each is listed: a file's sessions fail apart)."""
@@ -131,6 +132,7 @@ class RunReport:
         self.skipped += out.skipped
         self.failed += out.failed
         self.files_failed += out.file_failed
+        self.warnings += out.warnings
         self.entries.extend(out.entries)
         for why, n in out.skips.items():
             self.skips[why] = self.skips.get(why, 0) + n

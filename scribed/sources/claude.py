@@ -326,7 +326,7 @@ def parse(src: Source) -> ParseResult:
     r = _Reader(src, tally, Draft(agent=agent, session_id=""), subagent)
     had_content = False
 
-    for rec in iter_jsonl(src.path):
+    for rec in iter_jsonl(src.path, tally):
         had_content = True
         obj = rec.obj
         rtype = obj.get("type") if obj is not None else None

@@ -229,7 +229,7 @@ def parse(src: Source) -> ParseResult:
     tally = Tally(src.kind, src.path)
     r = _Rollout(src, tally)
     had_content = False
-    for rec in iter_jsonl(src.path):
+    for rec in iter_jsonl(src.path, tally):
         had_content = True
         obj = rec.obj
         rtype = obj.get("type") if obj is not None else None

@@ -91,14 +91,47 @@ def decode_line(raw: bytes, *, first: bool = False) -> tuple[bool, object]:
     can: where it refuses (bad UTF-8, ``NaN``, a lone surrogate, a float out of range, deep
     nesting) the stdlib reads it, and where it accepts, its value is the stdlib's (a test
     compares them), so the turns are the same with or without it."""
+    ok, value, _ = _decode_line(raw, first)
+    return ok, value
+
+
+def _decode_line(raw: bytes, first: bool) -> tuple[bool, object, int]:
+    """:func:`decode_line`, and how many bad bytes the line's value was read with (msgspec refuses
+    every one, so a clean line never pays for the count)."""
     if first and raw.startswith(_BOM):
         raw = raw[3:]
     if _FAST is not None:
         try:
-            return True, _FAST(raw)
+            return True, _FAST(raw), 0
         except Exception:  # msgspec.DecodeError and friends: the stdlib decides
             pass
-    return loads(raw.decode("utf-8", "replace"))
+    try:
+        text, replaced = raw.decode("utf-8"), 0
+    except UnicodeDecodeError:
+        text, replaced, _ = decode_counted(raw)
+    ok, value = loads(text)
+    return ok, value, replaced if ok else 0  # a line skipped as malformed is counted as that alone
+
+
+def decode_counted(data: bytes) -> tuple[str, int, int]:
+    """``data.decode("utf-8", "replace")``, how many bytes it replaced and the index of the first
+    one (-1: none). Valid UTF-8 decodes once, at full speed. Otherwise every handler sees the same
+    bad spans: "surrogateescape" makes a character of each of their bytes, "ignore" none, so the
+    lengths differ by the count (C speed, where a handler of our own costs a call per span)."""
+    try:
+        return data.decode("utf-8"), 0, -1
+    except UnicodeDecodeError as exc:
+        first = exc.start
+    n = len(data.decode("utf-8", "surrogateescape")) - len(data.decode("utf-8", "ignore"))
+    return data.decode("utf-8", "replace"), n, first
+
+
+def replaced_warning(kind: str, path: Path, n: int, line: int) -> str:
+    """The warning of a file read with ``n`` bytes that are not UTF-8 (the first on ``line``)."""
+    return (
+        f"{kind}: {n} byte{'s' * (n != 1)} of invalid UTF-8 replaced with U+FFFD in {path} "
+        f"(first at line {line})"
+    )
 
 
 def loads(text: str | bytes) -> tuple[bool, object]:
@@ -148,12 +181,13 @@ def hold_partial_tail(hold: bool = True) -> Iterator[None]:
         _HOLD_TAIL.reset(token)
 
 
-def iter_jsonl(path: Path) -> Iterator[JsonLine]:
+def iter_jsonl(path: Path, tally: Tally | None = None) -> Iterator[JsonLine]:
     """Yield the file's non-blank lines one at a time so memory stays about one line.
 
     Invalid UTF-8 is replaced rather than rejected: one bad byte in a tool's output must not cost
-    the whole record. Lines that are not a JSON object come back with ``error`` set. Under
-    :func:`hold_partial_tail` an unterminated last line waits for its newline.
+    the whole record, but ``tally`` counts the bytes replaced (its warning names them). Lines that
+    are not a JSON object come back with ``error`` set. Under :func:`hold_partial_tail` an
+    unterminated last line waits for its newline.
     """
     hold, limit = _HOLD_TAIL.get(), _LINE_LIMIT.get()
     with zst.open_binary(path) as fh:  # a .jsonl.zst is decompressed as it streams
@@ -180,7 +214,9 @@ def iter_jsonl(path: Path) -> Iterator[JsonLine]:
                 return
             if raw.isspace():
                 continue
-            ok, value = decode_line(raw, first=line_no == 1)
+            ok, value, replaced = _decode_line(raw, line_no == 1)
+            if replaced and tally is not None:
+                tally.replaced(line_no, replaced)
             if not ok:
                 yield JsonLine(line_no, offset, None, "invalid JSON")
             elif not isinstance(value, dict):
@@ -485,6 +521,12 @@ class Tally:
     first: int = 0
     too_long: int = 0
     first_too_long: int = 0
+    bad_bytes: int = 0  # bytes that were not UTF-8, read as U+FFFD (their records are kept)
+    first_bad_bytes: int = 0
+
+    def replaced(self, line: int, n: int) -> None:
+        self.bad_bytes += n
+        self.first_bad_bytes = self.first_bad_bytes or line
 
     def bad(self, line: int, error: str | None = None) -> None:
         self.count += 1
@@ -510,6 +552,8 @@ class Tally:
                 f"limit skipped in {self.path} (first at line {self.first_too_long}); raise "
                 f"{LINE_LIMIT_KEY} in the config to read {'them' if n != 1 else 'it'}"
             )
+        if self.bad_bytes:
+            out.append(replaced_warning(self.kind, self.path, self.bad_bytes, self.first_bad_bytes))
         return out
 
     def warning(self, unit: str = "line") -> str | None:
@@ -600,7 +644,7 @@ def finish(
         for w in file_warnings:
             if w not in first.warnings:
                 first.warnings.append(w)
-    elif had_content and not bad:
+    elif had_content and not tally.count:  # skipped records say why already
         file_warnings.append(f"{src.kind}: no usable turns in {src.path}")
     all_warnings = list(file_warnings)
     for s in sessions:

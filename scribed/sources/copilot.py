@@ -289,7 +289,7 @@ class _Reader:
                 self.meta[name] = value
 
     def read(self) -> None:
-        for rec in iter_jsonl(self.src.path):
+        for rec in iter_jsonl(self.src.path, self.tally):
             self.had_content = True
             obj = rec.obj
             etype = obj.get("type") if obj is not None else None

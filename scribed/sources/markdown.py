@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,9 +30,10 @@ from typing import BinaryIO
 from scribed.models import ParseResult, Session, Turn
 from scribed.names import normalize_name
 from scribed.sources import markdown_aider, markdown_specstory
-from scribed.sources.common import Source, looks_binary, parse_ts, safe_id
+from scribed.sources.common import Source, looks_binary, parse_ts, replaced_warning, safe_id
 from scribed.sources.markdown_chat import SpeakerScan, stream_turns
 from scribed.sources.markdown_lines import (
+    BadBytes,
     Line,
     Part,
     front_matter,
@@ -288,12 +290,15 @@ class Stream:
                         fh.seek(0)
                         lines = iter_lines(fh, scan.size)
                 parts = _ChatParts(src, self._chat, lines)
-            yield from self._sessions(parts, found)
+            # bytes that were not UTF-8, read as U+FFFD: the file says so once
+            bad = [replaced_warning(src.kind, src.path, scan.bad.n, scan.bad_line)] if scan.bad.n else []
+            yield from self._sessions(parts, found, bad)
             self.ended = isinstance(parts, _ChatParts) and parts.ended
 
-    def _sessions(self, parts: Iterable[Part], found: list[str]) -> Iterator[Session]:
+    def _sessions(self, parts: Iterable[Part], found: list[str], bad: list[str]) -> Iterator[Session]:
         """Sessions from the parts that have turns, each with its own dates and end state; then the
-        warnings :func:`finish` would give (``found`` is complete once ``parts`` is exhausted)."""
+        warnings :func:`finish` would give (``found`` is complete once ``parts`` is exhausted;
+        ``bad``: the file's bytes that were not UTF-8)."""
         kept = undated = 0
         own: list[str] = []  # the sessions' own warnings, in order
         for part in parts:
@@ -304,7 +309,7 @@ class Stream:
             own.extend(w for w in part.warnings if w not in own)
             yield _session(self.src, part)
             del part  # not held while the next session is read
-        warnings = list(found)
+        warnings = [*found, *bad]
         if undated:
             which = "" if kept == 1 else f" ({undated} of {kept} sessions)"
             warnings.append(f"markdown: no date in {self.src.path}{which}; using mtime")
@@ -343,6 +348,8 @@ class _Scan:
         self.aider = markdown_aider.Scan()
         self.specstory = markdown_specstory.Scan()
         self.chat: _ChatScan | None = None  # the speaker pass, when neither convention is found
+        self.bad = BadBytes()  # the bytes it read as U+FFFD
+        self.bad_line = 0  # the line of the first one
 
     @classmethod
     def read(cls, fh: BinaryIO, *, bom: bool, chat: _ChatScan | None = None) -> _Scan:
@@ -355,10 +362,13 @@ class _Scan:
         feed = chat.feed if chat is not None else None
         no = 0
         cont = False
-        for texts, ends, partial in iter_blocks(fh, _NO_LIMIT):
+        bad = scan.bad
+        for texts, ends, partial in iter_blocks(fh, _NO_LIMIT, bad):
             scan.size = ends[-1]
             no -= cont  # a long line's next piece has its number
             cont = partial
+            if bad.first >= 0 and not scan.bad_line:  # in this block: the line past which it lies
+                scan.bad_line = no + 1 + bisect_right(ends, bad.first)
             for text in texts:
                 no += 1
                 if not scan.text and text.strip(_ASCII_SPACE):

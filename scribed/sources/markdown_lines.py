@@ -13,7 +13,7 @@ from datetime import datetime
 from itertools import accumulate
 
 from scribed.models import Role, Turn, TurnKind
-from scribed.sources.common import Readable, turn
+from scribed.sources.common import Readable, decode_counted, turn
 
 _FM_KEY = re.compile(r"([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
@@ -48,6 +48,24 @@ class Part:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class BadBytes:
+    """The bytes a pass read as U+FFFD because they were not UTF-8: how many, and the file offset
+    of the first (-1: none)."""
+
+    n: int = 0
+    first: int = -1
+
+    def decode(self, raw: bytes, offset: int) -> str:
+        """``raw`` (found ``offset`` bytes into the file) decoded as ``errors="replace"`` does."""
+        text, n, at = decode_counted(raw)
+        if n:
+            self.n += n
+            if self.first < 0:
+                self.first = offset + at
+        return text
+
+
 def split_lines(data: bytes) -> list[Line]:
     """Split raw bytes into lines, decoding each one alone so offsets stay exact bytes."""
     out: list[Line] = []
@@ -72,14 +90,17 @@ def iter_lines(fh: Readable, limit: int) -> Iterator[Line]:
         cont = partial
 
 
-def iter_blocks(fh: Readable, limit: int) -> Iterator[tuple[list[str], list[int], bool]]:
+def iter_blocks(
+    fh: Readable, limit: int, bad: BadBytes | None = None
+) -> Iterator[tuple[list[str], list[int], bool]]:
     """:func:`iter_lines` as runs of consecutive lines: their texts, the byte offsets past each and
     whether the last one is a piece of a line that goes on (a first pass that reads only the texts
     makes no :class:`Line` at all).
 
     A chunk's last piece waits for the next chunk: it may be cut mid-line, or be a ``\\r`` whose
     ``\\n`` comes next. A line with no break in sight is gathered in pieces, not re-copied per
-    chunk, and given out :data:`LINE_PIECE` bytes at a time.
+    chunk, and given out :data:`LINE_PIECE` bytes at a time. ``bad`` counts the bytes that are not
+    UTF-8 (clean text decodes at full speed: only a block holding one meets the count).
     """
     offset = 0
     pending: list[bytes] = []
@@ -97,11 +118,11 @@ def iter_blocks(fh: Readable, limit: int) -> Iterator[tuple[list[str], list[int]
                 raws = b"".join(pending).splitlines(keepends=True)
                 rest = raws.pop()  # no break in it: the chunks after the first one have none
                 if raws:
-                    yield (*_raw_texts(raws, offset == 0, offset), False)
+                    yield (*_raw_texts(raws, offset == 0, offset, bad), False)
                     offset += sum(map(len, raws))
                 cut = _char_start(rest, LINE_PIECE) if len(rest) > LINE_PIECE else 0
                 if cut:
-                    texts, ends = _raw_texts([rest[:cut]], offset == 0, offset)
+                    texts, ends = _raw_texts([rest[:cut]], offset == 0, offset, bad)
                     yield texts, ends, True
                     offset += cut
                 pending, waiting = [rest[cut:]], len(rest) - cut
@@ -111,18 +132,18 @@ def iter_blocks(fh: Readable, limit: int) -> Iterator[tuple[list[str], list[int]
         if cut and b"\r" not in block:  # the common case: whole lines, one decode for all of them
             pending = [block[cut:]] if cut < len(block) else []
             waiting = len(block) - cut
-            yield (*_block_texts(block[:cut], offset == 0, offset), False)
+            yield (*_block_texts(block[:cut], offset == 0, offset, bad), False)
             offset += cut
             continue
         raws = block.splitlines(keepends=True)
         pending = [raws.pop()]
         waiting = len(pending[0])
         if raws:
-            yield (*_raw_texts(raws, offset == 0, offset), False)
+            yield (*_raw_texts(raws, offset == 0, offset, bad), False)
             offset += sum(map(len, raws))
     raws = b"".join(pending).splitlines(keepends=True)
     if raws:
-        yield (*_raw_texts(raws, offset == 0, offset), False)
+        yield (*_raw_texts(raws, offset == 0, offset, bad), False)
 
 
 def _char_start(data: bytes, at: int) -> int:
@@ -134,11 +155,12 @@ def _char_start(data: bytes, at: int) -> int:
     return k
 
 
-def _block_texts(block: bytes, first: bool, offset: int) -> tuple[list[str], list[int]]:
+def _block_texts(block: bytes, first: bool, offset: int, bad: BadBytes | None) -> tuple[list[str], list[int]]:
     """The lines of ``block`` (whole lines, each ending in ``\\n``, no ``\\r`` anywhere), ``offset``
     bytes into the file. Decoded at once: a ``\\n`` byte is never inside a UTF-8 sequence, so the
     text splits where the bytes do, and each line decodes as :func:`_line` decodes it alone."""
-    texts = block.decode("utf-8", "replace").split("\n")
+    text = block.decode("utf-8", "replace") if bad is None else bad.decode(block, offset)
+    texts = text.split("\n")
     texts.pop()  # the empty piece after the last \n
     ends = list(accumulate(map(len, block.splitlines(keepends=True)), initial=offset))
     del ends[0]
@@ -147,12 +169,17 @@ def _block_texts(block: bytes, first: bool, offset: int) -> tuple[list[str], lis
     return texts, ends
 
 
-def _raw_texts(raws: list[bytes], first: bool, offset: int) -> tuple[list[str], list[int]]:
+def _raw_texts(
+    raws: list[bytes], first: bool, offset: int, bad: BadBytes | None
+) -> tuple[list[str], list[int]]:
     """Lines as :func:`split_lines` makes them, one at a time (a block with a ``\\r``)."""
-    texts = [raw.decode("utf-8", "replace").rstrip("\r\n") for raw in raws]
+    ends = list(accumulate(map(len, raws), initial=offset))
+    if bad is None:
+        texts = [raw.decode("utf-8", "replace").rstrip("\r\n") for raw in raws]
+    else:
+        texts = [bad.decode(raw, at).rstrip("\r\n") for raw, at in zip(raws, ends, strict=False)]
     if first and texts[0].startswith("\ufeff"):  # line 1 only may drop a BOM
         texts[0] = texts[0][1:]
-    ends = list(accumulate(map(len, raws), initial=offset))
     del ends[0]
     return texts, ends
 
