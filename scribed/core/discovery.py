@@ -16,7 +16,7 @@ from scribed import sources
 from scribed.config import Config, ConfigError, SourceCfg
 from scribed.config_light import bad_agent
 from scribed.core.ledger import Ledger, SourceRow, source_key
-from scribed.core.results import SourceItem
+from scribed.core.results import RunReport, SourceItem
 from scribed.names import normalize_name
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
@@ -41,15 +41,29 @@ def item(cfg: Config, src: SourceCfg, path: Path) -> SourceItem:
     return SourceItem(path, src.kind, agent, src.scope(cfg.root_path))
 
 
-def items(cfg: Config, layout: Layout, log: Logger) -> Iterator[SourceItem]:
-    """Every file of every configured source, plus the hot files."""
+def items(
+    cfg: Config, layout: Layout, log: Logger | None, report: RunReport | None = None
+) -> Iterator[SourceItem]:
+    """Every file of every configured source, plus the hot files. The symlinks discovery did not
+    list are said (``log`` None: nothing is): a broken one or a folder as a ``source_warning``
+    (counted in ``report``), a second name for a file read under another as a note."""
     for src in cfg.sources:
         folder = src.expanded
         if not folder.exists():
-            log.warning("source_missing", source=str(folder), kind=src.kind)
+            if log is not None:
+                log.warning("source_missing", source=str(folder), kind=src.kind)
             continue
-        for p in sources.discover(src.kind, folder, src.glob):
-            yield item(cfg, src, p)
+        notes: list[sources.LinkNote] = []
+        yield from (item(cfg, src, p) for p in sources.discover(src.kind, folder, src.glob, notes))
+        if log is None:
+            continue
+        for n in notes:
+            if not n.warn:
+                log.info("source_link_duplicate", file=str(n.path), kind=src.kind, reason=n.reason)
+                continue
+            log.warning("source_warning", file=str(n.path), kind=src.kind, reason=n.reason)
+            if report is not None:
+                report.warnings += 1
     for p in sources.discover("hot", layout.hot):
         yield SourceItem(p, "hot", p.stem.lower())
 

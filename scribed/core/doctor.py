@@ -32,6 +32,12 @@ _FIXES: tuple[tuple[str, str], ...] = (
         "nothing is lost but those bytes: the session is compacted with each shown as U+FFFD; if the "
         "tool writes another encoding (Latin-1, say), convert the file (`iconv -f latin1 -t utf-8`)",
     ),
+    (
+        "symlinked folder",
+        "give the folder it leads to a source of its own (a source's path may be a symlink), or remove "
+        "the link; a folder link is never followed, so nothing is read twice and no loop is walked",
+    ),
+    ("symlink", "mend or remove the link: nothing is read through it"),  # dangling, a loop
     ("cannot read", "give the user scribed runs as read access to the file; it is retried on every run"),
     (
         "internal error",
@@ -107,10 +113,16 @@ def source_report(
 
     drift.take()  # only this source's counts
     exists = folder.exists()
-    files = list(sources.discover(kind, folder, glob)) if exists else []
+    links: list[sources.LinkNote] = []
+    files = list(sources.discover(kind, folder, glob, links)) if exists else []
     if scope is not None:
         files = [p for p in files if (w := place.recorded(kind, p)) is not None and place.inside(w, scope)]
     out = SourceReport(kind, str(folder), exists, len(files), sum(1 for p in files if zst.is_zst(p)))
+    for n in links:
+        if n.warn:  # a second name for a file read under another is no problem
+            w = f"{kind}: {n.reason}"
+            out.warnings += 1
+            out.issues.append({"file": str(n.path), "warning": w, "fix": fix(w)})
     with line_limit(max_line_bytes):
         for path in files:
             parsed = sources.parse_file(kind, path, agent)

@@ -326,9 +326,10 @@ class Scribe:
             yield
 
     # --- discovery ------------------------------------------------------------------------------
-    def items(self) -> Iterator[SourceItem]:
-        """Every file of every configured source, plus the hot files."""
-        return discovery.items(self.cfg, self.layout, self.log)
+    def items(self, report: RunReport | None = None, *, quiet: bool = False) -> Iterator[SourceItem]:
+        """Every file of every configured source, plus the hot files; the links skipped are said
+        (counted in ``report``) unless ``quiet``."""
+        return discovery.items(self.cfg, self.layout, None if quiet else self.log, report)
 
     def prepare(self) -> None:
         """Start-of-run housekeeping: temp files and the pool's spool a killed run left behind (only
@@ -437,7 +438,7 @@ class Scribe:
             self.reconcile()
             self.apply_inbox(report)
             self.ledger  # noqa: B018  # opened under the lock: ahead() reads it from here on
-        items = list(self.items())
+        items = list(self.items(report))
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
         self._process_batched(items, it, report, force)
         self.log.info(

@@ -106,10 +106,13 @@ class Poller:
             except Exception as exc:  # a bug in one poll must not end the watching
                 self.log.error("poll_failed", reason=f"{type(exc).__name__}: {exc}")
 
-    def _stat(self, path: str) -> os.stat_result | None:
+    def _stat(self, path: str, *, file: bool = False) -> os.stat_result | None:
+        """A folder's own stat, or a file's; a symlinked file or scheduled folder is stat-ed where
+        it leads (the link's own stamp never changes as its target grows). A sub-folder that is a
+        link is never tracked (see :meth:`_list`)."""
         self.stats += 1
         try:
-            return os.stat(path, follow_symlinks=False)
+            return os.stat(path, follow_symlinks=file or path in self._roots)
         except OSError:
             return None
 
@@ -149,7 +152,7 @@ class Poller:
 
     def _check(self, path: str) -> bool:
         """Stat one tracked file; emit and mark it growing if it changed. Returns whether it did."""
-        st = self._stat(path)
+        st = self._stat(path, file=True)
         if st is None:
             self._s.files.pop(path, None)
             self._s.growing.pop(path, None)
@@ -226,7 +229,7 @@ class Poller:
         if emit:
             self._check(path)
             return
-        st = self._stat(path)  # the baseline: not known to grow until seen changing
+        st = self._stat(path, file=True)  # the baseline: not known to grow until seen changing
         if st is not None:
             self._s.files[path] = _stamp(st)
 

@@ -417,7 +417,11 @@ class Daemon:
         ):
             self.watcher.restart_needed = False
             n = self.restart_observers()
-            self.log.info("watch_restarted", reason="a source folder appeared or vanished", catch_up=n)
+            self.log.info(
+                "watch_restarted",
+                reason="a source folder appeared or vanished, or a source links to a file no watch sees",
+                catch_up=n,
+            )
         if mono >= inbox_due:
             inbox_due = mono + INBOX_CHECK_SECONDS
             self.apply_inbox_if_any()

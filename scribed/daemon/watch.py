@@ -74,6 +74,11 @@ class Watcher:
         self.missing: set[Path] = set()
         self.restart_needed = False
         self.log = log_mod.get()
+        # inotify watches real folders: where a watched path is not (a symlinked source folder, the
+        # folder of a file a source links to), its events are said again under the source's path
+        self._dirs: list[tuple[str, str]] = []  # (real folder, the source folder leading to it)
+        self._files: dict[str, list[str]] = {}  # real file -> the source links leading to it
+        self._real: list[tuple[str, bool]] = []  # the real folders watched (recursive or not)
 
     def native_observer(self) -> BaseObserver:
         from watchdog.observers import Observer as NativeObserver
@@ -102,14 +107,50 @@ class Watcher:
         out.append((self.layout.hot, False))
         return out
 
+    def _real_watches(self, folders: list[tuple[Path, bool]]) -> list[tuple[str, bool]]:
+        """The real folders inotify must watch: each source folder's own (a symlink's target: the
+        link itself holds no events), and the folder of each file a source links to elsewhere."""
+        self._dirs, self._files, self._real = [], {}, []
+        for folder, recursive in folders:
+            real = os.path.realpath(folder)
+            if real != str(folder):
+                self._dirs.append((real, str(folder)))
+            if (real, recursive) not in self._real:
+                self._real.append((real, recursive))
+        for path in self._known() if self._known is not None else ():
+            if not os.path.islink(path):
+                continue
+            real = os.path.realpath(path)
+            if not self._watched(real):
+                self._real.append((os.path.dirname(real), False))
+            self._files.setdefault(real, []).append(path)
+        return list(self._real)
+
+    def _watched(self, real: str) -> bool:
+        """Whether inotify sees changes to the file at ``real`` (a path with no symlink in it)."""
+        return any(
+            real.startswith(d.rstrip(os.sep) + os.sep) and (rec or os.path.dirname(real) == d)
+            for d, rec in self._real
+        )
+
+    def _emit(self, raw: str) -> None:
+        """An inotify event, under its own path and each source path that leads to it. A new link
+        to a file no watch sees asks for the watches again (:meth:`should_restart`)."""
+        paths = [raw, *self._files.get(raw, ())]
+        paths += [folder + raw[len(real) :] for real, folder in self._dirs if raw.startswith(real + os.sep)]
+        for path in paths:
+            if self._on_path(path) and os.path.islink(path) and not self._watched(os.path.realpath(path)):
+                self.restart_needed = True
+
     def _observe(self, make: Callable[[], Any], folders: list[tuple[Path, bool]]) -> Observer:
         obs = make()
-        handler = EventHandler(self._on_path) if not isinstance(obs, Poller) else None
-        for folder, recursive in folders:
-            if handler is None:
+        handler = EventHandler(self._emit) if not isinstance(obs, Poller) else None
+        if handler is None:
+            for folder, recursive in folders:
                 obs.schedule(str(folder), recursive=recursive)
-            else:
-                obs.schedule(handler, str(folder), recursive=recursive)
+        else:
+            for folder_s, recursive in self._real_watches(folders):
+                obs.schedule(handler, folder_s, recursive=recursive)
         try:
             if isinstance(obs, Poller) and self._known is not None:
                 obs.start(self._known())

@@ -142,7 +142,7 @@ class Dispatcher:
 
     def known_files(self) -> list[str]:
         """Every source file the core's discovery lists now (the polling baseline)."""
-        return [str(item.path) for item in self.scribe.items()]
+        return [str(item.path) for item in self.scribe.items(quiet=True)]  # the catch-up says what it skips
 
     def _unchanged(self, key: str, st: os.stat_result) -> bool:
         row = self.scribe.source_state(key)

@@ -8,13 +8,16 @@ Everything downstream sees only ``Session``/``Turn``, so a new format is one new
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from scribed.fsutil import TMP_PREFIX
 from scribed.models import ParseResult, Session
@@ -243,10 +246,26 @@ def _start(patterns: tuple[str, ...]) -> tuple[list[tuple[str, ...]], _State]:
     return pats, frozenset((i, 0) for i in range(len(pats)))
 
 
-def _walk(folder: Path, patterns: tuple[str, ...], first_only: bool = False) -> list[Path]:
-    """The regular files under ``folder`` matching any pattern; never follows a symlinked folder."""
+class LinkNote(NamedTuple):
+    """A symlink discovery met and did not list, and why: ``warn`` when it is broken (dangling, a
+    loop) or a folder (never followed), else it is a second name for a file listed under another."""
+
+    path: Path
+    reason: str
+    warn: bool
+
+
+def _walk(
+    folder: Path, patterns: tuple[str, ...], first_only: bool = False, notes: list[LinkNote] | None = None
+) -> list[Path]:
+    """The regular files under ``folder`` matching any pattern, each file once. A symlinked file is
+    read where it leads, unless that file is listed already (see :func:`_links`); a symlinked
+    folder is never followed (no loop, no file reached twice, and the watchers do not enter it
+    either); a link that is dangling or a loop is skipped. ``notes`` gets each such link."""
     pats, states = _start(patterns)
     found: list[Path] = []
+    links: list[tuple[Path, os.stat_result]] = []  # symlinked files and what they lead to
+    say = notes.append if notes is not None else lambda _n: None
     stack: list[tuple[Path, _State]] = [(folder, states)] if states else []
     while stack:
         cur, st = stack.pop()
@@ -258,18 +277,89 @@ def _walk(folder: Path, patterns: tuple[str, ...], first_only: bool = False) -> 
         for e in entries:
             inner, final = _step(pats, st, e.name)
             try:
-                is_link = e.is_symlink()
+                if e.is_symlink():
+                    target = _link(e, inner, final and not is_temp(e.name), say)
+                    if target is not None:
+                        if first_only:
+                            return [Path(e.path)]
+                        links.append((Path(e.path), target))
+                    continue
                 is_dir = e.is_dir()
-                is_file = e.is_file()  # follows a symlinked file, as reading it would
+                is_file = e.is_file()
             except OSError:
                 continue
             if final and is_file and not is_temp(e.name):
                 found.append(Path(e.path))
                 if first_only:
                     return found
-            if inner and is_dir and not is_link:
+            if inner and is_dir:
                 stack.append((Path(e.path), inner))
-    return found
+    return found + _links(folder, found, links, say) if links else found
+
+
+def _link(
+    e: os.DirEntry[str], inner: _State, final: bool, say: Callable[[LinkNote], None]
+) -> os.stat_result | None:
+    """What a symlink the patterns would take (``final``: as a file; ``inner``: as a folder to
+    enter) leads to, when it is a regular file to read; else None, said when it is broken or a
+    folder."""
+    if not (inner or final):
+        return None
+    try:
+        st = os.stat(e.path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            say(LinkNote(Path(e.path), "a symlink loop: skipped", True))
+        elif isinstance(exc, FileNotFoundError):
+            where = os.path.realpath(e.path)
+            say(LinkNote(Path(e.path), f"a symlink to {where}, which does not exist: skipped", True))
+        else:
+            say(
+                LinkNote(
+                    Path(e.path), f"a symlink that cannot be followed ({exc.strerror or exc}): skipped", True
+                )
+            )
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        if inner:
+            where = os.path.realpath(e.path)
+            reason = f"a symlinked folder (to {where}): not followed; give it a source of its own to read it"
+            say(LinkNote(Path(e.path), reason, True))
+        return None
+    return st if final and stat.S_ISREG(st.st_mode) else None
+
+
+def _links(
+    folder: Path, found: list[Path], links: list[tuple[Path, os.stat_result]], say: Callable[[LinkNote], None]
+) -> list[Path]:
+    """The symlinked files to list, each file once: none whose file is listed under its own name
+    (it lies inside the source), and of several links to one file the oldest (then the first by
+    name), so a link made later never takes over the ledger's key of the file."""
+    real_folder = os.path.realpath(folder)
+    listed = set(found)
+    same: dict[tuple[int, int], list[Path]] = {}
+    for path, st in links:
+        rel = os.path.relpath(os.path.realpath(path), real_folder)
+        inside = folder / rel
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep) and inside in listed:
+            say(LinkNote(path, f"the same file as {inside}: read once, as that", False))
+            continue
+        same.setdefault((st.st_dev, st.st_ino), []).append(path)
+    kept: list[Path] = []
+    for paths in same.values():
+        paths.sort(key=lambda p: (_made(p), str(p)))
+        kept.append(paths[0])
+        for p in paths[1:]:
+            say(LinkNote(p, f"the same file as {paths[0]}: read once, as that", False))
+    return kept
+
+
+def _made(link: Path) -> int:
+    """When the link itself was made (its own mtime; a link is never written to)."""
+    try:
+        return os.lstat(link).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _matches(patterns: tuple[str, ...], parts: tuple[str, ...]) -> bool:
@@ -298,12 +388,14 @@ def match(kind: str, folder: Path, glob: str, path: Path) -> bool:
         return False
     if not parts or is_temp(parts[-1]) or not _regular(path, folder, parts):
         return False
-    if glob:
-        return _matches((glob,), parts)
-    if _matches(_GLOBS[kind], parts):
-        return True
-    fallback = _FALLBACK_GLOBS.get(kind, ())
-    return bool(fallback) and _matches(fallback, parts) and not _walk(folder, _GLOBS[kind], True)
+    pats = (glob,) if glob else _GLOBS[kind]
+    if not _matches(pats, parts):
+        pats = _FALLBACK_GLOBS.get(kind, ()) if not glob else ()
+        if not (pats and _matches(pats, parts) and not _walk(folder, _GLOBS[kind], True)):
+            return False
+    # a link may be a second name for a file listed under another: discovery decides (a walk, but
+    # only for a link, whose events are rare: a tool writes to its own file, not through the link)
+    return not path.is_symlink() or path in _walk(folder, pats)
 
 
 def _regular(path: Path, folder: Path, parts: tuple[str, ...]) -> bool:
@@ -319,12 +411,14 @@ def _regular(path: Path, folder: Path, parts: tuple[str, ...]) -> bool:
         return False
 
 
-def discover(kind: str, folder: Path, glob: str = "") -> Iterator[Path]:
+def discover(kind: str, folder: Path, glob: str = "", notes: list[LinkNote] | None = None) -> Iterator[Path]:
     """The files of ``kind`` under a configured source folder, sorted; nothing if it is missing.
 
     A configured ``glob`` replaces the kind's patterns. Wildcards and ``**`` skip names that start
     with a dot (``.git``, ``.e.md``), but a pattern that names a dot file or folder reads it
     (``**/.aider.chat.history.md``, ``.specstory/history/*.md``). Temp files are always skipped.
+    Each file is listed once, whatever links lead to it; ``notes`` gets the links not listed
+    (see :func:`_walk`).
     """
     if kind not in _GLOBS:
         raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -333,12 +427,13 @@ def discover(kind: str, folder: Path, glob: str = "") -> Iterator[Path]:
             return
     except OSError:
         return
-    if glob:
-        yield from sorted(_walk(folder, (glob,)))
-        return
-    paths = _walk(folder, _GLOBS[kind])
-    if not paths and kind in _FALLBACK_GLOBS:
-        paths = _walk(folder, _FALLBACK_GLOBS[kind])
+    said: list[LinkNote] = []
+    paths = _walk(folder, (glob,) if glob else _GLOBS[kind], notes=said)
+    if not paths and not glob and kind in _FALLBACK_GLOBS:
+        said = []  # the fallback's walk is the one that counts
+        paths = _walk(folder, _FALLBACK_GLOBS[kind], notes=said)
+    if notes is not None:
+        notes += sorted(said)
     yield from sorted(paths)
 
 
@@ -346,6 +441,7 @@ __all__ = [
     "KINDS",
     "Brief",
     "ChangedError",
+    "LinkNote",
     "Reading",
     "discover",
     "is_temp",
