@@ -243,3 +243,24 @@ def test_a_link_out_made_while_watching_gets_its_watch(tmp_path: Path) -> None:
     finally:
         d.watcher.stop()
         d.scribe.close()
+
+
+def test_a_linked_transcript_that_grows_is_read_again(tmp_path: Path) -> None:
+    """The ledger stamps the file a link leads to: the link's own stamp never changes, so a session
+    written through it (the tool writes to its own file) was "unchanged" for good."""
+    root, src, out = tmp_path / "root", tmp_path / "sessions", tmp_path / "outside"
+    (root / ".squad").mkdir(parents=True)
+    target = _rollout(out / "rollout-b.jsonl", "b")
+    src.mkdir()
+    (src / "rollout-b.jsonl").symlink_to(target)
+    os.utime(src / "rollout-b.jsonl", (1, 1), follow_symlinks=False)
+    cfg = write_config(tmp_path / "c.toml", root, src, quiet=2)
+    args = ("--config", str(cfg), "run-once", "--force", "--json")
+    first = json.loads(run_cli(*args).stdout)
+    assert first["compacted"] == 1, first
+    with target.open("a") as fh:
+        fh.write(codex_records("b", T0, SECOND, meta=False))
+    second = json.loads(run_cli(*args).stdout)
+    assert second["compacted"] == 1, second  # the new turns: an entry of their own
+    cold = (root / ".squad/memory/cold/worf.md").read_text()
+    assert "flock" in cold and "LRU" in cold

@@ -17,7 +17,7 @@ from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
 from scribed.core import scope_mark
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step, Ticket
-from scribed.core.discovery import adopt_twin, sha256_bytes
+from scribed.core.discovery import adopt_twin, file_stat, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import (
     SKIP_ACTIVE,
@@ -162,7 +162,7 @@ class Compactor(Step):
         """The file's stat and ledger row, or the outcome when there is nothing to do."""
         path, key = item.path, source_key(item.path)
         try:
-            st = path.lstat()
+            st = file_stat(item)
         except FileNotFoundError:
             return FileOutcome("skipped", reason="disappeared")
         if item.kind == "hot" and path.is_symlink():

@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import os
 import resource
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,6 +67,16 @@ def items(
                 report.warnings += 1
     for p in sources.discover("hot", layout.hot):
         yield SourceItem(p, "hot", p.stem.lower())
+
+
+def file_stat(item: SourceItem) -> os.stat_result:
+    """A source file's stamp for the ledger: a symlinked transcript's is the file it leads to (the
+    link's own never changes as the session grows through it); a hot file's is its own (a
+    symlinked one is never read)."""
+    st = item.path.lstat()
+    if stat.S_ISLNK(st.st_mode) and item.kind != "hot":
+        return item.path.stat()
+    return st
 
 
 def display_path(root: Path, path: Path) -> str:

@@ -36,6 +36,7 @@ from scribed.config import Config
 from scribed.core import ledger as ledger_mod
 from scribed.core.compact_session import Prefetched
 from scribed.core.content_key import Keyring
+from scribed.core.discovery import file_stat
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.prepare import Preparer
 from scribed.core.results import SourceItem
@@ -57,7 +58,7 @@ def wanted(cfg: Config, items: list[SourceItem], ledger: Ledger, *, llm_factory:
         if item.kind == "hot":
             continue
         try:
-            st = item.path.lstat()
+            st = file_stat(item)
         except OSError:
             continue
         row = ledger.source(source_key(item.path))

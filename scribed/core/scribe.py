@@ -392,7 +392,7 @@ class Scribe:
         if self.dry_run or self._ledger is None or not pool_mod.extractive(self.cfg, self._llm_factory):
             return None
         try:
-            st = item.path.lstat()
+            st = discovery.file_stat(item)
         except OSError:
             return None
         if item.kind == "hot" and item.path.is_symlink():
