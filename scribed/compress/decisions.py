@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
 from scribed.compress import lines
 from scribed.compress.anchor_text import clean
@@ -26,7 +27,7 @@ from scribed.compress.choice import _choice as _choice
 from scribed.compress.choice import _imperative as _imperative
 from scribed.compress.restate import Statement, restates, statement
 from scribed.compress.reversal import names_changed, names_returned, names_taken_out
-from scribed.compress.reversal_wording import CHANGE, REMOVAL, REVERSAL, removal_heads, returns
+from scribed.compress.reversal_wording import CHANGE, REMOVAL, REVERSAL, matches, removal_heads, returns
 from scribed.compress.scope import in_scope, scope
 from scribed.compress.terms import term_set
 from scribed.models import Anchor, Turn
@@ -59,6 +60,19 @@ _OUT_IN = re.compile(
 _INSTEAD_OF = re.compile(
     r"\b(?:instead of|rather than|replac(?:e|es|ing))\s+`?(?P<x>[^`,.;]{2,60})", re.IGNORECASE
 )
+# Each pattern above and the literals a line needs for it to match, lowercase (:func:`lines.lowered`),
+# in the order they are tried: "actually, …:" and "going with …:" need the colon.
+_LABELS = (
+    (_DECISION, ("decision", "decided")),
+    (_DECISION_VERB, ("decided", "agreed", "chose", "go with", "going with")),
+    (
+        _DECISION_MORE,
+        ("go with", "plan is to", "change of plan", "scratch", "revers", "revert", "overrid", ":"),
+    ),
+    (_OUT_IN, ("out",)),
+)
+# A choice's subject (:data:`_CHOICE`); its typographic apostrophe dropped: "we’ll" -> "well".
+_CHOICE_NEEDS = ("let", "we'll", "well", "we will", "we're", "were", "we are")
 # Each pattern above needs one of these literals, whatever its case (a line without them is skipped).
 WORDS = lines.prefilter(
     "decision", "decided", "agreed", "chose", "go with", "going with", "plan is to", "change of plan", "actually,",
@@ -91,7 +105,10 @@ def stated(line: str) -> bool:
 
 
 def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip(), maxsplit=1)[0]
+    return _SENTENCE_BREAK.split(text.strip(), maxsplit=1)[0]
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 _WORD = re.compile(r"[a-z0-9_]{3,}")
@@ -111,14 +128,16 @@ class Decisions:
     """Decisions, fed a turn's lines at a time.
 
     Linear in the session: decisions are kept by text (unique, in order of their last statement)
-    and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once;
+    and a reversal looks back at the REVERSAL_WINDOW most recent ones, whose words are computed once
+    (when one is first compared by them: a reversal naming its target by "instead of X" needs none);
     a restatement looks up the few earlier decisions with its words (:attr:`stated`).
     """
 
     def __init__(self, known: Known | None = None) -> None:
         self.known = known  # the bare words the session uses as names (:mod:`scribed.compress.used_names`)
         self.found: dict[str, Anchor] = {}  # by _decision_key
-        self.keys: dict[str, tuple[str, set[str]]] = {}  # _decision_key -> (lowercased text, words)
+        self.keys: dict[str, str] = {}  # _decision_key -> lowercased text
+        self.words: dict[str, set[str]] = {}  # _decision_key -> its words (:meth:`_words_of`)
         self.removals = [MAX_REMOVALS]  # removal and change look-ups left (bounded work on a flood)
         # a statement's shape (its words, up to each cut too) -> the keys of the newest decisions with it
         self.stated: dict[str, list[str]] = {}
@@ -137,13 +156,7 @@ class Decisions:
 
     def _line(self, t: Turn, line: str) -> None:
         """Record the decision one line states (a reversal replaces the decision it reverses)."""
-        m = (
-            _DECISION.search(line)
-            or _DECISION_VERB.search(line)
-            or _DECISION_MORE.search(line)
-            or _OUT_IN.search(line)
-            or _first(_choice(line, self.known), _imperative(line, self.known) if t.role == "user" else None)
-        )
+        m = self._said(t, line)
         refused: Anchor | None = None
         if not m and t.role == "user" and self.found and _REFUSED.search(line) and _spend(self.removals):
             m, refused = self._refused(line) or (None, None)
@@ -165,7 +178,7 @@ class Decisions:
             superseded = target.text
             del found[_decision_key(target.text)]
         key = _decision_key(text)  # the user's src/store.py and the assistant's `src/store.py`: one decision
-        head = _decision_key(text.split(";", 1)[0])
+        head = _decision_key(text.split(";", 1)[0]) if ";" in text else key
         if (said := self.heads.get(head, key)) != key and said in found and superseded is None:
             if said.startswith(key):  # said again in fewer clauses: what it said besides stays
                 key, text = said, found[said].text
@@ -175,11 +188,23 @@ class Decisions:
         found[key] = Anchor("decision", text, t.line, superseded)
         self.heads[head] = key
         if key not in keys:
-            keys[key] = (text.lower(), _words(text))
+            keys[key] = text.lower()
         for shape in st.shapes if st is not None else ():  # filed for a later restatement
             newest = self.stated.setdefault(shape, [])
             newest.append(key)
             del newest[:-RESTATED_CANDIDATES]
+
+    def _said(self, t: Turn, line: str) -> re.Match[str] | None:
+        """The first of the patterns (:data:`_LABELS`, then a choice or a user's imperative) that
+        matches ``line``; one is searched only when the line holds a literal it needs."""
+        low = lines.lowered(line)  # None: a character folds to ASCII, search each
+        for pattern, needs in _LABELS:
+            if (low is None or any(map(low.__contains__, needs))) and (m := pattern.search(line)):
+                return m
+        return _first(
+            _choice(line, self.known) if lines.may_match(low, _CHOICE_NEEDS) else None,
+            _imperative(line, self.known) if t.role == "user" else None,
+        )
 
     def _target(self, m: re.Match[str], line: str, text: str, st: Statement | None) -> Anchor | None:
         """The earlier decision the one ``m`` found in ``line`` (stating ``text``, ``st``) replaces."""
@@ -187,23 +212,23 @@ class Decisions:
         if m.re is _OUT_IN:  # "X is out, Y is in": the newest decision naming X
             x = _decision_key(m.group("x"))
             recent = itertools.islice(reversed(found.items()), REVERSAL_WINDOW)
-            return next((a for k, a in recent if x in self.keys[k][0].replace("`", "")), None)
+            return next((a for k, a in recent if x in self.keys[k].replace("`", "")), None)
         named = "rev" in m.re.groupindex and m.group("rev")  # "reversing the earlier call: …"
         if st is not None and (target := self._restated(text, st)) is not None:
             return target
-        rev = REVERSAL.search(line)
-        if not named and not rev and REMOVAL.search(text) and _spend(self.removals):
+        rev = matches(REVERSAL, line)
+        if not named and not rev and matches(REMOVAL, text) and _spend(self.removals):
             # "Decision: remove the advisory lock": it reverses only the decision it names (in what
             # the decision says, not a question before it: "Should we remove X? Decision: not yet.")
             return self._taken_out(text)
         if named or rev:
-            target = _reversal_target(line, text, found, self.keys)
+            target = _reversal_target(line, text, found, self.keys, self._words_of)
             if target is None and named:
                 target = next(reversed(found.values()))  # the call it names is the last one made
             if target is None and m.re is _IMPERATIVE and _spend(self.removals):
                 target = self._taken_out(text)  # "Actually, drop Avro.": the decision on Avro
             return target or self._returned(text)
-        if self.removals[0] > 0 and CHANGE.search(text) and _spend(self.removals):  # "switch … from X to Z"
+        if self.removals[0] > 0 and matches(CHANGE, text) and _spend(self.removals):  # "switch … from X to Z"
             latest = itertools.islice(reversed(found.values()), REVERSAL_WINDOW)
             bare = _SPEAKER.sub("", text, count=1)  # "Let's switch from yarn …": "let" is not what changes
             return next((a for a in latest if names_changed(bare, a.text)), None)
@@ -250,8 +275,14 @@ class Decisions:
         text = _SPEAKER.sub("", text, count=1)
         recent = itertools.islice(reversed(self.found.items()), REVERSAL_WINDOW)
         heads = removal_heads(text)  # a set test per earlier decision before the full one
-        candidates = [a for k, a in recent if not heads.isdisjoint(self.keys[k][1])][:REMOVAL_CANDIDATES]
+        candidates = [a for k, a in recent if not heads.isdisjoint(self._words_of(k))][:REMOVAL_CANDIDATES]
         return next((a for a in candidates if names_taken_out(text, a.text)), None)
+
+    def _words_of(self, key: str) -> set[str]:
+        """The words of the decision filed under ``key``, computed once."""
+        if (w := self.words.get(key)) is None:
+            w = self.words[key] = _words(self.keys[key])  # lowercased: the same words
+        return w
 
     def _restated(self, text: str, st: Statement) -> Anchor | None:
         """The newest earlier decision ``text`` (stating ``st``) says again with another figure or the
@@ -313,25 +344,28 @@ MAX_STATED = 2_000  # decisions of one session whose statements are read (a real
 
 
 def _reversal_target(
-    line: str, text: str, earlier: dict[str, Anchor], keys: dict[str, tuple[str, set[str]]]
+    line: str,
+    text: str,
+    earlier: dict[str, Anchor],
+    keys: dict[str, str],
+    words_of: Callable[[str], set[str]],
 ) -> Anchor | None:
     """The earlier decision a reversal line (stating ``text``) refers to: named via 'instead of X',
     else most overlap; one about what ``text`` says it is about (:func:`in_scope`: "use SQLite for the
     tests rather than Postgres" leaves "use Postgres for the job queue").
 
-    Newest first, among the last REVERSAL_WINDOW decisions.
+    Newest first, among the last REVERSAL_WINDOW decisions (``earlier`` holds each by its key,
+    ``keys`` its lowercased text, ``words_of`` its words).
     """
-    recent = list(itertools.islice(reversed(earlier.values()), REVERSAL_WINDOW))
     inst = _INSTEAD_OF.search(line)
-    if inst:
-        x = inst.group("x").strip().lower()
-        for a in recent:
-            if x and x in keys[_decision_key(a.text)][0] and in_scope(text, a.text):
+    if inst and (x := inst.group("x").strip().lower()):
+        for k, a in itertools.islice(reversed(earlier.items()), REVERSAL_WINDOW):
+            if x in keys[k] and in_scope(text, a.text):
                 return a
     words = _words(line)
     best: tuple[float, Anchor] | None = None
-    for a in recent:
-        w = keys[_decision_key(a.text)][1]
+    for k, a in itertools.islice(reversed(earlier.items()), REVERSAL_WINDOW):
+        w = words_of(k)
         if not w:
             continue
         score = len(words & w) / len(w)

@@ -92,16 +92,29 @@ _FOLDS = frozenset(FOLDS_TO_ASCII)
 
 
 def mentions(words: Words, line: str) -> bool:
-    """Whether ``line`` holds one of the words (case-insensitive): a prefilter.
+    """Whether ``line`` holds one of the words (case-insensitive): a prefilter."""
+    low = lowered(line)
+    return words.folded.search(line) is not None if low is None else words.lower.search(low) is not None
 
-    The words are ASCII, so a match is a run of ASCII characters (or of those four): dropping the
-    other characters keeps every match, and an ASCII string's ``lower()`` is exact.
+
+def may_match(low: str | None, literals: Sequence[str]) -> bool:
+    """Whether a line lowered by :func:`lowered` (``low``; None: any) holds one of ``literals``,
+    those every match of a case-insensitive pattern holds: a prefilter of the search."""
+    return low is None or any(map(low.__contains__, literals))
+
+
+def lowered(line: str) -> str | None:
+    """``line`` lowercased, for tests of ASCII literals a case-insensitive match needs: None when it
+    holds one of :data:`FOLDS_TO_ASCII` (test the pattern itself then).
+
+    Such a match is a run of ASCII characters (or of those four): dropping the other characters
+    keeps every match, and an ASCII string's ``lower()`` is exact.
     """
     if not line.isascii():
         if not _FOLDS.isdisjoint(line):
-            return words.folded.search(line) is not None
+            return None
         line = line.encode("ascii", "ignore").decode("ascii")
-    return words.lower.search(line.lower()) is not None
+    return line.lower()
 
 
 FEW_LINES = 4  # lines of a text checked one by one rather than joined and scanned once

@@ -11,6 +11,7 @@ import functools
 import re
 from collections.abc import Iterable
 
+from scribed.compress.lines import lowered, may_match
 from scribed.compress.terms import STOP_TERMS, norm, term_seq, term_set
 
 ADVERB_CHARS = 6  # a word ending in "ly" this long is an adverb ("completely"), not a thing named
@@ -93,6 +94,24 @@ _RETURN = re.compile(
 )
 RETURN_TERMS = 3  # a thing chosen again is named in a few terms ("fpdf2", "Debian 11"), not a clause
 
+# The literals every match of a pattern holds, lowercase: a text holding none of a pattern's is not
+# searched with it (:func:`matches`; a search tries each character, a literal's test is one scan in C).
+NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    REVERSAL: (
+        "revers", "revert", "supersed", "instead", "no longer", "scrap", "rather than", "replac", "drop", "abandon",
+        "undo", "retir", "scratch", "change of plan", "mind", "on second thought", "actually,",
+    ),
+    REMOVAL: ("remov", "delet", "rip", "rid", "ditch", "eliminat", "phas", "stop"),
+    CHANGE: ("from",),
+    _PASSIVE: ("no longer used", "replaced", "superseded", "dropped", "reverted", "deprecated", "retired", "abandoned"),
+    _RETURN: ("keep", "revert", "back", "stick", "stay", "return"),
+}  # fmt: skip
+
+
+def matches(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``pattern`` (one of :data:`NEEDS`) matches ``text``."""
+    return may_match(lowered(text), NEEDS[pattern]) and pattern.search(text) is not None
+
 
 def _lead(x: str) -> str:
     """What "instead of X" names: X up to its first preposition ("pip" of "pip for installs")."""
@@ -137,7 +156,9 @@ def changes(new_text: str) -> tuple[tuple[str, frozenset[str]], ...]:
 def returns(new_text: str) -> tuple[str, ...]:
     """What ``new_text`` chooses again ("keep fpdf2 for the labels": fpdf2), normalised: the lead
     of what a verb of keeping or going back takes, in a few terms, not said not to happen."""
-    out = []
+    out: list[str] = []
+    if not may_match(lowered(new_text), NEEDS[_RETURN]):
+        return ()
     for m in _RETURN.finditer(new_text):
         x = m.group("x")
         lead = norm(x) if x.startswith("`") else _lead(re.split(r"\.(?!\w)", x, maxsplit=1)[0])
@@ -176,10 +197,10 @@ def targets(text: str) -> tuple[str, ...]:
                 continue
             x = cut
         out.append(x)
-    for m in _PASSIVE.finditer(text):
+    for m in _PASSIVE.finditer(text) if may_match(lowered(text), NEEDS[_PASSIVE]) else ():
         starts = [c.end() for c in _CLAUSE_START.finditer(text, 0, m.start())]
         out.append(text[(starts[-1] if starts else 0) : m.start()][-120:])
-    return tuple(t for t in out if term_set(t))
+    return tuple(t for t in out if term_seq(t))
 
 
 def _unsaid(text: str, m: re.Match[str]) -> bool:
@@ -198,7 +219,7 @@ def _asked(text: str, pos: int) -> bool:
 def may_reverse(text: str) -> bool:
     """Whether ``text`` has any wording a reversal needs (:data:`REVERSAL`, :data:`REMOVAL` or
     :data:`CHANGE`); a restatement (:func:`~scribed.compress.reversal.restated`) needs none."""
-    return any(p.search(text) is not None for p in (REVERSAL, REMOVAL, CHANGE))
+    return any(matches(p, text) for p in (REVERSAL, REMOVAL, CHANGE))
 
 
 def removal_heads(new_text: str) -> frozenset[str]:

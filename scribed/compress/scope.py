@@ -74,7 +74,10 @@ _REASON_TAIL = re.compile(
 def _reversing(text: str) -> str:
     """The sentences of ``text`` that reverse, remove or change something (all of it when none
     does): a long fact's other sentences say where other things hold."""
-    parts = [p for p in SENTENCE_STOP.split(text) if may_reverse(p)]
+    parts = SENTENCE_STOP.split(text)
+    if len(parts) == 1:  # one sentence: all of it either way
+        return text
+    parts = [p for p in parts if may_reverse(p)]
     return " . ".join(parts) if parts else text
 
 
@@ -99,15 +102,19 @@ def in_scope(new_text: str, old_text: str) -> bool:
     old = norm(claim(old_text))
     have = set(old.split())
     tgts = [PLACE.split(REASON_OR_NEXT.split(t, maxsplit=1)[0], maxsplit=1) for t in targets(new_text)]
-    replaced = {
-        t
-        for x in (*instead_of(new_text), *_REPLACES.findall(new_text), *(w[0] for w in tgts))
-        for t in term_seq(x)
-    }
+    replaced: set[str] | None = None  # read when a qualifier is not all in the old fact
     for prep, terms in scope(new_text):
+        if terms <= have:
+            continue
+        if replaced is None:
+            replaced = {
+                t
+                for x in (*instead_of(new_text), *_REPLACES.findall(new_text), *(w[0] for w in tgts))
+                for t in term_seq(x)
+            }
         if terms - replaced <= have:
             continue
-        if not any(re.search(rf"\b{prep}\s+(?:\w+\s+){{0,2}}?{re.escape(x)}\b", old) for x in replaced):
+        if not any(_placed(prep, x).search(old) for x in replaced):
             return False
     for what, *where in tgts:
         core = core_terms(what, have)
@@ -119,3 +126,10 @@ def in_scope(new_text: str, old_text: str) -> bool:
 
 
 _REPLACES = re.compile(r"\breplac(?:e|es|ed|ing)\s+`?([\w.@/-]+)", re.I)  # "(replaces SQLite)"
+
+
+@functools.lru_cache(maxsize=1024)
+def _placed(prep: str, term: str) -> re.Pattern[str]:
+    """``term`` as the place ``prep`` names in a normal form, a word or two after it ("in the job
+    queue": queue); compiled once a pair (a pattern per call missed re's cache on a long session)."""
+    return re.compile(rf"\b{prep}\s+(?:\w+\s+){{0,2}}?{re.escape(term)}\b")

@@ -33,8 +33,7 @@ CONTAINED_CHARS = 12  # a reference this long inside a fact (or a fact inside it
 MIN_WORD = 3  # shorter words are not content words (unless they hold a digit)
 
 _SUPERSEDES_SUFFIX = re.compile(r"\s*\(supersedes: (?P<s>.+?)\)?\s*$")
-_MD = re.compile(r"[`*_>#\[\]()~|]")
-_NON_WORD = re.compile(r"[^\w]+")
+_NON_WORD = re.compile(r"[^\w]+")  # markdown's marks too (`*>#[]()~|), and "_" is replaced after it
 STOP_TERMS = {
     "the", "and", "for", "use", "uses", "using", "with", "this", "that", "from", "instead", "decision",
     "decided", "will", "are", "our", "not", "now", "reverse", "reverses", "reversed", "reversing", "revert",
@@ -58,19 +57,25 @@ def strip_supersedes(text: str) -> tuple[str, str]:
 @functools.lru_cache(maxsize=8192)
 def norm(text: str) -> str:
     """Casefolded, markdown and punctuation stripped, ``-``/``_`` as spaces, whitespace collapsed."""
-    text = strip_supersedes(text)[0].casefold()
-    text = _MD.sub(" ", text)
-    text = _NON_WORD.sub(" ", text).replace("_", " ")
-    return " ".join(text.split())
+    text = strip_supersedes(text)[0]
+    if text.isascii():  # its non-word characters in one C pass (a regex's is twice as slow)
+        return " ".join(text.lower().translate(_ASCII_NON_WORD).split())
+    return " ".join(_NON_WORD.sub(" ", text.casefold()).replace("_", " ").split())
+
+
+# Each ASCII character but a letter or a digit ("_" too) as a space: :func:`norm`'s regex pass on ASCII
+_ASCII_NON_WORD = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
 
 
 @functools.lru_cache(maxsize=8192)  # a removal line tests the few decisions before it: the same texts
 def term_seq(text: str) -> tuple[str, ...]:
     """The terms of ``text`` in order, repeats kept (module docstring)."""
     return tuple(
-        w
-        for w in norm(text).split()
-        if w not in STOP_TERMS and (len(w) >= MIN_WORD or any(c.isdigit() for c in w))
+        [
+            w
+            for w in norm(text).split()
+            if w not in STOP_TERMS and (len(w) >= MIN_WORD or any(map(str.isdigit, w)))
+        ]
     )
 
 
