@@ -16,7 +16,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 TMP_PREFIX = ".scribed-tmp-"
 FILE_MODE = 0o600
@@ -165,6 +165,27 @@ def interrupt(exc: BaseException) -> None:
     raise exc
 
 
+@contextlib.contextmanager
+def replacing(path: Path, *, sync: bool = True) -> Iterator[BinaryIO]:
+    """A temp file beside ``path`` (its folder must exist), renamed over it, mode 0600, when the
+    block ends, removed when it raises; a stopping signal waits for either (:func:`whole_write`).
+    ``sync=False`` skips the file's fsync; the folder's is the caller's (:func:`fsync_dir`)."""
+    with whole_write():
+        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                yield fh
+                fh.flush()
+                if sync:
+                    os.fsync(fh.fileno())
+            os.chmod(tmp, FILE_MODE)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
 def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, sync: bool = True) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600. ``sync=False``
     skips both fsyncs: for a batch the caller makes durable at once with ``os.sync()``."""
@@ -175,20 +196,8 @@ def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, syn
     elif path.is_symlink():
         raise UnsafePathError(errno.ELOOP, "refusing to write through a symlink", str(path))
     ensure_dir(path.parent)
-    with whole_write():
-        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                if sync:
-                    os.fsync(fh.fileno())
-            os.chmod(tmp, FILE_MODE)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    with replacing(path, sync=sync) as fh:
+        fh.write(data)
     if sync:
         fsync_dir(path.parent)
 

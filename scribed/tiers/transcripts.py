@@ -19,7 +19,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import zstandard
 
 from scribed.config import Config
-from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir, fsync_dir, tmp_prefix, whole_write
+from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, replacing
 from scribed.session.door import Redacted, redacted_chunks
 from scribed.sources import zst
 from scribed.tiers.cold import Layout
@@ -203,24 +202,12 @@ def _write(source: Path, data_path: Path, *, sync: bool = True) -> tuple[int, in
     copies at once."""
     copy = _ahead(source)
     ensure_dir(data_path.parent)
-    with whole_write():
-        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=data_path.parent)
-        try:
-            with os.fdopen(fd, "wb") as raw:
-                if copy is None:
-                    written = _fill(raw, source)
-                else:
-                    raw.write(copy.data)
-                    written = copy.bytes_in
-                raw.flush()
-                if sync:
-                    os.fsync(raw.fileno())
-            os.chmod(tmp, FILE_MODE)
-            os.replace(tmp, data_path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    with replacing(data_path, sync=sync) as raw:
+        if copy is None:
+            written = _fill(raw, source)
+        else:
+            raw.write(copy.data)
+            written = copy.bytes_in
     fsync_dir(data_path.parent)
     return written, data_path.stat().st_size
 
