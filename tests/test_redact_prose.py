@@ -435,13 +435,7 @@ def test_stop_45_review_look_alikes_are_kept(text: str) -> None:
 # why, not answered by a rule written for it.
 HELD_OUT_SECRETS_45_REVIEW = [
     ("the vpn password is MARLIN-5150 encrypted at rest", "MARLIN-5150"),
-    pytest.param(
-        "the backup key is RSA-Kx49Q generated last week",
-        "RSA-Kx49Q",
-        marks=pytest.mark.xfail(
-            strict=True, reason="a bare 'key' names no secret in prose ('the key is to cache it')"
-        ),
-    ),
+    ("the backup key is RSA-Kx49Q generated last week", "RSA-Kx49Q"),  # stop 46: prose-key-is
     ("the db token is AES256xQ9 signed off by ops", "AES256xQ9"),
     ("the redis password is Kite-2049 protected by the firewall", "Kite-2049"),
     ("log in as svc3/Pq8-Harbor-11", "Pq8-Harbor-11"),
@@ -471,5 +465,118 @@ def test_held_out_secrets_stop_45_review(text: str, secret: str) -> None:
 
 @pytest.mark.parametrize("text", HELD_OUT_KEPT_45_REVIEW)
 def test_held_out_prose_is_kept_stop_45_review(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+# Stop 46: shapes a reviewer found kept. A user:password pair before a login phrase, a pair after a
+# login word's qualifier and a colon, a camelCase or snake_case setting set "to" two words, a key
+# stated in a sentence, a PIN after a colon or a verb. And what must stay: ports, times, line
+# numbers, ratios, a mechanism's name, a key that is a digest, an id or a point (the code the
+# reviewer listed, `getpass()`, `console.log('Logging in with email:', …)`, is in allow_tests).
+SECRETS_46 = [
+    ("use admin:Xq7-pelican to log in", "Xq7-pelican"),
+    ("login for grafana: admin/Hunter-pelican", "Hunter-pelican"),
+    ("set dbPassword to tangerine-orbit", "tangerine-orbit"),
+    ("set db_password to tangerine-orbit", "tangerine-orbit"),
+    ("set the apiKey to tangerine-orbit", "tangerine-orbit"),
+    ("set the db-password to tangerine-orbit", "tangerine-orbit"),
+    ("the backup key is RSA-Kx49Q generated last week", "RSA-Kx49Q"),
+    ("door PIN: 48213", "48213"),
+    ("pin: 7731", "7731"),
+]
+KEPT_46 = [
+    "the backup key is AES-256 encrypted",
+    "the backup key is bcrypt hashed",
+    "port: 8080",
+    "connect to localhost:5432",
+    "listening on :3000",
+    "line 42: unexpected indent",
+    "at 12:30 the build broke",
+    "Ratio: 0.98",
+    "use localhost:8080 to log in",
+    "use mode:interactive to log in",
+    "set the token to auto-refresh every hour",
+    "the key is to cache the parsed config",
+    "the primary key is userId2",
+    "led_pin: 13",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS_46)
+def test_stop_46_leaks_are_redacted(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert REDACTED in out
+        assert redact(out) == out
+
+
+def test_a_digit_free_passphrase_after_a_colon_goes_whole() -> None:
+    """Four words of letters after `password:` are the passphrase, not prose: all of it goes."""
+    text = "password: correct horse battery staple"
+    for form, want in zip(both_ways(text), both_ways("password: " + REDACTED), strict=True):
+        assert redact(form) == want
+
+
+@pytest.mark.parametrize("text", KEPT_46)
+def test_stop_46_look_alikes_are_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+# Held out from stop 46's rules: written after them, from none of their examples, and run once as
+# they stood; the miss is marked with why, not answered by a rule written for it. Look-alikes that
+# reach no rule of this stop (no break of it made them fail) were left out.
+HELD_OUT_SECRETS_46 = [
+    ("you can use svc-deploy:Mq4-tern-71 to log into the dashboard", "Mq4-tern-71"),
+    ("Try guest2:Plover-88 to sign on", "Plover-88"),
+    ("jenkins login for the nightly job: ci/Qz7-Heron-2", "Qz7-Heron-2"),
+    ("credentials to the vpn: alice/Fjord-Lamp5", "Fjord-Lamp5"),
+    ("set mongoPassword to violet-canyon", "violet-canyon"),
+    ("I changed the rabbitmq_password to amber-sparrow.", "amber-sparrow"),
+    ("update the stripeSecret to Kq2-Moor-9", "Kq2-Moor-9"),
+    ("rotate the `awsSecretKey` to sapphire-dune", "sapphire-dune"),
+    ("the laptop recovery key was Hq7-Ze92-Lm4 printed on a sticker", "Hq7-Ze92-Lm4"),
+    ("the wallet's master key is Xr9QpL2mZ", "Xr9QpL2mZ"),
+    ("safe PIN: 90817", "90817"),
+    ("the alarm pin is 4455", "4455"),
+    pytest.param(
+        "Pin number for the card = 772310",
+        "772310",
+        marks=pytest.mark.xfail(
+            strict=True, reason="a qualifier between a name and '=': a name is the word before its separator"
+        ),
+    ),
+]
+HELD_OUT_KEPT_46 = [
+    "use redis.internal:6379 to log in",
+    "use ldap:kerberos to sign in",
+    "login for the staging grafana: feature/sso-login",
+    "set apiKeyHeader to X-Api-Key",
+    "the sort key is createdAt2",
+    "the key is Cmd+Shift+P",
+    "the key is SHA256",
+    "the encryption key is 256-bit generated by KMS",
+    "the key is X25519 derived from the seed",
+    "the backup key is stored in 1Password",
+    "the key is UTF-8",
+    "pin: 8",
+    "the pin is 7 on the board",
+    "the build number is 48213",
+    "error code: 40413",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), HELD_OUT_SECRETS_46)
+def test_held_out_secrets_stop_46(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", HELD_OUT_KEPT_46)
+def test_held_out_prose_is_kept_stop_46(text: str) -> None:
     for form in both_ways(text):
         assert redact(form) == form, find_secrets(form)
