@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -190,12 +191,15 @@ def leaks_of(seed: int, *, secret_names: bool = False) -> list[str]:
             (f"LLM request {i}", (repr(r.body) + repr(r.headers)).encode())
             for i, r in enumerate(llm.requests)
         ]
-        return [
-            f"{where}: {secret!r}"
-            for where, data in blobs
-            for secret in secrets
-            if secret.encode() in data or json.dumps(secret)[1:-1].encode() in data
-        ]
+        return [f"{where}: {secret!r}" for where, data in blobs for secret in secrets if _holds(data, secret)]
+
+
+def _holds(data: bytes, secret: str) -> bool:
+    """Whether ``data`` holds ``secret`` (raw or JSON-escaped); a PIN (digits only) as a number of
+    its own: a run's timestamp in a sidecar ("…1765128824.3") holds "8824" by chance, not a leak."""
+    if secret.isdigit():
+        return re.search(rb"(?<![0-9])" + secret.encode() + rb"(?![0-9])", data) is not None
+    return secret.encode() in data or json.dumps(secret)[1:-1].encode() in data
 
 
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), database=None)
