@@ -12,6 +12,7 @@ import errno
 import gzip
 import os
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -163,6 +164,35 @@ def interrupt(exc: BaseException) -> None:
             _Interrupts.pending = exc
         return
     raise exc
+
+
+def check_interrupt() -> None:
+    """A safe point (each file of a run): raise an interrupt a signal handler could not raise."""
+    if _Interrupts.pending is not None and not _Interrupts.depth:
+        exc, _Interrupts.pending = _Interrupts.pending, None
+        raise exc
+
+
+@contextlib.contextmanager
+def interrupts_kept(kinds: tuple[type[BaseException], ...]) -> Iterator[None]:
+    """Inside, an interrupt of ``kinds`` that Python swallowed (raised by a signal handler while a
+    weakref callback or a ``__del__`` ran: "Exception ignored in …", the run went on as if the
+    signal never came; seen in CI) waits for the next safe point (:func:`check_interrupt`, each
+    write's end) instead."""
+    before = sys.unraisablehook
+
+    def hook(u: Any) -> None:
+        if isinstance(u.exc_value, kinds) and _Interrupts.pending is None:
+            _Interrupts.pending = u.exc_value
+            return
+        before(u)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = before
+        _Interrupts.pending = None
 
 
 @contextlib.contextmanager

@@ -88,3 +88,24 @@ def test_an_ignored_ctrl_c_stays_ignored() -> None:
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+class _Dies:
+    """Takes SIGTERM while Python collects it: the handler's exception is one Python swallows
+    ("Exception ignored in …", seen in CI inside a WeakValueDictionary's callback)."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        _a_python_call()
+
+
+def _swallowed_then_a_safe_point() -> None:
+    d = _Dies()
+    del d
+    fsutil.check_interrupt()
+    pytest.fail("the swallowed interrupt was lost: the run went on as if no signal came")
+
+
+def test_an_interrupt_python_swallowed_is_raised_at_the_next_safe_point() -> None:
+    with pytest.raises(_Terminated), _signals_as_interrupt():
+        _swallowed_then_a_safe_point()

@@ -214,7 +214,7 @@ def _signals_as_interrupt() -> Iterator[None]:
     """While a run works, SIGTERM stops it as Ctrl-C does (it killed the process silently: exit
     143, nothing said); a second one is ignored so that the cleanup runs to its end. Both wait for
     a write in progress to rename its temp file (:func:`scribed.fsutil.interrupt`)."""
-    from scribed.fsutil import interrupt
+    from scribed.fsutil import interrupt, interrupts_kept
 
     def on_term(_signum: int, _frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -232,7 +232,8 @@ def _signals_as_interrupt() -> Iterator[None]:
     if before_int is signal.default_int_handler:  # not when it is ignored (started with `&`, nohup)
         signal.signal(signal.SIGINT, on_int)
     try:
-        yield
+        with interrupts_kept((KeyboardInterrupt,)):
+            yield
     finally:
         signal.signal(signal.SIGTERM, before)
         signal.signal(signal.SIGINT, before_int)

@@ -64,7 +64,13 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
-from scribed.fsutil import UnsafePathError, clean_temp_files, deferred_dir_sync, sync_deferred
+from scribed.fsutil import (
+    UnsafePathError,
+    check_interrupt,
+    clean_temp_files,
+    deferred_dir_sync,
+    sync_deferred,
+)
 from scribed.log import get as get_logger
 from scribed.session.door import redacted
 from scribed.tiers import audit, cold, live, transcripts
@@ -469,6 +475,7 @@ class Scribe:
             batch: list[tuple[SourceItem, Prefetched | None]] = []
             size, t0 = 0, time.monotonic()
             for item in it:
+                check_interrupt()  # a stopping signal Python swallowed (fsutil.interrupts_kept)
                 if item.kind == "hot":
                     self._commit(batch, report, force)
                     self._commit([(item, self.ahead(item, force=force))], report, force)
