@@ -151,9 +151,7 @@ def whole_write() -> Iterator[None]:
         yield
     finally:
         _Interrupts.depth -= 1
-        if not _Interrupts.depth and _Interrupts.pending is not None:
-            exc, _Interrupts.pending = _Interrupts.pending, None
-            raise exc
+        check_interrupt()
 
 
 def interrupt(exc: BaseException) -> None:
@@ -167,7 +165,8 @@ def interrupt(exc: BaseException) -> None:
 
 
 def check_interrupt() -> None:
-    """A safe point (each file of a run): raise an interrupt a signal handler could not raise."""
+    """A safe point (each file of a run, a write's end): raise the interrupt a signal handler
+    deferred or could not raise."""
     if _Interrupts.pending is not None and not _Interrupts.depth:
         exc, _Interrupts.pending = _Interrupts.pending, None
         raise exc
