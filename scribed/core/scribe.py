@@ -79,6 +79,7 @@ from scribed.tiers.cold import Layout
 BATCH_FILES = 64  # source files per ledger commit in run_once
 BATCH_SECONDS = 2.0  # … or this long, whichever comes first (the batch holds the ledger)
 BATCH_BYTES = 32 << 20  # … or files this large: their prepared work waits in memory for the batch
+LOCK_WAIT_SAID = 0.1  # seconds: a wait for the root lock this long is logged (``lock_waited``)
 
 
 def utcnow() -> datetime:
@@ -321,6 +322,7 @@ class Scribe:
         lock = self.layout.lock
         audit.ensure_state(self.layout)  # the lock is its first file: the folder's .gitignore comes first
         stack = contextlib.ExitStack()
+        t0 = time.monotonic()
         try:
             stack.enter_context(root_lock(lock, timeout=0 if wait else timeout))
         except RootBusyError:
@@ -328,6 +330,9 @@ class Scribe:
                 raise
             self.log.info("waiting_for_lock", lock=str(lock))
             stack.enter_context(root_lock(lock, timeout=timeout))
+        waited = time.monotonic() - t0
+        if waited >= LOCK_WAIT_SAID:  # who waits behind whom, and how long: the lock's one cost
+            self.log.info("lock_waited", seconds=round(waited, 3), lock=str(lock))
         with stack:
             yield
 
