@@ -145,6 +145,25 @@ def test_choosing_again_what_an_earlier_change_left_reverses_it(old: str, new: s
         assert d.add(fact(old, date="2026-11-22", ref="e-1")).superseded_by
 
 
+# Stop 47: the wiki's test for a choice again listed its words anew, "back to" as one literal, so a
+# "go back to X" wrapped or spaced twice chose again by reversal_wording's rule (``back\s+to``) and
+# reversed nothing in the wiki. Written before the fix; the last two passed before it too.
+SPACED_RETURNS = [
+    ("switch the docs site from MkDocs to Sphinx", "go back\nto MkDocs for the docs site"),
+    ("Move the task queue from Celery to RQ", "we went back  to Celery for the task queue"),
+    ("upgrade the base image from Debian 11 to Debian 12", "let's go back\tto Debian 11 for the base image"),
+    ("migrate the frontend tests from Jest to Vitest", "stick\n  with Jest for the frontend tests"),
+    ("Move the task queue from Celery to RQ", "keep  Celery for the task queue"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), SPACED_RETURNS)
+def test_a_choice_again_spaced_or_wrapped_reverses_in_the_wiki_as_in_the_rule(old: str, new: str) -> None:
+    assert reversal_score(new, old) > 0
+    d = doc(fact(old, date="2026-11-22", ref="e-1"))
+    assert d.add(fact(new, date="2026-11-26", ref="e-2")).superseded
+
+
 def test_the_aider_reversal_supersedes_in_its_session_too() -> None:
     old, new = CROSS_SESSION[0][:2]
     got = session(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from scribed.compress.entry import fence_step, one_line
 from scribed.compress.restate import Statement, statement
 from scribed.compress.reversal import reversal_score
-from scribed.compress.reversal_wording import may_reverse, returns
+from scribed.compress.reversal_wording import CHANGE, NEEDS, REMOVAL, REVERSAL, may_reverse, returns
 from scribed.compress.terms import NEAR_DUP, claim, norm, same_fact
 from scribed.names import normalize_name
 
@@ -48,14 +48,11 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
 
 
-# Every alternative of REVERSAL, REMOVAL and CHANGE holds one of these, lowercased: an ASCII text holding none cannot
-# match (a search costs ~8 µs a block, and a wiki of 10,000 blocks is indexed on every promotion).
-# Other texts go to the pattern itself (IGNORECASE also folds a few non-ASCII letters).
-_REVERSAL_WORDS = (
-    "rever", "supersed", "instead", "no longer", "scra", "rather than", "replac", "drop", "abandon",
-    "undo", "retir", "change", "on second thought", "actually,", "remov", "delet", "rip", "rid", "stop", "ditch", "elimin", "phas",
-    "from",
-)  # fmt: skip
+# Every match of REVERSAL, REMOVAL and CHANGE holds one of their literals (reversal_wording.NEEDS),
+# lowercased: an ASCII text holding none cannot match (a search costs ~8 µs a block, and a wiki of
+# 10,000 blocks is indexed on every promotion); one scan for the three. Other texts go to the
+# patterns themselves (IGNORECASE also folds a few non-ASCII letters).
+_REVERSAL_WORDS = tuple(dict.fromkeys(w for p in (REVERSAL, REMOVAL, CHANGE) for w in NEEDS[p]))
 
 
 def _may_reverse(text: str) -> bool:
@@ -66,16 +63,6 @@ def _may_reverse(text: str) -> bool:
         if w in low:
             return True
     return False
-
-
-_RETURN_WORDS = ("keep", "back to", "stick", "stay", "return")  # what :func:`returns` needs
-
-
-def _may_return(text: str) -> bool:
-    """Whether ``text`` chooses a thing again ("keep fpdf2", "go back to MkDocs"): it may reverse the
-    change that left it (:func:`~scribed.compress.reversal.names_returned`)."""
-    low = text.lower()
-    return any(w in low for w in _RETURN_WORDS) and bool(returns(text))
 
 
 class WikiError(ValueError):
@@ -200,7 +187,9 @@ class Block:
             return True
         text = self.text
         if self._rev is None or self._rev[0] != text:
-            self._rev = (text, (_may_reverse(text) and may_reverse(text)) or _may_return(text))
+            # a choice again ("keep fpdf2", "go back to MkDocs") may reverse the change that left
+            # it (:func:`~scribed.compress.reversal.names_returned`); returns() has its own prefilter
+            self._rev = (text, (_may_reverse(text) and may_reverse(text)) or bool(returns(text)))
         return self._rev[1]
 
     def stated(self) -> Statement | None:
