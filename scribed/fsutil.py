@@ -15,7 +15,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -194,11 +194,20 @@ def interrupts_kept(kinds: tuple[type[BaseException], ...]) -> Iterator[None]:
         _Interrupts.pending = None
 
 
+class NotReplaced(Exception):  # noqa: N818 (what happened, as FileExistsError says)
+    """A write's condition (``only_if``) no longer held at its rename: the file was left as it was."""
+
+
 @contextlib.contextmanager
-def replacing(path: Path, *, sync: bool = True) -> Iterator[BinaryIO]:
+def replacing(
+    path: Path, *, sync: bool = True, only_if: Callable[[], bool] | None = None
+) -> Iterator[BinaryIO]:
     """A temp file beside ``path`` (its folder must exist), renamed over it, mode 0600, when the
     block ends, removed when it raises; a stopping signal waits for either (:func:`whole_write`).
-    ``sync=False`` skips the file's fsync; the folder's is the caller's (:func:`fsync_dir`)."""
+    ``sync=False`` skips the file's fsync; the folder's is the caller's (:func:`fsync_dir`).
+    ``only_if`` is asked last, right before the rename (a compare-and-swap's compare: the file
+    still holds what the new bytes were made from); False removes the temp file and raises
+    :class:`NotReplaced`."""
     with whole_write():
         fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
         try:
@@ -208,6 +217,8 @@ def replacing(path: Path, *, sync: bool = True) -> Iterator[BinaryIO]:
                 if sync:
                     os.fsync(fh.fileno())
             os.chmod(tmp, FILE_MODE)
+            if only_if is not None and not only_if():
+                raise NotReplaced(str(path))
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -215,9 +226,17 @@ def replacing(path: Path, *, sync: bool = True) -> Iterator[BinaryIO]:
             raise
 
 
-def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, sync: bool = True) -> None:
+def atomic_write(
+    path: Path,
+    data: bytes | str,
+    *,
+    base: Path | None = None,
+    sync: bool = True,
+    only_if: Callable[[], bool] | None = None,
+) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename), mode 0600. ``sync=False``
-    skips both fsyncs: for a batch the caller makes durable at once with ``os.sync()``."""
+    skips both fsyncs: for a batch the caller makes durable at once with ``os.sync()``.
+    ``only_if``: :func:`replacing`'s (raises :class:`NotReplaced`, the file left as it was)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     if base is not None:
@@ -225,7 +244,7 @@ def atomic_write(path: Path, data: bytes | str, *, base: Path | None = None, syn
     elif path.is_symlink():
         raise UnsafePathError(errno.ELOOP, "refusing to write through a symlink", str(path))
     ensure_dir(path.parent)
-    with replacing(path, sync=sync) as fh:
+    with replacing(path, sync=sync, only_if=only_if) as fh:
         fh.write(data)
     if sync:
         fsync_dir(path.parent)

@@ -15,6 +15,7 @@ import pytest
 
 from scribed import fsutil
 from scribed.cli.main import _signals_as_interrupt, _Terminated
+from scribed.tiers import live
 
 
 @pytest.fixture(autouse=True)
@@ -109,3 +110,40 @@ def _swallowed_then_a_safe_point() -> None:
 def test_an_interrupt_python_swallowed_is_raised_at_the_next_safe_point() -> None:
     with pytest.raises(_Terminated), _signals_as_interrupt():
         _swallowed_then_a_safe_point()
+
+
+@pytest.mark.parametrize(("seen", "want"), [(b"old\n", b"new\n"), (b"read before\n", b"old\n")])
+def test_a_signal_inside_a_compare_and_swap_waits_for_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: bytes, want: bytes
+) -> None:
+    """A hot file's compare-and-swap (:func:`scribed.tiers.live.swap`) is shielded as any write:
+    renamed when the file still holds what was read, else its temp file removed, then stopped."""
+    mem = tmp_path / "memory"
+    target = mem / "hot" / "picard.md"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"old\n")
+    _signal_inside_mkstemp(monkeypatch, signal.SIGTERM)
+    with pytest.raises(_Terminated), _signals_as_interrupt():
+        live.swap(target, seen, b"new\n", base=mem)
+    assert target.read_bytes() == want
+    assert sorted(p.name for p in target.parent.iterdir()) == ["picard.md"]  # no temp file left
+
+
+def test_a_write_whose_condition_fails_at_its_rename_leaves_the_file(tmp_path: Path) -> None:
+    """``only_if`` is asked last, the new bytes whole in the temp file: the compare of a
+    compare-and-swap as near its rename as it can be; False leaves the file and no temp file."""
+    target = tmp_path / "picard.md"
+    target.write_bytes(b"old\n")
+    temps: list[list[bytes]] = []
+
+    def still() -> bool:
+        temps.append([p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith(fsutil.TMP_PREFIX)])
+        return False
+
+    with pytest.raises(fsutil.NotReplaced):
+        fsutil.atomic_write(target, b"new\n", only_if=still)
+    assert temps == [[b"new\n"]]
+    assert target.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["picard.md"]
+    fsutil.atomic_write(target, b"new\n", only_if=lambda: True)
+    assert target.read_bytes() == b"new\n"

@@ -35,9 +35,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -52,15 +50,7 @@ from scribed.compress.content import content_free
 from scribed.compress.entry import iso, parse_date
 from scribed.compress.errors import errors_in_turn
 from scribed.compress.request import request
-from scribed.fsutil import (
-    FILE_MODE,
-    check_inside,
-    ensure_dir,
-    fsync_dir,
-    sync_deferred,
-    tmp_prefix,
-    whole_write,
-)
+from scribed.fsutil import NotReplaced, atomic_write, check_inside, sync_deferred
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, RedactedSession, unwrap
@@ -546,27 +536,12 @@ def swap(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool
 
 
 def _swap_now(path: Path, expected: bytes | None, data: bytes, *, base: Path) -> bool:
-    check_inside(path, base)
-    ensure_dir(path.parent)
-    with whole_write():
-        fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
-        done = False
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, FILE_MODE)
-            if _still(path, expected):
-                os.replace(tmp, path)
-                done = True
-        finally:
-            if not done:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-    if done:
-        fsync_dir(path.parent)
-    return done
+    """:func:`swap` on disk: the compare is the write's last step before its rename."""
+    try:
+        atomic_write(path, data, base=base, only_if=lambda: _still(path, expected))
+    except NotReplaced:
+        return False
+    return True
 
 
 def live_fields(data: bytes) -> dict[str, str]:
