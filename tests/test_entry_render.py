@@ -199,3 +199,39 @@ def test_provenance_prints_no_defaults_and_the_ledger_rebuild_reads_them_back(tm
     assert (rows["e-00000000000a"]["compressor"], rows["e-00000000000a"]["recall"]) == ("extractive", 1.0)
     assert (rows["e-00000000000b"]["compressor"], rows["e-00000000000b"]["recall"]) == ("llm:m", 0.8)
     assert rows["e-00000000000a"]["first_line"] == 1 and rows["e-00000000000a"]["last_line"] == 9
+
+
+def test_an_entrys_provenance_reads_back_as_it_was_written() -> None:
+    """:func:`entry.provenance` is the one reader of the line :func:`entry.render` writes (the
+    ledger's rebuild, promotion and ``cold-remove`` use it); a ``retired.txt`` reason, written in
+    the same form, reads with :func:`entry.provenance_fields`."""
+    when = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    meta = EntryMeta(
+        "e-00000000000c",
+        "kim",
+        "s-3",
+        "notes/z.md",
+        "markdown",
+        when,
+        12,
+        140,
+        9,
+        "ef" * 32,
+        "llm:m",
+        900,
+        0.5,
+    )
+    text = entry.render(Summary(goal="Port the exporter", outcome="Done."), meta)
+    got = entry.provenance(text)
+    assert got is not None
+    fields, lines = got
+    assert lines == (12, 140)
+    assert (fields["id"], fields["agent"], fields["session"]) == ("e-00000000000c", "kim", "s-3")
+    assert (fields["source"], fields["compressor"], fields["recall"]) == (
+        "`notes/z.md` (markdown)",
+        "llm:m",
+        "0.50",
+    )
+    assert entry.provenance("### 2026-11-02: no provenance\n\n#### Outcome\nDone.\n") is None
+    reason = "2026-11-03 removed by hand · session=s-3 · lines 12–140"
+    assert entry.provenance_fields(reason) == ({"session": "s-3"}, (12, 140))

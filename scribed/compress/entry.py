@@ -273,6 +273,34 @@ class Entry:
         return parse_date(self.date)
 
 
+_PROVENANCE = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
+_LINES = re.compile(r"^lines (\d+)\D+(\d+)$")
+_FIELD_KEY = re.compile(r"[a-z_]+")
+
+
+def provenance(text: str) -> tuple[dict[str, str], tuple[int, int]] | None:
+    """An entry's provenance line read back (:func:`provenance_fields`); None when it has none."""
+    m = _PROVENANCE.search(text)
+    return provenance_fields(m.group("p")) if m else None
+
+
+def provenance_fields(line: str) -> tuple[dict[str, str], tuple[int, int]]:
+    """The ``key=value`` fields of a provenance line (after ``- provenance: ``) and the line range
+    it names (``lines 1–120``; (0, 0) when none). A ``retired.txt`` reason names an entry's session
+    and lines in the same form (``… · session=37f4 · lines 1–120``)."""
+    out: dict[str, str] = {}
+    lines = (0, 0)
+    for part in line.split(" · "):
+        k, sep, v = part.partition("=")
+        if sep and _FIELD_KEY.fullmatch(k.strip()):
+            out[k.strip()] = v.strip()
+        else:
+            m = _LINES.match(part.strip())
+            if m:
+                lines = (int(m.group(1)), int(m.group(2)))
+    return out, lines
+
+
 def parse_date(s: str) -> datetime | None:
     s = s.strip().replace(" ", "T")
     try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scribed.compress.entry import provenance
 from scribed.core.cold_sync import AgentSync, SyncResult
 from scribed.core.sync_state import agents
 from scribed.core.team_sync import sync
@@ -89,13 +90,11 @@ def removal_plan(layout: Layout, wanted: list[str]) -> list[Removal]:
 def _removed_line(e: Entry | None, today: str) -> str:
     """The ``retired.txt`` reason for an entry removed by hand: the date, and the session and line
     range its provenance names, which a rebuilt ledger reads (see :mod:`ledger_rebuild`)."""
-    from scribed.core.ledger_rebuild import _PROV, _fields
-
     out = f"{today} {cold_store.BY_HAND}"
-    m = _PROV.search(e.text) if e is not None else None
-    if m is None:
+    prov = provenance(e.text) if e is not None else None
+    if prov is None:
         return out
-    f, (first, last) = _fields(m.group("p"))
+    f, (first, last) = prov
     session = re.sub(r"\s+", "_", f.get("session", ""))
     if session:
         out += f" · session={session}"

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scribed.compress.entry import DEFAULT_COMPRESSOR, split_entries
+from scribed.compress.entry import DEFAULT_COMPRESSOR, provenance, provenance_fields, split_entries
 
 
 def _log() -> Any:
@@ -25,35 +25,27 @@ def _log() -> Any:
     return get()
 
 
-_PROV = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
 _WIKI_REF = re.compile(r"\b(?:entry|folded)=([a-z0-9,-]+)")
-_LINES = re.compile(r"^lines (\d+)\D+(\d+)$")
 _ID = re.compile(r"[a-z]-[0-9a-f]{6,40}")
 _QUOTED = re.compile(r"`(.*)`(?: \(\S+\))?$")
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
 
 
-def _fields(line: str) -> tuple[dict[str, str], tuple[int, int]]:
-    out: dict[str, str] = {}
-    lines = (0, 0)
-    for part in line.split(" · "):
-        k, sep, v = part.partition("=")
-        if sep and re.fullmatch(r"[a-z_]+", k.strip()):
-            out[k.strip()] = v.strip()
-        else:
-            m = _LINES.match(part.strip())
-            if m:
-                lines = (int(m.group(1)), int(m.group(2)))
-    return out, lines
+def wiki_source_ids(text: str) -> Iterator[str]:
+    """The entry ids a wiki page's text names as its sources (``entry=e-…``, ``folded=e-…,e-…``),
+    read as text in whatever layout the page has: what a rebuilt ledger counts as compacted
+    (:func:`rebuild_rows`) and what :mod:`scribed.core.ledger_reconcile` finds held."""
+    for m in _WIKI_REF.finditer(text):
+        yield from m.group(1).split(",")
 
 
 def _entry_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
     """Ledger rows for the entries a cold file (or an archived one) holds, and the ids digests fold."""
     for e in split_entries(text)[1]:
-        m = _PROV.search(e.text)
-        if not m:
+        prov = provenance(e.text)
+        if prov is None:
             continue
-        f, (first, last) = _fields(m.group("p"))
+        f, (first, last) = prov
         eid = f.get("id", "")
         if _ID.fullmatch(eid) and not eid.startswith("d-"):
             sm = _QUOTED.match(f.get("source", ""))
@@ -118,10 +110,9 @@ def _row(
 def _wiki_rows(text: str, origin: str) -> Iterator[dict[str, Any]]:
     """The entry ids a wiki page names as its sources (``entry=e-…``, ``folded=e-…,e-…``), in
     whatever layout the page has: ids only, matched against a session's whole content."""
-    for m in _WIKI_REF.finditer(text):
-        for eid in m.group(1).split(","):
-            if _ID.fullmatch(eid) and eid.startswith("e-"):
-                yield _row(eid, origin, session="", agent="", date="", lines=(0, 0), f={}, src="")
+    for eid in wiki_source_ids(text):
+        if _ID.fullmatch(eid) and eid.startswith("e-"):
+            yield _row(eid, origin, session="", agent="", date="", lines=(0, 0), f={}, src="")
 
 
 def _texts(folder: Path, pattern: str, *, gz: bool) -> Iterator[tuple[str, str]]:
@@ -152,7 +143,7 @@ def _retired_rows(memory: Path) -> Iterator[dict[str, Any]]:
         for eid, rest in read_retired(text).items():
             if not _ID.fullmatch(eid) or eid.startswith(("d-", "x-")):  # digests and id-less entries
                 continue
-            f, lines = _fields(rest)
+            f, lines = provenance_fields(rest)
             yield _row(eid, origin, session=f.get("session", ""), agent=f.get("agent", ""), date="",
                        lines=lines, f={}, src="")  # fmt: skip
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from scribed.compress.entry import split_entries
 from scribed.core import gittree
+from scribed.core.ledger_rebuild import rebuild_rows, wiki_source_ids
 from scribed.core.sync_state import HAND, PARKED, agents, load_state, save_state
 from scribed.fsutil import read_text
 from scribed.names import normalize_name
@@ -37,8 +38,6 @@ def _held_ids(layout: Layout) -> set[str]:
     left cold on purpose (``retired.txt``), what the wiki names as its sources, and what git
     removed (its files are committed elsewhere: compacted again, they would be untracked files in
     a checkout that lacks them)."""
-    from scribed.core.ledger_rebuild import _WIKI_REF
-
     state = load_state(layout)
     out: set[str] = set(state.get(PARKED, {})) | set(state.get(HAND, {}))
     for agent in agents(layout):
@@ -47,8 +46,7 @@ def _held_ids(layout: Layout) -> set[str]:
         out |= cold_store.read_retired(read_text(layout.cold / agent / cold_store.RETIRED)).keys()
     if layout.wiki.is_dir():
         for p in layout.wiki.glob("**/*.md"):
-            for m in _WIKI_REF.finditer(read_text(p)):
-                out.update(m.group(1).split(","))
+            out.update(wiki_source_ids(read_text(p)))
     return out
 
 
@@ -61,8 +59,6 @@ def reconcile(layout: Layout, ledger: Ledger) -> Reconciled:
         return Reconciled()
     missing = set(known) - _held_ids(layout)
     if missing:  # entries folded or promoted before retired.txt existed are in the archives
-        from scribed.core.ledger_rebuild import rebuild_rows
-
         missing -= {r["id"] for r in rebuild_rows(layout.memory, layout.archive)}
     if missing:  # a sync state lost after git removed them: git still has them
         ids, _ = gittree.entry_ids(layout.memory, {known[eid][2] for eid in missing})

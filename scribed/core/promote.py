@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, split_entries
+from scribed.compress.entry import Entry, iso, join_entries, one_line, parse_date, provenance, split_entries
 from scribed.compress.restate import statement
 from scribed.compress.reversal_wording import may_reverse, returns
 from scribed.compress.terms import claim, strip_supersedes
@@ -92,7 +92,6 @@ _TOPIC_LINE = re.compile(r"^\s*(?:[-*]\s+)?(?:topic|wiki)\s*:\s*(?P<t>\S+)\s*$",
 _WHY = re.compile(r"\s+—\s+why:\s+(?P<w>.+)$")
 _BECAUSE = re.compile(r"\bbecause\s+(?P<w>.{8,})$", re.I)
 _ARROW = re.compile(r"\s+→\s+")
-_PROV_LINE = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
 
 
 def parse_as_of(text: str) -> datetime:
@@ -104,18 +103,6 @@ def parse_as_of(text: str) -> datetime:
 
 
 # --- facts of one cold entry ---------------------------------------------------------------------
-def provenance(entry: Entry) -> dict[str, str]:
-    """The ``key=value`` fields of an entry's provenance line."""
-    m = _PROV_LINE.search(entry.text)
-    out: dict[str, str] = {}
-    if m:
-        for part in m.group("p").split(" · "):
-            k, sep, v = part.partition("=")
-            if sep and re.fullmatch(r"[a-z_]+", k.strip()):
-                out[k.strip()] = v.strip()
-    return out
-
-
 def entry_topic(entry: Entry) -> tuple[str | None, list[str]]:
     """A topic the entry names for its facts (``topic:``/``wiki:`` line), and warnings."""
     for m in _TOPIC_LINE.finditer(entry.text):
@@ -143,7 +130,7 @@ def _decision(text: str) -> tuple[str, str, str]:
 
 def extract_facts(entry: Entry, agent: str) -> tuple[list[Fact], list[str]]:
     """The durable facts of a cold entry, each carrying a source that names the entry."""
-    prov = provenance(entry)
+    prov, _ = provenance(entry.text) or ({}, (0, 0))
     ref = entry_ref(entry)
     date = entry.date[:10]
     extra: dict[str, str] = {}
