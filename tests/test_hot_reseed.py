@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -585,3 +586,44 @@ def test_an_error_is_fixed_by_its_own_line_only() -> None:
     assert _fixed_in("ValueError: bad date '2026-02", ["`ValueError: bad date '2026-02-30'` → validated"])
     assert not _fixed_in("Error: x", ["`KeyError: x` → fixed by a default"])
     assert not _fixed_in("OSError: disk full", ["`OSError: disk full` → unresolved"])
+
+
+# --- a file problem while seeding --------------------------------------------------------------
+def test_a_seed_writers_file_problem_is_a_warning_never_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each writer of a seed (a session's end, a removed entry, a promoted one) swaps the hot file
+    and says why it could not: the compaction, sync or promotion before it is already durable."""
+    from scribed.core.hot_reseed import reseed_removed
+
+    layout = Layout(tmp_path)
+    write_cold(layout, entry_text("s-1", "2026-11-20T10:00:00Z"))
+    assert hot_seed.reseed(layout, "picard", "copilot", "s-1", Log())
+    seeded = layout.hot_file("picard").read_bytes()
+    write_cold(layout, entry_text("s-2", "2026-11-21T10:00:00Z", eid="e-0123456789cd"))
+    (e,) = cold.parsed(layout.cold_file("picard"))[1]
+    archived = layout.memory / ".scribed" / "archive" / "promoted" / "picard" / "x.md.gz"
+
+    def denied(*_: Any, **__: Any) -> bool:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(live, "_swap_now", denied)
+    writers: list[tuple[str, Callable[[Log], bool]]] = [
+        ("hot_seed_failed", lambda log: hot_seed.reseed(layout, "picard", "copilot", "s-2", log)),
+        ("hot_seed_failed", lambda log: reseed_removed(layout, "picard", ["e-0123456789ab"], log)),
+        (
+            "hot_repoint_failed",
+            lambda log: hot_seed.repoint(layout, "picard", {"e-0123456789ab": (e, archived)}, log),
+        ),
+    ]
+    for event, write in writers:
+        log = Log()
+        assert write(log) is False, event
+        assert [(lv, ev, kw["reason"]) for lv, ev, kw in log.calls] == [
+            ("warning", event, "Permission denied")
+        ]
+    outside = tmp_path.parent / "elsewhere.md.gz"  # a pointer it cannot write: said, not raised
+    log = Log()
+    assert hot_seed.repoint(layout, "picard", {"e-0123456789ab": (e, outside)}, log) is False
+    assert log.events("warning") == ["hot_repoint_failed"]
+    assert layout.hot_file("picard").read_bytes() == seeded

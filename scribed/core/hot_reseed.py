@@ -55,22 +55,21 @@ def reseed_removed(layout: Layout, agent: str, gone: list[str], log: Logger) -> 
     from the newest entry left, or cleared when none is, so no spawn is served what was removed.
     A hot file edited by hand, or a running session's live view, is never rewritten: one that
     names a removed entry is warned about. Never raises for file problems."""
-    path = layout.hot_file(agent)
-    try:
-        before = None if path.is_symlink() else live.current_bytes(path)
+
+    def make(before: bytes | None) -> hot_seed.Seeding:
         if before is None:
-            return False
+            return None
         fields = live.live_fields(before)
         named, value = fields.get("entry", ""), fields.get(live.MARKER, "")
         if not value.startswith(live.SEED_PREFIX) or not live.owned(before):
             if named in gone:
                 log.warning(
                     "hot_file_names_removed_entry",
-                    file=str(path),
+                    file=str(layout.hot_file(agent)),
                     entry=named,
                     action="edit it by hand: scribed rewrites only its own, unedited seed",
                 )
-            return False
+            return None
         _, entries = cold.parsed(layout.cold_file(agent))
         e = next((x for x in entries if x.entry_id == named), None) if named not in gone else None
         if e is None:
@@ -81,13 +80,9 @@ def reseed_removed(layout: Layout, agent: str, gone: list[str], log: Logger) -> 
             text = hot_seed.render(agent, value, hot_seed.last_session(layout, agent, e))
         else:
             text = live.TEMPLATE.format(agent=agent)
-        if text.encode() == before or not live.swap(path, before, text.encode(), base=layout.memory):
-            return False
-    except OSError as exc:
-        log.warning("hot_seed_failed", file=str(path), agent=agent, reason=str(exc.strerror or exc))
-        return False
-    log.info("hot_reseeded", agent=agent, entry=e.entry_id if e else None, reason="an entry was removed")
-    return True
+        return text, {"entry": e.entry_id if e else None, "reason": "an entry was removed"}
+
+    return hot_seed.swap_seed(layout, agent, log, "hot_reseeded", make)
 
 
 def after_sync(layout: Layout, res: SyncResult, log: Logger) -> None:

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scribed.compress.content import content_free
 from scribed.compress.entry import Entry, iso, one_line, parse_date
@@ -380,6 +381,44 @@ def withheld(layout: Layout) -> list[Withheld]:
     return out
 
 
+# What a seed writer decides from the hot file's bytes: the new text and what its log line says
+# of it (None: the file is left as it is).
+Seeding = tuple[str, dict[str, Any]] | None
+
+
+def swap_seed(
+    layout: Layout,
+    agent: str,
+    log: Logger,
+    made: str,
+    make: Callable[[bytes | None], Seeding],
+    *,
+    failed: str = "hot_seed_failed",
+    errors: tuple[type[Exception], ...] = (OSError,),
+) -> bool:
+    """Write the hot file ``make`` makes from its bytes (None: absent), compare-and-swap: an
+    agent's write since they were read wins. A symlink, or the same bytes, are not written; a
+    write is logged as ``made``. Never raises ``errors`` (file problems; warned as ``failed``):
+    the hot file is a convenience and what came before it is already durable."""
+    path = layout.hot_file(agent)
+    try:
+        if path.is_symlink():
+            return False
+        before = live.current_bytes(path)
+        got = make(before)
+        if got is None:
+            return False
+        text, said = got
+        new = text.encode()
+        if new == before or not live.swap(path, before, new, base=layout.memory):
+            return False
+    except errors as exc:
+        log.warning(failed, file=str(path), agent=agent, reason=str(getattr(exc, "strerror", None) or exc))
+        return False
+    log.info(made, agent=agent, **said)
+    return True
+
+
 def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Logger) -> bool:
     """After a transcript session ended and was compacted: seed the agent's hot file from its newest
     cold entry (rules in the module docstring). Returns whether the file was written. Never raises
@@ -389,28 +428,22 @@ def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Log
         return False
     path = layout.hot_file(name)
     mine = live.marker_value(kind, session_id)
-    try:
-        if path.is_symlink():
-            return False
+
+    def make(before: bytes | None) -> Seeding:
         e = find_entry(layout, name, session_id)
-        before = live.current_bytes(path)
         if before is not None and not _may_seed(path, name, before, mine, e):
             if e is not None and _held_back(before, mine, e):
                 _say_withheld(log, path, name, e, session_id)
-            return False
+            return None
         if e is not None:
             text = render(name, marker(kind, session_id), last_session(layout, name, e))
         elif before is not None and live.live_fields(before).get(live.MARKER) == mine:
             text = live.TEMPLATE.format(agent=name)  # nothing in cold to seed from: clear the live view
         else:
-            return False
-        if before == text.encode() or not live.swap(path, before, text.encode(), base=layout.memory):
-            return False
-    except OSError as exc:
-        log.warning("hot_seed_failed", file=str(path), agent=name, reason=str(exc.strerror or exc))
-        return False
-    log.info("hot_seeded", agent=name, session=session_id, entry=e.entry_id if e else None)
-    return True
+            return None
+        return text, {"session": session_id, "entry": e.entry_id if e else None}
+
+    return swap_seed(layout, name, log, "hot_seeded", make)
 
 
 def repoint(layout: Layout, agent: str, moved: dict[str, tuple[Entry, Path]], log: Logger) -> bool:
@@ -418,33 +451,22 @@ def repoint(layout: Layout, agent: str, moved: dict[str, tuple[Entry, Path]], lo
     its archive file): a seed of one of them points at its archive instead of the cold file it
     left, so the pointer a spawn reads still leads somewhere. Only scribed's own, unedited seed is
     rewritten (compare-and-swap); the rest of it is the same. Never raises for file problems."""
-    path = layout.hot_file(agent)
-    try:
-        if path.is_symlink():
-            return False
-        before = live.current_bytes(path)
+
+    def make(before: bytes | None) -> Seeding:
         if before is None or not live.owned(before):
-            return False
+            return None
         fields = live.live_fields(before)
         value = fields.get(live.MARKER, "")
         got = moved.get(fields.get("entry", ""))
         if not value.startswith(live.SEED_PREFIX) or got is None:
-            return False
+            return None
         e, archived = got
         seed = replace(last_session(layout, agent, e), cold=str(archived.relative_to(layout.root)))
-        text = render(agent, value, seed).encode()
-        if text == before or not live.swap(path, before, text, base=layout.memory):
-            return False
-    except (OSError, ValueError) as exc:
-        log.warning(
-            "hot_repoint_failed",
-            file=str(path),
-            agent=agent,
-            reason=str(getattr(exc, "strerror", None) or exc),
-        )
-        return False
-    log.info("hot_repointed", agent=agent, entry=e.entry_id)
-    return True
+        return render(agent, value, seed), {"entry": e.entry_id}
+
+    return swap_seed(
+        layout, agent, log, "hot_repointed", make, failed="hot_repoint_failed", errors=(OSError, ValueError)
+    )
 
 
 def snapshot(current: bytes, size: int, session_id: str) -> bytes | None:
