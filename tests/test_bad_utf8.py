@@ -220,3 +220,131 @@ def test_run_once_compacts_the_damaged_session_and_warns_once(tmp_path: Path) ->
     os.utime(path)  # touched: read again, and said again, once
     again = run_cli("--config", str(demo / "scribed.toml"), "run-once", "--json").stderr.decode()
     assert again.count("UTF-8") == 1, again
+
+
+# --- Squad REPL: one JSON document, read as a stream -----------------------------------------------
+def _repl_doc(texts: list[bytes], agents: list[str | None]) -> bytes:
+    """A pretty-printed Squad REPL session (one message a few lines), each content pasted raw."""
+    out = [b'{\n  "id": "0a1b2c3d",\n  "createdAt": "2026-11-20T10:00:00Z",\n  "messages": [\n']
+    for i, (text, agent) in enumerate(zip(texts, agents, strict=True)):
+        role = b"user" if agent is None else b"agent"
+        name = b"" if agent is None else b',\n      "agentName": "' + agent.encode() + b'"'
+        sep = b",\n" if i < len(texts) - 1 else b"\n"
+        out.append(
+            b'    {\n      "role": "' + role + b'",\n      "content": "' + text + b'",\n'
+            b'      "timestamp": "2026-11-20T10:%02d:00Z"' % i + name + b"\n    }" + sep
+        )
+    return b"".join(out) + b"  ]\n}\n"
+
+
+def test_a_squad_repl_file_with_bad_bytes_is_compacted_and_says_so_once(tmp_path: Path) -> None:
+    path = tmp_path / "2026-11-20T10-00-00_0a1b2c3d.json"
+    data = _repl_doc(
+        [
+            b"Rename the cache flag in src/cache.py",
+            b"keep caf\xe9 as the label, then \xff\xfe the rest",  # 3 bad bytes
+            b"Decision: the flag is CACHE_TTL in src/cache.py",
+            b"truncated euro \xe2\x82 and fine after",  # 2 bytes, one U+FFFD
+        ],
+        [None, "worf", None, "worf"],
+    )
+    path.write_bytes(data)
+    line = data[: data.index(b"\xe9")].count(b"\n") + 1
+    r = parse_file("squad-repl", path, "coordinator")
+    texts = [t.text for s in r.sessions for t in s.turns]
+    assert any("caf\ufffd as the label, then \ufffd\ufffd the rest" in t for t in texts), texts
+    assert any("truncated euro \ufffd and fine" in t for t in texts), texts
+    assert {s.agent for s in r.sessions} == {"coordinator", "worf"}
+    assert _utf8_warnings(r.warnings) == [
+        f"squad-repl: 5 bytes of invalid UTF-8 replaced with U+FFFD in {path} (first at line {line})"
+    ]
+    clean = tmp_path / "clean" / path.name
+    clean.parent.mkdir()
+    clean.write_bytes(_repl_doc(["naïve café \ufffd ✓".encode(), b"ok"], [None, "worf"]))  # a U+FFFD written
+    assert _utf8_warnings(parse_file("squad-repl", clean, "coordinator").warnings) == []
+
+
+def test_a_streamed_squad_repl_file_says_it_once_with_its_line(tmp_path: Path) -> None:
+    """Over ``STREAM_MIN_BYTES`` the file is read once per session (two agents: three passes) and
+    in 1 MiB chunks; the bad byte lies past the first chunk, in a named agent's reply: one warning."""
+    from scribed.sources import STREAM_MIN_BYTES, read_file
+
+    path = tmp_path / "2026-11-20T10-00-00_0a1b2c3d.json"
+    texts = [f"step {i}: migrated src/db/m{i}.py and ran the suite".encode() for i in range(30000)]
+    agents: list[str | None] = [None if i % 2 == 0 else ("worf", "data")[i % 4 // 2] for i in range(30000)]
+    texts[25001] = b"d\xe9j\xe0 fait for src/db/m25001.py"
+    data = _repl_doc(texts, agents)
+    path.write_bytes(data)
+    assert data.index(b"\xe9") > 2 * STREAM_MIN_BYTES
+    line = data[: data.index(b"\xe9")].count(b"\n") + 1
+    reading = read_file("squad-repl", path, "coordinator")
+    assert reading.stream is not None  # streamed, not parsed whole
+    assert len(list(reading.sessions())) == 3
+    want = f"squad-repl: 2 bytes of invalid UTF-8 replaced with U+FFFD in {path} (first at line {line})"
+    assert _utf8_warnings(reading.result.warnings) == [want]
+    assert _utf8_warnings(parse_file("squad-repl", path, "coordinator").warnings) == [want]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [b"a", b"\xc3\xa9", b"\xe2\x82", b"\xe2\x82\xac", b"\xff", b"\x80", b"\xf0\x9f\x98", b"\n"]
+        ),
+        max_size=40,
+    ),
+    chunk=st.sampled_from([1, 2, 3, 7, 64]),
+)
+def test_the_document_reader_counts_as_replace_does_at_every_chunk_size(
+    parts: list[bytes], chunk: int
+) -> None:
+    """Bad bytes cut by a chunk's end (a sequence begun in one read, broken in the next) are
+    counted once, at their offset in the file, whatever the chunk size."""
+    import io
+
+    from scribed.sources import json_doc
+
+    body = b"".join(parts).replace(b"\n", b"\\n")
+    data = b'{"id": "x", "messages": ["' + body + b'"]}'
+    got: list[object] = []
+    bad = json_doc.Replaced()
+    json_doc.walk(io.BytesIO(data), "messages", lambda _i, v: got.append(v), chunk=chunk, replaced=bad)
+    assert got == [json.loads(data.decode("utf-8", "replace"))["messages"][0]]
+    _, n, first = common.decode_counted(data)
+    assert (bad.n, bad.first) == (n, first)
+
+
+def test_run_once_warns_once_for_a_damaged_squad_repl_file(tmp_path: Path) -> None:
+    root, repl = tmp_path / "root", tmp_path / "sessions"
+    (root / ".squad").mkdir(parents=True)
+    repl.mkdir()
+    path = repl / "2026-11-20T10-00-00_0a1b2c3d.json"
+    path.write_bytes(
+        _repl_doc(
+            [b"Rename the flag in src/cache.py", b"Decision: the flag is CACHE_TTL, caf\xe9 stays"],
+            [None, "worf"],
+        )
+    )
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'root = "{root}"\n[compress]\nbackend = "extractive"\n'
+        f'[[sources]]\nkind = "squad-repl"\npath = "{repl}"\n'
+    )
+    args = ("--config", str(cfg), "run-once", "--force", "--json")
+    p = run_cli(*args)
+    err = p.stderr.decode()
+    assert p.returncode == 0 and "Traceback" not in err, err
+    out = json.loads(p.stdout)
+    assert out["compacted"] >= 1 and out["warnings"] >= 1, out
+    events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    warned = [e["reason"] for e in events if e["event"] == "source_warning" and e["file"] == str(path)]
+    assert warned == [
+        f"squad-repl: 1 byte of invalid UTF-8 replaced with U+FFFD in {path} (first at line 12)"
+    ]
+    again = run_cli(*args)
+    assert json.loads(again.stdout)["compacted"] == 0 and "UTF-8" not in again.stderr.decode()
+    os.utime(path)  # touched: read again, said again, once
+    assert run_cli(*args).stderr.decode().count("UTF-8") == 1
+    doctor = json.loads(run_cli("--config", str(cfg), "doctor", "--json").stdout)
+    (issue,) = [i for s in doctor["sources"] for i in s["issues"] if "UTF-8" in i["warning"]]
+    assert issue["file"] == str(path) and "iconv" in issue["fix"]

@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import BinaryIO
 
 from scribed.models import ParseResult, Role, Session, Turn
@@ -149,11 +150,12 @@ def _parse(src: Source, only: int | None) -> tuple[ParseResult, int]:
     """:func:`parse`, keeping only session ``only``'s turns when given; and how many sessions the
     file deals messages to (the default one and each named agent's)."""
     reader = _Reader(src, only)
+    bad = json_doc.Replaced()
     with src.path.open("rb") as raw:
         fh = _Counted(raw)
         try:
             members: dict[str, object] | None = json_doc.walk(
-                fh, "messages", reader.message, on_array=reader.restart
+                fh, "messages", reader.message, on_array=reader.restart, replaced=bad
             )
         except (json_doc.InvalidDocumentError, TypeError):
             members = None
@@ -169,6 +171,8 @@ def _parse(src: Source, only: int | None) -> tuple[ParseResult, int]:
             size=reader.size,
         ), 1
     g, tally = reader.g, reader.tally
+    if bad.n:  # the session is kept, each bad byte read as U+FFFD: said once, with its line
+        tally.replaced(_line_at(src.path, bad.first), bad.n)
     stem_id = src.path.stem.rsplit("_", 1)[-1]
     g.name(safe_id(members.get("id")) or safe_id(stem_id) or src.path.stem)
     created = parse_ts(members.get("createdAt"))
@@ -188,6 +192,17 @@ def _parse(src: Source, only: int | None) -> tuple[ParseResult, int]:
             s.start = created or last or s.start
             s.end = last or created or s.end
     return result, 1 + len(g.named)
+
+
+def _line_at(path: Path, offset: int) -> int:
+    """The line of the file holding byte ``offset`` (the file is read again up to it: only a
+    damaged file is, so a clean one never counts its lines)."""
+    lines, left = 1, offset
+    with path.open("rb") as fh:
+        while left > 0 and (data := fh.read(min(left, json_doc.READ_CHUNK))):
+            lines += data.count(b"\n")
+            left -= len(data)
+    return lines
 
 
 class _Counted:
