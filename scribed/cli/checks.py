@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
@@ -37,6 +38,9 @@ from scribed.cli.common import (
 )
 from scribed.config import Config, ConfigError
 from scribed.config_light import bad_agents, source_label
+
+if TYPE_CHECKING:
+    from scribed.core.file_names import Overlap
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,13 +210,30 @@ def watched_for(kind: str, path: Path) -> bool:
 
 
 def source_problems(cfg: Config) -> list[Problem]:
-    """Source folders that do not exist or are files, each with what to do. A Claude Code
-    project folder not created yet (:func:`watched_for`) is a note: the daemon watches for it."""
-    return [p for i in range(len(cfg.sources)) if (p := source_problem(cfg, i)) is not None]
+    """Source folders that do not exist or are files, each with what to do, and sources that
+    reach an earlier one's folder (both named: the first reads the files both list). A Claude
+    Code project folder not created yet (:func:`watched_for`) is a note: the daemon watches for it."""
+    from scribed.core.file_names import overlaps
+
+    found = overlaps(cfg)
+    return [p for i in range(len(cfg.sources)) if (p := source_problem(cfg, i, found)) is not None]
 
 
-def source_problem(cfg: Config, i: int) -> Problem | None:
-    """The problem of ``cfg.sources[i]``'s folder (see :func:`source_problems`), or None."""
+def source_problem(cfg: Config, i: int, found: list[Overlap] | None = None) -> Problem | None:
+    """The problem of ``cfg.sources[i]``'s folder (see :func:`source_problems`; ``found``: the
+    config's overlaps, when known), or None."""
+    problem = _folder_problem(cfg, i)
+    if problem is not None:
+        return problem
+    if found is None:
+        from scribed.core.file_names import overlaps
+
+        found = overlaps(cfg)
+    o = next((o for o in found if o.later == i), None)
+    return Problem(f"{_where(cfg)}{o.reason}", False) if o is not None else None
+
+
+def _folder_problem(cfg: Config, i: int) -> Problem | None:
     s = cfg.sources[i]
     path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
     if watched_for(s.kind, path):

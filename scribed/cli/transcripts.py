@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -66,13 +67,16 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     import dataclasses
 
     from scribed.cli.common import load_config, no_config
-    from scribed.core import team_doctor
+    from scribed.core import discovery, team_doctor
     from scribed.core.doctor import source_report
     from scribed.names import normalize_name
     from scribed.tiers import hot_seed, transcripts
 
     cfg = load_config(ctx, root)
     missing = no_config(ctx, cfg, root)
+    read: list[set[Path]] = [set() for _ in cfg.sources]  # each file once, as compaction reads it
+    for name in discovery.listed(cfg, None).kept:
+        read[name.source].add(name.item.path)
     sources = [
         source_report(
             s.kind,
@@ -81,8 +85,9 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
             normalize_name(s.agent) or s.kind.replace("squad-repl", "squad"),
             max_line_bytes=cfg.session.max_line_bytes,
             scope=s.scope(cfg.root_path),
+            only=read[i],
         )
-        for s in cfg.sources
+        for i, s in enumerate(cfg.sources)
     ]
     dest = transcripts.folder(cfg, Layout(cfg.root_path))
     archived = list(transcripts.iter_archives(dest))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from scribed import sources
 from scribed.config import Config, ConfigError, SourceCfg
 from scribed.config_light import bad_agent
+from scribed.core import file_names
 from scribed.core.ledger import Ledger, SourceRow, source_key
 from scribed.core.results import RunReport, SourceItem
 from scribed.names import normalize_name
@@ -43,30 +44,68 @@ def item(cfg: Config, src: SourceCfg, path: Path) -> SourceItem:
 
 
 def items(
-    cfg: Config, layout: Layout, log: Logger | None, report: RunReport | None = None
+    cfg: Config,
+    layout: Layout,
+    log: Logger | None,
+    report: RunReport | None = None,
+    known: file_names.Known | None = None,
 ) -> Iterator[SourceItem]:
-    """Every file of every configured source, plus the hot files. The symlinks discovery did not
-    list are said (``log`` None: nothing is): a broken one or a folder as a ``source_warning``
-    (counted in ``report``), a second name for a file read under another as a note."""
-    for src in cfg.sources:
+    """Every file of every configured source, each once (:func:`listed`), plus the hot files."""
+    yield from (n.item for n in listed(cfg, log, report, known).kept)
+    for p in sources.discover("hot", layout.hot):
+        yield SourceItem(p, "hot", p.stem.lower())
+
+
+def listed(
+    cfg: Config, log: Logger | None, report: RunReport | None = None, known: file_names.Known | None = None
+) -> file_names.Once:
+    """Every file of every configured source, each once whatever names reach it (a hard link, two
+    sources' folders overlapping: :mod:`scribed.core.file_names`; ``known``: the ledger's keys),
+    with the name kept for each file met under several and the names dropped. What discovery did not list is said
+    (``log`` None: nothing is): a broken symlink or a symlinked folder, and two sources reaching one
+    folder, as a ``source_warning`` (counted in ``report``); a second name as a note."""
+    found: list[file_names.Listed] = []
+    for i, src in enumerate(cfg.sources):
         folder = src.expanded
         if not folder.exists():
             if log is not None:
                 log.warning("source_missing", source=str(folder), kind=src.kind)
             continue
         notes: list[sources.LinkNote] = []
-        yield from (item(cfg, src, p) for p in sources.discover(src.kind, folder, src.glob, notes))
-        if log is None:
-            continue
+        ids: list[sources.FileId] = []
+        paths = list(sources.discover(src.kind, folder, src.glob, notes, ids))
+        found += [file_names.Listed(i, item(cfg, src, p), ident) for p, ident in zip(paths, ids, strict=True)]
         for n in notes:
-            if not n.warn:
-                log.info("source_link_duplicate", file=str(n.path), kind=src.kind, reason=n.reason)
-                continue
-            log.warning("source_warning", file=str(n.path), kind=src.kind, reason=n.reason)
-            if report is not None:
-                report.warnings += 1
-    for p in sources.discover("hot", layout.hot):
-        yield SourceItem(p, "hot", p.stem.lower())
+            event = "source_warning" if n.warn else "source_link_duplicate"
+            _said(log, report, event, n.path, kind=src.kind, reason=n.reason)
+    overlaps = file_names.overlaps(cfg)
+    for o in overlaps:
+        later = cfg.sources[o.later]
+        _said(log, report, "source_warning", later.expanded, kind=later.kind, reason=o.reason)
+    pairs = {(o.first, o.later) for o in overlaps}
+
+    def say(dropped: file_names.Listed, kept: file_names.Listed) -> None:
+        if (kept.source, dropped.source) not in pairs:  # an overlap is said above, once
+            reason = file_names.duplicate_reason(dropped, kept)
+            _said(
+                log, report, "source_link_duplicate", dropped.item.path, kind=dropped.item.kind, reason=reason
+            )
+
+    return file_names.once(found, known, say)
+
+
+def _said(
+    log: Logger | None, report: RunReport | None, event: str, path: Path, *, kind: str, reason: str
+) -> None:
+    """One note (``source_link_duplicate``, info) or warning (counted in ``report``) of discovery."""
+    if log is None:
+        return
+    if event == "source_link_duplicate":
+        log.info(event, file=str(path), kind=kind, reason=reason)
+        return
+    log.warning(event, file=str(path), kind=kind, reason=reason)
+    if report is not None:
+        report.warnings += 1
 
 
 def file_stat(item: SourceItem) -> os.stat_result:

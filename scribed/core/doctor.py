@@ -104,10 +104,12 @@ def source_report(
     *,
     max_line_bytes: int,
     scope: tuple[str, ...] | None = None,
+    only: set[Path] | None = None,
 ) -> SourceReport:
     """Parse one source's files as compaction would (same line limit, the same ``workspace``
-    scope: another repository's sessions are not this root's to report) and collect what did not
-    fit."""
+    scope: another repository's sessions are not this root's to report; ``only`` the files it
+    reads, a file reached by two names, or by two sources, being read once) and collect what did
+    not fit."""
     from scribed import sources
     from scribed.sources import drift, place, zst
 
@@ -115,6 +117,8 @@ def source_report(
     exists = folder.exists()
     links: list[sources.LinkNote] = []
     files = list(sources.discover(kind, folder, glob, links)) if exists else []
+    if only is not None:
+        files = [p for p in files if p in only]
     if scope is not None:
         files = [p for p in files if (w := place.recorded(kind, p)) is not None and place.inside(w, scope)]
     out = SourceReport(kind, str(folder), exists, len(files), sum(1 for p in files if zst.is_zst(p)))

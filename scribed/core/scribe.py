@@ -338,9 +338,14 @@ class Scribe:
 
     # --- discovery ------------------------------------------------------------------------------
     def items(self, report: RunReport | None = None, *, quiet: bool = False) -> Iterator[SourceItem]:
-        """Every file of every configured source, plus the hot files; the links skipped are said
-        (counted in ``report``) unless ``quiet``."""
-        return discovery.items(self.cfg, self.layout, None if quiet else self.log, report)
+        """Every file of every configured source, each once, plus the hot files; the links skipped
+        and sources overlapping are said (counted in ``report``) unless ``quiet``."""
+        return discovery.items(self.cfg, self.layout, None if quiet else self.log, report, self.known)
+
+    def known(self, path: os.PathLike[str] | str) -> bool:
+        """Whether the ledger has a row for this source file: of a file's two names, the one it was
+        compacted under keeps it (:mod:`scribed.core.file_names`)."""
+        return self.ledger.source(source_key(path)) is not None
 
     def prepare(self) -> None:
         """Start-of-run housekeeping: temp files and the pool's spool a killed run left behind (only

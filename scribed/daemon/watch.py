@@ -28,6 +28,10 @@ WATCH_EVENTS = frozenset({"created", "modified", "closed", "moved"})
 _INOTIFY_LIMITS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
 
 
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 class Observer(Protocol):
     def start(self) -> None: ...
     def stop(self) -> None: ...
@@ -75,8 +79,9 @@ class Watcher:
         self.restart_needed = False
         self.log = log_mod.get()
         # inotify watches real folders: where a watched path is not (a symlinked source folder, the
-        # folder of a file a source links to), its events are said again under the source's path
-        self._dirs: list[tuple[str, str]] = []  # (real folder, the source folder leading to it)
+        # folder of a file a source links to), its events are said again under the source's path;
+        # so are a poller's, and both watchers' events in a source folder another one holds
+        self._dirs: list[tuple[str, str]] = []  # (real folder, a source folder leading to it)
         self._files: dict[str, list[str]] = {}  # real file -> the source links leading to it
         self._real: list[tuple[str, bool]] = []  # the real folders watched (recursive or not)
 
@@ -87,34 +92,66 @@ class Watcher:
 
     def polling_observer(self) -> Poller:
         state = str(self.layout.state)
-        return Poller(self.cfg.watch.poll_interval, self._on_path, self._wanted, skip=lambda p: p == state)
+        return Poller(
+            self.cfg.watch.poll_interval,
+            self._emit_polled,
+            lambda p: any(self._wanted(q) for q in self._names(p)),
+            skip=lambda p: p == state,
+        )
 
     def folders(self) -> list[tuple[Path, bool]]:
-        """(folder, recursive) for every existing source folder and the hot folder."""
-        out: list[tuple[Path, bool]] = []
+        """(folder, recursive) for every existing source folder and the hot folder. A source folder
+        another one holds (the same folder, one inside it, or either reached through a symlink) is
+        not watched twice: the outer one's watch gives its events, said under its path too
+        (:meth:`_names`); of two paths to one folder the first source's is watched."""
         self.missing = set()
+        found: list[tuple[str, str]] = []  # (real folder, source folder)
         for src in self.cfg.sources:
             folder = src.expanded
             if folder.is_dir():
-                if (folder, True) not in out:
-                    out.append((folder, True))
+                found.append((os.path.realpath(folder), str(folder)))
             else:
                 self.missing.add(folder)
                 self.log.warning(
                     "source_missing", source=str(folder), kind=src.kind, reason="not watched until it exists"
                 )
+        self._dirs = list(dict.fromkeys(found))
+        outer = sorted(range(len(self._dirs)), key=lambda k: len(self._dirs[k][0]))  # stable: config order
+        kept: list[int] = []
+        for k in outer:
+            if not any(_under(self._dirs[k][0], self._dirs[o][0]) for o in kept):
+                kept.append(k)
+        out = [(Path(self._dirs[k][1]), True) for k in sorted(kept)]
         ensure_dir(self.layout.hot)
         out.append((self.layout.hot, False))
         return out
 
+    def _names(self, path: str) -> list[str]:
+        """``path`` and the same file's path under each other source folder that reaches it (a
+        symlinked source folder, a folder inside another source's): the daemon resolves each."""
+        real = path
+        for r, folder in self._dirs:
+            if r != folder and path.startswith(folder + os.sep):
+                real = r + path[len(folder) :]
+                break
+        out = [path]
+        for r, folder in self._dirs:
+            if real.startswith(r.rstrip(os.sep) + os.sep):
+                name = folder + real[len(r) :]
+                if name not in out:
+                    out.append(name)
+        return out
+
+    def _emit_polled(self, path: str) -> None:
+        for name in self._names(path):
+            self._on_path(name)
+
     def _real_watches(self, folders: list[tuple[Path, bool]]) -> list[tuple[str, bool]]:
         """The real folders inotify must watch: each source folder's own (a symlink's target: the
         link itself holds no events), and the folder of each file a source links to elsewhere."""
-        self._dirs, self._files, self._real = [], {}, []
+        self._files, self._real = {}, []
         for folder, recursive in folders:
             real = os.path.realpath(folder)
-            if real != str(folder):
-                self._dirs.append((real, str(folder)))
             if (real, recursive) not in self._real:
                 self._real.append((real, recursive))
         for path in self._known() if self._known is not None else ():
@@ -136,8 +173,7 @@ class Watcher:
     def _emit(self, raw: str) -> None:
         """An inotify event, under its own path and each source path that leads to it. A new link
         to a file no watch sees asks for the watches again (:meth:`should_restart`)."""
-        paths = [raw, *self._files.get(raw, ())]
-        paths += [folder + raw[len(real) :] for real, folder in self._dirs if raw.startswith(real + os.sep)]
+        paths = self._names(raw) + [p for p in self._files.get(raw, ()) if p != raw]
         for path in paths:
             if self._on_path(path) and os.path.islink(path) and not self._watched(os.path.realpath(path)):
                 self.restart_needed = True
@@ -153,7 +189,7 @@ class Watcher:
                 obs.schedule(handler, folder_s, recursive=recursive)
         try:
             if isinstance(obs, Poller) and self._known is not None:
-                obs.start(self._known())
+                obs.start(name for p in self._known() for name in self._names(p))
             else:
                 obs.start()
         except BaseException:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scribed import log as log_mod
 from scribed import sources
 from scribed.compress.entry import iso
-from scribed.core import discovery
+from scribed.core import discovery, file_names
 from scribed.core.results import FileOutcome, SourceItem
 from scribed.core.scribe import Scribe
 from scribed.daemon.timers import Timers
@@ -113,6 +113,7 @@ class Dispatcher:
         self.monotonic: Callable[[], float] = time.monotonic  # the catch-up's progress clock (tests set it)
         self.catchup: Tracker | None = None
         self._catching: dict[str, int] = {}  # the catch-up's files not done yet, their sizes
+        self._names: file_names.Owners | None = None
 
     def _now(self) -> float:
         return self.clock().timestamp()
@@ -124,14 +125,26 @@ class Dispatcher:
 
     # --- what is a source -------------------------------------------------------------------
     def resolve(self, path: Path) -> SourceItem | None:
-        """The source item a file belongs to, by the same rule discovery uses; None if it is not one."""
+        """The source item a file belongs to, by the same rule discovery uses; None if it is not one.
+        A second name of a file (a hard link, a file two sources reach) gives the item of the name
+        the file is compacted under."""
         cfg, layout = self.scribe.cfg, self.scribe.layout
         for src in cfg.sources:
             if sources.match(src.kind, src.expanded, src.glob, path):  # run-once's discovery rule
-                return discovery.item(cfg, src, path)
+                return self._owners().of(discovery.item(cfg, src, path))
         if sources.match("hot", layout.hot, "", path):
             return SourceItem(path, "hot", path.stem.lower())
         return None
+
+    def _owners(self) -> file_names.Owners:
+        """The names files are compacted under, for the config in force (a reload starts afresh)."""
+        scribe = self.scribe
+        owners = self._names
+        if owners is None or owners.cfg is not scribe.cfg:
+            owners = self._names = file_names.Owners(
+                scribe.cfg, lambda: discovery.listed(scribe.cfg, None, known=scribe.known)
+            )
+        return owners
 
     def is_source(self, raw: str) -> bool:
         """Worth watching: a source file outside scribed's state folder, not a temp file."""
@@ -178,7 +191,7 @@ class Dispatcher:
         item = self.resolve(path)
         if item is None:
             return False
-        key = str(path)
+        key = str(item.path)  # a second name's event arms the timer of the name read
         try:
             st = path.stat()
         except OSError:

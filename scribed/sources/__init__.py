@@ -246,6 +246,15 @@ def _start(patterns: tuple[str, ...]) -> tuple[list[tuple[str, ...]], _State]:
     return pats, frozenset((i, 0) for i in range(len(pats)))
 
 
+class FileId(NamedTuple):
+    """What tells two names of one file apart from two files, as discovery met it for free: the
+    inode (readdir's for a file, its target's for a symlink; equal inodes are compared by a stat,
+    which adds the device) and whether the name is a symlink."""
+
+    ino: int
+    link: bool
+
+
 class LinkNote(NamedTuple):
     """A symlink discovery met and did not list, and why: ``warn`` when it is broken (dangling, a
     loop) or a folder (never followed), else it is a second name for a file listed under another."""
@@ -256,14 +265,19 @@ class LinkNote(NamedTuple):
 
 
 def _walk(
-    folder: Path, patterns: tuple[str, ...], first_only: bool = False, notes: list[LinkNote] | None = None
+    folder: Path,
+    patterns: tuple[str, ...],
+    first_only: bool = False,
+    notes: list[LinkNote] | None = None,
+    ids: list[FileId] | None = None,
 ) -> list[Path]:
     """The regular files under ``folder`` matching any pattern, each file once. A symlinked file is
     read where it leads, unless that file is listed already (see :func:`_links`); a symlinked
     folder is never followed (no loop, no file reached twice, and the watchers do not enter it
-    either); a link that is dangling or a loop is skipped. ``notes`` gets each such link."""
+    either); a link that is dangling or a loop is skipped. ``notes`` gets each such link, ``ids``
+    each file's :class:`FileId`, in the order returned."""
     pats, states = _start(patterns)
-    found: list[Path] = []
+    files: list[os.DirEntry[str]] = []
     links: list[tuple[Path, os.stat_result]] = []  # symlinked files and what they lead to
     say = notes.append if notes is not None else lambda _n: None
     stack: list[tuple[Path, _State]] = [(folder, states)] if states else []
@@ -289,12 +303,18 @@ def _walk(
             except OSError:
                 continue
             if final and is_file and not is_temp(e.name):
-                found.append(Path(e.path))
+                files.append(e)
                 if first_only:
-                    return found
+                    return [Path(e.path)]
             if inner and is_dir:
                 stack.append((Path(e.path), inner))
-    return found + _links(folder, found, links, say) if links else found
+    found = [Path(e.path) for e in files]
+    kept = _links(folder, found, links, say) if links else []
+    if ids is not None:  # readdir's inodes (no stat); a link's is its target's
+        ids += [FileId(e.inode(), False) for e in files]
+        targets = dict(links)
+        ids += [FileId(targets[p].st_ino, True) for p in kept]
+    return found + kept
 
 
 def _link(
@@ -411,14 +431,21 @@ def _regular(path: Path, folder: Path, parts: tuple[str, ...]) -> bool:
         return False
 
 
-def discover(kind: str, folder: Path, glob: str = "", notes: list[LinkNote] | None = None) -> Iterator[Path]:
+def discover(
+    kind: str,
+    folder: Path,
+    glob: str = "",
+    notes: list[LinkNote] | None = None,
+    ids: list[FileId] | None = None,
+) -> Iterator[Path]:
     """The files of ``kind`` under a configured source folder, sorted; nothing if it is missing.
 
     A configured ``glob`` replaces the kind's patterns. Wildcards and ``**`` skip names that start
     with a dot (``.git``, ``.e.md``), but a pattern that names a dot file or folder reads it
     (``**/.aider.chat.history.md``, ``.specstory/history/*.md``). Temp files are always skipped.
-    Each file is listed once, whatever links lead to it; ``notes`` gets the links not listed
-    (see :func:`_walk`).
+    Each file is listed once, whatever symlinks lead to it; ``notes`` gets the links not listed
+    (see :func:`_walk`), ``ids`` each listed file's :class:`FileId`, in the order listed (hard
+    links, and files other sources reach, are the caller's: :mod:`scribed.core.file_names`).
     """
     if kind not in _GLOBS:
         raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -428,19 +455,26 @@ def discover(kind: str, folder: Path, glob: str = "", notes: list[LinkNote] | No
     except OSError:
         return
     said: list[LinkNote] = []
-    paths = _walk(folder, (glob,) if glob else _GLOBS[kind], notes=said)
+    found: list[FileId] | None = [] if ids is not None else None
+    paths = _walk(folder, (glob,) if glob else _GLOBS[kind], notes=said, ids=found)
     if not paths and not glob and kind in _FALLBACK_GLOBS:
-        said = []  # the fallback's walk is the one that counts
-        paths = _walk(folder, _FALLBACK_GLOBS[kind], notes=said)
+        said, found = [], [] if ids is not None else None  # the fallback's walk is the one that counts
+        paths = _walk(folder, _FALLBACK_GLOBS[kind], notes=said, ids=found)
     if notes is not None:
         notes += sorted(said)
-    yield from sorted(paths)
+    if ids is None or found is None:
+        yield from sorted(paths)
+        return
+    order = sorted(range(len(paths)), key=paths.__getitem__)
+    ids += [found[k] for k in order]
+    yield from (paths[k] for k in order)
 
 
 __all__ = [
     "KINDS",
     "Brief",
     "ChangedError",
+    "FileId",
     "LinkNote",
     "Reading",
     "discover",
