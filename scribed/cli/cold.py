@@ -18,6 +18,10 @@ import click
 from scribed.cli import common as cli_mod
 
 _DIGEST = re.compile(r"\bd-[0-9a-f]{6,40}\b")  # the digest an entry was folded or merged into
+# the entries that tell an entry's session instead (scribed.tiers.cold_overlap)
+_TOLD = re.compile(
+    r"\b(?:covered by|merged into|folded into) (?P<ids>e-[0-9a-f]{6,40}(?:,e-[0-9a-f]{6,40})*)"
+)
 
 
 def register(main: click.Group) -> None:
@@ -60,7 +64,14 @@ def register(main: click.Group) -> None:
                 else:  # folded into a digest (remove that), or promoted (deprecate its wiki facts)
                     click.echo(f"{r.id}: left {r.agent}'s cold memory already ({why}); nothing removed")
                     digest = _DIGEST.search(why)
-                    if digest:
+                    told = _TOLD.search(why)
+                    if told:
+                        ids = told.group("ids").replace(",", " ")
+                        click.echo(
+                            f"  its session is told by {ids} (two clones compacted it at different points): "
+                            f"`scribed cold-remove {ids}` removes it there"
+                        )
+                    elif digest:
                         click.echo(
                             f"  its text is still served from the digest {digest.group()}: "
                             f"`scribed cold-remove {digest.group()}` removes that digest (and what it folded)"

@@ -151,7 +151,16 @@ def collect_status(cfg: Config) -> dict[str, Any]:
         "promotion_error": promo_error,
         "tiers": tier_bytes(layout, cfg),
         "hot_withheld": _hot_withheld(layout),
+        "told_twice": _told_twice(layout),
     }
+
+
+def _told_twice(layout: Layout) -> list[dict[str, object]]:
+    """Sessions told twice in cold memory, which the next run makes one (imported here:
+    ``healthcheck`` needs no tier code)."""
+    from scribed.core.team_doctor import told_twice
+
+    return told_twice(layout)
 
 
 def _hot_withheld(layout: Layout) -> list[dict[str, str]]:
@@ -217,6 +226,11 @@ def _print_status(d: dict[str, Any]) -> None:
         for w in d["hot_withheld"]:
             _say("hot file edited", Withheld(**w).line())
     _say("waiting", _waiting(d["waiting"]))
+    if d.get("told_twice"):
+        from scribed.cli.transcripts import told_twice_line
+
+        for o in d["told_twice"]:
+            _say("cold memory", told_twice_line(o))
     for r in d["retrying"]:
         when = f"next {r['next_retry']}" if r["next_retry"] else "on the next run"
         _say("retrying", f"{r['source']} (attempt {r['attempts']}, {when}): {r['reason']}")

@@ -177,11 +177,26 @@ def _echo_team(t: TeamReport) -> int:
         f"git history may still hold it: `git log --all --stat -- .squad/memory/cold/{r['agent']}/`"
         for r in t.lost
     ]
+    lines += [told_twice_line(o) for o in t.told_twice]
     if t.driver_missing:
         lines.append(f"merge driver missing: {t.driver_missing}")
     for line in lines:
         click.echo(line)
     return len(lines)
+
+
+def told_twice_line(o: dict[str, Any]) -> str:
+    """One session told twice (``team_doctor.told_twice``'s row) and what the next run does."""
+    told = ", ".join(f"{e['id']} (lines {e['lines']})" for e in o["entries"])
+    then = (
+        f"merges them into one entry ({o['kept'][0]}), nothing of either lost"
+        if o["merged"]
+        else f"keeps the finer cut ({', '.join(o['kept'])}) and retires the others"
+    )
+    return (
+        f"session told twice in {o['agent']}'s cold memory (two clones compacted it at different "
+        f"points): {o['session']}: {told} — `scribed run-once` {then}"
+    )
 
 
 def register(main: click.Group) -> None:

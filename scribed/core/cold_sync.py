@@ -24,7 +24,10 @@ everything is kept); :mod:`scribed.core.team_sync` runs it for every agent whose
   lacks the line, keeps it out of the view too (its committed file left as the branch has it),
   unless HEAD's history has the line (the removal was undone: ``git revert``);
 - a store file with conflict markers, two versions of its entry or a second entry is rewritten
-  whole (both sides' entries kept; of two versions of one entry, the one every clone picks).
+  whole (both sides' entries kept; of two versions of one entry, the one every clone picks);
+- entries of one session whose lines overlap (two clones compacted it at different points) are
+  made one (:mod:`scribed.tiers.cold_overlap`: the finer cut kept, else merged into one entry),
+  and what left is listed in ``retired.txt`` with its session and lines.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import TYPE_CHECKING
 from scribed.compress.entry import Entry, join_entries, split_entries
 from scribed.core.wikisync import WikiSync
 from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
-from scribed.tiers import cold, cold_store
+from scribed.tiers import cold, cold_overlap, cold_store
 from scribed.tiers.cold import preamble
 
 if TYPE_CHECKING:
@@ -66,6 +69,8 @@ class SyncResult:
     # whose lines both sides changed, both versions kept
     unbased: dict[str, list[str]] = field(default_factory=dict)
     dropped: int = 0  # entries a teammate retired, taken out of this view
+    # agent → keys retired as a session told twice (:mod:`scribed.tiers.cold_overlap`)
+    told_twice: dict[str, list[str]] = field(default_factory=dict)
     hand_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys removed by hand
     git_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys git removed
     git_failed: str = ""  # why git could not tell what it removed (those entries were written back)
@@ -223,11 +228,36 @@ class AgentSync:
                 return f"folded into {v.entry_id}"
         if (self.layout.archive / cold_store.promoted_archive_name(self.name, e)).is_file():
             return "left cold"
+        told = self._told_twice(k, e)
+        if told:
+            return told
         needle = f"id={k}".encode()
         for v in self.view.values():
             if v.entry_id and v.entry_id.startswith("d-") and any(needle in b for b in self._chain(v)):
                 return f"folded into {v.entry_id}"
         return ""
+
+    def _told_twice(self, k: str, e: Entry) -> str:
+        """Why ``e`` left the view when a part of its session the view holds tells it already (a
+        reader's sync made the view one, :meth:`deduped`, and left the store to the run): the
+        reason :func:`cold_overlap.plan` gives it, else ""."""
+        s = cold_overlap.span(e)
+        if s is None:
+            return ""
+        same = [v for v in self.view.values() if f"session={s.session[2]} " in v.text]
+        return cold_overlap.plan(self.name, [*same, e]).retired.get(k, "") if same else ""
+
+    def deduped(self, kept: dict[str, Entry], res: SyncResult) -> dict[str, Entry]:
+        """``kept`` with no session told twice (:mod:`scribed.tiers.cold_overlap`: the finer cut
+        kept, else the overlapping entries merged into one); what left is retired, its line naming
+        its session and lines, so no clone writes it back and no ledger compacts it again."""
+        p = cold_overlap.plan(self.name, kept.values())
+        if not p.retired:
+            return kept
+        for k, why in p.retired.items():
+            self.retired.setdefault(k, f"{self.today} {why}")  # one that came back keeps its line
+        res.told_twice.setdefault(self.name, []).extend(sorted(p.retired))
+        return {cold_store.key(e): e for e in p.entries}
 
     def _chain(self, digest: Entry) -> list[bytes]:
         """:meth:`_archived`, once per digest per sync (every departed entry asks each digest)."""

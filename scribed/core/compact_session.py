@@ -1,7 +1,8 @@
 """One session's new turns → one cold entry. The turns pass the redaction door first; the entry is
 recognised by what it holds, not the path (this machine's keyed digest of its raw turns, else its
 id, made from the redacted turns), so a rerun after any crash, a lost ledger or a renamed
-transcript finds what is already written, and two clones compacting one session write one file."""
+transcript finds what is already written, and two clones compacting one session at the same points
+write one file (at different points, the team sync makes their entries one: :mod:`scribed.tiers.cold_overlap`)."""
 
 from __future__ import annotations
 

@@ -90,6 +90,6 @@ def after_sync(layout: Layout, res: SyncResult, log: Logger) -> None:
     seed of an entry removed (by hand, by git) is written again without it."""
     for a, keys in res.pulled.items():
         reseed_pulled(layout, a, keys, log)
-    for removed in (res.hand_removed, res.git_removed):
+    for removed in (res.hand_removed, res.git_removed, res.told_twice):
         for a, keys in removed.items():
             reseed_removed(layout, a, keys, log)

@@ -72,7 +72,9 @@ def content_id(red: RedactedSession) -> str:
     """An entry's shared id from what it holds: the session id and its turns (role, kind, tool,
     time and text), as redacted. The same records give the same id on every clone and wherever
     the file lives, so a renamed, rotated or copied transcript maps onto the entries already
-    written for it, and two clones compacting one session write one file.
+    written for it, and two clones compacting one session at the same points write one file
+    (cut at different points, they write entries of the same turns that the team sync makes one:
+    :mod:`scribed.tiers.cold_overlap`).
 
     A turn that is one word (no space in it, as a password typed at a prompt is) counts by its
     place, role and time, not its text: redaction cannot tell such a word is a secret, and its

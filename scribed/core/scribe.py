@@ -282,8 +282,7 @@ class Scribe:
             self.log.warning(
                 "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
             )
-        for agent, keys in res.git_removed.items():
-            self.log.info("cold_entry_left_by_git", agent=agent, entries=keys, reason="git removed its file")
+        self._log_left(res)
         if res.git_failed:
             self.log.warning(
                 "git_check_failed",
@@ -296,6 +295,20 @@ class Scribe:
         if res.changed:
             self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
         return res
+
+    def _log_left(self, res: SyncResult) -> None:
+        """The entries a sync took out of the views without a loss: git removed them, or they told
+        a session a second time."""
+        for agent, keys in res.told_twice.items():
+            self.log.info(
+                "cold_entries_told_twice",
+                agent=agent,
+                retired=keys,
+                reason="entries of one session whose lines overlap (two clones cut it at different "
+                "points): the finer cut kept, else merged into one; listed in retired.txt",
+            )
+        for agent, keys in res.git_removed.items():
+            self.log.info("cold_entry_left_by_git", agent=agent, entries=keys, reason="git removed its file")
 
     @contextlib.contextmanager
     def locked_unless(self, stopping: threading.Event, *, poll: float = 0.5) -> Iterator[bool]:

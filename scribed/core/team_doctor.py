@@ -1,20 +1,21 @@
 """What ``scribed doctor`` says of team memory, read without the lock and writing nothing.
 
 Tier files a merge left with conflict markers or two front matters, cold views older than their
-store (the next sync's work), entries lost for good, and a clone whose ``.gitattributes`` asks for
-the merge driver it lacks.
+store (the next sync's work), sessions told twice (entries of one session whose lines overlap,
+:mod:`scribed.tiers.cold_overlap`), entries lost for good, and a clone whose ``.gitattributes``
+asks for the merge driver it lacks.
 """
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scribed.core.ledger_reconcile import lost_entries
 from scribed.core.sync_state import stale
 from scribed.fsutil import read_text
-from scribed.tiers import cold_store, git_merge
+from scribed.tiers import cold_overlap, cold_store, git_merge
 
 if TYPE_CHECKING:
     from scribed.tiers.layout import Layout
@@ -29,6 +30,7 @@ class TeamReport:
     stale_views: list[str]
     lost: list[dict[str, str]]
     driver_missing: str = ""  # .gitattributes asks for merge=scribed, this clone has no driver
+    told_twice: list[dict[str, object]] = field(default_factory=list)  # see :func:`told_twice`
 
 
 def report(layout: Layout) -> TeamReport:
@@ -59,4 +61,35 @@ def report(layout: Layout) -> TeamReport:
                 ledger.close()
     from scribed.core.gittree import driver_missing
 
-    return TeamReport(marked, doubled, stale(layout), lost, driver_missing(layout))
+    return TeamReport(marked, doubled, stale(layout), lost, driver_missing(layout), told_twice(layout))
+
+
+def told_twice(layout: Layout) -> list[dict[str, object]]:
+    """Sessions told twice in an agent's cold memory (its view and its store, less what
+    ``retired.txt`` lists): entries of one session whose lines overlap, which the next sync makes
+    one (:mod:`scribed.tiers.cold_overlap`). Each: agent, session, the entries with their lines,
+    and what the sync keeps (the finer cut, or one entry merged from them all)."""
+    from scribed.core.cold_sync import AgentSync
+    from scribed.core.sync_state import agents
+
+    out: list[dict[str, object]] = []
+    for name in agents(layout):
+        a = AgentSync(layout, name, {})
+        try:
+            a.read()
+        except OSError:
+            continue  # unreadable now: the run that needs it says so
+        held = {k: e for k, e in a.view.items() if k not in a.retired}
+        for k in a.store.keys() - held.keys() - a.retired.keys():
+            held[k] = a.stored(k) or a.store[k][0]
+        out += [
+            {
+                "agent": name,
+                "session": o.session,
+                "entries": [{"id": k, "lines": f"{first}–{last}"} for k, first, last in o.spans],
+                "kept": list(o.kept),
+                "merged": o.merged,
+            }
+            for o in cold_overlap.plan(name, held.values()).overlaps
+        ]
+    return out

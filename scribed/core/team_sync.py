@@ -69,7 +69,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool =
         a.hand = {k for k, who in hand.items() if who == name}
         try:
             a.read()
-            kept = a.merged(a.resolve(res, git))
+            kept = a.deduped(a.merged(a.resolve(res, git)), res)
             if a.write(kept, res, store=not reader):
                 res.agents.append(name)
         except OSError as exc:  # one agent's unreadable file must not stop the others (or the run)

@@ -10,7 +10,7 @@ text, and a removal is a file deleted. ``cold/{agent}.md`` stays, as the machine
 those files (git-ignored, rewritten from them under the lock: see :mod:`scribed.core.cold_sync`).
 
 Entries that leave cold (folded into a digest, promoted, expired, removed by hand with ``scribed
-cold-remove``) are listed in ``cold/{agent}/retired.txt``, one line each, so a teammate's clone
+cold-remove``, a session told twice: :mod:`scribed.tiers.cold_overlap`) are listed in ``cold/{agent}/retired.txt``, one line each, so a teammate's clone
 tells an entry that left on purpose from one a merge lost; line files merge cleanly with git's
 ``union`` driver.
 """
