@@ -169,6 +169,7 @@ def _echo_team(t: TeamReport) -> int:
         f"hot file with two front matters (a union merge): {f} — the next run keeps the newest"
         for f in t.front_matter_twice
     ]
+    lines += [f"cold entry file {d['why']}: {d['file']} — {d['fix']}" for d in t.damaged]
     if t.stale_views:
         names = ", ".join(t.stale_views)
         lines.append(f"cold views older than their shared entries (a pull): {names} — run `scribed run-once`")

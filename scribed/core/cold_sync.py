@@ -13,11 +13,15 @@ everything is kept); :mod:`scribed.core.team_sync` runs it for every agent whose
   with no such reason (the view deleted or edited by hand, or deleted by git on a pull) is kept
   and written back to the view;
 - an entry gone from the store that ``retired.txt`` lists leaves the view too; one it does not
-  list is asked about (:mod:`scribed.core.gittree`): when git has its file committed on some ref,
-  git removed it (a branch switch or checkout, a pulled ``git rm`` or ``git revert``), and it
-  leaves the view without a ``retired.txt`` line (checking out a commit that has it brings it
-  back, as a pulled entry); when not, a merge that kept one side, ``git clean`` or a crash lost
-  it, and it is written back from the view (so is every such entry when git cannot answer);
+  list is asked about (:mod:`scribed.core.gittree`): when git's index no longer holds its file and
+  git has it committed on some ref, git removed it (a branch switch or checkout, a pulled ``git
+  rm`` or ``git revert``), and it leaves the view without a ``retired.txt`` line (checking out a
+  commit that has it brings it back, as a pulled entry); when not, a merge that kept one side,
+  ``git clean``, a crash or a plain ``rm`` (the index still holds it) lost it, and it is written
+  back from the view (so is every such entry when git cannot answer);
+- a store file that holds no entry of its own (emptied, cut short: :func:`cold_store.broken`) is
+  no removal: its entry is written back from the view, else from the newest version git has of
+  the file; with neither, the file is left as it is and named (a fragment is never an entry);
 - an entry ``retired.txt`` lists as removed by hand (``scribed cold-remove``) is kept out of the
   view and the store, whichever side still holds it; this clone remembers it (the sync state's
   ``removed_by_hand``), so a checkout of a branch made before the removal, whose ``retired.txt``
@@ -56,6 +60,22 @@ MAX_CHAIN = 256  # fold archives followed from one digest, per sync
 
 
 @dataclass(slots=True)
+class Restored:
+    """An entry written back to the store: its file (under the memory folder) and why."""
+
+    file: str
+    why: str
+
+
+IN_INDEX = "deleted from the working tree while git's index still has it (a plain `rm`, not `git rm`)"
+NOT_GIT = "missing from the store, not retired, and not removed by git"
+DAMAGED_FIX = (
+    "restore it from git (`git log -p -- FILE` shows its versions; `git checkout COMMIT -- FILE` "
+    "takes one) or from the teammate who compacted it, then `git add` and commit it"
+)
+
+
+@dataclass(slots=True)
 class SyncResult:
     """What one sync changed, per kind, as agent names or entry keys."""
 
@@ -63,7 +83,8 @@ class SyncResult:
     pulled: dict[str, list[str]] = field(default_factory=dict)  # agent → keys new from the store
     stored: int = 0  # entries written to the store
     retired: int = 0  # entries that left the store on purpose
-    restored: list[str] = field(default_factory=list)  # keys a merge had lost, written back
+    restored: dict[str, Restored] = field(default_factory=dict)  # key → its file written back, and why
+    unrestored: dict[str, str] = field(default_factory=dict)  # damaged file → why; nothing holds its entry
     repaired: list[str] = field(default_factory=list)  # store files rewritten whole
     # repaired files whose markers had no base (no merge driver): file → the entries or blocks
     # whose lines both sides changed, both versions kept
@@ -96,6 +117,7 @@ class AgentSync:
     store: dict[str, list[Entry]] = field(default_factory=dict)
     files: dict[str, list[Path]] = field(default_factory=dict)
     damaged: set[str] = field(default_factory=set)
+    broken: dict[str, tuple[Path, str]] = field(default_factory=dict)  # key → its file holding no entry, why
     unbased: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key → conflicts, no base
     held_back: bool = False  # a reader's sync left a committed file the run must write
     retired: dict[str, str] = field(default_factory=dict)
@@ -120,6 +142,9 @@ class AgentSync:
             if p.is_symlink() or not p.is_file():
                 continue
             got = cold_store.read_file(p, read_text(p))
+            k_name = cold_store.key_of_name(p.name)
+            if got.broken and k_name:
+                self.broken[k_name] = (p, got.broken)
             for e in got.entries:
                 k = cold_store.key(e)
                 self.store.setdefault(k, []).append(e)
@@ -134,6 +159,7 @@ class AgentSync:
         out: dict[str, Entry] = {}
         lost: dict[str, Entry] = {}  # only in the view, neither new nor retired: who removed it?
         self._remembered(git)
+        self._mend(res, git)
         for k in sorted(self.view.keys() | self.store.keys()):
             v = self.view.get(k)
             s = self.stored(k)
@@ -165,6 +191,34 @@ class AgentSync:
                     out[k] = s
         out.update(self._lost(lost, res, git))
         return out
+
+    def _rel(self, path: Path) -> str:
+        return f"{self.layout.cold.name}/{self.name}/{path.name}"
+
+    def _mend(self, res: SyncResult, git: gittree.Asker) -> None:
+        """Store files that hold no entry of their own (emptied, cut short: :func:`cold_store.broken`):
+        the entry is taken from this machine's view, else from the newest version git has of the
+        file that holds it (the index's, then HEAD's history), and the file is rewritten; with
+        neither, the file is left as it is and named (``doctor`` names it too)."""
+        for k, (path, why) in sorted(self.broken.items()):
+            if k in self.store or k in self.retired or k in self.kept_out or k in self.hand:
+                continue  # another file holds it, or it left on purpose
+            e, where = self.view.get(k), "this machine's view"
+            if e is None:
+                e, where = self._in_git(k, path, git)
+            if e is None:
+                res.unrestored[self._rel(path)] = why
+                continue
+            self.store[k], self.files[k] = [e], [path]
+            res.restored[k] = Restored(self._rel(path), f"its file was {why}: written back from {where}")
+
+    def _in_git(self, k: str, path: Path, git: gittree.Asker) -> tuple[Entry | None, str]:
+        """Entry ``k`` as the newest version git has of its file holds it, and where that was."""
+        for where, text in git.versions(self._rel(path)):
+            for e in cold_store.read_file(path, text).entries:
+                if cold_store.key(e) == k:
+                    return e, f"git ({where})"
+        return None, ""
 
     def _by_hand(self, k: str, v: Entry | None, res: SyncResult) -> bool:
         """Whether ``k`` was removed by hand (here or by a teammate): then it is kept out of the
@@ -207,14 +261,18 @@ class AgentSync:
         if not lost:
             return {}
         paths = {k: f"{self.layout.cold.name}/{self.name}/{cold_store.file_name(v)}" for k, v in lost.items()}
-        by_git = git.removed(paths.values())
+        there = {p for p in paths.values() if (self.layout.memory / p).exists()}  # holds another entry
+        by_git = git.removed(p for p in paths.values() if p not in there)
         back: dict[str, Entry] = {}
         for k, v in lost.items():
-            if paths[k] in by_git:  # a checkout, a pulled deletion, a revert: as git left it
+            p = paths[k]
+            if p in by_git:  # a checkout, a pulled deletion, a revert: as git left it
                 res.git_removed.setdefault(self.name, []).append(k)
-            else:  # never committed, or a merge kept the other side's tree: written back
-                res.restored.append(k)
-                back[k] = v
+                continue
+            # never committed, a merge kept the other side's tree, deleted behind git's back: written back
+            why = IN_INDEX if p in git.in_index else "its file holds another entry" if p in there else NOT_GIT
+            res.restored[k] = Restored(p, f"{why}: written back from this machine's view")
+            back[k] = v
         return back
 
     def _left(self, k: str, e: Entry) -> str:
@@ -314,6 +372,11 @@ class AgentSync:
             for k, paths in self.files.items()
             for p in paths
             if p.name not in wanted and k not in self.kept_out
+        ]
+        extra += [  # a damaged file whose entry is kept under another name, or left on purpose
+            p
+            for k, (p, _) in self.broken.items()
+            if p.name not in wanted and k not in self.kept_out and (k in kept or k in self.retired)
         ]
         retired_path = self.folder / cold_store.RETIRED
         self.retired = cold_store.prune_retired(self.retired, self.today, kept=kept.keys())

@@ -7,8 +7,11 @@ a branch switch or a checkout of an old commit, a pull of a teammate's deletion,
 git refuses to switch back ("untracked working tree files would be overwritten"); or a deletion is
 undone on every clone.
 
-The rule: a path that git's history of some ref shows (``git log --all -- PATH``: a commit added,
-changed or deleted it) is where git put it, and is left so; one that no ref's history shows was
+The rule: a path git's index no longer holds (git takes a file it removes out of its index: a
+checkout, a pull, ``git rm``, a revert) and that git's history of some ref shows (``git log --all --
+PATH``: a commit added, changed or deleted it) is where git put it, and is left so. One the index
+still holds (:func:`tracked`) was deleted behind git's back (a plain ``rm``, a tool: ``git status``
+shows `` D``) and is written back; so is one that no ref's history shows: it was
 never committed (an entry not committed yet, removed by ``git clean``, a crash) or was dropped by a
 merge that took the other side's tree (git's history simplification follows the parent a merge
 took, so the dropped side's commits are not shown), and is written back as before. Outside a git
@@ -133,6 +136,104 @@ def stashed(cwd: Path, paths: Iterable[str], *, timeout: float | None = None) ->
     return Found(why=why, quiet=quiet) if why else out
 
 
+def tracked(cwd: Path, paths: Iterable[str], *, timeout: float | None = None) -> Found:
+    """Which of ``paths`` (relative to ``cwd``; a folder ending in ``/`` stands for every file in
+    it) git's index holds (``git ls-files -t``), those a sparse checkout keeps out of the working
+    tree (skip-worktree) left out: git put those away. A path the index holds and the working tree
+    lacks was deleted behind git's back (a plain ``rm``, a tool): git removes a file from its
+    index too (a checkout, a pull, ``git rm``, a revert)."""
+    asked = sorted(set(paths))
+    if not asked:
+        return Found()
+    if len(asked) > MAX_PATHS:
+        asked = sorted({p if p.endswith("/") else (p.rpartition("/")[0] or ".") + "/" for p in asked})
+    out = Found()
+
+    def take(records: list[bytes]) -> bool:
+        for r in records:
+            tag, _, name = r.partition(b" ")
+            if name and tag != b"S":
+                out.paths.add(name.decode("utf-8", "surrogateescape"))
+        return False
+
+    why, quiet = _stream(cwd, ["ls-files", "-z", "-t", "--cached", "--", *asked], b"\0", take, timeout)
+    return Found(why=why, quiet=quiet) if why else out
+
+
+MAX_VERSIONS = 32  # texts of one file read back from git at most, newest first
+
+
+def versions(cwd: Path, path: str, *, timeout: float | None = None) -> tuple[list[tuple[str, str]], str]:
+    """The texts ``path`` (relative to ``cwd``) had, newest first, as (where, text): the index's,
+    then, down the history of HEAD, each version a commit left or replaced (at most
+    :data:`MAX_VERSIONS`); and why git could not answer ("" when it did, or when that is normal)."""
+    oids: list[tuple[str, str]] = []
+
+    def add(where: str, oid: bytes) -> None:
+        text = oid.decode("ascii", "replace")
+        if oid.strip(b"0") and all(o != text for _, o in oids):  # all zeros: no file on that side
+            oids.append((where, text))
+
+    def take_index(records: list[bytes]) -> bool:
+        for r in records:
+            parts = r.split(b"\t", 1)[0].split()
+            if len(parts) == 3:  # noqa: PLR2004  (mode, object, stage)
+                add("the index", parts[1])
+        return False
+
+    why, quiet = _stream(cwd, ["ls-files", "-s", "-z", "--", path], b"\0", take_index, timeout)
+    if why:
+        return [], "" if quiet else why
+    commit = [""]
+
+    def take_log(lines: list[bytes]) -> bool:
+        for line in lines:
+            parts = line.split()
+            if line.startswith(b":") and len(parts) >= 5:  # noqa: PLR2004  (:mode mode old new status)
+                add(f"commit {commit[0]}", parts[3])
+                add(f"the parent of {commit[0]}", parts[2])
+            elif parts:
+                commit[0] = parts[0].decode("ascii", "replace")
+        return len(oids) >= MAX_VERSIONS
+
+    args = ["log", "HEAD", "--format=%h", "--raw", "--no-abbrev", "--no-renames", "--", path]
+    why, quiet = _stream(cwd, args, b"\n", take_log, timeout)
+    if why and not oids:
+        return [], "" if quiet else why
+    texts = _cat(cwd, [o for _, o in oids[:MAX_VERSIONS]], timeout)
+    return [(where, texts[o]) for where, o in oids[:MAX_VERSIONS] if o in texts], ""
+
+
+def _cat(cwd: Path, oids: list[str], timeout: float | None) -> dict[str, str]:
+    """The blobs ``oids`` name, as text read as scribed reads its files (bad bytes replaced), in
+    one ``git cat-file --batch``; none when git fails."""
+    if not oids:
+        return {}
+    try:
+        p = subprocess.run(
+            _git(cwd, ["cat-file", "--batch"]),
+            input=("\n".join(oids) + "\n").encode(),
+            env=_env(),
+            capture_output=True,
+            check=False,
+            timeout=TIMEOUT if timeout is None else timeout,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out: dict[str, str] = {}
+    data, at = p.stdout, 0
+    for oid in oids:
+        end = data.find(b"\n", at)
+        head = data[at:end].split() if end >= 0 else []
+        if len(head) != 3 or head[1] != b"blob":  # noqa: PLR2004  (object type size); "missing"
+            at = end + 1 if end >= 0 else len(data)
+            continue
+        size = int(head[2])
+        out[oid] = data[end + 1 : end + 1 + size].decode("utf-8", "replace")
+        at = end + 1 + size + 1
+    return out
+
+
 def blobs(cwd: Path, rev: str, path: str, *, timeout: float | None = None) -> Found:
     """The blob ids ``path`` (relative to ``cwd``) had in the commits of ``rev``'s history that
     changed it (``--all`` for every ref's), as ``Found.paths``."""
@@ -220,6 +321,7 @@ class Asker:
     memory: Path
     timeout: float | None = None
     why: str = ""
+    in_index: set[str] = field(default_factory=set)  # asked about, missing, and still in git's index
 
     def _note(self, found: Found) -> bool:
         if not found.known and not found.quiet and not self.why:
@@ -227,10 +329,18 @@ class Asker:
         return found.known
 
     def removed(self, paths: Iterable[str]) -> set[str]:
-        """Of ``paths``, files missing from the working tree, those git put so (:func:`committed`);
-        none when git cannot tell."""
+        """Of ``paths``, files missing from the working tree, those git put so: out of its index
+        (:func:`tracked`; those it still holds are kept in :attr:`in_index`) and shown by some ref's
+        history (:func:`committed`) or a stash; none when git cannot tell."""
         asked = sorted(set(paths))
         if not asked or not usable(self.memory):
+            return set()
+        index = tracked(self.memory, asked, timeout=self.timeout)
+        if not self._note(index):
+            return set()
+        self.in_index |= index.paths & set(asked)  # deleted behind git's back (``rm``): not git's
+        asked = [p for p in asked if p not in index.paths]
+        if not asked:
             return set()
         found = committed(self.memory, asked, timeout=self.timeout)
         if not self._note(found):
@@ -242,6 +352,16 @@ class Asker:
             if self._note(stash):
                 out |= stash.paths & set(rest)
         return out
+
+    def versions(self, path: str) -> list[tuple[str, str]]:
+        """The texts git has of ``path``, newest first (:func:`versions`); none outside a work tree
+        git checks out, or when git cannot answer."""
+        if not usable(self.memory):
+            return []
+        got, why = versions(self.memory, path, timeout=self.timeout)
+        if why and not self.why:
+            self.why = why
+        return got
 
     def had_lines(self, path: str, keys: Iterable[str], reason: str) -> set[str]:
         """Of ``keys``, those whose ``retired.txt`` line (``KEY … reason``) the history of the

@@ -2,7 +2,9 @@
 
 An entry the ledger marks done that no file holds (a merge or a hand removed it from both the
 view and the store) is forgotten, so its source is compacted again; with its source gone it is
-reported lost (``status``, ``doctor``), never silently.
+reported lost (``status``, ``doctor``), never silently. One whose file git removed (a checkout, a
+pulled ``git rm``) is git's, and left so; one whose file git's index still holds while the working
+tree lacks it or it is emptied (a plain ``rm``) is written back from git.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from scribed.compress.entry import split_entries
 from scribed.core import gittree
 from scribed.core.ledger_rebuild import rebuild_rows, wiki_source_ids
 from scribed.core.sync_state import HAND, PARKED, agents, load_state, save_state
-from scribed.fsutil import read_text
+from scribed.fsutil import atomic_write, ensure_dir, read_text
 from scribed.names import normalize_name
 from scribed.tiers import cold_store
 
@@ -27,10 +29,12 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Reconciled:
-    """Entries the ledger had as done that no memory file holds: compacted again, or lost."""
+    """Entries the ledger had as done that no memory file holds: written back from git, compacted
+    again, or lost."""
 
     again: list[str] = field(default_factory=list)  # ids whose source is still there
     lost: list[dict[str, str]] = field(default_factory=list)  # id, session, agent, source: gone for good
+    restored: dict[str, tuple[str, str]] = field(default_factory=dict)  # id → its file, where git had it
 
 
 def _held_ids(layout: Layout) -> set[str]:
@@ -60,15 +64,24 @@ def reconcile(layout: Layout, ledger: Ledger) -> Reconciled:
     missing = set(known) - _held_ids(layout)
     if missing:  # entries folded or promoted before retired.txt existed are in the archives
         missing -= {r["id"] for r in rebuild_rows(layout.memory, layout.archive)}
+    out = Reconciled()
+    state = load_state(layout)
+    parked = {eid for eid in state.get(PARKED, {}) if eid in known}
+    by_git: set[str] = set()
     if missing:  # a sync state lost after git removed them: git still has them
         ids, _ = gittree.entry_ids(layout.memory, {known[eid][2] for eid in missing})
         by_git = missing & ids
-        if by_git:
-            state = load_state(layout)
-            state.setdefault(PARKED, {}).update({eid: normalize_name(known[eid][2]) or "" for eid in by_git})
-            save_state(layout, state)
-            missing -= by_git
-    out = Reconciled()
+    accident: set[str] = set()
+    if by_git or parked:  # unless git's index still has the file: deleted behind git's back
+        out.restored, accident = _behind_git(layout, {eid: known[eid][2] for eid in by_git | parked})
+    unparked = accident & parked  # parked by a scribed that took such a file for git's doing
+    by_git -= accident
+    missing = (missing | unparked) - by_git - out.restored.keys()
+    if by_git or unparked:
+        for eid in unparked:
+            state[PARKED].pop(eid, None)
+        state.setdefault(PARKED, {}).update({eid: normalize_name(known[eid][2]) or "" for eid in by_git})
+        save_state(layout, state)
     for eid in sorted(missing):
         path, session, agent = known[eid]
         if Path(path).is_file():
@@ -84,6 +97,35 @@ def reconcile(layout: Layout, ledger: Ledger) -> Reconciled:
         ledger.set_meta("lost_entries", json.dumps(rows))
         ledger.forget([r["id"] for r in out.lost])
     return out
+
+
+def _behind_git(layout: Layout, ids: dict[str, str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """Of ``ids`` (id → agent), git's history shows their files, those whose file git's index still
+    holds while the working tree lacks it or it holds no entry (:func:`cold_store.broken`): not
+    git's doing (git takes a file it removes out of its index) but a plain ``rm``, a tool. Each is
+    written back from the newest version git has that holds it. Returns id → (file, where git had
+    it) for those written back, and every such id (the others are compacted again, or lost)."""
+    folders = {f"{layout.cold.name}/{n}/" for n in map(normalize_name, ids.values()) if n}
+    if not folders or not gittree.usable(layout.memory):
+        return {}, set()
+    found = gittree.tracked(layout.memory, folders)
+    git = gittree.Asker(layout.memory)
+    back: dict[str, tuple[str, str]] = {}
+    accident: set[str] = set()
+    for rel in sorted(found.paths):
+        parts = rel.split("/")
+        k = cold_store.key_of_name(parts[-1]) if len(parts) == 3 else None  # noqa: PLR2004  (cold/agent/file)
+        path = layout.memory / rel
+        if k not in ids or (path.is_file() and not cold_store.read_file(path, read_text(path)).broken):
+            continue  # a file that holds its entry is the sync's
+        accident.add(k)
+        for where, text in git.versions(rel):
+            if any(cold_store.key(e) == k for e in cold_store.read_file(path, text).entries):
+                ensure_dir(path.parent)
+                atomic_write(path, text, base=layout.memory)
+                back[k] = (rel, where)
+                break
+    return back, accident
 
 
 def lost_entries(ledger: Ledger) -> list[dict[str, str]]:

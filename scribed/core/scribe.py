@@ -40,7 +40,7 @@ from scribed.core import (
 )
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
-from scribed.core.cold_sync import SyncResult
+from scribed.core.cold_sync import DAMAGED_FIX, IN_INDEX, SyncResult
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
@@ -240,14 +240,7 @@ class Scribe:
         """The shared cold store and this machine's views made one (see :mod:`scribed.core.team_sync`);
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
         res = team_sync.sync(self.layout, today=self.clock().date().isoformat())
-        for k in res.restored:
-            self.log.warning("cold_entry_restored", entry=k, reason="missing from the store, not retired")
-        if res.unexplained:
-            self.log.warning(
-                "cold_view_restored",
-                entries=len(res.unexplained),
-                reason="gone from this machine's view without a fold or promotion: kept and shown again",
-            )
+        self._log_written_back(res)
         for agent, why in res.failed.items():
             self.log.warning("cold_sync_failed", agent=agent, reason=why)
         for name in res.repaired:  # store files by name; wiki pages and hot files as wiki/…, hot/…
@@ -309,6 +302,26 @@ class Scribe:
             )
         for agent, keys in res.git_removed.items():
             self.log.info("cold_entry_left_by_git", agent=agent, entries=keys, reason="git removed its file")
+
+    def _log_written_back(self, res: SyncResult) -> None:
+        """The sync's cold entries written back (each with its file and why), and damaged files it
+        could not mend."""
+        for k, r in res.restored.items():
+            self.log.warning("cold_entry_restored", entry=k, file=r.file, reason=r.why)
+        for name, why in res.unrestored.items():
+            self.log.warning(
+                "cold_file_damaged",
+                file=name,
+                reason=f"{why}: neither this machine's view nor git's history holds its entry",
+                action="its session is compacted again if this machine has its transcript; else "
+                + DAMAGED_FIX.replace("FILE", str((self.layout.memory / name).relative_to(self.layout.root))),
+            )
+        if res.unexplained:
+            self.log.warning(
+                "cold_view_restored",
+                entries=len(res.unexplained),
+                reason="gone from this machine's view without a fold or promotion: kept and shown again",
+            )
 
     @contextlib.contextmanager
     def locked_unless(self, stopping: threading.Event, *, poll: float = 0.5) -> Iterator[bool]:
@@ -385,6 +398,13 @@ class Scribe:
             return ledger_reconcile.Reconciled()
         ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)
         res = ledger_reconcile.reconcile(self.layout, self.ledger)
+        for eid, (file, where) in res.restored.items():
+            self.log.warning(
+                "cold_entry_restored",
+                entry=eid,
+                file=file,
+                reason=f"{IN_INDEX}, and gone from this machine's view: written back from git ({where})",
+            )
         for eid in res.again:
             self.log.warning("cold_entry_missing", entry=eid, action="compacting its session again")
         for row in res.lost:

@@ -1,9 +1,9 @@
 """What ``scribed doctor`` says of team memory, read without the lock and writing nothing.
 
-Tier files a merge left with conflict markers or two front matters, cold views older than their
-store (the next sync's work), sessions told twice (entries of one session whose lines overlap,
-:mod:`scribed.tiers.cold_overlap`), entries lost for good, and a clone whose ``.gitattributes``
-asks for the merge driver it lacks.
+Tier files a merge left with conflict markers or two front matters, cold entry files that hold no
+entry (emptied, cut short), cold views older than their store (the next sync's work), sessions told
+twice (entries of one session whose lines overlap, :mod:`scribed.tiers.cold_overlap`), entries lost
+for good, and a clone whose ``.gitattributes`` asks for the merge driver it lacks.
 """
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from scribed.core.cold_sync import DAMAGED_FIX
 from scribed.core.ledger_reconcile import lost_entries
 from scribed.core.sync_state import stale
 from scribed.fsutil import read_text
 from scribed.tiers import cold_overlap, cold_store, git_merge
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from scribed.tiers.layout import Layout
 
 
@@ -31,6 +34,7 @@ class TeamReport:
     lost: list[dict[str, str]]
     driver_missing: str = ""  # .gitattributes asks for merge=scribed, this clone has no driver
     told_twice: list[dict[str, object]] = field(default_factory=list)  # see :func:`told_twice`
+    damaged: list[dict[str, str]] = field(default_factory=list)  # file, why, fix: an entry file holding none
 
 
 def report(layout: Layout) -> TeamReport:
@@ -39,12 +43,17 @@ def report(layout: Layout) -> TeamReport:
     entries lost for good (their session ids)."""
     marked: list[str] = []
     doubled: list[str] = []
+    damaged: list[dict[str, str]] = []
     folders = [layout.cold, layout.wiki, layout.hot]
     for folder in folders:
         for p in sorted(folder.glob("**/*")) if folder.is_dir() else []:
             if not p.is_file() or p.is_symlink() or p.suffix not in (".md", ".txt"):
                 continue
             text = read_text(p)
+            store = p.parent.parent == layout.cold and p.suffix == ".md"
+            why = cold_store.read_file(p, text).broken if store else ""
+            if why:
+                damaged.append({"file": str(p), "why": why, "fix": damaged_fix(_shown(layout, p))})
             if cold_store.sides(text) is not None:
                 marked.append(str(p))
             elif p.parent == layout.hot and git_merge.readable(str(p), text) != text:
@@ -61,7 +70,9 @@ def report(layout: Layout) -> TeamReport:
                 ledger.close()
     from scribed.core.gittree import driver_missing
 
-    return TeamReport(marked, doubled, stale(layout), lost, driver_missing(layout), told_twice(layout))
+    return TeamReport(
+        marked, doubled, stale(layout), lost, driver_missing(layout), told_twice(layout), damaged
+    )
 
 
 def told_twice(layout: Layout) -> list[dict[str, object]]:
@@ -93,3 +104,19 @@ def told_twice(layout: Layout) -> list[dict[str, object]]:
             for o in cold_overlap.plan(name, held.values()).overlaps
         ]
     return out
+
+
+def _shown(layout: Layout, p: Path) -> str:
+    """``p`` as a git command run at the root names it."""
+    try:
+        return str(p.relative_to(layout.root))
+    except ValueError:
+        return str(p)
+
+
+def damaged_fix(path: str) -> str:
+    """What to do about an entry file that holds no entry (:func:`cold_store.broken`)."""
+    return (
+        "run `scribed run-once`: it writes the entry back from this machine's view or from git's "
+        f"history (then `git add` and commit it); if it cannot, {DAMAGED_FIX.replace('FILE', path)}"
+    )

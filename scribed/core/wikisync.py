@@ -12,7 +12,8 @@ To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on t
 ``## Superseded``; a block deleted by hand comes back, with a warning in the log.
 
 What a checkout did is not a loss (:mod:`scribed.core.gittree`): a page gone whose file git has
-committed on some ref, or a page whose last-synced version git committed but the commit checked
+committed on some ref and its index no longer holds (a plain ``rm`` leaves it there: written back),
+or a page whose last-synced version git committed but the commit checked
 out does not descend from (a branch made before the fact, an old tag), is left as git put it, and
 so is a missing ``index.md`` git has elsewhere: written back, each would be a file git refuses to
 overwrite on the way back.

@@ -138,6 +138,7 @@ class StoredFile:
     damaged: bool
     unbased: bool = False  # repaired from markers without a base: both versions of each conflict kept
     conflicts: tuple[str, ...] = ()  # the entries with lines both sides changed ("entry e-…")
+    broken: str = ""  # why it holds no entry of its own (:func:`broken`): then it holds none at all
 
 
 def canonical(e: Entry) -> Entry:
@@ -160,6 +161,9 @@ def read_file(path: Path, text: str) -> StoredFile:
         merged = merge_entries(ours, theirs, base, stand_in=not has_base)
         text = merged.text
     entries = [canonical(e) for e in split_entries(text)[1]]
+    why = broken(path.name, entries, text)
+    if why:
+        return StoredFile(path, [], damaged=True, broken=why)
     name_ok = len(entries) == 1 and file_name(entries[0]) == path.name
     return StoredFile(
         path,
@@ -168,6 +172,27 @@ def read_file(path: Path, text: str) -> StoredFile:
         unbased=got is not None and not got[3],
         conflicts=() if merged is None else merged.conflicts,
     )
+
+
+EMPTY = "empty"
+NO_ID = "holds no entry id (cut short?)"
+
+
+def broken(name: str, entries: list[Entry], text: str) -> str:
+    """Why a store file named for an entry holds none: :data:`EMPTY` (nothing, or blank lines), or
+    :data:`NO_ID` (a file named for a compacted entry, ``e-``/``d-``, whose text has no entry
+    carrying an id: a heading and no provenance line, a file cut short). Neither is git's way of
+    removing an entry (git deletes the file): the entry is written back (:mod:`scribed.core.cold_sync`),
+    and a fragment is never read as an entry of its own. "" for any other file (a hand-written
+    entry's, ``x-``, is keyed by its text: an edit renames it)."""
+    k = key_of_name(name)
+    if k is None:
+        return ""
+    if not entries:
+        return EMPTY if not text.strip() else NO_ID
+    if not k.startswith("x-") and all(e.entry_id is None for e in entries):
+        return NO_ID
+    return ""
 
 
 def pick(versions: list[Entry]) -> Entry:
