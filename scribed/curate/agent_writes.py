@@ -36,6 +36,7 @@ from scribed.tiers.wiki import (
     Source,
     Wiki,
     WikiError,
+    conflict_refusal,
     safe_body,
     valid_topic,
 )
@@ -91,6 +92,9 @@ def agent_fact(
     The id hashes topic, author, title and text (not the date), so writing the same fact again
     (or re-applying an inbox file after a crash) merges nothing twice.
     """
+    refused = conflict_refusal(text)
+    if refused:
+        raise WikiError(refused)
     body = safe_body(text.strip("\n"))
     supersedes = ""
     m = _SUPERSEDES_LINE.search(body)

@@ -46,6 +46,10 @@ _SOURCE_LINE = "*Source:* "
 _STATUS_LINE = "*Status:* "
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
+# A line git writes around a merge conflict: 7 characters (git's marker size) of one of its marker
+# characters, alone or before a label; a longer ``<`` run too (scribed's repair opens a conflict on
+# one). A longer ``=`` run is a Markdown underline, and an indented line is text to both.
+_CONFLICT_LINE = re.compile(r"^(?:<{7,}|={7}|>{7}|\|{7})(?: .*)?$")
 
 
 # Every match of REVERSAL, REMOVAL and CHANGE holds one of their literals (reversal_wording.NEEDS),
@@ -90,6 +94,34 @@ def safe_body(text: str) -> str:
     if fence:
         out.append(fence)
     return "\n".join(out)
+
+
+def conflict_line(text: str) -> tuple[int, str] | None:
+    """The first line of ``text`` outside a code fence that git and scribed would read as a merge
+    conflict's marker, as (its number from 1, the line), or None. Stored in a page, it would make
+    the page a conflict to repair (its lines dropped from the fact) and ``git diff --check`` call
+    it a leftover marker: an agent's fact holding one is refused (:func:`conflict_refusal`)."""
+    fence = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        bare = line.rstrip()
+        was, fence = fence, fence_step(bare, fence)
+        if not was and _CONFLICT_LINE.match(bare):
+            return n, bare
+    return None
+
+
+def conflict_refusal(text: str) -> str:
+    """Why a fact's text cannot be stored as given ("" when it can): a line that reads as a git
+    conflict marker, named, with the ways to keep it."""
+    got = conflict_line(text)
+    if got is None:
+        return ""
+    n, line = got
+    return (
+        f"line {n} of the text reads as a git conflict marker: {line!r} — stored, git and scribed would "
+        "take the page for a merge conflict; put such lines in a code fence (```), indent them, or "
+        "(a Markdown underline) make the run longer or shorter than 7 characters"
+    )
 
 
 # --- the model ---------------------------------------------------------------------------------
