@@ -254,7 +254,7 @@ def test_a_readers_sync_then_the_runs_retire_the_whole_as_told_twice_not_as_lost
     assert _view(layout) == ["e-aaaa00000001", "e-aaaa00000002"]
     assert (folder / cold_store.file_name(cold_store.canonical(WHOLE))).exists()  # the run's to write
     res = team_sync.sync(layout, today="2026-03-05")
-    assert res.unexplained == [] and res.restored == []
+    assert not res.unexplained and not res.restored
     assert re.search(r"^e-bbbb00000001 2026-03-05 covered by ", (folder / "retired.txt").read_text(), re.M)
     assert not (folder / cold_store.file_name(cold_store.canonical(WHOLE))).exists()
     assert _view(layout) == ["e-aaaa00000001", "e-aaaa00000002"]
