@@ -4,6 +4,7 @@ run on anything (idempotent, never raising, linear time)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import namedtuple
 
@@ -14,7 +15,7 @@ from secrets_corpus import LOOKALIKES, SECRETS, Secret, lookalike_corpus
 
 from scribed.log import redact_obj
 from scribed.session.redact import REDACTED, Rule, count_secrets, find_secrets, redact, rules
-from scribed.session.rules import MARK
+from scribed.session.rules import MARK, trie
 
 ONE_LINE = [s for s in SECRETS if "\n" not in s.line]
 PEMS = [s for s in SECRETS if s.name.startswith("pem_")]
@@ -1009,3 +1010,19 @@ def test_shell_flag_rules_take_the_password(text: str, secret: str) -> None:
 )
 def test_shell_flag_rules_keep_other_commands_flags(text: str) -> None:
     assert redact(text) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text("ab k/-", min_size=0, max_size=5), min_size=1, max_size=30),
+    st.lists(st.text("ab k/-x", min_size=0, max_size=6), max_size=20),
+)
+def test_a_tries_class_of_first_letters_changes_no_match(words: list[str], probes: list[str]) -> None:
+    """A trie with a class guarding its many branches (the gates after a blank) matches exactly what
+    the same trie without it matches: a word, a word's start, a word that ends where others go on."""
+    guarded = re.compile(trie([(w, "") for w in words], many=2))
+    plain = re.compile(trie([(w, "") for w in words]))
+    assert "(?=[" in guarded.pattern or len({w[:1] for w in words}) < 2 or "" in words
+    for probe in [*words, *probes, *(w + "x" for w in words)]:
+        assert bool(guarded.fullmatch(probe)) == bool(plain.fullmatch(probe)), (words, probe)
+        assert bool(guarded.match(probe)) == bool(plain.match(probe)), (words, probe)

@@ -67,7 +67,7 @@ _GATES = dict.fromkeys(g for s in _GATED for g in s[2])  # their gates and heads
 # The gates in lower, UPPER and Title case, found in one pass (a find each is a pass each); a gate's
 # last byte is looked at, not taken: the next gate may start there. No gate begins another.
 _SPELT = {v for g, _ in _GATES for w in [g.decode("latin-1")] for v in (w, w.upper(), w.title())}
-_GATE_RE = data.trie([(v[:-1], f"(?={re.escape(v[-1])})") for v in _SPELT])
+_GATE_RE = data.trie([(v[:-1], f"(?={re.escape(v[-1])})") for v in _SPELT], many=4)  # tried at each blank
 _NAMED_WORDS = data.trie([(w, "") for w in _NAMED])
 # (anchor, reversed head the trie matched) -> (head length, keyword, rules), for the head and its
 # suffixes (the trie reports the longest).
@@ -240,14 +240,14 @@ def _on_scan(st: _Scan) -> None:
     """Scan rules: a keyword (found by the passes, by an ``in`` check, or as a gate's hit after a head
     and the rule's gap, read backwards) enables the regex over the text, or ``window`` characters near."""
     d, rev, n, words = st.data, st.rdata, len(st.data), st.scans or any(k in st.data for k in _SCAN_WORDS)
-    hits: dict[bytes, list[int]] = {g: [] for g, _ in _GATES}
+    hits: dict[bytes, list[int]] = {}  # the gates hit (a text meets few: the rest cost it nothing)
     for hit in data.compiled_bytes(_GATE_RE).finditer(d):
-        hits[d[hit.start() : hit.end() + 1].lower()].append(hit.start())
-    gap = {k: data.compiled_bytes(k[1]) for k in _GATES}  # a hit after its gap: searched from the name
-    back = {k: [(n - b.end(), p) for p in hits[k[0]] if (b := gap[k].match(rev, n - p))] for k in _GATES}
+        hits.setdefault(d[hit.start() : hit.end() + 1].lower(), []).append(hit.start())
+    gap = {k: data.compiled_bytes(k[1]) for k in _GATES if k[0] in hits}  # a hit after its gap: from the name
+    back = {k: [(n - b.end(), p) for p in hits[k[0]] if (b := g.match(rev, n - p))] for k, g in gap.items()}
     for rule, keywords, gate in _SCAN if words else _GATED if any(back.values()) else ():  # no gap met: none
         w = rule.window
-        found = [(p - w, p) for p in st.scans.get(rule, ())] + [x for k in gate for x in back[k]]
+        found = [(p - w, p) for p in st.scans.get(rule, ())] + [x for k in gate for x in back.get(k, ())]
         if not found and not gate:
             found = [(p - w, p) for k in keywords for p in (_at(d, k) if w else [d.find(k)]) if p >= 0]
         if not found:

@@ -83,10 +83,8 @@ def compiled_str(regex: str, flags: int = 0) -> re.Pattern[str]:
 def compile_rule(raw: dict[str, Any]) -> Rule:
     """One ``[[rule]]`` table, checked (its regexes compile on first use; tests compile them all)."""
     words = data()["words"]
-    raw = {
-        **raw,
-        "names": [w for n in raw.get("names", ()) for w in (words[n[1:-1]] if n[:1] == "{" else [n])],
-    }
+    names = [w for n in raw.get("names", ()) for w in (words[n[1:-1]] if n[:1] == "{" else [n])]
+    raw = {**raw, "names": names}
     try:
         fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
         rule = Rule(**fields)
@@ -107,10 +105,11 @@ def anchor(keyword: str) -> int:
     return next((keyword.rfind(a) for a in ANCHORS if a in keyword), -1)
 
 
-def trie(entries: list[tuple[str, str]]) -> str:
+def trie(entries: list[tuple[str, str]], many: int = 0) -> str:
     """Literal words (each with a leaf regex, "" for none) as one group laid out as a trie: every
-    branch starts with a literal, which the regex engine rejects in a nanosecond, so a long list
-    costs a few comparisons, not one per word. Longer words are tried first."""
+    branch starts with a literal, which the regex engine rejects in a nanosecond; where ``many`` or
+    more branch, a class of their first letters rejects them in one (a lookahead: none in a pattern
+    that is read backwards). Longer words are tried first."""
     root: dict[str, Any] = {}
     for word, leaf in entries:
         node = root
@@ -121,7 +120,8 @@ def trie(entries: list[tuple[str, str]]) -> str:
     def emit(node: dict[str, Any]) -> str:
         alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
         alts += sorted(node.get("", ()), key=lambda leaf: (leaf == "", leaf))
-        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        head = f"(?=[{re.escape(''.join(sorted(node)))}])" if 0 < many <= len(node) and "" not in node else ""
+        return alts[0] if len(alts) == 1 else head + "(?:" + "|".join(alts) + ")"
 
     return emit(root) if root else "(?!)"
 
