@@ -541,13 +541,7 @@ HELD_OUT_SECRETS_46 = [
     ("the wallet's master key is Xr9QpL2mZ", "Xr9QpL2mZ"),
     ("safe PIN: 90817", "90817"),
     ("the alarm pin is 4455", "4455"),
-    pytest.param(
-        "Pin number for the card = 772310",
-        "772310",
-        marks=pytest.mark.xfail(
-            strict=True, reason="a qualifier between a name and '=': a name is the word before its separator"
-        ),
-    ),
+    ("Pin number for the card = 772310", "772310"),  # a strict xfail until stop 47
 ]
 HELD_OUT_KEPT_46 = [
     "use redis.internal:6379 to log in",
@@ -578,5 +572,123 @@ def test_held_out_secrets_stop_46(text: str, secret: str) -> None:
 
 @pytest.mark.parametrize("text", HELD_OUT_KEPT_46)
 def test_held_out_prose_is_kept_stop_46(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+# Stop 47: the last review's leaks (a key or a PIN named with a qualifier, a two-word passphrase, a
+# key after a colon) and its over-redaction (a setting's number after a token's name).
+SECRETS_47 = [
+    ("the PIN for the safe is 9045", "9045"),
+    ("the API key for staging is q8Zr2mT1", "q8Zr2mT1"),
+    ("password for the build box: hunter2hunter", "hunter2hunter"),
+    ("the password is tangerine-orbit", "tangerine-orbit"),
+    ("my passphrase is correct-horse-battery-staple", "correct-horse-battery-staple"),
+    ("backup key: RSA-Kx49Q", "RSA-Kx49Q"),
+]
+KEPT_47 = [
+    "set maxToken to 4096",
+    "set MAX_TOKEN to 4096",
+    "the token limit is 4096",
+    "the key is to retry with backoff",
+    "the password field is required",
+    "Pin the version to 3.11",
+    "the secret to fast builds is caching",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS_47)
+def test_stop_47_leaks_are_redacted(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert REDACTED in out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", KEPT_47)
+def test_stop_47_settings_and_sayings_are_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form, find_secrets(form)
+
+
+def test_a_setting_number_after_a_password_name_is_still_a_pin() -> None:
+    """The count judgement is the token's: a password set to a number of four digits is a PIN."""
+    for form in both_ways("set the admin password to 48213"):
+        assert "48213" not in redact(form)
+
+
+# Held out from stop 47's rules: written before the rules were (the first twelve and fourteen before
+# any, the rest after a first design that met those), each run once as the rules stood; a miss is
+# marked with why. The rules were then redesigned for speed (a name read forwards from a gate, not a
+# qualifier read back from every ':' and '='), and all were run again. Those no break of this stop's
+# rules made fail (met by older rules: "the card's PIN is 4417", "backup key: see the runbook") were
+# left out.
+HELD_OUT_SECRETS_47 = [
+    ("the PIN on my debit card is 60318", "60318"),
+    ("Garage door pin code for the side entrance: 20494", "20494"),
+    ("the unlock PIN for the tablet = 5521", "5521"),
+    ("our vault key for prod is Tm4Wq9Lx", "Tm4Wq9Lx"),
+    ("the signing key for releases: Hx83-pQv7", "Hx83-pQv7"),
+    ("my wifi password is marmalade-lantern", "marmalade-lantern"),
+    ("the passphrase for the backup disk is velvet-compass", "velvet-compass"),
+    ("encryption key: Pz7-Kq2mWx", "Pz7-Kq2mWx"),
+    ("the access key = Lq9Ze3Rt", "Lq9Ze3Rt"),
+    ("the password for my laptop should be olive-harbor", "olive-harbor"),
+    ("PIN for the alarm panel was 73105", "73105"),  # lost by the redesign (no blank before it): " for "
+    ("recovery key: Jw5Tn8Qp", "Jw5Tn8Qp"),
+    ("the guest wifi password is saffron-meadow", "saffron-meadow"),
+    ("ATM pin for the joint account = 90210", "90210"),
+    ("the deploy key for the mirror: Gk2-Rm8Tz", "Gk2-Rm8Tz"),
+    ("my vpn passphrase should be lunar-thicket", "lunar-thicket"),
+    ("the SIM pin on my work phone is 1357", "1357"),
+    pytest.param(
+        "license key: QW3E-R5TY-8UIO",
+        "QW3E-R5TY-8UIO",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="a key in a sentence must mix lower, upper and digits: a licence key has no lower",
+        ),
+    ),
+    ("the master key = Vb7Nq2Lp", "Vb7Nq2Lp"),
+]
+HELD_OUT_KEPT_47 = [
+    "set CLAUDE_MAX_TOKEN to 200000",
+    "the PIN for the status LED is 13",
+    "the PIN for the release was 2025-03-14",
+    "the PIN for the LED strip: 12",
+    "the pin for the docs build = 2024.06",
+    "sort key: createdAt2",
+    "the public key: Ab3xYz9Q7",
+    "the key for the lookup: itemId",
+    "the signing key: ECDSA-P256",
+    "the password is user-defined",
+    "the passphrase is case-sensitive.",
+    "the password for the kiosk is auto-generated",
+    "the password is lower-case",
+    "the password is time-limited",
+    "the passphrase is space-separated",
+    "the password is plain-text",
+    "the password is salt-hashed",
+    pytest.param(
+        "the password is two-factor",
+        marks=pytest.mark.xfail(
+            strict=True, reason="a number word as a compound's first half ([words] compound_parts)"
+        ),
+    ),
+    "the token for each request is single-use",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), HELD_OUT_SECRETS_47)
+def test_held_out_secrets_stop_47(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", HELD_OUT_KEPT_47)
+def test_held_out_prose_is_kept_stop_47(text: str) -> None:
     for form in both_ways(text):
         assert redact(form) == form, find_secrets(form)
