@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
-from test_team_git import Clone, _session, git, squad_remote
+from test_team_git import Clone, _session, clone_pair, git
 
 from scribed.compress.entry import split_entries
 from scribed.tiers import cold_store, git_merge
@@ -191,13 +191,7 @@ def test_two_way_merges_keep_one_blank_line_between_blocks() -> None:
 @pytest.fixture
 def pair(tmp_path: Path) -> tuple[Clone, Clone]:
     """Two clones of one remote, each set up as docs/teams.md says (the driver in its git config)."""
-    remote = squad_remote(tmp_path)
-    a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
-    a.scribed("git", "setup")
-    a.commit()
-    a.push()
-    b.pull("merge")
-    b.scribed("git", "setup")
+    a, b = clone_pair(tmp_path, driver=True)
     assert "scribed git merge-file" in git(b.dir, "config", "merge.scribed.driver").stdout
     return a, b
 

@@ -188,16 +188,26 @@ def share(c: Clone, agent: str, days: range, rnd: random.Random) -> None:
     c.push()
 
 
-@pytest.fixture
-def team(tmp_path: Path) -> tuple[Clone, Clone]:
+def clone_pair(tmp_path: Path, *, driver: bool) -> tuple[Clone, Clone]:
+    """Two clones of one remote after ``a`` ran ``scribed git setup`` (.gitattributes and the memory
+    .gitignore committed, pushed and pulled by ``b``). ``driver``: each clone has the merge driver
+    in its git config, as docs/teams.md says; else neither (git's own merge, the team sync's repair)."""
     remote = squad_remote(tmp_path)
     a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
-    a.scribed("git", "setup")  # writes .gitattributes and the memory .gitignore, and a's driver
-    git(a.dir, "config", "--remove-section", "merge.scribed")  # the check runs no custom driver
+    a.scribed("git", "setup")
+    if not driver:
+        git(a.dir, "config", "--remove-section", "merge.scribed")
     a.commit()
     a.push()
     b.pull("merge")
+    if driver:
+        b.scribed("git", "setup")  # the driver in b's git config; .gitattributes came with the pull
     return a, b
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Clone, Clone]:
+    return clone_pair(tmp_path, driver=False)  # the check runs no custom driver
 
 
 def _round(c: Clone, rnd: random.Random, n: int) -> None:

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_team_git import Clone, git, squad_remote
+from test_team_git import Clone, clone_pair, git
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
@@ -59,14 +59,7 @@ def _append(path: Path, turns: list[tuple[str, str]], hour: int) -> None:
 
 
 def _team(tmp_path: Path) -> tuple[Clone, Clone]:
-    remote = squad_remote(tmp_path)
-    a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
-    a.scribed("git", "setup")
-    a.commit()
-    a.push()
-    b.pull("merge")
-    b.scribed("git", "setup")  # the driver in b's git config; .gitattributes came with the pull
-    return a, b
+    return clone_pair(tmp_path, driver=True)
 
 
 def _split_and_whole(tmp_path: Path, *, b_compacts_all: bool = True) -> tuple[Clone, Clone]:

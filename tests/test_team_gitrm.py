@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
-from test_team_git import Clone, _session, git, share, squad_remote
+from test_team_git import Clone, _session, clone_pair, git, share
 
 from scribed.core import team_sync
 from scribed.tiers.layout import Layout
@@ -30,14 +30,7 @@ MEMORY = ".squad/memory"
 
 @pytest.fixture
 def team_(tmp_path: Path) -> tuple[Clone, Clone]:
-    remote = squad_remote(tmp_path)
-    a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
-    a.scribed("git", "setup")
-    git(a.dir, "config", "--remove-section", "merge.scribed")
-    a.commit()
-    a.push()
-    b.pull("merge")
-    return a, b
+    return clone_pair(tmp_path, driver=False)
 
 
 def _files(c: Clone, agent: str) -> list[str]:
