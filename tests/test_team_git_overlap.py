@@ -140,6 +140,14 @@ def _settled(a: Clone, b: Clone) -> None:
         assert "told twice" not in doctor, doctor
 
 
+def _told_once(c: Clone) -> None:
+    """The session's two decisions once each in what a resuming spawn reads, both outcomes kept."""
+    resume = _resume(c)
+    for decision in ("use an injected clock in src/auth.py", "drop the sleep-based retry in src/retry.py"):
+        assert resume.count(decision) == 1, (c.name, decision, resume)
+    assert "tests pass (5 passed)" in resume and "retry tests pass (3 passed)" in resume
+
+
 @pytest.mark.parametrize("first_push", ["a", "b"])
 def test_a_session_cut_in_two_here_and_whole_there_is_served_once_as_its_two_parts(
     tmp_path: Path, first_push: str
@@ -160,13 +168,7 @@ def test_a_session_cut_in_two_here_and_whole_there_is_served_once_as_its_two_par
     for c in (a, b):
         assert _ids(c) == parts, (c.name, _ids(c))
         assert _lines(c) == ["lines 1–4", "lines 5–8"]
-        resume = _resume(c)
-        for decision in (
-            "use an injected clock in src/auth.py",
-            "drop the sleep-based retry in src/retry.py",
-        ):
-            assert resume.count(decision) == 1, (c.name, decision, resume)
-        assert "tests pass (5 passed)" in resume and "retry tests pass (3 passed)" in resume
+        _told_once(c)
         retired = (c.dir / MEMORY / "cold" / "riker" / "retired.txt").read_text()
         assert re.search(
             rf"^{whole[0]} \S+ covered by {parts[0]},{parts[1]} · session={SID} · lines 1–8$", retired, re.M
@@ -191,13 +193,7 @@ def test_a_session_one_clone_compacted_further_is_merged_into_one_entry_with_not
         assert _lines(c) == ["lines 1–8"]
         view = (c.dir / MEMORY / "cold" / "riker.md").read_text()
         assert f"folded={','.join(sorted(told))}" in view or all(t in view for t in told), view
-        resume = _resume(c)
-        for decision in (
-            "use an injected clock in src/auth.py",
-            "drop the sleep-based retry in src/retry.py",
-        ):
-            assert resume.count(decision) == 1, (c.name, decision, resume)
-        assert "tests pass (5 passed)" in resume and "retry tests pass (3 passed)" in resume
+        _told_once(c)
     _settled(a, b)
 
     # a's transcript catches up: its part 5–8 is told by the merged entry already
