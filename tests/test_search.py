@@ -78,7 +78,7 @@ def _root(tmp: Path) -> Layout:
         "- source: 2026-11-02 · entry=e-000000000009 · agent=worf · session=s-sync\n\n"
         "## Superseded\n\n"
         "### 2026-11-01: use SQLite for the sync worker store\n"
-        "- replaced by: use Postgres for the sync worker store (2026-11-02)\n"
+        "- status: superseded by 2026-11-02: use Postgres for the sync worker store\n"
         "- source: 2026-11-01 · entry=e-000000000008 · agent=worf · session=s-sync\n"
     )
     (lay.wiki / "index.md").write_text("# Wiki index\n- decisions\n")

@@ -64,6 +64,7 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
+from scribed.core.wikisync import WikiSync
 from scribed.fsutil import (
     UnsafePathError,
     check_interrupt,
@@ -256,25 +257,7 @@ class Scribe:
                     action="edit the file to keep what is right, then `git add` and commit it; "
                     "`scribed git setup` on this clone makes git merge team memory entry by entry",
                 )
-        for page, titles in res.wiki.restored.items():
-            topic = page.removesuffix(".md")
-            self.log.warning(
-                "wiki_block_restored",
-                page=page,
-                blocks=titles,
-                reason="missing since the last sync (scribed never deletes a block: a merge or a "
-                "`git revert` of a wiki-write took it, and either is undone)",
-                action="to retire a fact, deprecate it (kept under ## Superseded): "
-                + "; ".join(
-                    f"scribed wiki-deprecate {shlex.quote(topic)} {shlex.quote(t.removeprefix('### '))} "
-                    "--agent AGENT --reason WHY"
-                    for t in titles
-                ),
-            )
-        for page in res.wiki.deduped:
-            self.log.warning(
-                "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
-            )
+        self._log_wiki(res.wiki)
         self._log_left(res)
         if res.git_failed:
             self.log.warning(
@@ -321,6 +304,37 @@ class Scribe:
                 "cold_view_restored",
                 entries=len(res.unexplained),
                 reason="gone from this machine's view without a fold or promotion: kept and shown again",
+            )
+
+    def _log_wiki(self, res: WikiSync) -> None:
+        """What the team sync did to the wiki pages (:mod:`scribed.core.wikisync`)."""
+        for page, titles in res.restored.items():
+            topic = page.removesuffix(".md")
+            self.log.warning(
+                "wiki_block_restored",
+                page=page,
+                blocks=titles,
+                reason="missing since the last sync (scribed never deletes a block: a merge or a "
+                "`git revert` of a wiki-write took it, and either is undone)",
+                action="to retire a fact, deprecate it (kept under ## Superseded): "
+                + "; ".join(
+                    f"scribed wiki-deprecate {shlex.quote(topic)} {shlex.quote(t.removeprefix('### '))} "
+                    "--agent AGENT --reason WHY"
+                    for t in titles
+                ),
+            )
+        for page, titles in res.placed.items():
+            self.log.warning(
+                "wiki_block_placed",
+                page=page,
+                blocks=titles,
+                reason="it sat on the wrong side of ## Superseded (a text merge put it there): a block "
+                "is retired by its *Status:* line, and moved to where that line says",
+                action="to retire a fact, deprecate it: scribed wiki-deprecate TOPIC TITLE --agent AGENT",
+            )
+        for page in res.deduped:
+            self.log.warning(
+                "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
             )
 
     @contextlib.contextmanager

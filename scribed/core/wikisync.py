@@ -7,7 +7,9 @@ page now was taken out from outside scribed: a conflict resolved with "ours" or 
 that took a teammate's older page, a reset. Whenever the team sync runs (the root lock taken or let
 go, a spawn after a pull), each page whose stat changed since the last sync is compared with the
 copy kept then (``.scribed/wiki-base/``): a block that vanished is written back under its section,
-and a block a text merge left twice is kept once (the longer text); then the copy is taken again.
+a block a text merge left twice is kept once (the longer text), and a block a text merge left on
+the wrong side of ``## Superseded`` goes where its own mark says (:func:`git_merge.placed`: a
+current fact never reads as retired because of where git put it); then the copy is taken again.
 To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on the page, under
 ``## Superseded``; a block deleted by hand comes back, with a warning in the log.
 
@@ -48,6 +50,7 @@ INDEX_GIT = "wiki-index-git"  # in the sync state: git removed index.md from thi
 class WikiSync:
     restored: dict[str, list[str]] = field(default_factory=dict)  # page → block titles written back
     deduped: list[str] = field(default_factory=list)  # pages whose doubled blocks were made one
+    placed: dict[str, list[str]] = field(default_factory=dict)  # page → blocks moved to where their marks say
     index: bool = False  # index.md rewritten: a page changed outside scribed (a merge, a pull)
     left: list[str] = field(default_factory=list)  # pages a checkout removed or took back: as git left them
 
@@ -102,22 +105,25 @@ def sync(
         text = read_text(path)
         if "<<<<<<<" in text:
             continue  # the conflict repair runs first and writes it again: compared then
-        fixed = text
+        fixed, moved = git_merge.placed(text)
+        if moved:
+            res.placed[rel] = moved
         was = read_text(base_dir / rel)
         lost = _missing(was, text)
         if lost and git is not None and git.moved_away(f"{folder}/{rel}", was):
             res.left.append(rel)  # a checkout of a commit from before those blocks: not a loss
             lost = ""
-        titles = _titles(text)
-        if lost or len(titles) != len(set(titles)):
-            fixed = git_merge.merge_wiki(text, lost)
+        keys = git_merge.block_keys(text)
+        if lost or len(keys) != len(set(keys)):
+            fixed = git_merge.merge_wiki(fixed, lost)
             if lost:
                 res.restored[rel] = _titles(lost)
-            if len(titles) != len(set(titles)):
+            if len(keys) != len(set(keys)):
                 res.deduped.append(rel)
         if fixed != text:
             if not pages:
                 res.restored.pop(rel, None)
+                res.placed.pop(rel, None)
                 res.deduped = [x for x in res.deduped if x != rel]
                 continue
             atomic_write(path, fixed, base=layout.memory)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import split_entries
 from scribed.session.door import redacted, redacted_path
+from scribed.tiers import wiki_mark
 from scribed.tiers.cold import Layout
 from scribed.tiers.records import Json
 
@@ -50,7 +51,6 @@ log = logging.getLogger(__name__)
 MARK_OPEN, MARK_CLOSE = "«", "»"
 _SESSION = re.compile(r"\bsession=(?P<s>[^\s·]+)")
 _AGENT = re.compile(r"\bagent=(?P<a>[a-z0-9][a-z0-9_-]*)")
-_STATUS = re.compile(r"^- status:\s*(?P<s>\w+)", re.M)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _WORD = re.compile(r"[\w.#/-]+", re.UNICODE)
 # A markdown transcript's heading or speaker line stamped with a date and time ("# aider chat
@@ -109,9 +109,9 @@ class SearchError(ValueError):
     """A bad query or filter; the message is one line."""
 
 
-def _blocks(text: str) -> Iterator[tuple[int, str, str, str]]:
-    """``(line, heading, body, section)`` for each ``### `` block of a tier file (fences respected)."""
-    section = ""
+def _blocks(text: str) -> Iterator[tuple[int, str, str]]:
+    """``(line, heading, body)`` for each ``### `` block of a tier file (fences respected); a
+    ``## `` section heading ends the block before it."""
     start = 0
     heading = ""
     body: list[str] = []
@@ -121,18 +121,18 @@ def _blocks(text: str) -> Iterator[tuple[int, str, str, str]]:
             fence = not fence
         if not fence and line.startswith("## "):
             if heading:
-                yield start, heading, "\n".join(body), section
-            heading, body, section = "", [], line[3:].strip().lower()
+                yield start, heading, "\n".join(body)
+            heading, body = "", []
             continue
         if not fence and line.startswith("### "):
             if heading:
-                yield start, heading, "\n".join(body), section
+                yield start, heading, "\n".join(body)
             heading, body, start = line[4:].strip(), [], no
             continue
         if heading:
             body.append(line)
     if heading:
-        yield start, heading, "\n".join(body), section
+        yield start, heading, "\n".join(body)
 
 
 def _cold_docs(text: str, agent: str, tier: str) -> Iterator[_Doc]:
@@ -158,9 +158,8 @@ def _cold_docs(text: str, agent: str, tier: str) -> Iterator[_Doc]:
 
 
 def _wiki_docs(text: str, topic: str) -> Iterator[_Doc]:
-    for line, heading, body, section in _blocks(text):
-        status = _STATUS.search(body)
-        state = "superseded" if "supersed" in section else (status.group("s") if status else "active")
+    for line, heading, body in _blocks(text):
+        state = wiki_mark.state(wiki_mark.status(f"### {heading}\n{body}"))  # its mark, not its section
         session = _SESSION.search(body)
         who = _AGENT.search(body)
         date = _DATE.search(heading) or _DATE.search(body)

@@ -17,14 +17,21 @@ three ways against a stand-in base, the lines both sides share
 (:func:`scribed.tiers.cold_store.versions`): each conflict is then both versions, one after the
 other, as a conflict with the base is; no side is dropped for being shorter. Without any base
 (the wiki sync's write-backs) the older rules hold: the entries and blocks of both, one per key;
-of two versions of one, the longer (every clone picks the same); a block one side moved under
-``## Superseded`` wins over the other's active one.
+of two versions of one entry, the longer (every clone picks the same); two versions of one block
+merged as an add/add (both statements kept); a block one side retired wins over the other's
+active copy of it (one that shares no source with it is a new fact that reversed it under the
+same title: kept).
 
 - a cold entry file (``cold/{agent}/*.md``): one entry, or two added on both sides
   (:func:`scribed.tiers.cold_store.pick`: two compactions of one session, no person's edit);
 - ``retired.txt``: the union of its lines;
-- a wiki topic: blocks keyed by section and title; a block one side moved under ``## Superseded``
-  stays there with the other side's change to it merged in; one blank line between blocks;
+- a wiki topic: blocks keyed by section and title, the section a block's own mark says
+  (:mod:`scribed.tiers.wiki_mark`: its ``*Status:*`` line, not where a text merge left it); a
+  block one side deprecated or reversed (its status line added, the block moved under
+  ``## Superseded``) stays there with the other side's change to it merged in; the merged page
+  laid out by those marks (:func:`placed`: current blocks above ``## Superseded``, retired ones
+  under it, so a fact one side added never lands under a section the other side created); one
+  blank line between blocks;
 - ``wiki/index.md``: derived from the pages (rewritten by the next run), so a conflict in it takes
   this side's lines and is never reported.
 """
@@ -34,10 +41,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 from scribed.compress.entry import fence_step
-from scribed.tiers import cold_store
+from scribed.tiers import cold_store, wiki_mark
 from scribed.tiers.text_merge import (
+    Hunk,
     Merged,
     Part,
     conflicted,
@@ -49,7 +58,7 @@ from scribed.tiers.text_merge import (
     union,
 )
 
-SUPERSEDED = "## Superseded"
+SUPERSEDED = wiki_mark.SUPERSEDED
 _BLOCK = re.compile(r"^#{2,3} ")
 _SOURCE = "*Source:* "
 _TRAILING_BLANKS = re.compile(r"(?:\n[ \t]*)+\Z")
@@ -107,7 +116,26 @@ _Key = tuple[str, str]
 
 
 def _wiki_key(s: str, t: str, text: str) -> _Key:
-    return (s, t or text.strip())
+    """A block's key: the section its mark puts it in (:func:`_zone`) and its title line; a section
+    heading's, the heading and what follows it."""
+    return (_zone(s, t, text), t or text.strip())
+
+
+def block_keys(text: str) -> list[_Key]:
+    """The keys of a page's blocks, in order: one twice is a block a text merge doubled (a fact
+    and the one that reversed it under the same title are two keys)."""
+    return [_wiki_key(s, t, x) for s, t, x in chunks(text)[1] if t]
+
+
+def _zone(s: str, t: str, text: str) -> str:
+    """The section a block belongs in: ``## Superseded`` when its text marks it retired
+    (:mod:`scribed.tiers.wiki_mark`), else the one it sits in, or the page's top when a text merge
+    left it under ``## Superseded`` unmarked."""
+    if not t.startswith("### "):
+        return s
+    if wiki_mark.retired(text):
+        return SUPERSEDED
+    return "" if s == SUPERSEDED else s
 
 
 def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) -> Merged:
@@ -125,11 +153,12 @@ def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) ->
         and ((SUPERSEDED, title) in o or (SUPERSEDED, title) in t)
     }  # fmt: skip
     moves = {new: old for old, new in moved.items()}
-    pieces: list[tuple[str, list[Part]]] = []
+    pieces: list[tuple[_Key, list[Part]]] = []
     got = decide(_tidy(head_b), _tidy(head), _tidy(head2), both=lambda x, y, z: merge_text(x or "", y, z))
-    pieces.append(("page head", got or []))
+    pieces.append((("", "page head"), got or []))
     for k in order:
-        if k in moved:
+        if k in moved:  # a side that also holds a new block of that title above (a reversal) keeps it
+            pieces += [(k, [x[k]]) for x in (o, t) if k in x and moved[k] in x]
             continue
         was = moves.get(k, k)
         got = decide(
@@ -139,15 +168,63 @@ def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) ->
             both=_block_both,
         )
         if got is not None:
-            pieces.append((f"block {k[1]!r}" if k[1].startswith("### ") else f"section {k[1]!r}", got))
+            pieces.append((k, got))
     if derived:
         text = _page(ours_side(pieces[0][1]), [ours_side(p) for _, p in pieces[1:]])
         return plain(text)
-    names = tuple(name for name, p in pieces if conflicted(p))
-    text = _page(union(pieces[0][1]), [union(p) for _, p in pieces[1:]])
+    heading: list[Part] = [SUPERSEDED + "\n"]
+    head_part = pieces[0][1]
+    blocks = _arranged([(k[0], k[1], union(p), p) for k, p in pieces[1:]], heading)[0]
+    names = tuple(_name(k) for k, p in pieces if conflicted(p))
+    text = _page(union(head_part), [union(p) for p in blocks])
     if not names:
         return plain(text)
-    return Merged(text, _page(marked(pieces[0][1]), [marked(p) for _, p in pieces[1:]]), names)
+    return Merged(text, _page(marked(head_part), [marked(p) for p in blocks]), names)
+
+
+def _name(k: _Key) -> str:
+    return f"block {k[1]!r}" if k[1].startswith("### ") else f"section {k[1]!r}" if k[0] else k[1]
+
+
+_T = TypeVar("_T")
+
+
+def _arranged(items: list[tuple[str, str, str, _T]], heading: _T) -> tuple[list[_T], list[str]]:
+    """A page's blocks and section headings (section, title, text, item) laid out by what each
+    block records of its state, whatever a text merge made of their places: current blocks above
+    ``## Superseded`` (one moved up goes after the others), retired ones under it, each group in
+    its order (``heading``: that section's heading, when a retired block needs one and none is
+    there; a second bare one goes). Returns the items and the titles of the blocks moved."""
+    top: list[_T] = []
+    under: list[_T] = []
+    anchor: list[_T] = []
+    moved: list[str] = []
+    for s, t, text, item in items:
+        if not t.startswith("### "):
+            if s != SUPERSEDED:
+                top.append(item)
+            elif not anchor:
+                anchor.append(item)
+            elif _tidy(text).strip() != SUPERSEDED:
+                under.append(item)
+            continue
+        retired = wiki_mark.retired(text)
+        (under if retired else top).append(item)
+        if retired != (s == SUPERSEDED):
+            moved.append(t)
+    if under and not anchor:
+        anchor = [heading]
+    return [*top, *anchor, *under], moved
+
+
+def placed(text: str) -> tuple[str, list[str]]:
+    """A wiki page whose blocks git merged as text (no driver, or ``merge=union``) laid out by their
+    marks (:func:`_arranged`), and the titles of the blocks moved (none: the page as it was)."""
+    if "### " not in text:
+        return text, []
+    head, blocks = chunks(text)
+    got, moved = _arranged([(s, t, x, x) for s, t, x in blocks], SUPERSEDED + "\n")
+    return (_page(head, got), moved) if moved else (text, [])
 
 
 def _order(mine: list[_Key], other: list[_Key], base: dict[_Key, str]) -> list[_Key]:
@@ -168,43 +245,100 @@ def _order(mine: list[_Key], other: list[_Key], base: dict[_Key, str]) -> list[_
 
 
 def _keyed_blocks(blocks: list[tuple[str, str, str]]) -> dict[_Key, str]:
-    """Blocks by key, tidied; a key a text merge left twice on one side is kept once (the longer)."""
+    """Blocks by key, tidied; a key a text merge left twice on one side is kept once (:func:`_twice`)."""
     out: dict[_Key, str] = {}
     for s, t, text in blocks:
         k, x = _wiki_key(s, t, text), _tidy(text)
-        out[k] = max(out[k], x, key=lambda v: (len(v), v)) if k in out else x
+        out[k] = _twice(out[k], x) if k in out else x
     return out
 
 
+def _twice(x: str, y: str) -> str:
+    """Two versions of one block with no base between them (added on both sides, or left twice by a
+    text merge): merged as the driver merges an add/add, the lines both share once, each side's own
+    kept, the sources of both; never the one dropped for the other."""
+    if x == y:
+        return x
+    return _tidy(union(_block_both(None, *sorted((x, y)))))
+
+
 def _wiki2(head: str, mine: list[tuple[str, str, str]], other: list[tuple[str, str, str]]) -> str:
-    """Two versions without their base: the blocks of both, one per key, the longer of two."""
-    superseded = {t for s, t, _ in [*mine, *other] if t and s == SUPERSEDED}
+    """Two versions without their base: the blocks of both, one per key (two versions of one: both,
+    :func:`_twice`); an active copy of a block retired on the other side goes (:func:`_same_fact`)."""
+    retired: dict[str, list[str]] = {}
+    for s, t, text in [*mine, *other]:
+        if t.startswith("### ") and _wiki_key(s, t, text)[0] == SUPERSEDED:
+            retired.setdefault(t, []).append(text)
     out: list[tuple[str, str, str]] = []
     index: dict[_Key, int] = {}
     for s, t, text in [*mine, *other]:
-        if t and t in superseded and s != SUPERSEDED:
-            continue  # reversed or deprecated on one side: its active copy goes
         k = _wiki_key(s, t, text)
+        if k[0] != SUPERSEDED and any(_same_fact(text, x) for x in retired.get(t, ())):
+            continue  # reversed or deprecated on one side: its active copy goes
         text = _tidy(text)
         if k in index:
             i = index[k]
-            out[i] = (s, t, max(out[i][2], text, key=lambda x: (len(x), x)))
+            out[i] = (k[0], t, _twice(out[i][2], text))
             continue
         index[k] = len(out)
         if not t:
-            out.append((s, t, text))
+            out.append((k[0], t, text))
             continue
         # after the last block of its section, so a block stays under its heading
-        at = max((i for i, (s2, _, _) in enumerate(out) if s2 == s), default=len(out) - 1) + 1
-        out.insert(at, (s, t, text))
+        at = max((i for i, (s2, _, _) in enumerate(out) if s2 == k[0]), default=len(out) - 1) + 1
+        out.insert(at, (k[0], t, text))
         index = {_wiki_key(s3, t3, x3): i for i, (s3, t3, x3) in enumerate(out)}
-    return _page(head, [x for _, _, x in out])
+    return _page(head, _arranged([(s, t, x, x) for s, t, x in out], SUPERSEDED + "\n")[0])
+
+
+_ENTRY = re.compile(r"\bentry=([^\s·;|]+)")
+
+
+def _same_fact(active: str, retired: str) -> bool:
+    """Whether an active block and a retired one of the same title are one fact (the retired its
+    later state), not a new fact that reversed it under the same title: they share a source, or
+    one of them names none."""
+    a, r = _refs(active), _refs(retired)
+    return not (a and r) or bool(a & r)
+
+
+def _refs(block: str) -> set[str]:
+    return {
+        m.group(1)
+        for line in block.splitlines()
+        if line.startswith((_SOURCE, "- source:"))
+        for m in _ENTRY.finditer(line)
+    }
 
 
 def _block_both(b: str | None, o: str, t: str) -> list[Part]:
-    """A block both sides changed (or both added): its statement merged line by line, and its one
-    provenance line as the sources of both (two clones each adding evidence to one fact is the
-    common case, and as text that line would conflict)."""
+    """A block both sides changed (or both added): its title line, its ``*Status:*`` line (a
+    deprecation or a reversal on one side, the statement edited on the other: both taken, where as
+    text the new line next to the edited one would conflict), its statement merged line by line,
+    and its one provenance line as the sources of both (two clones each adding evidence to one fact
+    is the common case, and as text that line would conflict)."""
+    sides = [_split_status(x) for x in (b or "", o, t)]
+    titles = {x[0] for x in sides if x[0]}
+    if len(titles) != 1 or (b and not sides[0][0]):
+        return _statement_both(b, o, t)
+    (title,), ((_, sb, rb), (_, so, ro), (_, st, rt)) = titles, sides
+    status = decide(sb, so, st, both=lambda x, y, z: [Hunk(y, x or "", z)]) or []
+    return [title, *status, *_statement_both(rb if b else None, ro, rt)]
+
+
+def _split_status(text: str) -> tuple[str, str | None, str]:
+    """A block's title line, its ``*Status:*`` line (None: none), and the rest."""
+    title, nl, rest = text.partition("\n")
+    if not title.startswith("### ") or not nl:
+        return "", None, text
+    line, nl2, after = rest.partition("\n")
+    if line.startswith(wiki_mark.STATUS_LINE):
+        return title + "\n", line + nl2, after
+    return title + "\n", None, rest
+
+
+def _statement_both(b: str | None, o: str, t: str) -> list[Part]:
+    """A block's statement and provenance line, both sides changed (:func:`_block_both`)."""
     base = b or ""
     mb, pb = _split_provenance(base)
     mo, po = _split_provenance(o)
@@ -217,9 +351,10 @@ def _block_both(b: str | None, o: str, t: str) -> list[Part]:
 
 
 def _split_provenance(text: str) -> tuple[str, str | None]:
+    """A block's text (its title and status line taken off) and its provenance line, if last."""
     lines = text.rstrip("\n").split("\n")
-    if len(lines) > 1 and lines[-1].startswith(_SOURCE):
-        return "\n".join(lines[:-1]) + "\n", lines[-1]
+    if lines[-1].startswith(_SOURCE):  # a fact whose title is its statement: the line alone
+        return "".join(f"{x}\n" for x in lines[:-1]), lines[-1]
     return text, None
 
 

@@ -61,6 +61,7 @@ from scribed.tiers.wiki_block import (
     valid_topic,
 )
 from scribed.tiers.wiki_index import BlockIndex
+from scribed.tiers.wiki_mark import state
 
 INDEX = "index.md"
 INDEX_MAX_LINES = 200
@@ -97,7 +98,7 @@ class WikiDoc:
     @classmethod
     def parse(cls, topic: str, text: str) -> WikiDoc:
         pre, raws = split_blocks(text)
-        blocks = [parse_block(raw, sup) for raw, sup in raws]
+        blocks = [parse_block(raw) for raw, _ in raws]  # placed by their marks when rendered
         for b in blocks:
             b.kind = b.kind or _kind(topic)
         return cls(
@@ -145,12 +146,7 @@ class WikiDoc:
     def counts(self) -> dict[str, int]:
         out = {"active": 0, "superseded": 0, "deprecated": 0}
         for b in self.blocks:
-            key = (
-                "active"
-                if b.active
-                else ("superseded" if b.status.startswith("superseded") else "deprecated")
-            )
-            out[key] += 1
+            out[state(b.status)] += 1
         return out
 
     # --- merging -------------------------------------------------------------------------------

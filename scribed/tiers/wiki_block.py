@@ -1,7 +1,8 @@
 """The wiki's blocks: one fact each, as written to ``wiki/{topic}.md`` and read back.
 
 A block is ``### Title``, an optional ``*Status:*`` line (superseded or deprecated ones, which sit
-under ``## Superseded``), the statement as written, and ONE provenance line::
+under ``## Superseded``: the line, not the place, is the block's state, see
+:mod:`scribed.tiers.wiki_mark`), the statement as written, and ONE provenance line::
 
     *Source:* 2026-09-15 · entry=e-3f2a9c1b7e4d · agent=picard · session=s-0915; 2026-09-20 · … | confidence: 2 sessions, 2 agents | replaces: …
 
@@ -21,10 +22,13 @@ from scribed.compress.reversal import reversal_score
 from scribed.compress.reversal_wording import CHANGE, NEEDS, REMOVAL, REVERSAL, may_reverse, returns
 from scribed.compress.terms import NEAR_DUP, claim, norm, same_fact
 from scribed.names import normalize_name
+from scribed.tiers.wiki_mark import META_RE as _META_RE
+from scribed.tiers.wiki_mark import OLD_HEADING as _OLD_HEADING
+from scribed.tiers.wiki_mark import STATUS_LINE as _STATUS_LINE
+from scribed.tiers.wiki_mark import SUPERSEDED as SUPERSEDED
 
 TITLE_CHARS = 100
 BODY_CHARS = 4000
-SUPERSEDED = "## Superseded"
 
 STANDARD_TOPICS: dict[str, str] = {
     "decisions": "Decisions with their rationale; reversed ones are kept under Superseded.",
@@ -40,10 +44,7 @@ TOPIC_KIND = {
     "contracts": "contract",
     "patterns": "pattern",
 }
-_META_RE = re.compile(r"^- (?P<k>status|kind|confidence|supersedes|rationale|source): ?(?P<v>.*)$")
-_OLD_HEADING = re.compile(r"^### (?P<d>\d{4}-\d{2}-\d{2})[^:]*:\s*(?P<t>.*)$")
 _SOURCE_LINE = "*Source:* "
-_STATUS_LINE = "*Status:* "
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _HEADING = re.compile(r"^\s{0,3}#{1,3}\s")
 # A line git writes around a merge conflict: 7 characters (git's marker size) of one of its marker
@@ -300,14 +301,16 @@ class Block:
         return True
 
 
-def parse_block(raw: str, superseded: bool = False) -> Block:
-    """A block as read (either format). ``superseded``: it sits under ``## Superseded``."""
+def parse_block(raw: str) -> Block:
+    """A block as read (either format). Its status is what its text records
+    (:func:`scribed.tiers.wiki_mark.status`), not where it sits: a text merge can leave a current
+    block under ``## Superseded``, and the next write puts it back above."""
     lines = raw.splitlines()
     heading = lines[0][4:].strip() if lines else ""
     old = _OLD_HEADING.match(lines[0]) if lines else None
     if old and len(lines) > 1 and _META_RE.match(lines[1]):
         return _parse_old(old.group("d"), old.group("t"), raw)
-    b = Block(date="", title=heading, raw=raw, dirty=False, status="superseded" if superseded else "active")
+    b = Block(date="", title=heading, raw=raw, dirty=False)
     rest = lines[1:]
     if rest and rest[0].startswith(_STATUS_LINE):
         b.status = rest.pop(0)[len(_STATUS_LINE) :].strip() or b.status
