@@ -17,6 +17,7 @@ from helpers import run_cli
 from test_team_git import Clone, _session, git
 
 from scribed.core import statebranch
+from scribed.tiers import git_merge
 from scribed.tiers.layout import Layout
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -195,3 +196,50 @@ def test_a_root_that_is_not_the_top_of_a_clone_is_refused_before_anything_is_wri
         assert p.returncode == 2, p.stderr
         assert b"stateBackend='orphan'" in p.stderr and b"nothing was written" in p.stderr
     assert sorted(p for p in tmp_path.rglob("*") if ".git" not in p.parts) == before
+
+
+_DB = "# Wiki: db\n\n> Durable facts filed under 'db'.\n\n### Main store\n"
+_PROV = (
+    "\n\n*Source:* 2026-12-07 · entry=w-{} · author={} · via=wiki-write | confidence: 1 session, 1 agent\n"
+)
+MINE = _DB + "Use Postgres 15." + _PROV.format("000000000001", "worf")
+THEIRS = _DB + "Use Postgres 16 with logical replication." + _PROV.format("000000000002", "riker")
+
+
+def _both_statements(text: str) -> None:
+    assert "Use Postgres 15." in text and "Use Postgres 16 with logical replication." in text, text
+    assert text == git_merge.merge("wiki", MINE, THEIRS, "")  # as the driver merges an add/add
+    assert text == git_merge.merge("wiki", MINE, THEIRS, None)  # a caller without a base: the same
+    assert git_merge.merge_file("wiki", MINE, THEIRS, "").conflicts == ("block '### Main store'",)
+
+
+def test_a_page_both_branches_created_keeps_both_statements_of_one_title(tmp_path: Path) -> None:
+    """``git merge-tree`` gives no base stage for a page added on both sides (base=None here):
+    both clones' statements under the one title are kept, as the driver keeps an add/add, where
+    the longer one used to win and the other was dropped."""
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    g = statebranch.Git(repo)
+    root = g.commit(g.text("mktree", data=b""), [], "init")
+
+    def side(text: str) -> str:
+        blob = g.text("hash-object", "-w", "--stdin", data=text.encode())
+        return g.commit(
+            statebranch._rewrite(g, f"{root}^{{tree}}", [f"100644 {blob}\tmemory/wiki/db.md"]), [root], "x"
+        )
+
+    res = statebranch.BranchResult()
+    tree = statebranch._merge_tree(g, side(MINE), side(THEIRS), "origin/squad-state", res)
+    assert tree and res.merged == ["wiki/db.md"] and not res.diverged
+    _both_statements(g.text("cat-file", "blob", f"{tree}:memory/wiki/db.md") + "\n")
+
+
+def test_a_page_made_here_and_on_the_branch_since_the_last_pull_keeps_both(tmp_path: Path) -> None:
+    """The same add/add when the branch is pulled (no base: the page was not there at the last pull)."""
+    layout = Layout(tmp_path)
+    (layout.wiki).mkdir(parents=True)
+    (layout.wiki / "db.md").write_text(MINE)
+    res = statebranch.BranchResult()
+    statebranch._apply(layout, "wiki/db.md", None, THEIRS.encode(), res)
+    assert res.merged == ["wiki/db.md"]
+    _both_statements((layout.wiki / "db.md").read_text())

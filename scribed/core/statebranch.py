@@ -225,7 +225,7 @@ def _apply(layout: Layout, rel: str, base: bytes | None, theirs: bytes | None, r
         return
     if mine != base and mine is not None and theirs is not None:  # changed here too (unpushed)
         kind = git_merge.kind_of(PREFIX + rel)
-        old = None if base is None else base.decode("utf-8", "replace")
+        old = "" if base is None else base.decode("utf-8", "replace")  # added on both sides: git's add/add
         text = git_merge.merge(kind, mine.decode("utf-8", "replace"), theirs.decode("utf-8", "replace"), old)
         res.merged.append(rel)
     elif mine != base and mine is not None:  # deleted there, changed here: this clone's change stays
@@ -289,7 +289,8 @@ def _merge_tree(git: Git, ours: str, theirs: str, name: str, res: BranchResult) 
     for path, st in sorted(stages.items()):
         mine = blobs.get(st.get("2", ""), b"").decode("utf-8", "replace")
         other = blobs.get(st.get("3", ""), b"").decode("utf-8", "replace")
-        base = blobs[st["1"]].decode("utf-8", "replace") if st.get("1") in blobs else None
+        # no base stage: the path was added on both sides, which the driver is given as an empty base
+        base = blobs[st["1"]].decode("utf-8", "replace") if st.get("1") in blobs else ""
         text = (
             git_merge.merge(git_merge.kind_of(path), mine, other, base) if mine and other else mine or other
         )
