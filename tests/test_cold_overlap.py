@@ -31,11 +31,12 @@ def _entry(
     session: str = SID,
     kind: str = "claude",
     agent: str = "riker",
+    source: str = "",
 ) -> Entry:
     """A cold entry as compaction writes one (heading, provenance, sections)."""
     text = (
         f"### 2026-03-0{end}Z: {title}\n"
-        f"- provenance: id={key} · agent={agent} · session={session} · source=`~/t/{session}.jsonl` ({kind}) · "
+        f"- provenance: id={key} · agent={agent} · session={session} · source=`{source or f'~/t/{session}.jsonl'}` ({kind}) · "
         f"lines {lines[0]}–{lines[1]} · sha256={'ab' * 32} · ratio=0.400\n\n"
     )
     sections = [("Outcome", [outcome] if outcome else []), ("Decisions", [f"- {d}" for d in decisions])]
@@ -172,6 +173,45 @@ def test_entries_of_other_sessions_or_without_a_range_are_left_alone() -> None:
     assert cold_overlap.span(other[3]) is None
 
 
+def test_entries_of_one_session_from_another_transcript_file_are_left_alone() -> None:
+    """A resumed or forked transcript copies old records with the old session id, so another file
+    can carry the same session and overlapping line numbers with other turns: lines 2–6 of it are
+    not covered by 1–4 and 5–8 of this one, nor merged with 1–4; both kept (a possible duplicate,
+    never a loss), and no overlap is reported."""
+    fork = _entry(
+        "e-ffff0000000f", (2, 6), "6T09:00:00", "Move the nightly report to cron in ops/cron.py",
+        decisions=("run the report at 02:00 UTC",), source="~/t/7a1b2c3d-resumed.jsonl",
+    )  # fmt: skip
+    for given in ([PART1, PART2, fork], [fork, PART1]):
+        p = cold_overlap.plan("riker", given)
+        assert p.retired == {} and not p.made and not p.overlaps, p.retired
+        assert _keys(p.entries) == _keys(given)
+
+
+def test_one_transcript_file_in_two_clones_is_one_history_by_its_name() -> None:
+    """Each clone reads its own transcripts folder, so the absolute ``source=`` differs while the
+    file's name is the same: its cuts are still one history (the whole retired for the parts)."""
+    a1 = _entry("e-aaaa00000001", (1, 4), "4T10:03:00", "One", source=f"/home/ann/a-transcripts/{SID}.jsonl")
+    a2 = _entry("e-aaaa00000002", (5, 8), "4T11:07:00", "Two", source=f"/home/ann/a-transcripts/{SID}.jsonl")
+    whole = _entry("e-bbbb00000001", (1, 8), "4T11:07:00", "One", source=f"C:\\Users\\bo\\riker\\{SID}.jsonl")
+    p = cold_overlap.plan("riker", [a1, a2, whole])
+    assert _keys(p.entries) == ["e-aaaa00000001", "e-aaaa00000002"] and set(p.retired) == {"e-bbbb00000001"}
+
+
+def test_an_entry_whose_source_name_was_cut_short_is_left_alone() -> None:
+    """A path too long for the provenance line is cut (a name longer than the line is dropped, one
+    with spaces cut between words, ``…`` put in): its file name is unknown, so the entry is not
+    taken for another's history, even one whose path was cut the same way."""
+    parts = [
+        _entry("e-aaaa00000001", (1, 4), "4T10:03:00", "One", source="…"),
+        _entry("e-aaaa00000002", (5, 8), "4T11:07:00", "Two", source="/home/ann/My Transcripts/…"),
+    ]
+    for other in ("…", "/home/ann/My Transcripts/…"):
+        cut = _entry("e-bbbb00000001", (1, 8), "4T11:07:00", "Whole", source=other)
+        p = cold_overlap.plan("riker", [*parts, cut])
+        assert p.retired == {} and not p.overlaps, other
+
+
 def test_parts_that_end_on_its_last_line_at_another_time_are_no_finer_cut() -> None:
     """A part ending on the whole's last line ends on the same turn, at the same time: one that
     ends there at another time is not the same history, and nothing is retired in favour of it
@@ -239,6 +279,17 @@ def test_the_sync_retires_a_session_told_twice_once_and_a_rebuilt_ledger_keeps_i
     assert "told twice" not in run_cli("status", "--root", str(layout.root)).stdout.decode()
     rows = {r["id"]: r for r in rebuild_rows(layout.memory, layout.archive)}
     assert (rows["e-bbbb00000001"]["session"], rows["e-bbbb00000001"]["last_line"]) == (SID, 8)
+
+
+def test_the_sync_and_doctor_leave_a_session_id_shared_by_another_file_alone(tmp_path: Path) -> None:
+    """Lines 1–4 and 5–8 of one transcript and 2–6 of another with the same session id: the sync
+    retires nothing, and doctor (status) names no session told twice."""
+    fork = _entry("e-ffff0000000f", (2, 6), "6T09:00:00", "Fork", source="~/t/7a1b2c3d-resumed.jsonl")
+    layout = _root(tmp_path, [PART1, PART2, fork])
+    assert team_doctor.told_twice(layout) == []
+    res = team_sync.sync(layout, today="2026-03-07")
+    assert not res.told_twice and not (layout.cold / "riker/retired.txt").exists()
+    assert sorted(_view(layout)) == ["e-aaaa00000001", "e-aaaa00000002", "e-ffff0000000f"]
 
 
 def test_a_readers_sync_then_the_runs_retire_the_whole_as_told_twice_not_as_lost(tmp_path: Path) -> None:

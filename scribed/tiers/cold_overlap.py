@@ -4,9 +4,14 @@ Two clones compacting one transcript write one file when they cut it at the same
 id is made from the turns it holds). Cut at different points (clone a compacted lines 1–4, the
 session went on, a compacted 5–8; clone b, holding the same transcript, compacted 1–8 in one go),
 they write different entries of the same history, and after a merge every decision is served
-twice. Entries of one session (the same agent, source kind and session id) whose ``lines a–b``
-overlap are that history told twice, and :func:`plan` makes them one, by what the entries carry
-alone, so every clone that syncs the same entries reaches the same files, in any merge order:
+twice. Entries of one session (the same agent, source kind and session id) from one transcript
+file whose ``lines a–b`` overlap are that history told twice, and :func:`plan` makes them one, by
+what the entries carry alone, so every clone that syncs the same entries reaches the same files, in
+any merge order. The file is known by its name in ``source=`` (each clone reads its own transcripts
+folder, so the folder differs; the name does not): a resumed or forked transcript copying old
+records keeps the old session id and line numbers with other turns, and entries of one session from
+two files (or from a path cut short, whose name is unknown) are both kept, a possible duplicate
+rather than a loss.
 
 - when the session's entries there hold a finer cut, two or more entries one after the other that
   span every line the overlapping entries span, those are kept and the others retired ("covered
@@ -41,6 +46,7 @@ from scribed.models import SECTIONS
 _PROV = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
 _LINES = re.compile(r"^lines (\d+)\D+(\d+)$")
 _KIND = re.compile(r"\((?P<kind>[a-z0-9_-]+)\)$")
+_SOURCE = re.compile(r"^`(?P<path>[^`]*)`")
 _TITLES = [title for _, title in SECTIONS]
 _FACTS = dict(SECTIONS)["key_facts"]
 _RESTORED = re.compile(r"^- [a-z_]+: (?P<v>.+?)(?: \(supersedes: .*\))?$")  # an anchor the guard restored
@@ -48,13 +54,15 @@ _RESTORED = re.compile(r"^- [a-z_]+: (?P<v>.+?)(?: \(supersedes: .*\))?$")  # an
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A session entry's place: its session (agent, source kind, session id) and line range."""
+    """A session entry's place: its session (agent, source kind, session id), its transcript's file
+    name, and line range."""
 
     key: str
     session: tuple[str, str, str]
     first: int
     last: int
     entry: Entry
+    file: str = ""
 
     def overlaps(self, other: Span) -> bool:
         return self.first <= other.last and other.first <= self.last
@@ -83,7 +91,17 @@ def span(e: Entry) -> Span | None:
     session = fields.get("session", "")
     if not session or first < 1 or last < first:
         return None
-    return Span(key, (fields.get("agent", ""), kind, session), first, last, e)
+    file = _file_name(fields.get("source", "")) or "\0" + key  # unknown: the same as no other's
+    return Span(key, (fields.get("agent", ""), kind, session), first, last, e, file)
+
+
+def _file_name(source: str) -> str:
+    """The transcript's file name in a ``source=`` value (`` `path` (kind) ``): the same in every
+    clone, as the folder is not; "" when the path was cut short (``…``) or is not there."""
+    m = _SOURCE.match(source)
+    path = m.group("path") if m else ""
+    name = re.split(r"[/\\]", path)[-1]
+    return "" if not name or path.endswith("…") else name
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +138,10 @@ def plan(agent: str, entries: Iterable[Entry]) -> Plan:
     for s in spans.values():  # a merged entry folds it already: it came back
         if s.key in holders:
             out.retired[s.key] = f"folded into {holders[s.key]}{_where(s)}"
-    by_session: dict[tuple[str, str, str], list[Span]] = {}
-    for s in spans.values():
+    by_session: dict[tuple[tuple[str, str, str], str], list[Span]] = {}
+    for s in spans.values():  # one session of one transcript file
         if s.key not in out.retired:
-            by_session.setdefault(s.session, []).append(s)
+            by_session.setdefault((s.session, s.file), []).append(s)
     for group in by_session.values():
         ends = {n for s in group for n in (s.first, s.last)}
         for comp in _components(group):
