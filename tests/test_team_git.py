@@ -73,10 +73,11 @@ def _session(folder: Path, n: int, day: int, rnd: random.Random) -> str:
 
 
 class Clone:
-    def __init__(self, tmp: Path, name: str, remote: Path) -> None:
+    def __init__(self, tmp: Path, name: str, remote: Path, *, crlf: bool = False) -> None:
+        """``crlf``: git checks text files out with CRLF (``core.autocrlf=true``, a Windows clone)."""
         self.name = name
         self.dir = tmp / name
-        git(tmp, "clone", "-q", str(remote), str(self.dir))
+        git(tmp, "clone", "-q", *(["-c", "core.autocrlf=true"] if crlf else []), str(remote), str(self.dir))
         git(self.dir, "config", "user.email", f"{name}@example.invalid")
         git(self.dir, "config", "user.name", name)
         git(self.dir, "config", "pull.rebase", "false")

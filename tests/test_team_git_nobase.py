@@ -172,3 +172,30 @@ def test_a_reverted_wiki_write_comes_back_and_the_warning_says_how_to_retire_it(
     assert p.returncode == 0, p.stderr.decode()
     page = (a.dir / MEMORY / "wiki/ops.md").read_text()
     assert page.index("## Superseded") < page.index("Fridays"), page
+
+
+def _compaction(source: str) -> str:
+    return (
+        "### 2026-11-10T10:03:00Z: Fix the login flake in src/auth.py, issue #12\n"
+        f"- provenance: id=e-a718bb8bb3c7 · agent=riker · session=s-same · source=`{source}` (claude)"
+        " · lines 1–4 · sha256=dc63 · ratio=0.510\n\n#### Outcome\nDone: tests pass (5 passed).\n"
+        "#### Decisions\n- use an injected clock in src/auth.py\n"
+    )
+
+
+def test_one_session_compacted_in_two_clones_repairs_to_one_provenance_line(tmp_path: Path) -> None:
+    """Without the driver, two clones' compactions of one session (same id, each its own source
+    path) meet as git's add/add markers, the provenance line in conflict: the repair keeps one
+    provenance line (F5: it kept both), the same one whichever clone repairs."""
+    got = []
+    for ours, theirs in (("/home/a/s.jsonl", "/home/b/s.jsonl"), ("/home/b/s.jsonl", "/home/a/s.jsonl")):
+        (tmp_path / "ours").write_text(_compaction(ours))
+        (tmp_path / "base").write_text("")
+        (tmp_path / "theirs").write_text(_compaction(theirs))
+        p = git(tmp_path, "merge-file", "-p", "ours", "base", "theirs", check=False)
+        assert "<<<<<<<" in p.stdout and "|||||||" not in p.stdout, p.stdout
+        f = cold_store.read_file(tmp_path / "2026-11-10T100300Z-e-a718bb8bb3c7.md", p.stdout)
+        (e,) = f.entries
+        assert e.text.count("- provenance: ") == 1, e.text
+        got.append(e.text)
+    assert got[0] == got[1]

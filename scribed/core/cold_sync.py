@@ -131,7 +131,7 @@ class AgentSync:
         return self.layout.cold / self.name
 
     def read(self) -> None:
-        self.pre, entries = split_entries(read_text(self.layout.cold_file(self.name)))
+        self.pre, entries = split_entries(cold_store.lf(read_text(self.layout.cold_file(self.name))))
         for e in map(cold_store.canonical, entries):  # as the store holds it, wherever it sat
             k = cold_store.key(e)
             self.view[k] = cold_store.pick([self.view[k], e]) if k in self.view else e
@@ -418,7 +418,7 @@ class AgentSync:
         """The store files (by name) whose text is not their entry's: changed, or damaged."""
         out = {}
         for name, e in wanted.items():
-            held = read_text(self.folder / name)
+            held = cold_store.lf(read_text(self.folder / name))  # a CRLF checkout is no change
             if held != e.text and (
                 held.rstrip("\n") != e.text.rstrip("\n") or cold_store.key(e) in self.damaged
             ):

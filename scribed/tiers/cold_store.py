@@ -150,10 +150,18 @@ def canonical(e: Entry) -> Entry:
     return e if text == e.text else Entry(e.heading, e.date, e.title, text)
 
 
+def lf(text: str) -> str:
+    """``text`` with CRLF line endings read as LF: what a store file holds whatever the checkout
+    (``core.autocrlf``, a Windows editor). Read as written, a CRLF checkout was another text (a
+    hand-written entry another key: renamed back and forth between clones by every run)."""
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
 def read_file(path: Path, text: str) -> StoredFile:
     """A store file; one a merge left with conflict markers is read as its versions merged three
     ways: against the base when the markers carry it (the driver's do), else against the lines both
-    sides share (:func:`versions`: both versions of each conflict kept)."""
+    sides share (:func:`versions`: both versions of each conflict kept). Read as LF (:func:`lf`)."""
+    text = lf(text)
     got = versions(text)
     merged = None
     if got is not None:
@@ -253,7 +261,24 @@ def _entry_both(b: str | None, o: str, t: str) -> list[Part]:
 
 
 def _entry_lines(b: str | None, o: str, t: str) -> list[Part]:
+    if b is None:
+        o, t = _one_provenance(o, t)
     return merge_text(b or "", o, t)
+
+
+_PROVENANCE_LINE = re.compile(r"^- provenance: .*$", re.M)
+
+
+def _one_provenance(o: str, t: str) -> tuple[str, str]:
+    """Two versions of one entry (one id) the stand-in lacks, each with its own provenance line:
+    two clones' compactions of one session, each naming its own transcript path. Both given the
+    same line, :func:`pick`'s (the longer, then the greater), so the line merge keeps one: an
+    entry has one provenance line (F5: both were kept), and every clone keeps the same."""
+    po, pt = _PROVENANCE_LINE.search(o), _PROVENANCE_LINE.search(t)
+    if po is None or pt is None or po[0] == pt[0]:
+        return o, t
+    line = max(po[0], pt[0], key=lambda x: (len(x), x))
+    return o[: po.start()] + line + o[po.end() :], t[: pt.start()] + line + t[pt.end() :]
 
 
 def _as_entry(text: str) -> Entry:

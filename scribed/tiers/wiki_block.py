@@ -111,6 +111,21 @@ def conflict_line(text: str) -> tuple[int, str] | None:
     return None
 
 
+def unmarked(text: str) -> str:
+    """``text`` with each line outside a code fence that git would read as a conflict marker
+    indented by one space: it reads the same in Markdown, and neither git nor the next sync's
+    repair takes the page for a merge conflict. Promoted facts come from sessions that may have
+    talked about a conflict; an agent's own write is refused instead (:func:`conflict_refusal`)."""
+    if conflict_line(text) is None:
+        return text
+    out = []
+    fence = ""
+    for line in text.split("\n"):
+        was, fence = fence, fence_step(line.rstrip(), fence)
+        out.append(" " + line if not was and _CONFLICT_LINE.match(line.rstrip()) else line)
+    return "\n".join(out)
+
+
 def conflict_refusal(text: str) -> str:
     """Why a fact's text cannot be stored as given ("" when it can): a line that reads as a git
     conflict marker, named, with the ways to keep it."""
@@ -289,7 +304,7 @@ class Block:
         if not self.active:
             lines.append(_STATUS_LINE + self.status)
         if self.body and self.body != self.title:
-            lines += [self.body.rstrip(), ""]
+            lines += [unmarked(self.body.rstrip()), ""]
         lines.append(self.provenance())
         return "\n".join(lines) + "\n"
 
