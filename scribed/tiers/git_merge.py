@@ -26,7 +26,8 @@ same title: kept).
   (:func:`scribed.tiers.cold_store.pick`: two compactions of one session, no person's edit);
 - ``retired.txt``: the union of its lines;
 - a wiki topic: blocks keyed by section and title, the section a block's own mark says
-  (:mod:`scribed.tiers.wiki_mark`: its ``*Status:*`` line, not where a text merge left it); a
+  (:mod:`scribed.tiers.wiki_mark`: its ``*Status:*`` line, not where a text merge left it), a
+  retired block by the entry that wrote it too (a fact and its reversal, both retired, are two); a
   block one side deprecated or reversed (its status line added, the block moved under
   ``## Superseded``) stays there with the other side's change to it merged in; the merged page
   laid out by those marks (:func:`placed`: current blocks above ``## Superseded``, retired ones
@@ -112,13 +113,28 @@ def merge_wiki(ours: str, theirs: str, base: str | None = None) -> str:
     return _wiki(ours, theirs, base).text
 
 
-_Key = tuple[str, str]
+_Key = tuple[str, str, str]
 
 
 def _wiki_key(s: str, t: str, text: str) -> _Key:
-    """A block's key: the section its mark puts it in (:func:`_zone`) and its title line; a section
-    heading's, the heading and what follows it."""
-    return (_zone(s, t, text), t or text.strip())
+    """A block's key: the section its mark puts it in (:func:`_zone`), its title line, and for a
+    retired block the fact it records (:func:`_fact`: a fact reversed, then its reversal retired
+    too, leaves two retired blocks of one title, two facts); a section heading's, the heading and
+    what follows it."""
+    zone = _zone(s, t, text)
+    fact = _fact(text) if zone == SUPERSEDED and t.startswith("### ") else ""
+    return (zone, t or text.strip(), fact)
+
+
+def _fact(block: str) -> str:
+    """Which fact a block records: its first source's entry id, the one that wrote it (sources
+    merged in come after it); "" when it names none."""
+    for line in block.splitlines():
+        if line.startswith((_SOURCE, "- source:")):
+            m = _ENTRY.search(line)
+            if m:
+                return m.group(1)
+    return ""
 
 
 def block_keys(text: str) -> list[_Key]:
@@ -147,15 +163,16 @@ def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) ->
     o, t, b = _keyed_blocks(mine), _keyed_blocks(other), _keyed_blocks(old)
     order = _order(list(o), list(t), b)
     moved = {  # an active block one side moved under Superseded: the move wins, with the other's change
-        (s, title): (SUPERSEDED, title)
-        for s, title in b
-        if title.startswith("### ") and s != SUPERSEDED and (SUPERSEDED, title) not in b
-        and ((SUPERSEDED, title) in o or (SUPERSEDED, title) in t)
-    }  # fmt: skip
+        k: r
+        for k in b
+        if k[1].startswith("### ") and k[0] != SUPERSEDED
+        for r in [(SUPERSEDED, k[1], _fact(b[k]))]
+        if r not in b and (r in o or r in t)
+    }
     moves = {new: old for old, new in moved.items()}
     pieces: list[tuple[_Key, list[Part]]] = []
     got = decide(_tidy(head_b), _tidy(head), _tidy(head2), both=lambda x, y, z: merge_text(x or "", y, z))
-    pieces.append((("", "page head"), got or []))
+    pieces.append((("", "page head", ""), got or []))
     for k in order:
         if k in moved:  # a side that also holds a new block of that title above (a reversal) keeps it
             pieces += [(k, [x[k]]) for x in (o, t) if k in x and moved[k] in x]
