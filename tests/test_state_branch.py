@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import run_cli
 from test_team_git import Clone, _session, git
+from test_wiki_place import LOG, STORE, STORE_DEP, _layout, _page
 
 from scribed.core import statebranch
 from scribed.tiers import git_merge
@@ -243,3 +244,32 @@ def test_a_page_made_here_and_on_the_branch_since_the_last_pull_keeps_both(tmp_p
     statebranch._apply(layout, "wiki/db.md", None, THEIRS.encode(), res)
     assert res.merged == ["wiki/db.md"]
     _both_statements((layout.wiki / "db.md").read_text())
+
+
+def test_a_fact_one_clone_deprecated_on_a_page_both_created_is_not_current(tmp_path: Path) -> None:
+    """A page both clones made (no base), one deprecating a fact before the first push: its active
+    copy on the other clone goes (it read as current and superseded at once), in ``git merge-tree``
+    and in a pull; a fact that reversed it under its title (another source) stays."""
+    ours, theirs = _page([STORE, LOG]), _page([LOG], [STORE_DEP])
+    want = [("Logging", False), ("Session store", True)]
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    g = statebranch.Git(repo)
+    root = g.commit(g.text("mktree", data=b""), [], "init")
+
+    def side(text: str) -> str:
+        blob = g.text("hash-object", "-w", "--stdin", data=text.encode())
+        return g.commit(
+            statebranch._rewrite(g, f"{root}^{{tree}}", [f"100644 {blob}\tmemory/wiki/ops.md"]), [root], "x"
+        )
+
+    for a, b in ((ours, theirs), (theirs, ours)):
+        res = statebranch.BranchResult()
+        tree = statebranch._merge_tree(g, side(a), side(b), "origin/squad-state", res)
+        assert tree and res.merged == ["wiki/ops.md"]
+        assert _layout(g.text("cat-file", "blob", f"{tree}:memory/wiki/ops.md")) == want
+        layout = Layout(tmp_path / f"pull-{len(a)}")
+        layout.wiki.mkdir(parents=True)
+        (layout.wiki / "ops.md").write_text(a)
+        statebranch._apply(layout, "wiki/ops.md", None, b.encode(), statebranch.BranchResult())
+        assert _layout((layout.wiki / "ops.md").read_text()) == want

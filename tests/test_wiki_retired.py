@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_cli
-from test_wiki_place import LOG, NEW_STORE, OLD_STORE, RETRY, _block, _layout, _page
+from test_wiki_place import LOG, NEW_STORE, OLD_STORE, RETRY, STORE, STORE_DEP, _block, _layout, _page
 
 from scribed.core import wikisync
 from scribed.curate.agent_writes import deprecate, write_agent_fact
@@ -90,3 +90,23 @@ def test_the_driver_entry_keeps_both_retired_blocks(tmp_path: Path) -> None:
     p = run_cli("git", "merge-file", *args, ".squad/memory/wiki/ops.md")
     assert p.returncode == 0, p.stderr
     assert [len(x) for x in _retired((tmp_path / "ours").read_text())] == [1, 1]
+
+
+def test_an_active_copy_of_a_block_the_other_side_retired_goes_with_an_empty_base(tmp_path: Path) -> None:
+    """An add/add (git gives the driver an empty base; the state branch passes ``""``): the stale
+    active copy goes, as without a base; a reversal (another source) stays."""
+    ours, theirs = _page([STORE, LOG]), _page([LOG], [STORE_DEP])
+    want = [("Logging", False), ("Session store", True)]
+    for a, b in ((ours, theirs), (theirs, ours)):
+        for old in ("", None):
+            got = git_merge.merge_file("wiki", a, b, old)
+            assert _layout(got.text) == want and got.conflicts == (), got.text
+    reversal = _page([NEW_STORE, LOG])
+    got = git_merge.merge_file("wiki", reversal, theirs, "")
+    assert _layout(got.text) == [("Session store", False), ("Logging", False), ("Session store", True)]
+    for name, text in (("base", ""), ("ours", ours), ("theirs", theirs)):
+        (tmp_path / name).write_text(text)
+    args = [str(tmp_path / x) for x in ("base", "ours", "theirs")]
+    p = run_cli("git", "merge-file", *args, ".squad/memory/wiki/ops.md")
+    assert p.returncode == 0, p.stderr
+    assert _layout((tmp_path / "ours").read_text()) == want

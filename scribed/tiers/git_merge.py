@@ -6,7 +6,9 @@ With the base, each cold entry and each wiki block merges three ways, as git mer
 changed on one side only takes that side's version (a teammate's untouched copy never beats a
 correction); unchanged on both stays; added on one side is kept; deleted on one side and unchanged
 on the other goes (the deletion was deliberate); deleted on one side and changed on the other
-keeps the change (nothing lost: the deleting side did not see it); changed on both sides is merged
+keeps the change (nothing lost: the deleting side did not see it); a wiki block added current on
+one side and retired on the other (the same fact, :func:`_stale`) is the retired one; changed on
+both sides is merged
 line by line (:mod:`scribed.tiers.text_merge`, ``git merge-file``), and a wiki block's provenance
 line takes the sources of both. Only the same lines changed two ways are a conflict: both versions
 are kept (:attr:`Merged.text`), and the driver writes them between git's markers and exits 1 so git
@@ -170,10 +172,13 @@ def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) ->
         if r not in b and (r in o or r in t)
     }
     moves = {new: old for old, new in moved.items()}
+    stale = _stale(o, t, b)
     pieces: list[tuple[_Key, list[Part]]] = []
     got = decide(_tidy(head_b), _tidy(head), _tidy(head2), both=lambda x, y, z: merge_text(x or "", y, z))
     pieces.append((("", "page head", ""), got or []))
     for k in order:
+        if k in stale:
+            continue
         if k in moved:  # a side that also holds a new block of that title above (a reversal) keeps it
             pieces += [(k, [x[k]]) for x in (o, t) if k in x and moved[k] in x]
             continue
@@ -197,6 +202,25 @@ def _wiki(ours: str, theirs: str, base: str | None, *, derived: bool = False) ->
     if not names:
         return plain(text)
     return Merged(text, _page(marked(head_part), [marked(p) for p in blocks]), names)
+
+
+def _stale(o: dict[_Key, str], t: dict[_Key, str], b: dict[_Key, str]) -> set[_Key]:
+    """Active blocks one side added while the other added the same fact retired (an add/add, the
+    base holding neither: a page both clones made, one deprecating before the first push): the
+    active copy goes, as without a base (:func:`_wiki2`); a reversal (another source) stays."""
+    out: set[_Key] = set()
+    for x, y in ((o, t), (t, o)):
+        retired: dict[str, list[str]] = {}
+        for r, text in y.items():
+            if r[0] == SUPERSEDED and r[1].startswith("### ") and r not in b:
+                retired.setdefault(r[1], []).append(text)
+        out |= {
+            k
+            for k, text in x.items()
+            if k[0] != SUPERSEDED and k not in b and k not in y
+            and any(_same_fact(text, r) for r in retired.get(k[1], ()))
+        }  # fmt: skip
+    return out
 
 
 def _name(k: _Key) -> str:
