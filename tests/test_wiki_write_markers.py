@@ -101,3 +101,45 @@ def test_an_inbox_file_with_a_marker_line_is_quarantined_with_the_line_named(roo
     assert "line 2" in res.quarantined[0].reason and "=======" in res.quarantined[0].reason, res
     with pytest.raises(WikiError, match="line 1"):
         agent_fact("notes", "riker", redacted(">>>>>>> theirs"), date="2026-12-01", via="mcp")
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "shown"),
+    [
+        (
+            "*Status:* in production since March.\nThe billing cron runs on systemd timers.",
+            "Billing cron",
+            "*Status:* in production since March.",
+        ),
+        ("*Status:* live", "Billing cron", "*Status:* live"),
+        ("   *Status:* live", "Billing cron", "*Status:* live"),  # the statement is stored stripped
+        ("*Status:* live", "", "*Status:* live"),  # no title: under the same line, starred off
+        ("\n*Status:* superseded by the new cron\nit runs hourly", "Cron", "*Status:* superseded"),
+        ("- status: deprecated\n- source: the runbook", "2026-01-01: billing cron", "- status: deprecated"),
+    ],
+)
+def test_a_first_line_that_reads_as_a_status_mark_is_refused(
+    root: Path, text: str, title: str, shown: str
+) -> None:
+    """Stored right under the title, it made the new fact read as retired (counted deprecated, moved
+    under ``## Superseded`` by the next sync)."""
+    code, out = _write(root, text, title)
+    assert code == 2, out
+    assert "status mark" in out and shown in out and "another line" in out and "reword" in out, out
+    assert _page(root) == "", "the fact was written anyway"
+    with pytest.raises(WikiError, match="status mark"):
+        agent_fact("notes", "riker", redacted(text), title=redacted(title), date="2026-12-01", via="mcp")
+
+
+def test_a_status_word_elsewhere_is_stored_as_a_current_fact(root: Path) -> None:
+    texts = {
+        "Billing cron": "The billing cron runs on systemd timers.\n*Status:* in production since March.",
+        "Old": "- status: deprecated\n- source: the runbook",  # not under a dated title
+    }
+    for title, text in texts.items():
+        code, out = _write(root, text, title)
+        assert code == 0, out
+    _sync(root)
+    page = _page(root)
+    assert "\n## Superseded" not in page, page
+    assert [ln[4:] for ln in page.splitlines() if ln.startswith("### ")] == list(texts), page

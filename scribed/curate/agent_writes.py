@@ -37,6 +37,7 @@ from scribed.tiers.wiki import (
     Wiki,
     WikiError,
     conflict_refusal,
+    mark_refusal,
     safe_body,
     valid_topic,
 )
@@ -109,6 +110,9 @@ def agent_fact(
         raise WikiError("empty text: nothing to write")
     first_line = next((ln for ln in body.splitlines() if ln.strip()), "")
     label = one_line(title or first_line.lstrip("#-*> ").strip(), 100)
+    refused = mark_refusal(label, body.strip())
+    if refused:
+        raise WikiError(refused)
     ref = "w-" + hashlib.sha256(f"{topic}\0{agent}\0{label}\0{body}".encode()).hexdigest()[:12]
     return Fact(
         topic=topic,

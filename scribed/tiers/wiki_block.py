@@ -22,6 +22,7 @@ from scribed.compress.reversal import reversal_score
 from scribed.compress.reversal_wording import CHANGE, NEEDS, REMOVAL, REVERSAL, may_reverse, returns
 from scribed.compress.terms import NEAR_DUP, claim, norm, same_fact
 from scribed.names import normalize_name
+from scribed.tiers import wiki_mark as _wiki_mark
 from scribed.tiers.wiki_mark import META_RE as _META_RE
 from scribed.tiers.wiki_mark import OLD_HEADING as _OLD_HEADING
 from scribed.tiers.wiki_mark import STATUS_LINE as _STATUS_LINE
@@ -137,6 +138,22 @@ def conflict_refusal(text: str) -> str:
         f"line {n} of the text reads as a git conflict marker: {line!r} — stored, git and scribed would "
         "take the page for a merge conflict; put such lines in a code fence (```), indent them, or "
         "(a Markdown underline) make the run longer or shorter than 7 characters"
+    )
+
+
+def mark_refusal(title: str, text: str) -> str:
+    """Why a fact's statement cannot be stored under ``title`` ("" when it can): its first line,
+    right under the title, reads as the block's status mark (``*Status:* …``, or the older
+    format's ``- status:`` under a dated title: :mod:`scribed.tiers.wiki_mark`), so the new fact
+    would read as retired, and the team sync would move it under ``## Superseded``."""
+    got = _wiki_mark.status(f"### {title}\n{text}\n")
+    if got == "active":
+        return ""
+    first = text.splitlines()[0] if text else ""
+    return (
+        f"the text's first line reads as the status mark of a retired fact: {first!r} — stored, the "
+        f"new fact would read as {_wiki_mark.state(got)}; start the text with another line, or reword "
+        "that one"
     )
 
 
