@@ -7,9 +7,10 @@ page now was taken out from outside scribed: a conflict resolved with "ours" or 
 that took a teammate's older page, a reset. Whenever the team sync runs (the root lock taken or let
 go, a spawn after a pull), each page whose stat changed since the last sync is compared with the
 copy kept then (``.scribed/wiki-base/``): a block that vanished is written back under its section,
-a block a text merge left twice is kept once (the longer text), and a block a text merge left on
-the wrong side of ``## Superseded`` goes where its own mark says (:func:`git_merge.placed`: a
-current fact never reads as retired because of where git put it); then the copy is taken again.
+a block a text merge left twice is kept once (its two versions merged as an add/add, neither
+dropped for the other), and a block a text merge left on the wrong side of ``## Superseded`` goes
+where its own mark says (:func:`git_merge.placed`: a current fact never reads as retired because of
+where git put it); then the copy is taken again.
 To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on the page, under
 ``## Superseded``; a block deleted by hand comes back, with a warning in the log.
 
