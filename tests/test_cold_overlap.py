@@ -33,10 +33,12 @@ def _entry(
     agent: str = "riker",
     source: str = "",
 ) -> Entry:
-    """A cold entry as compaction writes one (heading, provenance, sections)."""
+    """A cold entry as compaction writes one (heading, provenance, sections). Its transcript, unless
+    ``source`` names it, is read in a folder named by the id's first four hex digits: entries
+    ``e-aaaa…`` come from one clone, ``e-bbbb…`` from another."""
     text = (
         f"### 2026-03-0{end}Z: {title}\n"
-        f"- provenance: id={key} · agent={agent} · session={session} · source=`{source or f'~/t/{session}.jsonl'}` ({kind}) · "
+        f"- provenance: id={key} · agent={agent} · session={session} · source=`{source or f'~/{key[2:6]}/t/{session}.jsonl'}` ({kind}) · "
         f"lines {lines[0]}–{lines[1]} · sha256={'ab' * 32} · ratio=0.400\n\n"
     )
     sections = [("Outcome", [outcome] if outcome else []), ("Decisions", [f"- {d}" for d in decisions])]
@@ -152,7 +154,7 @@ def test_a_key_fact_restating_what_another_part_says_is_not_listed_again() -> No
     other part holds it under Decisions: merged, it is said once; a fact nothing else says stays."""
     first = _entry("e-eeee00000001", (1, 6), "4T09:06:00", "Pin the base image",
                    decisions=("pin python:3.12-slim by digest",))  # fmt: skip
-    second = _entry("e-eeee00000002", (4, 9), "4T09:09:00", "Pin the base image",
+    second = _entry("e-edde00000002", (4, 9), "4T09:09:00", "Pin the base image",
                     facts=("decision: pin python:3.12-slim by digest", "issue: #1", "path: `docker/base`"))  # fmt: skip
     (made,) = cold_overlap.plan("riker", [first, second]).made
     assert made.text.count("pin python:3.12-slim by digest") == 1, made.text
@@ -221,17 +223,29 @@ def test_parts_that_end_on_its_last_line_at_another_time_are_no_finer_cut() -> N
     assert len(p.made) == 1 and set(p.retired) == {"e-aaaa00000001", "e-aaaa00000009", "e-bbbb00000001"}
 
 
+def test_overlapping_entries_compacted_from_one_path_are_left_to_the_ledger() -> None:
+    """One machine's entries of one file that overlap (an Aider history edited in place and
+    compacted again where it changed) are its own history, superseded by its ledger: neither
+    retired nor merged, and not reported; with a clone's entry beside them, still left alone."""
+    old = _entry("e-aaaa00000001", (1, 8), "4T10:03:00", "Pin worker_2_0 to queue q_20")
+    again = _entry("e-aaaa00000002", (5, 8), "4T11:07:00", "Pin worker_2_1 to queue q_99")
+    p = cold_overlap.plan("riker", [old, again])
+    assert not p.retired and not p.made and not p.overlaps
+    p = cold_overlap.plan("riker", [old, again, WHOLE])
+    assert not p.retired and not p.made and not p.overlaps
+
+
 def test_a_gap_between_parts_holding_another_entrys_end_is_no_finer_cut() -> None:
     """Parts 1–4 and 9–12 span 1–12, but an entry ending on line 6 says a turn sits between them
     that neither part holds: retiring the others for them would lose it, so all are merged."""
     a = _entry("e-1111000000a1", (1, 4), "4T08:04:00", "One")
     b = _entry("e-1111000000a2", (9, 12), "4T08:12:00", "Two")
-    whole = _entry("e-1111000000b1", (1, 12), "4T08:12:00", "One")
-    mid = _entry("e-1111000000b2", (3, 6), "4T08:06:00", "Mid", decisions=("say it between the parts",))
+    whole = _entry("e-2222000000b1", (1, 12), "4T08:12:00", "One")
+    mid = _entry("e-3333000000b2", (3, 6), "4T08:06:00", "Mid", decisions=("say it between the parts",))
     p = cold_overlap.plan("riker", [a, b, whole, mid])
     assert len(p.made) == 1 and "say it between the parts" in p.made[0].text
     p = cold_overlap.plan("riker", [a, b, whole])  # the gap holds no entry's end: a finer cut
-    assert not p.made and set(p.retired) == {"e-1111000000b1"}
+    assert not p.made and set(p.retired) == {"e-2222000000b1"}
 
 
 # --- the team sync -------------------------------------------------------------------------------

@@ -5,13 +5,16 @@ id is made from the turns it holds). Cut at different points (clone a compacted 
 session went on, a compacted 5–8; clone b, holding the same transcript, compacted 1–8 in one go),
 they write different entries of the same history, and after a merge every decision is served
 twice. Entries of one session (the same agent, source kind and session id) from one transcript
-file whose ``lines a–b`` overlap are that history told twice, and :func:`plan` makes them one, by
+file whose ``lines a–b`` overlap, each two that overlap compacted from different paths (two
+machines' transcripts folders), are that history told twice, and :func:`plan` makes them one, by
 what the entries carry alone, so every clone that syncs the same entries reaches the same files, in
 any merge order. The file is known by its name in ``source=`` (each clone reads its own transcripts
 folder, so the folder differs; the name does not): a resumed or forked transcript copying old
 records keeps the old session id and line numbers with other turns, and entries of one session from
 two files (or from a path cut short, whose name is unknown) are both kept, a possible duplicate
-rather than a loss.
+rather than a loss. Overlapping entries compacted from one path are one machine's own history of
+the file (an Aider history edited in place, compacted again where it changed): its ledger's, left
+as they are; so are two clones' entries when both read the transcript at the same path.
 
 - when the session's entries there hold a finer cut, two or more entries one after the other that
   span every line the overlapping entries span, those are kept and the others retired ("covered
@@ -63,6 +66,7 @@ class Span:
     last: int
     entry: Entry
     file: str = ""
+    origin: str = ""  # ``source=``'s whole path: where, on which machine, it was compacted
 
     def overlaps(self, other: Span) -> bool:
         return self.first <= other.last and other.first <= self.last
@@ -91,8 +95,9 @@ def span(e: Entry) -> Span | None:
     session = fields.get("session", "")
     if not session or first < 1 or last < first:
         return None
-    file = _file_name(fields.get("source", "")) or "\0" + key  # unknown: the same as no other's
-    return Span(key, (fields.get("agent", ""), kind, session), first, last, e, file)
+    source = fields.get("source", "")
+    file = _file_name(source) or "\0" + key  # unknown: the same as no other's
+    return Span(key, (fields.get("agent", ""), kind, session), first, last, e, file, source)
 
 
 def _file_name(source: str) -> str:
@@ -145,10 +150,18 @@ def plan(agent: str, entries: Iterable[Entry]) -> Plan:
     for group in by_session.values():
         ends = {n for s in group for n in (s.first, s.last)}
         for comp in _components(group):
-            if len(comp) > 1:
+            if len(comp) > 1 and _across_clones(comp):
                 _resolve(agent, comp, ends, out)
     out.entries = [e for e in given if (e.entry_id or "") not in out.retired] + out.made
     return out
+
+
+def _across_clones(comp: list[Span]) -> bool:
+    """Whether every two overlapping entries of ``comp`` were compacted from different paths (two
+    clones, each reading its own transcripts folder). Two that overlap from one path are this
+    machine's own history of the file (a history edited in place and compacted again where it
+    changed, a rewritten file): the ledger's to supersede, never taken for a telling twice."""
+    return all(a.origin != b.origin for i, a in enumerate(comp) for b in comp[i + 1 :] if a.overlaps(b))
 
 
 def _folds(s: Span) -> set[str]:
