@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,21 @@ MINE = _DB + "Use Postgres 15." + _PROV.format("000000000001", "worf")
 THEIRS = _DB + "Use Postgres 16 with logical replication." + _PROV.format("000000000002", "riker")
 
 
+def _page_commits(tmp_path: Path, path: str) -> tuple[statebranch.Git, Callable[[str], str]]:
+    """A repository with an empty root commit, and a maker of one child commit holding ``path`` with
+    a text: two such are two branches that each added the page (no base stage in a merge)."""
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    g = statebranch.Git(repo)
+    root = g.commit(g.text("mktree", data=b""), [], "init")
+
+    def side(text: str) -> str:
+        blob = g.text("hash-object", "-w", "--stdin", data=text.encode())
+        return g.commit(statebranch._rewrite(g, f"{root}^{{tree}}", [f"100644 {blob}\t{path}"]), [root], "x")
+
+    return g, side
+
+
 def _both_statements(text: str) -> None:
     assert "Use Postgres 15." in text and "Use Postgres 16 with logical replication." in text, text
     assert text == git_merge.merge("wiki", MINE, THEIRS, "")  # as the driver merges an add/add
@@ -218,16 +234,7 @@ def test_a_page_both_branches_created_keeps_both_statements_of_one_title(tmp_pat
     """``git merge-tree`` gives no base stage for a page added on both sides (base=None here):
     both clones' statements under the one title are kept, as the driver keeps an add/add, where
     the longer one used to win and the other was dropped."""
-    repo = tmp_path / "repo"
-    git(tmp_path, "init", "-q", str(repo))
-    g = statebranch.Git(repo)
-    root = g.commit(g.text("mktree", data=b""), [], "init")
-
-    def side(text: str) -> str:
-        blob = g.text("hash-object", "-w", "--stdin", data=text.encode())
-        return g.commit(
-            statebranch._rewrite(g, f"{root}^{{tree}}", [f"100644 {blob}\tmemory/wiki/db.md"]), [root], "x"
-        )
+    g, side = _page_commits(tmp_path, "memory/wiki/db.md")
 
     res = statebranch.BranchResult()
     tree = statebranch._merge_tree(g, side(MINE), side(THEIRS), "origin/squad-state", res)
@@ -252,16 +259,7 @@ def test_a_fact_one_clone_deprecated_on_a_page_both_created_is_not_current(tmp_p
     and in a pull; a fact that reversed it under its title (another source) stays."""
     ours, theirs = _page([STORE, LOG]), _page([LOG], [STORE_DEP])
     want = [("Logging", False), ("Session store", True)]
-    repo = tmp_path / "repo"
-    git(tmp_path, "init", "-q", str(repo))
-    g = statebranch.Git(repo)
-    root = g.commit(g.text("mktree", data=b""), [], "init")
-
-    def side(text: str) -> str:
-        blob = g.text("hash-object", "-w", "--stdin", data=text.encode())
-        return g.commit(
-            statebranch._rewrite(g, f"{root}^{{tree}}", [f"100644 {blob}\tmemory/wiki/ops.md"]), [root], "x"
-        )
+    g, side = _page_commits(tmp_path, "memory/wiki/ops.md")
 
     for a, b in ((ours, theirs), (theirs, ours)):
         res = statebranch.BranchResult()
