@@ -65,6 +65,7 @@ def listed(
     (``log`` None: nothing is): a broken symlink or a symlinked folder, and two sources reaching one
     folder, as a ``source_warning`` (counted in ``report``); a second name as a note."""
     found: list[file_names.Listed] = []
+    memory = os.path.realpath(Layout(cfg.root_path).memory)
     for i, src in enumerate(cfg.sources):
         folder = src.expanded
         if not folder.exists():
@@ -74,7 +75,16 @@ def listed(
         notes: list[sources.LinkNote] = []
         ids: list[sources.FileId] = []
         paths = list(sources.discover(src.kind, folder, src.glob, notes, ids))
-        found += [file_names.Listed(i, item(cfg, src, p), ident) for p, ident in zip(paths, ids, strict=True)]
+        own = _own_memory(memory, folder, paths, ids)
+        if own and log is not None:
+            log.info(
+                "source_memory_skipped", source=str(folder), kind=src.kind, files=len(own), reason=OWN_MEMORY
+            )
+        found += [
+            file_names.Listed(i, item(cfg, src, p), ident)
+            for k, (p, ident) in enumerate(zip(paths, ids, strict=True))
+            if k not in own
+        ]
         for n in notes:
             event = "source_warning" if n.warn else "source_link_duplicate"
             _said(log, report, event, n.path, kind=src.kind, reason=n.reason)
@@ -92,6 +102,37 @@ def listed(
             )
 
     return file_names.once(found, known, say)
+
+
+OWN_MEMORY = (
+    "scribed's own memory files (hot, cold, wiki) under the source's folder are never read as transcripts"
+)
+
+
+def _own_memory(memory: str, folder: Path, paths: list[Path], ids: list[sources.FileId]) -> set[int]:
+    """The indexes of ``paths`` that are the root's own memory files (under ``memory``, its
+    ``.squad/memory`` with symlinks resolved). A source folder that holds them (``.squad``, for
+    Squad's logs) read the tiers back as transcripts: each run compacted the last run's entries
+    again, without end. Only a symlinked file is resolved unless the folder and the memory overlap
+    (discovery never follows a symlinked folder)."""
+    real = os.path.realpath(folder)
+    if not (file_names.under(memory, real) or file_names.under(real, memory)):
+        return {
+            k for k, i in enumerate(ids) if i.link and file_names.under(os.path.realpath(paths[k]), memory)
+        }
+    return {
+        k
+        for k, (p, i) in enumerate(zip(paths, ids, strict=True))
+        if file_names.under(
+            os.path.realpath(p) if i.link else os.path.join(real, os.path.relpath(p, folder)), memory
+        )
+    }
+
+
+def own_memory(layout: Layout, path: Path) -> bool:
+    """Whether ``path`` is one of the root's own memory files (see :func:`_own_memory`): the
+    daemon's test for an event under a source folder that holds them."""
+    return file_names.under(os.path.realpath(path), os.path.realpath(layout.memory))
 
 
 def _said(

@@ -53,7 +53,8 @@ class Overlap(NamedTuple):
     reason: str
 
 
-def _under(path: str, folder: str) -> bool:
+def under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it (both resolved by the caller)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -69,8 +70,8 @@ def overlaps(cfg: Config) -> list[Overlap]:
     out: list[Overlap] = []
     for j, b in enumerate(reals):
         for i, a in enumerate(reals[:j]):
-            if a is not None and b is not None and (_under(a, b) or _under(b, a)):
-                out.append(Overlap(i, j, _reason(cfg, i, j, a if _under(a, b) else b)))
+            if a is not None and b is not None and (under(a, b) or under(b, a)):
+                out.append(Overlap(i, j, _reason(cfg, i, j, a if under(a, b) else b)))
                 break
     return out
 
@@ -191,7 +192,7 @@ class Owners:
         except OSError:  # gone: the work on it says so
             return item
         key, stamp = (st.st_dev, st.st_ino), (st.st_dev, st.st_ino, st.st_nlink)
-        maybe_second = st.st_nlink > 1 or any(_under(path, f) for f in self._shared) or os.path.islink(path)
+        maybe_second = st.st_nlink > 1 or any(under(path, f) for f in self._shared) or os.path.islink(path)
         with self._lock:  # the watchers' threads and the workers ask
             owners = self._owners
             if owners is None or (maybe_second and self._met.get(path) != stamp):

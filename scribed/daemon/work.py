@@ -129,7 +129,7 @@ class Dispatcher:
         A second name of a file (a hard link, a file two sources reach) gives the item of the name
         the file is compacted under."""
         cfg, layout = self.scribe.cfg, self.scribe.layout
-        for src in cfg.sources:
+        for src in () if discovery.own_memory(layout, path) else cfg.sources:  # the tiers: no transcript
             if sources.match(src.kind, src.expanded, src.glob, path):  # run-once's discovery rule
                 return self._owners().of(discovery.item(cfg, src, path))
         if sources.match("hot", layout.hot, "", path):
