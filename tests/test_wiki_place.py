@@ -183,13 +183,53 @@ def test_a_deprecation_and_an_edit_of_the_statement_merge_without_a_conflict() -
         assert got.conflicts == (), got.marked
         assert _layout(got.text) == [("Logging", False), ("Session store", True)]
         assert STORE_DEP.replace("for sessions.", "for sessions (cluster mode).") in got.text, got.text
-    # two different marks of one block are a conflict, both lines kept
-    sup = _page(
-        [LOG], [_block("Session store", "Use Redis for sessions.", "w-1", "superseded by 2026-12-08: X")]
-    )
-    got = git_merge.merge_file("wiki", sup, _page([LOG], [STORE_DEP]), base)
+
+
+SUP = "superseded by 2026-12-08: Use Postgres for sessions"
+DEP2 = "deprecated 2026-12-09 by worf: sessions live in Postgres now"
+
+
+@pytest.mark.parametrize(
+    ("mine", "other", "line"),
+    [
+        (
+            DEP2,
+            "deprecated 2026-12-07 by riker: Postgres",
+            f"deprecated 2026-12-07 by riker: Postgres; {DEP2}",
+        ),
+        (SUP, "deprecated 2026-12-07 by riker: Postgres", f"{SUP}; deprecated 2026-12-07 by riker: Postgres"),
+    ],
+)
+def test_two_clones_retiring_one_fact_give_one_status_line(mine: str, other: str, line: str) -> None:
+    """Two clones deprecating one fact (other days, other reasons), or one superseding it: the
+    fact is retired on both sides, so no conflict and one ``*Status:*`` line holding both (the
+    supersession first), the same whichever side merges; before, a conflict whose repair left
+    two status lines, the second read as the statement's first line."""
+    base = _page([STORE, LOG])
+    a = _page([LOG], [_block("Session store", "Use Redis for sessions.", "w-1", mine)])
+    b = _page([LOG], [_block("Session store", "Use Redis for sessions.", "w-1", other)])
+    texts = set()
+    for ours, theirs in ((a, b), (b, a)):
+        got = git_merge.merge_file("wiki", ours, theirs, base)
+        assert got.conflicts == (), got.marked
+        assert got.text.count("*Status:*") == 1 and f"*Status:* {line}\n" in got.text, got.text
+        assert _layout(got.text) == [("Logging", False), ("Session store", True)]
+        texts.add(got.text)
+    assert len(texts) == 1
+    (block,) = [x for x in WikiDoc.parse("ops", next(iter(texts))).blocks if x.title == "Session store"]
+    assert block.status == line and block.text.startswith("Use Redis")
+    # merged again with either side (a third clone still on one of them): nothing changes
+    assert git_merge.merge_file("wiki", next(iter(texts)), a, base).text == next(iter(texts))
+
+
+def test_a_status_line_changed_two_ways_not_both_retiring_is_a_conflict() -> None:
+    """One side's mark retires the fact, the other's is no retirement (a hand edit to ``active``):
+    the two cannot be one line, so both are kept for a person."""
+    base = _page([STORE, LOG])
+    active = _page([_block("Session store", "Use Redis for sessions.", "w-1", "active"), LOG])
+    got = git_merge.merge_file("wiki", active, _page([LOG], [STORE_DEP]), base)
     assert got.conflicts == ("block '### Session store'",)
-    assert "*Status:* superseded by 2026-12-08: X" in got.text and "*Status:* deprecated" in got.text
+    assert "*Status:* active" in got.text and "*Status:* deprecated" in got.text
 
 
 def test_a_fact_whose_title_is_its_statement_merges_its_sources_and_its_mark() -> None:

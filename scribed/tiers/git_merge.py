@@ -363,8 +363,24 @@ def _block_both(b: str | None, o: str, t: str) -> list[Part]:
     if len(titles) != 1 or (b and not sides[0][0]):
         return _statement_both(b, o, t)
     (title,), ((_, sb, rb), (_, so, ro), (_, st, rt)) = titles, sides
-    status = decide(sb, so, st, both=lambda x, y, z: [Hunk(y, x or "", z)]) or []
+    status = decide(sb, so, st, both=_status_both) or []
     return [title, *status, *_statement_both(rb if b else None, ro, rt)]
+
+
+def _status_both(b: str | None, o: str, t: str) -> list[Part]:
+    """A block's ``*Status:*`` line both sides set differently. Two retirements (two clones each
+    deprecating one fact, on different days or for different reasons; one deprecating it, the
+    other superseding it) agree that the fact is retired: one line holds both, a supersession
+    first (it names the fact that replaced this one), in a fixed order so every clone writes the
+    same; one already holding the other is taken whole. Anything else is a conflict: both
+    versions kept."""
+    so, st = (x.removeprefix(wiki_mark.STATUS_LINE).strip() for x in (o, t))
+    if not (so and st and wiki_mark.state(so) != "active" and wiki_mark.state(st) != "active"):
+        return [Hunk(o, b or "", t)]
+    if st in so or so in st:
+        return [o if len(so) >= len(st) else t]
+    first = sorted((so, st), key=lambda x: (wiki_mark.state(x) != "superseded", x))  # its successor first
+    return [f"{wiki_mark.STATUS_LINE}{'; '.join(first)}\n"]
 
 
 def _split_status(text: str) -> tuple[str, str | None, str]:
