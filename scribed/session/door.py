@@ -132,7 +132,7 @@ def redacted_chunks(
         if ahead:
             ahead_chars -= len(ahead[0][1])
         out, carry = _window(prev_tail, text, after, carry)
-        same = out is None and cur.decode("utf-8", "replace").encode("utf-8") == cur  # no U+FFFD made
+        same = out is None and text.encode("utf-8") == cur  # no U+FFFD made (text: cur decoded)
         yield cur if same else (text if out is None else out).encode("utf-8")
         prev_tail = (prev_tail + text)[-context:] if context else ""
 
