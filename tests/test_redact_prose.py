@@ -642,16 +642,42 @@ HELD_OUT_SECRETS_47 = [
     ("the deploy key for the mirror: Gk2-Rm8Tz", "Gk2-Rm8Tz"),
     ("my vpn passphrase should be lunar-thicket", "lunar-thicket"),
     ("the SIM pin on my work phone is 1357", "1357"),
-    pytest.param(
-        "license key: QW3E-R5TY-8UIO",
-        "QW3E-R5TY-8UIO",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="a key in a sentence must mix lower, upper and digits: a licence key has no lower",
-        ),
-    ),
+    ("license key: QW3E-R5TY-8UIO", "QW3E-R5TY-8UIO"),  # a code: groups of one length, capitals and digits
     ("the master key = Vb7Nq2Lp", "Vb7Nq2Lp"),
 ]
+# Written after the licence-key rule (stop 48), not from it: codes of capitals and digits in
+# groups of one length are secrets after a key word; mechanism names, formats and ids are not.
+GROUPED_CODES_48 = [
+    ("the product key for the workstation is 7HG2K-9XW4P-QM3RT-V8N6B-J2C4D", "7HG2K-9XW4P-QM3RT-V8N6B-J2C4D"),
+    ("serial key = AB12-CD34-EF56-GH78", "AB12-CD34-EF56-GH78"),
+    ("our activation key was K7P2M-9Q4XW-3W8RT", "K7P2M-9Q4XW-3W8RT"),
+    ("the licence key: 4F7G2H-9K3L8M-2N5P7Q", "4F7G2H-9K3L8M-2N5P7Q"),
+]
+GROUPED_KEPT_48 = [
+    "the signing key: ECDSA-P256",
+    "sort key: ISO-8601-DATE",
+    "the key is SHA-256-HMAC",
+    "the key: X509-V3-EXT",
+    "the primary key is ORDER-ID-2024",
+    "the key is AAAA-BBBB-CCCC",
+    "the partition key: 2024-11-05",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), GROUPED_CODES_48)
+def test_a_licence_shaped_code_after_a_key_word_is_a_secret(text: str, secret: str) -> None:
+    for form in both_ways(text):
+        out = redact(form)
+        assert secret not in out, out
+        assert redact(out) == out
+
+
+@pytest.mark.parametrize("text", GROUPED_KEPT_48)
+def test_names_formats_and_ids_after_a_key_word_are_kept(text: str) -> None:
+    for form in both_ways(text):
+        assert redact(form) == form
+
+
 HELD_OUT_KEPT_47 = [
     "set CLAUDE_MAX_TOKEN to 200000",
     "the PIN for the status LED is 13",
