@@ -184,7 +184,7 @@ def test_door_blocks_give_the_same_text_as_one_window() -> None:
     secrets = [s for s in SECRETS if "\n" not in s.line]
     texts = [
         f"turn {i}: " + ("filler words " * 300 if i % 3 else secrets[i % len(secrets)].line)
-        for i in range(60)
+        for i in range(200)
     ]
     assert sum(map(len, texts)) > 3 * door.BLOCK_CHARS
     door.clear_cache()
