@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sqlite3
 import threading
 import time
@@ -36,11 +35,12 @@ from scribed.core import (
     hot_reseed,
     ledger_reconcile,
     statebranch,
+    team_said,
     team_sync,
 )
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
-from scribed.core.cold_sync import DAMAGED_FIX, IN_INDEX, SyncResult
+from scribed.core.cold_sync import IN_INDEX, SyncResult
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
@@ -64,7 +64,6 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
-from scribed.core.wikisync import WikiSync
 from scribed.fsutil import (
     UnsafePathError,
     check_interrupt,
@@ -213,7 +212,7 @@ class Scribe:
             res = statebranch.pull(self.layout, statebranch.Git(self.layout.root))
         except statebranch.StateBranchError as exc:
             raise ConfigError(f"{self.layout.root}: {statebranch.BRANCH}: {exc}") from exc
-        self._log_branch(res)
+        team_said.branch(self.log, res)
 
     def push_branch(self) -> None:
         """On a state-branch backend, this run's shared tier files committed to ``squad-state``;
@@ -225,117 +224,17 @@ class Scribe:
         except statebranch.StateBranchError as exc:
             self.log.warning("state_branch_push_failed", reason=str(exc), action="the next run commits it")
             return
-        self._log_branch(res)
-
-    def _log_branch(self, res: statebranch.BranchResult) -> None:
-        if res.remote:
-            self.log.info("state_branch_took_remote", remote=res.remote)
-        if res.diverged:
-            self.log.warning("state_branch_diverged", reason=res.diverged)
-        if res.merged:
-            self.log.info("state_branch_merged", files=res.merged)
-        if res.commit:
-            self.log.info("state_branch_committed", commit=res.commit[:12], branch=statebranch.BRANCH)
+        team_said.branch(self.log, res)
 
     def sync_team(self) -> SyncResult:
         """The shared cold store and this machine's views made one (see :mod:`scribed.core.team_sync`);
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
         res = team_sync.sync(self.layout, today=self.clock().date().isoformat())
-        self._log_written_back(res)
-        for agent, why in res.failed.items():
-            self.log.warning("cold_sync_failed", agent=agent, reason=why)
-        for name in res.repaired:  # store files by name; wiki pages and hot files as wiki/…, hot/…
-            tier = name.split("/", 1)[0] if "/" in name else ""
-            event = {"wiki": "wiki_page_repaired", "hot": "hot_file_repaired"}.get(tier, "cold_file_repaired")
-            self.log.warning(event, file=name)
-            if name in res.unbased:  # git's markers without a base: no side picked, both kept
-                self.log.warning(
-                    "conflict_repaired_without_base",
-                    file=name,
-                    conflicts=res.unbased[name] or None,
-                    kept="both versions of the lines both sides changed, one after the other",
-                    action="edit the file to keep what is right, then `git add` and commit it; "
-                    "`scribed git setup` on this clone makes git merge team memory entry by entry",
-                )
-        self._log_wiki(res.wiki)
-        self._log_left(res)
-        if res.git_failed:
-            self.log.warning(
-                "git_check_failed",
-                reason=res.git_failed,
-                action="files missing since the last sync were written back, as outside git",
-            )
-        for page in res.wiki.left:
-            self.log.info("wiki_page_left_by_git", page=page, reason="git removed it")
+        team_said.synced(self.log, self.layout, res)
         hot_reseed.after_sync(self.layout, res, self.log)
         if res.changed:
             self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
         return res
-
-    def _log_left(self, res: SyncResult) -> None:
-        """The entries a sync took out of the views without a loss: git removed them, or they told
-        a session a second time."""
-        for agent, keys in res.told_twice.items():
-            self.log.info(
-                "cold_entries_told_twice",
-                agent=agent,
-                retired=keys,
-                reason="entries of one session whose lines overlap (two clones cut it at different "
-                "points): the finer cut kept, else merged into one; listed in retired.txt",
-            )
-        for agent, keys in res.git_removed.items():
-            self.log.info("cold_entry_left_by_git", agent=agent, entries=keys, reason="git removed its file")
-
-    def _log_written_back(self, res: SyncResult) -> None:
-        """The sync's cold entries written back (each with its file and why), and damaged files it
-        could not mend."""
-        for k, r in res.restored.items():
-            self.log.warning("cold_entry_restored", entry=k, file=r.file, reason=r.why)
-        for name, why in res.unrestored.items():
-            self.log.warning(
-                "cold_file_damaged",
-                file=name,
-                reason=f"{why}: neither this machine's view nor git's history holds its entry",
-                action="its session is compacted again if this machine has its transcript; else "
-                + DAMAGED_FIX.replace("FILE", str((self.layout.memory / name).relative_to(self.layout.root))),
-            )
-        if res.unexplained:
-            self.log.warning(
-                "cold_view_restored",
-                entries=len(res.unexplained),
-                reason="gone from this machine's view without a fold or promotion: kept and shown again",
-            )
-
-    def _log_wiki(self, res: WikiSync) -> None:
-        """What the team sync did to the wiki pages (:mod:`scribed.core.wikisync`)."""
-        for page, titles in res.restored.items():
-            topic = page.removesuffix(".md")
-            self.log.warning(
-                "wiki_block_restored",
-                page=page,
-                blocks=titles,
-                reason="missing since the last sync (scribed never deletes a block: a merge or a "
-                "`git revert` of a wiki-write took it, and either is undone)",
-                action="to retire a fact, deprecate it (kept under ## Superseded): "
-                + "; ".join(
-                    f"scribed wiki-deprecate {shlex.quote(topic)} {shlex.quote(t.removeprefix('### '))} "
-                    "--agent AGENT --reason WHY"
-                    for t in titles
-                ),
-            )
-        for page, titles in res.placed.items():
-            self.log.warning(
-                "wiki_block_placed",
-                page=page,
-                blocks=titles,
-                reason="it sat on the wrong side of ## Superseded (a text merge put it there): a block "
-                "is retired by its *Status:* line, and moved to where that line says",
-                action="to retire a fact, deprecate it: scribed wiki-deprecate TOPIC TITLE --agent AGENT",
-            )
-        for page in res.deduped:
-            self.log.warning(
-                "wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)"
-            )
 
     @contextlib.contextmanager
     def locked_unless(self, stopping: threading.Event, *, poll: float = 0.5) -> Iterator[bool]:
