@@ -23,7 +23,8 @@ from scribed.sources import hot as _hot
 from scribed.sources import markdown as md
 from scribed.sources import markdown_lines, parse_file, read_file
 from scribed.sources.common import Source, parse_ts, safe_id
-from scribed.sources.markdown_lines import Line, Part, front_matter, iter_lines, split_lines
+from scribed.sources.markdown_blocks import Cursor
+from scribed.sources.markdown_lines import Line, Part, front_matter, iter_blocks, iter_lines, split_lines
 
 TRICKY = (
     b"\xef\xbb\xbf# aider chat started at 2026-01-01 10:00:00\r\n\r\n#### hi  \r"
@@ -150,9 +151,10 @@ def test_streamed_chat_parts_are_the_list_based_ones(tmp_path: Path, text: str) 
     src = Source(
         kind="markdown", path=path, default_agent="d", mtime=datetime(2026, 1, 1, tzinfo=UTC), size=0
     )
-    lines = split_lines(path.read_bytes())
+    data = path.read_bytes()
+    lines = split_lines(data)
     want, want_ended = _old_chat_parts(src, lines)
-    chat = md._ChatParts(src, md._ChatScan(src, lines), iter(lines))
+    chat = md._ChatParts(src, md._ChatScan(src, lines), Cursor(iter_blocks(io.BytesIO(data), len(data))))
     got = list(chat)
     assert got == want
     assert chat.ended == want_ended

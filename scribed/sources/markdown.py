@@ -24,13 +24,13 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import islice
 from typing import BinaryIO
 
 from scribed.models import ParseResult, Session, Turn
 from scribed.names import normalize_name
 from scribed.sources import markdown_aider, markdown_specstory
 from scribed.sources.common import Source, looks_binary, parse_ts, replaced_warning, safe_id
+from scribed.sources.markdown_blocks import END_COMMENT, Cursor, block_text, feed_speakers
 from scribed.sources.markdown_chat import SpeakerScan, stream_turns
 from scribed.sources.markdown_lines import (
     BadBytes,
@@ -57,7 +57,7 @@ _BINARY_HEAD = 65536  # what looks_binary reads of a file
 _NO_LIMIT = sys.maxsize
 _BOM = b"\xef\xbb\xbf"
 _ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() removes
-_AIDER_FIRST = ("#", ">")  # the first characters of the lines markdown_aider.Scan counts
+_AIDER_LINES = re.compile(r"\n([#>][^\n]*)")  # the lines markdown_aider.Scan counts, in a block's text
 _END_COMMENT = re.compile(r"[ \t]*<!--\s*session:\s*end\s*-->[ \t]*", re.IGNORECASE)
 
 
@@ -113,6 +113,48 @@ class _ChatScan:
         head.append(Line(no, text, 0))
         if len(head) >= _FM_LINES:
             self._start()
+
+    def feed_block(self, no: int, texts: list[str], text: str) -> None:
+        """:meth:`feed` of ``texts`` (numbered from ``no``; ``text`` their
+        :func:`~scribed.sources.markdown_blocks.block_text`), a chunk's lines taken as a run."""
+        k = 0
+        while self.head is not None and k < len(texts):  # the first lines, until the front matter
+            self.feed(no + k, texts[k])
+            k += 1
+        if k:
+            if k == len(texts):
+                return
+            texts, no = texts[k:], no + k
+            text = block_text(texts)
+        i, p = 0, 1
+        for m in END_COMMENT.finditer(text):
+            j = i + text.count("\n", p - 1, m.start())
+            self._run(no, texts, (i, j), text, (p, m.start() + 1))
+            self.chunks.append(_Chunk())
+            i, p = j + 1, m.end() + 1
+        self._run(no, texts, (i, len(texts)), text, (p, len(text)))
+
+    def _run(self, no: int, texts: list[str], span: tuple[int, int], text: str, at: tuple[int, int]) -> None:
+        """:meth:`_line` of ``texts[a:b]`` (``span``), lines of one chunk found in ``text[p:e]`` (``at``)."""
+        (a, b), (p, e) = span, at
+        if a >= b:
+            return
+        ch = self.chunks[-1]
+        if not ch.first:
+            ch.first = no + a
+        feed_speakers(ch.speakers, texts, (a, b), text, p)
+        if ch.date is None and (self.dated0 is None or len(self.chunks) > 1):
+            ch.date_no = no + b - 1  # as _line leaves it when no line names a date
+            for m in _TEXT_DATE.finditer(text, p, e):
+                dt = parse_ts(m.group("h") or m.group("t"))
+                if dt is not None:
+                    ch.date, ch.date_no = dt, no + a + text.count("\n", p, m.start())
+                    break
+        k = b - 1
+        while k >= a and not texts[k].strip():
+            k -= 1
+        if k >= a:
+            ch.last_no, ch.last_text = no + k, texts[k]
 
     def _start(self) -> None:
         """The front matter of the first lines read; then those after it, as lines of a chunk."""
@@ -177,31 +219,21 @@ class _ChatParts:
     """One session per chunk, read from a stream of lines with the chunks' speakers and dates from
     a first pass (:class:`_ChatScan`): only the turns of the session being read are held."""
 
-    def __init__(self, src: Source, scan: _ChatScan, lines: Iterable[Line]) -> None:
+    def __init__(self, src: Source, scan: _ChatScan, lines: Cursor) -> None:
         self.src = src
         self.scan = scan
-        self.lines = iter(lines)
+        self.lines = lines
         self.ended = scan.ended
 
     def __iter__(self) -> Iterator[Part]:
-        scan = self.scan
-        for _ in islice(self.lines, scan.skip):
-            pass
+        scan, lines = self.scan, self.lines
+        lines.skip(scan.skip)
         last = len(scan.chunks) - 1
         for k, ch in enumerate(scan.chunks):
-            drop = scan.drop if k == last else 0
-            turns = stream_turns(self._chunk_lines(drop), ch.speakers.result())
+            lines.begin(scan.drop if k == last and scan.drop else _NO_LIMIT)  # a dropped end marker
+            turns = stream_turns(lines, ch.speakers.result())
             yield self._part(k, ch, turns, last=k == last)
             del turns  # not held while the next session is read
-
-    def _chunk_lines(self, drop: int) -> Iterator[Line]:
-        """The next chunk's lines, up to its end comment (consumed) or a dropped end marker."""
-        for ln in self.lines:
-            if "<!--" in ln.text and _END_COMMENT.fullmatch(ln.text):
-                return
-            if drop and ln.no >= drop:
-                continue
-            yield ln
 
     def _part(self, k: int, ch: _Chunk, turns: list[Turn], *, last: bool) -> Part:
         scan = self.scan
@@ -286,10 +318,8 @@ class Stream:
             else:  # sessions between end comments, each read as a stream after a pass for its speakers
                 if self._chat is None:
                     self._chat = scan.chat or _ChatScan(src, lines)  # the first pass's, or a pass now
-                    if scan.chat is None:
-                        fh.seek(0)
-                        lines = iter_lines(fh, scan.size)
-                parts = _ChatParts(src, self._chat, lines)
+                    fh.seek(0)
+                parts = _ChatParts(src, self._chat, Cursor(iter_blocks(fh, scan.size)))
             # bytes that were not UTF-8, read as U+FFFD: the file says so once
             bad = [replaced_warning(src.kind, src.path, scan.bad.n, scan.bad_line)] if scan.bad.n else []
             yield from self._sessions(parts, found, bad)
@@ -357,28 +387,26 @@ class _Scan:
         file (no Aider header, not SpecStory yet: either, once found, stays found)."""
         scan = cls()
         scan.text = bom  # a BOM alone is content to ``bytes.strip()``, though the first line drops it
-        aider, specstory = scan.aider.feed, scan.specstory.feed
+        aider, specstory = scan.aider.feed, scan.specstory.feed_block
         found_a, found_s = scan.aider, scan.specstory
-        feed = chat.feed if chat is not None else None
+        feed = chat.feed_block if chat is not None else None
         no = 0
         cont = False
         bad = scan.bad
         for texts, ends, partial in iter_blocks(fh, _NO_LIMIT, bad):
             scan.size = ends[-1]
-            no -= cont  # a long line's next piece has its number
-            cont = partial
+            first = no if cont else no + 1  # a long line's next piece has its number
+            no, cont = first + len(texts) - 1, partial
             if bad.first >= 0 and not scan.bad_line:  # in this block: the line past which it lies
-                scan.bad_line = no + 1 + bisect_right(ends, bad.first)
-            for text in texts:
-                no += 1
-                if not scan.text and text.strip(_ASCII_SPACE):
-                    scan.text = True
-                if text[:1] in _AIDER_FIRST:  # the only lines Aider's scan looks at
-                    aider(text)
-                if no <= markdown_specstory.BANNER_LINES or "**" in text:  # ditto for SpecStory's
-                    specstory(no, text)
-                if feed is not None:
-                    feed(no, text)
+                scan.bad_line = first + bisect_right(ends, bad.first)
+            if not scan.text:
+                scan.text = any(t.strip(_ASCII_SPACE) for t in texts)
+            text = block_text(texts)
+            for m in _AIDER_LINES.finditer(text):  # the only lines Aider's scan looks at
+                aider(m.group(1))
+            specstory(first, texts, text)
+            if feed is not None:
+                feed(first, texts, text)
             if feed is not None and (found_a.found or found_s.found):
                 feed = chat = None  # another convention's file: its speakers are never asked
         if chat is not None:

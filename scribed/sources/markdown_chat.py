@@ -24,6 +24,7 @@ from itertools import chain
 
 from scribed.models import Role, Turn, TurnKind
 from scribed.sources.common import parse_ts, turn
+from scribed.sources.markdown_blocks import Cursor, Run
 from scribed.sources.markdown_lines import Line, fence_closes, fence_open
 from scribed.sources.turn_text import TurnText
 
@@ -218,7 +219,7 @@ class SpeakerScan:
         if not text.strip():  # blank: no fence opens or closes, no speaker
             return
         if self.held is not None:
-            self._outside(self.held)
+            self.outside(self.held)
         self.held = text
 
     def drop_last(self) -> None:
@@ -226,7 +227,7 @@ class SpeakerScan:
 
     def result(self) -> Speakers:
         if self.held is not None:
-            self._outside(self.held)
+            self.outside(self.held)
             self.held = None
         counts = self.counts
         opens = self.first is not None and _named(self.first) is not None
@@ -249,7 +250,7 @@ class SpeakerScan:
         out.show_names = len(accepted) >= _SHOW_NAMES_MIN
         return out
 
-    def _outside(self, text: str) -> None:
+    def outside(self, text: str) -> None:
         """One non-blank line, counted when it is outside a fenced block (as ``outside_fences``)."""
         if self.fence:
             if self.fence[0] in text[:4] and fence_closes(self.fence, text):
@@ -320,6 +321,10 @@ class _Scanner:
 
     def command(self, cmd: str, ln: Line, output: Iterable[Line]) -> None:
         """A ``$ cmd`` line and its fenced output: a tool call and a tool result."""
+        self.command_runs(cmd, ln, (Run([x.text], x.text, x.no, x.end) for x in output))
+
+    def command_runs(self, cmd: str, ln: Line, output: Iterable[Run]) -> None:
+        """:meth:`command` with the output as runs of lines."""
         self.flush()
         self.out.append(
             turn(
@@ -332,15 +337,15 @@ class _Scanner:
                 tool_name="shell",
             )
         )
-        first = last = None
+        first = last = -1
         text = TurnText()
         said = False
-        for o in output:
-            first = first or o
-            last = o
-            text.add(o.text)
-            said = said or (not o.text.isspace() and bool(o.text))
-        if said and first is not None and last is not None:
+        for run in output:
+            first = run.first_no if first < 0 else first
+            last = run.end
+            text.extend(run.texts)
+            said = said or (bool(run.joined) and not run.joined.isspace())  # a line with a character
+        if said:
             kept, clipped = text.text("tool_result", "\n")
             self.out.append(
                 turn(
@@ -348,8 +353,8 @@ class _Scanner:
                     kept,
                     kind="tool_result",
                     ts=self.ts,
-                    line=first.no,
-                    end_offset=last.end,
+                    line=first,
+                    end_offset=last,
                     tool_name="shell",
                     clipped=clipped,
                 )
@@ -407,7 +412,7 @@ def _fenced_block(sc: _Scanner, ln: Line, it: _Ahead) -> bool:
             break
         head.append(x)
     if lead is not None and (cmd := _COMMAND.fullmatch(lead.text)):
-        sc.command(cmd.group("cmd").strip(), lead, _until(fence, it))
+        sc.command_runs(cmd.group("cmd").strip(), lead, _runs(fence, it))
         return True
     rest = _until(fence, it, closed) if lead is not None else iter(())
     inner = chain(head, (lead,) if lead is not None else (), rest)
@@ -437,6 +442,13 @@ def _until(fence: str, it: Iterator[Line], closed: list[Line] | None = None) -> 
         yield x
 
 
+def _runs(fence: str, it: Iterator[Line]) -> Iterator[Run]:
+    """:func:`_until`'s lines as runs: a :class:`Cursor`'s in one search a block, else one a line."""
+    if isinstance(it, _Ahead) and not it.back and isinstance(it.lines, Cursor):
+        return it.lines.runs(fence)
+    return (Run([x.text], x.text, x.no, x.end) for x in _until(fence, it))  # put-back lines first
+
+
 def _command_block(sc: _Scanner, ln: Line, it: _Ahead) -> bool:
     """Feed a ``$ cmd`` line followed (after blank lines) by a fenced output block to the scanner;
     False, with the lines read ahead put back, when ``ln`` is not such a command."""
@@ -448,7 +460,7 @@ def _command_block(sc: _Scanner, ln: Line, it: _Ahead) -> bool:
         if x.text.strip():
             fence = fence_open(x.text)
             if fence:
-                sc.command(cmd.group("cmd").strip(), ln, _until(fence, it))
+                sc.command_runs(cmd.group("cmd").strip(), ln, _runs(fence, it))
                 return True
             ahead.append(x)
             break

@@ -25,6 +25,7 @@ SECTION = re.compile(
     r"_\*\*(?P<who>User|Human|Assistant|Agent|AI|Model)(?P<notes>(?:[ \t]*\([^()\n]*\))*)[ \t]*\*\*_[ \t]*",
     re.IGNORECASE,
 )
+_SECTION_LINE = re.compile(rf"\n(?:{SECTION.pattern})(?=\n)", re.IGNORECASE)  # a whole line of a block's text
 _NOTE = re.compile(r"\(([^()\n]*)\)")
 _TS = re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}[:-]\d{2}(?:[:-]\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
 _SESSION = re.compile(r"<!--\s*(?P<tool>[^<>]*?)\s+Session\s+(?P<id>[\w.:-]+)(?:\s*\((?P<ts>[^)]*)\))?\s*-->")
@@ -73,6 +74,16 @@ class Scan:
             self.banner = True
         elif "**" in text and (m := SECTION.fullmatch(text)):
             self.who.add(m.group("who").lower())
+
+    def feed_block(self, no: int, texts: list[str], text: str) -> None:
+        """:meth:`feed` of ``texts`` numbered from ``no`` (``text``: them between line breaks, as
+        :func:`~scribed.sources.markdown_blocks.block_text` joins them): past the banner's lines,
+        one search finds the sections."""
+        k = min(len(texts), max(0, BANNER_LINES + 1 - no))
+        for i in range(k):
+            self.feed(no + i, texts[i])
+        p = sum(map(len, texts[:k])) + k  # the line break before line ``k``
+        self.who.update(m.group("who").lower() for m in _SECTION_LINE.finditer(text, p))
 
     @property
     def found(self) -> bool:

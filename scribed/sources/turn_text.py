@@ -57,6 +57,16 @@ class TurnText:
         while len(self.tail) > 1 and self.tail_chars - len(self.tail[0]) >= self.edge:
             self._drop(self.tail.popleft())
 
+    def extend(self, lines: list[str]) -> None:
+        """:meth:`add` of each line, taken at once while the text stays held whole."""
+        chars = self.chars + sum(map(len, lines)) + len(lines)
+        if self.long or chars > self.hold:  # a split, or past it: line by line, as add does
+            for line in lines:
+                self.add(line)
+            return
+        self.lines.extend(lines)
+        self.chars = chars
+
     def _split(self) -> None:
         """From here on, hold the head (the first lines holding ``edge`` chars) and the tail."""
         self.long = True
