@@ -416,6 +416,33 @@ def test_malformed_json_rpc_gets_an_error_each_and_the_server_goes_on(tmp_path: 
     assert code == 0 and "Traceback" not in err, err[-3000:]
 
 
+def test_requests_written_before_the_input_ends_are_all_answered(tmp_path: Path) -> None:
+    """A scripted client writes its requests and closes its pipe (``printf … | scribed mcp``):
+    each request read gets its answer before the server ends. The SDK ended at the end of the
+    input and dropped the calls still running (4 of 5 tries answered only ``initialize``)."""
+    root, _ = _root(tmp_path)
+    cfg = _config(tmp_path, root)
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "1"}},
+    }  # fmt: skip
+    lines = [
+        json.dumps(init).encode(),
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        _call(2, "context", {"agent": "data"}),
+        _call(3, "search", {"query": "login"}),
+        _call(4, "search", {"query": "cache"}),
+    ]
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-m", "scribed", "--config", str(cfg), "mcp"],
+            input=b"\n".join(lines) + b"\n", capture_output=True, cwd=root, timeout=120,
+        )  # fmt: skip
+        ids = sorted(json.loads(x)["id"] for x in done.stdout.splitlines() if x.strip())
+        assert ids == [1, 2, 3, 4], (ids, done.stderr.decode()[-2000:])
+        assert done.returncode == 0
+
+
 def _server_pid() -> int:
     """The ``scribed mcp`` child of this process (the SDK client starts it)."""
     me = os.getpid()

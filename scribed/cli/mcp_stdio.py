@@ -12,7 +12,9 @@ however many are waiting. Here, before the SDK sees a line:
   answered ``-32600`` with the id its first bytes carry;
 - at most :data:`MAX_IN_FLIGHT` requests are open at a time: the next line is read once a
   response goes out (or the client cancels one), so a client that floods the server waits on
-  its pipe instead of growing the server's memory.
+  its pipe instead of growing the server's memory;
+- at the end of the input the requests read are answered before the server ends (up to
+  :data:`DRAIN_SECONDS`): the SDK ended at once, and a scripted client's calls went unanswered.
 
 File descriptors 0 and 1 point at the null device and at stderr while serving (as the SDK does),
 so a stray ``print`` in a handler cannot corrupt the wire.
@@ -39,6 +41,7 @@ import anyio.to_thread
 MAX_REQUEST_BYTES = 4 << 20
 MAX_IN_FLIGHT = 64  # requests open at once (the SDK's worker threads number 40)
 STALE_SECONDS = 600.0  # a request with no answer by then no longer holds its place
+DRAIN_SECONDS = 60.0  # at the end of the input, how long the requests read may take to be answered
 HEAD_BYTES = 64 << 10  # what is kept of a line too long to read: where its id is
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 
@@ -143,6 +146,15 @@ class _Places:
             self.since.pop(k, None)
         self.changed.set()
 
+    async def drained(self, seconds: float) -> None:
+        """Until every request read is answered, or ``seconds`` pass (a handler that never ends:
+        the client is gone anyway). The end of the input is not the end of the work: a client that
+        writes its requests and closes its pipe (``printf … | scribed mcp``) still waits on them."""
+        with anyio.move_on_after(seconds):
+            while self.open:
+                self.changed = anyio.Event()
+                await self.changed.wait()
+
     async def wait(self) -> None:
         """Until a request may be read: fewer than ``limit`` open (stale ones let go)."""
         while sum(self.open.values()) >= self.limit:
@@ -190,7 +202,8 @@ class _Lines:
         while True:
             await self.places.wait()
             got = await self._next()
-            if got is None:
+            if got is None:  # the end of the input: answer what was read, then end
+                await self.places.drained(DRAIN_SECONDS)
                 return
             raw, whole = got
             if not whole:
