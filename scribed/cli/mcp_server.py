@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 NAME = "scribed"
 URI_PREFIX = "scribed://memory/"
 RESOURCE_TIERS = ("hot", "cold", "wiki")
-MAX_FILE_BYTES = 1_000_000  # a wiki fact (text or file); more is not a fact
 MAX_QUERY_CHARS = (
     4_000  # a search or context query: a few sentences, not a document (search time grows fast with it)
 )
@@ -190,6 +189,7 @@ def tool_wiki_write(
     """``scribed wiki-write``: the same core operation (validation, redaction, merge, root lock)."""
     from scribed.core.lock import RootBusyError
     from scribed.core.scribe import Scribe
+    from scribed.curate.agent_writes import read_fact
     from scribed.tiers.wiki import WikiError
 
     name = check_name(topic, "topic", layout)
@@ -198,15 +198,17 @@ def tool_wiki_write(
     if bool(text.strip()) == bool(file.strip()):
         raise BadArgumentError("give the fact as `text` or as `file` (a path under the root), not both")
     _bounded(title, MAX_TITLE_CHARS, "title")
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
-        raise BadArgumentError(f"text: larger than {MAX_FILE_BYTES} bytes; a fact is short")
-    if file.strip():
-        path = check_path(layout, file, "file")
-        if not path.is_file():
-            raise BadArgumentError(f"file {file!r}: not a file under {layout.root}")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise BadArgumentError(f"file {file!r}: larger than {MAX_FILE_BYTES} bytes; a fact is short")
-        text = path.read_bytes().decode("utf-8", "replace")
+    try:
+        if file.strip():
+            path = check_path(layout, file, "file")
+            if not path.is_file():
+                raise BadArgumentError(f"file {file!r}: not a file under {layout.root}")
+            with path.open("rb") as f:  # read bounded: the same limit as `scribed wiki-write`
+                text = read_fact(f, f"file {file!r}").decode("utf-8", "replace")
+    except WikiError as exc:
+        raise BadArgumentError(str(exc)) from exc
+    except OSError as exc:
+        raise BadArgumentError(f"file {file!r}: cannot read it ({exc.strerror or exc})") from exc
     scribe = Scribe(cfg)
     try:
         return scribe.write_fact(name, author, text, title=title, timeout=LOCK_TIMEOUT).to_json()

@@ -36,7 +36,7 @@ from typing import IO, Any, cast
 import anyio
 import anyio.to_thread
 
-# A 1 MB fact (MAX_FILE_BYTES) fits JSON-escaped (non-ASCII as \\uXXXX: up to 3 MB); a longer line
+# A 1 MB fact (agent_writes.MAX_FACT_BYTES) fits JSON-escaped (non-ASCII as \\uXXXX: up to 3 MB); a longer line
 # is no request this server serves, and is never held whole.
 MAX_REQUEST_BYTES = 4 << 20
 MAX_IN_FLIGHT = 64  # requests open at once (the SDK's worker threads number 40)

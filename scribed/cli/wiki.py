@@ -281,6 +281,25 @@ def _register_review(main: click.Group) -> None:
         _emit({"topic": topic, "records": rows}, as_json, lines)
 
 
+def _fact_text(file_: str | None) -> str:
+    """The fact's text from FILE or stdin, read no further than the fact limit (a 20 MB log or
+    ``/dev/urandom`` is refused, exit 2, without being held)."""
+    from scribed.curate.agent_writes import read_fact
+    from scribed.tiers.wiki import WikiError
+
+    try:
+        if file_:
+            with Path(file_).open("rb") as f:
+                raw = read_fact(f, f"--file {file_}")
+        else:
+            raw = read_fact(sys.stdin.buffer, "stdin")
+    except WikiError as exc:
+        cli_mod.fail(str(exc))
+    except OSError as exc:
+        cli_mod.fail(f"--file {file_}: cannot read it ({exc.strerror or exc})" if file_ else f"stdin: {exc}")
+    return raw.decode("utf-8", "replace")
+
+
 def _register_writes(main: click.Group) -> None:
     """``wiki-write`` and ``wiki-deprecate``."""
 
@@ -310,13 +329,9 @@ def _register_writes(main: click.Group) -> None:
         if valid_topic(topic) is None:
             cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
         cfg = _cfg(ctx, root)
-        if file_:
-            raw = Path(file_).read_bytes()
-        elif sys.stdin is None or sys.stdin.isatty():
+        if not file_ and (sys.stdin is None or sys.stdin.isatty()):
             cli_mod.fail("no text: pass --file FILE or pipe the text on stdin")
-        else:
-            raw = sys.stdin.buffer.read()
-        text = raw.decode("utf-8", "replace")
+        text = _fact_text(file_)
         try:
             with _scribe(cfg) as scribe:
                 data = scribe.write_fact(topic, agent, text, title=title).to_json()

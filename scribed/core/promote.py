@@ -52,7 +52,7 @@ from scribed.core.promote_filter import (
 )
 from scribed.core.results import PromotedEntry, PromoteResult, ReversedFact
 from scribed.curate.agent_writes import (
-    INBOX_MAX_BYTES,
+    MAX_FACT_BYTES,
     FactSink,
     agent_fact,
     apply_inbox,
@@ -491,7 +491,7 @@ def _early_reversals(
 
 
 __all__ = [
-    "INBOX_MAX_BYTES",
+    "MAX_FACT_BYTES",
     "agent_fact",
     "apply_inbox",
     "classify",

@@ -585,9 +585,11 @@ class Scribe:
         via: str = "wiki-write",
         timeout: float = -1,
     ) -> FactResult:
-        """An agent's fact into ``wiki/{topic}.md``; its text and title pass the door here."""
-        from scribed.curate.agent_writes import write_agent_fact
+        """An agent's fact into ``wiki/{topic}.md``; its text and title pass the door here. A text
+        over the fact limit is refused before the lock (:class:`FactTooLargeError`, a WikiError)."""
+        from scribed.curate.agent_writes import check_fact_size, write_agent_fact
 
+        check_fact_size(text)
         with self.locked(timeout=timeout):
             return write_agent_fact(
                 self.layout, topic, agent, redacted(text), title=redacted(title), clock=self.clock, via=via

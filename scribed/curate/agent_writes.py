@@ -7,9 +7,11 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from scribed.compress.entry import one_line
 from scribed.compress.terms import strip_supersedes
@@ -43,12 +45,51 @@ from scribed.tiers.wiki import (
 )
 
 Clock = Callable[[], datetime]
-INBOX_MAX_BYTES = 256 * 1024
+# One limit for every way an agent writes a fact (`wiki-write`, MCP's `wiki_write`, an inbox file):
+# a fact is a few lines; a build log pasted whole would be read by every search and context after.
+MAX_FACT_BYTES = 1_000_000
 _SUPERSEDES_LINE = re.compile(r"^\s*(?:[-*]\s+)?supersedes:\s*(?P<s>.+?)\s*$", re.I | re.M)
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class FactTooLargeError(WikiError):
+    """A fact over :data:`MAX_FACT_BYTES`; the message names where it came from."""
+
+
+def too_large(size: int | None) -> str:
+    """Why a fact of ``size`` bytes (None: more than the limit, a stream's length unknown) is refused."""
+    got = f"{size:,} bytes" if size is not None else f"more than {MAX_FACT_BYTES:,} bytes"
+    return (
+        f"{got}, over the {MAX_FACT_BYTES:,}-byte limit of a wiki fact; a fact is a few lines: "
+        "write what holds and name the file the rest is in"
+    )
+
+
+def check_fact_size(text: str, what: str = "text") -> None:
+    """Refuse a fact's text over the limit (counted in UTF-8 bytes, as a file of it would be)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FACT_BYTES:
+        raise FactTooLargeError(f"{what}: {too_large(size)}")
+
+
+def read_fact(src: BinaryIO, what: str) -> bytes:
+    """All of ``src`` if it holds at most the limit; never reads more than one byte past it, so a
+    20 MB log, an endless pipe or ``/dev/urandom`` is refused without being held."""
+    limit = MAX_FACT_BYTES
+    buf = bytearray()
+    while len(buf) <= limit:
+        chunk = src.read(limit + 1 - len(buf))
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+    size = None
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # a pipe, a stream with no file
+        st = os.fstat(src.fileno())
+        size = st.st_size if stat.S_ISREG(st.st_mode) else None
+    raise FactTooLargeError(f"{what}: {too_large(size)}")
 
 
 def inbox_dir(layout: Layout) -> Path:
@@ -210,14 +251,34 @@ def _quarantine(layout: Layout, path: Path, data: bytes, reason: Redacted) -> Pa
     return dest
 
 
+def _inbox_bytes(path: Path) -> tuple[bytes, Redacted]:
+    """An inbox file's bytes (at most the fact limit, read bounded), or why it is not read. Opened
+    without following a link or waiting on a FIFO, checked on the open file."""
+    not_regular = Redacted("not a regular file (symlinks are never followed)")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return b"", not_regular if path.is_symlink() else Redacted(f"unreadable ({exc.strerror or exc})")
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return b"", not_regular
+        if st.st_size > MAX_FACT_BYTES:
+            return b"", Redacted(too_large(st.st_size))
+        try:
+            return read_fact(f, path.name), Redacted("")
+        except FactTooLargeError:  # it grew since the fstat
+            return b"", Redacted(too_large(None))
+        except OSError as exc:
+            return b"", Redacted(f"unreadable ({exc.strerror or exc})")
+
+
 def _read_inbox_file(path: Path, date: str) -> tuple[Fact | None, bytes, Redacted]:
     """One inbox file → its fact, or None and why not. Its text passes the door as it is read, so
     every field (and a reason quoting one) is redacted."""
-    if path.is_symlink() or not path.is_file():
-        return None, b"", Redacted("not a regular file (symlinks are never followed)")
-    data = path.read_bytes()
-    if len(data) > INBOX_MAX_BYTES:
-        return None, data, Redacted(f"too large ({len(data)} bytes > {INBOX_MAX_BYTES})")
+    data, refused = _inbox_bytes(path)
+    if refused:
+        return None, data, refused
     try:
         text = redacted(data.decode("utf-8"))
     except UnicodeDecodeError:
