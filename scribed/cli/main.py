@@ -326,6 +326,7 @@ def redact_cmd() -> None:
 @click.argument("folder", type=click.Path(file_okay=False))
 def demo_cmd(folder: str) -> None:
     """Write a demo squad root (transcripts, a hot file, scribed.toml) into FOLDER."""
+    import shlex
     from pathlib import Path
 
     from scribed.cli import demo
@@ -336,4 +337,4 @@ def demo_cmd(folder: str) -> None:
     root.mkdir(parents=True, exist_ok=True)
     demo.build(root)
     click.echo(f"demo squad root written to {root}")
-    click.echo(f"next: scribed --config {root / 'scribed.toml'} run-once")
+    click.echo(f"next: scribed --config {shlex.quote(str(root / 'scribed.toml'))} run-once")

@@ -183,9 +183,13 @@ def _print(
 
 
 def _next(p: Any, dry_run: bool, systemd: bool) -> None:
+    """The commands to run next, each pasteable: the config's path shell-quoted (a repository
+    under "My Repo" split it in two)."""
+    import shlex
+
     if dry_run:
         return
-    cfg = p.config_path
+    cfg = shlex.quote(str(p.config_path))
     click.echo(f"next: scribed --config {cfg} run-once   # compact what is finished now")
     if systemd and p.unit is not None:
         name = p.unit.name.removesuffix(".service")

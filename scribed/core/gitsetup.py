@@ -122,14 +122,15 @@ def setup(layout: Layout) -> GitSetup:
         gone = [p for p in tracked if p not in kept]
         if gone and _git(top, "rm", "--cached", "-q", "--", *(f":(literal){p}" for p in gone)).returncode:
             raise GitSetupError(f"git rm --cached: could not take this machine's files out of {top}'s index")
-        out.changes += [f"git rm --cached {p} (kept on disk: this machine's file)" for p in gone]
+        out.changes += [f"git rm --cached {shlex.quote(p)} (kept on disk: this machine's file)" for p in gone]
         out.changes += [
             f"kept in git: {p}: an entry of it is in no file of {p.removesuffix('.md')}/ "
             "(run `scribed run-once`, then setup again)"
             for p in kept
         ]
     if out.changes and any(not c.startswith("git config ") for c in out.changes):
-        out.commit = f'git add .gitattributes {memory}/.gitignore && git commit -m "{COMMIT_MESSAGE}"'
+        ignore = shlex.quote(f"{memory}/.gitignore")
+        out.commit = f'git add .gitattributes {ignore} && git commit -m "{COMMIT_MESSAGE}"'
         out.top = str(top)
     return out
 
@@ -164,7 +165,8 @@ def _stage_entries(top: Path, memory: str, tracked: list[str], out: GitSetup) ->
             ).returncode:
                 raise GitSetupError(f"git add {folder}: could not stage the entries of {view} in {top}")
             out.changes.append(
-                f"git add {folder} ({len(new)} new file(s): the entries of {view}, to be committed in its place)"
+                f"git add {shlex.quote(folder)} ({len(new)} new file(s): the entries of {view}, to be "
+                "committed in its place)"
             )
         have = {
             cold_store.key_of_name(PurePosixPath(p).name)

@@ -9,6 +9,7 @@ for good, and a clone whose ``.gitattributes`` asks for the merge driver it lack
 from __future__ import annotations
 
 import contextlib
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -118,5 +119,5 @@ def damaged_fix(path: str) -> str:
     """What to do about an entry file that holds no entry (:func:`cold_store.broken`)."""
     return (
         "run `scribed run-once`: it writes the entry back from this machine's view or from git's "
-        f"history (then `git add` and commit it); if it cannot, {DAMAGED_FIX.replace('FILE', path)}"
+        f"history (then `git add` and commit it); if it cannot, {DAMAGED_FIX.replace('FILE', shlex.quote(path))}"
     )

@@ -85,7 +85,7 @@ def _written_back(log: Logger, layout: Layout, res: SyncResult) -> None:
             file=name,
             reason=f"{why}: neither this machine's view nor git's history holds its entry",
             action="its session is compacted again if this machine has its transcript; else "
-            + DAMAGED_FIX.replace("FILE", str((layout.memory / name).relative_to(layout.root))),
+            + DAMAGED_FIX.replace("FILE", shlex.quote(str((layout.memory / name).relative_to(layout.root)))),
         )
     if res.unexplained:
         log.warning(
