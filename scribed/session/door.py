@@ -22,14 +22,10 @@ Redacted = NewType("Redacted", str)
 NOTHING = Redacted("")  # the empty text, for defaults
 
 # A session's turns are redacted in blocks of about BLOCK_CHARS, each judged with CONTEXT_CHARS of
-# the turns around it (redact_within): the door sees what `scribed redact` sees in
-# the file. Blocks are cut greedily from the first turn, so a growing session (a live view re-reads
-# it on every change) redacts only its last blocks again: the others are cached, keyed by the sha256
-# of the block and its context (no secret is kept: the values are redacted), least recent out first.
-# 128 KiB, not 32: each block is scanned with up to twice CONTEXT_CHARS around it, so 32 KiB blocks
-# scanned 1.5x a session's text; 128 KiB ones 1.125x (the door's CPU on the generated backlog's
-# 9.8 MB of turns: 0.41 -> 0.29-0.30 s, the same output; 512 KiB: 0.36, the engine's cost per call
-# grows with its text). A live session re-redacts at most its last 128 KiB per change.
+# the turns around it (redact_within): the door sees what `scribed redact` sees in the file. Blocks
+# are cut greedily from the first turn, so a growing session redacts only its last blocks again: the
+# others are cached by the sha256 of the block and its context, least recent out first. 128 KiB:
+# 32 KiB blocks scanned 1.5x the text with their context, these 1.125x (docs/benchmarks.md, stop 48).
 BLOCK_CHARS = 128 * 1024
 CONTEXT_CHARS = 8 * 1024  # a 4096-bit PEM key is ~3.3 KB; a name and its value far less
 # Redacted blocks kept, counted in characters: a block is one turn when the turn is longer than

@@ -15,12 +15,20 @@ import re
 import sys
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from scribed.sources.markdown_lines import Line
 
-if TYPE_CHECKING:
-    from scribed.sources.markdown_chat import SpeakerScan
+
+class SpeakerScan(Protocol):
+    """What :func:`feed_speakers` needs of ``markdown_chat.SpeakerScan`` (named here, not imported:
+    that module imports this one, and the house has no import circles)."""
+
+    fence: str
+    held: str | None
+
+    def outside(self, text: str) -> None: ...
+
 
 # ``markdown._END_COMMENT`` as a whole line of a block's text (``\s`` kept off the line breaks)
 _END_LINE = r"[ \t]*<!--[^\S\n]*session:[^\S\n]*end[^\S\n]*-->[ \t]*"
