@@ -53,13 +53,37 @@ def work_tree(root: Path) -> Path:
     return Path(got.stdout.strip())
 
 
+_GLOB_CHARS = "\\*?["  # special in a gitattributes pattern: a folder's name is matched as it is
+
+
+def _pattern(memory: str, rest: str) -> str:
+    """``memory/rest`` as a gitattributes pattern: the folder's own glob characters escaped, and the
+    whole in C-style double quotes when it holds a blank or a quote. Unquoted, a root in "My Repo"
+    split the line at the blank: git warned that "Repo/.squad/…" is not a valid attribute name on
+    every command, and the merge driver never applied."""
+    path = "".join(f"\\{c}" if c in _GLOB_CHARS else c for c in memory) + "/" + rest
+    if not any(c.isspace() or c == '"' for c in path):
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def attribute_lines(memory: str) -> list[str]:
     return [
         MARK,
+        f"{_pattern(memory, 'cold/*/*.md')} merge=scribed",
+        f"{_pattern(memory, 'cold/*/retired.txt')} merge=union",
+        f"{_pattern(memory, 'wiki/**/*.md')} merge=scribed",
+    ]
+
+
+def _unquoted_lines(memory: str) -> set[str]:
+    """The lines an older setup wrote for a folder that needs quoting (broken: see :func:`_pattern`)."""
+    old = {
         f"{memory}/cold/*/*.md merge=scribed",
         f"{memory}/cold/*/retired.txt merge=union",
         f"{memory}/wiki/**/*.md merge=scribed",
-    ]
+    }
+    return old - set(attribute_lines(memory))
 
 
 def driver_command() -> str:
@@ -97,13 +121,21 @@ def setup(layout: Layout) -> GitSetup:
         return out
     memory = layout.memory.resolve().relative_to(top.resolve()).as_posix()
     attrs = top / ".gitattributes"
-    have = read_text(attrs)
-    lines = set(have.splitlines())
+    have = read_text(attrs).splitlines(keepends=True)
+    broken = _unquoted_lines(memory)
+    kept = [line for line in have if line.rstrip("\r\n") not in broken]
+    lines = {line.rstrip("\r\n") for line in kept}
     missing = [line for line in attribute_lines(memory) if line not in lines]
-    if missing:
-        text = (have.rstrip("\n") + "\n" if have.strip() else "") + "".join(f"{m}\n" for m in missing)
+    if missing or len(kept) != len(have):
+        base = "".join(kept)
+        text = (base.rstrip("\n") + "\n" if base.strip() else "") + "".join(f"{m}\n" for m in missing)
         atomic_write(attrs, text, base=top)
-        out.changes.append(f"{attrs}: added {len(missing)} line(s)")
+        if len(kept) != len(have):
+            out.changes.append(
+                f"{attrs}: removed {len(have) - len(kept)} line(s) an older setup wrote unquoted"
+            )
+        if missing:
+            out.changes.append(f"{attrs}: added {len(missing)} line(s)")
     for key, want in (
         ("merge.scribed.name", "scribed tier files"),
         ("merge.scribed.driver", driver_command()),
