@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import hmac
 import os
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from scribed.fsutil import fsync_dir
+from scribed.fsutil import fsync_dir, tmp_prefix
 
 if TYPE_CHECKING:
     from scribed.log import Logger
@@ -118,28 +120,70 @@ def load(
 ) -> Keyring:
     """The key in ``state`` (the root's state folder). Missing: made (``create``), else one for
     this process only (a dry run writes nothing). Unreadable as a key: set aside beside it and a
-    new one made, with a warning. A key others may read is made private (0600)."""
+    new one made, with a warning. A key others may read is made private (0600).
+
+    Threads and processes loading a root's first key at once (the daemon's workers at its first
+    start) agree on one: the key is made under a lock on the state folder, re-read there first,
+    and published only where none is (see :func:`_create`)."""
     path = state / KEY_FILE
-    try:
-        raw = _read(path)
-    except FileNotFoundError:
-        return _create(path, rand) if create else Keyring(rand(KEY_BYTES))
-    key = _parse(raw)
-    if key is None:
-        if not create:
-            return Keyring(rand(KEY_BYTES))
-        moved = _set_aside(path)
-        if log is not None:
-            log.warning(
-                "content_key_damaged",
-                file=str(path),
-                moved_to=str(moved),
-                reason="not a key: a new one is made",
-            )
-        return _create(path, rand)
+    key = _current(path)
+    if key is None or key is _DAMAGED:
+        return _made(state, rand, log) if create else Keyring(rand(KEY_BYTES))
     if create:
         _make_private(path, log)
     return Keyring(key)
+
+
+def _made(state: Path, rand: Callable[[int], bytes], log: Logger | None) -> Keyring:
+    """The key :func:`load` found missing or damaged, made under the state folder's lock (or the
+    one another creator made while this one waited for it)."""
+    path = state / KEY_FILE
+    with _making(state):
+        key = _current(path)
+        if key is not None and key is not _DAMAGED:
+            return Keyring(key)
+        if key is _DAMAGED:
+            moved = _set_aside(path)
+            if log is not None:
+                log.warning(
+                    "content_key_damaged",
+                    file=str(path),
+                    moved_to=str(moved),
+                    reason="not a key: a new one is made",
+                )
+        return _create(path, rand)
+
+
+_DAMAGED = b"damaged"  # what :func:`_current` says of a file that is no key
+
+
+def _current(path: Path) -> bytes | None:
+    """The key ``path`` holds, None when there is no file, :data:`_DAMAGED` when it is no key."""
+    try:
+        raw = _read(path)
+    except FileNotFoundError:
+        return None
+    key = _parse(raw)
+    return _DAMAGED if key is None else key
+
+
+@contextlib.contextmanager
+def _making(state: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on the state folder while a key is made or set aside: each call opens
+    the folder anew, so it excludes other threads of this process as well as other processes. Where
+    a folder cannot be locked (some network file systems), the link in :func:`_create` still lets
+    one key win."""
+    try:
+        fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        yield  # no folder: _create's open says so
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and the lock with it
 
 
 def _read(path: Path) -> bytes:
@@ -157,12 +201,11 @@ def _parse(raw: bytes) -> bytes | None:
 
 
 def _create(path: Path, rand: Callable[[int], bytes]) -> Keyring:
-    """Write a new key, 0600 from its first byte, and publish it with a link (two first runs at once
-    agree: the second finds the first's key and uses it)."""
-    tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    """Write a new key, 0600 from its first byte, to a temp file of its own (``mkstemp``: unique to
+    this thread and process, removed as a leftover by a later start) and publish it with a link,
+    which makes ``path`` only where none is: a key another creator published first wins, and
+    everyone reads back the one that is there."""
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(), dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(rand(KEY_BYTES).hex().encode() + b"\n")
@@ -172,14 +215,14 @@ def _create(path: Path, rand: Callable[[int], bytes]) -> Keyring:
             os.link(tmp, path)
         except FileExistsError:
             pass
-        except OSError as exc:  # a file system without hard links
+        except OSError as exc:  # a file system without hard links: under _making, the only creator
             if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
                 raise
             if not path.exists():
                 os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+            os.unlink(tmp)
     fsync_dir(path.parent, now=True)
     key = _parse(_read(path))
     if key is None:  # another process's damaged file won the link: not ours to judge twice

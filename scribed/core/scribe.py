@@ -117,6 +117,7 @@ class Scribe:
         self._ledger: Ledger | None = None  # opened on first use: a refused command writes nothing
         self._compactor: Compactor | None = None
         self._keys: Keyring | None = None
+        self._keys_lock = threading.Lock()  # the daemon's workers ask for the key at once: one loads it
         self._held = threading.local()  # per thread: the daemon's threads share one Scribe
         self.last_report: RunReport | None = None  # run_once's, as it grows: what an interrupt saved
         self._preps = threading.local()  # per thread: a Preparer (see ahead)
@@ -132,25 +133,27 @@ class Scribe:
         """The root's content key (see :mod:`scribed.core.content_key`), loaded or made with the
         ledger, whose keyed columns it brings in line (a dry run: a key of its own, nothing written)."""
         if self._keys is None:
-            ledger = self.ledger  # the state folder exists (with its .gitignore) before the key is written
-            try:
-                self._keys = content_key.load(
-                    self.layout.state, create=not self.dry_run, rand=self.rand, log=self.log
-                )
-            except (
-                OSError
-            ) as exc:  # a full disk, a read-only folder: the run goes on (and fails where it writes)
-                self.log.warning(
-                    "content_key_unwritable",
-                    file=str(self.layout.state / content_key.KEY_FILE),
-                    reason=str(exc.strerror or exc),
-                    fallback="a key for this process only: its digests are recognised by id after the next start",
-                )
-                self._keys = content_key.Keyring(self.rand(content_key.KEY_BYTES))
-            did = ledger.rekey(self._keys)
-            if did:
-                self.log.info("content_keys", done=did)
+            with self._keys_lock:
+                if self._keys is None:
+                    self._keys = self._load_keys()
         return self._keys
+
+    def _load_keys(self) -> Keyring:
+        ledger = self.ledger  # the state folder exists (with its .gitignore) before the key is written
+        try:
+            keys = content_key.load(self.layout.state, create=not self.dry_run, rand=self.rand, log=self.log)
+        except OSError as exc:  # a full disk, a read-only folder: the run goes on (and fails where it writes)
+            self.log.warning(
+                "content_key_unwritable",
+                file=str(self.layout.state / content_key.KEY_FILE),
+                reason=str(exc.strerror or exc),
+                fallback="a key for this process only: its digests are recognised by id after the next start",
+            )
+            keys = content_key.Keyring(self.rand(content_key.KEY_BYTES))
+        did = ledger.rekey(keys)
+        if did:
+            self.log.info("content_keys", done=did)
+        return keys
 
     @property
     def compactor(self) -> Compactor:
