@@ -21,6 +21,11 @@ class ConfigError(Exception):
     """A config file is missing, unreadable or invalid. The message is one line."""
 
 
+# sysexits.h EX_CONFIG: `scribed run` exits with it on a config it cannot start with, and the shipped
+# systemd units do not restart on it (RestartPreventExitStatus=78): a restart would fail the same way.
+EX_CONFIG = 78
+
+
 # (type, lower bound, lower bound inclusive, upper bound (inclusive), allowed values, default).
 # type "int" takes an int (not a bool); "float" an int or a float; "str" a str; "bool" a bool.
 Spec = tuple[str, float | None, bool, float | None, tuple[str, ...], Any]

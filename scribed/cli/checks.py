@@ -7,8 +7,8 @@ Before this, ``check-config`` said "ok" for a cron line or a time zone the daemo
 restart on that status.
 
 Errors (``fatal``): what ``run`` cannot start with (agent names, the root and its ``.squad/``,
-scribed's state folders, the promotion cron line and time zone, an LLM backend it cannot reach by
-configuration, a Squad state backend scribed cannot write). Warnings: what it starts with and
+scribed's state folders and whether its user can write in them, the promotion cron line and time
+zone, an LLM backend it cannot reach by configuration, a Squad state backend scribed cannot write). Warnings: what it starts with and
 works around (a source folder that does not exist, with its remedy; half an ``[llm]`` table
 leaves summaries extractive). Notes (``watched``): a Claude Code project folder that does not exist
 yet in an existing ``projects/`` folder (``~/.claude/projects/<repo>`` before the first session
@@ -41,6 +41,7 @@ from scribed.config_light import bad_agents, source_label
 
 if TYPE_CHECKING:
     from scribed.core.file_names import Overlap
+    from scribed.tiers.layout import Layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +58,20 @@ def _where(cfg: Config) -> str:
     return f"{cfg.path}: " if cfg.path else ""
 
 
-def problems(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:
+def problems(
+    cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False, writes: bool = True
+) -> list[Problem]:
     """Every problem of ``cfg`` as ``scribed run`` would meet it, errors first.
 
     ``from_flag``: the root came from ``--root``; ``init``: ``--init`` was given (a missing
     ``.squad/`` is then created, not refused); ``init_here``: a message may say "pass --init" (the
-    command creates a root with it) rather than name ``scribed --init run-once``.
+    command creates a root with it) rather than name ``scribed --init run-once``; ``writes``: the
+    command writes the memory, so a folder its user cannot write in is an error (``scribed mcp``
+    serves reads too: its wiki_write says so itself).
     """
     out: list[Problem] = []
     out += [Problem(line, True) for line in bad_agents(cfg.sources, cfg.path)]
-    out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here)
+    out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here, writes=writes)
     out += _schedule(cfg)
     out += _llm(cfg)
     out += source_problems(cfg)
@@ -81,11 +86,12 @@ def enforce(
     code: int = 2,
     warnings: bool = False,
     init_here: bool = False,
+    writes: bool = True,
 ) -> list[Problem]:
     """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
     driver that works on a root calls it before working. ``warnings``: print the warnings (when
-    there is no error)."""
-    found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here)
+    there is no error); ``writes``: see :func:`problems`."""
+    found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here, writes=writes)
     errors = [p.message for p in found if p.fatal]
     if errors:  # the errors alone: what to fix first, each on its own line
         fail("\n".join(errors), code)
@@ -95,21 +101,28 @@ def enforce(
     return found
 
 
-def load_checked(ctx: click.Context, root: str | None = None, *, warnings: bool = False) -> Config:
+def load_checked(
+    ctx: click.Context, root: str | None = None, *, warnings: bool = False, writes: bool = True
+) -> Config:
     """The config as :func:`scribed.cli.common.load_config` loads it, then the one validation
     (:func:`enforce`, exit 2 on what ``scribed run`` refuses), then ``.squad/`` (``--init`` creates
-    it): what every command that works on a root calls before working. ``warnings``: print them."""
+    it): what every command that works on a root calls before working. ``warnings``: print them;
+    ``writes``: see :func:`problems`."""
     cfg = load_config(ctx, root, need_squad=False)
     init = init_requested(ctx)
-    enforce(cfg, from_flag=bool(root), init=init, warnings=warnings, init_here=True)
+    enforce(cfg, from_flag=bool(root), init=init, warnings=warnings, init_here=True, writes=writes)
     require_squad(cfg, init, bool(root))
     return cfg
 
 
-def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) -> list[Problem]:
-    """The root folder, its ``.squad/``, scribed's state folders and Squad's state backend."""
+def _root(
+    cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False, writes: bool = True
+) -> list[Problem]:
+    """The root folder, its ``.squad/``, scribed's state folders, whether scribed's user can write
+    in them (``writes``), and Squad's state backend."""
     from scribed.core import backend
     from scribed.fsutil import UnsafePathError
+    from scribed.tiers import access
     from scribed.tiers.layout import Layout
 
     root = cfg.root_path
@@ -119,6 +132,9 @@ def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) 
         return [Problem(problem, True)]
     if not squad.is_dir():
         if init:
+            unmade = access.folder_problem(squad) if writes else None
+            if unmade is not None:
+                return [Problem(unmade, True)]
             return [Problem(f"{squad} does not exist yet: --init creates it", False)]
         return [
             Problem(
@@ -127,16 +143,33 @@ def _root(cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False) 
                 True,
             )
         ]
-    out: list[Problem] = []
     layout = Layout(root)
+    unknown = layout.backend.startswith("?: ")  # .squad/config.json unreadable: maybe .squad/ itself
+    cannot = access_problems(cfg, layout) if writes and (unknown or not layout.refused) else []
+    if cannot:  # before the checks below, which cannot look into a folder its user may not enter
+        return [Problem(line, True) for line in cannot]
+    out: list[Problem] = []
     try:
         layout.check_state()
     except UnsafePathError as exc:
         out.append(Problem(str(exc.strerror or exc), True))
+    except OSError as exc:  # a state folder scribed's user may not enter (a read-only command's)
+        out.append(Problem(f"{exc.filename}: {exc.strerror or exc} (scribed runs as {access.user()})", True))
     refused = backend.refusal(layout)
     if refused:
         out.append(Problem(refused, True))
     return out
+
+
+def access_problems(cfg: Config, layout: Layout | None = None) -> list[str]:
+    """The folders and files a run writes that scribed's user cannot (see :mod:`scribed.tiers.access`):
+    the memory's, and the transcript archive's where ``[archive] folder`` puts it elsewhere."""
+    from scribed.tiers import access
+    from scribed.tiers.layout import Layout
+
+    layout = layout or Layout(cfg.root_path)
+    elsewhere = cfg.archive.expanded if cfg.archive.transcripts else None
+    return access.problems(layout, (elsewhere,) if elsewhere else ())
 
 
 def _schedule(cfg: Config) -> list[Problem]:

@@ -12,17 +12,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from scribed import log as log_mod
+from scribed.config_light import EX_CONFIG as EX_CONFIG  # re-exported: the CLI names it here
 from scribed.config_light import ConfigError, bad_agent
 from scribed.fsutil import ensure_dir
 
 if TYPE_CHECKING:  # the config module loads pydantic: only commands that load a config pay for it
     from scribed.config import Config
     from scribed.config_light import LightConfig
-
-
-# sysexits.h EX_CONFIG: `scribed run` exits with it on a config it cannot start with, and the shipped
-# systemd units do not restart on it (RestartPreventExitStatus=78): a restart would fail the same way.
-EX_CONFIG = 78
 
 
 def fail(msg: str, code: int = 2) -> NoReturn:

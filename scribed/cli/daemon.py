@@ -291,6 +291,8 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
         code = daemon.run()
     except AlreadyRunningError as exc:
         fail(str(exc))
+    except ConfigError as exc:  # a write its user may not make (see scribed.tiers.access.refusal)
+        fail(str(exc), EX_CONFIG)
     sys.exit(code)
 
 

@@ -447,7 +447,7 @@ def register(main: click.Group) -> None:
                 root = str(found)
                 if (found / "scribed.toml").is_file():
                     obj["config_path"] = str(found / "scribed.toml")
-        cfg = load_checked(ctx, root)
+        cfg = load_checked(ctx, root, writes=False)  # it serves reads to a user who cannot write
         try:
             server = build_server(Layout(cfg.root_path), cfg)
         except ImportError as exc:

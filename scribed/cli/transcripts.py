@@ -66,6 +66,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     file and what to do, unknown record types, skipped rollouts; and the transcript archive."""
     import dataclasses
 
+    from scribed.cli.checks import access_problems
     from scribed.cli.common import load_config, no_config
     from scribed.core import discovery, team_doctor
     from scribed.core.doctor import source_report
@@ -90,10 +91,17 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         for i, s in enumerate(cfg.sources)
     ]
     dest = transcripts.folder(cfg, Layout(cfg.root_path))
-    archived = list(transcripts.iter_archives(dest))
-    team_report = team_doctor.report(Layout(cfg.root_path))
-    held = hot_seed.withheld(Layout(cfg.root_path))
+    cannot = access_problems(cfg)  # what `run` refuses: scribed's user cannot write there
+    try:
+        archived = list(transcripts.iter_archives(dest))
+        team_report = team_doctor.report(Layout(cfg.root_path))
+        held = hot_seed.withheld(Layout(cfg.root_path))
+    except PermissionError:
+        if not cannot:
+            raise
+        archived, team_report, held = [], team_doctor.TeamReport([], [], [], []), []  # said: `cannot`
     report: dict[str, Any] = {
+        "access": cannot,
         "sources": [{**s.to_json(), **_problem(cfg, i)} for i, s in enumerate(sources)],
         "archive": {
             "enabled": cfg.archive.transcripts,
@@ -111,6 +119,8 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         return
     if missing:
         click.echo(f"warning: {missing}")
+    for line in cannot:
+        click.echo(f"warning: {line} (`scribed run` and `run-once` refuse this root until then)")
     team_lines = _echo_team(team_report)
     for w in held:
         click.echo(w.line())
@@ -123,7 +133,7 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
         + ("" if a["enabled"] else " (archiving is off)")
     )
-    n = bool(missing) + team_lines + len(held) + sum(s.warnings for s in sources)
+    n = bool(missing) + len(cannot) + team_lines + len(held) + sum(s.warnings for s in sources)
     n += sum(1 for s in report["sources"] if s["problem"] and not s["watched"])
     click.echo("no warnings" if not n else f"{n} warning{'s' * (n != 1)}, each listed above with what to do")
 

@@ -29,6 +29,7 @@ from scribed import config as config_mod
 from scribed import log as log_mod
 from scribed.compress.entry import iso
 from scribed.config import Config, ConfigError
+from scribed.config_light import EX_CONFIG
 from scribed.core.results import SourceItem
 from scribed.core.scribe import Scribe, utcnow
 from scribed.daemon import sdnotify
@@ -37,6 +38,7 @@ from scribed.daemon.watch import Watcher
 from scribed.daemon.work import Dispatcher
 from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir
 from scribed.progress import EVERY_SECONDS
+from scribed.tiers import access
 from scribed.tiers.cold import Layout
 
 HEARTBEAT_SECONDS = 10.0
@@ -345,15 +347,27 @@ class Daemon:
     def run(self) -> int:
         """Block until SIGTERM/SIGINT (exit 0) or a dead thread (exit 1, so the supervisor restarts us).
 
-        A second daemon on the same root raises :class:`AlreadyRunningError` before touching anything.
+        A second daemon on the same root raises :class:`AlreadyRunningError` before touching anything;
+        a start its user may not write for (a file of the root another user made since the checks)
+        raises :class:`ConfigError` naming the file and the user: a restart would fail the same way.
         """
-        instance = claim_instance(self.layout)
+        try:
+            instance = claim_instance(self.layout)
+        except OSError as exc:
+            why = access.refusal(exc)
+            if why is None:
+                raise
+            raise ConfigError(why) from exc
         old = self._install_signals()
         code = 1
         try:
             try:
                 self.start()
             except OSError as exc:
+                why = access.refusal(exc)
+                if why is not None:
+                    code = EX_CONFIG
+                    raise ConfigError(why) from exc
                 self.log.error(
                     "start_failed", reason=str(exc.strerror or exc), file=getattr(exc, "filename", None)
                 )
