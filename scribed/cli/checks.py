@@ -230,16 +230,21 @@ def _llm(cfg: Config) -> list[Problem]:
 
 def watched_for(kind: str, path: Path) -> bool:
     """A transcript folder the agent creates at its first session, not there yet in an agent home
-    that is: a Claude Code project folder (``~/.claude/projects/<the repository's path, dashed>``,
-    ``projects/`` itself maybe not created yet), Copilot CLI's ``session-state/``, Codex's
-    ``sessions/``. What ``scribed setup`` writes and says is watched for. Any other missing source
-    folder (a typo in its name too) is a warning."""
-    if path.exists():
+    that is (:data:`scribed.sources.homes.HOMES`): a Claude Code project folder
+    (``~/.claude/projects/<the repository's path, dashed>``, ``projects/`` itself maybe not created
+    yet), Copilot CLI's ``session-state/``, Codex's ``sessions/``, Squad's ``.squad/sessions/``. What
+    ``scribed setup`` writes and says is watched for. Any other missing source folder (a typo in its
+    name too) is a warning."""
+    from scribed.sources import homes, missing
+
+    if not missing(path):
         return False
-    if kind == "claude":
-        return path.parent.name == "projects" and (path.parent.is_dir() or path.parent.parent.is_dir())
-    wanted = {"copilot": "session-state", "codex": "sessions"}.get(kind)
-    return wanted is not None and path.name == wanted and path.parent.is_dir()
+    if kind == "claude":  # one folder a repository inside projects/
+        parent = path.parent
+        return homes.transcripts_in(kind, parent.parent) == parent and (
+            os.path.isdir(parent) or os.path.isdir(parent.parent)
+        )
+    return homes.transcripts_in(kind, path.parent) == path and os.path.isdir(path.parent)
 
 
 def source_problems(cfg: Config) -> list[Problem]:
@@ -267,20 +272,53 @@ def source_problem(cfg: Config, i: int, found: list[Overlap] | None = None) -> P
 
 
 def _folder_problem(cfg: Config, i: int) -> Problem | None:
+    from scribed.sources import globs, missing
+
     s = cfg.sources[i]
     path, label = s.expanded, f"{_where(cfg)}{source_label(i)} ({s.kind})"
+    bad_glob = globs.problem(s.glob, str(path))
+    if bad_glob:  # the source would read nothing, whatever its folder holds
+        return Problem(f"{_where(cfg)}bad value for 'glob' in {source_label(i)}: {bad_glob}", True)
     if watched_for(s.kind, path):
         return Problem(
             f"{label}: {path} does not exist yet: watched for (the agent creates it at its first session)",
             False,
             watched=True,
         )
-    if not path.exists():
+    if missing(path):
         return Problem(
             f"{label}: path does not exist: {path}; fix `path =` there (or remove the "
             "source); the daemon watches for it meanwhile",
             False,
         )
-    if not path.is_dir():
+    if os.path.exists(path) and not os.path.isdir(path):  # (a folder it cannot reach: discovery says it)
         return Problem(f"{label}: not a folder: {path}; point `path =` at its folder", False)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One source's folder as discovery lists it: its files, and its warnings as each run logs them
+    (a folder it cannot read, the source above its tool's transcript folder or matching nothing, a
+    broken or folder symlink), each prefixed with the source as ``check-config`` names it."""
+
+    files: int
+    warnings: list[str]
+
+
+def listing(cfg: Config, i: int) -> Listing | None:
+    """``cfg.sources[i]`` listed as a run lists it (None: its folder is missing or not a folder,
+    said by :func:`source_problem`); what ``check-config`` shows beside the config's own checks."""
+    from scribed import sources
+
+    s = cfg.sources[i]
+    if sources.missing(s.expanded) or (os.path.exists(s.expanded) and not os.path.isdir(s.expanded)):
+        return None
+    notes: list[sources.Note] = []
+    n = sum(1 for _ in sources.discover(s.kind, s.expanded, s.glob, notes))
+    label = f"{_where(cfg)}{source_label(i)} ({s.kind})"
+    return Listing(n, [f"{label}: {_shown(x.path, x.reason)}" for x in notes if x.warn])
+
+
+def _shown(path: Path, reason: str) -> str:
+    return reason if str(path) in reason else f"{path}: {reason}"

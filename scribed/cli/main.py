@@ -180,10 +180,14 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
     if missing:
         note(missing)
     if not report.files:
-        note(
-            "nothing to compact: no transcript and no hot file found "
-            + ("(see `scribed check-config`)" if cfg.sources else "(no [[sources]] in the config)")
+        why = (
+            "(the source warnings say why)"
+            if report.source_warnings
+            else "(see `scribed check-config`)"
+            if cfg.sources
+            else "(no [[sources]] in the config)"
         )
+        note(f"nothing to compact: no transcript and no hot file found {why}")
     if as_json:
         click.echo(json.dumps(data, indent=2))
     else:
@@ -282,20 +286,21 @@ def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
 
     cfg = load_config(ctx, root, need_squad=False)
     found = checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx))
+    listings = [checks.listing(cfg, i) for i in range(len(cfg.sources))]  # what a run logs of each
     warnings = [p.message for p in found if not p.watched]
+    warnings += [w for ls in listings if ls is not None for w in ls.warnings]
     src = cfg.path or "(defaults: no config file found)"
     click.echo(f"config ok: {src}" if not warnings else f"config valid, {len(warnings)} warning(s): {src}")
     click.echo(f"root: {cfg.root_path}")
-    for s in cfg.sources:
-        state = (
-            "ok"
-            if s.expanded.is_dir()
-            else "not a folder"
-            if s.expanded.exists()
-            else "not there yet, watched for"
-            if checks.watched_for(s.kind, s.expanded)
-            else "missing"
-        )
+    for s, ls in zip(cfg.sources, listings, strict=True):
+        if ls is not None:
+            state = f"{ls.files} file{'s' * (ls.files != 1)}"
+            if ls.warnings:
+                state += f", {len(ls.warnings)} warning{'s' * (len(ls.warnings) != 1)} below"
+        elif os.path.exists(s.expanded):
+            state = "not a folder"
+        else:
+            state = "not there yet, watched for" if checks.watched_for(s.kind, s.expanded) else "missing"
         click.echo(f"source: {s.kind} {s.expanded} agent={s.agent or '-'} ({state})")
     click.echo(
         f"compress: {cfg.compress.backend}"

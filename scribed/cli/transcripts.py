@@ -127,7 +127,8 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     for s in report["sources"]:
         _echo_source(s)
         if s["problem"]:
-            click.echo(f"  {'note' if s['watched'] else 'warning'}: {s['problem']}")
+            said = "error" if s["fatal"] else "note" if s["watched"] else "warning"
+            click.echo(f"  {said}: {s['problem']}")
     a = report["archive"]
     click.echo(
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
@@ -139,11 +140,12 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
 
 
 def _problem(cfg: Any, i: int) -> dict[str, Any]:
-    """The source's folder problem as check-config words it (a warning, or a watched-for note)."""
+    """The source's problem as check-config words it: an error ``run`` refuses (a glob that can
+    match no file), a warning, or a watched-for note."""
     from scribed.cli.checks import source_problem
 
     p = source_problem(cfg, i)
-    return {"problem": p.message if p else "", "watched": bool(p and p.watched)}
+    return {"problem": p.message if p else "", "watched": bool(p and p.watched), "fatal": bool(p and p.fatal)}
 
 
 ISSUES_SHOWN = 20  # per source in the text form; --json has them all

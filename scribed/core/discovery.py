@@ -61,18 +61,21 @@ def listed(
 ) -> file_names.Once:
     """Every file of every configured source, each once whatever names reach it (a hard link, two
     sources' folders overlapping: :mod:`scribed.core.file_names`; ``known``: the ledger's keys),
-    with the name kept for each file met under several and the names dropped. What discovery did not list is said
-    (``log`` None: nothing is): a broken symlink or a symlinked folder, and two sources reaching one
-    folder, as a ``source_warning`` (counted in ``report``); a second name as a note."""
+    with the name kept for each file met under several and the names dropped. What discovery did
+    not list is said (``log`` None: nothing is): a folder it cannot read, a broken symlink or a
+    symlinked folder, a source above its tool's transcript folder or matching nothing
+    (:func:`scribed.sources.discover`), and two sources reaching one folder, as a
+    ``source_warning`` (counted and kept in ``report``, which run-once's summary shows); a second
+    name as a note."""
     found: list[file_names.Listed] = []
     memory = os.path.realpath(Layout(cfg.root_path).memory)
     for i, src in enumerate(cfg.sources):
         folder = src.expanded
-        if not folder.exists():
+        if sources.missing(folder):
             if log is not None:
                 log.warning("source_missing", source=str(folder), kind=src.kind)
             continue
-        notes: list[sources.LinkNote] = []
+        notes: list[sources.Note] = []
         ids: list[sources.FileId] = []
         paths = list(sources.discover(src.kind, folder, src.glob, notes, ids))
         own = _own_memory(memory, folder, paths, ids)
@@ -147,6 +150,7 @@ def _said(
     log.warning(event, file=str(path), kind=kind, reason=reason)
     if report is not None:
         report.warnings += 1
+        report.source_warnings.append({"source": str(path), "kind": kind, "reason": reason})
 
 
 def file_stat(item: SourceItem) -> os.stat_result:

@@ -38,6 +38,11 @@ _FIXES: tuple[tuple[str, str], ...] = (
         "the link; a folder link is never followed, so nothing is read twice and no loop is walked",
     ),
     ("symlink", "mend or remove the link: nothing is read through it"),  # dangling, a loop
+    (
+        "cannot read folder",
+        "give the user scribed runs as read and search access to the folder (`ls -ld` shows its owner "
+        "and mode); its transcripts are read on the next run",
+    ),
     ("cannot read", "give the user scribed runs as read access to the file; it is retried on every run"),
     (
         "internal error",
@@ -111,12 +116,13 @@ def source_report(
     reads, a file reached by two names, or by two sources, being read once) and collect what did
     not fit."""
     from scribed import sources
-    from scribed.sources import drift, place, zst
+    from scribed.sources import drift, homes, place, zst
 
     drift.take()  # only this source's counts
-    exists = folder.exists()
-    links: list[sources.LinkNote] = []
+    exists = not sources.missing(folder)
+    links: list[sources.Note] = []
     files = list(sources.discover(kind, folder, glob, links)) if exists else []
+    sub = None if glob else homes.below(kind, folder)  # a source above its tool's transcript folder
     if only is not None:
         files = [p for p in files if p in only]
     if scope is not None:
@@ -133,8 +139,19 @@ def source_report(
             out.sessions += len(parsed.sessions)
             out.warnings += len(parsed.warnings)
             for w in parsed.warnings:
-                out.issues.append({"file": str(path), "warning": w, "fix": fix(w)})
+                remedy = fix(w) if sub is None or path.is_relative_to(sub) else _outside(kind, sub)
+                out.issues.append({"file": str(path), "warning": w, "fix": remedy})
                 if "cannot read" in w or "internal error" in w:
                     out.unreadable.append(w)
     out.drift = drift.take().get(kind, {})
     return out
+
+
+def _outside(kind: str, sub: Path) -> str:
+    """The remedy for a warning about a file the source reads outside its tool's transcript folder
+    (Claude Code's prompt history, say): not the format's, the source's path."""
+    from scribed.sources.homes import HOMES
+
+    return (
+        f"not a transcript: {HOMES[kind].tool} keeps its sessions in {sub}: point the source's `path =` there"
+    )

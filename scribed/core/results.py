@@ -120,6 +120,7 @@ class RunReport:
     warnings: int = 0
     entries: list[EntryReport] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)
+    source_warnings: list[dict[str, str]] = field(default_factory=list)  # discovery's, about a source
     inbox: dict[str, int] = field(default_factory=dict)
     skips: dict[str, int] = field(default_factory=dict)
     last_change: float = 0.0  # the newest change among files with active sessions (epoch)
@@ -162,6 +163,7 @@ class RunReport:
             "quiet_seconds": self.quiet_seconds,
             "entries": [e.public() for e in self.entries],
             "failures": self.failures,
+            "source_warnings": [{k: redacted(v) for k, v in w.items()} for w in self.source_warnings],
             "inbox": self.inbox,
         }
 
@@ -195,6 +197,7 @@ class RunReport:
                 f"{_n(unplaced)} with no recorded working directory skipped (which repository they "
                 'belong to is unknown; `workspace = "*"` on the source takes them)'
             )
+        lines += self._source_lines()
         if self.failed or self.files_failed:
             parts = [_n(self.failed) + " failed"] if self.failed else []
             if self.files_failed:
@@ -208,8 +211,23 @@ class RunReport:
                 lines.append(f"  … and {more} more (`scribed run-once --json` lists every one)")
         return lines
 
+    def _source_lines(self) -> list[str]:
+        """Discovery's warnings about the sources (a folder it cannot read, a source one level too
+        high or matching nothing, a broken link), each as ``check-config`` and ``doctor`` say it."""
+        said = self.source_warnings
+        if not said:
+            return []
+        n = len(said)
+        lines = [f"{n} source warning{'s' * (n != 1)} (`scribed doctor` lists each with what to do):"]
+        for w in said[:FAILURES_SHOWN]:
+            shown = w["reason"] if w["source"] in w["reason"] else f"{w['source']}: {w['reason']}"
+            lines.append(f"  {redacted(shown)}")
+        if n > FAILURES_SHOWN:
+            lines.append(f"  … and {n - FAILURES_SHOWN} more (`scribed run-once --json` lists every one)")
+        return lines
 
-FAILURES_SHOWN = 10  # failure lines in the text summary; --json has them all
+
+FAILURES_SHOWN = 10  # failure (and source warning) lines in the text summary; --json has them all
 
 
 def _n(sessions: int) -> str:

@@ -4,7 +4,8 @@ optionally install the systemd user unit. Idempotent: a second run finds nothing
 
 :func:`plan` only reads (a dry run prints it); :func:`apply` writes what it lists, each file
 atomically and only if it still holds what :func:`plan` read. Where each tool keeps its
-transcripts (``docs`` of each tool, summarized in docs/formats.md and docs/setup.md):
+transcripts (``docs`` of each tool, summarized in docs/formats.md and docs/setup.md; the folder
+names are :data:`scribed.sources.homes.HOMES`, which discovery also reads):
 
 * Claude Code: ``~/.claude/projects/<cwd with every non-alphanumeric character as ->/``
   (``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude``); sessions started in a sub-folder of the
@@ -37,6 +38,7 @@ from scribed.core import setup_mcp
 from scribed.core.setup_mcp import Registration
 from scribed.core.setup_unit import plan_unit, unit_text
 from scribed.fsutil import UnsafePathError, atomic_write, ensure_dir
+from scribed.sources.homes import HOMES
 
 CWD_PROBE_LINES = 20  # records read from one transcript to learn the folder its session ran in
 CWD_PROBE_FOLDERS = 200  # sibling project folders probed at most
@@ -62,9 +64,9 @@ class Homes:
 
         return cls(
             h,
-            pick("CLAUDE_CONFIG_DIR", h / ".claude"),
-            pick("COPILOT_HOME", h / ".copilot"),
-            pick("CODEX_HOME", h / ".codex"),
+            pick("CLAUDE_CONFIG_DIR", h / HOMES["claude"].name),
+            pick("COPILOT_HOME", h / HOMES["copilot"].name),
+            pick("CODEX_HOME", h / HOMES["codex"].name),
             pick("XDG_CONFIG_HOME", h / ".config"),
         )
 
@@ -127,7 +129,7 @@ def _session_cwd(folder: Path) -> Path | None:
 
 
 def _claude(homes: Homes, root: Path) -> list[Found]:
-    projects = homes.claude / "projects"
+    projects = homes.claude / HOMES["claude"].transcripts
     if not homes.claude.is_dir():
         return []
     own = projects / dashed(root)
@@ -170,7 +172,7 @@ def find(homes: Homes, root: Path) -> list[Found]:
     """Every transcript source of the agents installed here (their folders exist) for ``root``."""
     out = _claude(homes, root)
     if homes.copilot.is_dir():
-        state = homes.copilot / "session-state"
+        state = homes.copilot / HOMES["copilot"].transcripts
         out.append(
             Found(
                 "Copilot CLI",
@@ -182,7 +184,7 @@ def find(homes: Homes, root: Path) -> list[Found]:
             )
         )
     if homes.codex.is_dir():
-        sess = homes.codex / "sessions"
+        sess = homes.codex / HOMES["codex"].transcripts
         out.append(
             Found("Codex", "codex", sess, homes.shown(sess), files=_count("codex", sess, ""), note=ALL_REPOS)
         )
@@ -202,7 +204,7 @@ def find(homes: Homes, root: Path) -> list[Found]:
                 _count("markdown", spec, ""),
             )
         )
-    repl = root / ".squad" / "sessions"
+    repl = root / HOMES["squad-repl"].name / HOMES["squad-repl"].transcripts
     if repl.is_dir():
         out.append(
             Found("Squad REPL", "squad-repl", repl, ".squad/sessions", files=_count("squad-repl", repl, ""))

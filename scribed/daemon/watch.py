@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from scribed import log as log_mod
+from scribed import sources
 from scribed.config import Config
 from scribed.daemon.poll import Poller
 from scribed.fsutil import ensure_dir
@@ -108,13 +109,17 @@ class Watcher:
         found: list[tuple[str, str]] = []  # (real folder, source folder)
         for src in self.cfg.sources:
             folder = src.expanded
-            if folder.is_dir():
+            if os.path.isdir(folder):
                 found.append((os.path.realpath(folder), str(folder)))
-            else:
+            else:  # one a folder above hides (EACCES) is not missing: discovery says it cannot read it
                 self.missing.add(folder)
-                self.log.warning(
-                    "source_missing", source=str(folder), kind=src.kind, reason="not watched until it exists"
-                )
+                if sources.missing(folder):
+                    self.log.warning(
+                        "source_missing",
+                        source=str(folder),
+                        kind=src.kind,
+                        reason="not watched until it exists",
+                    )
         self._dirs = list(dict.fromkeys(found))
         outer = sorted(range(len(self._dirs)), key=lambda k: len(self._dirs[k][0]))  # stable: config order
         kept: list[int] = []
@@ -254,4 +259,4 @@ class Watcher:
 
     def should_restart(self) -> bool:
         """A watched folder vanished, or a missing one appeared."""
-        return self.restart_needed or any(p.is_dir() for p in self.missing)
+        return self.restart_needed or any(os.path.isdir(p) for p in self.missing)

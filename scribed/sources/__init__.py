@@ -9,7 +9,6 @@ Everything downstream sees only ``Session``/``Turn``, so a new format is one new
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 from array import array
@@ -21,7 +20,7 @@ from typing import NamedTuple
 
 from scribed.fsutil import TMP_PREFIX
 from scribed.models import ParseResult, Session
-from scribed.sources import claude, codex, copilot, hot, injected, markdown, squad_repl
+from scribed.sources import claude, codex, copilot, globs, homes, hot, injected, markdown, squad_repl
 from scribed.sources.common import Source
 
 KINDS = ("copilot", "claude", "codex", "squad-repl", "markdown", "hot")
@@ -185,67 +184,6 @@ def is_temp(name: str) -> bool:
     )
 
 
-def _split(pattern: str) -> tuple[str, ...] | None:
-    """A glob's segments; None for what ``Path.glob`` refuses (absolute, ``a**b``)."""
-    if pattern.startswith("/"):
-        return None
-    parts = tuple(p for p in pattern.split("/") if p not in ("", "."))
-    if not parts or any("**" in p and p != "**" for p in parts):
-        return None
-    return parts
-
-
-def _name_ok(seg: str, name: str) -> bool:
-    """Shell rules: a wildcard never matches a leading dot; only a segment that starts with one does."""
-    if name.startswith(".") and not seg.startswith("."):
-        return False
-    return fnmatch.fnmatchcase(name, seg)
-
-
-_State = frozenset[tuple[int, int]]
-
-
-def _closure(pats: list[tuple[str, ...]], states: _State) -> _State:
-    """Add the states reached by letting a ``**`` match no folder at all."""
-    out = set(states)
-    todo = list(states)
-    while todo:
-        i, pos = todo.pop()
-        if pos < len(pats[i]) and pats[i][pos] == "**" and (i, pos + 1) not in out:
-            out.add((i, pos + 1))
-            todo.append((i, pos + 1))
-    return frozenset(out)
-
-
-def _step(pats: list[tuple[str, ...]], states: _State, name: str) -> tuple[_State, bool]:
-    """One path component: the states for descending into it as a folder, and whether it ends a match.
-
-    ``**`` consumes folders that do not start with a dot, so ``**`` never walks into ``.git`` but
-    ``.specstory/history/*.md`` (which names the dot folder) does.
-    """
-    inner: set[tuple[int, int]] = set()
-    final = False
-    for i, pos in _closure(pats, states):
-        parts = pats[i]
-        if pos >= len(parts):
-            continue
-        seg = parts[pos]
-        if seg == "**":
-            if not name.startswith("."):
-                inner.add((i, pos))
-        elif _name_ok(seg, name):
-            if pos == len(parts) - 1:
-                final = True
-            else:
-                inner.add((i, pos + 1))
-    return frozenset(inner), final
-
-
-def _start(patterns: tuple[str, ...]) -> tuple[list[tuple[str, ...]], _State]:
-    pats = [p for p in (_split(x) for x in patterns) if p is not None]
-    return pats, frozenset((i, 0) for i in range(len(pats)))
-
-
 class FileId(NamedTuple):
     """What tells two names of one file apart from two files, as discovery met it for free: the
     inode (readdir's for a file, its target's for a symlink; equal inodes are compared by a stat,
@@ -255,9 +193,11 @@ class FileId(NamedTuple):
     link: bool
 
 
-class LinkNote(NamedTuple):
-    """A symlink discovery met and did not list, and why: ``warn`` when it is broken (dangling, a
-    loop) or a folder (never followed), else it is a second name for a file listed under another."""
+class Note(NamedTuple):
+    """What discovery met and did not list, or what it says of the source itself, and why. ``warn``:
+    a folder it cannot read, a symlink broken (dangling, a loop) or to a folder (never followed),
+    the source one level too high or matching nothing (:func:`discover`); else a second name for a
+    file listed under another."""
 
     path: Path
     reason: str
@@ -268,28 +208,23 @@ def _walk(
     folder: Path,
     patterns: tuple[str, ...],
     first_only: bool = False,
-    notes: list[LinkNote] | None = None,
+    notes: list[Note] | None = None,
     ids: list[FileId] | None = None,
 ) -> list[Path]:
     """The regular files under ``folder`` matching any pattern, each file once. A symlinked file is
     read where it leads, unless that file is listed already (see :func:`_links`); a symlinked
     folder is never followed (no loop, no file reached twice, and the watchers do not enter it
-    either); a link that is dangling or a loop is skipped. ``notes`` gets each such link, ``ids``
-    each file's :class:`FileId`, in the order returned."""
-    pats, states = _start(patterns)
+    either); a link that is dangling or a loop is skipped. ``notes`` gets each such link and each
+    folder it cannot read, ``ids`` each file's :class:`FileId`, in the order returned."""
+    pats, states = globs.start(patterns)
     files: list[os.DirEntry[str]] = []
     links: list[tuple[Path, os.stat_result]] = []  # symlinked files and what they lead to
     say = notes.append if notes is not None else lambda _n: None
-    stack: list[tuple[Path, _State]] = [(folder, states)] if states else []
+    stack: list[tuple[Path, globs.State]] = [(folder, states)] if states else []
     while stack:
         cur, st = stack.pop()
-        try:
-            with os.scandir(cur) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for e in entries:
-            inner, final = _step(pats, st, e.name)
+        for e in _entries(cur, say):
+            inner, final = globs.step(pats, st, e.name)
             try:
                 if e.is_symlink():
                     target = _link(e, inner, final and not is_temp(e.name), say)
@@ -317,8 +252,19 @@ def _walk(
     return found + kept
 
 
+def _entries(folder: Path, say: Callable[[Note], None]) -> list[os.DirEntry[str]]:
+    """A folder's entries; none, said, when it cannot be read (one gone since it was listed: none)."""
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError | NotADirectoryError):
+            say(Note(folder, unreadable(folder, exc), True))
+        return []
+
+
 def _link(
-    e: os.DirEntry[str], inner: _State, final: bool, say: Callable[[LinkNote], None]
+    e: os.DirEntry[str], inner: globs.State, final: bool, say: Callable[[Note], None]
 ) -> os.stat_result | None:
     """What a symlink the patterns would take (``final``: as a file; ``inner``: as a folder to
     enter) leads to, when it is a regular file to read; else None, said when it is broken or a
@@ -329,13 +275,13 @@ def _link(
         st = os.stat(e.path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            say(LinkNote(Path(e.path), "a symlink loop: skipped", True))
+            say(Note(Path(e.path), "a symlink loop: skipped", True))
         elif isinstance(exc, FileNotFoundError):
             where = os.path.realpath(e.path)
-            say(LinkNote(Path(e.path), f"a symlink to {where}, which does not exist: skipped", True))
+            say(Note(Path(e.path), f"a symlink to {where}, which does not exist: skipped", True))
         else:
             say(
-                LinkNote(
+                Note(
                     Path(e.path), f"a symlink that cannot be followed ({exc.strerror or exc}): skipped", True
                 )
             )
@@ -344,13 +290,13 @@ def _link(
         if inner:
             where = os.path.realpath(e.path)
             reason = f"a symlinked folder (to {where}): not followed; give it a source of its own to read it"
-            say(LinkNote(Path(e.path), reason, True))
+            say(Note(Path(e.path), reason, True))
         return None
     return st if final and stat.S_ISREG(st.st_mode) else None
 
 
 def _links(
-    folder: Path, found: list[Path], links: list[tuple[Path, os.stat_result]], say: Callable[[LinkNote], None]
+    folder: Path, found: list[Path], links: list[tuple[Path, os.stat_result]], say: Callable[[Note], None]
 ) -> list[Path]:
     """The symlinked files to list, each file once: none whose file is listed under its own name
     (it lies inside the source), and of several links to one file the oldest (then the first by
@@ -362,7 +308,7 @@ def _links(
         rel = os.path.relpath(os.path.realpath(path), real_folder)
         inside = folder / rel
         if rel != os.pardir and not rel.startswith(os.pardir + os.sep) and inside in listed:
-            say(LinkNote(path, f"the same file as {inside}: read once, as that", False))
+            say(Note(path, f"the same file as {inside}: read once, as that", False))
             continue
         same.setdefault((st.st_dev, st.st_ino), []).append(path)
     kept: list[Path] = []
@@ -370,7 +316,7 @@ def _links(
         paths.sort(key=lambda p: (_made(p), str(p)))
         kept.append(paths[0])
         for p in paths[1:]:
-            say(LinkNote(p, f"the same file as {paths[0]}: read once, as that", False))
+            say(Note(p, f"the same file as {paths[0]}: read once, as that", False))
     return kept
 
 
@@ -380,18 +326,6 @@ def _made(link: Path) -> int:
         return os.lstat(link).st_mtime_ns
     except OSError:
         return 0
-
-
-def _matches(patterns: tuple[str, ...], parts: tuple[str, ...]) -> bool:
-    pats, st = _start(patterns)
-    for k, name in enumerate(parts):
-        if not st:
-            return False
-        inner, final = _step(pats, st, name)
-        if k == len(parts) - 1:
-            return final
-        st = inner
-    return False
 
 
 def match(kind: str, folder: Path, glob: str, path: Path) -> bool:
@@ -408,10 +342,10 @@ def match(kind: str, folder: Path, glob: str, path: Path) -> bool:
         return False
     if not parts or is_temp(parts[-1]) or not _regular(path, folder, parts):
         return False
-    pats = (glob,) if glob else _GLOBS[kind]
-    if not _matches(pats, parts):
+    pats = globs.expand(glob) if glob else _GLOBS[kind]
+    if not globs.matches(pats, parts):
         pats = _FALLBACK_GLOBS.get(kind, ()) if not glob else ()
-        if not (pats and _matches(pats, parts) and not _walk(folder, _GLOBS[kind], True)):
+        if not (pats and globs.matches(pats, parts) and not _walk(folder, _GLOBS[kind], True)):
             return False
     # a link may be a second name for a file listed under another: discovery decides (a walk, but
     # only for a link, whose events are rare: a tool writes to its own file, not through the link)
@@ -431,11 +365,78 @@ def _regular(path: Path, folder: Path, parts: tuple[str, ...]) -> bool:
         return False
 
 
+def unreadable(folder: Path, exc: OSError) -> str:
+    """A folder discovery cannot read, as every command says it: nothing in it is ever compacted."""
+    why = (exc.strerror or type(exc).__name__).lower()
+    return f"cannot read folder {folder} ({why}): the transcripts in it are not compacted"
+
+
+def missing(folder: Path) -> bool:
+    """Nothing is at ``folder``. A folder above it that cannot be searched makes it unreadable,
+    not missing (``Path.exists`` raises there): :func:`discover` says so."""
+    try:
+        os.stat(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _about(kind: str, folder: Path, glob: str, paths: list[Path]) -> Note | None:
+    """What is wrong with a source as a whole: without a ``glob``, it lies above the folder its
+    tool keeps its sessions in (:mod:`scribed.sources.homes`); or it lists nothing although its
+    folder holds files (an empty folder is fine: the agent has written nothing yet)."""
+    if glob and globs.problem(glob, str(folder)):  # said as the config's error (scribed run refuses it)
+        return None
+    sub = None if glob else homes.below(kind, folder)
+    if sub is not None:
+        return Note(folder, _above(kind, folder, sub, paths), True)
+    some = [] if paths else _walk(folder, ("**/*",), first_only=True)
+    if not some:
+        return None
+    held = some[0].relative_to(folder).as_posix()
+    if glob:
+        ext = some[0].suffix
+        every = f"every {ext} file" if ext else "every file"
+        reason = (
+            f"glob {glob!r} matches no file under {folder} (it holds {held}, for one): a glob is matched "
+            f"against each file's path below `path`; `**/*{ext}` takes {every} at any depth"
+        )
+    else:
+        reason = (
+            f"no {kind} transcript under {folder}: none of its files ({held}, for one) is named as "
+            f"{kind} transcripts are ({', '.join(_GLOBS[kind])}); point `path =` at the folder that "
+            "holds them, or set `glob =`"
+        )
+    return Note(folder, reason, True)
+
+
+def _above(kind: str, folder: Path, sub: Path, paths: list[Path]) -> str:
+    tool = homes.HOMES[kind].tool
+    setup = "; `scribed setup` writes the sources it finds"
+    if not paths:
+        return (
+            f"no {kind} transcript under {folder}: {tool} keeps its sessions in {sub}: point `path =` there"
+            + setup
+        )
+    said = f"{tool} keeps its sessions in {sub}, not in {folder}: point `path =` there"
+    outside = [p for p in paths if not p.is_relative_to(sub)]
+    if outside:
+        n, first = len(outside), outside[0].relative_to(folder).as_posix()
+        said += (
+            f" ({n} files outside it, such as {first}, are read as transcripts)"
+            if n > 1
+            else f" (a file outside it, {first}, is read as a transcript)"
+        )
+    return said + setup
+
+
 def discover(
     kind: str,
     folder: Path,
     glob: str = "",
-    notes: list[LinkNote] | None = None,
+    notes: list[Note] | None = None,
     ids: list[FileId] | None = None,
 ) -> Iterator[Path]:
     """The files of ``kind`` under a configured source folder, sorted; nothing if it is missing.
@@ -444,7 +445,8 @@ def discover(
     with a dot (``.git``, ``.e.md``), but a pattern that names a dot file or folder reads it
     (``**/.aider.chat.history.md``, ``.specstory/history/*.md``). Temp files are always skipped.
     Each file is listed once, whatever symlinks lead to it; ``notes`` gets the links not listed
-    (see :func:`_walk`), ``ids`` each listed file's :class:`FileId`, in the order listed (hard
+    and the folders it cannot read (see :func:`_walk`), and what is wrong with the source itself
+    (:func:`_about`); ``ids`` each listed file's :class:`FileId`, in the order listed (hard
     links, and files other sources reach, are the caller's: :mod:`scribed.core.file_names`).
     """
     if kind not in _GLOBS:
@@ -452,16 +454,19 @@ def discover(
     try:
         if not folder.is_dir():
             return
-    except OSError:
+    except OSError as exc:  # a folder above it cannot be searched
+        if notes is not None and not isinstance(exc, FileNotFoundError | NotADirectoryError):
+            notes.append(Note(folder, unreadable(folder, exc), True))
         return
-    said: list[LinkNote] = []
+    said: list[Note] = []
     found: list[FileId] | None = [] if ids is not None else None
-    paths = _walk(folder, (glob,) if glob else _GLOBS[kind], notes=said, ids=found)
+    paths = _walk(folder, globs.expand(glob) if glob else _GLOBS[kind], notes=said, ids=found)
     if not paths and not glob and kind in _FALLBACK_GLOBS:
         said, found = [], [] if ids is not None else None  # the fallback's walk is the one that counts
         paths = _walk(folder, _FALLBACK_GLOBS[kind], notes=said, ids=found)
     if notes is not None:
-        notes += sorted(said)
+        about = None if any(n.path == folder for n in said) else _about(kind, folder, glob, paths)
+        notes += sorted([*said, about] if about else said)
     if ids is None or found is None:
         yield from sorted(paths)
         return
@@ -475,11 +480,13 @@ __all__ = [
     "Brief",
     "ChangedError",
     "FileId",
-    "LinkNote",
+    "Note",
     "Reading",
     "discover",
     "is_temp",
     "match",
+    "missing",
     "parse_file",
     "read_file",
+    "unreadable",
 ]
