@@ -311,3 +311,53 @@ def test_a_folder_scribed_cannot_read_is_said_by_every_command(tmp_path: Path, s
             )
     finally:
         folder.chmod(0o755)
+
+
+def test_the_daemon_says_a_source_it_cannot_reach_and_runs_on(tmp_path: Path) -> None:
+    """``scribed run`` with a source behind a folder it cannot search: the catch-up logs the
+    warning and the daemon serves the other sources (it died of a PermissionError at start)."""
+    prefix = _unprivileged()
+    src, ok = tmp_path / "locked/codex", tmp_path / "open/codex"
+    for folder in (src, ok):
+        (folder / "2026/12/06").mkdir(parents=True)
+        shutil.copy(CODEX, folder / "2026/12/06" / CODEX.name)
+    cfg = _config(
+        tmp_path,
+        f'kind = "codex"\npath = "{src}"\nagent = "worf"\nworkspace = "*"',
+        f'kind = "codex"\npath = "{ok}"\nagent = "data"\nworkspace = "*"',
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    (tmp_path / "locked").chmod(0)
+    cmd = [*prefix, sys.executable, "-m", "scribed", "--config", str(cfg), "run"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cfg.parent)
+    try:
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:
+            lines.append(line.decode())
+            if '"caught_up"' in lines[-1] or len(lines) > 200:
+                break
+        proc.terminate()
+        rest = proc.communicate(timeout=30)[1].decode()
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+        if proc.poll() is None:
+            proc.kill()
+    log = "".join(lines) + rest
+    assert proc.returncode == 0 and "Traceback" not in log, log
+    events = [json.loads(ln) for ln in log.splitlines() if ln.startswith("{")]
+    said = [e for e in events if e.get("event") == "source_warning" and e["file"] == str(src)]
+    assert [e["reason"] for e in said] == [
+        f"cannot read folder {src} (permission denied): the transcripts in it are not compacted"
+    ], log
+    assert any(e.get("event") == "catch_up_started" and e.get("files") == 1 for e in events), log
+
+
+def test_a_glob_naming_one_file_not_written_yet_is_not_a_warning(tmp_path: Path) -> None:
+    """Aider's history in a repository before Aider's first run there (the file is watched for, as
+    an empty folder is), while a pattern matching none of the files there is a warning."""
+    (tmp_path / "README.md").write_text("# app\n")
+    assert _notes("markdown", tmp_path, ".aider.chat.history.md") == []
+    assert _notes("markdown", tmp_path, ".specstory/history/{a,b}.md") == []
+    (w,) = _notes("markdown", tmp_path, ".aider.chat.history*.md")
+    assert "matches no file" in w and "README.md" in w, w

@@ -386,13 +386,16 @@ def missing(folder: Path) -> bool:
 def _about(kind: str, folder: Path, glob: str, paths: list[Path]) -> Note | None:
     """What is wrong with a source as a whole: without a ``glob``, it lies above the folder its
     tool keeps its sessions in (:mod:`scribed.sources.homes`); or it lists nothing although its
-    folder holds files (an empty folder is fine: the agent has written nothing yet)."""
+    folder holds files (an empty folder is fine, as is a glob without wildcards: the agent has
+    written nothing yet)."""
     if glob and globs.problem(glob, str(folder)):  # said as the config's error (scribed run refuses it)
         return None
     sub = None if glob else homes.below(kind, folder)
     if sub is not None:
         return Note(folder, _above(kind, folder, sub, paths), True)
-    some = [] if paths else _walk(folder, ("**/*",), first_only=True)
+    if paths or (glob and not any(c in p for p in globs.expand(glob) for c in "*?[")):
+        return None  # a glob naming files is like a path: they come with the agent's first run
+    some = _walk(folder, ("**/*",), first_only=True)
     if not some:
         return None
     held = some[0].relative_to(folder).as_posix()
