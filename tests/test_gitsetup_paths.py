@@ -20,7 +20,7 @@ def _merge_attr(top: Path, path: str) -> str:
     return _git(top, "check-attr", "merge", "--", path).rsplit(": ", 1)[1].strip()
 
 
-@pytest.mark.parametrize("folder", ["sub dir", 'we[1] "q"', "tab\there"])
+@pytest.mark.parametrize("folder", ["sub dir", 'we[1] "q"', "tab\there", "#notes", "!keep"])
 def test_setup_quotes_a_root_path_git_would_split(tmp_path: Path, folder: str) -> None:
     top = tmp_path / "My Repo"
     (top / folder / ".squad").mkdir(parents=True)

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
     from scribed.core.scribe import Scribe
 
 
-def _cfg(ctx: click.Context, root: str | None) -> Config:
+def _cfg(ctx: click.Context, root: str | None, *, writes: bool = True) -> Config:
+    """The checked config; ``writes`` False for a command that only reads (a listing, a history, a
+    dry run): a person who may read a service user's memory but not write it still can."""
     from scribed.cli.checks import load_checked
 
-    cfg = load_checked(ctx, root)
+    cfg = load_checked(ctx, root, writes=writes)
     if not cfg.root_path.is_dir():
         cli_mod.fail(f"root: not a folder: {cfg.root_path}")
     return cfg
@@ -128,7 +130,7 @@ def register(main: click.Group) -> None:
         """Move cold entries older than cold.ttl_days into the wiki (facts) and the archive."""
         if as_json:
             log_mod.no_bars()
-        cfg = _cfg(ctx, root)
+        cfg = _cfg(ctx, root, writes=not dry_run)
         when = _as_of(as_of)
         with _scribe(cfg, dry_run=dry_run) as scribe:
             res = scribe.promote(as_of=when)
@@ -161,7 +163,7 @@ def register(main: click.Group) -> None:
             cli_mod.fail("name the agents to import, or pass --all (not both)")
         if as_json:
             log_mod.no_bars()
-        cfg = _cfg(ctx, root)
+        cfg = _cfg(ctx, root, writes=not dry_run)
         when = _as_of(as_of)
         try:
             with _scribe(cfg, dry_run=dry_run) as scribe:
@@ -230,7 +232,7 @@ def _register_review(main: click.Group) -> None:
             return
         from scribed.curate import review
 
-        rows = review.listing(Layout(_cfg(ctx, root).root_path), everything=everything)
+        rows = review.listing(Layout(_cfg(ctx, root, writes=False).root_path), everything=everything)
         _emit({"proposals": [r.to_json() for r in rows]}, as_json, _review_lines(rows))
 
     @review_cmd.command("approve")
@@ -270,7 +272,7 @@ def _register_review(main: click.Group) -> None:
 
         if valid_topic(topic) is None:
             cli_mod.fail(f"bad topic name {topic!r} (lowercase letters, digits, '-' and '_'; not 'index')")
-        rows = audit.history(Layout(_cfg(ctx, root).root_path), topic)
+        rows = audit.history(Layout(_cfg(ctx, root, writes=False).root_path), topic)
         lines = [
             f"{r.get('at', '?')}  {r.get('action', '?'):<10} {r.get('change', '?'):<10} {r.get('fact', '')}"
             + (f"  ← {r['source']}" if r.get("source") else "")

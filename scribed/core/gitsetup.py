@@ -62,6 +62,8 @@ def _pattern(memory: str, rest: str) -> str:
     split the line at the blank: git warned that "Repo/.squad/…" is not a valid attribute name on
     every command, and the merge driver never applied."""
     path = "".join(f"\\{c}" if c in _GLOB_CHARS else c for c in memory) + "/" + rest
+    if path.startswith(("#", "!")):  # else a comment, or a negation (which gitattributes ignores)
+        path = "\\" + path
     if not any(c.isspace() or c == '"' for c in path):
         return path
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'

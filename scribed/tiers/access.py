@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import pwd
+import shlex
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,10 +61,14 @@ def _whose(path: Path) -> tuple[str | None, str]:
 def _remedy(path: Path, owner: str | None, *, tree: bool, create: bool = False, mode: str = "u+rwx") -> str:
     """What gives scribed's user the access: its own file needs a mode, another's an owner (or
     scribed that owner)."""
-    me = _name(os.geteuid())
+    me, where = _name(os.geteuid()), shlex.quote(str(path))
     if owner is None:
-        return f"give yourself that access (`chmod {mode} {path}`)"
-    fix = f"`install -d -o {me} {path}`" if create else f"`chown{' -R' if tree else ''} {me} {path}`"
+        return f"give yourself that access (`chmod {mode} {where}`)"
+    fix = (
+        f"`install -d -o {shlex.quote(me)} {where}`"
+        if create
+        else f"`chown{' -R' if tree else ''} {shlex.quote(me)} {where}`"
+    )
     return (
         f"{'create it for' if create else 'give'} {me}{'' if create else ' that access'} ({fix}), "
         f"or run scribed as its owner, {owner} (systemd User=, docker --user)"
@@ -133,6 +138,17 @@ def file_problem(path: Path, *, write: bool = True) -> str | None:
     return f"{path}: scribed runs as {user()} and cannot {' or '.join(lacks)} it ({whose}): {fix}"
 
 
+def _subfolders(*folders: Path) -> list[Path]:
+    """The folders one level inside ``folders`` (an agent's ``cold/riker/``, a topic's, the archive's
+    kinds): one ``sudo scribed run-once`` makes a new agent's folder root's, and the next run as the
+    service user could not write there while its parent passed the check."""
+    out: list[Path] = []
+    for f in folders:
+        with contextlib.suppress(OSError):
+            out += sorted(Path(e.path) for e in os.scandir(f) if e.is_dir(follow_symlinks=False))
+    return out
+
+
 def problems(layout: Layout, folders: tuple[Path, ...] = ()) -> list[str]:
     """Each folder under ``layout``'s memory a run writes in (and ``folders``: the transcript
     archive's, when it is elsewhere), then each file it opens in place, that scribed's user cannot
@@ -144,7 +160,7 @@ def problems(layout: Layout, folders: tuple[Path, ...] = ()) -> list[str]:
         return any(p == n or n in p.parents for n in named)
 
     for d in (layout.memory, layout.state, layout.hot, layout.cold, layout.wiki, layout.archive,
-              layout.quarantine, *folders):  # fmt: skip
+              layout.quarantine, *folders, *_subfolders(layout.cold, layout.wiki, layout.archive)):  # fmt: skip
         if not below_named(d) and (why := folder_problem(d)) is not None:
             named.append(d)
             out.append(why)
