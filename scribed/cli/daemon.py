@@ -278,7 +278,8 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
     same lines `scribed check-config` prints; the shipped systemd units do not restart on 78."""
     from scribed.cli import checks
     from scribed.cli.common import EX_CONFIG, init_requested, require_squad
-    from scribed.daemon.service import AlreadyRunningError, Daemon
+    from scribed.daemon.instance import AlreadyRunningError
+    from scribed.daemon.service import Daemon
 
     cfg = load_config(ctx, root, need_squad=False, error_code=EX_CONFIG)
     checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx), code=EX_CONFIG, warnings=True)

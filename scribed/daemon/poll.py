@@ -46,7 +46,7 @@ class Poller:
 
     ``wanted(path)`` says which files are worth tracking (the source rules); ``skip(folder)``
     which folders are never entered (scribed's own state). A scheduled folder that disappears
-    sets :attr:`vanished` and is forgotten; the owner re-schedules once it is back.
+    is added to :attr:`vanished` and forgotten; the owner re-schedules once it is back.
     """
 
     def __init__(
@@ -65,7 +65,7 @@ class Poller:
         self._s = _State()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.vanished = False
+        self.vanished: set[str] = set()  # scheduled folders seen gone
         self.polls = 0
         self.stats = 0  # stat calls, for tests and the benchmark
         self.log = log_mod.get()
@@ -97,6 +97,11 @@ class Poller:
 
     def is_alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The polling thread, for what ended it (:class:`scribed.daemon.deaths.Deaths`)."""
+        return self._thread
 
     # --- polling ------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -182,7 +187,7 @@ class Poller:
             s.files.pop(f, None)
             s.growing.pop(f, None)
         if folder in self._roots:
-            self.vanished = True
+            self.vanished.add(folder)
 
     def _walk(self, folder: str, recursive: bool, *, emit: bool) -> None:
         stack = [folder]

@@ -10,8 +10,6 @@ left (the catch-up walk). READY is sent before that walk: the walk feeds the que
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import os
 import select
@@ -33,10 +31,12 @@ from scribed.config_light import EX_CONFIG
 from scribed.core.results import SourceItem
 from scribed.core.scribe import Scribe, utcnow
 from scribed.daemon import sdnotify
+from scribed.daemon.deaths import Dead, Deaths
+from scribed.daemon.instance import claim_instance
 from scribed.daemon.schedule import MISFIRE_GRACE, next_fire, parse_iso, previous_fire, promotion_trigger
 from scribed.daemon.watch import Watcher
 from scribed.daemon.work import Dispatcher
-from scribed.fsutil import FILE_MODE, atomic_write, ensure_dir
+from scribed.fsutil import atomic_write
 from scribed.progress import EVERY_SECONDS
 from scribed.tiers import access
 from scribed.tiers.cold import Layout
@@ -49,38 +49,6 @@ INBOX_CHECK_SECONDS = 5.0
 
 def heartbeat_path(layout: Layout) -> Path:
     return layout.state / "heartbeat"
-
-
-class AlreadyRunningError(RuntimeError):
-    """Another daemon serves this root; the message (one line) names its pid and the lock file."""
-
-
-def claim_instance(layout: Layout) -> int:
-    """Hold ``{state}/daemon.pid`` (non-blocking flock, our pid inside) for the daemon's life.
-
-    Two daemons on one root would double the watchers and race each other's heartbeat; the kernel
-    drops the lock with the process, so a crashed daemon leaves no stale claim. Returns the fd.
-    """
-    path = layout.state / "daemon.pid"
-    ensure_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        holder = ""
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            holder = os.pread(fd, 32, 0).decode().strip()
-        os.close(fd)
-        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise
-        who = f" (pid {holder})" if holder.isdigit() else ""
-        raise AlreadyRunningError(
-            f"another scribed daemon{who} already serves {layout.root} (it holds {path}); "
-            "`scribed status` shows it"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
 
 
 class Daemon:
@@ -105,8 +73,14 @@ class Daemon:
         self.dispatch = Dispatcher(Scribe(cfg, clock=clock), clock, self._stopping)
         self.layout = self.scribe.layout
         self.watcher = Watcher(
-            cfg, self.layout, self.dispatch.on_path_event, self.dispatch.is_source, self.dispatch.known_files
+            cfg,
+            self.layout,
+            self.dispatch.on_path_event,
+            self.dispatch.is_source,
+            self.dispatch.known_files,
+            on_drop=self._poke,
         )
+        self.deaths = Deaths(self.log)
         self._retired: list[Scribe] = []
         self._scheduler_factory = scheduler_factory or self._default_scheduler
         self._scheduler: Any = None
@@ -137,9 +111,14 @@ class Daemon:
         self.watcher.start()
         return self.dispatch.catch_up()
 
-    def dead_threads(self) -> list[str]:
-        """Names of threads that should be alive and are not. A vanished watch folder is not fatal."""
-        return self.dispatch.dead() + self.watcher.dead()
+    def dead_threads(self) -> Dead:
+        """Threads that should be alive and are not, by name (the start-up walk's too, when an
+        exception ended it). A vanished watch folder is not fatal."""
+        dead = self.dispatch.dead() + self.watcher.dead()
+        t = self._startup
+        if t is not None and not t.is_alive() and self.deaths.failed(t):
+            dead.append((t.name, t))
+        return dead
 
     # --- promotion --------------------------------------------------------------------------
     def next_promotion(self) -> datetime | None:
@@ -359,6 +338,7 @@ class Daemon:
                 raise
             raise ConfigError(why) from exc
         old = self._install_signals()
+        self.deaths.install()
         code = 1
         try:
             try:
@@ -376,6 +356,7 @@ class Daemon:
             return code
         finally:
             self.shutdown(code)
+            self.deaths.uninstall()
             self._restore_signals(old)
             os.close(instance)
 
@@ -407,7 +388,10 @@ class Daemon:
             dead = self.dead_threads()
             if dead:
                 self.log.error(
-                    "thread_died", threads=dead, reason="exiting so the supervisor restarts the service"
+                    "thread_died",
+                    threads=[name for name, _ in dead],
+                    error=self.deaths.describe(dead),
+                    reason="exiting so the supervisor restarts the service",
                 )
                 return 1
             self.dispatch.tick(EVERY_SECONDS - MAIN_TICK)  # a catch-up logs its progress every 5-10 s
@@ -426,14 +410,13 @@ class Daemon:
             raise self._startup_error
         mono = time.monotonic()
         starting = self._startup is not None and self._startup.is_alive()
-        if not starting and (
-            self.watcher.restart_needed or (mono >= missing_due and self.watcher.should_restart())
-        ):
+        if not starting and self.watcher.should_restart():  # a stat per missing folder: every tick
             self.watcher.restart_needed = False
             n = self.restart_observers()
             self.log.info(
                 "watch_restarted",
-                reason="a source folder appeared or vanished, or a source links to a file no watch sees",
+                reason="a watched folder appeared, vanished or was replaced, or a source links to a file "
+                "no watch sees",
                 catch_up=n,
             )
         if mono >= inbox_due:

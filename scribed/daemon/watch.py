@@ -2,6 +2,11 @@
 
 Events only name a path; the daemon's ``on_path`` decides whether it is a source file and arms its
 timer. ``auto`` takes inotify where it can start and falls back to polling (watch limits).
+
+A watched folder deleted, moved away or replaced (a tool resetting its folder, a re-clone, a
+``git clean``) is no death: its watch is dropped with a warning naming it and the folder is then
+handled as one not there yet: watched again once it exists, a catch-up walk taking what was
+written meanwhile.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,6 +24,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from scribed import log as log_mod
 from scribed import sources
 from scribed.config import Config
+from scribed.daemon.deaths import Dead
 from scribed.daemon.poll import Poller
 from scribed.fsutil import ensure_dir
 from scribed.tiers.cold import Layout
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
 
 WATCH_EVENTS = frozenset({"created", "modified", "closed", "moved"})
 _INOTIFY_LIMITS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
+DELETED = "deleted"
+REPLACED = "replaced by another folder (moved away or deleted, then made again)"
 
 
 def _under(path: str, folder: str) -> bool:
@@ -41,15 +50,23 @@ class Observer(Protocol):
 
 
 class EventHandler(FileSystemEventHandler):
-    """Turns watchdog events into ``on_path`` calls. Never does work, never raises."""
+    """Turns watchdog events into ``on_path`` calls (a deleted folder into ``on_gone``). Never does
+    work, never raises."""
 
-    def __init__(self, on_path: Callable[[str], object]) -> None:
+    def __init__(
+        self, on_path: Callable[[str], object], on_gone: Callable[[str], object] | None = None
+    ) -> None:
         self._on_path = on_path
+        self._on_gone = on_gone
         self.log = log_mod.get()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         try:
-            if event.is_directory or event.event_type not in WATCH_EVENTS:
+            if event.is_directory:
+                if event.event_type == "deleted" and self._on_gone is not None:
+                    self._on_gone(os.fsdecode(event.src_path))
+                return
+            if event.event_type not in WATCH_EVENTS:
                 return
             raw = event.dest_path if event.event_type == "moved" else event.src_path
             self._on_path(os.fsdecode(raw))
@@ -68,6 +85,8 @@ class Watcher:
         on_path: Callable[[str], object],
         wanted: Callable[[str], bool],
         known: Callable[[], Iterable[str]] | None = None,
+        *,
+        on_drop: Callable[[], object] | None = None,
     ) -> None:
         self.cfg = cfg
         self.layout = layout
@@ -78,6 +97,10 @@ class Watcher:
         self.mode = ""
         self.missing: set[Path] = set()
         self.restart_needed = False
+        self._on_drop = on_drop  # wakes the owner's loop to re-watch at once
+        self._dropped: set[str] = set()  # folders whose watch was dropped, warned once until back
+        self._ids: dict[str, tuple[int, int]] = {}  # inotify's real folder -> (st_dev, st_ino) at start
+        self._watching: set[str] = set()  # the folders the observer was given
         self.log = log_mod.get()
         # inotify watches real folders: where a watched path is not (a symlinked source folder, the
         # folder of a file a source links to), its events are said again under the source's path;
@@ -154,11 +177,14 @@ class Watcher:
     def _real_watches(self, folders: list[tuple[Path, bool]]) -> list[tuple[str, bool]]:
         """The real folders inotify must watch: each source folder's own (a symlink's target: the
         link itself holds no events), and the folder of each file a source links to elsewhere."""
-        self._files, self._real = {}, []
+        self._files, self._real, self._ids = {}, [], {}
         for folder, recursive in folders:
             real = os.path.realpath(folder)
             if (real, recursive) not in self._real:
                 self._real.append((real, recursive))
+                with contextlib.suppress(OSError):
+                    st = os.stat(real)
+                    self._ids[real] = (st.st_dev, st.st_ino)
         for path in self._known() if self._known is not None else ():
             if not os.path.islink(path):
                 continue
@@ -185,13 +211,16 @@ class Watcher:
 
     def _observe(self, make: Callable[[], Any], folders: list[tuple[Path, bool]]) -> Observer:
         obs = make()
-        handler = EventHandler(self._emit) if not isinstance(obs, Poller) else None
+        handler = EventHandler(self._emit, self._gone) if not isinstance(obs, Poller) else None
+        watching: set[str] = set()
         if handler is None:
             for folder, recursive in folders:
                 obs.schedule(str(folder), recursive=recursive)
+                watching.add(str(folder))
         else:
             for folder_s, recursive in self._real_watches(folders):
                 obs.schedule(handler, folder_s, recursive=recursive)
+                watching.add(folder_s)
         try:
             if isinstance(obs, Poller) and self._known is not None:
                 obs.start(name for p in self._known() for name in self._names(p))
@@ -201,10 +230,18 @@ class Watcher:
             with contextlib.suppress(Exception):
                 obs.stop()
             raise
+        self._watching = watching
         return obs  # type: ignore[no-any-return]
 
     def start(self) -> None:
-        """Start watching; ``auto`` falls back to polling when inotify cannot start (watch limits)."""
+        """Start watching; ``auto`` falls back to polling when inotify cannot start (watch limits).
+        A dropped folder that exists again is watched again: said once (``watch_rearmed``)."""
+        self._start()
+        for folder in sorted(self._dropped & self._watching):
+            self._dropped.discard(folder)
+            self.log.info("watch_rearmed", folder=folder, mode=self.mode)
+
+    def _start(self) -> None:
         folders = self.folders()
         mode = self.cfg.watch.mode
         if mode == "polling":
@@ -238,24 +275,68 @@ class Watcher:
         with contextlib.suppress(RuntimeError):
             obs.join(timeout)
 
-    def dead(self) -> list[str]:
-        """Threads that should be alive and are not. A vanished watch folder only asks for a restart."""
+    def dead(self) -> Dead:
+        """Threads that should be alive and are not. A watch whose folder was deleted, moved away
+        or replaced is no death: it is dropped (:meth:`_drop`) and watched again once it exists."""
         obs = self.observer
         if obs is None:
             return []
-        if not obs.is_alive():
-            return ["observer"]
         if isinstance(obs, Poller):
-            self.restart_needed |= obs.vanished
+            if not obs.is_alive():
+                return [("observer", obs.thread)]
+            for folder in sorted(obs.vanished):
+                self._drop(folder, DELETED)
             return []
-        dead: list[str] = []
+        if not obs.is_alive():
+            return [("observer", obs if isinstance(obs, threading.Thread) else None)]
+        dead: Dead = []
         for em in list(getattr(obs, "emitters", [])):
-            if not em.is_alive():
-                if Path(em.watch.path).is_dir():
-                    dead.append(f"watch {em.watch.path}")
-                else:
-                    self.restart_needed = True  # folder deleted: watch the parent's future instead
+            if em.is_alive():
+                continue
+            path = str(em.watch.path)
+            stopped = getattr(em, "stopped_event", None)  # set: watchdog ended it (its folder was deleted)
+            if (stopped is not None and stopped.is_set()) or not os.path.isdir(path):
+                self._drop(path, DELETED)
+            else:
+                dead.append((f"watch {path}", em))
+        for folder, why in self._replaced():
+            self._drop(folder, why)
         return dead
+
+    def _replaced(self) -> list[tuple[str, str]]:
+        """inotify's watched folders that are gone or another folder now (a watch follows the folder
+        it was set on: moved away, it would report its events under the old name)."""
+        out: list[tuple[str, str]] = []
+        for folder, ident in self._ids.items():
+            try:
+                st = os.stat(folder)
+            except OSError:
+                out.append((folder, DELETED))
+                continue
+            if (st.st_dev, st.st_ino) != ident:
+                out.append((folder, REPLACED))
+        return out
+
+    def _gone(self, path: str) -> None:
+        """A deleted folder's event (observer thread): a watched folder's own deletion drops its watch."""
+        if any(path == real for real, _ in self._real):
+            self._drop(path, DELETED)
+
+    def _drop(self, folder: str, why: str) -> None:
+        """Warn once, naming the folder, and ask for new watches (the owner's loop, woken now, takes
+        them and walks for what was written meanwhile; a folder not back yet is watched for)."""
+        if folder not in self._dropped:
+            self._dropped.add(folder)
+            self.log.warning(
+                "watch_dropped",
+                folder=folder,
+                reason=f"the folder was {why}: watched again once it exists, "
+                "then a catch-up walk takes what was written in it meanwhile",
+            )
+        self.restart_needed = True
+        if self._on_drop is not None:
+            with contextlib.suppress(Exception):
+                self._on_drop()
 
     def should_restart(self) -> bool:
         """A watched folder vanished, or a missing one appeared."""

@@ -25,6 +25,7 @@ from scribed.compress.entry import iso
 from scribed.core import discovery, file_names
 from scribed.core.results import FileOutcome, SourceItem
 from scribed.core.scribe import Scribe
+from scribed.daemon.deaths import Dead
 from scribed.daemon.timers import Timers
 from scribed.daemon.workqueue import WorkQueue
 from scribed.progress import EVERY_SECONDS, Tracker
@@ -359,8 +360,9 @@ class Dispatcher:
             t.join(max(0.0, deadline - time.monotonic()))
         return [t.name for t in self.workers if t.is_alive()]
 
-    def dead(self) -> list[str]:
-        dead = [t.name for t in self.workers if not t.is_alive()]
+    def dead(self) -> Dead:
+        """The workers and the timer thread that should be alive and are not, by name."""
+        dead: Dead = [(t.name, t) for t in self.workers if not t.is_alive()]
         if self.timers.thread is not None and not self.timers.thread.is_alive():
-            dead.append(self.timers.thread.name)
+            dead.append((self.timers.thread.name, self.timers.thread))
         return dead
