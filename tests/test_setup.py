@@ -37,6 +37,8 @@ def _machine(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(SAMPLES / "codex", home / ".codex/sessions")
     for f in (*(home / ".copilot").rglob("*.*"), *(home / ".codex").rglob("*.jsonl")):  # run in repo
         f.write_text(f.read_text().replace("/home/dev/repo", str(repo)).replace("/home/dev/svc", str(repo)))
+    for f in (home / ".claude/projects").rglob("*.jsonl"):  # run in repo: the folder is named by it
+        f.write_text(f.read_text().replace('"/home/dev/api"', json.dumps(str(repo))))
     (home / ".codex/config.toml").write_text(CODEX_TOML)
     (home / ".copilot/mcp-config.json").write_text(json.dumps(COPILOT_JSON, indent=4))
     return home, repo
@@ -76,11 +78,11 @@ def test_dry_run_prints_the_config_and_each_registration_and_writes_nothing(tmp_
     cfg = tomllib.loads("\n".join(ln[2:] for ln in printed.splitlines()))
     assert cfg["root"] == "."
     assert [(s["kind"], s["path"], s.get("workspace")) for s in cfg["sources"]] == [
-        ("claude", str(home / ".claude/projects" / setup.dashed(repo)), None),
+        ("claude", str(home / ".claude/projects" / setup.dashed(repo)), "."),
         ("copilot", str(home / ".copilot/session-state"), "."),
         ("codex", str(home / ".codex/sessions"), "."),
     ]
-    assert printed.count(f'workspace = "."  # {setup.SCOPED}') == 2, printed
+    assert printed.count(f'workspace = "."  # {setup.SCOPED}') == 3, printed  # claude's folder too
     assert out.count(f"({setup.ALL_REPOS})") == 2, "the found lines say it too"
     for tool, path in (
         ("Claude Code", repo / ".mcp.json"),

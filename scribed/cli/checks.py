@@ -10,7 +10,8 @@ Errors (``fatal``): what ``run`` cannot start with (agent names, the root and it
 scribed's state folders and whether its user can write in them, the promotion cron line and time
 zone, an LLM backend it cannot reach by configuration, a Squad state backend scribed cannot write). Warnings: what it starts with and
 works around (a source folder that does not exist, with its remedy; half an ``[llm]`` table
-leaves summaries extractive). Notes (``watched``): a Claude Code project folder that does not exist
+leaves summaries extractive; a Claude Code project folder read with no ``workspace``, which another
+repository's sessions can share: :func:`unscoped`). Notes (``watched``): a Claude Code project folder that does not exist
 yet in an existing ``projects/`` folder (``~/.claude/projects/<repo>`` before the first session
 there, which ``scribed setup`` writes and says is watched for): Claude Code creates it, the daemon
 picks it up, nothing is wrong.
@@ -18,7 +19,9 @@ picks it up, nothing is wrong.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -254,7 +257,55 @@ def source_problems(cfg: Config) -> list[Problem]:
     from scribed.core.file_names import overlaps
 
     found = overlaps(cfg)
-    return [p for i in range(len(cfg.sources)) if (p := source_problem(cfg, i, found)) is not None]
+    out = [p for i in range(len(cfg.sources)) if (p := source_problem(cfg, i, found)) is not None]
+    return out + [p for i in range(len(cfg.sources)) if (p := unscoped(cfg, i)) is not None]
+
+
+def unscoped(cfg: Config, i: int) -> Problem | None:
+    """A ``claude`` source on Claude Code's ``projects/`` folder, or one folder in it, with no
+    ``workspace``: a warning. Claude Code names a project folder by the session's working directory
+    with every character that is not a letter or digit as ``-``, so ``/x/app/api`` and the sibling
+    repository ``/x/app-api`` share ``-x-app-api``; unscoped, the other repository's sessions there
+    are compacted into this root's committed memory. ``scribed setup`` writes the ``workspace``."""
+    from scribed.sources import homes
+
+    s = cfg.sources[i]
+    if s.kind != "claude" or s.workspace:
+        return None
+    path = s.expanded
+    label = f"{_where(cfg)}{source_label(i)} ({s.kind})"
+    root = cfg.root_path
+    fix = f"add `workspace = {json.dumps(_as_written(root, cfg))}` to it (the root: only "
+    fix += "the sessions run in it are taken, the others skipped and counted)"
+    if homes.transcripts_in(s.kind, path.parent) == path:  # ~/.claude/projects itself
+        return Problem(
+            f"{label}: {path} holds the Claude Code project folders of every repository and the "
+            f"source has no `workspace`, so all their sessions are compacted into this root's memory; {fix}",
+            False,
+        )
+    name = path.name  # two '-' at least: one folder name stands for several paths ("-app" is /app alone)
+    if homes.transcripts_in(s.kind, path.parent.parent) == path.parent and _shared_name(name):
+        return Problem(
+            f"{label}: {path} is a Claude Code project folder, which other folders' sessions share "
+            "(Claude Code names it by the path with every character that is not a letter or digit "
+            "as '-': /x/app/api and the sibling repository /x/app-api both get -x-app-api); with no "
+            f"`workspace` theirs are compacted into this root's memory too: {fix}",
+            False,
+        )
+    return None
+
+
+def _as_written(root: Path, cfg: Config) -> str:
+    """``root`` as a ``workspace`` in ``cfg``'s file names it (relative to the file's folder)."""
+    here = cfg.path.parent.absolute() if cfg.path else None
+    if here is not None and (root == here or here in root.parents):
+        return str(root.relative_to(here))
+    return str(root)
+
+
+def _shared_name(name: str) -> bool:
+    """Whether ``name`` is a Claude Code project folder's name that several folders map to."""
+    return re.fullmatch(r"[A-Za-z0-9-]+", name) is not None and name.count("-") > 1
 
 
 def source_problem(cfg: Config, i: int, found: list[Overlap] | None = None) -> Problem | None:

@@ -129,6 +129,8 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
         if s["problem"]:
             said = "error" if s["fatal"] else "note" if s["watched"] else "warning"
             click.echo(f"  {said}: {s['problem']}")
+        if s["scope"]:
+            click.echo(f"  warning: {s['scope']}")
     a = report["archive"]
     click.echo(
         f"archive {a['folder']}: {a['transcripts']} transcripts, {a['bytes']} bytes"
@@ -136,16 +138,23 @@ def doctor_cmd(ctx: click.Context, root: str | None, as_json: bool) -> None:
     )
     n = bool(missing) + len(cannot) + team_lines + len(held) + sum(s.warnings for s in sources)
     n += sum(1 for s in report["sources"] if s["problem"] and not s["watched"])
+    n += sum(1 for s in report["sources"] if s["scope"])
     click.echo("no warnings" if not n else f"{n} warning{'s' * (n != 1)}, each listed above with what to do")
 
 
 def _problem(cfg: Any, i: int) -> dict[str, Any]:
     """The source's problem as check-config words it: an error ``run`` refuses (a glob that can
-    match no file), a warning, or a watched-for note."""
-    from scribed.cli.checks import source_problem
+    match no file), a warning, or a watched-for note; ``scope``: a Claude Code project folder read
+    with no ``workspace`` (another repository's sessions can share it)."""
+    from scribed.cli.checks import source_problem, unscoped
 
-    p = source_problem(cfg, i)
-    return {"problem": p.message if p else "", "watched": bool(p and p.watched), "fatal": bool(p and p.fatal)}
+    p, u = source_problem(cfg, i), unscoped(cfg, i)
+    return {
+        "problem": p.message if p else "",
+        "watched": bool(p and p.watched),
+        "fatal": bool(p and p.fatal),
+        "scope": u.message if u else "",
+    }
 
 
 ISSUES_SHOWN = 20  # per source in the text form; --json has them all

@@ -90,7 +90,7 @@ class Found:
     agent: str = ""
     files: int = 0
     note: str = ""
-    workspace: str = ""  # the root as the config writes it, for a folder of every repository's sessions
+    workspace: str = ""  # the root as the config writes it, for a folder other repositories' sessions reach
 
     def block(self) -> str:
         lines = [f"# {self.tool}: {self.files} transcript file{'s' * (self.files != 1)} now"]
@@ -164,6 +164,11 @@ def _claude(homes: Homes, root: Path) -> list[Found]:
     return found
 
 
+# The kinds whose folder other repositories' sessions reach: Codex's and Copilot's hold every
+# repository's; Claude Code names a project folder by its cwd with every character that is not a
+# letter or digit as "-", so /x/app/api (a sub-folder) and /x/app-api (a sibling repository) share
+# one. Setup scopes their sources to the root, so only the sessions run in it are compacted.
+ROOT_SCOPED = (*GLOBAL_KINDS, "claude")
 ALL_REPOS = "this folder holds every repository's sessions: only those run inside this root are compacted"
 SCOPED = "only sessions run in this folder (their recorded cwd); other repositories' are skipped"
 
@@ -215,8 +220,9 @@ def find(homes: Homes, root: Path) -> list[Found]:
 # --- the config -----------------------------------------------------------------------------------
 def _in_config(found: Found, config_dir: Path, root: Path) -> Found:
     """``found`` with its path as the config at ``config_dir`` writes it (relative inside that
-    folder), and, for a folder of every repository's sessions, the root as its ``workspace``."""
-    if found.kind in GLOBAL_KINDS:
+    folder), and, for a folder other repositories' sessions reach (:data:`ROOT_SCOPED`), the root
+    as its ``workspace``."""
+    if found.kind in ROOT_SCOPED:
         found = dataclasses.replace(found, workspace=_shown_in(root, config_dir))
     if found.shown.startswith("~"):
         return found
