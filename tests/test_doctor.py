@@ -224,8 +224,10 @@ def test_doctor_lists_each_warning_with_its_file_and_what_to_do(tmp_path: Path) 
 
 
 def test_every_remedy_is_reachable() -> None:
-    """Each remedy's words are met by a warning some adapter writes (none is dead text)."""
-    written = "\n".join(p.read_text() for p in (Path(doctor.__file__).parent.parent / "sources").glob("*.py"))
+    """Each remedy's words are met by a warning some adapter, or doctor itself, writes (none is dead text)."""
+    adapters = (Path(doctor.__file__).parent.parent / "sources").glob("*.py")
+    own = Path(doctor.__file__).read_text().split("\ndef fix(", 1)[1]  # its code, not the remedies' table
+    written = "\n".join([*(p.read_text() for p in adapters), own])
     for words, _ in doctor._FIXES:
         assert words in written, words
 

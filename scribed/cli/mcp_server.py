@@ -26,6 +26,7 @@ from pydantic import Field
 from scribed import __version__
 from scribed.config_light import squad_root
 from scribed.names import normalize_name
+from scribed.session.dates import believed, utcnow
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
 
@@ -235,7 +236,7 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
             if layout.cold.is_dir()
             else []
         )
-    floor = datetime.min.replace(tzinfo=UTC)
+    floor, now = datetime.min.replace(tzinfo=UTC), utcnow()
     rows: list[tuple[datetime, dict[str, Any]]] = []
     for path in files:
         try:
@@ -247,7 +248,7 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
             session = _SESSION.search(e.text)
             rows.append(
                 (
-                    e.when or floor,
+                    believed(e.when, now) or floor,  # a wrong clock's future date: not the newest
                     {
                         "agent": path.stem,
                         "date": e.date,

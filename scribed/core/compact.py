@@ -116,8 +116,31 @@ class Compactor(Step):
         warnings (the run's report adds them up)."""
         self.warned = 0
         out = self._process(item, force)
+        self._say_future(item, out)
         out.warnings += self.warned
         return out
+
+    def _say_future(self, item: SourceItem, out: FileOutcome) -> None:
+        """One warning for a file whose new entries claimed dates past the run's clock (a wrong
+        clock wrote them; each entry is dated by the file instead: :mod:`scribed.session.dates`).
+        A part is compacted once, so a file is not warned about again until it grows."""
+        said = [e for e in out.entries if e.claimed]
+        if not said:
+            return
+        last = max(said, key=lambda e: e.claimed)
+        self.log.warning(
+            "future_timestamps",
+            file=source_key(item.path),
+            claimed=last.claimed,
+            dated=last.dated,
+            sessions=len(said),
+            reason=f"its time stamps reach {last.claimed}, more than a day past this machine's clock",
+            action=(
+                f"entry dated {last.dated} (the file's modification time or the run's clock, the earlier); "
+                "set the clock right on the machine that wrote the transcript"
+            ),
+        )
+        self.warned += 1
 
     def _process(self, item: SourceItem, force: bool) -> FileOutcome:
         ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)  # lost or empty: rebuilt
@@ -321,7 +344,14 @@ class Compactor(Step):
         for i, sess in pairs:
             if i in open_:
                 peers = [redacted(b.agent) for k, b in enumerate(job.briefs) if k != i]
-                live.refresh(self.layout, redact_session(sess), job.item.kind, self.log, talking_to=peers)
+                live.refresh(
+                    self.layout,
+                    redact_session(sess),
+                    job.item.kind,
+                    self.log,
+                    talking_to=peers,
+                    now=self.clock(),
+                )
             del sess
 
     @staticmethod
@@ -540,7 +570,9 @@ class Compactor(Step):
         if item.kind != "hot" and not self.dry_run:
             for i in job.todo:
                 b = job.briefs[i]
-                hot_seed.reseed(self.layout, b.agent, item.kind, redacted(b.session_id), self.log)
+                hot_seed.reseed(
+                    self.layout, b.agent, item.kind, redacted(b.session_id), self.log, now=self.clock()
+                )
         if not job.finished:
             # Not "done": the unchanged-check must not skip the file, or its open session would never
             # be compacted once it goes quiet. The offset covers only what was compacted.
@@ -635,4 +667,6 @@ class Compactor(Step):
         else:
             write_gzip_archive(dest, redacted(snap.decode("utf-8", "replace")).encode())
         shown = redacted(self.keys.hot_session(sid)) if sid else redacted(sid)
-        return hot_seed.reset(self.layout, path, agent, snap, session_id=shown, log=self.log)
+        return hot_seed.reset(
+            self.layout, path, agent, snap, session_id=shown, log=self.log, now=self.clock()
+        )

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from scribed import sources
@@ -26,6 +26,7 @@ from scribed.core.ledger import Ledger, source_key
 from scribed.core.results import EntryReport, SourceItem
 from scribed.fsutil import ensure_dir
 from scribed.models import Anchor, Session, Turn
+from scribed.session import dates
 from scribed.session.door import Redacted, RedactedSession, redact_session, redacted, redacted_path
 from scribed.sources import zst
 from scribed.sources.zst import sha256_prefix
@@ -48,6 +49,7 @@ class _Written:
     llm_error: str
     anchors: list[Anchor]
     text: Redacted
+    claimed: datetime | None = None  # the future date the part's stamps claimed (see _redact)
 
 
 def _slim(w: _Written) -> _Written:
@@ -190,11 +192,11 @@ class SessionCompactor(Step):
             sess, turns = parsed
             if item.kind == "hot":
                 sess = replace(sess, session_id=self.keys.hot_session(k.session_id))
-            red = self._redact(item, sess, turns, let_go=let_go)
+            red, claimed = self._redact(item, sess, turns, let_go=let_go)
             entry_id = ledger_mod.content_id(red)  # a hash of every redacted turn: made once
             if self._known(entry_id, ckey):
                 return None
-            w = self._write_entry(item, red, k.bytes_in, entry_id)
+            w = replace(self._write_entry(item, red, k.bytes_in, entry_id), claimed=claimed)
             ms = int((time.monotonic() - t0) * 1000)
         else:
             w, ms = done
@@ -219,14 +221,21 @@ class SessionCompactor(Step):
 
     def _redact(
         self, item: SourceItem, sess: Session, turns: list[Turn], *, let_go: bool = False
-    ) -> RedactedSession:
-        """``turns`` through the door, with the session's times as the entry shows them."""
-        stamps = [t.ts for t in turns if t.ts is not None]
-        end = max(stamps) if stamps else (sess.end or datetime.fromtimestamp(item.path.stat().st_mtime, UTC))
-        start = min(stamps) if stamps else sess.start
+    ) -> tuple[RedactedSession, datetime | None]:
+        """``turns`` through the door, with the session's times as the entry shows them (a part
+        dated past the run's clock is dated by its file: :mod:`scribed.session.dates`), and the
+        future date it claimed (None when its dates were believed)."""
+        d = dates.session_dates(
+            (t.ts for t in turns),
+            sess.start,
+            sess.end,
+            now=self.clock(),
+            mtime=lambda: dates.file_mtime(item.path),
+        )
         # the door; a finished session is redacted once: its blocks are not cached (a growing
         # session's live view is: it reads the session again at each change)
-        return redact_session(replace(sess, start=start, end=end), turns, remember=False, let_go=let_go)
+        red = redact_session(replace(sess, start=d.start, end=d.end), turns, remember=False, let_go=let_go)
+        return red, d.claimed
 
     def _write_entry(self, item: SourceItem, red: RedactedSession, bytes_in: int, entry_id: str) -> _Written:
         sub = red.session
@@ -274,6 +283,8 @@ class SessionCompactor(Step):
             tokens_in=w.result.tokens_in,
             tokens_out=w.result.tokens_out,
             ms=ms,
+            claimed=entry.iso(w.claimed) if w.claimed else "",
+            dated=entry.iso(w.meta.end) if w.claimed else "",
         )
 
     def _store(

@@ -10,9 +10,12 @@ wrong one (``tests/test_doctor.py`` meets each template and checks it has one).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
+from scribed.compress.entry import iso
 from scribed.core.results import Json
+from scribed.models import Session
 from scribed.sources.common import LINE_LIMIT_KEY, line_limit
 
 # (words the adapter's template carries, what the user can do). First match wins.
@@ -62,6 +65,11 @@ _FIXES: tuple[tuple[str, str], ...] = (
         "records stay with the source's agent (a hot file so named is not read)",
     ),
     ("no date", "the entry is dated by the file's modification time; a dated header in the file fixes that"),
+    (
+        "past this machine's clock",
+        "set the clock right on the machine that wrote it (and check this one's): until then its entries "
+        "are dated by the file's modification time or the run's clock, whichever is earlier",
+    ),
     ("session time", "the session is dated by the file's modification time; check its header line"),
 )
 
@@ -110,12 +118,14 @@ def source_report(
     max_line_bytes: int,
     scope: tuple[str, ...] | None = None,
     only: set[Path] | None = None,
+    now: datetime | None = None,
 ) -> SourceReport:
     """Parse one source's files as compaction would (same line limit, the same ``workspace``
     scope: another repository's sessions are not this root's to report; ``only`` the files it
     reads, a file reached by two names, or by two sources, being read once) and collect what did
-    not fit."""
+    not fit; a file whose time stamps lie past ``now`` (default: the clock) is one of those."""
     from scribed import sources
+    from scribed.session.dates import believed, utcnow
     from scribed.sources import drift, homes, place, zst
 
     drift.take()  # only this source's counts
@@ -133,10 +143,16 @@ def source_report(
             w = f"{kind}: {n.reason}"
             out.warnings += 1
             out.issues.append({"file": str(n.path), "warning": w, "fix": fix(w)})
+    now = now or utcnow()
     with line_limit(max_line_bytes):
         for path in files:
             parsed = sources.parse_file(kind, path, agent)
             out.sessions += len(parsed.sessions)
+            newest = max((_newest(s) for s in parsed.sessions), default=None)
+            if newest is not None and believed(newest, now) is None:
+                parsed.warnings.append(
+                    f"{kind}: time stamps up to {iso(newest)} lie past this machine's clock"
+                )
             out.warnings += len(parsed.warnings)
             for w in parsed.warnings:
                 remedy = fix(w) if sub is None or path.is_relative_to(sub) else _outside(kind, sub)
@@ -154,4 +170,13 @@ def _outside(kind: str, sub: Path) -> str:
 
     return (
         f"not a transcript: {HOMES[kind].tool} keeps its sessions in {sub}: point the source's `path =` there"
+    )
+
+
+def _newest(s: Session) -> datetime:
+    """The latest date a session claims: its newest time stamp, else its end (a header's)."""
+    return (
+        max((t.ts for t in s.turns if t.ts is not None), default=None)
+        or s.end
+        or datetime.min.replace(tzinfo=UTC)
     )

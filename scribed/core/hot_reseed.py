@@ -17,6 +17,8 @@ from scribed.session.door import redacted
 from scribed.tiers import cold, cold_store, hot_seed, live
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from scribed.compress.entry import Entry
     from scribed.core.cold_sync import SyncResult
     from scribed.log import Logger
@@ -35,20 +37,25 @@ def _seed_of(e: Entry) -> tuple[str, str] | None:
     return kind.group("kind"), session.group("s").strip()
 
 
-def reseed_pulled(layout: Layout, agent: str, keys: list[str], log: Logger) -> bool:
+def reseed_pulled(
+    layout: Layout, agent: str, keys: list[str], log: Logger, *, now: datetime | None = None
+) -> bool:
     """A pull brought ``keys`` into the agent's view: when one of them is now its newest entry, the
     hot file (this machine's, git-ignored) is seeded from it, under the seeding rules (an edited
-    hot file or another session's live view is left alone)."""
-    newest = hot_seed.newest_entry(layout, agent)
+    hot file or another session's live view is left alone; an entry a teammate's wrong clock dated
+    past ``now`` is not the newest: :func:`hot_seed.newest_entry`)."""
+    newest = hot_seed.newest_entry(layout, agent, now=now)
     if newest is None or cold_store.key(newest) not in keys:
         return False
     seed = _seed_of(newest)
     if seed is None:
         return False
-    return hot_seed.reseed(layout, agent, seed[0], redacted(seed[1]), log)
+    return hot_seed.reseed(layout, agent, seed[0], redacted(seed[1]), log, now=now)
 
 
-def reseed_removed(layout: Layout, agent: str, gone: list[str], log: Logger) -> bool:
+def reseed_removed(
+    layout: Layout, agent: str, gone: list[str], log: Logger, *, now: datetime | None = None
+) -> bool:
     """Entries ``gone`` left the agent's view on purpose (removed by hand here or by a teammate,
     or by git: a checkout, a pulled deletion): scribed's own seed is written again, from its entry
     when that is still there (a seed also shows an earlier entry's decisions and open items), else
@@ -73,7 +80,7 @@ def reseed_removed(layout: Layout, agent: str, gone: list[str], log: Logger) -> 
         _, entries = cold.parsed(layout.cold_file(agent))
         e = next((x for x in entries if x.entry_id == named), None) if named not in gone else None
         if e is None:
-            e = hot_seed.newest_entry(layout, agent)
+            e = hot_seed.newest_entry(layout, agent, now=now)
             seed = _seed_of(e) if e is not None else None
             value = hot_seed.marker(seed[0], redacted(seed[1])) if seed else ""
         if e is not None and value:
@@ -85,11 +92,11 @@ def reseed_removed(layout: Layout, agent: str, gone: list[str], log: Logger) -> 
     return hot_seed.swap_seed(layout, agent, log, "hot_reseeded", make)
 
 
-def after_sync(layout: Layout, res: SyncResult, log: Logger) -> None:
+def after_sync(layout: Layout, res: SyncResult, log: Logger, *, now: datetime | None = None) -> None:
     """The hot files a sync changed the ground under: pulled entries seed them when newest, and a
-    seed of an entry removed (by hand, by git) is written again without it."""
+    seed of an entry removed (by hand, by git) is written again without it (``now``: the run's clock)."""
     for a, keys in res.pulled.items():
-        reseed_pulled(layout, a, keys, log)
+        reseed_pulled(layout, a, keys, log, now=now)
     for removed in (res.hand_removed, res.git_removed, res.told_twice):
         for a, keys in removed.items():
-            reseed_removed(layout, a, keys, log)
+            reseed_removed(layout, a, keys, log, now=now)

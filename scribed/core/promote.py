@@ -68,9 +68,10 @@ from scribed.fsutil import atomic_write, ensure_dir, read_text, write_gzip_archi
 from scribed.log import get as get_logger
 from scribed.log import progress
 from scribed.names import normalize_name
+from scribed.session.dates import believed, file_mtime, known_true
 from scribed.session.redact import redact
 from scribed.squad import inbox, legacy
-from scribed.tiers import audit, cold, hot_seed
+from scribed.tiers import audit, cold, cold_store, hot_seed
 from scribed.tiers.cold import Layout
 from scribed.tiers.cold_store import entry_ref
 from scribed.tiers.cold_store import promoted_archive_name as archive_name
@@ -331,7 +332,7 @@ def _promote_locked(
     sink = fact_sink(layout, cfg, wiki, "promote", clock)
     warnings: list[str] = []
     inbox = apply_inbox(layout, cfg, clock, dry_run=dry_run, wiki=wiki)
-    due, fresh, kept = _scan_cold(layout, cutoff, warnings)
+    due, fresh, kept = _scan_cold(layout, cutoff, warnings, clock())
     reversals = _early_reversals(sink, wiki, fresh, warnings)
 
     tally = _TopicTally()
@@ -417,8 +418,11 @@ def propose_to_squad(layout: Layout, facts: list[Fact]) -> list[Path]:
     return out
 
 
-def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[list[_Due], list[_Due], int]:
-    """Cold entries due (older than ``cutoff``, oldest first) and still fresh, and how many stay."""
+def _scan_cold(
+    layout: Layout, cutoff: datetime, warnings: list[str], now: datetime
+) -> tuple[list[_Due], list[_Due], int]:
+    """Cold entries due (older than ``cutoff``, oldest first) and still fresh, and how many stay.
+    An entry dated past ``now`` (a wrong clock's) ages from its file's time (:func:`_written`)."""
     due: list[_Due] = []
     fresh: list[_Due] = []
     kept = 0
@@ -426,6 +430,12 @@ def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[l
         _, entries = split_entries(read_text(layout.cold_file(agent)))
         for e in entries:
             when = e.when
+            if when is not None and believed(when, now) is None:
+                when = _written(layout, agent, e, now)
+                warnings.append(
+                    f"cold/{agent}.md: entry {e.heading[:80]!r} is dated past this machine's clock (a wrong "
+                    f"clock where it was written); it ages from {iso(when)}, its file's time"
+                )
             if when is None:
                 warnings.append(f"cold/{agent}.md: entry {e.heading[:80]!r} has no readable date; kept")
                 kept += 1
@@ -436,6 +446,12 @@ def _scan_cold(layout: Layout, cutoff: datetime, warnings: list[str]) -> tuple[l
                 fresh.append(_Due(when, agent, e))
     due.sort(key=lambda d: (d.when, d.agent, entry_ref(d.entry)))
     return due, fresh, kept
+
+
+def _written(layout: Layout, agent: str, e: Entry, now: datetime) -> datetime:
+    """When entry ``e`` was written at the latest: its store file's modification time (a checkout
+    sets it later, never earlier), or ``now`` when it has none."""
+    return known_true(now, file_mtime(layout.cold / agent / cold_store.file_name(e)))
 
 
 def _commit(layout: Layout, sink: FactSink, due: list[_Due]) -> list[str]:

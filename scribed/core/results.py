@@ -50,6 +50,8 @@ class EntryReport:
     tokens_in: int = 0
     tokens_out: int = 0
     ms: int = 0
+    claimed: str = ""  # a future date the session's stamps claimed (a wrong clock), ISO; "" when none
+    dated: str = ""  # with ``claimed``: the date the entry got instead (the file's time or the run's)
 
     def public(self) -> Json:
         return {

@@ -234,7 +234,7 @@ class Scribe:
         the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
         res = team_sync.sync(self.layout, today=self.clock().date().isoformat())
         team_said.synced(self.log, self.layout, res)
-        hot_reseed.after_sync(self.layout, res, self.log)
+        hot_reseed.after_sync(self.layout, res, self.log, now=self.clock())
         if res.changed:
             self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
         return res
@@ -607,7 +607,7 @@ class Scribe:
                 if not r.left:
                     self.log.info("cold_entry_removed", entry=r.id, agent=r.agent, files=r.files)
             for agent, keys in res.hand_removed.items():
-                reseeded = hot_reseed.reseed_removed(self.layout, agent, keys, self.log)
+                reseeded = hot_reseed.reseed_removed(self.layout, agent, keys, self.log, now=self.clock())
                 for r in rows:
                     r.hot = r.hot or (reseeded and r.agent == agent)
         if any(not r.left for r in rows):

@@ -208,16 +208,20 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
-    """The agent's cold entries, newest first (undated ones last), the open items a later entry
-    did struck (:mod:`scribed.recall.closed`)."""
+    """The agent's cold entries, newest first (undated ones last, and so are those dated past the
+    clock: a wrong clock's, see :mod:`scribed.session.dates`), the open items a later entry did
+    struck (:mod:`scribed.recall.closed`)."""
     from datetime import UTC, datetime  # here: a hot-only spawn reads no dates
 
     from scribed.compress.entry import split_entries
     from scribed.recall.closed import strike_done
+    from scribed.session.dates import believed, utcnow
 
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
-    floor = datetime.min.replace(tzinfo=UTC)
-    order = sorted(enumerate(entries), key=lambda ie: (ie[1].when or floor, ie[0]), reverse=True)
+    floor, now = datetime.min.replace(tzinfo=UTC), utcnow()
+    order = sorted(
+        enumerate(entries), key=lambda ie: (believed(ie[1].when, now) or floor, ie[0]), reverse=True
+    )
     struck = strike_done([(e.text, e.date) for _, e in order])  # open items a later session did
     return [struck[e.text] for _, e in order]
 

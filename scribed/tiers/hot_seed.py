@@ -32,6 +32,7 @@ import hashlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from scribed.compress.content import content_free
 from scribed.compress.entry import Entry, iso, one_line, parse_date
 from scribed.compress.entry_fit import fewer_sentences
 from scribed.names import normalize_name
+from scribed.session.dates import believed, utcnow
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
 from scribed.tiers.cold import Layout
@@ -88,13 +90,24 @@ def find_entry(layout: Layout, agent: str, session_id: Redacted) -> Entry | None
 
 
 def newest_entry(
-    layout: Layout, agent: str, skip: frozenset[str] = frozenset(), prefer: str = ""
+    layout: Layout,
+    agent: str,
+    skip: frozenset[str] = frozenset(),
+    prefer: str = "",
+    now: datetime | None = None,
 ) -> Entry | None:
     """The agent's newest cold entry, leaving out the entries whose id is in ``skip``; of entries of
-    one date, the one whose id is ``prefer``, else the last written."""
+    one date, the one whose id is ``prefer``, else the last written. An entry dated past ``now``
+    (a wrong clock's: :mod:`scribed.session.dates`) is newest only when every other one is too."""
     _, entries = cold.parsed(layout.cold_file(agent))
     kept = [(i, e) for i, e in enumerate(entries) if not skip or e.entry_id not in skip]
-    return max(kept, key=lambda ie: (ie[1].date, ie[1].entry_id == prefer, ie[0]))[1] if kept else None
+    now = now or utcnow()
+
+    def order(ie: tuple[int, Entry]) -> tuple[bool, str, bool, int]:
+        e = ie[1]
+        return (e.when is None or believed(e.when, now) is not None, e.date, e.entry_id == prefer, ie[0])
+
+    return max(kept, key=order)[1] if kept else None
 
 
 def _still_open(fix: str) -> bool:
@@ -255,8 +268,9 @@ def marker(kind: str, session_id: Redacted) -> str:
     return live.SEED_PREFIX + live.marker_value(kind, session_id)
 
 
-def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None) -> bool:
-    """The write rule of the module docstring for a hot file that exists."""
+def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None, *, now: datetime) -> bool:
+    """The write rule of the module docstring for a hot file that exists (a seed dated past ``now``
+    is older than any: a wrong clock dated it)."""
     fields = live.live_fields(before)
     if live.MARKER not in fields:
         return live.is_blank(path, agent)
@@ -266,12 +280,12 @@ def _may_seed(path: Path, agent: str, before: bytes, mine: str, e: Entry | None)
     if value == mine:
         return True
     if value.startswith(live.SEED_PREFIX) and e is not None:
-        theirs = parse_date(fields.get("updated", ""))
+        theirs = believed(parse_date(fields.get("updated", "")), now)
         return theirs is None or e.when is None or e.when >= theirs
     return False  # another session's live view
 
 
-def _held_back(before: bytes, mine: str, e: Entry) -> bool:
+def _held_back(before: bytes, mine: str, e: Entry, now: datetime) -> bool:
     """Whether only a hand edit keeps ``e``'s seed out: the file is scribed's (marked) but edited,
     and unedited it would be replaced (its own session's view, or an older seed: :func:`_may_seed`)."""
     fields = live.live_fields(before)
@@ -280,7 +294,7 @@ def _held_back(before: bytes, mine: str, e: Entry) -> bool:
     value = fields[live.MARKER]
     if value == mine:
         return True
-    theirs = parse_date(fields.get("updated", ""))
+    theirs = believed(parse_date(fields.get("updated", "")), now)
     return value.startswith(live.SEED_PREFIX) and (theirs is None or e.when is None or e.when >= theirs)
 
 
@@ -344,10 +358,11 @@ class Withheld:
 FRONT_BYTES = 8192  # a hot file's front matter is in its first lines
 
 
-def withheld(layout: Layout) -> list[Withheld]:
+def withheld(layout: Layout, now: datetime | None = None) -> list[Withheld]:
     """Every hot file an edit holds back from its seeds (read-only: see :class:`Withheld`). A
     running session's edited live view newer than every entry holds nothing back yet."""
     out: list[Withheld] = []
+    now = now or utcnow()
     try:
         paths = sorted(layout.hot.glob("*.md"))
     except OSError:
@@ -368,12 +383,12 @@ def withheld(layout: Layout) -> list[Withheld]:
         if live.owned(data):
             continue
         try:
-            e = newest_entry(layout, agent)
+            e = newest_entry(layout, agent, now=now)
         except OSError:
             continue  # an unreadable cold file: doctor reports it on its own
         if e is None or not e.entry_id or e.entry_id == fields.get("entry"):
             continue
-        theirs = parse_date(fields.get("updated", ""))
+        theirs = believed(parse_date(fields.get("updated", "")), now)
         if theirs is not None and e.when is not None and e.when < theirs:
             continue
         rel = str(path.relative_to(layout.root))
@@ -419,11 +434,14 @@ def swap_seed(
     return True
 
 
-def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Logger) -> bool:
+def reseed(
+    layout: Layout, agent: str, kind: str, session_id: Redacted, log: Logger, *, now: datetime | None = None
+) -> bool:
     """After a transcript session ended and was compacted: seed the agent's hot file from its newest
-    cold entry (rules in the module docstring). Returns whether the file was written. Never raises
-    for file problems: the compaction is already durable."""
+    cold entry (rules in the module docstring; ``now``: the run's clock). Returns whether the file
+    was written. Never raises for file problems: the compaction is already durable."""
     name = normalize_name(agent)
+    at = now or utcnow()
     if name is None:
         return False
     path = layout.hot_file(name)
@@ -431,8 +449,8 @@ def reseed(layout: Layout, agent: str, kind: str, session_id: Redacted, log: Log
 
     def make(before: bytes | None) -> Seeding:
         e = find_entry(layout, name, session_id)
-        if before is not None and not _may_seed(path, name, before, mine, e):
-            if e is not None and _held_back(before, mine, e):
+        if before is not None and not _may_seed(path, name, before, mine, e, now=at):
+            if e is not None and _held_back(before, mine, e, at):
                 _say_withheld(log, path, name, e, session_id)
             return None
         if e is not None:
@@ -478,14 +496,23 @@ def snapshot(current: bytes, size: int, session_id: str) -> bytes | None:
     return snap if hashlib.sha256(snap).hexdigest().startswith(session_id[4:]) else None
 
 
-def reset(layout: Layout, path: Path, agent: str, snap: bytes, *, session_id: Redacted, log: Logger) -> bool:
+def reset(
+    layout: Layout,
+    path: Path,
+    agent: str,
+    snap: bytes,
+    *,
+    session_id: Redacted,
+    log: Logger,
+    now: datetime | None = None,
+) -> bool:
     """Replace a compacted hot file (``snap`` = the bytes compacted) by its seed, compare-and-swap.
 
     Returns True when hot holds only the seed; False when an agent's appended text was kept after
     the seed (the file is then the agent's, to be compacted on the next run) or the file changed in
     another way (left in place, warned).
     """
-    e = find_entry(layout, agent, session_id) or newest_entry(layout, agent)
+    e = find_entry(layout, agent, session_id) or newest_entry(layout, agent, now=now)
     seed = render(agent, marker("hot", session_id), last_session(layout, agent, e)) if e else ""
     plain = render(agent, "", last_session(layout, agent, e), marked=False) if e else ""
     for _ in range(SWAP_ATTEMPTS):

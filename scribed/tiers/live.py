@@ -53,6 +53,7 @@ from scribed.compress.request import request
 from scribed.fsutil import NotReplaced, atomic_write, check_inside, sync_deferred
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
+from scribed.session import dates
 from scribed.session.door import Redacted, RedactedSession, unwrap
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
@@ -134,16 +135,12 @@ def marker_value(kind: str, session_id: Redacted) -> str:
     return f"{kind}:{session_id}"
 
 
-def _last_ts(session: Session) -> datetime | None:
-    stamps = [t.ts for t in session.turns if t.ts is not None]
-    if stamps:
-        return max(stamps)
-    if session.end is not None:
-        return session.end
-    try:
-        return datetime.fromtimestamp(session.source.stat().st_mtime, UTC)
-    except OSError:
-        return None
+def _last_ts(session: Session, now: datetime) -> datetime:
+    """When the session last did something, as the door dates it (a stamp past ``now`` is a wrong
+    clock's: see :mod:`scribed.session.dates`)."""
+    stamps = (t.ts for t in session.turns)
+    mtime = lambda: dates.file_mtime(session.source)  # noqa: E731  (asked only when needed)
+    return dates.session_dates(stamps, session.start, session.end, now=now, mtime=mtime).end
 
 
 def _current_task(session: Session) -> str:
@@ -335,13 +332,16 @@ def _render(
     )
 
 
-def render_live(red: RedactedSession, kind: str, *, talking_to: Iterable[Redacted] = ()) -> str:
-    """The live hot file of a running session, ≤ 4096 bytes, oldest items trimmed first."""
+def render_live(
+    red: RedactedSession, kind: str, *, talking_to: Iterable[Redacted] = (), now: datetime | None = None
+) -> str:
+    """The live hot file of a running session, ≤ 4096 bytes, oldest items trimmed first (``now``:
+    the run's clock, which dates ``updated:``, see :func:`_last_ts`)."""
     session = unwrap(red)
     src = redacted_line(red.source, PATH_CHARS)
-    last = _last_ts(session)
+    last = _last_ts(session, now or dates.utcnow())
     head = f"---\n{MARKER}: {marker_value(kind, red.session_id)}\nsource: {src}\n"
-    head += f"updated: {iso(last)}\n---\n" if last else "---\n"
+    head += f"updated: {iso(last)}\n---\n"
     task = _current_task(session)
     decisions = [
         redacted_line(a.text, ITEM_CHARS) for a in reversed(anchors.extract(session)) if a.type == "decision"
@@ -568,13 +568,21 @@ def edited(fields: dict[str, str]) -> str:
 
 
 def refresh(
-    layout: Layout, red: RedactedSession, kind: str, log: Logger, *, talking_to: Iterable[Redacted] = ()
+    layout: Layout,
+    red: RedactedSession,
+    kind: str,
+    log: Logger,
+    *,
+    talking_to: Iterable[Redacted] = (),
+    now: datetime | None = None,
 ) -> bool:
     """Write the session's live hot file if its content changed. Returns whether it was written.
+    Another session's view or seed dated past ``now`` (the run's clock) holds it back no more.
 
     Never raises for file problems: a live view is a convenience, the compaction must go on.
     """
     session = unwrap(red)
+    now = now or dates.utcnow()
     agent = normalize_name(session.agent)
     if agent is None:
         return False
@@ -599,11 +607,10 @@ def refresh(
                     )
                     return False
             elif fields[MARKER] != marker_value(kind, red.session_id):
-                theirs = parse_date(fields.get("updated", ""))
-                ours = _last_ts(session)
-                if theirs is not None and ours is not None and theirs > ours:
+                theirs = dates.believed(parse_date(fields.get("updated", "")), now)
+                if theirs is not None and theirs > _last_ts(session, now):
                     return False  # another running session of this agent is more recent
-        text = render_live(red, kind, talking_to=talking_to)
+        text = render_live(red, kind, talking_to=talking_to, now=now)
         if before == text.encode():
             return False
         if not swap(path, before, text.encode(), base=layout.memory):
