@@ -97,6 +97,30 @@ def _refuse_linked_state(path: Path) -> None:
             raise UnsafePathError(errno.ELOOP, "refusing to write through a symlinked folder", str(parent))
 
 
+def utf8_name(name: str) -> bool:
+    """Whether a name from the OS is valid UTF-8. One that is not (an old Latin-1 disk, an archive
+    unpacked with the wrong encoding) holds its bad bytes as lone surrogates, which SQLite, JSON
+    and every UTF-8 writer refuse: such a name must be shown with :func:`shown`, never stored."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """A path as text any encoder takes: the bytes of a name that is not UTF-8 escaped (``caf\\xe9.md``)."""
+    text = os.fspath(path)
+    if utf8_name(text):
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name holds: shown as \\udXXX
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def read_error(path: Path) -> str | None:
     """Why ``path`` cannot be read right now (permission, I/O error), or None when it can."""
     try:

@@ -11,11 +11,13 @@ printed meanwhile go above the bar instead of through it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Protocol, TextIO, TypeVar
 
+from scribed.fsutil import shown
 from scribed.session.redact import REDACTED, redact, secret_spans
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
@@ -120,6 +122,9 @@ class _Writer:
                 tqdm.write(message, file=self._stream)
                 return
             print(message, file=self._stream, flush=True)
+        except UnicodeEncodeError:  # a name that is not UTF-8 in a console line: shown escaped
+            with contextlib.suppress(ValueError, OSError):
+                print(shown(message), file=self._stream, flush=True)
         except (ValueError, OSError):
             pass
 

@@ -17,6 +17,7 @@ import signal
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from scribed import config as config_mod
+from scribed import fsutil
 from scribed import log as log_mod
 from scribed.compress.entry import iso
 from scribed.config import Config, ConfigError
@@ -85,7 +87,7 @@ class Daemon:
         self._scheduler_factory = scheduler_factory or self._default_scheduler
         self._scheduler: Any = None
         self._startup: threading.Thread | None = None
-        self._startup_error: OSError | None = None
+        self._startup_error: Exception | None = None
         self._signals: list[int] = []
         self._wake_r = self._wake_w = -1
         self.started_at = ""
@@ -269,7 +271,7 @@ class Daemon:
         try:
             self.watcher.start()
             n = self.dispatch.catch_up()
-        except OSError as exc:
+        except Exception as exc:  # a startup thread dead in silence leaves a daemon doing nothing
             self._startup_error = exc
             self._poke()
             return
@@ -376,6 +378,8 @@ class Daemon:
             sigs, self._signals = self._signals, []
             if self._stop_signal(sigs):
                 return 0
+            if self._startup_failed():
+                return 1
             try:
                 if signal.SIGHUP in sigs:
                     self.reload()
@@ -403,6 +407,22 @@ class Daemon:
                 self.write_heartbeat()
                 self.notify(f"STATUS={self.status_line()}")
                 hb_due = mono + HEARTBEAT_SECONDS
+
+    def _startup_failed(self) -> bool:
+        """The watch-and-catch-up thread died of a bug (not an OSError: the observer's, said below):
+        logged with its reason and where, and the daemon exits 1, as for a dead worker, so the
+        supervisor restarts it, rather than stay up, healthy to ``healthcheck``, doing nothing."""
+        exc = self._startup_error
+        if exc is None or isinstance(exc, OSError):
+            return False
+        where = traceback.extract_tb(exc.__traceback__)[-1:]
+        self.log.error(
+            "startup_failed",
+            reason=fsutil.shown(f"{type(exc).__name__}: {exc}"),
+            at=f"{where[0].filename}:{where[0].lineno}" if where else None,
+            action="exiting so the supervisor restarts the service; nothing was watched or caught up",
+        )
+        return True
 
     def _housekeeping(self, missing_due: float, inbox_due: float) -> tuple[float, float]:
         """Startup errors, watch restarts, the inbox and expired own-write marks; the next due times."""

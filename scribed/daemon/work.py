@@ -19,11 +19,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scribed import fsutil, sources
 from scribed import log as log_mod
-from scribed import sources
 from scribed.compress.entry import iso
 from scribed.core import discovery, file_names
-from scribed.core.results import FileOutcome, SourceItem
+from scribed.core.results import FileOutcome, RunReport, SourceItem
 from scribed.core.scribe import Scribe
 from scribed.daemon.deaths import Dead
 from scribed.daemon.timers import Timers
@@ -108,6 +108,7 @@ class Dispatcher:
         self._inflight: set[str] = set()
         self._dirty: set[str] = set()
         self._own: dict[str, tuple[int, float]] = {}
+        self._not_utf8: set[str] = set()  # the names said (escaped): by the catch-up, _say_not_utf8
         self.workers: list[threading.Thread] = []
         self.gate = RootGate()
         self.last_result: dict[str, Any] = {}
@@ -152,7 +153,27 @@ class Dispatcher:
         path = Path(raw)
         if sources.is_temp(path.name) or self.scribe.layout.state in path.parents:
             return False
-        return self.resolve(path) is not None
+        if self.resolve(path) is not None:
+            return True
+        self._say_not_utf8(path)
+        return False
+
+    def _say_not_utf8(self, path: Path) -> None:
+        """A source file whose name is not UTF-8, made while the daemon runs: skipped as discovery
+        skips it, and said once (by its escaped name), as each run-once says it."""
+        if fsutil.utf8_name(str(path)):
+            return
+        shown = fsutil.shown(path)
+        for src in self.scribe.cfg.sources:
+            reason = sources.not_utf8(src.kind, src.expanded, src.glob, path)
+            if reason is None:
+                continue
+            with self._state_lock:
+                said = shown in self._not_utf8
+                self._not_utf8.add(shown)
+            if not said:
+                self.log.warning("source_warning", file=shown, kind=src.kind, reason=reason)
+            return
 
     def known_files(self) -> list[str]:
         """Every source file the core's discovery lists now (the polling baseline)."""
@@ -191,6 +212,7 @@ class Dispatcher:
             return False
         item = self.resolve(path)
         if item is None:
+            self._say_not_utf8(path)
             return False
         key = str(item.path)  # a second name's event arms the timer of the name read
         try:
@@ -220,7 +242,8 @@ class Dispatcher:
         """Queue every source file the ledger does not show as done (what changed while we were down);
         its progress (files and bytes done and left, an ETA) is logged while it lasts (:meth:`tick`)."""
         todo: dict[str, int] = {}
-        for item in self.scribe.items():  # the core's discovery, the one run-once walks
+        said = RunReport()
+        for item in self.scribe.items(said):  # the core's discovery, the one run-once walks
             if self.stopping.is_set():
                 break
             key = str(item.path)
@@ -231,6 +254,8 @@ class Dispatcher:
             if self._unchanged(key, st):
                 continue
             todo[key] = st.st_size
+        with self._state_lock:  # said by the walk: not again by the watches (_say_not_utf8)
+            self._not_utf8.update(w["source"] for w in said.source_warnings)
         if todo:
             with self._state_lock:
                 self._catching = dict(todo)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from scribed.fsutil import TMP_PREFIX
+from scribed.fsutil import TMP_PREFIX, shown, utf8_name
 from scribed.models import ParseResult, Session
 from scribed.sources import claude, codex, copilot, globs, homes, hot, injected, markdown, squad_repl
 from scribed.sources.common import Source
@@ -225,6 +225,9 @@ def _walk(
         cur, st = stack.pop()
         for e in _entries(cur, say):
             inner, final = globs.step(pats, st, e.name)
+            if not utf8_name(e.name):
+                _not_utf8(e, inner, final, say)
+                continue
             try:
                 if e.is_symlink():
                     target = _link(e, inner, final and not is_temp(e.name), say)
@@ -261,6 +264,45 @@ def _entries(folder: Path, say: Callable[[Note], None]) -> list[os.DirEntry[str]
         if not isinstance(exc, FileNotFoundError | NotADirectoryError):
             say(Note(folder, unreadable(folder, exc), True))
         return []
+
+
+def _not_utf8(e: os.DirEntry[str], inner: globs.State, final: bool, say: Callable[[Note], None]) -> None:
+    """Says a file the patterns take, or a folder they enter, whose name is not UTF-8: it is skipped,
+    as its name could be neither stored (ledger, provenance, logs) nor shown as it is; the others
+    are read (before, one such name stopped every run)."""
+    try:
+        folder = bool(inner) and e.is_dir(follow_symlinks=False)
+        file = final and not folder and e.is_file() and not is_temp(e.name)
+    except OSError:
+        return
+    if not (folder or file):
+        return
+    say(Note(Path(shown(e.path)), _not_utf8_reason(folder), True))
+
+
+def _not_utf8_reason(folder: bool) -> str:
+    what = "a folder" if folder else "a file"
+    whose = "the transcripts in it are" if folder else "it is"
+    return (
+        f"{what} whose name is not valid UTF-8 (its bad bytes shown as \\xNN): {whose} not compacted; "
+        "rename it to a UTF-8 name (e.g. `convmv -f latin1 -t utf-8 --notest`) to have it read"
+    )
+
+
+def not_utf8(kind: str, folder: Path, glob: str, path: Path) -> str | None:
+    """Why :func:`match` refuses ``path``, when the reason is a name in it that is not UTF-8 and
+    the source would take it otherwise (the daemon says it for a file made while it runs)."""
+    try:
+        parts = path.relative_to(folder).parts
+    except ValueError:
+        return None
+    bad = [k for k, p in enumerate(parts) if not utf8_name(p)]
+    if not bad or kind not in _GLOBS:
+        return None
+    pats = globs.expand(glob) if glob else _GLOBS[kind] + _FALLBACK_GLOBS.get(kind, ())
+    if not globs.matches(pats, tuple(shown(p) for p in parts)):
+        return None
+    return _not_utf8_reason(bad[0] < len(parts) - 1)
 
 
 def _link(
@@ -340,7 +382,9 @@ def match(kind: str, folder: Path, glob: str, path: Path) -> bool:
         parts = path.relative_to(folder).parts
     except ValueError:
         return False
-    if not parts or is_temp(parts[-1]) or not _regular(path, folder, parts):
+    if not parts or is_temp(parts[-1]) or not all(map(utf8_name, parts)):
+        return False  # a name that is not UTF-8: discovery skips it (said by each run)
+    if not _regular(path, folder, parts):
         return False
     pats = globs.expand(glob) if glob else _GLOBS[kind]
     if not globs.matches(pats, parts):
@@ -489,6 +533,7 @@ __all__ = [
     "is_temp",
     "match",
     "missing",
+    "not_utf8",
     "parse_file",
     "read_file",
     "unreadable",
