@@ -78,9 +78,9 @@ def _layout(ctx: click.Context, root: str | None) -> Layout:
 @click.option(
     "--max-bytes",
     type=click.IntRange(min=0),
-    default=0,
+    default=None,
     metavar="N",
-    help="Fit the block in N bytes (0: no limit).",
+    help="Fit the block in N bytes (0: no limit). Default: hot whole, at most 12 KB of cold and 8 KB of wiki.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True
@@ -99,7 +99,7 @@ def context_cmd(
     include_cold: bool,
     wiki_topics: tuple[str, ...],
     situation: str | None,
-    max_bytes: int,
+    max_bytes: int | None,
     fmt: str,
     root: str | None,
     query: str,

@@ -108,10 +108,10 @@ def tool_context(
     *,
     situation: str = "",
     query: str = "",
-    max_bytes: int = 0,
+    max_bytes: int | None = None,
     wiki_topics: list[str] | None = None,
 ) -> str:
-    """The Memory Context block ``scribed context`` prints."""
+    """The Memory Context block ``scribed context`` prints (``max_bytes`` None: its default budgets)."""
     from scribed.recall import context
 
     name = check_name(agent, "agent", layout)
@@ -130,7 +130,7 @@ def tool_context(
             situation=situation.strip() or None,
             include_wiki=bool(topics),
             wiki_topics=topics,
-            max_bytes=max(0, max_bytes),
+            max_bytes=None if max_bytes is None else max(0, max_bytes),
             query=query,
         )
     except context.ContextError as exc:
@@ -345,8 +345,13 @@ def _read_tools(server: MCPServer, guard: Any, layout: Layout, cfg: Config) -> N
             str, Field(description="Fill cold/wiki with the entries and facts best matching this.")
         ] = "",
         max_bytes: Annotated[
-            int, Field(ge=0, description="Fit the block in this many bytes (0: no limit).")
-        ] = 0,
+            int | None,
+            Field(
+                ge=0,
+                description="Fit the block in this many bytes (0: no limit). Omitted: the hot file "
+                "whole, at most 12 KB of cold and 8 KB of wiki.",
+            ),
+        ] = None,
         wiki_topics: Annotated[list[str] | None, Field(description="Wiki topics to include by name.")] = None,
     ) -> str:
         """An agent's Memory Context block (hot, plus cold and wiki as the situation or query asks)."""

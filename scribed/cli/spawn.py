@@ -58,10 +58,13 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
         i += 1
     if len(positional) != 2 or positional[0] != "context":  # noqa: PLR2004 (the command and AGENT)
         return None
-    max_bytes = opts.get("--max-bytes", "0")
-    if not (max_bytes.isascii() and max_bytes.isdigit()) or opts.get("--format", "markdown") not in FORMATS:
+    raw = opts.get("--max-bytes")  # not given: the default budgets (None)
+    if (
+        not (raw is None or (raw.isascii() and raw.isdigit()))
+        or opts.get("--format", "markdown") not in FORMATS
+    ):
         return None
-    opts["--max-bytes"] = int(max_bytes)
+    opts["--max-bytes"] = None if raw is None else int(raw)
     opts["agent"] = positional[1]
     return opts
 

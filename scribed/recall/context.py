@@ -10,9 +10,13 @@ cold history and wiki pages only when the situation calls for them. The block is
     ### Wiki (durable reference)    (when included: the named topics, or the index + relevant topics)
     <!-- /scribed:context -->
 
-Fitting ``max_bytes``: hot is always kept; then cold entries newest first until one does not fit;
-then wiki pages one by one. A part that does not fit is left out whole and a one-line note says
-how many were left out. Only the live-hot front matter is stripped. Everything is redacted.
+Fitting: hot is always kept whole. Without ``max_bytes`` a spawn gets at most ``COLD_BUDGET`` bytes
+of cold and ``WIKI_BUDGET`` of wiki (the 8-12 KB docs/memory.md promises: a 10-session backlog of
+long sessions is ~170 KB of cold, too much to paste into every spawn); ``max_bytes`` N fits the whole
+block in N instead, 0 lifts every limit. Cold entries go newest first (``debug`` and
+``post-incident`` take the entries that met errors first) until one does not fit; then wiki pages one
+by one. A part that does not fit is left out whole and a one-line note says how many were left out
+and how to get them. Only the live-hot front matter is stripped. Everything is redacted.
 Files reached through a symlink that leads outside the squad root are not read.
 """
 
@@ -52,6 +56,10 @@ HOT_TITLE = "### Hot (current session)"
 COLD_TITLE = "### Cold (summarized history)"
 WIKI_TITLE = "### Wiki (durable reference)"
 INDEX = "index"
+COLD_BUDGET = 12288  # bytes of cold a spawn loads by default (docs/memory.md: 8-12 KB)
+WIKI_BUDGET = 8192  # bytes of wiki pages a spawn loads by default
+ERRORS_FIRST = ("debug", "post-incident")  # situations that want the sessions that met errors
+_ERRORS = re.compile(r"^#### Errors\b", re.MULTILINE)  # the entry's errors section (models.SECTIONS)
 
 _LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?[A-Z][A-Za-z /-]{1,40}:(?:\*\*|__)?(?:\s|$)")
 _TASK = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?current task:?(?:\*\*|__)?:?\s*(?P<v>.*)$", re.IGNORECASE)
@@ -227,23 +235,36 @@ def cold_entries(layout: Layout, agent: str) -> list[str]:
 
 
 def _fit_cold(
-    entries: Sequence[str], cold: list[str], fits: Callable[[list[str], dict[str, str]], bool],
-    notes: dict[str, str], limit: int,
-) -> int:  # fmt: skip
-    """Fill ``cold`` newest first; how many entries were left out. An entry too big whole (a long
-    session's) comes without its key points (its facts stay), and older entries that fit still
-    come after it, so one big entry never hides the rest."""
+    entries: Sequence[str], offered: tuple[Sequence[int], str], fits: Callable[[list[str], dict[str, str]], bool],
+    notes: dict[str, str], budget: tuple[str, str] | None,
+) -> tuple[list[str], int]:  # fmt: skip
+    """The entries that fit, taken in ``order`` (``what`` names one in the note) and given back in the entries' own order (newest
+    first), and how many were left out. An entry too big whole (a long session's) comes without
+    its key points (its facts stay), and entries that fit still come after it, so one big entry
+    never hides the rest."""
+    order, what = offered
+    kept: list[tuple[int, str]] = []
     left = 0
-    for i, e in enumerate(entries):
-        worst = left + len(entries) - i - 1
-        trial = dict(notes, cold=_note(worst, "older cold entry", limit)) if worst and limit else notes
+    for n, i in enumerate(order):
+        worst = left + len(order) - n - 1
+        trial = dict(notes, cold=_note(worst, what, budget)) if worst and budget else notes
+        e = entries[i]
         for form in (e, _brief(e), _headline(e)):
-            if form and fits([*cold, form], trial):
-                cold.append(form)
+            if form and fits([*(f for _, f in kept), form], trial):
+                kept.append((i, form))
                 break
         else:
             left += 1
-    return left
+    return [f for _, f in sorted(kept)], left
+
+
+def _cold_order(entries: Sequence[str], situation: str | None) -> list[int]:
+    """The order entries are offered to the budget: newest first; for ``debug`` and
+    ``post-incident`` the entries with an errors section before the others."""
+    order = list(range(len(entries)))
+    if situation in ERRORS_FIRST:
+        order.sort(key=lambda i: _ERRORS.search(entries[i]) is None)
+    return order
 
 
 _KEY_POINTS = "#### Key points\n"
@@ -278,9 +299,29 @@ def _headline(entry: str) -> str:
     return "".join(parts)
 
 
-def _note(n: int, what: str, max_bytes: int) -> str:
+def _note(n: int, what: str, budget: tuple[str, str] | None) -> str:
+    """``budget`` = (what was fitted, how to get what was left out, with ``{it}`` for the pronoun)."""
     noun = what if n == 1 else what[:-1] + "ies" if what.endswith("y") else what + "s"
-    return f"_({n} {noun} left out to fit {max_bytes} bytes)_\n"
+    fitted, how = budget or ("", "")
+    return f"_({n} {noun} left out to fit {fitted}; {how.format(it='it' if n == 1 else 'them')})_\n"
+
+
+def _budgets(agent: str, max_bytes: int | None) -> dict[str, tuple[str, str]]:
+    """Per tier: the words of its left-out note (none when nothing is limited)."""
+    if max_bytes == 0:
+        return {}
+    cold_how = f"find {{it}} with `scribed search WORDS --agent {agent} --tier cold` (MCP: `search`)"
+    wiki_how = "load a page by name with `--include-wiki TOPIC` (MCP: `wiki_topics`)"
+    if max_bytes is None:
+        more = "or load more with `--max-bytes N` (MCP: `max_bytes`)"
+        cold, wiki = (
+            f"the default {COLD_BUDGET}-byte cold budget",
+            f"the default {WIKI_BUDGET}-byte wiki budget",
+        )
+    else:
+        more = "or give a larger `--max-bytes`"
+        cold = wiki = f"{max_bytes} bytes"
+    return {"cold": (cold, f"{cold_how}, {more}"), "wiki": (wiki, f"{wiki_how}, {more}")}
 
 
 NO_MATCH = "_(no {what} matches the query)_\n"
@@ -338,10 +379,11 @@ def build(
     include_cold: bool = False,
     include_wiki: bool = False,
     wiki_topics: Sequence[str] = (),
-    max_bytes: int = 0,
+    max_bytes: int | None = None,
     query: str = "",
 ) -> Context:
-    """Assemble the context block. ``max_bytes`` ≤ 0 means no limit. Raises ContextError.
+    """Assemble the context block. ``max_bytes`` None: the default budgets (``COLD_BUDGET``,
+    ``WIKI_BUDGET``); N > 0: the whole block in N bytes; 0: no limit. Raises ContextError.
 
     With ``query``, the cold and wiki tiers hold the best-matching whole entries and active wiki
     facts (bm25, see :mod:`scribed.recall.search`), best first, instead of the newest entries and the index.
@@ -354,48 +396,40 @@ def build(
     want_wiki = want_wiki or include_wiki or bool(topics)
     if query.strip() and not (want_cold or want_wiki):
         want_cold = want_wiki = True  # a query with no tier named searches both
-    limit = max_bytes if max_bytes > 0 else 0
+    limit = max_bytes if max_bytes and max_bytes > 0 else 0
+    budgets = _budgets(name, None if max_bytes is None else max(0, max_bytes))
 
     hot = redacted(hot_text(layout, name))  # file reads pass the door
     ctx = Context(agent=name, situation=sit, hot=hot.strip("\n") + "\n" if hot.strip() else "")
     notes: dict[str, str] = {}
     cold: list[str] | None = [] if want_cold else None
     wiki: dict[str, str] | None = {} if want_wiki else None
+    bare = _size(render("", None, None, {}))
 
     def fits(c: list[str] | None, w: dict[str, str] | None, n: dict[str, str]) -> bool:
-        return not limit or _size(render(ctx.hot, c, w, n)) <= limit
+        if limit:
+            return _size(render(ctx.hot, c, w, n)) <= limit
+        if max_bytes is not None:  # 0: no limit
+            return True
+        return (  # the default: each tier's own budget, its title and notes included
+            _size(render("", c, None, n)) - bare <= COLD_BUDGET
+            and _size(render("", None, w, n)) - bare <= WIKI_BUDGET
+        )
 
     matched = _matches(layout, name, query, cold is not None, wiki is not None) if query.strip() else None
     notes.update(_unmatched(matched, cold is not None, wiki is not None and not topics))
     if cold is not None:
         entries = [redacted(e) for e in (matched[0] if matched else cold_entries(layout, name))]
-        left = _fit_cold(entries, cold, lambda c, n: fits(c, wiki, n), notes, limit)
+        order = list(range(len(entries))) if matched else _cold_order(entries, sit)
+        budget = budgets.get("cold")
+        what = "older cold entry" if order == sorted(order) else "cold entry"
+        cold[:], left = _fit_cold(entries, (order, what), lambda c, n: fits(c, wiki, n), notes, budget)
         if left:
             ctx.left_out["cold"] = left
-            notes["cold"] = _note(left, "older cold entry", limit)
+            notes["cold"] = _note(left, what, budget)
 
     if wiki is not None:
-        missing: list[str] = []
-        if matched and not topics:
-            chosen = matched[1]
-        else:
-            chosen, missing = _wiki_choice(layout, name, topics, hot, cold)
-        left = 0
-        for i, (topic, body) in enumerate(chosen):
-            body = redacted(body)
-            worst = left + len(chosen) - i - 1
-            trial = dict(notes, wiki=_note(worst, "wiki page", limit)) if worst and limit else notes
-            if fits(cold, {**wiki, topic: body}, trial):
-                wiki[topic] = body
-            else:
-                left += 1
-        if left:
-            ctx.left_out["wiki"] = left
-            notes["wiki"] = _note(left, "wiki page", limit)
-        if missing:
-            notes["wiki"] = notes.get("wiki", "") + "".join(
-                f"_(no wiki page named '{t}')_\n" for t in missing
-            )
+        _fit_wiki(layout, ctx, (cold, wiki), (matched, topics), notes, (fits, budgets.get("wiki")))
 
     ctx.cold = cold or []
     ctx.wiki = wiki or {}
@@ -403,10 +437,46 @@ def build(
     return ctx
 
 
-def over_limit(ctx: Context, max_bytes: int) -> str | None:
+def _fit_wiki(  # noqa: PLR0917 (the tiers, the request, the notes and the fitting, each as built)
+    layout: Layout,
+    ctx: Context,
+    tiers: tuple[list[str] | None, dict[str, str]],
+    asked: tuple[tuple[list[str], list[tuple[str, str]]] | None, list[str]],
+    notes: dict[str, str],
+    fitting: tuple[
+        Callable[[list[str] | None, dict[str, str], dict[str, str]], bool], tuple[str, str] | None
+    ],
+) -> None:
+    """Fill ``wiki`` (the second of ``tiers``) page by page: the query's facts, the named topics,
+    or the index and the topics hot and cold talk about; a page that does not fit is left out whole."""
+    cold, wiki = tiers
+    matched, topics = asked
+    fits, budget = fitting
+    missing: list[str] = []
+    if matched and not topics:
+        chosen = matched[1]
+    else:
+        chosen, missing = _wiki_choice(layout, ctx.agent, topics, ctx.hot, cold)
+    left = 0
+    for i, (topic, body) in enumerate(chosen):
+        body = redacted(body)
+        worst = left + len(chosen) - i - 1
+        trial = dict(notes, wiki=_note(worst, "wiki page", budget)) if worst and budget else notes
+        if fits(cold, {**wiki, topic: body}, trial):
+            wiki[topic] = body
+        else:
+            left += 1
+    if left:
+        ctx.left_out["wiki"] = left
+        notes["wiki"] = _note(left, "wiki page", budget)
+    if missing:
+        notes["wiki"] = notes.get("wiki", "") + "".join(f"_(no wiki page named '{t}')_\n" for t in missing)
+
+
+def over_limit(ctx: Context, max_bytes: int | None) -> str | None:
     """Why the block is larger than ``--max-bytes`` (the hot file is given whole), or None."""
     size = len(ctx.text.encode())
-    if max_bytes <= 0 or size <= max_bytes:
+    if not max_bytes or max_bytes < 0 or size <= max_bytes:
         return None
     return f"the block is {size} bytes, over --max-bytes {max_bytes}: the hot file is always given whole"
 
