@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 import click
@@ -61,8 +61,17 @@ def _where(cfg: Config) -> str:
     return f"{cfg.path}: " if cfg.path else ""
 
 
+Daemon = Literal["no", "warn", "refuse"]
+
+
 def problems(
-    cfg: Config, *, from_flag: bool, init: bool, init_here: bool = False, writes: bool = True
+    cfg: Config,
+    *,
+    from_flag: bool,
+    init: bool,
+    init_here: bool = False,
+    writes: bool = True,
+    daemon: Daemon = "no",
 ) -> list[Problem]:
     """Every problem of ``cfg`` as ``scribed run`` would meet it, errors first.
 
@@ -70,9 +79,13 @@ def problems(
     ``.squad/`` is then created, not refused); ``init_here``: a message may say "pass --init" (the
     command creates a root with it) rather than name ``scribed --init run-once``; ``writes``: the
     command writes the memory, so a folder its user cannot write in is an error (``scribed mcp``
-    serves reads too: its wiki_write says so itself).
+    serves reads too: its wiki_write says so itself); ``daemon``: what only ``scribed run`` refuses
+    (a quiet time that cuts live sessions, see :func:`quiet_problem`) is an error ("refuse", run),
+    a warning ("warn", check-config) or not looked at ("no": run-once compacts finished files).
     """
     out: list[Problem] = []
+    if daemon != "no":
+        out += quiet_problem(cfg, fatal=daemon == "refuse")
     out += [Problem(line, True) for line in bad_agents(cfg.sources, cfg.path)]
     out += _root(cfg, from_flag=from_flag, init=init, init_here=init_here, writes=writes)
     out += _schedule(cfg)
@@ -90,11 +103,12 @@ def enforce(
     warnings: bool = False,
     init_here: bool = False,
     writes: bool = True,
+    daemon: Daemon = "no",
 ) -> list[Problem]:
     """Stop (exit ``code``) on what ``scribed run`` refuses, each error on its own line; every
     driver that works on a root calls it before working. ``warnings``: print the warnings (when
     there is no error); ``writes``: see :func:`problems`."""
-    found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here, writes=writes)
+    found = problems(cfg, from_flag=from_flag, init=init, init_here=init_here, writes=writes, daemon=daemon)
     errors = [p.message for p in found if p.fatal]
     if errors:  # the errors alone: what to fix first, each on its own line
         fail("\n".join(errors), code)
@@ -175,14 +189,64 @@ def access_problems(cfg: Config, layout: Layout | None = None) -> list[str]:
     return access.problems(layout, (elsewhere,) if elsewhere else ())
 
 
+# The daemon's quiet time: under MIN_QUIET every write of a live session "finishes" it (0 is what
+# run-once over finished transcripts uses); under LIVE_QUIET an agent's ordinary pause (a model's
+# answer, a build, the user reading) does, and the session is told in fragments.
+MIN_QUIET = 1.0
+LIVE_QUIET = 60.0
+
+
+def quiet_problem(cfg: Config, *, fatal: bool) -> list[Problem]:
+    """``session.quiet_seconds`` as the daemon uses it: after that long without a write a live
+    session counts as finished and is compacted, and its next write starts a continuation entry.
+    Under :data:`MIN_QUIET` ``scribed run`` refuses it (``fatal``; check-config warns), under
+    :data:`LIVE_QUIET` it is a warning."""
+    q, where = cfg.session.quiet_seconds, _where(cfg)
+    if q < MIN_QUIET:
+        return [
+            Problem(
+                f"{where}bad value for 'session.quiet_seconds' for `scribed run`: {q:g} makes every "
+                "write of a live session finish it (one session told in as many fragments as it has "
+                f"writes); 0 is for `scribed run-once` over finished transcripts; the daemon needs at "
+                f"least {MIN_QUIET:g} (the default, 1800, suits live sessions)",
+                fatal,
+            )
+        ]
+    if q < LIVE_QUIET:
+        return [
+            Problem(
+                f"{where}'session.quiet_seconds' = {q:g}: the daemon takes a session as finished after "
+                f"{q:g} s without a write, so an agent pausing longer (a model's answer, a build, the "
+                "user reading) has its session told in several entries; 1800 (the default) suits "
+                "live sessions",
+                False,
+            )
+        ]
+    return []
+
+
 def _schedule(cfg: Config) -> list[Problem]:
-    """The nightly promotion's cron line and time zone, parsed as the daemon parses them."""
-    from scribed.daemon.schedule import promotion_trigger
+    """The nightly promotion's cron line and time zone, parsed as the daemon parses them; a line
+    that names no date there is (``0 3 31 2 *``: February 31) is a warning: the daemon runs, its
+    cold memory is never promoted (``"off"`` says that on purpose)."""
+    from datetime import UTC, datetime
+
+    from scribed.daemon.schedule import next_fire, promotion_trigger
 
     try:
-        promotion_trigger(cfg)
+        trigger = promotion_trigger(cfg)
     except ConfigError as exc:
         return [Problem(str(exc), True)]
+    if trigger is not None and next_fire(trigger, datetime.now(UTC)) is None:
+        return [
+            Problem(
+                f"{_where(cfg)}'promote.schedule' never fires (got {cfg.promote.schedule!r}: no such "
+                "date comes): the cold memory is never promoted to the wiki; fix the day or month "
+                "(cron: minute hour day month weekday, e.g. '0 3 * * *'), or write \"off\" if "
+                "another machine promotes",
+                False,
+            )
+        ]
     return []
 
 

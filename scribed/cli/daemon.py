@@ -282,7 +282,9 @@ def run_cmd(ctx: click.Context, root: str | None) -> None:
     from scribed.daemon.service import Daemon
 
     cfg = load_config(ctx, root, need_squad=False, error_code=EX_CONFIG)
-    checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx), code=EX_CONFIG, warnings=True)
+    checks.enforce(
+        cfg, from_flag=bool(root), init=init_requested(ctx), code=EX_CONFIG, warnings=True, daemon="refuse"
+    )
     require_squad(cfg, init_requested(ctx), bool(root))  # --init: creates .squad/
     try:
         daemon = Daemon(cfg, root_override=cfg.root if root else None)

@@ -285,7 +285,7 @@ def check_config(ctx: click.Context, root: str | None, strict: bool) -> None:
     from scribed.cli.common import init_requested, load_config, note, warn
 
     cfg = load_config(ctx, root, need_squad=False)
-    found = checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx))
+    found = checks.enforce(cfg, from_flag=bool(root), init=init_requested(ctx), daemon="warn")
     listings = [checks.listing(cfg, i) for i in range(len(cfg.sources))]  # what a run logs of each
     warnings = [p.message for p in found if not p.watched]
     warnings += [w for ls in listings if ls is not None for w in ls.warnings]

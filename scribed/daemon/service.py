@@ -460,7 +460,9 @@ class Daemon:
                 )
             from scribed.cli.checks import problems  # the validation `run` started with
 
-            fatal = [p.message for p in problems(new, from_flag=False, init=False) if p.fatal]
+            fatal = [
+                p.message for p in problems(new, from_flag=False, init=False, daemon="refuse") if p.fatal
+            ]
             if fatal:
                 raise ConfigError("; ".join(fatal))
             trigger = promotion_trigger(new)
