@@ -730,3 +730,25 @@ def test_import_all_with_nothing_to_read_says_so(tmp_path: Path) -> None:
     assert code == 0, err
     assert out["agents"] == [] and out["cold"] == []
     assert "nothing to import under" in err and ".squad/agents/*/history.md" in err, err
+
+
+def test_import_all_names_an_agent_folder_it_cannot_take(tmp_path: Path) -> None:
+    """Finding s17: `import --all` skipped an agent folder whose name is no agent name ("Data
+    Officer") without a word; it is now an import warning naming the folder and a name to rename
+    it to, the other agents imported as before."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    build_legacy(root)
+    shutil.copytree(root / ".squad/agents/data", root / ".squad/agents/Data Officer")
+    p = subprocess.run(
+        [sys.executable, "-m", "scribed", "import", "--all", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")},
+    )
+    assert p.returncode == 0, p.stderr
+    said = [ln for ln in p.stderr.splitlines() if "Data Officer" in ln]
+    assert len(said) == 1 and ".squad/agents/Data Officer/history.md" in said[0], p.stderr
+    assert "not imported" in said[0] and "'data-officer'" in said[0], said
+    assert "data" in p.stdout.splitlines()[0] and "Data Officer" not in p.stdout, p.stdout

@@ -417,3 +417,50 @@ def test_two_repositories_get_a_unit_each_and_an_earlier_unit_is_kept(tmp_path: 
     )
     assert p.unit == folder / "scribed.service"
     assert not [s for s in p.steps if "systemd" in s.what], p.steps
+
+
+def _repl_note(tmp_path: Path, files: dict[str, str]) -> str:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    (repo / ".squad/sessions").mkdir(parents=True)
+    for name, text in files.items():
+        (repo / ".squad/sessions" / name).write_text(text)
+    found = [f for f in _json(home, repo, "--dry-run")["found"] if f["kind"] == "squad-repl"]
+    assert len(found) == 1, found
+    note: str = found[0]["note"]
+    return note
+
+
+def test_a_squad_sessions_folder_of_markdown_logs_is_said_with_the_source_that_reads_them(
+    tmp_path: Path,
+) -> None:
+    """Finding s22: a Squad repository whose .squad/sessions/ holds a markdown session log, no
+    Squad REPL session (*.json): setup says the log is not read, and which source would read it."""
+    note = _repl_note(tmp_path, {"2026-03-01-cli-rag.md": "# Session\n\n**User:** move the cache\n"})
+    assert "2026-03-01-cli-rag.md" in note and "not read" in note, note
+    assert 'kind = "markdown", path = ".squad/sessions"' in note, note
+
+
+def test_a_squad_sessions_folder_of_other_files_is_said_without_a_markdown_offer(tmp_path: Path) -> None:
+    note = _repl_note(tmp_path, {"a.log": "x\n", "b.log": "y\n"})
+    assert note.startswith("it holds 2 other files (a.log, for one)") and "markdown" not in note, note
+
+
+@pytest.mark.parametrize("files", [{}, {"s1.json": '{"messages": []}'}])
+def test_an_empty_or_repl_only_sessions_folder_gets_no_note(tmp_path: Path, files: dict[str, str]) -> None:
+    assert _repl_note(tmp_path, files) == ""
+
+
+def test_setups_config_for_aider_and_specstory_passes_strict(tmp_path: Path) -> None:
+    """Finding s20: the Aider source (the repository, one file) and the SpecStory one (a folder
+    inside it) list no file in common: no overlap warning, so setup's own config passes --strict."""
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    (repo / ".specstory/history").mkdir(parents=True)
+    (repo / ".aider.chat.history.md").write_text(
+        "# aider chat started at 2026-03-01 10:00:00\n\n#### fix it\n"
+    )
+    (repo / ".specstory/history/2026-03-01_10-00Z-fix.md").write_text("_**User**_\n\nfix it\n")
+    assert _setup(home, repo, "--no-mcp").returncode == 0
+    chk = run_cli("--config", str(repo / "scribed.toml"), "check-config", "--strict")
+    assert chk.returncode == 0, chk.stderr.decode()

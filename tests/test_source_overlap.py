@@ -283,3 +283,48 @@ def test_the_daemon_walks_once_for_every_file_of_two_overlapping_sources(
         assert len(walks) == 1
     finally:
         d.scribe.close()
+
+
+def _nested(tmp: Path, first: dict[str, str], second: dict[str, str]) -> list[str]:
+    """The overlaps of two sources, the second's folder inside the first's or holding it."""
+    from scribed import config
+    from scribed.core.file_names import overlaps
+
+    (tmp / ".squad").mkdir(exist_ok=True)
+    (tmp / ".specstory/history").mkdir(parents=True, exist_ok=True)
+    (tmp / "docs/notes").mkdir(parents=True, exist_ok=True)
+    placed = [{**s, "path": str(tmp / s["path"])} for s in (first, second)]
+    cfg = config.from_dict({"root": str(tmp), "sources": placed})
+    return [o.reason for o in overlaps(cfg)]
+
+
+AIDER = {"kind": "markdown", "path": ".", "glob": ".aider.chat.history.md", "agent": "aider"}
+SPECSTORY = {"kind": "markdown", "path": ".specstory/history", "agent": "specstory"}
+
+
+@pytest.mark.parametrize("order", ["aider first", "specstory first"])
+def test_a_source_whose_glob_cannot_reach_a_nested_folder_does_not_overlap_it(
+    tmp_path: Path, order: str
+) -> None:
+    """What `scribed setup` writes for a repository with an Aider history and SpecStory exports
+    (finding s20): the Aider source's folder holds the SpecStory one, but its glob names one file
+    at the top: no file is listed by both, so no warning (it failed setup's own --strict)."""
+    pair = (AIDER, SPECSTORY) if order == "aider first" else (SPECSTORY, AIDER)
+    assert _nested(tmp_path, *pair) == []
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner"),
+    [
+        ({"kind": "markdown", "path": ".", "agent": "notes"}, SPECSTORY),  # **/.specstory/history/*.md
+        ({"kind": "markdown", "path": ".", "glob": ".*/*/*.md", "agent": "notes"}, SPECSTORY),
+        ({"kind": "markdown", "path": ".", "glob": "docs/**/*.{md,txt}", "agent": "notes"},
+         {"kind": "markdown", "path": "docs/notes", "agent": "n2"}),
+        (SPECSTORY, {"kind": "markdown", "path": ".", "glob": ".specstory/*/*.md", "agent": "notes"}),
+    ],
+)  # fmt: skip
+def test_a_glob_that_walks_into_a_nested_folder_still_overlaps_it(
+    tmp_path: Path, outer: dict[str, str], inner: dict[str, str]
+) -> None:
+    said = _nested(tmp_path, outer, inner)
+    assert len(said) == 1 and "#1" in said[0] and "#2" in said[0], said

@@ -23,11 +23,12 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from scribed.config_light import source_label
 from scribed.names import normalize_name
-from scribed.sources import FileId
+from scribed.sources import FileId, globs
 
 if TYPE_CHECKING:
     from scribed.config import Config
@@ -70,10 +71,23 @@ def overlaps(cfg: Config) -> list[Overlap]:
     out: list[Overlap] = []
     for j, b in enumerate(reals):
         for i, a in enumerate(reals[:j]):
-            if a is not None and b is not None and (under(a, b) or under(b, a)):
+            if a is not None and b is not None and (under(a, b) or under(b, a)) and _reach(cfg, i, j, a, b):
                 out.append(Overlap(i, j, _reason(cfg, i, j, a if under(a, b) else b)))
                 break
     return out
+
+
+def _reach(cfg: Config, i: int, j: int, a: str, b: str) -> bool:
+    """Whether the outer of two nested folders' source can list a file in the inner one: its
+    patterns must walk down to it (an Aider source at the repository, ``glob =
+    ".aider.chat.history.md"``, never reaches ``.specstory/history``, a SpecStory source there)."""
+    from scribed.sources import patterns
+
+    if a == b:
+        return True
+    k, folder, inner = (i, a, b) if under(b, a) else (j, b, a)
+    outer = cfg.sources[k]
+    return globs.reaches(patterns(outer.kind, outer.glob), Path(os.path.relpath(inner, folder)).parts)
 
 
 def _reason(cfg: Config, i: int, j: int, shared: str) -> str:

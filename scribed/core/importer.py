@@ -112,6 +112,17 @@ def discover_agents(squad: Path) -> list[str]:
     ]
 
 
+def unnamed_agents(squad: Path) -> list[str]:
+    """Agent folders with a history whose name is no agent name ("Data Officer"): ``import --all``
+    cannot take them, and says so rather than skip them without a word."""
+    folder = squad / "agents"
+    try:
+        subs = sorted(folder.iterdir()) if folder.is_dir() else []
+    except OSError:
+        return []
+    return [p.name for p in subs if (p / "history.md").is_file() and normalize_name(p.name) is None]
+
+
 def import_squad(
     cfg: Config,
     agents: list[str] | None = None,
@@ -216,6 +227,15 @@ def source_name(layout: Layout, path: Path) -> str:
     return str(path.relative_to(layout.root))
 
 
+def _unnamed(layout: Layout, tree: Path, bad: str) -> str:
+    hint = re.sub(r"[^a-z0-9_-]+", "-", bad.lower()).strip("-_") or "a-name"
+    return (
+        f"{source_name(layout, tree / 'agents' / bad / 'history.md')}: not imported: {bad!r} is not an "
+        f"agent name (lowercase letters, digits, '-' and '_'); rename the folder (say to {hint!r}) and "
+        "import again"
+    )
+
+
 def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
     root = layout.root
     run = _Run()
@@ -232,6 +252,9 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
         )
         return when
 
+    run.warnings += (
+        [_unnamed(layout, t, bad) for t in trees for bad in unnamed_agents(t)] if everything else []
+    )
     for name in names:
         paths = [p for tree in trees for p in history_files(tree, name)]
         for n, path in enumerate(paths):

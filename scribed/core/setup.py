@@ -211,10 +211,39 @@ def find(homes: Homes, root: Path) -> list[Found]:
         )
     repl = root / HOMES["squad-repl"].name / HOMES["squad-repl"].transcripts
     if repl.is_dir():
+        n = _count("squad-repl", repl, "")
         out.append(
-            Found("Squad REPL", "squad-repl", repl, ".squad/sessions", files=_count("squad-repl", repl, ""))
+            Found(
+                "Squad REPL",
+                "squad-repl",
+                repl,
+                ".squad/sessions",
+                files=n,
+                note=_unread(repl) if not n else "",
+            )
         )
     return out
+
+
+def _unread(repl: Path) -> str:
+    """What Squad's session folder holds that its source does not read (a markdown session log a
+    Squad version or an agent wrote there), with the source that would read it; "" if nothing."""
+    try:
+        names = sorted(e.name for e in os.scandir(repl) if e.is_file() and not sources.is_temp(e.name))
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    n = len(names)
+    held = names[0] if n == 1 else f"{n} other files ({names[0]}, for one)"
+    said = f"it holds {held}, not Squad REPL sessions (*.json): not read"
+    md = _count("markdown", repl, "")
+    if md:
+        said += (
+            f"; if {'they are' if md > 1 else 'it is'} a session log to remember, add a source for "
+            'it: kind = "markdown", path = ".squad/sessions", agent = "squad"'
+        )
+    return said
 
 
 # --- the config -----------------------------------------------------------------------------------

@@ -370,6 +370,13 @@ def _made(link: Path) -> int:
         return 0
 
 
+def patterns(kind: str, glob: str = "") -> tuple[str, ...]:
+    """Every pattern a source of ``kind`` with ``glob`` may list a file by (the fallback's too)."""
+    if kind not in _GLOBS:
+        raise ValueError(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
+    return globs.expand(glob) if glob else _GLOBS[kind] + _FALLBACK_GLOBS.get(kind, ())
+
+
 def match(kind: str, folder: Path, glob: str, path: Path) -> bool:
     """Whether ``discover(kind, folder, glob)`` would list ``path``, decided for that one file.
 

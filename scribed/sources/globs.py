@@ -77,6 +77,18 @@ def start(patterns: tuple[str, ...]) -> tuple[list[tuple[str, ...]], State]:
     return pats, frozenset((i, 0) for i in range(len(pats)))
 
 
+def reaches(patterns: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Whether one of ``patterns`` can match a file below the folder ``parts`` (a path below the
+    source's folder): Aider's ``.aider.chat.history.md`` in a repository never reaches
+    ``.specstory/history``, ``**/*.md`` does."""
+    pats, st = start(patterns)
+    for name in parts:
+        if not st:
+            return False
+        st, _ = step(pats, st, name)
+    return bool(st)
+
+
 def matches(patterns: tuple[str, ...], parts: tuple[str, ...]) -> bool:
     """Whether the path ``parts`` (below the source's folder) matches one of ``patterns``."""
     pats, st = start(patterns)
