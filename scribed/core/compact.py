@@ -11,13 +11,14 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from scribed import heap, sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
 from scribed.core import scope_mark
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step, Ticket
-from scribed.core.discovery import adopt_twin, file_stat, sha256_bytes
+from scribed.core.discovery import adopt_moved, adopt_twin, file_stat, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import (
     SKIP_ACTIVE,
@@ -369,12 +370,15 @@ class Compactor(Step):
             i += 1  # noqa: SIM113  (enumerate would hold the session, see above)
 
     def _resume_offset(self, job: _Job) -> int:
-        """Where compaction resumes: 0 for hot files and for a file rewritten before that point."""
+        """Where compaction resumes: 0 for hot files and for a file rewritten before that point; for
+        a file new to the ledger, where the transcript it continues stopped (:meth:`_moved_offset`)."""
         item, row, path = job.item, job.row, job.item.path
         offset_done = row.offset_done if row else 0
         if item.kind == "hot":
             return 0
-        if (
+        if item.kind in BYTE_KINDS and offset_done == 0 and (row is None or row.status == "failed"):
+            offset_done = self._moved_offset(job)
+        elif (
             item.kind in BYTE_KINDS
             and offset_done > 0
             and row is not None
@@ -389,6 +393,25 @@ class Compactor(Step):
         if item.kind in BYTE_KINDS and offset_done > 0 and path.suffix != ".zst":
             offset_done = skip_newline(path, offset_done)  # a line compacted before its newline came
         return offset_done
+
+    def _moved_offset(self, job: _Job) -> int:
+        """Where a file new to the ledger resumes: 0, or the offset of the transcript it continues
+        (moved, and perhaps grown since: :func:`adopt_moved`). That file gone, its entries are
+        filed under this one, so a later cut or edit here is told as one in place would be."""
+        item = job.item
+        sids = (redacted(b.session_id) for b in job.briefs)
+        was = adopt_moved(self.ledger, item.path, job.st, item.kind, sids)
+        if was is None:
+            return 0
+        key, old = source_key(item.path), Path(was.path)
+        gone = source_key(old) == was.path and not os.path.lexists(old)
+        if gone and not self.dry_run:
+            self.ledger.move_entries(was.path, key)
+        self.log.info(
+            "source_moved" if gone else "source_copied", file=key, was=was.path, offset=was.offset_done,
+            reason="starts with the bytes compacted from there: only what follows is compacted",
+        )  # fmt: skip
+        return was.offset_done
 
     @staticmethod
     def _rewritten(job: _Job, offset_done: int) -> bool:

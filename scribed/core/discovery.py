@@ -9,7 +9,7 @@ import hashlib
 import os
 import resource
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -228,3 +228,34 @@ def adopt_twin(ledger: Ledger, path: Path, st: os.stat_result) -> SourceRow | No
     except OSError:
         return None
     return dataclasses.replace(row, path=source_key(path), size=-1, mtime_ns=-1, status="pending")
+
+
+def adopt_moved(
+    ledger: Ledger, path: Path, st: os.stat_result, kind: str, sessions: Iterable[str]
+) -> SourceRow | None:
+    """The row of the transcript this one continues when the ledger has none for it: a file
+    renamed or moved (by the user, by an exporter that adds a title to the name, by a tool that
+    saves under a new name) and perhaps grown since, found through the entries of its sessions
+    (``sessions``: their redacted ids). A row carries over if this file starts with exactly the
+    bytes it compacted, so the told part is not told again and the rest is compacted as growth
+    in place is; the row that compacted the most wins. None: no such row."""
+    key = source_key(path)
+    size = zst.logical_size(path, st.st_size)
+    seen = {key}
+    best: SourceRow | None = None
+    for sid in dict.fromkeys(sessions):
+        for e in ledger.session_entries(sid):
+            if e.path in seen:
+                continue
+            seen.add(e.path)
+            row = ledger.source(e.path)
+            if row is None or row.kind != kind or not row.sha256 or not 0 < row.offset_done <= size:
+                continue
+            if best is not None and row.offset_done <= best.offset_done:
+                continue
+            try:
+                if zst.sha256_prefix(path, row.offset_done) == row.sha256:
+                    best = row
+            except OSError:
+                return None
+    return best

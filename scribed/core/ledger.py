@@ -474,6 +474,12 @@ class Ledger:
             SessionEntry(*(str(r[0]), int(r[1]), int(r[2]), str(r[3]), str(r[4])), *_keyed(r)) for r in rows
         ]
 
+    def move_entries(self, old: str, new: str) -> None:
+        """File the entries of source ``old`` under ``new``, the same transcript moved there: its
+        line ranges are the new file's, so a later edit or cut there is told as in place."""
+        with self.tx() as db:
+            db.execute("UPDATE entries SET path=? WHERE path=?", (new, old))
+
     def entry_ids(self) -> dict[str, tuple[str, str, str]]:
         """Every entry the ledger knows: id → (source path, session, agent)."""
         with self._lock:
