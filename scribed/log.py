@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Protocol, TextIO, TypeVar
 
@@ -106,6 +107,9 @@ def _quiet_console(verbose: bool) -> Any:
     return proc
 
 
+_WRITE_LOCK = threading.Lock()
+
+
 class _Writer:
     """Writes one rendered line; while a progress bar is shown, above it (tqdm.write)."""
 
@@ -121,12 +125,20 @@ class _Writer:
 
                 tqdm.write(message, file=self._stream)
                 return
-            print(message, file=self._stream, flush=True)
+            self._write(message)
         except UnicodeEncodeError:  # a name that is not UTF-8 in a console line: shown escaped
             with contextlib.suppress(ValueError, OSError):
-                print(shown(message), file=self._stream, flush=True)
+                self._write(shown(message))
         except (ValueError, OSError):
             pass
+
+    def _write(self, message: str) -> None:
+        """The line and its end in one write, under a lock: ``print`` writes them apart, so two
+        threads' lines could share one (the daemon's start-up thread and its main loop), and a
+        reader of the JSON lines met two objects on a line."""
+        with _WRITE_LOCK:
+            self._stream.write(message + "\n")
+            self._stream.flush()
 
     log = debug = info = warn = warning = error = critical = exception = fatal = msg
 

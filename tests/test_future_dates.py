@@ -17,13 +17,12 @@ import pytest
 from helpers import run_cli
 from test_hot_reseed import T0, Log, entry_text, live_session, write_cold
 
-from scribed import config
+from scribed import config, dates
 from scribed.compress.entry import iso, split_entries
 from scribed.core import promote
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
 from scribed.recall.context import cold_entries
-from scribed.session import dates
 from scribed.session.door import redact_session
 from scribed.tiers import hot_seed, live
 from scribed.tiers.cold import Layout

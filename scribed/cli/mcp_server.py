@@ -25,8 +25,8 @@ from pydantic import Field
 
 from scribed import __version__
 from scribed.config_light import squad_root
+from scribed.dates import believed, utcnow
 from scribed.names import normalize_name
-from scribed.session.dates import believed, utcnow
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
 

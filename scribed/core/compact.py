@@ -123,7 +123,7 @@ class Compactor(Step):
 
     def _say_future(self, item: SourceItem, out: FileOutcome) -> None:
         """One warning for a file whose new entries claimed dates past the run's clock (a wrong
-        clock wrote them; each entry is dated by the file instead: :mod:`scribed.session.dates`).
+        clock wrote them; each entry is dated by the file instead: :mod:`scribed.dates`).
         A part is compacted once, so a file is not warned about again until it grows."""
         said = [e for e in out.entries if e.claimed]
         if not said:

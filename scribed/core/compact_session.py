@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from scribed import sources
+from scribed import dates, sources
 from scribed.compress import anchors, entry, entry_fit, entry_guard
 from scribed.compress.base import CompressResult
 from scribed.config import Config
@@ -26,7 +26,6 @@ from scribed.core.ledger import Ledger, source_key
 from scribed.core.results import EntryReport, SourceItem
 from scribed.fsutil import ensure_dir
 from scribed.models import Anchor, Session, Turn
-from scribed.session import dates
 from scribed.session.door import Redacted, RedactedSession, redact_session, redacted, redacted_path
 from scribed.sources import zst
 from scribed.sources.zst import sha256_prefix
@@ -223,7 +222,7 @@ class SessionCompactor(Step):
         self, item: SourceItem, sess: Session, turns: list[Turn], *, let_go: bool = False
     ) -> tuple[RedactedSession, datetime | None]:
         """``turns`` through the door, with the session's times as the entry shows them (a part
-        dated past the run's clock is dated by its file: :mod:`scribed.session.dates`), and the
+        dated past the run's clock is dated by its file: :mod:`scribed.dates`), and the
         future date it claimed (None when its dates were believed)."""
         d = dates.session_dates(
             (t.ts for t in turns),

@@ -125,7 +125,7 @@ def source_report(
     reads, a file reached by two names, or by two sources, being read once) and collect what did
     not fit; a file whose time stamps lie past ``now`` (default: the clock) is one of those."""
     from scribed import sources
-    from scribed.session.dates import believed, utcnow
+    from scribed.dates import believed, utcnow
     from scribed.sources import drift, homes, place, zst
 
     drift.take()  # only this source's counts

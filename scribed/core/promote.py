@@ -64,11 +64,11 @@ from scribed.curate.agent_writes import (
     wiki_of,
     write_agent_fact,
 )
+from scribed.dates import believed, file_mtime, known_true
 from scribed.fsutil import atomic_write, ensure_dir, read_text, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
 from scribed.names import normalize_name
-from scribed.session.dates import believed, file_mtime, known_true
 from scribed.session.redact import redact
 from scribed.squad import inbox, legacy
 from scribed.tiers import audit, cold, cold_store, hot_seed

@@ -217,13 +217,13 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
     """The agent's cold entries, newest first (undated ones last, and so are those dated past the
-    clock: a wrong clock's, see :mod:`scribed.session.dates`), the open items a later entry did
+    clock: a wrong clock's, see :mod:`scribed.dates`), the open items a later entry did
     struck (:mod:`scribed.recall.closed`)."""
     from datetime import UTC, datetime  # here: a hot-only spawn reads no dates
 
     from scribed.compress.entry import split_entries
+    from scribed.dates import believed, utcnow
     from scribed.recall.closed import strike_done
-    from scribed.session.dates import believed, utcnow
 
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
     floor, now = datetime.min.replace(tzinfo=UTC), utcnow()

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 from scribed.compress.content import content_free
 from scribed.compress.entry import Entry, iso, one_line, parse_date
 from scribed.compress.entry_fit import fewer_sentences
+from scribed.dates import believed, utcnow
 from scribed.names import normalize_name
-from scribed.session.dates import believed, utcnow
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
 from scribed.tiers.cold import Layout
@@ -98,7 +98,7 @@ def newest_entry(
 ) -> Entry | None:
     """The agent's newest cold entry, leaving out the entries whose id is in ``skip``; of entries of
     one date, the one whose id is ``prefer``, else the last written. An entry dated past ``now``
-    (a wrong clock's: :mod:`scribed.session.dates`) is newest only when every other one is too."""
+    (a wrong clock's: :mod:`scribed.dates`) is newest only when every other one is too."""
     _, entries = cold.parsed(layout.cold_file(agent))
     kept = [(i, e) for i, e in enumerate(entries) if not skip or e.entry_id not in skip]
     now = now or utcnow()

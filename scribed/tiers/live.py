@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scribed import sources
+from scribed import dates, sources
 from scribed.compress import anchors, error_fixes, fix_report, tool_call
 from scribed.compress import plan as plan_mod
 from scribed.compress.content import content_free
@@ -53,7 +53,6 @@ from scribed.compress.request import request
 from scribed.fsutil import NotReplaced, atomic_write, check_inside, sync_deferred
 from scribed.models import Session, Turn
 from scribed.names import normalize_name
-from scribed.session import dates
 from scribed.session.door import Redacted, RedactedSession, unwrap
 from scribed.sources.markdown import front_matter, split_lines
 from scribed.tiers.cold import Layout
@@ -137,7 +136,7 @@ def marker_value(kind: str, session_id: Redacted) -> str:
 
 def _last_ts(session: Session, now: datetime) -> datetime:
     """When the session last did something, as the door dates it (a stamp past ``now`` is a wrong
-    clock's: see :mod:`scribed.session.dates`)."""
+    clock's: see :mod:`scribed.dates`)."""
     stamps = (t.ts for t in session.turns)
     mtime = lambda: dates.file_mtime(session.source)  # noqa: E731  (asked only when needed)
     return dates.session_dates(stamps, session.start, session.end, now=now, mtime=mtime).end
