@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 SKEW = timedelta(days=1)
+# What every run takes as its clock, so a test can hand it a fixed one (utcnow by default).
+Clock = Callable[[], datetime]
 
 
 def utcnow() -> datetime:
-    """The wall clock, for a reader with no run of its own (a spawn's ``scribed context``)."""
+    """The wall clock: every run's default :data:`Clock`, and a reader's with no run of its own."""
     return datetime.now(UTC)
 
 

@@ -37,7 +37,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,7 @@ from scribed.core.lock import root_lock
 from scribed.core.promote import extract_facts, fact_sink, wiki_of
 from scribed.core.results import ImportedDecision, ImportedEntry, ImportResult, NotDecision, PinnedFact
 from scribed.curate.agent_writes import FactSink
+from scribed.dates import Clock, utcnow
 from scribed.fsutil import write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
@@ -78,15 +79,9 @@ from scribed.tiers.wiki import Fact, MergeResult, Source, safe_body, valid_topic
 if TYPE_CHECKING:
     from scribed.log import Logger
 
-Clock = Callable[[], datetime]
-
 
 class ImportRefusedError(ValueError):
     """The repo cannot be imported as asked (state on another branch, bad agent name); exit 2."""
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 # --- reading the legacy files ------------------------------------------------------------------

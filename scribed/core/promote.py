@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -60,11 +59,10 @@ from scribed.curate.agent_writes import (
     fact_report,
     fact_sink,
     inbox_dir,
-    utcnow,
     wiki_of,
     write_agent_fact,
 )
-from scribed.dates import believed, file_mtime, known_true
+from scribed.dates import Clock, believed, file_mtime, known_true, utcnow
 from scribed.fsutil import atomic_write, ensure_dir, read_text, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
@@ -86,7 +84,6 @@ from scribed.tiers.wiki import (
     valid_topic,
 )
 
-Clock = Callable[[], datetime]
 MIN_FACT_CHARS = 4  # shorter items are fragments, not facts
 
 _TOPIC_LINE = re.compile(r"^\s*(?:[-*]\s+)?(?:topic|wiki)\s*:\s*(?P<t>\S+)\s*$", re.I | re.M)

@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from scribed import heap
@@ -64,6 +64,7 @@ from scribed.core.results import (
     RunReport,
     SourceItem,
 )
+from scribed.dates import utcnow as utcnow  # re-exported: the daemon takes its default clock here
 from scribed.fsutil import (
     UnsafePathError,
     check_interrupt,
@@ -80,10 +81,6 @@ BATCH_FILES = 64  # source files per ledger commit in run_once
 BATCH_SECONDS = 2.0  # … or this long, whichever comes first (the batch holds the ledger)
 BATCH_BYTES = 32 << 20  # … or files this large: their prepared work waits in memory for the batch
 LOCK_WAIT_SAID = 0.1  # seconds: a wait for the root lock this long is logged (``lock_waited``)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Scribe:

@@ -30,6 +30,7 @@ from scribed.core.sync_state import (
     save_state,
     signature,
 )
+from scribed.dates import utcnow
 from scribed.fsutil import atomic_write, read_text
 from scribed.log import Silent
 from scribed.tiers import cold_store, git_merge
@@ -49,9 +50,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool =
     res = SyncResult()
     git = gittree.Asker(layout.memory)
     if not today:
-        from datetime import UTC, datetime
-
-        today = datetime.now(UTC).date().isoformat()
+        today = utcnow().date().isoformat()
     if not layout.memory.is_dir():
         return res
     state = load_state(layout)

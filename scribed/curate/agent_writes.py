@@ -8,8 +8,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -17,6 +16,7 @@ from scribed.compress.entry import one_line
 from scribed.compress.terms import strip_supersedes
 from scribed.config import Config
 from scribed.curate import review
+from scribed.dates import Clock, utcnow
 from scribed.fsutil import atomic_write, ensure_dir
 from scribed.log import get as get_logger
 from scribed.names import normalize_name
@@ -44,15 +44,10 @@ from scribed.tiers.wiki import (
     valid_topic,
 )
 
-Clock = Callable[[], datetime]
 # One limit for every way an agent writes a fact (`wiki-write`, MCP's `wiki_write`, an inbox file):
 # a fact is a few lines; a build log pasted whole would be read by every search and context after.
 MAX_FACT_BYTES = 1_000_000
 _SUPERSEDES_LINE = re.compile(r"^\s*(?:[-*]\s+)?supersedes:\s*(?P<s>.+?)\s*$", re.I | re.M)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class FactTooLargeError(WikiError):

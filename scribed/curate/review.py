@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from scribed.compress.entry import iso
 from scribed.compress.terms import norm
+from scribed.dates import Clock
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers import audit
 from scribed.tiers.cold import Layout
 from scribed.tiers.records import ProposalRow, ReviewItem, ReviewResult
 from scribed.tiers.wiki import Fact, MergeResult, Source, Wiki, WikiDoc, WikiError
 
-Clock = Callable[[], datetime]
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 
 

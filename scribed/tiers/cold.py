@@ -14,10 +14,11 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from scribed.compress.entry import Entry, fence_step, has_fence, iso, join_entries, one_line, split_entries
+from scribed.dates import utcnow
 from scribed.fsutil import atomic_write, fsync_dir, read_text, write_gzip_archive
 from scribed.models import SECTIONS, Summary
 from scribed.tiers.layout import Layout as Layout  # re-exported: most callers import it from here
@@ -166,7 +167,7 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
     digest_id = (
         "d-" + hashlib.sha256(",".join(e.entry_id for e in folded if e.entry_id).encode()).hexdigest()[:12]
     )
-    when = max((e.when for e in folded if e.when), default=datetime.now(UTC))
+    when = max((e.when for e in folded if e.when), default=utcnow())
     total_items = sum(len(getattr(summary, k)) for k, _ in SECTIONS[2:])
 
     def head(s: Summary) -> str:

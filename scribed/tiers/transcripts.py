@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import zstandard
 
 from scribed.config import Config
+from scribed.dates import utcnow
 from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, replacing
 from scribed.session.door import Redacted, redacted_chunks
 from scribed.sources import zst
@@ -233,7 +234,7 @@ def archive(
     if not cfg.archive.transcripts:
         return None
     dest = folder(cfg, layout)
-    when = now or datetime.now(UTC)
+    when = now or utcnow()
     data_path, meta_path = _names(dest, kind, source)
     st = source.stat()
     stamp = f"{st.st_size}:{st.st_mtime_ns}"
