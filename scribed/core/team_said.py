@@ -5,6 +5,7 @@ which drives the sync (under its lock) and the compaction: the words are one ide
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from scribed.core import statebranch
@@ -62,16 +63,35 @@ def synced(log: Logger, layout: Layout, res: SyncResult) -> None:
 def _left(log: Logger, res: SyncResult) -> None:
     """The entries a sync took out of the views without a loss: git removed them, or they told
     a session a second time."""
-    for agent, keys in res.told_twice.items():
-        log.info(
-            "cold_entries_told_twice",
-            agent=agent,
-            retired=keys,
-            reason="entries of one session whose lines overlap (two clones cut it at different "
-            "points): the finer cut kept, else merged into one; listed in retired.txt",
-        )
-    for agent, keys in res.git_removed.items():
-        log.info("cold_entry_left_by_git", agent=agent, entries=keys, reason="git removed its file")
+    _each(
+        log.info,
+        "cold_entries_told_twice",
+        res.told_twice,
+        ("agent", "retired"),
+        reason="entries of one session whose lines overlap (two clones cut it at different "
+        "points): the finer cut kept, else merged into one; listed in retired.txt",
+    )
+    _each(
+        log.info,
+        "cold_entry_left_by_git",
+        res.git_removed,
+        ("agent", "entries"),
+        reason="git removed its file",
+    )
+
+
+def _each(
+    say: Callable[..., object],
+    event: str,
+    found: Mapping[str, list[str]],
+    names: tuple[str, str],
+    **words: str,
+) -> None:
+    """One event per agent or page in ``found`` (named by ``names``: its own field, then its list's),
+    each with the same ``words``: a reader greps one agent's or page's line, not a table of them."""
+    key, listed = names
+    for name, items in found.items():
+        say(event, **{key: name, listed: items}, **words)
 
 
 def _written_back(log: Logger, layout: Layout, res: SyncResult) -> None:
@@ -112,14 +132,14 @@ def _wiki(log: Logger, res: WikiSync) -> None:
                 for t in titles
             ),
         )
-    for page, titles in res.placed.items():
-        log.warning(
-            "wiki_block_placed",
-            page=page,
-            blocks=titles,
-            reason="it sat on the wrong side of ## Superseded (a text merge put it there): a block "
-            "is retired by its *Status:* line, and moved to where that line says",
-            action="to retire a fact, deprecate it: scribed wiki-deprecate TOPIC TITLE --agent AGENT",
-        )
+    _each(
+        log.warning,
+        "wiki_block_placed",
+        res.placed,
+        ("page", "blocks"),
+        reason="it sat on the wrong side of ## Superseded (a text merge put it there): a block "
+        "is retired by its *Status:* line, and moved to where that line says",
+        action="to retire a fact, deprecate it: scribed wiki-deprecate TOPIC TITLE --agent AGENT",
+    )
     for page in res.deduped:
         log.warning("wiki_page_deduplicated", page=page, reason="a block was there twice (a text merge)")
