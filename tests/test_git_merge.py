@@ -13,7 +13,7 @@ import pytest
 from helpers import run_cli
 
 from scribed.compress.entry import split_entries
-from scribed.tiers import cold_store, git_merge
+from scribed.tiers import cold_store, git_merge, wiki_merge
 
 
 def entry(i: int, body: str = "", day: int = 1) -> str:
@@ -59,19 +59,19 @@ WIKI = (
 def test_wiki_blocks_of_both_sides_once_and_a_reversal_wins() -> None:
     ours = WIKI + "### Cap the LRU at 512\nCap it.\n*Source:* 2026-11-02 · entry=e-000000000002\n\n"
     theirs = WIKI + "### Pin workers\nPin them.\n*Source:* 2026-11-03 · entry=e-000000000003\n\n"
-    merged = git_merge.merge_wiki(ours, theirs)
+    merged = wiki_merge.merge_wiki(ours, theirs)
     assert [t for t in merged.splitlines() if t.startswith("### ")] == [
         "### Use Argon2",
         "### Cap the LRU at 512",
         "### Pin workers",
     ]
-    assert git_merge.merge_wiki(merged, theirs) == merged
+    assert wiki_merge.merge_wiki(merged, theirs) == merged
     reversed_ = (
         "# Decisions\n\n## Superseded\n\n### Use Argon2\n*Status:* superseded\nUse Argon2 for hashing.\n"
     )
-    both = git_merge.merge_wiki(WIKI, reversed_)
+    both = wiki_merge.merge_wiki(WIKI, reversed_)
     assert both.count("### Use Argon2") == 1 and both.index("## Superseded") < both.index("### Use Argon2")
-    assert git_merge.merge_wiki(reversed_, WIKI).count("### Use Argon2") == 1
+    assert wiki_merge.merge_wiki(reversed_, WIKI).count("### Use Argon2") == 1
 
 
 def test_retired_lines_merge_as_a_set() -> None:

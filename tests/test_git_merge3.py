@@ -16,7 +16,7 @@ from helpers import run_cli
 from test_team_git import Clone, _session, clone_pair, git
 
 from scribed.compress.entry import split_entries
-from scribed.tiers import cold_store, git_merge
+from scribed.tiers import cold_store, git_merge, wiki_merge
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -43,7 +43,7 @@ def _both_ways(kind: str, base: str, ours: str, theirs: str) -> git_merge.Merged
     if kind == "entries":
         assert got.text == other.text
     else:
-        assert sorted(git_merge.chunks(got.text)[1]) == sorted(git_merge.chunks(other.text)[1])
+        assert sorted(wiki_merge.chunks(got.text)[1]) == sorted(wiki_merge.chunks(other.text)[1])
     return got
 
 
@@ -184,7 +184,7 @@ def test_a_wiki_conflict_keeps_both_and_the_index_never_conflicts() -> None:
 
 def test_two_way_merges_keep_one_blank_line_between_blocks() -> None:
     """M2: the last block of one side ends without a blank line; the other side's block follows."""
-    got = git_merge.merge_wiki(_page(CACHE_B), _page(CACHE_B, FLAGS_B))
+    got = wiki_merge.merge_wiki(_page(CACHE_B), _page(CACHE_B, FLAGS_B))
     assert got == _page(CACHE_B, FLAGS_B) and _blank_lines_between_blocks(got) == [1]
 
 

@@ -18,7 +18,7 @@ from scribed.core import wikisync
 from scribed.curate.agent_writes import write_agent_fact
 from scribed.recall.search import Index
 from scribed.session.door import redacted
-from scribed.tiers import git_merge, wiki_mark
+from scribed.tiers import git_merge, wiki_mark, wiki_merge
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import WikiDoc
 from scribed.tiers.wiki_block import parse_block
@@ -91,16 +91,16 @@ def test_a_text_merge_that_put_a_current_fact_under_superseded_is_laid_out_again
     doc = WikiDoc.parse("ops", merged)
     assert [(b.title, b.active) for b in doc.blocks] == [("Session store", False), ("Retries", True)]
     assert doc.counts() == {"active": 1, "superseded": 0, "deprecated": 1}
-    fixed, moved = git_merge.placed(merged)
+    fixed, moved = wiki_merge.placed(merged)
     assert moved == ["### Retries"] and _layout(fixed) == [("Retries", False), ("Session store", True)]
-    assert git_merge.placed(fixed) == (fixed, [])  # laid out already: the same bytes
+    assert wiki_merge.placed(fixed) == (fixed, [])  # laid out already: the same bytes
     assert doc.render() == fixed
     # and the other way: a block marked retired above the section goes under it
     up = _page([LOG_DEP, STORE])
-    down, moved = git_merge.placed(up)
+    down, moved = wiki_merge.placed(up)
     assert moved == ["### Logging"] and _layout(down) == [("Session store", False), ("Logging", True)]
     # the sync's write-back of a lost block lays the page out the same
-    assert git_merge.merge_wiki(merged, HEAD + RETRY) == fixed
+    assert wiki_merge.merge_wiki(merged, HEAD + RETRY) == fixed
 
 
 def test_the_status_is_the_mark_in_both_formats() -> None:
@@ -151,14 +151,14 @@ def test_a_fact_reversed_under_its_own_title_keeps_both_blocks() -> None:
             ("Retries", False),
             ("Session store", True),
         ]
-    assert git_merge.merge_wiki(reversed_, "") == reversed_  # the sync's dedup: not a doubled block
+    assert wiki_merge.merge_wiki(reversed_, "") == reversed_  # the sync's dedup: not a doubled block
     # a block a text merge left twice (two edits taken both ways): once, with both statements
     doubled = _page([STORE, LOG, STORE.replace("for sessions.", "for sessions (cluster mode).")])
-    once = git_merge.merge_wiki(doubled, "")
+    once = wiki_merge.merge_wiki(doubled, "")
     assert once.count("### Session store") == 1 and once.count("entry=w-1") == 1, once
     assert "\nUse Redis for sessions.\n" in once and "\nUse Redis for sessions (cluster mode).\n" in once
     # a stale active copy of the block the other side retired (one source) still goes
-    assert _layout(git_merge.merge_wiki(_page([STORE]), _page([], [STORE_DEP]))) == [("Session store", True)]
+    assert _layout(wiki_merge.merge_wiki(_page([STORE]), _page([], [STORE_DEP]))) == [("Session store", True)]
 
 
 def test_wiki_write_reversing_a_fact_under_its_title_keeps_the_new_fact(tmp_path: Path) -> None:

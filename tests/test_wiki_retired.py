@@ -14,7 +14,7 @@ from test_wiki_place import LOG, NEW_STORE, OLD_STORE, RETRY, STORE, STORE_DEP, 
 from scribed.core import wikisync
 from scribed.curate.agent_writes import deprecate, write_agent_fact
 from scribed.session.door import redacted
-from scribed.tiers import git_merge
+from scribed.tiers import git_merge, wiki_merge
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import WikiDoc
 
@@ -28,7 +28,7 @@ NEW_DEP = _block(
 
 def _retired(text: str) -> list[list[str]]:
     """The ``*Status:*`` lines of each retired ``Session store`` block, in order."""
-    _, blocks = git_merge.chunks(text)
+    _, blocks = wiki_merge.chunks(text)
     return [
         [ln for ln in x.splitlines() if ln.startswith("*Status:*")]
         for s, t, x in blocks
@@ -59,7 +59,7 @@ def test_a_fact_retired_twice_under_its_title_stays_two_blocks_through_the_sync(
     res, _ = wikisync.sync(layout, {})
     assert not res.deduped and not res.placed
     assert (layout.wiki / "ops.md").read_text() == page
-    assert git_merge.merge_wiki(page, "") == page
+    assert wiki_merge.merge_wiki(page, "") == page
 
 
 def test_the_driver_keeps_a_fact_and_its_reversal_both_retired() -> None:
@@ -76,8 +76,8 @@ def test_the_driver_keeps_a_fact_and_its_reversal_both_retired() -> None:
             assert WikiDoc.parse("ops", got.text).counts() == {"active": 2, "superseded": 1, "deprecated": 1}
     # a retired block a text merge left twice (one source) is still one
     doubled = _page([LOG], [NEW_DEP, OLD_STORE, OLD_STORE])
-    assert len(set(git_merge.block_keys(doubled))) == len(git_merge.block_keys(doubled)) - 1
-    assert git_merge.merge_wiki(doubled, "") == ours
+    assert len(set(wiki_merge.block_keys(doubled))) == len(wiki_merge.block_keys(doubled)) - 1
+    assert wiki_merge.merge_wiki(doubled, "") == ours
 
 
 def test_the_driver_entry_keeps_both_retired_blocks(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ go, a spawn after a pull), each page whose stat changed since the last sync is c
 copy kept then (``.scribed/wiki-base/``): a block that vanished is written back under its section,
 a block a text merge left twice is kept once (its two versions merged as an add/add, neither
 dropped for the other), and a block a text merge left on the wrong side of ``## Superseded`` goes
-where its own mark says (:func:`git_merge.placed`: a current fact never reads as retired because of
+where its own mark says (:func:`wiki_merge.placed`: a current fact never reads as retired because of
 where git put it); then the copy is taken again.
 To retire a fact on purpose, deprecate it (``scribed deprecate``): it stays on the page, under
 ``## Superseded``; a block deleted by hand comes back, with a warning in the log.
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scribed.fsutil import atomic_write, ensure_dir, read_text
-from scribed.tiers import git_merge
+from scribed.tiers import wiki_merge
 from scribed.tiers.wiki import INDEX, Wiki
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class WikiSync:
 
 
 def _titles(text: str) -> list[str]:
-    return [t for _, t, _ in git_merge.chunks(text)[1] if t]
+    return [t for _, t, _ in wiki_merge.chunks(text)[1] if t]
 
 
 def _missing(base: str, text: str) -> str:
@@ -65,7 +65,7 @@ def _missing(base: str, text: str) -> str:
     have = set(_titles(text))
     out: list[str] = []
     section = ""
-    for s, t, chunk in git_merge.chunks(base)[1]:
+    for s, t, chunk in wiki_merge.chunks(base)[1]:
         if not t or t in have:
             continue
         if s != section and s:
@@ -106,7 +106,7 @@ def sync(
         text = read_text(path)
         if "<<<<<<<" in text:
             continue  # the conflict repair runs first and writes it again: compared then
-        fixed, moved = git_merge.placed(text)
+        fixed, moved = wiki_merge.placed(text)
         if moved:
             res.placed[rel] = moved
         was = read_text(base_dir / rel)
@@ -114,9 +114,9 @@ def sync(
         if lost and git is not None and git.moved_away(f"{folder}/{rel}", was):
             res.left.append(rel)  # a checkout of a commit from before those blocks: not a loss
             lost = ""
-        keys = git_merge.block_keys(text)
+        keys = wiki_merge.block_keys(text)
         if lost or len(keys) != len(set(keys)):
-            fixed = git_merge.merge_wiki(fixed, lost)
+            fixed = wiki_merge.merge_wiki(fixed, lost)
             if lost:
                 res.restored[rel] = _titles(lost)
             if len(keys) != len(set(keys)):

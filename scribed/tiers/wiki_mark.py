@@ -5,7 +5,7 @@ A block is retired when its text says so: the ``*Status:*`` line right under its
 is not its state: a text merge can leave a current block under ``## Superseded`` (two clones, one
 first to create that section, the other adding a fact at the end of the page), and one edit must
 not retire a fact. So the parser, search and the merge all read the mark, and the page is laid
-out from it (:func:`scribed.tiers.git_merge.placed`).
+out from it (:func:`scribed.tiers.wiki_merge.placed`).
 
 Kept apart from :mod:`scribed.tiers.wiki_block` so the merge driver, run once per file git
 merges, need not load the wiki's matching code.
