@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scribed.compress.entry import split_entries
-from scribed.tiers import cold, hot_seed
+from scribed.tiers import cold, seed_text
 from scribed.tiers.cold import Layout
 from tests.test_core import T0, _entry_text
 
@@ -67,7 +67,7 @@ def test_a_file_edited_since_is_parsed_again(tmp_path: Path) -> None:
     path = lay.cold_file("kim")
     path.write_text(path.read_text() + "\n" + t2)  # an agent appends the same entry by hand
     assert cold.append(lay, "kim", t2, id2, max_bytes=100_000, now=T0) == (False, 0)
-    assert hot_seed.newest_entry(lay, "kim") is not None
+    assert seed_text.newest_entry(lay, "kim") is not None
 
 
 def test_an_open_fence_is_not_remembered(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from scribed.compress import deferral, error_fixes, request
 from scribed.models import Session, Turn
-from scribed.tiers import hot_seed, live
+from scribed.tiers import live, seed_text
 
 T0 = datetime(2026, 11, 24, 14, 0, tzinfo=UTC)
 DEPLOY_ERR = (
@@ -82,7 +82,7 @@ def _deferred_session(user: str) -> list[Turn]:
 def _open_in_cold(turns: list[Turn]) -> list[str]:
     pairs = error_fixes.pair(turns)
     assert len(pairs) == 1, pairs
-    return hot_seed.unresolved(pairs, [])
+    return seed_text.unresolved(pairs, [])
 
 
 def test_a_deferred_failure_stays_unresolved_and_is_a_blocker() -> None:

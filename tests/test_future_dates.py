@@ -24,7 +24,7 @@ from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn
 from scribed.recall.context import cold_entries
 from scribed.session.door import redact_session
-from scribed.tiers import hot_seed, live
+from scribed.tiers import hot_seed, live, seed_text
 from scribed.tiers.cold import Layout
 
 SAMPLES = Path(__file__).parent / "samples"
@@ -159,7 +159,7 @@ def _pinned(layout: Layout) -> None:
 def test_a_seed_a_wrong_clock_dated_is_replaced_by_the_next_session(tmp_path: Path) -> None:
     layout = Layout(tmp_path)
     _pinned(layout)
-    assert hot_seed.newest_entry(layout, "picard", now=T0).entry_id == "e-00000000000b"
+    assert seed_text.newest_entry(layout, "picard", now=T0).entry_id == "e-00000000000b"
     assert hot_seed.reseed(layout, "picard", "copilot", "s-2", Log(), now=T0)
     text = layout.hot_file("picard").read_text()
     assert "updated: 2026-11-20T10:00:00Z" in text and "(id e-00000000000b)" in text

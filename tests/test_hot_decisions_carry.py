@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scribed.tiers import cold, hot_seed
+from scribed.tiers import cold, hot_seed, seed_text
 from scribed.tiers.cold import Layout
 
 
@@ -61,7 +61,8 @@ def test_only_the_last_deciding_session_and_never_beside_the_current_ones(tmp_pa
 def test_decisions_further_back_than_carry_back_are_not_read(tmp_path: Path) -> None:
     entries = [_entry("e-000000000001", "2026-11-01T09:00:00Z", ["pin numpy to 1.26"])]
     entries += [
-        _entry(f"e-00000000001{i}", f"2026-11-0{i + 2}T09:00:00Z", []) for i in range(hot_seed.CARRY_BACK + 1)
+        _entry(f"e-00000000001{i}", f"2026-11-0{i + 2}T09:00:00Z", [])
+        for i in range(seed_text.CARRY_BACK + 1)
     ]
-    got = _active(tmp_path, *entries, sid=f"s-e-00000000001{hot_seed.CARRY_BACK}")
+    got = _active(tmp_path, *entries, sid=f"s-e-00000000001{seed_text.CARRY_BACK}")
     assert "numpy" not in got, got

@@ -21,7 +21,7 @@ from scribed.models import Session, Turn
 from scribed.session.door import redact_session
 from scribed.sources.injected import MARK_CLOSE, MARK_OPEN
 from scribed.sources.markdown import front_matter, split_lines
-from scribed.tiers import cold, hot_seed, live
+from scribed.tiers import cold, hot_seed, live, seed_text
 from scribed.tiers.cold import Layout
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -95,7 +95,7 @@ def test_unresolved_errors_are_the_blockers() -> None:
         "`ValueError: bad int`",
     ]
     facts = ["error: `KeyError: 'a'`", "error: `MemoryError: buffer`", "command: `pytest`"]
-    assert hot_seed.unresolved(errors, facts) == [
+    assert seed_text.unresolved(errors, facts) == [
         "`OSError: disk full`",
         "`ValueError: bad int`",
         "`MemoryError: buffer`",
@@ -107,7 +107,7 @@ def test_a_fixed_or_vanished_error_is_no_blocker() -> None:
     away when its command ran again is not blocking: neither is a blocker in the next spawn."""
     errors = ["`npm ERR! code 2` → unresolved (gone when `npm run build` ran again)", "`E1: x` → unresolved"]
     facts = ["fixed: `npm ERR! Lifecycle script build failed`", "error: `OSError: disk full`"]
-    assert hot_seed.unresolved(errors, facts) == ["`E1: x`", "`OSError: disk full`"]
+    assert seed_text.unresolved(errors, facts) == ["`E1: x`", "`OSError: disk full`"]
 
 
 def test_an_error_the_fit_dropped_comes_back_with_its_fix_state() -> None:
@@ -149,7 +149,7 @@ def test_an_error_gone_on_a_clean_rerun_comes_back_as_fixed() -> None:
     ]
     s, _ = entry_guard.guard(Summary(goal="Rate-limit the API."), found, meta, 4000, lines)
     assert s.key_facts == ["fixed: `--- FAIL: TestRateLimit_Burst (0.00s)`", "error: `OSError: x`"]
-    assert hot_seed.unresolved([], s.key_facts) == ["`OSError: x`"]
+    assert seed_text.unresolved([], s.key_facts) == ["`OSError: x`"]
 
 
 def test_seed_has_outcome_open_items_blockers_decisions_and_pointer(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from scribed.compress import entry, entry_fit, outcome
 from scribed.core.scribe import Scribe
 from scribed.models import Summary, Turn
 from scribed.recall import context
-from scribed.tiers import cold, hot_seed, live
+from scribed.tiers import cold, live, seed_text
 from scribed.tiers.cold import Layout
 
 DONE = (
@@ -78,12 +78,12 @@ def test_the_seed_after_an_aider_session_carries_the_outcome_and_open_item_whole
     assert len(hot.encode()) < 4096
 
 
-def _session(n_open: int, item_chars: int, outcome_text: str) -> hot_seed.LastSession:
+def _session(n_open: int, item_chars: int, outcome_text: str) -> seed_text.LastSession:
     items = [
         f"open item {i:02d}: " + " ".join(["widen the partition key"] * (item_chars // 24)) + "."
         for i in range(n_open)
     ]
-    return hot_seed.LastSession(
+    return seed_text.LastSession(
         entry_id="e-0123456789ab",
         when="2026-11-20T10:00:00Z",
         cold=".squad/memory/cold/picard.md",
@@ -98,11 +98,11 @@ def _session(n_open: int, item_chars: int, outcome_text: str) -> hot_seed.LastSe
 def test_the_seed_drops_whole_items_only_when_4k_is_reached() -> None:
     conclusion = "The export streams now. All 41 tests pass (#812)."
     small = _session(3, 200, conclusion)
-    text = hot_seed.render("picard", "seed:copilot:s-1", small)
+    text = seed_text.render("picard", "seed:copilot:s-1", small)
     for item in small.open_items + small.decisions:
         assert f"- {item}\n" in text, "under 4 KB nothing goes"
     big = _session(12, 500, "First we tried X. Then Y failed. " + conclusion)
-    text = hot_seed.render("picard", "seed:copilot:s-1", big)
+    text = seed_text.render("picard", "seed:copilot:s-1", big)
     assert len(text.encode()) <= 4096
     kept = [ln[2:] for ln in text.splitlines() if ln.startswith("- open item")]
     assert kept and len(kept) < len(big.open_items)

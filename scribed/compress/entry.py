@@ -188,7 +188,7 @@ def parts_of(summary: Summary, meta: EntryMeta) -> tuple[str, list[tuple[str, in
     title = one_line(summary.goal or "session", TITLE_CHARS) or "session"
     head = f"### {iso(meta.end)}: {title}"
     # A goal the title holds whole is not printed again under Goal (readers take the title then:
-    # hot_seed.last_session): the bytes go to facts (issue 30, "no echoes").
+    # seed_text.last_session): the bytes go to facts (issue 30, "no echoes").
     whole = summary.goal and not title.endswith("…") and title == " ".join(summary.goal.split())
     blocks = _blocks(summary, "goal" if whole else "")
     fixed = len(head.encode()) + sum(n for _, n in blocks) + max(0, len(blocks) - 1) + 4  # 4 newlines

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from scribed.models import Anchor, Summary
 
 # As in entry.py, the models and the anchor extractor are imported where they are used: the hot
-# seed (tiers/hot_seed.py, which a spawn may load through tiers/live.py) reads fewer_sentences.
+# seed (tiers/seed_text.py, which a spawn may load through tiers/live.py) reads fewer_sentences.
 
 LIST_CAP = 12
 

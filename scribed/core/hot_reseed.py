@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from scribed.session.door import redacted
-from scribed.tiers import cold, cold_store, hot_seed, live
+from scribed.tiers import cold, cold_store, hot_seed, live, seed_text
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -43,8 +43,8 @@ def reseed_pulled(
     """A pull brought ``keys`` into the agent's view: when one of them is now its newest entry, the
     hot file (this machine's, git-ignored) is seeded from it, under the seeding rules (an edited
     hot file or another session's live view is left alone; an entry a teammate's wrong clock dated
-    past ``now`` is not the newest: :func:`hot_seed.newest_entry`)."""
-    newest = hot_seed.newest_entry(layout, agent, now=now)
+    past ``now`` is not the newest: :func:`seed_text.newest_entry`)."""
+    newest = seed_text.newest_entry(layout, agent, now=now)
     if newest is None or cold_store.key(newest) not in keys:
         return False
     seed = _seed_of(newest)
@@ -80,11 +80,11 @@ def reseed_removed(
         _, entries = cold.parsed(layout.cold_file(agent))
         e = next((x for x in entries if x.entry_id == named), None) if named not in gone else None
         if e is None:
-            e = hot_seed.newest_entry(layout, agent, now=now)
+            e = seed_text.newest_entry(layout, agent, now=now)
             seed = _seed_of(e) if e is not None else None
-            value = hot_seed.marker(seed[0], redacted(seed[1])) if seed else ""
+            value = seed_text.marker(seed[0], redacted(seed[1])) if seed else ""
         if e is not None and value:
-            text = hot_seed.render(agent, value, hot_seed.last_session(layout, agent, e))
+            text = seed_text.render(agent, value, seed_text.last_session(layout, agent, e))
         else:
             text = live.TEMPLATE.format(agent=agent)
         return text, {"entry": e.entry_id if e else None, "reason": "an entry was removed"}

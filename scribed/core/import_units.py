@@ -32,7 +32,7 @@ from scribed.names import slug
 from scribed.session.door import redacted
 from scribed.session.redact import redact
 from scribed.squad import legacy
-from scribed.tiers import hot_seed, live
+from scribed.tiers import live, seed_text
 from scribed.tiers.cold import Layout
 from scribed.tiers.wiki import Fact, Source, Wiki, safe_body
 
@@ -276,17 +276,17 @@ def seed_hot(
         ours = value.startswith(live.SEED_PREFIX + IMPORT_SEED + ":") and live.owned(before)
         if not ours and (value or not live.is_blank(path, agent)):
             return False
-    e: Entry | None = hot_seed.newest_entry(layout, agent, skip, newest.ref if newest else "")
+    e: Entry | None = seed_text.newest_entry(layout, agent, skip, newest.ref if newest else "")
     where = ""
     if newest is not None and (e is None or entry.iso(newest.date) > e.date):
         e = split_entries(render_unit(newest, cfg, fit=True))[1][0]  # archived or promoted: not in cold
         where = newest.source
     if e is None:
         return False
-    last = hot_seed.last_session(layout, agent, e)
+    last = seed_text.last_session(layout, agent, e)
     if where:
         last = replace(last, cold=where)
-    text = hot_seed.render(agent, hot_seed.marker(IMPORT_SEED, redacted(e.entry_id or "import")), last)
+    text = seed_text.render(agent, seed_text.marker(IMPORT_SEED, redacted(e.entry_id or "import")), last)
     if before == text.encode() or not live.swap(path, before, text.encode(), base=layout.memory):
         return False
     log.info("hot_seeded", agent=agent, entry=e.entry_id, via="import")
