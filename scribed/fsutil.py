@@ -15,7 +15,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -119,6 +119,25 @@ def shown(path: str | os.PathLike[str]) -> str:
         return os.fsencode(text).decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a surrogate no file name holds: shown as \\udXXX
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+NOT_UTF8 = (
+    "its name is not valid UTF-8 (its bad bytes shown as \\xNN): skipped; rename it to a UTF-8 name "
+    "(e.g. `convmv -f latin1 -t utf-8 --notest`) to have it read"
+)
+
+
+def utf8_only(paths: Iterable[Path], say: Callable[[str], None]) -> list[Path]:
+    """``paths`` without those whose name is not UTF-8, each of which is passed to ``say`` as
+    :func:`shown` gives it (the caller adds :data:`NOT_UTF8`). Such a name can be neither stored
+    (SQLite, JSON, a provenance line) nor printed as it is: one file so named must not stop the others."""
+    out: list[Path] = []
+    for p in paths:
+        if utf8_name(str(p)):
+            out.append(p)
+        else:
+            say(shown(p))
+    return out
 
 
 def read_error(path: Path) -> str | None:

@@ -16,10 +16,13 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
-from typing import Any, Protocol, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
-from scribed.fsutil import shown
+from scribed.fsutil import NOT_UTF8, shown, utf8_only
 from scribed.session.redact import REDACTED, redact, secret_spans
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -208,6 +211,22 @@ def get(name: str = "scribed") -> Logger:
     _apply()
     logger: Logger = structlog.get_logger(name)
     return logger
+
+
+_NOT_UTF8_SAID: set[str] = set()
+
+
+def utf8_named(paths: Iterable[Path]) -> list[Path]:
+    """:func:`scribed.fsutil.utf8_only` for a reader of the memory folders (status, search, report,
+    the MCP tools): each name it skips is logged as a warning (``file_name_not_utf8``) once per
+    process, so a listing made twice in a command, or every cycle of the daemon, says it once."""
+
+    def say(name: str) -> None:
+        if name not in _NOT_UTF8_SAID:
+            _NOT_UTF8_SAID.add(name)
+            get("scribed").warning("file_name_not_utf8", file=name, reason=NOT_UTF8)
+
+    return utf8_only(paths, say)
 
 
 def progress(

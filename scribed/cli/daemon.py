@@ -27,6 +27,7 @@ from scribed.cli.common import fail, load_config, no_config, note, root_problem,
 from scribed.config import Config, ConfigError
 from scribed.core.results import ago, duration
 from scribed.core.status import ledger_status, waiting
+from scribed.log import utf8_named
 from scribed.tiers.cold import Layout
 
 HOT_BUDGET = 4096
@@ -94,11 +95,13 @@ def tier_bytes(layout: Layout, cfg: Config) -> dict[str, Any]:
     """Per-agent hot/cold bytes against their budgets, and the wiki's total (it is per topic, not agent)."""
     agents: dict[str, dict[str, int]] = {}
     for tier, folder in (("hot", layout.hot), ("cold", layout.cold)):
-        for p in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        for p in utf8_named(sorted(folder.glob("*.md"))) if folder.is_dir() else []:
             if not p.name.startswith("."):
                 agents.setdefault(p.stem.lower(), {"hot": 0, "cold": 0})[tier] = _size(p)
     wiki_pages = (
-        [p for p in layout.wiki.rglob("*.md") if not p.name.startswith(".")] if layout.wiki.is_dir() else []
+        utf8_named(p for p in layout.wiki.rglob("*.md") if not p.name.startswith("."))
+        if layout.wiki.is_dir()
+        else []
     )
     return {
         "budgets": {"hot": HOT_BUDGET, "cold": cfg.cold.max_bytes},

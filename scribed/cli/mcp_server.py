@@ -26,6 +26,7 @@ from pydantic import Field
 from scribed import __version__
 from scribed.config_light import squad_root
 from scribed.dates import believed, utcnow
+from scribed.log import utf8_named
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
@@ -232,7 +233,7 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
         files = [check_tier_file(layout, layout.cold_file(check_name(agent, "agent", layout)), "cold file")]
     else:
         files = (
-            sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p))
+            utf8_named(sorted(p for p in layout.cold.glob("*.md") if _inside(layout.root, p)))
             if layout.cold.is_dir()
             else []
         )

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import split_entries
+from scribed.log import utf8_named
 from scribed.session.door import redacted, redacted_path
 from scribed.tiers import wiki_mark
 from scribed.tiers.cold import Layout
@@ -294,12 +295,13 @@ class Index:
     def _files(self, tiers: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
         lay = self.layout
         if "cold" in tiers:
-            yield from ((p, "cold") for p in sorted(lay.cold.glob("*.md")))
+            yield from ((p, "cold") for p in utf8_named(sorted(lay.cold.glob("*.md"))))
         if "wiki" in tiers:
-            yield from ((p, "wiki") for p in sorted(lay.wiki.glob("*.md")) if p.stem != "index")
+            yield from ((p, "wiki") for p in utf8_named(sorted(lay.wiki.glob("*.md"))) if p.stem != "index")
         if "archive" in tiers:
-            yield from ((p, "archive") for p in sorted((lay.archive / "cold").glob("*.md.gz")))
-            yield from ((p, "archive") for p in sorted((lay.archive / "promoted").glob("*/*.md.gz")))
+            yield from ((p, "archive") for p in utf8_named(sorted((lay.archive / "cold").glob("*.md.gz"))))
+            promoted = sorted((lay.archive / "promoted").glob("*/*.md.gz"))
+            yield from ((p, "archive") for p in utf8_named(promoted))
         if "transcript" in tiers:
             from scribed.tiers.transcripts import META_SUFFIX, SUFFIX
 

@@ -1,0 +1,107 @@
+"""A file or folder whose name is not valid UTF-8 (``caf\\xe9.md``: an old Latin-1 disk, an archive
+unpacked with the wrong encoding) in the memory folders is skipped with
+one warning naming it, its bad bytes escaped, and every other file is read (stop 49). Before,
+``status`` and ``search`` (so ``context --query`` and the MCP search) stopped with a bare
+UnicodeEncodeError and ``status --json`` named an agent ``caf\\udce9``.
+
+The commands run with a strict UTF-8 stdout (``PYTHONIOENCODING=utf-8``), as on a desktop whose
+locale is ``en_US.UTF-8``; the C.UTF-8 locale of CI would let the raw bytes through unseen.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import run_cli
+
+from scribed import fsutil, log
+from scribed.cli import demo
+from scribed.cli.mcp_server import tool_recent_sessions
+from scribed.tiers.cold import Layout
+
+BAD = os.fsdecode(b"caf\xe9")  # what the OS gives for the Latin-1 name: a lone surrogate
+SHOWN = "caf\\xe9"
+STRICT = {"PYTHONIOENCODING": "utf-8"}
+
+
+@pytest.fixture(scope="module")
+def compacted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("memory") / "demo"
+    root.mkdir()
+    demo.build(root)
+    assert run_cli("--config", str(root / "scribed.toml"), "run-once").returncode == 0
+    return root
+
+
+def _with_bad_names(compacted: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    shutil.copytree(compacted, root, symlinks=True)
+    mem = root / ".squad/memory"
+    run_cli("--config", str(root / "scribed.toml"), "wiki-write", "decisions", "--agent", "riker",
+            input=b"Use an injected clock in src/auth/session.py instead of freeze_time\n")  # fmt: skip
+    for tier, good in (("hot", "riker"), ("cold", "riker"), ("wiki", "decisions")):
+        shutil.copy(mem / tier / f"{good}.md", mem / tier / f"{BAD}.md")
+    return root
+
+
+def _warned(stderr: bytes) -> list[str]:
+    events = [json.loads(ln) for ln in stderr.decode().splitlines() if ln.startswith("{")]
+    return [e["file"].rsplit("/memory/", 1)[1] for e in events if e["event"] == "file_name_not_utf8"]
+
+
+def test_utf8_only_keeps_the_good_names_and_says_each_other_one_escaped() -> None:
+    said: list[str] = []
+    kept = fsutil.utf8_only([Path("/m/café.md"), Path(f"/m/{BAD}/a.md"), Path("/m/b.md")], said.append)
+    assert kept == [Path("/m/café.md"), Path("/m/b.md")]
+    assert said == [f"/m/{SHOWN}/a.md"]
+
+
+def test_a_reader_logs_each_such_name_once_per_process() -> None:
+    stream = io.StringIO()
+    log.configure("json", "info", stream=stream)
+    name = f"/m/{BAD}-{os.getpid()}.md"  # a name no other test said in this process
+    try:
+        assert log.utf8_named([Path(name), Path("/m/a.md")]) == [Path("/m/a.md")]
+        assert log.utf8_named([Path(name)]) == []  # the daemon's next cycle: said already
+    finally:
+        log.configure("json", "error")
+    events = [json.loads(ln) for ln in stream.getvalue().splitlines()]
+    assert [(e["event"], e["file"]) for e in events] == [("file_name_not_utf8", fsutil.shown(name))]
+    assert "rename it" in events[0]["reason"]
+
+
+def test_status_names_the_others_and_warns_once_per_file(compacted: Path, tmp_path: Path) -> None:
+    root = _with_bad_names(compacted, tmp_path)
+    p = run_cli("--config", str(root / "scribed.toml"), "status", cwd=root, env=STRICT)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    out = p.stdout.decode()
+    assert "riker" in out and "worf" in out and "caf" not in out, out
+    assert _warned(p.stderr) == [f"hot/{SHOWN}.md", f"cold/{SHOWN}.md", f"wiki/{SHOWN}.md"], p.stderr
+    p = run_cli("--config", str(root / "scribed.toml"), "status", "--json", cwd=root, env=STRICT)
+    agents = [a["agent"] for a in json.loads(p.stdout)["tiers"]["agents"]]
+    assert p.returncode == 0 and agents == ["picard", "riker", "troi", "worf"], agents
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("search", "clock"), ("search", "--json", "clock"), ("context", "riker", "--query", "clock")],
+    ids=["search", "search-json", "context-query"],
+)
+def test_search_and_context_find_the_others(compacted: Path, tmp_path: Path, args: tuple[str, ...]) -> None:
+    root = _with_bad_names(compacted, tmp_path)
+    p = run_cli("--config", str(root / "scribed.toml"), *args, cwd=root, env=STRICT)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert "injected clock" in p.stdout.decode() or "«clock»" in p.stdout.decode(), p.stdout
+    assert _warned(p.stderr) == [f"cold/{SHOWN}.md", f"wiki/{SHOWN}.md"], p.stderr
+
+
+def test_the_mcp_recent_sessions_leave_the_file_out(compacted: Path, tmp_path: Path) -> None:
+    root = _with_bad_names(compacted, tmp_path)
+    sessions = tool_recent_sessions(Layout(root))["sessions"]
+    json.dumps(sessions, ensure_ascii=False).encode("utf-8")  # what the MCP transport writes
+    assert {s["agent"] for s in sessions} == {"picard", "riker", "troi", "worf"}
