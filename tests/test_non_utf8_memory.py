@@ -1,8 +1,9 @@
 """A file or folder whose name is not valid UTF-8 (``caf\\xe9.md``: an old Latin-1 disk, an archive
-unpacked with the wrong encoding) in the memory folders is skipped with
+unpacked with the wrong encoding) in the memory folders or in a legacy Squad tree is skipped with
 one warning naming it, its bad bytes escaped, and every other file is read (stop 49). Before,
 ``status`` and ``search`` (so ``context --query`` and the MCP search) stopped with a bare
-UnicodeEncodeError and ``status --json`` named an agent ``caf\\udce9``.
+UnicodeEncodeError, ``status --json`` named an agent ``caf\\udce9``, and ``import`` stopped on
+one such history or decision file, importing nothing.
 
 The commands run with a strict UTF-8 stdout (``PYTHONIOENCODING=utf-8``), as on a desktop whose
 locale is ``en_US.UTF-8``; the C.UTF-8 locale of CI would let the raw bytes through unseen.
@@ -105,3 +106,47 @@ def test_the_mcp_recent_sessions_leave_the_file_out(compacted: Path, tmp_path: P
     sessions = tool_recent_sessions(Layout(root))["sessions"]
     json.dumps(sessions, ensure_ascii=False).encode("utf-8")  # what the MCP transport writes
     assert {s["agent"] for s in sessions} == {"picard", "riker", "troi", "worf"}
+
+
+HISTORY = """# History
+
+## Learnings
+
+### 2025-01-10: Stream rows with server-side cursors in src/export/job.py
+The nightly export held 2.1 GiB in memory; server-side cursors keep it under 50 MB (#1201).
+"""
+DECISIONS = """# Decisions
+
+### 2025-02-01: Pin {tool} to {version} in requirements-dev.txt
+**By:** riker
+**What:** {tool} {next} broke the fixtures in conftest.py; pinned until they are ported.
+"""
+
+
+def test_import_skips_such_a_history_or_decision_file_and_imports_the_rest(tmp_path: Path) -> None:
+    squad = tmp_path / ".squad"
+    for agent in ("riker", BAD):
+        (squad / "agents" / agent).mkdir(parents=True)
+        (squad / "agents" / agent / "history.md").write_text(HISTORY)
+    (squad / "agents/riker" / f"history-archive-{BAD}.md").write_text(HISTORY.replace("2025", "2024"))
+    (squad / "decisions.md").write_text(DECISIONS.format(tool="pytest", version="8.x", next="9"))
+    (squad / "decisions/inbox").mkdir(parents=True)
+    (squad / "decisions/inbox" / f"{BAD}.md").write_text(
+        DECISIONS.format(tool="ruff", version="0.6", next="0.7")
+    )
+    p = run_cli("import", "--root", str(tmp_path), "--all", "--json", cwd=tmp_path, env=STRICT)
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    data = json.loads(p.stdout)
+    bad = sorted(w.split(": ")[0].removeprefix(f"{squad}/") for w in data["warnings"] if "UTF-8" in w)
+    assert bad == [
+        f"agents/{SHOWN}",
+        f"agents/riker/history-archive-{SHOWN}.md",
+        f"decisions/inbox/{SHOWN}.md",
+    ]
+    wiki = (squad / "memory/wiki/decisions.md").read_text()
+    assert "pytest" in wiki and "ruff" not in wiki
+    p = run_cli("import", "--root", str(tmp_path), "riker", "--dry-run", cwd=tmp_path, env=STRICT)
+    said = [json.loads(ln)["reason"] for ln in p.stderr.decode().splitlines() if ln.startswith("{")]
+    assert (
+        p.returncode == 0 and f"{squad}/agents/riker/history-archive-{SHOWN}.md: its name is not" in said[0]
+    ), said

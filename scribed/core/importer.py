@@ -67,7 +67,7 @@ from scribed.core.promote import extract_facts, fact_sink, wiki_of
 from scribed.core.results import ImportedDecision, ImportedEntry, ImportResult, NotDecision, PinnedFact
 from scribed.curate.agent_writes import FactSink
 from scribed.dates import Clock, utcnow
-from scribed.fsutil import write_gzip_archive
+from scribed.fsutil import NOT_UTF8, shown, utf8_name, utf8_only, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
 from scribed.names import normalize_name
@@ -223,12 +223,20 @@ def source_name(layout: Layout, path: Path) -> str:
 
 
 def _unnamed(layout: Layout, tree: Path, bad: str) -> str:
+    if not utf8_name(bad):
+        return f"{shown(tree / 'agents' / bad)}: {NOT_UTF8}"
     hint = re.sub(r"[^a-z0-9_-]+", "-", bad.lower()).strip("-_") or "a-name"
     return (
         f"{source_name(layout, tree / 'agents' / bad / 'history.md')}: not imported: {bad!r} is not an "
         f"agent name (lowercase letters, digits, '-' and '_'); rename the folder (say to {hint!r}) and "
         "import again"
     )
+
+
+def _utf8(paths: list[Path], run: _Run) -> list[Path]:
+    """``paths`` whose names are UTF-8; each other one a warning: its name could be neither a
+    provenance line nor printed, and it stopped the whole import."""
+    return utf8_only(paths, lambda name: run.warnings.append(f"{name}: {NOT_UTF8}"))
 
 
 def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
@@ -251,7 +259,7 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
         [_unnamed(layout, t, bad) for t in trees for bad in unnamed_agents(t)] if everything else []
     )
     for name in names:
-        paths = [p for tree in trees for p in history_files(tree, name)]
+        paths = _utf8([p for tree in trees for p in history_files(tree, name)], run)
         for n, path in enumerate(paths):
             h = parse_history(name, path, source_name(layout, path), pinned=n == 0)
             for u in h.units:
@@ -263,7 +271,7 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
             else:
                 run.histories[-1].team += h.team
             run.units += h.units
-    for path in [p for tree in trees for p in decision_files(tree)]:
+    for path in _utf8([p for tree in trees for p in decision_files(tree)], run):
         units, skipped = parse_decisions(path, source_name(layout, path))
         units = [u for u in units if everything or u.agent in names]
         for u in units:
