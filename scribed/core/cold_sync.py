@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scribed.compress.entry import Entry, join_entries, split_entries
+from scribed.compress.entry import Entry, join_entries, provenance, split_entries
 from scribed.core.wikisync import WikiSync
 from scribed.fsutil import atomic_write, ensure_dir, fsync_dir, read_text
 from scribed.tiers import cold, cold_overlap, cold_store
@@ -57,6 +57,18 @@ if TYPE_CHECKING:
 
 _ARCHIVE_RE = re.compile(r" · archive=`([^`]+)`")
 MAX_CHAIN = 256  # fold archives followed from one digest, per sync
+
+
+def _place(e: Entry) -> tuple[str, str, str, int, int] | None:
+    """The part of a session ``e`` tells, from its provenance (agent, session, source, lines),
+    whatever its id says; None for an entry that names none (a digest, one written by hand)."""
+    got = provenance(e.text)
+    if got is None:
+        return None
+    f, (first, last) = got
+    if not f.get("session") or first < 1:
+        return None
+    return f.get("agent", ""), f["session"], f.get("source", ""), first, last
 
 
 @dataclass(slots=True)
@@ -286,6 +298,9 @@ class AgentSync:
                 return f"folded into {v.entry_id}"
         if (self.layout.archive / cold_store.promoted_archive_name(self.name, e)).is_file():
             return "left cold"
+        renamed = self._renamed(k, e)
+        if renamed:
+            return renamed
         told = self._told_twice(k, e)
         if told:
             return told
@@ -293,6 +308,20 @@ class AgentSync:
         for v in self.view.values():
             if v.entry_id and v.entry_id.startswith("d-") and any(needle in b for b in self._chain(v)):
                 return f"folded into {v.entry_id}"
+        return ""
+
+    def _renamed(self, k: str, e: Entry) -> str:
+        """Why ``e`` left the view when the view holds it under another id: an entry new since the
+        last sync naming the same part of the same session (agent, session, source, lines) is
+        ``e`` with its id edited by hand. The edit is the user's: ``e`` is retired, its line naming
+        the session and lines (no ledger compacts that part again), not written back beside it."""
+        at = _place(e)
+        if at is None:
+            return ""
+        for k2, v in self.view.items():
+            if k2 != k and k2 not in self.base and _place(v) == at:
+                session = re.sub(r"\s+", "_", at[1])
+                return f"id edited by hand: now {k2} · session={session} · lines {at[3]}–{at[4]}"
         return ""
 
     def _told_twice(self, k: str, e: Entry) -> str:
