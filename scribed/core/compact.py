@@ -18,7 +18,7 @@ from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
 from scribed.core import scope_mark
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step, Ticket
-from scribed.core.discovery import adopt_moved, adopt_twin, file_stat, sha256_bytes
+from scribed.core.discovery import adopt_moved, adopt_twin, file_stat, gone_paths, sha256_bytes
 from scribed.core.ledger import SourceRow, source_key
 from scribed.core.results import (
     SKIP_ACTIVE,
@@ -144,7 +144,9 @@ class Compactor(Step):
         self.warned += 1
 
     def _process(self, item: SourceItem, force: bool) -> FileOutcome:
-        ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)  # lost or empty: rebuilt
+        ledger_mod.ensure(
+            self.ledger, self.layout.memory, self.layout.archive, self.layout.root
+        )  # lost or empty: rebuilt
         opened = self._open(item)
         if isinstance(opened, FileOutcome):
             return opened
@@ -399,9 +401,10 @@ class Compactor(Step):
         (moved, and perhaps grown since: :func:`adopt_moved`). That file gone, its entries are
         filed under this one, so a later cut or edit here is told as one in place would be."""
         item = job.item
-        sids = (redacted(b.session_id) for b in job.briefs)
+        sids = [redacted(b.session_id) for b in job.briefs]
         was = adopt_moved(self.ledger, item.path, job.st, item.kind, sids)
         if was is None:
+            self._refile_gone(job, sids)
             return 0
         key, old = source_key(item.path), Path(was.path)
         gone = source_key(old) == was.path and not os.path.lexists(old)
@@ -412,6 +415,19 @@ class Compactor(Step):
             reason="starts with the bytes compacted from there: only what follows is compacted",
         )  # fmt: skip
         return was.offset_done
+
+    def _refile_gone(self, job: _Job, sids: Iterable[str]) -> None:
+        """Entries of this file's sessions filed under a source that is gone, with no row to show
+        the move (a rebuilt ledger): filed under this file (:func:`gone_paths`)."""
+        if self.dry_run:
+            return
+        key = source_key(job.item.path)
+        for old in gone_paths(self.ledger, job.item.path, sids):
+            self.ledger.move_entries(old, key)
+            self.log.info(
+                "source_moved", file=key, was=old, offset=0,
+                reason="its sessions' entries name a file that is gone: they are filed under this one",
+            )  # fmt: skip
 
     @staticmethod
     def _rewritten(job: _Job, offset_done: int) -> bool:

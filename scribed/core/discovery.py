@@ -259,3 +259,20 @@ def adopt_moved(
             except OSError:
                 return None
     return best
+
+
+def gone_paths(ledger: Ledger, path: Path, sessions: Iterable[str]) -> list[str]:
+    """The sources other than ``path`` that entries of ``sessions`` (redacted ids) are filed under
+    and that are gone: the transcript moved while no row of the ledger could show it (a ledger
+    rebuilt from the files files each entry under the path its provenance names, and has no row
+    of bytes compacted to match: :func:`adopt_moved`). This file holds those sessions now, so their
+    entries are filed under it, and a cut or an edit here is told as one in place would be."""
+    key = source_key(path)
+    out: list[str] = []
+    for sid in dict.fromkeys(sessions):
+        for e in ledger.session_entries(sid):
+            old = e.path
+            shown = not os.path.isabs(old) or source_key(old) != old  # no file's path: nothing to tell
+            if old != key and old not in out and not shown and not os.path.lexists(old):
+                out.append(old)
+    return out

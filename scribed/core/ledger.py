@@ -578,8 +578,9 @@ def _set_aside(path: Path, why: str) -> Path:
 
 
 # --- lost or empty ledger ---------------------------------------------------------------------
-def ensure(ledger: Ledger, memory: Path, archive: Path) -> str:
-    """Reopen a ledger lost while open; rebuild an empty one from the memory files. Returns what it did.
+def ensure(ledger: Ledger, memory: Path, archive: Path, root: Path | None = None) -> str:
+    """Reopen a ledger lost while open; rebuild an empty one from the memory files (``root``: the
+    squad root, which provenance paths inside it are relative to). Returns what it did.
 
     Called before each unit of work (cheap: one ``stat`` once checked), under the root lock.
     """
@@ -591,7 +592,9 @@ def ensure(ledger: Ledger, memory: Path, archive: Path) -> str:
         if ledger.readonly or not ledger.is_empty():
             return f"reopened ({why})" if why else ""
         why = why or ledger.found  # lost while open, else how it was found: missing, corrupt
-        rows = rebuild_rows(memory, archive, git=True)  # what the memory files (and git) say was compacted
+        rows = rebuild_rows(
+            memory, archive, git=True, root=root
+        )  # what the memory files (and git) say was compacted
         if rows:
             cols = ", ".join(rows[0])
             marks = ", ".join(f":{k}" for k in rows[0])

@@ -169,9 +169,26 @@ def _git_rows(memory: Path) -> Iterator[dict[str, Any]]:
             yield _row(eid, origin, session="", agent="", date="", lines=(0, 0), f={}, src="")
 
 
-def rebuild_rows(memory: Path, archive: Path, *, git: bool = False) -> list[dict[str, Any]]:
+def source_path(shown: str, root: Path) -> str:
+    """A source's path as the ledger files it, from the path an entry's provenance shows
+    (:func:`scribed.core.discovery.display_path`: ``~/…`` under home, relative inside the root):
+    a rebuilt row then names the file that was compacted, and an edit of it in place, or of it
+    renamed, is told as the ledger that wrote the entry told it. A path that was cut short or
+    redacted stays as shown (no file has that name)."""
+    if shown.startswith("~/"):
+        return str(Path.home() / shown[2:])
+    if shown and not Path(shown).is_absolute() and not shown.endswith("…"):
+        return str(root / shown)
+    return shown
+
+
+def rebuild_rows(
+    memory: Path, archive: Path, *, git: bool = False, root: Path | None = None
+) -> list[dict[str, Any]]:
     """Every entry id the memory files know: cold entries, archived originals, digests, the wiki,
-    ``retired.txt``, and with ``git`` the entries git has (one walk of its history)."""
+    ``retired.txt``, and with ``git`` the entries git has (one walk of its history). With ``root``
+    (the squad root), each entry's source path is the one the ledger files it under
+    (:func:`source_path`)."""
     rows: dict[str, dict[str, Any]] = {}
 
     def take(found: Iterable[dict[str, Any]]) -> None:
@@ -190,4 +207,7 @@ def rebuild_rows(memory: Path, archive: Path, *, git: bool = False) -> list[dict
     take(_retired_rows(memory))
     if git:
         take(_git_rows(memory))
+    if root is not None:
+        for r in rows.values():
+            r["path"] = source_path(r["path"], root)
     return list(rows.values())

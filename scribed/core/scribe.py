@@ -309,7 +309,7 @@ class Scribe:
         """Entries the ledger has but no file holds: compacted again, or reported lost."""
         if self.dry_run:
             return ledger_reconcile.Reconciled()
-        ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive)
+        ledger_mod.ensure(self.ledger, self.layout.memory, self.layout.archive, self.layout.root)
         res = ledger_reconcile.reconcile(self.layout, self.ledger)
         for eid, (file, where) in res.restored.items():
             self.log.warning(

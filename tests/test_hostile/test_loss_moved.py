@@ -11,6 +11,8 @@ from pathlib import Path
 
 from lossy_kit import OLD, make_root, memory_entries, run_once, write_session
 
+from scribed.core.ledger_rebuild import source_path
+
 
 def _specstory(turns: int) -> str:
     """A SpecStory export of one session: user asks, agent answers over several lines each."""
@@ -123,3 +125,49 @@ def test_a_transcript_rotated_into_a_folder_then_edited_adds_no_entry(tmp_path: 
     code, out, err = run_once(cfg)
     assert code == 0 and out["compacted"] == 0, (out["entries"], err[-2000:])
     assert len(memory_entries(root)) == 2
+
+
+def _lose_ledger(root: Path) -> None:
+    for p in (root / ".squad/memory/.scribed").glob("ledger.sqlite*"):
+        p.unlink()
+
+
+def test_a_transcript_renamed_then_cut_adds_no_entry_after_the_ledger_is_rebuilt(tmp_path: Path) -> None:
+    """Stop 49: a rebuilt ledger files each entry under the path its provenance names (the old
+    one) and has no row of bytes to match the new file against; the old name gone, the entries of
+    the new file's session are filed under it, as the ledger that saw the move had them."""
+    root, f, cfg = _two_parts(tmp_path)
+    moved = f.with_name("rollout-a-renamed.jsonl")
+    f.rename(moved)
+    assert run_once(cfg)[1]["compacted"] == 0
+    _lose_ledger(root)
+    _write(moved, "".join(moved.read_text().splitlines(keepends=True)[:3]))
+    code, out, err = run_once(cfg)
+    assert code == 0 and out["compacted"] == 0, (out["entries"], err[-2000:])
+    assert len(memory_entries(root)) == 2
+
+
+def test_a_transcript_under_home_cut_in_place_adds_no_entry_after_the_ledger_is_rebuilt(
+    tmp_path: Path,
+) -> None:
+    """Stop 49: provenance shows a source under home as ``~/…``; a rebuilt ledger filed the entry
+    under that text, no file's path, so a cut in place was compacted again (lines 2–3 told twice)."""
+    home = {"HOME": str(tmp_path)}  # the transcripts folder is under it: provenance shows ``~/codex0/…``
+    root, (src,), cfg = make_root(tmp_path)
+    f = src / "rollout-a.jsonl"
+    write_session(f, "sess-a", 1)
+    write_session(f, "sess-a", 1, part=1, append=True)
+    assert run_once(cfg, hooks=home)[1]["compacted"] == 1
+    assert "source=`~/codex0/rollout-a.jsonl`" in memory_entries(root)[0]
+    _lose_ledger(root)
+    _write(f, "".join(f.read_text().splitlines(keepends=True)[:3]))
+    code, out, err = run_once(cfg, hooks=home)
+    assert code == 0 and out["compacted"] == 0, (out["entries"], err[-2000:])
+    assert len(memory_entries(root)) == 1
+
+
+def test_a_rebuilt_row_names_the_source_as_the_ledger_files_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    assert source_path("~/codex/a.jsonl", root) == str(Path.home() / "codex/a.jsonl")
+    assert source_path(".aider.chat.history.md", root) == str(root / ".aider.chat.history.md")
+    assert source_path("/var/t/a.jsonl", root) == "/var/t/a.jsonl"
