@@ -570,6 +570,29 @@ def test_wiki_deprecate(tmp_path: Path) -> None:
     assert p.returncode == 2 and "no block titled" in p.stderr.decode()
 
 
+def test_wiki_deprecate_again_says_since_when_and_writes_nothing(tmp_path: Path) -> None:
+    """Finding (task B): a second deprecation said "is now deprecated" again; it now says the fact
+    already was (since when, by whom) and leaves every file as it was."""
+    (tmp_path / ".squad").mkdir(exist_ok=True)
+    (tmp_path / "scribed.toml").write_text('root = "."\n')
+    cfg = str(tmp_path / "scribed.toml")
+    for t in (b"Cache sessions in Redis for an hour.", b"Keep the rate limiter in the gateway."):
+        assert scribed("--config", cfg, "wiki-write", "infra", "--agent", "data", stdin=t).returncode == 0
+    first = scribed(
+        "--config", cfg, "wiki-deprecate", "infra", "Redis", "--agent", "riker", "--reason", "gone"
+    )
+    assert first.returncode == 0 and "is now deprecated" in first.stdout.decode(), first.stderr
+    wiki = tmp_path / ".squad/memory"
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in wiki.rglob("*") if p.is_file()}
+    again = scribed("--config", cfg, "wiki-deprecate", "infra", "Redis", "--agent", "troi", "--reason", "x")
+    out = again.stdout.decode()
+    assert again.returncode == 0, again.stderr
+    assert "already deprecated" in out and "by riker: gone" in out and "now" not in out, out
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in wiki.rglob("*") if p.is_file()} == before
+    code, data, err = scribed_json("--config", cfg, "wiki-deprecate", "infra", "Redis", "--agent", "troi")
+    assert code == 0 and data["changed"] is False and "by riker" in data["status"], err
+
+
 # --- the inbox ---------------------------------------------------------------------------------
 def _inbox(root: Path) -> Path:
     d = root / ".squad/memory/inbox/wiki"

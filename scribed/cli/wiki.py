@@ -370,4 +370,10 @@ def _register_writes(main: click.Group) -> None:
                 data = scribe.deprecate(topic, title, agent, reason=reason).to_json()
         except WikiError as exc:
             cli_mod.fail(str(exc))
-        _emit(data, as_json, [f"wiki/{data['topic']}.md: “{data['block']}” is now {data['status']}"])
+        head = f"wiki/{data['topic']}.md: “{data['block']}”"
+        line = (
+            f"{head} is now {data['status']}"
+            if data["changed"]
+            else f"{head} was already {data['status']}; nothing changed"
+        )
+        _emit(data, as_json, [line])

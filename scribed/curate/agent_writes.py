@@ -199,14 +199,16 @@ def deprecate(
     reason: Redacted = NOTHING,
     clock: Clock = utcnow,
 ) -> DeprecateResult:
-    """Mark a wiki block deprecated by ``agent`` (kept, never deleted). The caller holds the root lock."""
+    """Mark a wiki block deprecated by ``agent`` (kept, never deleted). The caller holds the root lock.
+    A block deprecated already is left as it is: nothing is written (not even the index)."""
     topic, agent = _check_names(topic, agent)
     if not (layout.wiki / f"{topic}.md").is_file():
         raise WikiError(f"no wiki topic {topic!r} (wiki/{topic}.md does not exist)")
     wiki = wiki_of(layout, "deprecate", clock)
-    block = wiki.deprecate(topic, title, agent, clock().date().isoformat(), reason)
-    wiki.flush()
-    return DeprecateResult(topic=topic, block=block.label, status=block.status)
+    block, changed = wiki.deprecate(topic, title, agent, clock().date().isoformat(), reason)
+    if changed:
+        wiki.flush()
+    return DeprecateResult(topic=topic, block=block.label, status=block.status, changed=changed)
 
 
 # --- the inbox ---------------------------------------------------------------------------------

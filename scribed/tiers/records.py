@@ -82,11 +82,12 @@ class FactResult(JsonRecord):
 
 @dataclass(slots=True, frozen=True)
 class DeprecateResult(JsonRecord):
-    """A wiki block marked deprecated."""
+    """A wiki block marked deprecated; ``changed`` False when it already was (nothing written)."""
 
     topic: str
     block: str
     status: str
+    changed: bool = True
 
 
 @dataclass(slots=True, frozen=True)

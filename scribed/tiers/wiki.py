@@ -347,11 +347,15 @@ class Wiki:
                     )
         return r
 
-    def deprecate(self, topic: str, title: str, agent: str, date: str, reason: str = "") -> Block:
+    def deprecate(
+        self, topic: str, title: str, agent: str, date: str, reason: str = ""
+    ) -> tuple[Block, bool]:
+        """The block marked deprecated, and whether this call marked it (False: it already was)."""
         doc = self.doc(topic)
         before = {id(b): b.status for b in doc.blocks}
         b = doc.deprecate(title, agent, date, reason)
-        if before.get(id(b)) != b.status:
+        changed = before.get(id(b)) != b.status
+        if changed:
             self.events.append(
                 {
                     "change": "deprecated",
@@ -363,7 +367,7 @@ class Wiki:
                     "source": "",
                 }
             )
-        return b
+        return b, changed
 
     def refs(self) -> set[str]:
         out: set[str] = set()
