@@ -185,6 +185,30 @@ def test_cli_forms_and_errors(tmp_path: Path) -> None:
         assert code == 2 and out == "" and msg in err and err.count("\n") == 1, err
 
 
+def test_report_of_an_agent_with_no_memory_says_so_and_lists_those_that_have(tmp_path: Path) -> None:
+    """Finding s21: `scribed report nobody` printed a row of shared files as if the agent existed."""
+    root = make_root(tmp_path)
+    cfg = ("--config", str(root / "scribed.toml"), "report")
+    for args in (("nobody",), ("picard", "nobody", "--json"), ("Worf", "nobody")):
+        code, out, err = cli(*cfg, *args)
+        assert code == 2 and out == "" and "Traceback" not in err, (args, err)
+        assert "no agent named 'nobody' has memory" in err and str(root / ".squad") in err, err
+        assert err.rstrip().endswith("agents that do: data, picard, riker, worf"), err
+    code, out, err = cli(*cfg, "ghost", "nobody")
+    assert code == 2 and "no agents named 'ghost', 'nobody' have memory" in err, err
+    code, out, err = cli(*cfg, "Worf", "data", "--json")  # a hot file alone, a cold file alone: memory
+    assert code == 0, err
+    assert [r["agent"] for r in json.loads(out)["agents"]] == ["worf", "data"]
+
+
+def test_an_agent_list_in_a_message_is_bounded() -> None:
+    from scribed.cli.context import agent_list
+
+    names = [f"a{i:02d}" for i in range(25)]
+    assert agent_list(names) == ", ".join(names[:10]) + " and 15 more"
+    assert agent_list(names[:3]) == "a00, a01, a02"
+
+
 @pytest.mark.parametrize("agents", [None, ["picard"]])
 def test_report_writes_nothing(tmp_path: Path, agents: list[str] | None) -> None:
     root = make_root(tmp_path)

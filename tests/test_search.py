@@ -173,6 +173,19 @@ def test_cli_prints_hits_and_json(tmp_path: Path) -> None:
     assert res.exit_code == 2
 
 
+def test_search_for_an_agent_with_nothing_indexed_says_so(tmp_path: Path) -> None:
+    """Finding s21: `--agent nobody` said "no match", as for a word no entry holds."""
+    _root(tmp_path)
+    runner = CliRunner()
+    res = runner.invoke(main, ["search", "--root", str(tmp_path), "token", "--agent", "nobody"])
+    assert res.exit_code == 2 and "no agent named 'nobody' has anything searchable" in res.stderr
+    assert "agents that do: " in res.stderr and "riker" in res.stderr, res.stderr
+    res = runner.invoke(main, ["search", "--root", str(tmp_path), "zzzqqq", "--agent", "riker"])
+    assert res.exit_code == 0 and "no match" in res.output, res.output  # a known agent: no match
+    res = runner.invoke(main, ["search", "--root", str(tmp_path), "token", "--agent", "riker"])
+    assert res.exit_code == 0 and "riker" in res.output
+
+
 # --------------------------------------------------------------------------- transcript archive
 
 SID = "7e57a1c0-5e4c-4b1d-9f00-5ea5c4ed0001"
@@ -234,7 +247,8 @@ def test_a_deleted_transcript_is_found_in_the_archive(tmp_path: Path) -> None:
     assert search("--tier", "transcript", "OOM", "killer")[0]["session"] == SID
     assert search("--tier", "cold", ONLY_IN_TRANSCRIPT) == []
     assert search("--agent", "geordi", "--tier", "transcript", "7731")[0]["session"] == SID
-    assert search("--agent", "worf", "7731") == []
+    res = runner.invoke(main, ["--config", str(root / "scribed.toml"), "search", "--agent", "worf", "7731"])
+    assert res.exit_code == 2 and "agents that do: geordi" in res.stderr  # geordi's hit is not worf's
 
     (root / ".squad/memory/.scribed/search.sqlite").unlink()
     res = runner.invoke(main, ["--config", str(root / "scribed.toml"), "search", "--rebuild"])

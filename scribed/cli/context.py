@@ -58,6 +58,27 @@ def _layout(ctx: click.Context, root: str | None) -> Layout:
     return Layout(Path(spawn_config(ctx, root).root_path))
 
 
+AGENTS_SHOWN = 10  # a message lists this many agent names, then how many more
+
+
+def agent_list(names: list[str]) -> str:
+    """Agent names for a message, bounded: a root may hold hundreds."""
+    more = len(names) - AGENTS_SHOWN
+    return ", ".join(names[:AGENTS_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def no_such_agents(missing: list[str], where: Path, known: list[str], what: str) -> str:
+    """The line saying no agent of these names has ``what`` under ``where``, and which agents do:
+    a typo'd name is then seen as one, not measured or searched as an agent with nothing."""
+    names = ", ".join(repr(n) for n in missing)
+    head = (
+        f"no agent named {names} has {what} under {where}"
+        if len(missing) == 1
+        else f"no agents named {names} have {what} under {where}"
+    )
+    return head + (f"; agents that do: {agent_list(known)}" if known else "; no agent has any yet")
+
+
 @click.command("context")
 @click.argument("agent")
 @click.option("--include-cold", is_flag=True, help="Add cold history (newest entries first).")
@@ -180,6 +201,13 @@ def report_cmd(
     except context.ContextError as exc:
         fail(str(exc))
     layout = _layout(ctx, root)
+    if agents:  # a name with nothing behind it would be measured as an agent with empty files
+        known = report.known_agents(layout)
+        missing = [n for n in dict.fromkeys(map(context.check_agent, agents)) if n not in known]
+        if missing:
+            fail(
+                no_such_agents(missing, layout.squad, known, "memory (a charter, history, hot or cold file)")
+            )
     data = report.build(layout, list(agents))
     if not data["agents"]:
         note(f"no agents found under {layout.squad} (no charter, history, hot or cold file)")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from scribed.cli.context import _ROOT_HELP
+from scribed.cli.context import _ROOT_HELP, no_such_agents
 from scribed.tiers.cold import Layout
 
 
@@ -78,6 +78,9 @@ def search_cmd(
             hits = index.search(text, agent=agent.lower(), tiers=tiers, since=since_day, limit=limit)
         except SearchError as exc:
             fail(str(exc))
+        known = index.agents() if agent and not hits else []
+    if agent and not hits and agent.lower() not in known:  # a typo'd name, not "no match"
+        fail(no_such_agents([agent.lower()], layout.root, known, "anything searchable"))
     shown = redacted(text)  # a pasted secret is searched for, never echoed
     if as_json:
         click.echo(

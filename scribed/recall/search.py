@@ -425,6 +425,11 @@ class Index:
             hits = self._search(fts_query(query, any_word=True), agent, tiers, since, limit)
         return hits
 
+    def agents(self) -> list[str]:
+        """Every agent the index holds something of (a transcript's row may name several)."""
+        rows = self._db.execute("SELECT DISTINCT agent FROM docs").fetchall()
+        return sorted({a for (names,) in rows for a in str(names or "").split()})
+
     def _search(self, match: str, agent: str, tiers: tuple[str, ...], since: str, limit: int) -> list[Hit]:
         where = ["docs MATCH ?"]
         args: list[Any] = [match]
