@@ -230,14 +230,33 @@ def read(explicit: str | None = None, root: str | None = None) -> tuple[dict[str
         import tomllib  # only when there is a file: importing it costs a spawn ~8 ms
 
         try:
-            raw = p.read_bytes().decode("utf-8")
-            data = tomllib.loads(raw)
-        except (OSError, UnicodeDecodeError) as exc:
+            raw = decode_config(p.read_bytes(), p)
+        except OSError as exc:
             raise ConfigError(f"{p}: cannot read config: {exc}") from None
+        try:
+            data = tomllib.loads(raw)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: invalid TOML: {exc}") from None
         return data, p.absolute()
     return {}, None
+
+
+def decode_config(data: bytes, path: Path) -> str:
+    """A TOML file's text: UTF-8, with or without the byte-order mark Windows editors write
+    (Notepad saves one, and TOML parsers refuse it). Other bytes are the user's to fix: a
+    ConfigError naming the file, the encoding it has or the first byte that is not UTF-8, and the fix."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(
+            f'{path}: cannot read config: it is UTF-16 text (Notepad\'s "Unicode"); save it as UTF-8'
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: cannot read config: it is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+            "save it as UTF-8"
+        ) from None
 
 
 def _value_ok(spec: Spec, v: Any) -> bool:

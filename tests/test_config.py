@@ -233,3 +233,54 @@ def test_the_longest_times_allowed_run(tmp_path: Path) -> None:
     st = runner.invoke(main, ["--config", str(p), "status"])
     assert st.exit_code == 0, (st.output, st.stderr)
     assert "finished after 720 h quiet" in st.output
+
+
+# --- a config's encoding: Notepad's BOM is read, other encodings named (finding s21) ----------------
+BOM = b"\xef\xbb\xbf"
+BOM_CONFIG = b'root = "."\n\n[[sources]]\nkind = "markdown"\npath = "logs"\nagent = "aider"\n'
+
+
+def test_a_config_saved_with_a_bom_is_read_by_every_reader(tmp_path: Path) -> None:
+    """Windows Notepad saves UTF-8 with a byte-order mark; tomllib refuses it ("invalid TOML")."""
+    from helpers import run_cli
+
+    from scribed import config_light
+    from scribed.cli.daemon import lenient_root
+
+    (tmp_path / ".squad").mkdir()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs/chat.md").write_text("#### fix the login bug\n\nFixed `check_token` in auth.py.\n")
+    p = tmp_path / "scribed.toml"
+    p.write_bytes(BOM + BOM_CONFIG)
+    cfg = config.load(str(p))
+    assert [(s.kind, s.agent) for s in cfg.sources] == [("markdown", "aider")]
+    light = config_light.light(*config_light.read(str(p)))
+    assert light is not None and [s.agent for s in light.sources] == ["aider"]  # a spawn's reader
+    for args in (["check-config", "--strict"], ["context", "aider"], ["report"]):
+        r = run_cli("--config", str(p), *args)
+        assert r.returncode == 0 and "TOML" not in r.stderr.decode(), (args, r.stderr.decode())
+    # the daemon's lenient reader (a broken config's `root =`, for healthcheck) too
+    (tmp_path / "broken.toml").write_bytes(BOM + b'root = "elsewhere"\n[session]\nquiet_seconds = "x"\n')
+    assert lenient_root(str(tmp_path / "broken.toml")) == tmp_path / "elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b'root = "."\n# caf\xe9\n', "it is not UTF-8 text (byte 0xe9 on line 2); save it as UTF-8"),
+        ('root = "."\n'.encode("utf-16"), 'it is UTF-16 text (Notepad\'s "Unicode"); save it as UTF-8'),
+    ],
+)
+def test_a_config_in_another_encoding_is_named_with_the_fix(tmp_path: Path, data: bytes, said: str) -> None:
+    from helpers import run_cli
+
+    (tmp_path / ".squad").mkdir()
+    p = tmp_path / "scribed.toml"
+    p.write_bytes(data)
+    with pytest.raises(config.ConfigError) as exc:
+        config.load(str(p))
+    assert str(exc.value) == f"{p}: cannot read config: {said}"
+    for args in (["check-config"], ["context", "picard"], ["run-once"]):
+        r = run_cli("--config", str(p), *args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and err == f"scribed: error: {p}: cannot read config: {said}\n", (args, err)

@@ -464,3 +464,20 @@ def test_setups_config_for_aider_and_specstory_passes_strict(tmp_path: Path) -> 
     assert _setup(home, repo, "--no-mcp").returncode == 0
     chk = run_cli("--config", str(repo / "scribed.toml"), "check-config", "--strict")
     assert chk.returncode == 0, chk.stderr.decode()
+
+
+def test_a_config_and_a_codex_toml_with_a_bom_are_extended_keeping_it(tmp_path: Path) -> None:
+    """Finding s21: a config Notepad saved (UTF-8 with a BOM) was "not a valid config" to setup,
+    and a Codex config.toml so saved "cannot be read as TOML"; both are read, and keep their BOM."""
+    home, repo = _machine(tmp_path)
+    bom = b"\xef\xbb\xbf"
+    (repo / "scribed.toml").write_bytes(bom + b'root = "."\n')
+    (home / ".codex/config.toml").write_bytes(bom + CODEX_TOML.encode())
+    p = _setup(home, repo)
+    assert p.returncode == 0, p.stdout.decode() + p.stderr.decode()
+    config = (repo / "scribed.toml").read_bytes()
+    assert config.startswith(bom + b'root = "."\n') and b'kind = "codex"' in config, config
+    codex = (home / ".codex/config.toml").read_bytes()
+    assert codex.startswith(bom + CODEX_TOML.encode()) and b"[mcp_servers.scribed]" in codex
+    chk = run_cli("--config", str(repo / "scribed.toml"), "check-config")
+    assert chk.returncode == 0, chk.stderr.decode()

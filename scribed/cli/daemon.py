@@ -310,7 +310,7 @@ def lenient_root(explicit: str | None, root: str | None = None) -> Path | None:
     """
     for p in config_mod.candidate_paths(explicit, root):
         try:
-            raw = p.read_bytes().decode("utf-8", "replace")
+            raw = p.read_bytes().decode("utf-8-sig", "replace")  # a BOM is Notepad's, not TOML
         except OSError:
             continue
         value: Any = "."

@@ -21,6 +21,7 @@ A home folder given explicitly (``--home``, the tests' fake home) is used alone:
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import dataclasses
 import json
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from scribed import sources
 from scribed.config import ConfigError, from_dict
-from scribed.config_light import GLOBAL_KINDS
+from scribed.config_light import GLOBAL_KINDS, decode_config
 from scribed.core import setup_mcp
 from scribed.core.setup_mcp import Registration
 from scribed.core.setup_unit import plan_unit, unit_text
@@ -315,10 +316,11 @@ def plan_config(root: Path, config_path: Path, found: list[Found]) -> ConfigChan
         return ConfigChange(
             config_path, proposal, before=before, problem="it is a symlink (not written through)"
         )
+    bom = "\ufeff" if before.startswith(codecs.BOM_UTF8) else ""  # Notepad's: kept as the file had it
     try:
-        text = before.decode("utf-8")
+        text = decode_config(before, config_path)
         cfg = from_dict(tomllib.loads(text), config_path.absolute())
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, ConfigError) as exc:
+    except (tomllib.TOMLDecodeError, ConfigError) as exc:
         return ConfigChange(
             config_path, proposal, before=before, problem=f"it is not a valid config ({exc}): fix it first"
         )
@@ -344,7 +346,7 @@ def plan_config(root: Path, config_path: Path, found: list[Found]) -> ConfigChan
             config_path, proposal, before=before, added=missing,
             problem="appending [[sources]] blocks would not parse as intended (sources written inline?)",
         )  # fmt: skip
-    return ConfigChange(config_path, proposal, new_text, before, missing)
+    return ConfigChange(config_path, proposal, bom + new_text, before, missing)
 
 
 def _validate(text: str, path: Path) -> None:

@@ -19,10 +19,13 @@ returned for the user to paste instead. Nothing here writes: :func:`plan` says w
 
 from __future__ import annotations
 
+import codecs
 import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from scribed.config_light import ConfigError, decode_config
 
 SERVER = "scribed"
 
@@ -123,18 +126,19 @@ def toml_registration(tool: str, path: Path, command: list[str]) -> Registration
         return Registration(tool, path, snippet, None, None, "it is a symlink (not written through)")
     try:
         before = _read(path)
-        old = tomllib.loads(before.decode("utf-8")) if before else {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = decode_config(before, path) if before else ""
+        old = tomllib.loads(text)
+    except (OSError, ConfigError, tomllib.TOMLDecodeError) as exc:
         return Registration(tool, path, snippet, None, None, f"cannot read it as TOML ({exc}); left as it is")
+    bom = "\ufeff" if before and before.startswith(codecs.BOM_UTF8) else ""  # kept as the file had it
     servers = old.get("mcp_servers", {})
-    text = before.decode("utf-8") if before else ""
     if isinstance(servers, dict) and isinstance(servers.get(SERVER), dict):
         have = servers[SERVER]
         if {k: have.get(k) for k in want} == want:
             return Registration(tool, path, snippet, None, before)
         replaced = _replace_tied(text, have, snippet, {**old, "mcp_servers": {**servers, SERVER: want}})
         if replaced is not None:
-            return Registration(tool, path, snippet, replaced, before, replaces=str(tied_root(have)))
+            return Registration(tool, path, snippet, bom + replaced, before, replaces=str(tied_root(have)))
         return Registration(
             tool,
             path,
@@ -165,7 +169,7 @@ def toml_registration(tool: str, path: Path, command: list[str]) -> Registration
             tool, path, _inline_entry(command) + "\n", None, before,
             "an appended table would not parse as intended: add this entry inside its mcp_servers table",
         )  # fmt: skip
-    return Registration(tool, path, snippet, new_text, before)
+    return Registration(tool, path, snippet, bom + new_text, before)
 
 
 def _replace_tied(
