@@ -428,6 +428,7 @@ def _repl_note(tmp_path: Path, files: dict[str, str]) -> str:
     found = [f for f in _json(home, repo, "--dry-run")["found"] if f["kind"] == "squad-repl"]
     assert len(found) == 1, found
     note: str = found[0]["note"]
+    assert ('kind = "markdown"' in found[0]["suggest"]) == ("markdown" in note), found
     return note
 
 
@@ -437,8 +438,7 @@ def test_a_squad_sessions_folder_of_markdown_logs_is_said_with_the_source_that_r
     """Finding s22: a Squad repository whose .squad/sessions/ holds a markdown session log, no
     Squad REPL session (*.json): setup says the log is not read, and which source would read it."""
     note = _repl_note(tmp_path, {"2026-03-01-cli-rag.md": "# Session\n\n**User:** move the cache\n"})
-    assert "2026-03-01-cli-rag.md" in note and "not read" in note, note
-    assert 'kind = "markdown", path = ".squad/sessions"' in note, note
+    assert "2026-03-01-cli-rag.md" in note and "not read" in note and "markdown source" in note, note
 
 
 def test_a_squad_sessions_folder_of_other_files_is_said_without_a_markdown_offer(tmp_path: Path) -> None:
@@ -481,3 +481,34 @@ def test_a_config_and_a_codex_toml_with_a_bom_are_extended_keeping_it(tmp_path: 
     assert codex.startswith(bom + CODEX_TOML.encode()) and b"[mcp_servers.scribed]" in codex
     chk = run_cli("--config", str(repo / "scribed.toml"), "check-config")
     assert chk.returncode == 0, chk.stderr.decode()
+
+
+def test_setups_suggestion_for_markdown_logs_fed_back_passes_strict(tmp_path: Path) -> None:
+    """Finding s21: the printed suggestion for a .squad/sessions/ of markdown logs, put in place of
+    the squad-repl source as it says, is a config `check-config --strict` accepts, and the source
+    lists the logs (a source beside the squad-repl one would overlap it, which --strict refuses)."""
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    (repo / ".squad/sessions").mkdir(parents=True)
+    (repo / ".squad/sessions/2026-03-01-cache.md").write_text(
+        "# Session 2026-03-01\n\n**User:** move the cache to Redis\n\n**Assistant:** Moved it in cache.py.\n"
+    )
+    p = _setup(home, repo, "--no-mcp")
+    out = p.stdout.decode()
+    assert p.returncode == 0, out + p.stderr.decode()
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if "use this source in place of the squad-repl one:" in ln)
+    suggestion = []
+    for ln in lines[at + 1 :]:
+        if not ln.startswith("  "):
+            break
+        suggestion.append(ln[2:])
+    written = (repo / "scribed.toml").read_text()
+    repl = '[[sources]]\nkind = "squad-repl"\npath = ".squad/sessions"\n'
+    assert repl in written and "#   [[sources]]" in written, written  # the config says it too
+    (repo / "scribed.toml").write_text(written.replace(repl, "\n".join(suggestion) + "\n"))
+    chk = run_cli("--config", str(repo / "scribed.toml"), "check-config", "--strict")
+    assert chk.returncode == 0, chk.stderr.decode()
+    assert f"source: markdown {repo}/.squad/sessions agent=squad (1 file)" in chk.stdout.decode()
+    run = run_cli("--config", str(repo / "scribed.toml"), "run-once", "--force", "--json")
+    assert run.returncode == 0 and json.loads(run.stdout)["compacted"] == 1, run.stderr.decode()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -232,6 +233,32 @@ def test_files_none_of_which_is_the_kind_s_are_said(tmp_path: Path) -> None:
     ), w
     assert "**/*.jsonl" in w and "set `glob =`" in w
     assert _notes("claude", tmp_path / "notes", "*.txt") == []
+
+
+def test_a_squad_repl_folder_of_markdown_logs_names_the_kind_that_reads_them(tmp_path: Path) -> None:
+    """Finding s21: the warning offered `glob =`, which hands a markdown log to the Squad REPL
+    reader (JSON only). It names `kind = "markdown"` instead; that line, fed back, is accepted by
+    `check-config --strict` and the source lists the log."""
+    cfg = _config(tmp_path, 'kind = "squad-repl"\npath = ".squad/sessions"')
+    logs = tmp_path / "repo/.squad/sessions"
+    logs.mkdir()
+    shutil.copy(MARKDOWN, logs / "2026-05-02-release-notes.md")
+    (logs / "README.md").write_text("# Sessions\n\nNotes on this folder.\n")  # no one speaks: not a log
+    p = run_cli("--config", str(cfg), "check-config", "--strict")
+    (w,) = _warnings(p)
+    assert p.returncode == 1 and "set `glob =`" not in w, w
+    line = re.search(r'`(kind = "markdown")`', w)
+    assert line is not None and "2026-05-02-release-notes.md is a markdown session log" in w, w
+    cfg.write_text(cfg.read_text().replace('kind = "squad-repl"', line.group(1)))
+    p = run_cli("--config", str(cfg), "check-config", "--strict")
+    assert p.returncode == 0 and not _warnings(p), p.stderr.decode()
+    assert "source: markdown " in p.stdout.decode() and "(2 files)" in p.stdout.decode(), p.stdout.decode()
+
+
+def test_notes_in_a_folder_without_the_kind_s_files_keep_the_glob_advice(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Sessions\n\nNotes on this folder.\n")
+    (w,) = _notes("squad-repl", tmp_path)
+    assert "set `glob =`" in w and "markdown" not in w, w
 
 
 # --- s03: folders scribed cannot read ------------------------------------------------------------------

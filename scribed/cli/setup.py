@@ -114,12 +114,21 @@ def setup_cmd(
 
 
 def _json(p: Any, applied: list[Any], dry_run: bool, docker: bool) -> dict[str, Any]:
+    from scribed.core import setup
+
     done = {a.step.path: a for a in applied}
     return {
         "root": str(p.root),
         "dry_run": dry_run,
         "found": [
-            {"tool": f.tool, "kind": f.kind, "path": str(f.path), "files": f.files, "note": f.note}
+            {
+                "tool": f.tool,
+                "kind": f.kind,
+                "path": str(f.path),
+                "files": f.files,
+                "note": f.note,
+                "suggest": setup.in_config(f, p.config_path, p.root).suggestion(),
+            }
             for f in p.found
         ],
         "config": {"path": str(p.config_path), "proposal": p.config.proposal},
@@ -142,6 +151,8 @@ def _json(p: Any, applied: list[Any], dry_run: bool, docker: bool) -> dict[str, 
 def _print(
     p: Any, applied: list[Any], dry_run: bool, docker: bool, systemd: bool, *, chosen: str = ""
 ) -> None:
+    from scribed.core import setup
+
     why = f" ({chosen}, chosen as the root; --root DIR picks another)" if chosen else ""
     click.echo(f"scribed setup for {p.root}{why}")
     if not p.found:
@@ -149,6 +160,8 @@ def _print(
     for f in p.found:
         note = f" ({f.note})" if f.note else ""
         click.echo(f"found {f.tool}: {f.path}, {f.files} transcript file{'s' * (f.files != 1)}{note}")
+        suggestion = setup.in_config(f, p.config_path, p.root).suggestion()
+        click.echo("".join(f"  {ln}\n" for ln in suggestion.splitlines()), nl=False)
     if dry_run:
         click.echo(f"\nconfig {p.config_path}:")
         click.echo("".join(f"  {ln}\n" if ln else "\n" for ln in p.config.proposal.splitlines()), nl=False)

@@ -92,11 +92,24 @@ class Found:
     files: int = 0
     note: str = ""
     workspace: str = ""  # the root as the config writes it, for a folder other repositories' sessions reach
+    instead: str = ""  # a kind that reads the files this source does not (markdown logs in .squad/sessions)
+
+    def suggestion(self) -> str:
+        """The source to use in place of this one, as lines to paste (a ``[[sources]]`` beside it
+        on the same folder would be an overlap warning, and this one's empty folder another)."""
+        if not self.instead:
+            return ""
+        return (
+            f"for a session log to remember, use this source in place of the {self.kind} one:\n"
+            f"[[sources]]\nkind = {json.dumps(self.instead)}\n"
+            f"path = {json.dumps(self.shown)}\nagent = {json.dumps(self.agent or 'squad')}\n"
+        )
 
     def block(self) -> str:
         lines = [f"# {self.tool}: {self.files} transcript file{'s' * (self.files != 1)} now"]
         if self.note:
             lines.append(f"# {self.note}")
+        lines += [f"#   {ln}" for ln in self.suggestion().splitlines()]
         lines += ["[[sources]]", f"kind = {json.dumps(self.kind)}", f"path = {json.dumps(self.shown)}"]
         if self.glob:
             lines.append(f"glob = {json.dumps(self.glob)}")
@@ -213,38 +226,27 @@ def find(homes: Homes, root: Path) -> list[Found]:
     repl = root / HOMES["squad-repl"].name / HOMES["squad-repl"].transcripts
     if repl.is_dir():
         n = _count("squad-repl", repl, "")
-        out.append(
-            Found(
-                "Squad REPL",
-                "squad-repl",
-                repl,
-                ".squad/sessions",
-                files=n,
-                note=_unread(repl) if not n else "",
-            )
-        )
+        note, md = _unread(repl) if not n else ("", 0)
+        found = Found("Squad REPL", "squad-repl", repl, ".squad/sessions", files=n, note=note)
+        out.append(dataclasses.replace(found, instead="markdown") if md else found)
     return out
 
 
-def _unread(repl: Path) -> str:
+def _unread(repl: Path) -> tuple[str, int]:
     """What Squad's session folder holds that its source does not read (a markdown session log a
-    Squad version or an agent wrote there), with the source that would read it; "" if nothing."""
+    Squad version or an agent wrote there), and how many of them a markdown source reads (then
+    :meth:`Found.suggestion` offers one); ("", 0) if nothing."""
     try:
         names = sorted(e.name for e in os.scandir(repl) if e.is_file() and not sources.is_temp(e.name))
     except OSError:
-        return ""
+        return "", 0
     if not names:
-        return ""
+        return "", 0
     n = len(names)
     held = names[0] if n == 1 else f"{n} other files ({names[0]}, for one)"
-    said = f"it holds {held}, not Squad REPL sessions (*.json): not read"
     md = _count("markdown", repl, "")
-    if md:
-        said += (
-            f"; if {'they are' if md > 1 else 'it is'} a session log to remember, add a source for "
-            'it: kind = "markdown", path = ".squad/sessions", agent = "squad"'
-        )
-    return said
+    log = f"; {'they are' if md > 1 else 'it is'} markdown, which a markdown source reads" if md else ""
+    return f"it holds {held}, not Squad REPL sessions (*.json): not read{log}", md
 
 
 # --- the config -----------------------------------------------------------------------------------
@@ -261,6 +263,11 @@ def _in_config(found: Found, config_dir: Path, root: Path) -> Found:
     except ValueError:
         return dataclasses.replace(found, shown=str(found.path))
     return dataclasses.replace(found, shown=str(rel))
+
+
+def in_config(found: Found, config_path: Path, root: Path) -> Found:
+    """``found`` as the config at ``config_path`` writes it (its path relative to that file)."""
+    return _in_config(found, config_path.parent.absolute(), root)
 
 
 def _shown_in(root: Path, config_dir: Path) -> str:

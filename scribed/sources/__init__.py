@@ -460,10 +460,40 @@ def _about(kind: str, folder: Path, glob: str, paths: list[Path]) -> Note | None
     else:
         reason = (
             f"no {kind} transcript under {folder}: none of its files ({held}, for one) is named as "
-            f"{kind} transcripts are ({', '.join(_GLOBS[kind])}); point `path =` at the folder that "
-            "holds them, or set `glob =`"
+            f"{kind} transcripts are ({', '.join(_GLOBS[kind])}); " + _other_files(kind, folder, held)
         )
     return Note(folder, reason, True)
+
+
+LOG_PROBE_BYTES = 1 << 20  # a file read to tell a session log from notes (said on every run)
+
+
+def _other_files(kind: str, folder: Path, held: str) -> str:
+    """What to do about a folder holding none of ``kind``'s files. A markdown session log (the
+    markdown reader finds a user's turn in it) is another format, not this kind's files renamed: a
+    ``glob`` would hand it to this kind's parser, which cannot read it (a Squad REPL folder of
+    markdown logs), so the kind that reads it is named instead."""
+    if kind != "markdown":
+        for p in _walk(folder, _GLOBS["markdown"])[:3]:
+            if _is_chat(p):
+                name = p.relative_to(folder).as_posix()
+                return (
+                    f"{'that file' if name == held else name} is a markdown session log: to remember "
+                    f'such logs, set `kind = "markdown"` in this source (a `glob` would not help: a '
+                    f"{kind} source reads only {kind} transcripts)"
+                )
+    return "point `path =` at the folder that holds them, or set `glob =`"
+
+
+def _is_chat(path: Path) -> bool:
+    """Whether the markdown reader finds a user's turn in ``path`` (notes and READMEs have none)."""
+    try:
+        if path.stat().st_size > LOG_PROBE_BYTES:
+            return False
+        found = parse_file("markdown", path, "")
+    except (OSError, ValueError):
+        return False
+    return any(t.role == "user" for s in found.sessions for t in s.turns)
 
 
 def _above(kind: str, folder: Path, sub: Path, paths: list[Path]) -> str:
