@@ -206,7 +206,7 @@ def test_an_old_root_in_place_migrates_with_nothing_compacted_again(tmp_path: Pa
     assert _memory(root) == before
     led = root / ".squad/memory/.scribed/ledger.sqlite"
     db = sqlite3.connect(led)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 6  # 6: copies owed (none here)
     assert db.execute("SELECT COUNT(*) FROM entries WHERE turn_digests IS NOT NULL").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM entries WHERE length(legacy_keys) > 0").fetchone()[0] == 4
     db.close()

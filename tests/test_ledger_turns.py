@@ -139,7 +139,7 @@ def test_a_version_3_ledger_gains_the_column_and_keeps_its_rows(tmp_path: Path) 
         assert led.has_content("k-1") and not led.has_content("k-2")
     finally:
         led.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 5
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 6
 
 
 def test_digests_from_before_keys_are_keyed_in_place(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from scribed import dates, sources
 from scribed.compress import anchors, entry, entry_fit, entry_guard
 from scribed.compress.base import CompressResult
 from scribed.config import Config
+from scribed.core import copies_owed
 from scribed.core import ledger as ledger_mod
 from scribed.core.budget import HARD_CAP, entry_budget
 from scribed.core.compressors import Compressors
@@ -376,14 +377,23 @@ class SessionCompactor(Step):
         self, item: SourceItem, session: Redacted, agent: Redacted, shown_as: str
     ) -> None:
         """Keep a redacted, compressed copy of the compacted transcript (see :mod:`scribed.tiers.transcripts`);
-        a failed copy is a warning, never a failed compaction: the cold entry is already durable."""
+        a failed copy is a warning naming the archive folder, never a failed compaction (the cold
+        entry is already durable): the copy is owed, and made by a later run (:mod:`scribed.core.copies_owed`)."""
         if item.kind == "hot":
             return
+        shown = redacted_path(shown_as)
         try:
             with transcripts.made_ahead(self.copy):
                 transcripts.archive(
                     self.cfg, self.layout, item.path, kind=item.kind, session=session, agent=agent,
-                    shown_as=redacted_path(shown_as), now=self.clock(),
+                    shown_as=shown, now=self.clock(),
                 )  # fmt: skip
         except OSError as exc:
-            self.log.warning("transcript_archive_failed", file=shown_as, reason=str(exc.strerror or exc))
+            self.log.warning(
+                "transcript_archive_failed", folder=str(transcripts.folder(self.cfg, self.layout)),
+                file=shown_as, reason=str(exc.strerror or exc),
+                action="the copy is made again by the next run once the folder takes it",
+            )  # fmt: skip
+            copies_owed.owe(
+                self.ledger, item.path, item.kind, shown_as=shown, sessions=[session], agents=[agent]
+            )

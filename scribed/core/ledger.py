@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from scribed.core.content_key import Keyring
+from scribed.core.ledger_ids import OwedCopy as OwedCopy
 from scribed.core.ledger_ids import Recognizer as Recognizer
 from scribed.core.ledger_ids import SessionEntry as SessionEntry
 from scribed.core.ledger_ids import SourceRow as SourceRow
@@ -105,6 +107,18 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE entries ADD COLUMN turn_keys BLOB",
         "ALTER TABLE entries ADD COLUMN legacy_keys BLOB",
         "CREATE INDEX entries_content_key ON entries(content_key)",
+    ],
+    # 6: transcript copies a failed archive write still owes (see :mod:`scribed.core.copies_owed`):
+    # the session is compacted, so only this row says to make its copy again.
+    [
+        """CREATE TABLE IF NOT EXISTS copies_owed (
+            path TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            shown_as TEXT NOT NULL,
+            stamp TEXT NOT NULL,
+            sessions TEXT NOT NULL,
+            agents TEXT NOT NULL
+        )"""
     ],
 ]
 
@@ -392,6 +406,38 @@ class Ledger:
         out = dict.fromkeys(STATUSES, 0)
         out.update({str(r[0]): int(r[1]) for r in rows})
         return out
+
+    # --- transcript copies owed -------------------------------------------------------------
+    def owe_copy(self, owed: OwedCopy) -> None:
+        """Record a copy not made; one already owed for the path keeps its sessions and agents."""
+        with self.tx() as db:
+            row = db.execute("SELECT sessions, agents FROM copies_owed WHERE path=?", (owed.path,)).fetchone()
+            sessions, agents = set(owed.sessions), set(owed.agents)
+            if row is not None:
+                sessions.update(json.loads(row[0]))
+                agents.update(json.loads(row[1]))
+            db.execute(
+                "INSERT OR REPLACE INTO copies_owed(path, kind, shown_as, stamp, sessions, agents) "
+                "VALUES(?, ?, ?, ?, ?, ?)",
+                (owed.path, owed.kind, owed.shown_as, owed.stamp, json.dumps(sorted(sessions)),
+                 json.dumps(sorted(agents))),
+            )  # fmt: skip
+
+    def copies_owed(self) -> list[OwedCopy]:
+        """The copies still owed; with none, one indexless look at an empty table."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, kind, shown_as, stamp, sessions, agents FROM copies_owed ORDER BY path"
+            ).fetchall()
+        return [
+            OwedCopy(str(r[0]), str(r[1]), str(r[2]), str(r[3]), json.loads(r[4]), json.loads(r[5]))
+            for r in rows
+        ]
+
+    def copy_made(self, path: str) -> None:
+        """The copy owed for ``path`` is made (or no longer wanted)."""
+        with self.tx() as db:
+            db.execute("DELETE FROM copies_owed WHERE path=?", (path,))
 
     # --- entries ----------------------------------------------------------------------------
     def has_entry(self, entry_id: str) -> bool:

@@ -41,6 +41,19 @@ class SourceRow:
     retry_at: str = ""
 
 
+@dataclass(slots=True)
+class OwedCopy:
+    """A transcript copy a failed archive write still owes (the ``copies_owed`` table's row): the
+    source's ledger key, its size:mtime_ns when compacted, and the sessions the copy is for."""
+
+    path: str
+    kind: str
+    shown_as: str
+    stamp: str
+    sessions: list[str]
+    agents: list[str]
+
+
 def same_state(row: SourceRow | None, st: os.stat_result) -> bool:
     """The row was written for the file as it is now (same size and modification time)."""
     return row is not None and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns

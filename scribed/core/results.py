@@ -127,6 +127,8 @@ class RunReport:
     skips: dict[str, int] = field(default_factory=dict)
     last_change: float = 0.0  # the newest change among files with active sessions (epoch)
     quiet_seconds: float = 0.0
+    copies_retried: int = 0  # transcript copies a failed archive folder owed, made this run
+    copies_owed: int = 0  # … still owed after it (retried by the next run)
 
     def add(self, item: SourceItem, out: FileOutcome) -> None:
         self.files += 1
@@ -167,6 +169,8 @@ class RunReport:
             "failures": self.failures,
             "source_warnings": [{k: redacted(v) for k, v in w.items()} for w in self.source_warnings],
             "inbox": self.inbox,
+            "copies_retried": self.copies_retried,
+            "copies_owed": self.copies_owed,
         }
 
     to_json = public
@@ -199,7 +203,7 @@ class RunReport:
                 f"{_n(unplaced)} with no recorded working directory skipped (which repository they "
                 'belong to is unknown; `workspace = "*"` on the source takes them)'
             )
-        lines += self._source_lines()
+        lines += self._source_lines() + self._copy_lines()
         if self.failed or self.files_failed:
             parts = [_n(self.failed) + " failed"] if self.failed else []
             if self.files_failed:
@@ -211,6 +215,22 @@ class RunReport:
             more = len(self.failures) - FAILURES_SHOWN
             if more > 0:
                 lines.append(f"  … and {more} more (`scribed run-once --json` lists every one)")
+        return lines
+
+    def _copy_lines(self) -> list[str]:
+        """Transcript copies a failed archive folder owed: made now, or still owed."""
+        lines = []
+        if self.copies_retried:
+            n = self.copies_retried
+            lines.append(
+                f"{n} transcript cop{'ies' if n != 1 else 'y'} missed by a failed archive folder made now"
+            )
+        if self.copies_owed:
+            n = self.copies_owed
+            lines.append(
+                f"{n} transcript cop{'ies' if n != 1 else 'y'} still owed (the archive folder fails, or the "
+                "transcript changed since): retried on the next run"
+            )
         return lines
 
     def _source_lines(self) -> list[str]:

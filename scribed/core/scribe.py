@@ -31,6 +31,7 @@ from scribed.core import (
     backend,
     cold_remove,
     content_key,
+    copies_owed,
     discovery,
     hot_reseed,
     ledger_reconcile,
@@ -385,6 +386,26 @@ class Scribe:
             report.warnings += len(res.warnings)
         return res
 
+    def retry_copies(self, report: RunReport | None = None) -> copies_owed.Retried:
+        """Make the transcript copies a failed archive folder still owes (see
+        :mod:`scribed.core.copies_owed`); the caller holds the lock. Cheap with none owed."""
+        if self.dry_run:
+            return copies_owed.Retried()
+        res = copies_owed.retry(
+            self.cfg,
+            self.layout,
+            self.ledger,
+            self.log,
+            now=self.clock(),
+            items=lambda: self.items(quiet=True),
+        )
+        if res.made or res.left or res.lost:
+            self.log.info("transcript_copies_retried", made=res.made, left=res.left, lost=res.lost or None)
+        if report is not None:
+            report.copies_retried, report.copies_owed = res.made, res.left
+            report.warnings += res.warned
+        return res
+
     def run_once(
         self,
         *,
@@ -399,6 +420,7 @@ class Scribe:
             self.prepare()
             self.reconcile()
             self.apply_inbox(report)
+            self.retry_copies(report)
             self.ledger  # noqa: B018  # opened under the lock: ahead() reads it from here on
         items = list(self.items(report))
         it: Iterator[SourceItem] = progress(items) if progress else iter(items)
@@ -466,7 +488,8 @@ class Scribe:
             with contextlib.ExitStack() as stack:
                 stack.enter_context(self.ledger.batch())  # commits last: after the folders' sync
                 stack.enter_context(deferred_dir_sync())
-                stack.enter_context(transcripts.batched_copies(self.log))  # copies: durable before it
+                owe = copies_owed.owe_batch(self.ledger)  # a failed batch's copies: made by a later run
+                stack.enter_context(transcripts.batched_copies(self.log, owe))  # copies: durable before it
                 stack.enter_context(live.batched_writes(self.log))  # hot seeds: after cold's sync
                 stack.enter_context(cold.batched_appends(self._checkpoint))  # writes first: before all
                 for item, given in batch:

@@ -47,6 +47,7 @@ HEARTBEAT_SECONDS = 10.0
 MAIN_TICK = 5.0  # signals wake the main loop at once (set_wakeup_fd); the tick is for housekeeping
 MISSING_CHECK_SECONDS = 10.0
 INBOX_CHECK_SECONDS = 5.0
+COPY_RETRY_SECONDS = 300.0  # transcript copies a failed archive folder owes: tried again this often
 
 
 def heartbeat_path(layout: Layout) -> Path:
@@ -91,6 +92,7 @@ class Daemon:
         self._signals: list[int] = []
         self._wake_r = self._wake_w = -1
         self.started_at = ""
+        self._copies_due = 0.0  # the first tick tries the copies an earlier run still owes
 
     @property
     def scribe(self) -> Scribe:
@@ -152,6 +154,19 @@ class Daemon:
                     scribe.apply_inbox()
         except Exception as exc:  # one bad inbox pass must not stop the service
             self.log.error("inbox_failed", reason=f"{type(exc).__name__}: {exc}")
+
+    def retry_copies_if_owed(self) -> None:
+        """Make the transcript copies a failed archive folder owes (:mod:`scribed.core.copies_owed`),
+        under the root lock; with none owed, one look at the ledger and no lock."""
+        scribe = self.scribe
+        try:
+            if not scribe.ledger.copies_owed():
+                return
+            with self.dispatch.gate.hold(scribe, self._stopping, self.log) as held:
+                if held:
+                    scribe.retry_copies()
+        except Exception as exc:  # one failed retry must not stop the service: the next one tries again
+            self.log.error("copy_retry_failed", reason=f"{type(exc).__name__}: {exc}")
 
     def promote(self) -> bool:
         """Cold → wiki promotion under the root lock: never while a file is being compacted."""
@@ -425,7 +440,8 @@ class Daemon:
         return True
 
     def _housekeeping(self, missing_due: float, inbox_due: float) -> tuple[float, float]:
-        """Startup errors, watch restarts, the inbox and expired own-write marks; the next due times."""
+        """Startup errors, watch restarts, the inbox, expired own-write marks and owed transcript
+        copies; the next due times."""
         if self._startup_error is not None:
             raise self._startup_error
         mono = time.monotonic()
@@ -445,6 +461,9 @@ class Daemon:
         if mono >= missing_due:
             missing_due = mono + MISSING_CHECK_SECONDS
             self.dispatch.expire_own()
+        if mono >= self._copies_due:
+            self._copies_due = mono + COPY_RETRY_SECONDS
+            self.retry_copies_if_owed()
         return missing_due, inbox_due
 
     def reload(self) -> bool:

@@ -21,7 +21,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,6 +68,7 @@ class Archived:
     archived_at: str = ""
     bytes_in: int = 0  # redacted, uncompressed
     bytes_out: int = 0  # compressed
+    origin: Path | None = None  # the source this process archived (never stored: ``source`` shows it)
 
     def public(self) -> Json:
         return {
@@ -231,6 +232,24 @@ def archive(
     caller logs it (a compaction never fails because its copy could not be kept). Inside
     :func:`made_ahead`, a pool worker's copy is placed instead when it is of this source as it is.
     """
+    return archive_sessions(
+        cfg, layout, source, kind=kind, sessions=[session], agents=[agent], shown_as=shown_as, now=now
+    )
+
+
+def archive_sessions(
+    cfg: Config,
+    layout: Layout,
+    source: Path,
+    *,
+    kind: str,
+    sessions: Iterable[Redacted],
+    agents: Iterable[Redacted],
+    shown_as: Redacted,
+    now: datetime | None = None,
+) -> Archived | None:
+    """:func:`archive` for several sessions at once: a copy owed since a failed write is made with
+    every session it was owed for (see :mod:`scribed.core.copies_owed`)."""
     if not cfg.archive.transcripts:
         return None
     dest = folder(cfg, layout)
@@ -238,12 +257,14 @@ def archive(
     data_path, meta_path = _names(dest, kind, source)
     st = source.stat()
     stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    new_sessions, new_agents = set(sessions), set(agents)
     old = _load(meta_path)
     if old is not None and old.stamp == stamp and data_path.is_file():
-        if session in old.sessions and agent in old.agents:
+        if new_sessions <= set(old.sessions) and new_agents <= set(old.agents):
             return old
-        old.sessions = sorted({*old.sessions, session})
-        old.agents = sorted({*old.agents, agent})
+        old.sessions = sorted({*old.sessions, *new_sessions})
+        old.agents = sorted({*old.agents, *new_agents})
+        old.origin = source
         _save(meta_path, old)
         return old
     bytes_in, bytes_out = _write(source, data_path, sync=_held() is None)
@@ -251,12 +272,13 @@ def archive(
         path=data_path,
         source=shown_as,
         kind=kind,
-        sessions=sorted({*(old.sessions if old else []), session}),
-        agents=sorted({*(old.agents if old else []), agent}),
+        sessions=sorted({*(old.sessions if old else []), *new_sessions}),
+        agents=sorted({*(old.agents if old else []), *new_agents}),
         stamp=stamp,
         archived_at=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
         bytes_in=bytes_in,
         bytes_out=bytes_out,
+        origin=source,
     )
     _save(meta_path, rec)
     maybe_prune(dest, cfg.archive.retention_days, when)
@@ -272,13 +294,15 @@ def _held() -> dict[Path, Archived] | None:
 
 
 @contextlib.contextmanager
-def batched_copies(log: Logger) -> Iterator[None]:
+def batched_copies(log: Logger, owe: Callable[[list[Archived]], None] | None = None) -> Iterator[None]:
     """Inside, in this thread, :func:`archive` writes each copy's data with no fsync and holds its
     sidecar; leaving makes the batch's copies durable with one ``os.sync()`` (as promotion does for
     its archives), then writes the sidecars. So a sidecar never lists a copy a crash could lose: a
     crash before leaves the copies unlisted, and the rerun of the uncommitted batch (its ledger
     commit comes after this) archives them again. One sync per batch, not one fsync per session.
-    A failure is a warning: the compaction does not depend on its copy. Nested: the outer one syncs."""
+    A failure is a warning naming the archive folder, and the batch's copies go to ``owe`` (each
+    with its ``origin``), to be made again by a later run: the compaction does not depend on its
+    copy, and its session is not compacted again. Nested: the outer one syncs."""
     if _held() is not None:
         yield
         return
@@ -293,7 +317,15 @@ def batched_copies(log: Logger) -> Iterator[None]:
                 for meta_path, rec in metas.items():
                     _save(meta_path, rec)
             except OSError as exc:
-                log.warning("transcript_archive_failed", files=len(metas), reason=str(exc.strerror or exc))
+                log.warning(
+                    "transcript_archive_failed",
+                    folder=str(next(iter(metas)).parent),
+                    files=len(metas),
+                    reason=str(exc.strerror or exc),
+                    action="the copies are made again by the next run once the folder takes them",
+                )
+                if owe is not None:
+                    owe(list(metas.values()))
 
 
 @contextlib.contextmanager
@@ -373,6 +405,7 @@ __all__ = [
     "Archived",
     "Copy",
     "archive",
+    "archive_sessions",
     "find",
     "folder",
     "iter_archives",
