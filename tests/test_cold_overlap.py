@@ -334,4 +334,5 @@ def test_cold_remove_of_an_entry_told_twice_names_the_entries_that_tell_its_sess
     out = p.stdout.decode()
     assert p.returncode == 0, p.stderr.decode()
     assert "nothing removed" in out
-    assert "`scribed cold-remove e-aaaa00000001 e-aaaa00000002`" in out, out
+    # the --root given is carried (stop 49): the pasted command removes them from this root
+    assert f"`scribed cold-remove e-aaaa00000001 e-aaaa00000002 --root {layout.root}`" in out, out

@@ -94,3 +94,40 @@ def test_a_damaged_files_fix_names_it_as_one_argument() -> None:
     commands = re.findall(r"`([^`]+)`", damaged_fix(path))
     logs = [shlex.split(c) for c in commands if c.startswith("git log")]
     assert logs == [["git", "log", "-p", "--", path]], commands
+
+
+def test_a_hint_carries_the_config_and_root_the_user_gave(tmp_path: Path) -> None:
+    """A user on a config of their own pasted `scribed check-config` from a hint and checked the
+    default root instead (stop 49): each printed command now carries --config and --root, quoted."""
+    here = tmp_path / ODD
+    root, src = here / "root", here / "sessions"
+    (root / ".squad").mkdir(parents=True)
+    src.mkdir()
+    cfg = here / "my scribed.toml"
+    cfg.write_text(f'[[sources]]\nkind = "claude"\npath = "{src}"\nagent = "riker"\n')
+    p = run_cli("--config", str(cfg), "run-once", "--root", str(root), cwd=tmp_path)
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    line = re.search(r"\(see `([^`]+)`\)", err)
+    assert line is not None, err
+    words = ["scribed", "--config", str(cfg), "check-config", "--root", str(root)]
+    assert shlex.split(line.group(1)) == words, line.group(1)
+    ran = _bash(line.group(1), tmp_path, tmp_path)
+    assert ran.returncode == 0 and str(root) in ran.stdout + ran.stderr, (line.group(1), ran.stderr[-2000:])
+
+
+def test_the_run_summary_hints_carry_the_given_options() -> None:
+    from scribed import hint
+    from scribed.core.results import RunReport
+
+    hint.given(config=f"/{ODD}/scribed.toml", root=f"/{ODD}")
+    try:
+        lines = RunReport(failed=1, failures=[{"source": "s.jsonl", "reason": "x"}] * 11).why_not(0)
+    finally:
+        hint.given()
+    said = [c for ln in lines for c in re.findall(r"`([^`]+)`", ln)]
+    cfg, root = ["--config", f"/{ODD}/scribed.toml"], ["--root", f"/{ODD}"]
+    assert [shlex.split(c) for c in said] == [
+        ["scribed", *cfg, "status", *root],
+        ["scribed", *cfg, "run-once", "--json", *root],
+    ], said

@@ -72,7 +72,7 @@ def test_a_fresh_run_on_active_sessions_says_why_and_what_to_do(root: Path) -> N
     waiting = [ln for ln in p.stdout.decode().splitlines() if ln.startswith("waiting:")]
     assert waiting and re.search(
         r"3 files with sessions still active \(last change \d+ (s|min) ago; finished after 30 min quiet, or at "
-        r"an end marker — `scribed run-once --force` compacts them now\)$",
+        rf"an end marker — `scribed --config {re.escape(str(cfg))} run-once --force` compacts them now\)$",
         waiting[0],
     ), waiting
     p = run_cli("--config", str(cfg), "run-once", "--force")  # … and the flag it names does it

@@ -139,7 +139,7 @@ def test_a_glob_matching_none_of_the_files_is_a_warning_everywhere(tmp_path: Pat
     run = run_cli("--config", str(cfg), "run-once")
     assert (
         run.returncode == 0
-        and f"1 source warning (`scribed doctor` lists each with what to do):\n  {reason}\n"
+        and f"1 source warning (`scribed --config {cfg} doctor` lists each with what to do):\n  {reason}\n"
         in (run.stdout.decode())
     ), run.stdout.decode()
     assert "(the source warnings say why)" in run.stderr.decode()

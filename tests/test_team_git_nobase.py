@@ -165,7 +165,8 @@ def test_a_reverted_wiki_write_comes_back_and_the_warning_says_how_to_retire_it(
     git(a.dir, "revert", "--no-edit", "HEAD")
     log = (lambda p: (p.stdout + p.stderr).decode())(a.scribed("run-once"))
     assert "wiki_block_restored" in log, log
-    assert "scribed wiki-deprecate ops 'Deploy day' --agent AGENT" in log, log
+    hinted = f"scribed --config {a.cfg} wiki-deprecate ops 'Deploy day' --agent AGENT"  # its config kept
+    assert hinted in log, log
     p = run_cli(
         "--config", str(a.cfg), "wiki-deprecate", "ops", "Deploy day", "--agent", "riker", "--reason", "wrong"
     )

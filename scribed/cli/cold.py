@@ -16,6 +16,7 @@ import re
 import click
 
 from scribed.cli import common as cli_mod
+from scribed.hint import cmd as scribed_cmd
 
 _DIGEST = re.compile(r"\bd-[0-9a-f]{6,40}\b")  # the digest an entry was folded or merged into
 # the entries that tell an entry's session instead (scribed.tiers.cold_overlap)
@@ -69,17 +70,17 @@ def register(main: click.Group) -> None:
                         ids = told.group("ids").replace(",", " ")
                         click.echo(
                             f"  its session is told by {ids} (two clones compacted it at different points): "
-                            f"`scribed cold-remove {ids}` removes it there"
+                            f"`{scribed_cmd('cold-remove', *ids.split())}` removes it there"
                         )
                     elif digest:
                         click.echo(
                             f"  its text is still served from the digest {digest.group()}: "
-                            f"`scribed cold-remove {digest.group()}` removes that digest (and what it folded)"
+                            f"`{scribed_cmd('cold-remove', digest.group())}` removes that digest (and what it folded)"
                         )
                     elif "left cold" in why:
                         click.echo(
                             "  promoted: facts drawn from it may be in the wiki "
-                            "(`scribed wiki-deprecate TOPIC TITLE --agent AGENT` retires one)"
+                            f"(`{scribed_cmd('wiki-deprecate', 'TOPIC', 'TITLE', '--agent', 'AGENT')}` retires one)"
                         )
                 continue
             files = ", ".join(r.files) or "no store file"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from scribed import hint
 from scribed import log as log_mod
 from scribed.config_light import EX_CONFIG as EX_CONFIG  # re-exported: the CLI names it here
 from scribed.config_light import ConfigError, bad_agent
@@ -87,7 +88,7 @@ def root_problem(cfg: Config | LightConfig, from_flag: bool, *, init_here: bool 
     if root.is_symlink() and not root.exists():
         return f"root {root} is a symlink to {os.readlink(root)}, which does not exist ({origin}); {fix}"
     if not root.exists():
-        init = "pass --init" if init_here else "`scribed --init run-once`"
+        init = "pass --init" if init_here else f"`{hint.cmd('--init', 'run-once')}`"
         return f"root folder {root} does not exist ({origin}); {fix}, or {init} to create it with .squad/"
     if not root.is_dir():
         return f"root {root} is not a folder ({origin}); {fix}"
@@ -144,6 +145,7 @@ def load_config(
     from scribed import config as config_mod
     from scribed.config_light import implied_root
 
+    hint.given(config=_obj(ctx).get("config_path"), root=root)  # what printed commands carry
     root = root or implied_root(
         _obj(ctx).get("config_path"), root, init=init_requested(ctx)
     )  # from a subfolder

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from scribed import config as config_mod
+from scribed import hint
 from scribed.cli.common import fail, load_config, no_config, note, root_problem, warn
 from scribed.config import Config, ConfigError
 from scribed.core.results import ago, duration
@@ -187,7 +188,7 @@ def _waiting(w: dict[str, Any]) -> str:
         parts.append(
             f"{w['active']} file{'s' * (w['active'] != 1)} with sessions still active (last change "
             f"{ago(time.time() - last)}; finished after {duration(w['quiet_seconds'])} quiet, or at an "
-            "end marker — `scribed run-once --force` compacts them now)"
+            f"end marker — `{hint.cmd('run-once', '--force')}` compacts them now)"
         )
     if w["ready"]:
         parts.append(f"{w['ready']} file{'s' * (w['ready'] != 1)} finished, compacted by the next run")

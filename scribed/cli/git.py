@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from scribed import hint
 from scribed.cli import common as cli_mod
 
 
@@ -75,7 +76,7 @@ def merge_file_cmd(base: str, ours: str, theirs: str, path: str) -> None:
         click.echo(
             f"scribed: {path or ours}: changed two ways on both sides: {', '.join(got.conflicts)}. Both "
             "versions are in the file between conflict markers: keep what is right, then git add it "
-            "(or run `scribed run-once`, which keeps both)",
+            f"(or run `{hint.cmd('run-once')}`, which keeps both)",
             err=True,
         )
         raise SystemExit(1)

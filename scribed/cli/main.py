@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from scribed import __version__
+from scribed import __version__, hint
 from scribed.cli.common import fail, reader_gone
 from scribed.config_light import ConfigError
 
@@ -183,7 +183,7 @@ def run_once(ctx: click.Context, root: str | None, force: bool, dry_run: bool, a
         why = (
             "(the source warnings say why)"
             if report.source_warnings
-            else "(see `scribed check-config`)"
+            else f"(see `{hint.cmd('check-config')}`)"
             if cfg.sources
             else "(no [[sources]] in the config)"
         )
@@ -255,7 +255,7 @@ def _interrupted(scribe: Any, exc: KeyboardInterrupt, dry_run: bool) -> None:
         said = "a dry run: nothing written"
     else:
         said = (
-            f"{n} session{'s' * (n != 1)} saved; `scribed run-once` again continues with the rest "
+            f"{n} session{'s' * (n != 1)} saved; `{hint.cmd('run-once')}` again continues with the rest "
             "(nothing is compacted twice)"
         )
     click.echo(f"scribed: interrupted by {sig.name}: {said}", err=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scribed import hint
 from scribed.tiers.cold import Layout
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def show_cmd(ctx: click.Context, session: str, root: str | None) -> None:
     if not found and len(session) < transcripts.MIN_SESSION_PREFIX:
         fail(
             f"no session is named {session!r}, and a session id prefix needs at least "
-            f"{transcripts.MIN_SESSION_PREFIX} characters (`scribed status` and the cold entries show ids)"
+            f"{transcripts.MIN_SESSION_PREFIX} characters (`{hint.cmd('status')}` and the cold entries show ids)"
         )
     if not found:
         fail(f"no archived transcript for session {session!r} in {dest}", 1)
@@ -175,14 +176,14 @@ def _echo_source(s: dict[str, Any]) -> None:
             click.echo(f"    → {issue['fix']}")
     more = len(s["issues"]) - ISSUES_SHOWN
     if more > 0:
-        click.echo(f"  … and {more} more warnings (`scribed doctor --json` lists every one)")
+        click.echo(f"  … and {more} more warnings (`{hint.cmd('doctor', '--json')}` lists every one)")
 
 
 def _echo_team(t: TeamReport) -> int:
     """Team memory's problems, one line each with what to do; returns how many."""
     lines = [
-        f"tier file with conflict markers: {f} — keep what is right and `git add` it, or run `scribed "
-        "run-once`: it merges the file entry by entry and keeps both versions of the lines both sides "
+        f"tier file with conflict markers: {f} — keep what is right and `git add` it, or run "
+        f"`{hint.cmd('run-once')}`: it merges the file entry by entry and keeps both versions of the lines both sides "
         "changed (then `git add` it)"
         for f in t.conflicted
     ]
@@ -193,7 +194,9 @@ def _echo_team(t: TeamReport) -> int:
     lines += [f"cold entry file {d['why']}: {d['file']} — {d['fix']}" for d in t.damaged]
     if t.stale_views:
         names = ", ".join(t.stale_views)
-        lines.append(f"cold views older than their shared entries (a pull): {names} — run `scribed run-once`")
+        lines.append(
+            f"cold views older than their shared entries (a pull): {names} — run `{hint.cmd('run-once')}`"
+        )
     lines += [
         f"entry lost by a merge, its source gone: {r['id']} (agent {r['agent']}, session {r['session']}) — "
         f"git history may still hold it: `git log --all --stat -- .squad/memory/cold/{r['agent']}/`"
@@ -217,7 +220,7 @@ def told_twice_line(o: dict[str, Any]) -> str:
     )
     return (
         f"session told twice in {o['agent']}'s cold memory (two clones compacted it at different "
-        f"points): {o['session']}: {told} — `scribed run-once` {then}"
+        f"points): {o['session']}: {told} — `{hint.cmd('run-once')}` {then}"
     )
 
 

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from scribed import hint
 from scribed.fsutil import atomic_write, read_text
 from scribed.tiers.layout import Layout
 
@@ -159,7 +160,7 @@ def setup(layout: Layout) -> GitSetup:
         out.changes += [f"git rm --cached {shlex.quote(p)} (kept on disk: this machine's file)" for p in gone]
         out.changes += [
             f"kept in git: {p}: an entry of it is in no file of {p.removesuffix('.md')}/ "
-            "(run `scribed run-once`, then setup again)"
+            f"(run `{hint.cmd('run-once')}`, then setup again)"
             for p in kept
         ]
     if out.changes and any(not c.startswith("git config ") for c in out.changes):

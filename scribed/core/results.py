@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scribed import hint
 from scribed.session.door import redacted
 from scribed.tiers.records import (
     DeprecateResult,
@@ -209,12 +210,12 @@ class RunReport:
             if self.files_failed:
                 parts.append(f"{self.files_failed} file{'s' * (self.files_failed != 1)} could not be read")
             lines.append(
-                f"{' and '.join(parts)}: retried on the next run (`scribed status` shows the reasons)"
+                f"{' and '.join(parts)}: retried on the next run (`{hint.cmd('status')}` shows the reasons)"
             )
             lines += [f"  {f['source']}: {f['reason']}" for f in self.failures[:FAILURES_SHOWN]]
             more = len(self.failures) - FAILURES_SHOWN
             if more > 0:
-                lines.append(f"  … and {more} more (`scribed run-once --json` lists every one)")
+                lines.append(f"  … and {more} more (`{hint.cmd('run-once', '--json')}` lists every one)")
         return lines
 
     def _copy_lines(self) -> list[str]:
@@ -240,12 +241,14 @@ class RunReport:
         if not said:
             return []
         n = len(said)
-        lines = [f"{n} source warning{'s' * (n != 1)} (`scribed doctor` lists each with what to do):"]
+        lines = [f"{n} source warning{'s' * (n != 1)} (`{hint.cmd('doctor')}` lists each with what to do):"]
         for w in said[:FAILURES_SHOWN]:
             shown = w["reason"] if w["source"] in w["reason"] else f"{w['source']}: {w['reason']}"
             lines.append(f"  {redacted(shown)}")
         if n > FAILURES_SHOWN:
-            lines.append(f"  … and {n - FAILURES_SHOWN} more (`scribed run-once --json` lists every one)")
+            lines.append(
+                f"  … and {n - FAILURES_SHOWN} more (`{hint.cmd('run-once', '--json')}` lists every one)"
+            )
         return lines
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from scribed import heap
+from scribed import heap, hint
 from scribed.compress.base import Compressor
 from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
@@ -638,7 +638,7 @@ class Scribe:
                     index.forget_removed()
             except (OSError, sqlite3.Error) as exc:  # derived data: rebuilt by `scribed search --rebuild`
                 self.log.warning(
-                    "search_index_not_updated", reason=str(exc), action="scribed search --rebuild"
+                    "search_index_not_updated", reason=str(exc), action=hint.cmd("search", "--rebuild")
                 )
         return rows
 

@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from scribed import hint
 from scribed.core.cold_sync import DAMAGED_FIX
 from scribed.core.ledger_reconcile import lost_entries
 from scribed.core.sync_state import stale
@@ -118,6 +119,6 @@ def _shown(layout: Layout, p: Path) -> str:
 def damaged_fix(path: str) -> str:
     """What to do about an entry file that holds no entry (:func:`cold_store.broken`)."""
     return (
-        "run `scribed run-once`: it writes the entry back from this machine's view or from git's "
+        f"run `{hint.cmd('run-once')}`: it writes the entry back from this machine's view or from git's "
         f"history (then `git add` and commit it); if it cannot, {DAMAGED_FIX.replace('FILE', shlex.quote(path))}"
     )

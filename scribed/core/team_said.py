@@ -8,6 +8,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from scribed import hint
 from scribed.core import statebranch
 from scribed.core.cold_sync import DAMAGED_FIX, SyncResult
 from scribed.core.wikisync import WikiSync
@@ -46,7 +47,7 @@ def synced(log: Logger, layout: Layout, res: SyncResult) -> None:
                 conflicts=res.unbased[name] or None,
                 kept="both versions of the lines both sides changed, one after the other",
                 action="edit the file to keep what is right, then `git add` and commit it; "
-                "`scribed git setup` on this clone makes git merge team memory entry by entry",
+                f"`{hint.cmd('git', 'setup')}` on this clone makes git merge team memory entry by entry",
             )
     _wiki(log, res.wiki)
     _left(log, res)
@@ -127,8 +128,9 @@ def _wiki(log: Logger, res: WikiSync) -> None:
             "`git revert` of a wiki-write took it, and either is undone)",
             action="to retire a fact, deprecate it (kept under ## Superseded): "
             + "; ".join(
-                f"scribed wiki-deprecate {shlex.quote(topic)} {shlex.quote(t.removeprefix('### '))} "
-                "--agent AGENT --reason WHY"
+                hint.cmd(
+                    "wiki-deprecate", topic, t.removeprefix("### "), "--agent", "AGENT", "--reason", "WHY"
+                )
                 for t in titles
             ),
         )
