@@ -94,7 +94,7 @@ def test_missing_root_in_check_config_and_status(tmp_path: Path) -> None:
         assert p.returncode == 2
         assert _err_lines(p) == [
             f"scribed: error: root folder {gone} does not exist (set by `root =` in {cfg}); fix `root =` "
-            "there, or `scribed --init run-once` to create it with .squad/"
+            f"there, or `scribed --config {cfg} --init run-once` to create it with .squad/"  # its config kept
         ]
     p = run_cli("--config", str(cfg), "status")  # status still reports, exit 0, and says why it is empty
     assert p.returncode == 0 and p.stdout.startswith(b"root:")
@@ -102,7 +102,9 @@ def test_missing_root_in_check_config_and_status(tmp_path: Path) -> None:
     assert not gone.exists()
     # status takes no --init: the hint names the command that does
     p = run_cli("--config", str(cfg), "--init", "status")
-    assert "or `scribed --init run-once` to create it" in p.stderr.decode() and not gone.exists()
+    assert (
+        f"or `scribed --config {cfg} --init run-once` to create it" in p.stderr.decode() and not gone.exists()
+    )
     p = run_cli("--config", str(cfg), "--init", "check-config")  # as `run --init`: created, not refused
     assert p.returncode == 0
     assert f"{gone / '.squad'} does not exist yet: --init creates it" in p.stderr.decode()
