@@ -146,6 +146,9 @@ def test_client_lists_tools_searches_writes_and_reads(tmp_path: Path) -> None:
             "wiki_write", {"topic": "decisions", "agent": "data", "text": FACT}
         )
         seen["found"] = await client.call_tool("search", {"query": "injected clock", "tier": "wiki"})
+        seen["authored"] = await client.call_tool(
+            "search", {"query": "injected clock", "tier": "wiki", "agent": "data"}
+        )  # the fact data wrote is data's (its provenance says author=data)
         seen["context"] = await client.call_tool(
             "context", {"agent": "data", "situation": "debug", "query": "flaky login", "max_bytes": 3000}
         )
@@ -174,6 +177,9 @@ def test_client_lists_tools_searches_writes_and_reads(tmp_path: Path) -> None:
     assert "injected clock" in (root / mem / "wiki" / "decisions.md").read_text()
     found = seen["found"].structured_content["hits"]
     assert found and found[0]["topic"] == "decisions" and "injected clock" in found[0]["heading"]
+    assert [h["agent"] for h in seen["authored"].structured_content["hits"]] == ["data"], _text(
+        seen["authored"]
+    )
 
     block = _text(seen["context"])
     assert (

@@ -186,6 +186,76 @@ def test_search_for_an_agent_with_nothing_indexed_says_so(tmp_path: Path) -> Non
     assert res.exit_code == 0 and "riker" in res.output
 
 
+def _wiki_authors(tmp: Path) -> CliRunner:
+    """The test root plus a fact alice wrote (her only memory: no cold entry, no hot file) and a
+    fact promoted from two agents' sessions, whose statement names a third."""
+    lay = _root(tmp)
+    runner = CliRunner()
+    res = runner.invoke(
+        main,
+        ["wiki-write", "conventions", "--agent", "Alice", "--root", str(tmp)],
+        input="Vendor the protobuf stubs under third_party/proto; never regenerate them in CI.",
+    )
+    assert res.exit_code == 0, res.output
+    with (lay.wiki / "decisions.md").open("a") as f:
+        f.write(
+            "\n### Shard the audit table by tenant_id\nAgreed with troi after the 3 a.m. page.\n\n"
+            "*Source:* 2026-11-06 · entry=e-00000000000b · agent=worf · session=s-shard; 2026-11-08 · "
+            "entry=e-00000000000c · agent=riker · session=s-audit | confidence: 2 sessions, 2 agents\n"
+        )
+    return runner
+
+
+def test_agent_filter_finds_the_wiki_facts_an_agent_wrote(tmp_path: Path) -> None:
+    """Finding (task J): `search --agent alice` found nothing of the facts alice wrote, and said no
+    agent alice had memory: wiki-write's provenance says `author=`, the index read only `agent=`
+    (and only the first source's)."""
+    from scribed.cli.mcp_server import tool_search
+
+    runner = _wiki_authors(tmp_path)
+
+    def hits(*args: str) -> list[dict[str, Any]]:
+        res = runner.invoke(main, ["search", "--root", str(tmp_path), "--json", *args])
+        assert res.exit_code == 0, res.output
+        found: list[dict[str, Any]] = json.loads(res.output)["hits"]
+        return found
+
+    (mine,) = hits("protobuf", "stubs", "--agent", "alice")
+    assert mine["tier"] == "wiki" and mine["topic"] == "conventions" and mine["agent"] == "alice"
+    res = runner.invoke(main, ["search", "--root", str(tmp_path), "CI", "--agent", "alice"])
+    assert res.exit_code == 0 and "third_party/proto" in res.output, res.output
+    assert hits("protobuf", "--agent", "riker") == []  # riker has memory, not this fact
+    for who in ("worf", "riker"):  # each agent whose session a promoted fact came from
+        (shard,) = hits("audit", "tenant_id", "--agent", who, "--tier", "wiki")
+        assert shard["agent"] == "worf riker", shard
+    res = runner.invoke(main, ["search", "--root", str(tmp_path), "audit", "--agent", "troi"])
+    assert res.exit_code == 2 and "no agent named 'troi'" in res.stderr  # named in a statement only
+    assert "alice" in res.stderr, res.stderr  # listed among the agents that have memory
+
+    out = tool_search(Layout(tmp_path), "protobuf stubs", agent="alice")  # the MCP tool, the same
+    assert [(h["tier"], h["agent"]) for h in out["hits"]] == [("wiki", "alice")]
+
+
+def test_an_index_of_the_previous_version_is_rebuilt(tmp_path: Path) -> None:
+    """The index is a cache: one built by the previous version (wiki facts by their author under
+    no agent) is rebuilt on open, not kept until the page changes."""
+    import sqlite3
+
+    _wiki_authors(tmp_path)
+    lay = Layout(tmp_path)
+    with Index(lay) as ix:
+        ix.refresh()
+        assert ix.search("protobuf", agent="alice")
+    db = sqlite3.connect(lay.state / "search.sqlite")
+    with db:  # what version 3 indexed: no agent for a fact an agent wrote
+        db.execute("UPDATE docs SET agent = '' WHERE tier = 'wiki' AND text LIKE '%author=%'")
+        db.execute("PRAGMA user_version = 3")
+    db.close()
+    with Index(lay) as ix:
+        ix.refresh()
+        assert [h.topic for h in ix.search("protobuf", agent="alice")] == ["conventions"]
+
+
 # --------------------------------------------------------------------------- transcript archive
 
 SID = "7e57a1c0-5e4c-4b1d-9f00-5ea5c4ed0001"

@@ -6,7 +6,9 @@ It is derived data: every query first refreshes the files whose size or mtime ch
 were indexed (a stat per file, so it stays current with every write the core makes, whoever made
 it, a transcript archived by run-once included), and ``rebuild`` recreates it from the files alone.
 Each hit carries its provenance: tier, file, entry heading, agent, session id, date and line; a
-transcript hit also names the transcript it was copied from (``source``).
+transcript hit also names the transcript it was copied from (``source``). A wiki fact's or a
+transcript's agent may be several names, space-separated: every agent its sources name (the fact's
+authors included), every agent whose sessions it holds; ``agent=`` filters match any of them.
 
 An archived transcript (:mod:`scribed.tiers.transcripts`, already redacted) is indexed in chunks of
 about :data:`CHUNK_CHARS` characters, each with its first line; a JSON line contributes its string
@@ -38,7 +40,9 @@ if TYPE_CHECKING:
 
 TIERS = ("cold", "wiki", "archive", "transcript")
 INDEX_NAME = "search.sqlite"
-SCHEMA_VERSION = 3  # an index of another version is dropped and rebuilt (3: words stemmed)
+# An index of another version is dropped and rebuilt (it is derived data): 3, words stemmed; 4, a
+# wiki fact's agents are every agent its provenance names, ``author=`` (an agent's own write) too.
+SCHEMA_VERSION = 4
 CHUNK_CHARS = 4000  # a transcript is indexed in chunks of about this much text
 _CHUNK_LINES = 200
 _JSON_DEPTH = 12
@@ -53,6 +57,10 @@ MARK_OPEN, MARK_CLOSE = "«", "»"
 _SESSION = re.compile(r"\bsession=(?P<s>[^\s·]+)")
 _AGENT = re.compile(r"\bagent=(?P<a>[a-z0-9][a-z0-9_-]*)")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A wiki fact's sources: promoted from cold they say ``agent=``, written by an agent (wiki-write,
+# the inbox) ``author=`` (:class:`scribed.tiers.wiki_block.Source`); the older format's too.
+_PROVENANCE = ("*Source:* ", "- source:")
+_WHO = re.compile(r"(?:^|[\s·;])(?:agent|author)=(?P<a>[A-Za-z0-9][A-Za-z0-9_-]*)")
 _WORD = re.compile(r"[\w.#/-]+", re.UNICODE)
 # A markdown transcript's heading or speaker line stamped with a date and time ("# aider chat
 # started at 2026-11-22 15:40:12", "_**User (2026-11-25 13:02Z)**_"), not a date said in a message
@@ -158,17 +166,28 @@ def _cold_docs(text: str, agent: str, tier: str) -> Iterator[_Doc]:
         )
 
 
+def _fact_agents(body: str) -> str:
+    """Every agent a wiki fact's provenance names, space-separated, in order: ``--agent alice``
+    finds the facts alice wrote or that came from her sessions (a name in the statement is not one)."""
+    names = (
+        m.group("a").lower()
+        for line in body.splitlines()
+        if line.startswith(_PROVENANCE)
+        for m in _WHO.finditer(line.partition(" | ")[0])  # not what "| replaces:" quotes
+    )
+    return " ".join(dict.fromkeys(names))
+
+
 def _wiki_docs(text: str, topic: str) -> Iterator[_Doc]:
     for line, heading, body in _blocks(text):
         state = wiki_mark.state(wiki_mark.status(f"### {heading}\n{body}"))  # its mark, not its section
         session = _SESSION.search(body)
-        who = _AGENT.search(body)
         date = _DATE.search(heading) or _DATE.search(body)
         yield _Doc(
             text=f"### {heading}\n{body}",
             heading=heading,
             tier="wiki",
-            agent=who.group("a") if who else "",
+            agent=_fact_agents(body),
             topic=topic,
             session=session.group("s") if session else "",
             date=date.group(0) if date else "",
