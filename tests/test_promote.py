@@ -593,6 +593,51 @@ def test_wiki_deprecate_again_says_since_when_and_writes_nothing(tmp_path: Path)
     assert code == 0 and data["changed"] is False and "by riker" in data["status"], err
 
 
+def test_deprecating_a_superseded_fact_keeps_the_pointer_to_its_successor(tmp_path: Path) -> None:
+    """Finding (task J): `wiki-deprecate` on a superseded fact replaced its "superseded by …" mark
+    with the deprecation's: the fact no longer named the one that replaced it. Both marks are kept
+    on the one ``*Status:*`` line, the supersession first, and every reader still sees it retired."""
+    from click.testing import CliRunner
+
+    from scribed.cli.main import main
+
+    (tmp_path / ".squad").mkdir()
+    root = ["--root", str(tmp_path)]
+    runner = CliRunner()
+    for text in (
+        "Pin Django to 4.2 in requirements/base.txt.",
+        "Pin Django to 5.0 in requirements/base.txt.",
+    ):
+        res = runner.invoke(main, ["wiki-write", "deps", "--agent", "data", *root], input=text)
+        assert res.exit_code == 0, res.output
+    page = tmp_path / ".squad/memory/wiki/deps.md"
+    (old,) = [b for b in WikiDoc.parse("deps", page.read_text()).blocks if "4.2" in b.title]
+    pointer = old.status
+    assert pointer.startswith("superseded by ") and "5.0" in pointer, "the setup: 4.2 was reversed"
+
+    args = ["wiki-deprecate", "deps", old.title, "--agent", "worf", "--reason", "the service moved to Go"]
+    res = runner.invoke(main, [*args, *root])
+    assert res.exit_code == 0 and "still names the fact that replaced it" in res.output, res.output
+    (old,) = [b for b in WikiDoc.parse("deps", page.read_text()).blocks if "4.2" in b.title]
+    assert old.status.startswith(f"{pointer}; deprecated ") and old.status.endswith(
+        "by worf: the service moved to Go"
+    )
+    assert page.read_text().count("*Status:*") == 1 and not old.active
+    before = page.read_bytes()
+    again = ["wiki-deprecate", "deps", old.title, "--agent", "troi", "--json", *root]
+    res = runner.invoke(main, again)  # deprecated already, beside its supersession: nothing written
+    assert res.exit_code == 0 and json.loads(res.output)["changed"] is False, res.output
+    assert page.read_bytes() == before
+
+    res = runner.invoke(main, ["context", "data", "--query", "Django requirements", *root])
+    assert res.exit_code == 0 and "Pin Django to 5.0" in res.output and "4.2" not in res.output, res.output
+    res = runner.invoke(main, ["context", "data", "--include-wiki", "deps", *root])
+    retired = res.output.split("## Superseded", 1)[-1]  # the page as loaded: under Superseded, both marks
+    assert "Pin Django to 4.2" in retired and f"*Status:* {old.status}" in retired, res.output
+    res = runner.invoke(main, ["search", "Django", "4.2", *root])
+    assert "wiki [superseded]" in res.output and "Pin Django to 4.2" in res.output, res.output
+
+
 # --- the inbox ---------------------------------------------------------------------------------
 def _inbox(root: Path) -> Path:
     d = root / ".squad/memory/inbox/wiki"

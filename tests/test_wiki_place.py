@@ -198,6 +198,11 @@ DEP2 = "deprecated 2026-12-09 by worf: sessions live in Postgres now"
             f"deprecated 2026-12-07 by riker: Postgres; {DEP2}",
         ),
         (SUP, "deprecated 2026-12-07 by riker: Postgres", f"{SUP}; deprecated 2026-12-07 by riker: Postgres"),
+        (  # a superseded fact each clone deprecated (wiki-deprecate keeps the pointer): named once
+            f"{SUP}; {DEP2}",
+            f"{SUP}; deprecated 2026-12-07 by riker: Postgres",
+            f"{SUP}; deprecated 2026-12-07 by riker: Postgres; {DEP2}",
+        ),
     ],
 )
 def test_two_clones_retiring_one_fact_give_one_status_line(mine: str, other: str, line: str) -> None:

@@ -361,8 +361,10 @@ def _register_writes(main: click.Group) -> None:
         root: str | None,
         as_json: bool,
     ) -> None:
-        """Mark the block TITLE of wiki/TOPIC.md deprecated (it is kept, not deleted)."""
+        """Mark the block TITLE of wiki/TOPIC.md deprecated (it is kept, not deleted; a superseded
+        one keeps its "superseded by" mark too)."""
         from scribed.tiers.wiki import WikiError
+        from scribed.tiers.wiki_mark import state
 
         cfg = _cfg(ctx, root)
         try:
@@ -371,9 +373,12 @@ def _register_writes(main: click.Group) -> None:
         except WikiError as exc:
             cli_mod.fail(str(exc))
         head = f"wiki/{data['topic']}.md: “{data['block']}”"
-        line = (
-            f"{head} is now {data['status']}"
-            if data["changed"]
-            else f"{head} was already {data['status']}; nothing changed"
-        )
+        if not data["changed"]:
+            line = f"{head} was already {data['status']}; nothing changed"
+        elif state(str(data["status"])) == "superseded":  # the mark names its successor: said first
+            line = (
+                f"{head} is now deprecated too, and still names the fact that replaced it: {data['status']}"
+            )
+        else:
+            line = f"{head} is now {data['status']}"
         _emit(data, as_json, [line])

@@ -62,7 +62,7 @@ from scribed.tiers.wiki_block import (
     valid_topic,
 )
 from scribed.tiers.wiki_index import BlockIndex
-from scribed.tiers.wiki_mark import state
+from scribed.tiers.wiki_mark import deprecated, joined, state
 
 INDEX = "index.md"
 INDEX_MAX_LINES = 200
@@ -246,7 +246,8 @@ class WikiDoc:
         return [best[1]] if best else []
 
     def deprecate(self, title: str, agent: str, date: str, reason: str = "") -> Block:
-        """Mark the block titled ``title`` deprecated (kept, not deleted)."""
+        """Mark the block titled ``title`` deprecated (kept, not deleted). A superseded one keeps
+        its mark beside the new one: it names the fact that replaced it."""
         want = norm(title)
         exact = [b for b in self.blocks if norm(b.title) == want or norm(b.label) == want]
         found = exact or [b for b in self.blocks if want and (want in norm(b.title) or want in norm(b.text))]
@@ -259,10 +260,11 @@ class WikiDoc:
                 raise WikiError(f"{len(found)} blocks match {title!r} in wiki/{self.topic}.md: {names}")
             found = active
         b = found[0]
-        if b.status.startswith("deprecated"):
+        if deprecated(b.status):
             return b
         self.touched = True
-        b.status = f"deprecated {date} by {agent}" + (f": {one_line(reason, 200)}" if reason.strip() else "")
+        mark = f"deprecated {date} by {agent}" + (f": {one_line(reason, 200)}" if reason.strip() else "")
+        b.status = mark if b.active else joined(b.status, mark)
         b.dirty = True
         return b
 

@@ -19,6 +19,8 @@ SUPERSEDED = "## Superseded"
 STATUS_LINE = "*Status:* "
 META_RE = re.compile(r"^- (?P<k>status|kind|confidence|supersedes|rationale|source): ?(?P<v>.*)$")
 OLD_HEADING = re.compile(r"^### (?P<d>\d{4}-\d{2}-\d{2})[^:]*:\s*(?P<t>.*)$")
+# Where one retirement ends and the next begins in a mark holding several (:func:`joined`)
+_NEXT = re.compile(r"; (?=superseded by |deprecated )")
 
 
 def status(raw: str) -> str:
@@ -49,3 +51,21 @@ def state(value: str) -> str:
 
 def retired(raw: str) -> bool:
     return status(raw) != "active"
+
+
+def marks(value: str) -> list[str]:
+    """The retirements one status holds (a fact both superseded and deprecated holds two)."""
+    return [m.strip() for m in _NEXT.split(value) if m.strip()]
+
+
+def joined(*values: str) -> str:
+    """Retirement marks as one status: each once, a supersession first (it names the fact that
+    replaced this one, which a reader needs most), then the rest in order, so that every clone
+    and every command writes the same line."""
+    got = dict.fromkeys(m for v in values for m in marks(v))
+    return "; ".join(sorted(got, key=lambda m: (state(m) != "superseded", m)))
+
+
+def deprecated(value: str) -> bool:
+    """Whether a status holds a deprecation (alone, or beside a supersession)."""
+    return any(m.startswith("deprecated") for m in marks(value))

@@ -351,8 +351,7 @@ def _status_both(b: str | None, o: str, t: str) -> list[Part]:
         return [Hunk(o, b or "", t)]
     if st in so or so in st:
         return [o if len(so) >= len(st) else t]
-    first = sorted((so, st), key=lambda x: (wiki_mark.state(x) != "superseded", x))  # its successor first
-    return [f"{wiki_mark.STATUS_LINE}{'; '.join(first)}\n"]
+    return [f"{wiki_mark.STATUS_LINE}{wiki_mark.joined(so, st)}\n"]  # its successor first
 
 
 def _split_status(text: str) -> tuple[str, str | None, str]:
