@@ -175,16 +175,16 @@ def test_a_copy_archived_again_in_a_batch_is_not_pruned_by_its_old_sidecar(tmp_p
 def test_a_source_key_is_redacted_once_per_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """run-once asks for a file's ledger key five or six times; the path's redaction was ~1 ms of a
     small session's cost. The rules are fixed for a process, so the key is kept."""
-    from scribed.core import ledger
+    from scribed.core import ledger, ledger_schema
 
     calls: list[str] = []
-    real = ledger.redact_path
+    real = ledger_schema.redact_path
 
     def spy(path: str) -> str:
         calls.append(path)
         return real(path)
 
-    monkeypatch.setattr(ledger, "redact_path", spy)
+    monkeypatch.setattr(ledger_schema, "redact_path", spy)
     raw = "/tmp/source-key-cache/DB_PASSWORD=hunter2hunter2 notes.md"
     keys = {ledger.source_key(raw), ledger.source_key(Path(raw)), ledger.source_key(raw)}
     assert len(keys) == 1

@@ -1,8 +1,9 @@
 """The SQLite ledger: scribed's only state, in ``{root}/.squad/memory/.scribed/ledger.sqlite``.
 
-Forward-only migrations keyed on ``PRAGMA user_version``, applied in one ``BEGIN IMMEDIATE``
-transaction so two first runs on a fresh root never race. What it records lets a rerun (or a
-restarted daemon) tell what is new, grown, half-processed or failed, without duplicates.
+Forward-only migrations keyed on ``PRAGMA user_version`` (the tables and their steps are
+:mod:`scribed.core.ledger_schema`), applied in one ``BEGIN IMMEDIATE`` transaction so two first
+runs on a fresh root never race. What it records lets a rerun (or a restarted daemon) tell what
+is new, grown, half-processed or failed, without duplicates.
 Nothing secret is stored: paths and reasons pass the redactor before they get here.
 
 The ledger is a cache of what the memory files already say: every cold entry carries its
@@ -16,8 +17,6 @@ ledger also files each entry under a keyed digest of its raw turns (:mod:`scribe
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import os
 import sqlite3
@@ -41,86 +40,10 @@ from scribed.core.ledger_ids import same_state as same_state
 from scribed.core.ledger_ids import says as says
 from scribed.core.ledger_ids import uncovered as uncovered
 from scribed.core.ledger_rebuild import rebuild_rows
+from scribed.core.ledger_schema import MIGRATIONS as MIGRATIONS
+from scribed.core.ledger_schema import migrated_copy, version_of
+from scribed.core.ledger_schema import source_key as source_key
 from scribed.fsutil import ensure_dir
-from scribed.session.redact import redact_path
-
-MIGRATIONS: list[list[str]] = [
-    [
-        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        """CREATE TABLE sources (
-            path TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            agent TEXT NOT NULL,
-            size INTEGER NOT NULL DEFAULT 0,
-            mtime_ns INTEGER NOT NULL DEFAULT 0,
-            sha256 TEXT NOT NULL DEFAULT '',
-            offset_done INTEGER NOT NULL DEFAULT 0,
-            status TEXT NOT NULL DEFAULT 'pending',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            last_error TEXT NOT NULL DEFAULT '',
-            updated_at TEXT NOT NULL DEFAULT ''
-        )""",
-        """CREATE TABLE entries (
-            id TEXT PRIMARY KEY,
-            path TEXT NOT NULL,
-            session TEXT NOT NULL,
-            agent TEXT NOT NULL,
-            session_end TEXT NOT NULL,
-            start_offset INTEGER NOT NULL,
-            end_offset INTEGER NOT NULL,
-            bytes_in INTEGER NOT NULL,
-            bytes_out INTEGER NOT NULL,
-            ratio REAL NOT NULL,
-            recall REAL NOT NULL,
-            compressor TEXT NOT NULL,
-            tokens_in INTEGER NOT NULL DEFAULT 0,
-            tokens_out INTEGER NOT NULL DEFAULT 0,
-            ms INTEGER NOT NULL DEFAULT 0,
-            llm_error TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL
-        )""",
-        "CREATE INDEX entries_path ON entries(path)",
-        "CREATE INDEX sources_status ON sources(status)",
-    ],
-    # 2: entries know the source lines they hold (content ids are checked against them), and a
-    # failed source says when the daemon retries it.
-    [
-        "ALTER TABLE entries ADD COLUMN first_line INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE entries ADD COLUMN last_line INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE sources ADD COLUMN retry_at TEXT NOT NULL DEFAULT ''",
-        "CREATE INDEX entries_session ON entries(session)",
-    ],
-    # 3: a source's key is its path with any secret in it redacted (plus a digest of the real path),
-    # so the ledger stores no secret even when a file name carries one.
-    [
-        "UPDATE OR IGNORE sources SET path = scribed_source_key(path)",
-        "UPDATE entries SET path = scribed_source_key(path)",
-    ],
-    # 4: a digest of each turn an entry holds (see :func:`~scribed.core.ledger_ids.turn_digests`), so a
-    # transcript edited in place is compacted again only in the turns no entry holds.
-    ["ALTER TABLE entries ADD COLUMN turn_digests BLOB"],
-    # 5: what this machine files an entry's raw turns under and their per-turn digests, keyed with
-    # the root's content key (see :mod:`scribed.core.content_key`); an entry from before keeps its id,
-    # and its old digests move to ``legacy_keys``, keyed too (:meth:`Ledger.rekey`).
-    [
-        "ALTER TABLE entries ADD COLUMN content_key TEXT",
-        "ALTER TABLE entries ADD COLUMN turn_keys BLOB",
-        "ALTER TABLE entries ADD COLUMN legacy_keys BLOB",
-        "CREATE INDEX entries_content_key ON entries(content_key)",
-    ],
-    # 6: transcript copies a failed archive write still owes (see :mod:`scribed.core.copies_owed`):
-    # the session is compacted, so only this row says to make its copy again.
-    [
-        """CREATE TABLE IF NOT EXISTS copies_owed (
-            path TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            shown_as TEXT NOT NULL,
-            stamp TEXT NOT NULL,
-            sessions TEXT NOT NULL,
-            agents TEXT NOT NULL
-        )"""
-    ],
-]
 
 STATUSES = ("pending", "done", "failed", "quarantined")
 _SIDECARS = ("-wal", "-shm", "-journal")
@@ -130,21 +53,6 @@ def _log() -> Any:
     from scribed.log import get
 
     return get()
-
-
-def source_key(path: os.PathLike[str] | str) -> str:
-    """The ledger's key for a source file: its path, or, where a name in it holds a secret, the
-    redacted path and a digest of the real one (still unique; nothing secret is stored)."""
-    return _source_key(str(path))
-
-
-@functools.lru_cache(maxsize=4096)
-def _source_key(raw: str) -> str:
-    """Cached: the rules are fixed for a process, and a run asks five or six times per file."""
-    shown = redact_path(raw)
-    if shown == raw:
-        return raw
-    return f"{shown}#{hashlib.sha256(raw.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
 
 
 def _unlink(path: Path) -> None:
@@ -181,8 +89,8 @@ class Ledger:
             db = sqlite3.connect(
                 f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
             )
-            if _version_of(db) < len(MIGRATIONS):
-                db, self.copied = _migrated_copy(db), True
+            if version_of(db) < len(MIGRATIONS):
+                db, self.copied = migrated_copy(db), True
         else:
             db = self._connect_rw(path)
         db.row_factory = sqlite3.Row
@@ -558,27 +466,8 @@ def _source_row(row: sqlite3.Row) -> SourceRow:
     return SourceRow(**{k: d[k] for k in SourceRow.__slots__ if k in d})
 
 
-def _migrated_copy(db: sqlite3.Connection) -> sqlite3.Connection:
-    """A read-only ledger from an older release, migrated in memory: a dry run writes nothing, and
-    must not fail on a column the current code reads."""
-    mem = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    db.backup(mem)
-    db.close()
-    mem.create_function("scribed_source_key", 1, source_key, deterministic=True)
-    version = _version_of(mem)
-    for i, stmts in enumerate(MIGRATIONS[version:], start=version + 1):
-        for sql in stmts:
-            mem.execute(sql)
-        mem.execute(f"PRAGMA user_version={i}")
-    return mem
-
-
 def _keyed(r: sqlite3.Row) -> tuple[str, bytes, bytes]:
     return str(r[5] or ""), bytes(r[6] or b""), bytes(r[7] or b"")
-
-
-def _version_of(db: sqlite3.Connection) -> int:
-    return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _busy_retry(op: Any, tries: int = 50) -> Any:
