@@ -20,7 +20,7 @@ import pytest
 
 from scribed import sources
 from scribed.models import Session
-from scribed.sources import squad_repl
+from scribed.sources import reading, squad_repl
 from scribed.sources.common import Source
 
 NAMES = ("riker", "worf", "data", "Bad Name!", None)
@@ -67,7 +67,7 @@ def test_the_stream_gives_the_whole_parse_s_sessions(tmp_path: Path, seed: int) 
     whole = sources.parse_file("squad-repl", path, "data")
     st = path.stat()
     stream = squad_repl.Stream(Source("squad-repl", path, "data", _mtime(path), st.st_size))
-    got = list(sources._cleaned(stream))
+    got = list(reading._cleaned(stream))
     assert [_shape(s) for s in got] == [_shape(s) for s in whole.sessions]
     assert sorted(stream.result([]).warnings) == sorted(whole.warnings)
     assert stream.result([]).size == whole.size
