@@ -14,7 +14,7 @@ from pathlib import Path
 
 from helpers import run_cli
 
-from scribed.core import setup
+from scribed.core import setup_find
 
 
 def _session(folder: Path, name: str, cwd: Path, said: str) -> None:
@@ -36,8 +36,8 @@ def _two_repos(tmp: Path) -> tuple[Path, Path, Path]:
     home, app = tmp / "home", tmp / "app"
     (app / "api").mkdir(parents=True)
     (tmp / "app-api").mkdir()
-    shared = home / ".claude/projects" / (setup.dashed(app) + "-api")
-    assert shared.name == setup.dashed(tmp / "app-api"), "the two folders' names are one"
+    shared = home / ".claude/projects" / (setup_find.dashed(app) + "-api")
+    assert shared.name == setup_find.dashed(tmp / "app-api"), "the two folders' names are one"
     _session(shared, "mine", app / "api", "rename parse_config to load_config in api/config.py")
     _session(shared, "sibling", tmp / "app-api", "bump the sibling's stripe client to 9.2.0")
     return home, app, shared
@@ -54,7 +54,7 @@ def test_setup_scopes_claude_sources_and_the_siblings_session_is_skipped_and_cou
     cfg = tomllib.loads((app / "scribed.toml").read_text())
     claude = [s for s in cfg["sources"] if s["kind"] == "claude"]
     assert [(Path(s["path"]).name, s.get("workspace")) for s in claude] == [
-        (setup.dashed(app), "."),
+        (setup_find.dashed(app), "."),
         (shared.name, "."),
     ]
     strict = run_cli("--config", str(app / "scribed.toml"), "check-config", "--strict", cwd=app)
@@ -77,7 +77,7 @@ def _config(tmp: Path, path: Path, workspace: str = "") -> Path:
 
 
 def test_an_unscoped_claude_project_folder_is_warned_by_check_config_doctor_run_once(tmp_path: Path) -> None:
-    folder = tmp_path / "home/.claude/projects" / setup.dashed(tmp_path / "repo")
+    folder = tmp_path / "home/.claude/projects" / setup_find.dashed(tmp_path / "repo")
     _session(folder, "mine", tmp_path / "repo", "add a retry to the uploader")
     cfg = _config(tmp_path, folder)
     check = run_cli("--config", str(cfg), "check-config", "--strict")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from helpers import run_cli, tree_bytes
 
-from scribed.core import setup, setup_unit
+from scribed.core import setup, setup_find, setup_unit
 
 SAMPLES = Path(__file__).parent / "samples"
 CODEX_TOML = '# my codex settings\nmodel = "o3"  # keep\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--port", "0"]\n'
@@ -32,7 +32,7 @@ def _machine(tmp_path: Path) -> tuple[Path, Path]:
     own settings, and a repository without .squad/."""
     home, repo = tmp_path / "home", tmp_path / "work" / "repo"
     repo.mkdir(parents=True)
-    shutil.copytree(SAMPLES / "claude/-home-dev-api", home / ".claude/projects" / setup.dashed(repo))
+    shutil.copytree(SAMPLES / "claude/-home-dev-api", home / ".claude/projects" / setup_find.dashed(repo))
     shutil.copytree(SAMPLES / "copilot", home / ".copilot/session-state")
     shutil.copytree(SAMPLES / "codex", home / ".codex/sessions")
     for f in (*(home / ".copilot").rglob("*.*"), *(home / ".codex").rglob("*.jsonl")):  # run in repo
@@ -78,12 +78,12 @@ def test_dry_run_prints_the_config_and_each_registration_and_writes_nothing(tmp_
     cfg = tomllib.loads("\n".join(ln[2:] for ln in printed.splitlines()))
     assert cfg["root"] == "."
     assert [(s["kind"], s["path"], s.get("workspace")) for s in cfg["sources"]] == [
-        ("claude", str(home / ".claude/projects" / setup.dashed(repo)), "."),
+        ("claude", str(home / ".claude/projects" / setup_find.dashed(repo)), "."),
         ("copilot", str(home / ".copilot/session-state"), "."),
         ("codex", str(home / ".codex/sessions"), "."),
     ]
-    assert printed.count(f'workspace = "."  # {setup.SCOPED}') == 3, printed  # claude's folder too
-    assert out.count(f"({setup.ALL_REPOS})") == 2, "the found lines say it too"
+    assert printed.count(f'workspace = "."  # {setup_find.SCOPED}') == 3, printed  # claude's folder too
+    assert out.count(f"({setup_find.ALL_REPOS})") == 2, "the found lines say it too"
     for tool, path in (
         ("Claude Code", repo / ".mcp.json"),
         ("Copilot CLI", home / ".copilot/mcp-config.json"),
@@ -214,7 +214,7 @@ def test_claude_sessions_of_a_sub_folder_count_and_a_siblings_do_not(tmp_path: P
     home, repo = _machine(tmp_path)
     projects = home / ".claude/projects"
     for name, cwd in (("-api", repo / "api"), ("-other", Path(f"{repo}-other"))):
-        folder = projects / (setup.dashed(repo) + name)
+        folder = projects / (setup_find.dashed(repo) + name)
         folder.mkdir()
         rec = {
             "type": "user",
@@ -228,8 +228,8 @@ def test_claude_sessions_of_a_sub_folder_count_and_a_siblings_do_not(tmp_path: P
         (f["path"], f["note"]) for f in _json(home, repo, "--dry-run")["found"] if f["tool"] == "Claude Code"
     ]
     assert found == [
-        (str(projects / setup.dashed(repo)), ""),
-        (str(projects / (setup.dashed(repo) + "-api")), "sessions started in api/"),
+        (str(projects / setup_find.dashed(repo)), ""),
+        (str(projects / (setup_find.dashed(repo) + "-api")), "sessions started in api/"),
     ]
 
 
@@ -259,7 +259,7 @@ def test_systemd_unit_is_installed_once(tmp_path: Path) -> None:
 
 def test_a_file_changed_after_the_plan_is_not_overwritten(tmp_path: Path) -> None:
     home, repo = _machine(tmp_path)
-    homes = setup.Homes.of(home, {})
+    homes = setup_find.Homes.of(home, {})
     p = setup.plan(repo, homes=homes, config_path=repo / "scribed.toml", command=["scribed"])
     target = home / ".copilot/mcp-config.json"
     target.write_text('{"mcpServers": {"new": {"command": "y"}}}')  # the tool wrote it meanwhile
@@ -410,7 +410,7 @@ def test_two_repositories_get_a_unit_each_and_an_earlier_unit_is_kept(tmp_path: 
     (folder / "scribed.service").write_text(setup_unit.unit_text(["scribed"], repo / "scribed.toml"))
     p = setup.plan(
         repo,
-        homes=setup.Homes.of(legacy_home, {}),
+        homes=setup_find.Homes.of(legacy_home, {}),
         config_path=repo / "scribed.toml",
         command=["scribed"],
         systemd=True,

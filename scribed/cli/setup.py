@@ -90,7 +90,7 @@ def setup_cmd(
     """Find the agents' transcript folders on this machine, write a config for ROOT with them,
     register `scribed mcp` with Claude Code, Copilot CLI and Codex, and optionally install the
     systemd user unit. Every change is listed; a second run changes nothing."""
-    from scribed.core import setup
+    from scribed.core import setup, setup_find
 
     obj = ctx.find_root().obj
     explicit = obj.get("config_path") if isinstance(obj, dict) else None
@@ -99,7 +99,7 @@ def setup_cmd(
         fail(f"--root {where} is not a folder")
     if not where.exists():
         fail(f"--root {where} does not exist (setup sets up an existing repository)")
-    homes = setup.Homes.of(Path(home) if home else None, os.environ)
+    homes = setup_find.Homes.of(Path(home) if home else None, os.environ)
     config_path = Path(explicit).absolute() if explicit else where / "scribed.toml"
     command = scribed_command()
     p = setup.plan(
