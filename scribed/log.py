@@ -213,20 +213,22 @@ def get(name: str = "scribed") -> Logger:
     return logger
 
 
-_NOT_UTF8_SAID: set[str] = set()
+_SAID: set[tuple[str, str]] = set()  # (event, file) said in this process
 
 
-def utf8_named(paths: Iterable[Path]) -> list[Path]:
+def say_once(event: str, file: str, reason: str) -> None:
+    """A warning about one file, said once per process: a listing made twice in a command, or
+    every cycle of the daemon, says it once."""
+    if (event, file) not in _SAID:
+        _SAID.add((event, file))
+        get("scribed").warning(event, file=file, reason=reason)
+
+
+def utf8_named(paths: Iterable[Path], reason: str = NOT_UTF8) -> list[Path]:
     """:func:`scribed.fsutil.utf8_only` for a reader of the memory folders (status, search, report,
-    the MCP tools): each name it skips is logged as a warning (``file_name_not_utf8``) once per
-    process, so a listing made twice in a command, or every cycle of the daemon, says it once."""
-
-    def say(name: str) -> None:
-        if name not in _NOT_UTF8_SAID:
-            _NOT_UTF8_SAID.add(name)
-            get("scribed").warning("file_name_not_utf8", file=name, reason=NOT_UTF8)
-
-    return utf8_only(paths, say)
+    the MCP tools, the state branch): each name it skips is a ``file_name_not_utf8`` warning, once
+    per process; ``reason`` says what to do where :data:`NOT_UTF8`'s rename does not apply."""
+    return utf8_only(paths, lambda name: say_once("file_name_not_utf8", name, reason))
 
 
 def progress(

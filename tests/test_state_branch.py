@@ -6,6 +6,7 @@ entry by entry; a commit that lands on the branch while scribed works is kept.""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -185,6 +186,100 @@ def test_a_commit_landing_on_the_branch_meanwhile_is_kept(pair: tuple[StateClone
     files = a.state_files()
     assert "decisions.md" in files and "memory/wiki/conventions.md" in files
     assert git(a.dir, "log", "--format=%s", "-2", "squad-state").stdout.split("\n")[1] == "squad: decisions"
+
+
+BAD = os.fsdecode(b"caf\xe9")  # a Latin-1 name as the OS gives it: a lone surrogate
+SHOWN = "caf\\xe9"
+
+
+def _not_utf8_said(p: subprocess.CompletedProcess[bytes]) -> list[str]:
+    events = [json.loads(ln) for ln in p.stderr.decode().splitlines() if ln.startswith("{")]
+    return [e["file"] for e in events if e["event"] == "file_name_not_utf8"]
+
+
+def test_a_local_file_whose_name_is_not_utf8_is_said_and_the_rest_pushed(
+    pair: tuple[StateClone, StateClone],
+) -> None:
+    """A wiki page so named in the local copy stopped every push (and the command that made it)
+    with a bare UnicodeEncodeError; it is now one warning and stays this clone's."""
+    a, _ = pair
+    a.fact("conventions", "Use an injected clock in tests.")
+    wiki = Layout(a.dir).wiki
+    (wiki / f"{BAD}.md").write_bytes((wiki / "conventions.md").read_bytes())
+    p = run_cli("--config", str(a.cfg), "wiki-write", "testing", "--agent", "riker", input=b"Run pytest -x.")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert _not_utf8_said(p) == [f"{wiki}/{SHOWN}.md"]
+    assert [f for f in a.state_files() if f.startswith("memory/wiki/")] == [
+        "memory/wiki/conventions.md",
+        "memory/wiki/index.md",
+        "memory/wiki/testing.md",
+    ]
+
+
+def test_a_branch_file_whose_name_is_not_utf8_is_said_and_left_there(
+    pair: tuple[StateClone, StateClone],
+) -> None:
+    """Such a page or Squad history on the branch (another tool's commit) was pulled into the local
+    copy, and every push after stopped on it; it is now a warning naming it on the branch, never
+    pulled, deleted nor imported, and the rest is pulled, pushed and imported."""
+    a, _ = pair
+    g = statebranch.Git(a.dir)
+    tip = g.rev(statebranch.REF)
+    blob = g.text("hash-object", "-w", "--stdin", data=HISTORY_TEXT.encode())
+    rows = [f"100644 {blob}\t{name}" for name in ("memory/wiki/db.md", f"memory/wiki/{BAD}.md")]
+    rows.append(f"100644 {blob}\tagents/{BAD}/history.md")
+    g.env["GIT_INDEX_FILE"] = str(a.dir / ".git/test-index")
+    g.run("read-tree", tip)
+    g.run(
+        "update-index",
+        "--index-info",
+        data="".join(f"{r}\n" for r in rows).encode("utf-8", "surrogateescape"),
+    )
+    tree = g.text("write-tree")
+    del g.env["GIT_INDEX_FILE"]
+    assert g.move(g.commit(tree, [tip], "squad: files so named"), tip)
+    p = run_cli("--config", str(a.cfg), "wiki-write", "testing", "--agent", "riker", input=b"Run pytest -x.")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert _not_utf8_said(p) == [f"squad-state:memory/wiki/{SHOWN}.md"]
+    assert "on the squad-state branch" in p.stderr.decode()
+    assert sorted(os.listdir(Layout(a.dir).wiki)) == ["db.md", "index.md", "testing.md"]
+    files = g.run("ls-tree", "-r", "-z", "--name-only", "squad-state").split(b"\0")
+    assert b"memory/wiki/testing.md" in files and b"memory/wiki/caf\xe9.md" in files  # left there
+    p = run_cli("import", "--root", str(a.dir), "--all", "--json")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr, p.stderr
+    assert _not_utf8_said(p) == [f"squad-state:agents/{SHOWN}/history.md"]
+    assert not any("caf" in w for w in json.loads(p.stdout)["warnings"]), p.stdout
+
+
+def test_a_page_not_utf8_named_both_branches_changed_is_left_to_the_user(tmp_path: Path) -> None:
+    """Merged, its text could not be stored (the index line is UTF-8): ``git merge-tree``'s
+    conflict on it stopped the pull with a bare UnicodeEncodeError; it is now named, escaped,
+    with the conflicts scribed leaves to the user, and the branch is left as it is."""
+    git(tmp_path, "init", "-q", str(tmp_path / "repo"))
+    g = statebranch.Git(tmp_path / "repo")
+    root = g.commit(g.text("mktree", data=b""), [], "init")
+
+    def side(text: str) -> str:
+        g.env["GIT_INDEX_FILE"] = str(tmp_path / "side-index")
+        blob = g.text("hash-object", "-w", "--stdin", data=text.encode())
+        g.run("read-tree", "--empty")
+        g.run(
+            "update-index",
+            "--index-info",
+            data=f"100644 {blob}\tmemory/wiki/{BAD}.md\n".encode(errors="surrogateescape"),
+        )
+        tree = g.text("write-tree")
+        del g.env["GIT_INDEX_FILE"]
+        return g.commit(tree, [root], "x")
+
+    res = statebranch.BranchResult()
+    assert statebranch._merge_tree(g, side(MINE), side(THEIRS), "origin/squad-state", res) == ""
+    assert f"memory/wiki/{SHOWN}.md" in res.diverged and not res.merged, res.diverged
+
+
+HISTORY_TEXT = (
+    "# History\n\n## Learnings\n\n### 2025-01-10: Stream rows in src/export/job.py\nKeeps it under 50 MB.\n"
+)
 
 
 def test_a_root_that_is_not_the_top_of_a_clone_is_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scribed.fsutil import atomic_write, ensure_dir, read_json_object, read_text
+from scribed.fsutil import atomic_write, ensure_dir, read_json_object, read_text, shown, utf8_name
+from scribed.log import utf8_named
 from scribed.tiers import git_merge
 from scribed.tiers.layout import BRANCH as BRANCH
 from scribed.tiers.layout import BRANCH_STATE
@@ -39,13 +40,18 @@ from scribed.tiers.layout import REF as REF
 from scribed.tiers.layout import branch_refs as _refs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from scribed.tiers.layout import Layout
 
 PREFIX = "memory/"  # the tier files' folder on the branch
 ZERO = "0" * 40
 ATTEMPTS = 5  # compare-and-swap tries before a push gives up (the next run tries again)
+ON_BRANCH = (  # why a path of the branch whose name is not UTF-8 is neither pulled nor touched
+    f"its name on the {BRANCH} branch is not valid UTF-8 (its bad bytes shown as \\xNN): left there "
+    f"as it is and not read; rename it on the branch (`git worktree add ../state {BRANCH}`, rename it "
+    "to a UTF-8 name, commit) to have it read"
+)
 IDENTITY = {  # used only where the clone has no user.name / user.email of its own
     "GIT_AUTHOR_NAME": "scribed",
     "GIT_AUTHOR_EMAIL": "scribed@localhost",
@@ -164,32 +170,39 @@ def _save(layout: Layout, state: dict[str, Any]) -> None:
 
 
 def _files(layout: Layout) -> Iterator[tuple[str, Path]]:
-    """The shared files of the local copy, as (path under memory/, file)."""
+    """The shared files of the local copy, as (path under memory/, file); one whose name is not
+    UTF-8 is a warning and stays this clone's (git could store it, but no other reader could)."""
     for folder in (layout.cold, layout.wiki):
         if not folder.is_dir():
             continue
-        for p in sorted(folder.rglob("*")):
-            if p.is_file() and not p.is_symlink():
-                rel = p.relative_to(layout.memory).as_posix()
-                if shared(rel):
-                    yield rel, p
+        found = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+        for p in utf8_named(p for p in found if shared(p.relative_to(layout.memory).as_posix())):
+            yield p.relative_to(layout.memory).as_posix(), p
 
 
 # --- pull ---------------------------------------------------------------------------------------
+def _blobs_of(git: Git, commit: str, keep: Callable[[str], bool], *under: str) -> Iterator[tuple[str, str]]:
+    """(path, blob id) of the files of ``commit`` (under the ``under`` folders) that ``keep`` takes.
+    One whose name is not UTF-8 is a warning and left out: neither pulled, nor deleted or
+    rewritten by a push, nor imported."""
+    rows: dict[str, str] = {}
+    for row in git.run("ls-tree", "-r", "-z", commit, "--", *under).split(b"\0"):
+        meta, _, path = row.partition(b"\t")
+        parts = meta.split()
+        name = path.decode("utf-8", "surrogateescape")
+        if len(parts) == 3 and parts[1] == b"blob" and keep(name):  # noqa: PLR2004
+            rows[name] = parts[2].decode()
+    for p in utf8_named((Path(f"{BRANCH}:{name}") for name in rows), ON_BRANCH):
+        name = str(p).removeprefix(f"{BRANCH}:")
+        yield name, rows[name]
+
+
 def _tree(git: Git, commit: str) -> dict[str, str]:
     """Path under memory/ → blob id, of the branch's shared files at ``commit``."""
     if not commit:
         return {}
-    out: dict[str, str] = {}
-    for row in git.run("ls-tree", "-r", "-z", commit, "--", PREFIX).split(b"\0"):
-        if not row:
-            continue
-        meta, _, path = row.partition(b"\t")
-        parts = meta.split()
-        rel = path.decode("utf-8", "surrogateescape")[len(PREFIX) :]
-        if len(parts) == 3 and parts[1] == b"blob" and shared(rel):  # noqa: PLR2004
-            out[rel] = parts[2].decode()
-    return out
+    found = _blobs_of(git, commit, lambda path: shared(path[len(PREFIX) :]), PREFIX)
+    return {path[len(PREFIX) :]: oid for path, oid in found}
 
 
 def pull(layout: Layout, git: Git) -> BranchResult:
@@ -277,7 +290,10 @@ def _merge_tree(git: Git, ours: str, theirs: str, name: str, res: BranchResult) 
             stage[parts[2].decode()] = parts[1].decode()
     if not stages:
         return tree
-    foreign = sorted(p for p in stages if not (p.startswith(PREFIX) and shared(p[len(PREFIX) :])))
+    # a path not UTF-8 is left to the user with Squad's files: its merged text could not be stored
+    foreign = sorted(
+        shown(p) for p in stages if not (utf8_name(p) and p.startswith(PREFIX) and shared(p[len(PREFIX) :]))
+    )
     if foreign:
         res.diverged = (
             f"{BRANCH} and {name} diverged with conflicts in Squad's own files ({', '.join(foreign[:5])}): "
@@ -416,13 +432,7 @@ def squad_snapshot(layout: Layout, git: Git) -> Path | None:
     mark = dest / ".tip"
     if read_text(mark).strip() == tip:
         return dest
-    rows = []
-    for row in git.run("ls-tree", "-r", "-z", tip).split(b"\0"):
-        meta, _, path = row.partition(b"\t")
-        parts = meta.split()
-        name = path.decode("utf-8", "surrogateescape")
-        if len(parts) == 3 and parts[1] == b"blob" and _squad_file(name):  # noqa: PLR2004
-            rows.append((name, parts[2].decode()))
+    rows = list(_blobs_of(git, tip, _squad_file))
     data = git.blobs([oid for _, oid in rows])
     when = int(git.text("log", "-1", "--format=%ct", tip) or "0")
     import shutil
