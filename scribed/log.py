@@ -18,7 +18,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
-from scribed.fsutil import NOT_UTF8, shown, utf8_only
+from scribed.fsutil import NOT_UTF8, shown, utf8_name, utf8_only
+from scribed.names import not_a_name
 from scribed.session.redact import REDACTED, redact, secret_spans
 
 if TYPE_CHECKING:
@@ -222,6 +223,19 @@ def say_once(event: str, file: str, reason: str) -> None:
     if (event, file) not in _SAID:
         _SAID.add((event, file))
         get("scribed").warning(event, file=file, reason=reason)
+
+
+def misnamed(path: Path, kind: str) -> None:
+    """Say, once per process, that a listing of agents or topics leaves ``path`` out: its name is
+    not UTF-8 (``file_name_not_utf8``) or no ``kind`` name (``file_name_invalid``, with the name
+    to rename it to; :func:`scribed.names.not_a_name`). Hidden files (editors', scribed's) are
+    left out without a word."""
+    if path.name.startswith("."):
+        return
+    if not utf8_name(str(path)):
+        say_once("file_name_not_utf8", shown(path), NOT_UTF8)
+    elif (why := not_a_name(path, kind)) is not None:
+        say_once("file_name_invalid", str(path), why)
 
 
 def utf8_named(paths: Iterable[Path], reason: str = NOT_UTF8) -> list[Path]:

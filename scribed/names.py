@@ -48,6 +48,26 @@ def case_collisions(path: Path) -> list[Path]:
     )
 
 
+def rename_hint(raw: str) -> str:
+    """A valid name close to ``raw`` (``My Notes`` → ``my-notes``), for a message that asks to rename."""
+    return re.sub(r"[^a-z0-9_-]+", "-", raw.lower())[:MAX_NAME].strip("-_") or "a-name"
+
+
+def not_a_name(path: Path, kind: str) -> str | None:
+    """Why every listing of agents (``kind`` "agent": hot and cold files, cold folders, agent
+    folders) or wiki topics ("topic") leaves ``path`` out, with how to rename it; None when its
+    name is one (``index``, the generated page, is a topic here). Said rather than skipped
+    unseen: a ``My Notes.md`` dropped into the wiki would otherwise be silently ignored."""
+    stem = path.name.removesuffix(".md")
+    if normalize_name(stem) == stem:
+        return None
+    suffix = path.name[len(stem) :]
+    return (
+        f"{stem!r} is not a valid {kind} name (lowercase ASCII letters, digits, '-' and '_', at most "
+        f"{MAX_NAME}): left out of every {kind} listing; rename it to {rename_hint(stem)}{suffix} to have it read"
+    )
+
+
 def slug(text: str, limit: int = 48) -> str:
     """A safe stem derived from free text (for inbox/quarantine file names)."""
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

@@ -28,7 +28,8 @@ from scribed.cli.common import fail, load_config, no_config, note, root_problem,
 from scribed.config import Config, ConfigError
 from scribed.core.results import ago, duration
 from scribed.core.status import ledger_status, waiting
-from scribed.log import utf8_named
+from scribed.log import misnamed, utf8_named
+from scribed.names import normalize_name
 from scribed.tiers.cold import Layout
 
 HOT_BUDGET = 4096
@@ -97,8 +98,10 @@ def tier_bytes(layout: Layout, cfg: Config) -> dict[str, Any]:
     agents: dict[str, dict[str, int]] = {}
     for tier, folder in (("hot", layout.hot), ("cold", layout.cold)):
         for p in utf8_named(sorted(folder.glob("*.md"))) if folder.is_dir() else []:
-            if not p.name.startswith("."):
-                agents.setdefault(p.stem.lower(), {"hot": 0, "cold": 0})[tier] = _size(p)
+            if (name := normalize_name(p.stem)) is None:
+                misnamed(p, "agent")
+            elif not p.name.startswith("."):
+                agents.setdefault(name, {"hot": 0, "cold": 0})[tier] = _size(p)
     wiki_pages = (
         utf8_named(p for p in layout.wiki.rglob("*.md") if not p.name.startswith("."))
         if layout.wiki.is_dir()

@@ -26,7 +26,7 @@ from pydantic import Field
 from scribed import __version__
 from scribed.config_light import squad_root
 from scribed.dates import believed, utcnow
-from scribed.log import utf8_named
+from scribed.log import misnamed, utf8_named
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers.cold import Layout
@@ -273,11 +273,11 @@ def resource_files(layout: Layout) -> list[tuple[str, str, Path]]:
         folder: Path = getattr(layout, tier)
         if not folder.is_dir():
             continue
-        out.extend(
-            (tier, p.stem, p)
-            for p in sorted(folder.glob("*.md"))
-            if normalize_name(p.stem) == p.stem and _inside(layout.root, p)
-        )
+        for p in sorted(folder.glob("*.md")):
+            if normalize_name(p.stem) != p.stem:
+                misnamed(p, "topic" if tier == "wiki" else "agent")
+            elif _inside(layout.root, p):
+                out.append((tier, p.stem, p))
     return out
 
 

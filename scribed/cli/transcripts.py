@@ -192,6 +192,7 @@ def _echo_team(t: TeamReport) -> int:
         for f in t.front_matter_twice
     ]
     lines += [f"cold entry file {d['why']}: {d['file']} — {d['fix']}" for d in t.damaged]
+    lines += [f"memory file left out: {d['file']} — {d['why']}" for d in t.misnamed]
     if t.stale_views:
         names = ", ".join(t.stale_views)
         lines.append(

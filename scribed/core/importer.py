@@ -70,7 +70,7 @@ from scribed.dates import Clock, utcnow
 from scribed.fsutil import NOT_UTF8, shown, utf8_name, utf8_only, write_gzip_archive
 from scribed.log import get as get_logger
 from scribed.log import progress
-from scribed.names import normalize_name
+from scribed.names import normalize_name, rename_hint
 from scribed.session.redact import redact
 from scribed.tiers import audit, cold
 from scribed.tiers.cold import Layout
@@ -225,7 +225,7 @@ def source_name(layout: Layout, path: Path) -> str:
 def _unnamed(layout: Layout, tree: Path, bad: str) -> str:
     if not utf8_name(bad):
         return f"{shown(tree / 'agents' / bad)}: {NOT_UTF8}"
-    hint = re.sub(r"[^a-z0-9_-]+", "-", bad.lower()).strip("-_") or "a-name"
+    hint = rename_hint(bad)
     return (
         f"{source_name(layout, tree / 'agents' / bad / 'history.md')}: not imported: {bad!r} is not an "
         f"agent name (lowercase letters, digits, '-' and '_'); rename the folder (say to {hint!r}) and "

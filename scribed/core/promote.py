@@ -65,7 +65,7 @@ from scribed.curate.agent_writes import (
 from scribed.dates import Clock, believed, file_mtime, known_true, utcnow
 from scribed.fsutil import atomic_write, ensure_dir, read_text, write_gzip_archive
 from scribed.log import get as get_logger
-from scribed.log import progress
+from scribed.log import misnamed, progress
 from scribed.names import normalize_name
 from scribed.session.redact import redact
 from scribed.squad import inbox, legacy
@@ -270,11 +270,15 @@ class _TopicTally:
 def cold_agents(layout: Layout) -> list[str]:
     if not layout.cold.is_dir():
         return []
-    return [
-        p.stem
-        for p in sorted(layout.cold.glob("*.md"))
-        if p.is_file() and not p.is_symlink() and normalize_name(p.stem) == p.stem
-    ]
+    out = []
+    for p in sorted(layout.cold.glob("*.md")):
+        if not p.is_file() or p.is_symlink():
+            continue
+        if normalize_name(p.stem) == p.stem:
+            out.append(p.stem)
+        else:
+            misnamed(p, "agent")
+    return out
 
 
 def promote(

@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from scribed.fsutil import atomic_write, read_json_object
+from scribed.log import misnamed
 from scribed.names import normalize_name
 
 if TYPE_CHECKING:
@@ -41,8 +42,12 @@ def agents(layout: Layout) -> list[str]:
     with contextlib.suppress(OSError):
         for p in layout.cold.iterdir():
             stem = p.name[:-3] if p.name.endswith(".md") else p.name
-            if (p.is_dir() or p.name.endswith(".md")) and not p.is_symlink() and normalize_name(stem) == stem:
+            if not (p.is_dir() or p.name.endswith(".md")) or p.is_symlink():
+                continue
+            if normalize_name(stem) == stem:
                 names.add(stem)
+            else:
+                misnamed(p, "agent")
     return sorted(names)
 
 

@@ -17,7 +17,8 @@ from scribed import hint
 from scribed.core.cold_sync import DAMAGED_FIX
 from scribed.core.ledger_reconcile import lost_entries
 from scribed.core.sync_state import stale
-from scribed.fsutil import read_text
+from scribed.fsutil import NOT_UTF8, read_text, shown, utf8_name
+from scribed.names import not_a_name
 from scribed.tiers import cold_overlap, cold_store, git_merge
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class TeamReport:
     driver_missing: str = ""  # .gitattributes asks for merge=scribed, this clone has no driver
     told_twice: list[dict[str, object]] = field(default_factory=list)  # see :func:`told_twice`
     damaged: list[dict[str, str]] = field(default_factory=list)  # file, why, fix: an entry file holding none
+    misnamed: list[dict[str, str]] = field(default_factory=list)  # file, why: left out of every listing
 
 
 def report(layout: Layout) -> TeamReport:
@@ -73,8 +75,35 @@ def report(layout: Layout) -> TeamReport:
     from scribed.core.gittree import driver_missing
 
     return TeamReport(
-        marked, doubled, stale(layout), lost, driver_missing(layout), told_twice(layout), damaged
+        marked,
+        doubled,
+        stale(layout),
+        lost,
+        driver_missing(layout),
+        told_twice(layout),
+        damaged,
+        misnamed(layout),
     )
+
+
+def misnamed(layout: Layout) -> list[dict[str, str]]:
+    """Hot and cold files, cold folders and wiki pages whose name is not UTF-8 or no agent or topic
+    name: every listing leaves them out with one warning (:func:`scribed.log.misnamed`), which
+    scrolls by; ``doctor`` is where a user looks. Each: the file, and why with how to rename it."""
+    out: list[dict[str, str]] = []
+    for folder, kind in ((layout.hot, "agent"), (layout.cold, "agent"), (layout.wiki, "topic")):
+        try:
+            found = sorted(folder.iterdir()) if folder.is_dir() else []
+        except OSError:
+            continue
+        for p in found:
+            listed = p.suffix == ".md" or (folder == layout.cold and p.is_dir())
+            if not listed or p.name.startswith(".") or p.is_symlink():
+                continue
+            why = NOT_UTF8 if not utf8_name(str(p)) else not_a_name(p, kind)
+            if why:
+                out.append({"file": shown(_shown(layout, p)), "why": why})
+    return out
 
 
 def told_twice(layout: Layout) -> list[dict[str, object]]:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scribed.log import misnamed
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers.layout import Layout
@@ -205,7 +206,9 @@ def wiki_pages(layout: Layout) -> dict[str, Path]:
             found = []
         for p in found:
             name = normalize_name(p.stem)
-            if name is not None and name not in pages and not p.name.startswith("."):
+            if name is None:
+                misnamed(p, "topic")
+            elif name not in pages and not p.name.startswith("."):
                 pages[name] = p
     return pages
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from scribed.compress.entry import iso, parse_date, split_entries
+from scribed.log import misnamed
 from scribed.names import normalize_name
 from scribed.recall import context
 from scribed.tiers.cold import Layout
@@ -92,8 +93,11 @@ def known_agents(layout: Layout) -> list[str]:
         folders = []
     for p in folders:
         name = normalize_name(p.name)
-        if name and p.is_dir() and ((p / "charter.md").is_file() or (p / "history.md").is_file()):
-            found.add(name)
+        if p.is_dir() and ((p / "charter.md").is_file() or (p / "history.md").is_file()):
+            if name:
+                found.add(name)
+            else:
+                misnamed(p, "agent")
     for folder in (layout.hot, layout.cold):
         try:
             files = list(folder.glob("*.md")) if folder.is_dir() else []
@@ -103,6 +107,8 @@ def known_agents(layout: Layout) -> list[str]:
             name = normalize_name(f.stem)
             if name and not f.name.startswith("."):
                 found.add(name)
+            elif not name:
+                misnamed(f, "agent")
     return sorted(found)
 
 

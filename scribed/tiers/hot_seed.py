@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.compress.entry import Entry, parse_date
 from scribed.dates import believed, utcnow
+from scribed.log import misnamed
 from scribed.names import normalize_name
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import live
@@ -143,6 +144,8 @@ def withheld(layout: Layout, now: datetime | None = None) -> list[Withheld]:
         return out
     for path in paths:
         agent = normalize_name(path.stem)
+        if agent is None:
+            misnamed(path, "agent")
         if agent is None or path.is_symlink():
             continue
         try:

@@ -41,6 +41,7 @@ from scribed.compress.restate import differs
 from scribed.compress.reversal import OVERLAP, reversal_score
 from scribed.compress.terms import norm, same_fact
 from scribed.fsutil import atomic_write, read_text
+from scribed.log import misnamed
 from scribed.tiers.wiki_block import (
     STANDARD_TOPICS,
     SUPERSEDED,
@@ -307,8 +308,12 @@ class Wiki:
         names = set(self.docs)
         if self.folder.is_dir():
             for p in self.folder.glob("*.md"):
-                if p.is_file() and not p.is_symlink() and valid_topic(p.stem) == p.stem:
+                if not p.is_file() or p.is_symlink() or p.name == INDEX:
+                    continue
+                if valid_topic(p.stem) == p.stem:
                     names.add(p.stem)
+                else:
+                    misnamed(p, "topic")
         return sorted(names)
 
     def doc(self, topic: str) -> WikiDoc:
