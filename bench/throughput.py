@@ -155,7 +155,7 @@ def _instrument() -> dict[str, float]:
     from scribed import sources
     from scribed.compress import anchors, entry, entry_fit, entry_guard
     from scribed.compress.extractive import ExtractiveCompressor
-    from scribed.core import compact, compact_session
+    from scribed.core import compact_resume, compact_session
     from scribed.core.ledger import Ledger
     from scribed.tiers import cold, live
 
@@ -193,7 +193,7 @@ def _instrument() -> dict[str, float]:
     entry_fit.fit_with_room = timed("compress", entry_fit.fit_with_room)
     entry_guard.guard = timed("compress", entry_guard.guard)
     entry.render = timed("compress", entry.render)
-    compact.sha256_prefix = timed("hash", compact.sha256_prefix)
+    compact_resume.sha256_prefix = timed("hash", compact_resume.sha256_prefix)
     compact_session.sha256_prefix = timed("hash", compact_session.sha256_prefix)
     cold.append = timed("write", cold.append)
     live.clear = timed("write", live.clear)

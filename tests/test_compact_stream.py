@@ -18,7 +18,7 @@ from test_markdown_stream import _aider_history
 
 from scribed import config as config_mod
 from scribed import sources
-from scribed.core.compact import MARKDOWN_WHOLE_MAX
+from scribed.core.compact_read import MARKDOWN_WHOLE_MAX
 from scribed.core.compact_session import SessionCompactor
 from scribed.core.scribe import Scribe
 from scribed.models import Session, Turn

@@ -11,7 +11,7 @@ import pytest
 from test_crash import backlog
 
 from scribed import config as config_mod
-from scribed.core import compact, compact_session
+from scribed.core import compact_resume, compact_session
 from scribed.core.ledger import source_key
 from scribed.core.results import SourceItem
 from scribed.core.scribe import Scribe
@@ -35,7 +35,7 @@ def test_a_finished_file_is_hashed_once(tmp_path: Path, monkeypatch: pytest.Monk
         return real(path, length)
 
     monkeypatch.setattr(compact_session, "sha256_prefix", spy)
-    monkeypatch.setattr(compact, "sha256_prefix", spy)
+    monkeypatch.setattr(compact_resume, "sha256_prefix", spy)
     s = Scribe(config_mod.load(str(cfg)))
     rep = s.run_once(force=True)
     files = sorted((tmp_path / "md").glob("*.md"))

@@ -1,98 +1,32 @@
 """One unit of work: one source file. Parse it (streaming), decide whether it is finished, take the
 part not compacted yet, pass it through the redaction door, compact it (see
 :mod:`scribed.core.compact_session`) and record it in the ledger. The steps are methods of
-:class:`Compactor`; the state one file carries between them is a :class:`_Job`.
+:class:`Compactor`; the state one file carries between them is a
+:class:`~scribed.core.compact_read.Job`. Opening and reading the file are
+:mod:`scribed.core.compact_read`'s, where it resumes :mod:`scribed.core.compact_resume`'s.
 """
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
 
 from scribed import heap, sources
 from scribed.compress.base import CompressError
 from scribed.core import ledger as ledger_mod
-from scribed.core import scope_mark
-from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Step, Ticket
-from scribed.core.discovery import adopt_moved, adopt_twin, file_stat, gone_paths, sha256_bytes
-from scribed.core.ledger import SourceRow, source_key
-from scribed.core.results import (
-    SKIP_ACTIVE,
-    SKIP_DONE,
-    SKIP_ELSEWHERE,
-    SKIP_EMPTY,
-    SKIP_NO_PLACE,
-    EntryReport,
-    FileOutcome,
-    SourceItem,
-)
-from scribed.fsutil import read_error, skip_newline, write_gzip_archive, write_gzipped
+from scribed.core.compact_read import PARSE_MAX_BYTES, Job, Reader
+from scribed.core.compact_resume import BYTE_KINDS, Resuming
+from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor, Ticket
+from scribed.core.discovery import sha256_bytes
+from scribed.core.ledger import source_key
+from scribed.core.results import SKIP_ACTIVE, SKIP_DONE, SKIP_EMPTY, EntryReport, FileOutcome, SourceItem
+from scribed.fsutil import write_gzip_archive, write_gzipped
 from scribed.models import ParseResult, Session
-from scribed.names import case_collisions
 from scribed.session.door import redact_session, redacted
-from scribed.sources import place, zst
-from scribed.sources.common import hold_partial_tail, line_limit
-from scribed.sources.zst import sha256_prefix
 from scribed.tiers import hot_seed, live
 
-# A pool worker hands the parent the parse of a file up to this size; a larger one the parent
-# streams itself (a markdown file's sessions are never all held in the parent at once).
-PARSE_MAX_BYTES = 8 << 20
-# Prepared in this process (see scribed.core.prepare), a markdown or Squad REPL file up to this
-# size is parsed whole and the parse kept; a larger one keeps its briefs and is read again, a
-# session at a time (sources.read_file streams them).
-MARKDOWN_WHOLE_MAX = sources.STREAM_MIN_BYTES
-STREAMED = ("markdown", "squad-repl")
-# Kinds whose Turn.end_offset is a byte offset in an append-only file.
-BYTE_KINDS = {"copilot", "claude", "codex", "markdown"}
 
-
-def _outside_outcome(why: str) -> FileOutcome:
-    """A file whose one session (with its sub-agents) is not this root's: one session skipped."""
-    reason = "another repository's session" if why == SKIP_ELSEWHERE else "no recorded working directory"
-    out = FileOutcome("skipped", reason=reason)
-    out.skip(why)
-    return out
-
-
-@dataclass(slots=True)
-class _Job:
-    """One source file between the steps of :meth:`Compactor.process`.
-
-    The steps decide from the sessions' briefs (``todo`` and ``live`` are indices into them) and
-    meet the sessions themselves one at a time (:meth:`sources.Reading.sessions`), so a file of
-    many sessions (an Aider history) costs the memory of its largest session, not of the file.
-    """
-
-    item: SourceItem
-    st: os.stat_result
-    row: SourceRow | None
-    reading: sources.Reading
-    finished: bool
-    mtime: float = 0.0  # when the file last changed (epoch; a future mtime counts from when seen)
-    todo: list[int] = field(default_factory=list)
-    live: list[int] = field(default_factory=list)
-    offset_done: int = 0
-    new_offset: int = 0
-
-    @property
-    def key(self) -> str:
-        return str(self.item.path)
-
-    @property
-    def parsed(self) -> ParseResult:
-        return self.reading.result
-
-    @property
-    def briefs(self) -> list[sources.Brief]:
-        return self.reading.briefs
-
-
-class Compactor(Step):
+class Compactor(Reader, Resuming):
     """The per-file steps; :class:`scribed.core.scribe.Scribe` owns it and holds the lock."""
 
     def __init__(self, ctx: RunContext, sessions: SessionCompactor) -> None:
@@ -171,7 +105,7 @@ class Compactor(Step):
                 sha=row.sha256 if row else "",
             )
             return FileOutcome("empty")
-        job = _Job(item, st, row, reading, finished=reading.result.ended or quiet or force, mtime=mtime)
+        job = Job(item, st, row, reading, finished=reading.result.ended or quiet or force, mtime=mtime)
         waiting = self._pick(job)
         if waiting is not None:
             return waiting
@@ -184,137 +118,7 @@ class Compactor(Step):
         return self._finish(job, out, held)
 
     # --- steps ----------------------------------------------------------------------------------
-    def _open(self, item: SourceItem) -> FileOutcome | tuple[os.stat_result, SourceRow | None]:
-        """The file's stat and ledger row, or the outcome when there is nothing to do."""
-        path, key = item.path, source_key(item.path)
-        try:
-            st = file_stat(item)
-        except FileNotFoundError:
-            return FileOutcome("skipped", reason="disappeared")
-        if item.kind == "hot" and path.is_symlink():
-            self.log.warning(
-                "hot_symlink_skipped", file=key, reason="hot files that are symlinks are never read or reset"
-            )
-            return FileOutcome("skipped", reason="symlink")
-        row = self.ledger.source(key) or adopt_twin(self.ledger, path, st)  # .jsonl.zst: its twin's row
-        if row and ledger_mod.same_state(row, st) and row.status in ("done", "quarantined"):
-            was = scope_mark.skipped(row.last_error, item.scope)
-            if was is None:
-                return FileOutcome("unchanged")
-            if was:  # skipped before for the scope it has now: counted again, not read again
-                return _outside_outcome(was)
-            # else skipped for a scope the config has changed since: asked again
-        if item.kind == "hot":
-            for other in case_collisions(path):
-                self.log.warning(
-                    "agent_name_collision", file=key, other=str(other), agent=item.agent,
-                    reason="names that differ only by case are one agent",
-                )  # fmt: skip
-        return st, row
-
-    def _outside(self, item: SourceItem, st: os.stat_result, row: SourceRow | None) -> FileOutcome | None:
-        """The outcome for a session recorded as run outside the source's workspace (another
-        repository's, or one that records no folder): skipped, counted, never parsed. Only the
-        file's first records are read (:func:`scribed.sources.place.recorded`). None: in scope."""
-        if item.scope is None or item.kind == "hot":
-            return None
-        with line_limit(self.cfg.session.max_line_bytes):
-            where = place.recorded(item.kind, item.path)
-        if where is not None and place.inside(where, item.scope):
-            return None
-        why = SKIP_ELSEWHERE if where is not None else SKIP_NO_PLACE
-        again = row is not None and scope_mark.skipped(row.last_error, item.scope) == why
-        say = self.log.debug if again else self.log.info  # a foreign session that grows: said once
-        say("session_outside_workspace", file=source_key(item.path), kind=item.kind, reason=why)
-        offset, sha = (row.offset_done, row.sha256) if row else (0, "")  # what was compacted stays known
-        error = scope_mark.text(why, item.scope)
-        self._mark(item, st, row, status="done", offset=offset, sha=sha, error=error)
-        return _outside_outcome(why)
-
-    def _parse(
-        self, item: SourceItem, st: os.stat_result, row: SourceRow | None, *, hold: bool
-    ) -> sources.Reading | FileOutcome:
-        """Parse the file; a failed read is a retry (with backoff under the daemon), never "done".
-        Whether the file can be read is asked only when the reading found nothing (one open less
-        per file): the parser reports a failed read as a warning."""
-        key = source_key(item.path)
-        problem: str | None = None
-        try:
-            reading = self._read(item, st, hold)
-        except FileNotFoundError:  # gone since its stat (the pool's sha check reads it too)
-            return FileOutcome("skipped", reason="disappeared")
-        except OSError as exc:
-            problem = read_error(item.path) or f"cannot read {item.path}: {exc.strerror or exc}"
-        else:
-            parsed = reading.result
-            if not reading.briefs:
-                problem = read_error(item.path) or next(
-                    (w for w in parsed.warnings if ": cannot read " in w), None
-                )
-        if problem is not None:
-            attempts = (row.attempts if row else 0) + 1
-            self.log.error("source_unreadable", file=key, reason=problem, attempts=attempts)
-            offset, sha = (row.offset_done, row.sha256) if row else (0, "")
-            self._mark(
-                item, st, row, status="failed", offset=offset, sha=sha, error=problem, attempts=attempts
-            )
-            return FileOutcome("failed", file_failed=True, reason=problem)
-        for w in parsed.warnings:
-            self.log.warning("source_warning", file=key, kind=item.kind, reason=w)
-        self.warned += len(parsed.warnings)
-        return reading
-
-    def _read(self, item: SourceItem, st: os.stat_result, hold: bool) -> sources.Reading:
-        """The file's reading: a pool worker's when the file is still the one it read (its stamp, its
-        sha), else the parser's. In a worker, a file small enough to hold (:data:`PARSE_MAX_BYTES`)
-        is parsed whole and kept for the parent (its sessions are what the streamed reading yields;
-        only ``Session.warnings``, which nothing after the parse reads, may differ)."""
-        given = self.given
-        if (
-            given is not None
-            and given.reading is not None
-            and given.hold == hold
-            and given.stamp == (st.st_size, st.st_mtime_ns)
-            and given.sha == self.sessions._source_sha(item)
-        ):
-            self.from_pool += 1
-            self.sessions.copy = given.copy
-            self.tickets = given.tickets
-            return given.reading
-        kept = self.kept
-        whole = kept is not None and (self.keep_max is None or st.st_size <= self.keep_max)
-        if item.kind in STREAMED and self.keep_max is None and st.st_size > MARKDOWN_WHOLE_MAX:
-            whole = False  # its sessions are read again one at a time: memory follows the largest
-        # an open session's unterminated line waits; a record over [session] max_line_bytes is skipped
-        with hold_partial_tail(hold), line_limit(self.cfg.session.max_line_bytes):
-            if not whole:
-                streamed = sources.read_file(item.kind, item.path, item.agent)
-                if (
-                    kept is not None
-                    and self.keep_max is None
-                    and streamed.stream is not None
-                    and streamed.briefs
-                ):
-                    kept.reading, kept.hold, kept.sha = streamed, hold, self.sessions._source_sha(item)
-                return streamed
-            # one pass, the sessions held (read_file's streamed markdown reads its sessions twice)
-            parsed = sources.parse_file(item.kind, item.path, item.agent)
-        reading = sources.Reading(parsed, [sources.Brief.of(s) for s in parsed.sessions])
-        if kept is not None and reading.briefs:
-            kept.reading, kept.hold, kept.sha = reading, hold, self.sessions._source_sha(item)
-        return reading
-
-    def _note_future_mtime(
-        self, item: SourceItem, st: os.stat_result, row: SourceRow | None, now: datetime
-    ) -> None:
-        if st.st_mtime > now.timestamp() and not ledger_mod.same_state(row, st) and not self.dry_run:
-            self.log.warning(
-                "future_mtime", file=str(item.path), reason="modified in the future: counted from now"
-            )
-            offset, sha = (row.offset_done, row.sha256) if row else (0, "")
-            self._mark(item, st, row, status="pending", offset=offset, sha=sha)  # remembers when it was seen
-
-    def _pick(self, job: _Job) -> FileOutcome | None:
+    def _pick(self, job: Job) -> FileOutcome | None:
         """Which sessions to compact now. A file holding several sessions (an Aider history) finishes
         them one by one: a session followed by another one's header is compacted now, the open last
         one once the file is quiet. Returns the outcome when nothing can be compacted yet."""
@@ -339,7 +143,7 @@ class Compactor(Step):
         out.skip(SKIP_ACTIVE, n)
         return out
 
-    def _refresh_live(self, job: _Job, pairs: Iterable[tuple[int, Session]]) -> None:
+    def _refresh_live(self, job: Job, pairs: Iterable[tuple[int, Session]]) -> None:
         """Refresh the hot file's live section of each open session: ``pairs`` are sessions with
         their index in the file, the others passed over; each is let go before the next is read
         (not a ``zip``: its reused result tuple would hold it, as ``enumerate``'s would)."""
@@ -358,7 +162,7 @@ class Compactor(Step):
             del sess
 
     @staticmethod
-    def _walk(job: _Job, wanted: set[int]) -> Iterator[tuple[int, Session]]:
+    def _walk(job: Job, wanted: set[int]) -> Iterator[tuple[int, Session]]:
         """The file's sessions with their index, up to the last one ``wanted`` (read lazily)."""
         if not wanted:
             return
@@ -371,73 +175,8 @@ class Compactor(Step):
             del sess  # not held while the next session is read
             i += 1  # noqa: SIM113  (enumerate would hold the session, see above)
 
-    def _resume_offset(self, job: _Job) -> int:
-        """Where compaction resumes: 0 for hot files and for a file rewritten before that point; for
-        a file new to the ledger, where the transcript it continues stopped (:meth:`_moved_offset`)."""
-        item, row, path = job.item, job.row, job.item.path
-        offset_done = row.offset_done if row else 0
-        if item.kind == "hot":
-            return 0
-        if item.kind in BYTE_KINDS and offset_done == 0 and (row is None or row.status == "failed"):
-            offset_done = self._moved_offset(job)
-        elif (
-            item.kind in BYTE_KINDS
-            and offset_done > 0
-            and row is not None
-            and self._rewritten(job, offset_done)
-        ):
-            self.log.warning(
-                "source_rewritten",
-                file=job.key,
-                reason="content before the compacted offset changed; compacting the whole file again",
-            )
-            return 0
-        if item.kind in BYTE_KINDS and offset_done > 0 and path.suffix != ".zst":
-            offset_done = skip_newline(path, offset_done)  # a line compacted before its newline came
-        return offset_done
-
-    def _moved_offset(self, job: _Job) -> int:
-        """Where a file new to the ledger resumes: 0, or the offset of the transcript it continues
-        (moved, and perhaps grown since: :func:`adopt_moved`). That file gone, its entries are
-        filed under this one, so a later cut or edit here is told as one in place would be."""
-        item = job.item
-        sids = [redacted(b.session_id) for b in job.briefs]
-        was = adopt_moved(self.ledger, item.path, job.st, item.kind, sids)
-        if was is None:
-            self._refile_gone(job, sids)
-            return 0
-        key, old = source_key(item.path), Path(was.path)
-        gone = source_key(old) == was.path and not os.path.lexists(old)
-        if gone and not self.dry_run:
-            self.ledger.move_entries(was.path, key)
-        self.log.info(
-            "source_moved" if gone else "source_copied", file=key, was=was.path, offset=was.offset_done,
-            reason="starts with the bytes compacted from there: only what follows is compacted",
-        )  # fmt: skip
-        return was.offset_done
-
-    def _refile_gone(self, job: _Job, sids: Iterable[str]) -> None:
-        """Entries of this file's sessions filed under a source that is gone, with no row to show
-        the move (a rebuilt ledger): filed under this file (:func:`gone_paths`)."""
-        if self.dry_run:
-            return
-        key = source_key(job.item.path)
-        for old in gone_paths(self.ledger, job.item.path, sids):
-            self.ledger.move_entries(old, key)
-            self.log.info(
-                "source_moved", file=key, was=old, offset=0,
-                reason="its sessions' entries name a file that is gone: they are filed under this one",
-            )  # fmt: skip
-
     @staticmethod
-    def _rewritten(job: _Job, offset_done: int) -> bool:
-        path = job.item.path
-        return zst.logical_size(path, job.st.st_size) < offset_done or (
-            job.row is not None and sha256_prefix(path, offset_done) != job.row.sha256
-        )
-
-    @staticmethod
-    def _before_open(job: _Job) -> list[int]:
+    def _before_open(job: Job) -> list[int]:
         briefs = job.briefs
         first_open = min(
             (e for i in job.live for e in briefs[i].offsets if e > job.offset_done),
@@ -445,7 +184,7 @@ class Compactor(Step):
         )
         return [i for i in job.todo if first_open is None or max(briefs[i].offsets) < first_open]
 
-    def _compact_all(self, job: _Job) -> tuple[FileOutcome, list[Session]]:
+    def _compact_all(self, job: Job) -> tuple[FileOutcome, list[Session]]:
         """Compact the todo sessions as they are read; returns the outcome and the open sessions."""
         out = FileOutcome("compacted")
         tickets = self._prepared(job)
@@ -472,7 +211,7 @@ class Compactor(Step):
         return out, held
 
     def _changed(
-        self, job: _Job, exc: Exception, out: FileOutcome | None = None, *, unread: int = 0
+        self, job: Job, exc: Exception, out: FileOutcome | None = None, *, unread: int = 0
     ) -> FileOutcome:
         """The file read again (for its sessions) is not the file read first: retry it later.
         The ``unread`` sessions it was to compact fail; with none left, the file itself does."""
@@ -486,7 +225,7 @@ class Compactor(Step):
         self.log.error("source_changed", file=job.key, reason=out.reason)
         return out
 
-    def _prepared(self, job: _Job) -> list[tuple[int, Ticket]] | None:
+    def _prepared(self, job: Job) -> list[tuple[int, Ticket]] | None:
         """The tickets of the parts to compact, in order, when each was prepared from the file as it
         is (its reading taken, see :meth:`_read`) and the ledger knows none of their sessions from
         elsewhere (else which turns are new is decided from the turns). None: read the file."""
@@ -505,7 +244,7 @@ class Compactor(Step):
                 return None
         return out  # type: ignore[return-value]  # no None left
 
-    def _commit_ticket(self, job: _Job, i: int, k: Ticket, out: FileOutcome) -> None:
+    def _commit_ticket(self, job: Job, i: int, k: Ticket, out: FileOutcome) -> None:
         """:meth:`_compact_session` for a prepared part (session ``i`` of the file)."""
         if job.briefs[i].offsets:
             job.new_offset = max(job.new_offset, max(job.briefs[i].offsets))
@@ -516,7 +255,7 @@ class Compactor(Step):
         self._compact_one(job, k.agent, k.session_id, lambda: self.sessions.make(job.item, k), out)
 
     def _compact_session(
-        self, job: _Job, sess: Session, raw_sizes: dict[int, int], out: FileOutcome, index: int = -1
+        self, job: Job, sess: Session, raw_sizes: dict[int, int], out: FileOutcome, index: int = -1
     ) -> None:
         """Compact one session's turns not compacted yet (``index``: in the file, when preparing)."""
         turns = [t for t in sess.turns if t.end_offset > job.offset_done]
@@ -553,7 +292,7 @@ class Compactor(Step):
         heap.trim(bytes_in)  # its work's pages back before the next session's
 
     def _compact_one(
-        self, job: _Job, agent: str, session: str, run: Callable[[], EntryReport | None], out: FileOutcome
+        self, job: Job, agent: str, session: str, run: Callable[[], EntryReport | None], out: FileOutcome
     ) -> None:
         """``run`` (the entry of one session's part), its failure a failed session."""
         rep: EntryReport | None
@@ -584,7 +323,7 @@ class Compactor(Step):
         else:
             out.entries.append(rep)
 
-    def _fail(self, job: _Job, out: FileOutcome) -> FileOutcome:
+    def _fail(self, job: Job, out: FileOutcome) -> FileOutcome:
         row = job.row
         attempts = (row.attempts if row else 0) + 1
         status = "quarantined" if attempts >= self.cfg.daemon.max_attempts else "failed"
@@ -595,7 +334,7 @@ class Compactor(Step):
         out.status = "failed"
         return out
 
-    def _finish(self, job: _Job, out: FileOutcome, held: list[Session]) -> FileOutcome:
+    def _finish(self, job: Job, out: FileOutcome, held: list[Session]) -> FileOutcome:
         item, path, st = job.item, job.item.path, job.st
         sha = ""
         if item.kind in BYTE_KINDS:  # a file compacted to its end was just hashed for its entries
@@ -652,38 +391,6 @@ class Compactor(Step):
             out.append(sizes[at : at + len(b.offsets)])
             at += len(b.offsets)
         return out
-
-    def _mark(
-        self,
-        item: SourceItem,
-        st: os.stat_result,
-        row: SourceRow | None,
-        *,
-        status: str,
-        offset: int,
-        sha: str,
-        error: str = "",
-        attempts: int | None = None,
-    ) -> None:
-        if self.dry_run:
-            return
-        if attempts is None:
-            attempts = 0 if status == "done" else (row.attempts if row else 0)
-        self.ledger.upsert_source(
-            SourceRow(
-                path=source_key(item.path),
-                kind=item.kind,
-                agent=item.agent,
-                size=st.st_size,
-                mtime_ns=st.st_mtime_ns,
-                sha256=sha,
-                offset_done=offset,
-                status=status,
-                attempts=attempts,
-                last_error=redacted(error),
-                updated_at=self.sessions.iso_now(),
-            )
-        )
 
     def _archive_and_reset_hot(self, item: SourceItem, parsed: ParseResult) -> bool:
         """Archive the compacted bytes, redacted (after the cold entry is durable), then reset hot

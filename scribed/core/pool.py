@@ -3,7 +3,7 @@ compress → rendered entry, and the redacted zstd transcript copy) runs in work
 files ahead of the parent; the parent still runs every step itself, in source order, but takes a
 worker's work instead of doing it: the file's parse and its copy when the file still has the size,
 mtime and sha256 the worker read (see :meth:`Compactor._read`; a file over
-:data:`~scribed.core.compact.PARSE_MAX_BYTES` the parent streams itself), a rendered entry when
+:data:`~scribed.core.compact_read.PARSE_MAX_BYTES` the parent streams itself), a rendered entry when
 the entry's key matches (see :meth:`SessionCompactor.compact`). So the ledger, the lock and every
 write (the copy's too) stay in the parent, and the outputs are the serial path's, byte for byte:
 whatever a worker could not know (the ledger's entries of a moved file, a file changed since)

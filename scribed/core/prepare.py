@@ -16,7 +16,8 @@ from typing import Any
 
 from scribed import heap
 from scribed.config import Config
-from scribed.core.compact import PARSE_MAX_BYTES, Compactor
+from scribed.core.compact import Compactor
+from scribed.core.compact_read import PARSE_MAX_BYTES
 from scribed.core.compact_session import Prefetched, RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.content_key import Keyring
