@@ -21,7 +21,7 @@ import pytest
 
 from scribed import config as config_mod
 from scribed.core import lock as lock_mod
-from scribed.core import scribe as scribe_mod
+from scribed.core import scribe_lock
 from scribed.core.compact_session import Prefetched
 from scribed.core.results import SourceItem
 from scribed.core.scribe import Scribe
@@ -141,11 +141,11 @@ def _timed_lock(held: list[float]) -> Iterator[None]:
             finally:
                 held.append(time.monotonic() - t)
 
-    scribe_mod.root_lock = timed  # type: ignore[assignment]
+    scribe_lock.root_lock = timed  # type: ignore[assignment]
     try:
         yield
     finally:
-        scribe_mod.root_lock = real
+        scribe_lock.root_lock = real
 
 
 @pytest.mark.slow

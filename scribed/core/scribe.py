@@ -8,7 +8,9 @@ Two kinds of methods: the whole operations (:meth:`Scribe.run`, :meth:`Scribe.ru
 daemon schedules (:meth:`Scribe.process`, :meth:`Scribe.apply_inbox`) expect the caller to hold it
 (the daemon holds it through its own gate). Compaction holds the lock for milliseconds: a file is
 read, redacted and compressed before it is taken (:meth:`Scribe.ahead`), and under it only checked
-unchanged and written (see :mod:`scribed.core.prepare`).
+unchanged and written (see :mod:`scribed.core.prepare`). The lock itself, and what each
+taking of it brings in step (the state branch, the team's cold store), is
+:mod:`scribed.core.scribe_lock`'s.
 """
 
 from __future__ import annotations
@@ -28,26 +30,22 @@ from scribed.compress.entry import iso
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.config import Config, ConfigError
 from scribed.core import (
-    backend,
     cold_remove,
     content_key,
     copies_owed,
     discovery,
     hot_reseed,
     ledger_reconcile,
-    statebranch,
-    team_said,
-    team_sync,
 )
 from scribed.core import ledger as ledger_mod
 from scribed.core import pool as pool_mod
-from scribed.core.cold_sync import IN_INDEX, SyncResult
+from scribed.core.cold_sync import IN_INDEX
 from scribed.core.compact import Compactor
 from scribed.core.compact_session import RunContext, SessionCompactor
 from scribed.core.compressors import Compressors
 from scribed.core.content_key import Keyring
 from scribed.core.ledger import Ledger, SourceRow, source_key
-from scribed.core.lock import RootBusyError, root_lock
+from scribed.core.scribe_lock import Locking
 
 if TYPE_CHECKING:
     from scribed.core.gitsetup import GitSetup
@@ -81,10 +79,9 @@ from scribed.tiers.cold import Layout
 BATCH_FILES = 64  # source files per ledger commit in run_once
 BATCH_SECONDS = 2.0  # … or this long, whichever comes first (the batch holds the ledger)
 BATCH_BYTES = 32 << 20  # … or files this large: their prepared work waits in memory for the batch
-LOCK_WAIT_SAID = 0.1  # seconds: a wait for the root lock this long is logged (``lock_waited``)
 
 
-class Scribe:
+class Scribe(Locking):
     """The core object both drivers (run-once and the daemon) call."""
 
     def __init__(
@@ -176,105 +173,6 @@ class Scribe:
     def close(self) -> None:
         if self._ledger is not None:
             self._ledger.close()
-
-    # --- the lock -------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def locked(self, *, timeout: float = -1, wait: bool = False) -> Iterator[None]:
-        """Hold the root lock (re-entrant for this Scribe; a dry run never locks). ``wait``: try at
-        once, and if another scribed holds it, say so in the log and wait."""
-        depth = getattr(self._held, "depth", 0)
-        if self.dry_run or depth:
-            self._held.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._held.depth = depth
-            return
-        refused = backend.refusal(self.layout)
-        if refused:
-            raise ConfigError(refused)
-        with self._take_lock(timeout, wait):
-            self._held.depth = 1
-            try:
-                self.pull_branch()
-                self.sync_team()
-                yield
-                self.sync_team()
-                self.push_branch()
-            finally:
-                self._held.depth = 0
-
-    def pull_branch(self) -> None:
-        """On a state-branch backend, the local copy brought up to ``squad-state`` (the caller
-        holds the lock); a git failure stops the command before it writes (exit 2)."""
-        if not self.layout.on_branch:
-            return
-        try:
-            res = statebranch.pull(self.layout, statebranch.Git(self.layout.root))
-        except statebranch.StateBranchError as exc:
-            raise ConfigError(f"{self.layout.root}: {statebranch.BRANCH}: {exc}") from exc
-        team_said.branch(self.log, res)
-
-    def push_branch(self) -> None:
-        """On a state-branch backend, this run's shared tier files committed to ``squad-state``;
-        a git failure is a warning (the files are safe here, the next run commits them)."""
-        if not self.layout.on_branch or self.dry_run:
-            return
-        try:
-            res = statebranch.push(self.layout, statebranch.Git(self.layout.root), "scribed")
-        except statebranch.StateBranchError as exc:
-            self.log.warning("state_branch_push_failed", reason=str(exc), action="the next run commits it")
-            return
-        team_said.branch(self.log, res)
-
-    def sync_team(self) -> SyncResult:
-        """The shared cold store and this machine's views made one (see :mod:`scribed.core.team_sync`);
-        the caller holds the lock. A pull's new entries re-seed the hot files they are newest for."""
-        res = team_sync.sync(self.layout, today=self.clock().date().isoformat())
-        team_said.synced(self.log, self.layout, res)
-        hot_reseed.after_sync(self.layout, res, self.log, now=self.clock())
-        if res.changed:
-            self.log.debug("team_synced", agents=res.agents, stored=res.stored, retired=res.retired)
-        return res
-
-    @contextlib.contextmanager
-    def locked_unless(self, stopping: threading.Event, *, poll: float = 0.5) -> Iterator[bool]:
-        """The root lock, waited for in ``poll`` steps so a stop request is noticed: yields False
-        (not taken) once ``stopping`` is set. The daemon takes it once per unit of work."""
-        stack = contextlib.ExitStack()
-        waited = False
-        while True:
-            try:
-                stack.enter_context(self.locked(timeout=poll))
-                break
-            except RootBusyError:
-                if stopping.is_set():
-                    yield False
-                    return
-                if not waited:
-                    waited = True
-                    self.log.info("waiting_for_lock", lock=str(self.layout.lock))
-        with stack:
-            yield True
-
-    @contextlib.contextmanager
-    def _take_lock(self, timeout: float, wait: bool) -> Iterator[None]:
-        lock = self.layout.lock
-        audit.ensure_state(self.layout)  # the lock is its first file: the folder's .gitignore comes first
-        stack = contextlib.ExitStack()
-        t0 = time.monotonic()
-        try:
-            stack.enter_context(root_lock(lock, timeout=0 if wait else timeout))
-        except RootBusyError:
-            if not wait:
-                raise
-            self.log.info("waiting_for_lock", lock=str(lock))
-            stack.enter_context(root_lock(lock, timeout=timeout))
-        waited = time.monotonic() - t0
-        if waited >= LOCK_WAIT_SAID:  # who waits behind whom, and how long: the lock's one cost
-            self.log.info("lock_waited", seconds=round(waited, 3), lock=str(lock))
-        with stack:
-            yield
 
     # --- discovery ------------------------------------------------------------------------------
     def items(self, report: RunReport | None = None, *, quiet: bool = False) -> Iterator[SourceItem]:
