@@ -57,6 +57,43 @@ CHANGES = [
     ("Use Memcached for the cache.", "Priya wants to switch the cache from Memcached to Redis.", False),
     ("Use Memcached for the cache.", "We will not switch the cache from Memcached to Redis.", False),
     ("Use Memcached for the cache.", "Consider moving the cache from Memcached to Redis.", False),
+    # stop 49: a change that names its subject counts it with X ("Redis" alone was one term in five:
+    # the fact stayed current); a plural is its singular; "off X onto Z"; rows written after the fix
+    (
+        "Use Redis for the session cache in src/app/cache.py.",
+        "Switch the session cache from Redis to Memcached in src/app/cache.py.",
+        True,
+    ),
+    ("Use Redis for the session cache in src/app/cache.py.", "Move sessions from Redis to Memcached.", True),
+    (
+        "Use Redis for the session cache in src/app/cache.py.",
+        "Swap the cache backend from Redis to Memcached for sessions.",
+        True,
+    ),
+    (
+        "Serve the marketing site with nginx on the edge boxes in deploy/edge.conf.",
+        "Switch deploy/edge.conf from nginx over to Caddy for the marketing site.",
+        True,
+    ),
+    (
+        "Keep user avatars in the uploads bucket on S3 with a CDN in front.",
+        "Migrate user avatars off S3 onto R2.",
+        True,
+    ),
+    # ... but not another subject in its scope, a copy, a hedge
+    (
+        "Use Celery with Redis as the broker for background jobs in worker/tasks.py.",
+        "Switch the broker for the cron jobs from Redis to RabbitMQ.",
+        False,
+    ),
+    ("Use Redis for the session cache in src/app/cache.py.", "Switch the queue from Redis to SQS.", False),
+    (
+        "Use Redis for the session cache in src/app/cache.py.",
+        "Copy the session cache from Redis to Memcached.",
+        False,
+    ),
+    ("Use Redis for sessions.", "We might switch from Redis to Memcached.", False),
+    ("Use Redis for sessions.", "Maybe move sessions from Redis to Memcached next quarter.", False),
     # what a change is about is said in its sentence, not elsewhere in a long fact (a real Squad
     # decision's bullet switched two pages "from API key auth to admin JWT")
     (
@@ -324,3 +361,67 @@ def test_a_decision_label_over_a_file_or_a_count_is_no_decision(line: str) -> No
     turns = [Turn("assistant", line, "message", datetime(2026, 1, 1, tzinfo=UTC), 1, 100)]
     s = Session(agent="a", session_id="s", source=Path("/x.md"), kind="markdown", turns=turns)
     assert [a.text for a in anchors.extract(s) if a.type == "decision"] == []
+
+
+OLD_CACHE = "Use Redis for the session cache in src/app/cache.py."
+NEW_CACHE = "Switch the session cache from Redis to Memcached in src/app/cache.py."
+
+
+@pytest.mark.parametrize(("how", "topic"), [("cli", "decisions"), ("cli", "ops"), ("mcp", "ops")])
+def test_a_change_of_the_subject_leaves_only_the_new_fact_current(
+    tmp_path: Path, how: str, topic: str
+) -> None:
+    """Stop 49: ``wiki-write`` of "switch the session cache from Redis to Memcached in
+    src/app/cache.py" after "use Redis for the session cache in src/app/cache.py" left both active,
+    and ``context --query`` showed the reversed one as current (one Redis in five terms was not "a
+    quarter" of the fact; the index, by the same bound, never offered it across topics)."""
+    from click.testing import CliRunner
+
+    from scribed import config
+    from scribed.cli import mcp_server
+    from scribed.cli.main import main
+    from scribed.tiers.cold import Layout
+
+    (tmp_path / ".squad").mkdir()
+    root = ["--root", str(tmp_path)]
+    run = CliRunner().invoke
+    assert run(main, ["wiki-write", "decisions", "--agent", "picard", *root], input=OLD_CACHE).exit_code == 0
+    if how == "cli":
+        assert run(main, ["wiki-write", topic, "--agent", "riker", *root], input=NEW_CACHE).exit_code == 0
+    else:
+        cfg = config.from_dict({"root": str(tmp_path)})
+        mcp_server.tool_wiki_write(Layout(tmp_path), topic, "riker", text=NEW_CACHE, cfg=cfg)
+    page = (tmp_path / ".squad/memory/wiki/decisions.md").read_text()
+    current, _, retired = page.partition("## Superseded")
+    assert OLD_CACHE in retired and "*Status:* superseded by" in retired and OLD_CACHE not in current
+    out = run(main, ["context", "picard", "--query", "session cache", *root]).output
+    assert NEW_CACHE in out and OLD_CACHE not in out, out
+
+
+def test_a_cold_change_of_the_subject_supersedes_before_its_own_ttl(tmp_path: Path) -> None:
+    """A cold decision changing a wiki fact's subject "from X to Z" is promoted early, as any reversal."""
+    from test_promote import cold_entry
+
+    from scribed.config import from_dict
+    from scribed.core import promote
+    from scribed.tiers.cold import Layout
+    from scribed.tiers.wiki import WikiDoc
+
+    sept, octo = datetime(2026, 9, 1, 10, tzinfo=UTC), datetime(2026, 10, 6, 10, tzinfo=UTC)
+    layout = Layout(tmp_path)
+    (tmp_path / ".squad").mkdir()
+    cfg = from_dict({"root": str(tmp_path)})
+    cold_entry(layout, "picard", sept, "e-000000000901", decisions=[OLD_CACHE.rstrip(".")])
+    promote.promote(cfg, as_of=datetime(2026, 10, 5, tzinfo=UTC), clock=lambda: octo)
+    cold_entry(layout, "riker", octo, "e-000000001006", decisions=[NEW_CACHE.rstrip(".")])
+    out = promote.promote(cfg, as_of=datetime(2026, 10, 7, tzinfo=UTC), clock=lambda: octo).to_json()
+    assert [r["entry"] for r in out["reversals"]] == ["e-000000001006"]
+    new, old = WikiDoc.parse("decisions", (layout.wiki / "decisions.md").read_text()).blocks
+    assert new.active and not old.active and old.status.startswith("superseded by 2026-10-06: Switch")
+
+
+def test_instead_of_counts_what_it_shares_with_the_fact() -> None:
+    """ "Use Memcached instead of Redis for the session cache" names Redis and the session cache: the
+    fact's terms it says, not Redis's alone, make the quarter (it left the fact current)."""
+    assert reversal_score("Use Memcached instead of Redis for the session cache.", OLD_CACHE) > 0
+    assert reversal_score("Use Memcached instead of Redis for the rate limiter.", OLD_CACHE) == 0

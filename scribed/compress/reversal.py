@@ -39,7 +39,7 @@ from scribed.compress.reversal_wording import (
     targets,
 )
 from scribed.compress.scope import in_scope
-from scribed.compress.terms import claim, near_dup, norm, term_seq, term_set, words
+from scribed.compress.terms import claim, near_dup, norm, singular, term_seq, term_set, words
 
 OVERLAP = 0.5  # share of an earlier fact's content words a reversal must repeat
 TARGET_SHARE = 0.75  # share of a named target's words the earlier fact must hold
@@ -49,27 +49,48 @@ NAMED = 2.0  # the score of a reversal naming the earlier fact ("instead of X", 
 RESTATED = 2.0  # the score of a restatement (another figure, the other polarity): it names it whole
 
 
-def _about(x: str, old_text: str, old_seq: set[str]) -> bool:
-    """Whether the earlier fact is about what a reversal names (normalised ``x``): it is there, a
-    quarter of its terms at least, and more than one term, or the fact is short, or an identifier."""
+def _about(
+    x: str, old_text: str, old_seq: set[str], shared: set[str] | None = None, *, subject: bool = False
+) -> bool:
+    """Whether the earlier fact is about what a reversal names (normalised ``x``): it is there and,
+    with the other terms of it the reversal says (``shared``), a quarter of its terms at least; and X
+    is more than one term, or a change's ``subject`` is shared too, or the fact is short, or X an
+    identifier. X's terms alone were counted: "Use Redis for the session cache in src/app/cache.py" is
+    one Redis in five terms, so "switch the session cache from Redis to Memcached in src/app/cache.py",
+    which names all five, left it current."""
     xs = term_set(x)
     return (
         f" {x} " in f" {norm(old_text)} "
-        and len(xs & old_seq) >= max(1, len(old_seq) / 4)
-        and (len(xs) > 1 or len(old_seq) <= SHORT_FACT_TERMS or _codeish(old_text, x))
+        and len((xs | (shared or set())) & old_seq) >= max(1, len(old_seq) / 4)
+        and (len(xs) > 1 or subject or len(old_seq) <= SHORT_FACT_TERMS or _codeish(old_text, x))
     )
 
 
 def names_changed(new_text: str, old_text: str) -> bool:
     """Whether ``new_text`` changes what ``old_text`` is about from one thing to another ("switch the
     cache from Memcached to Redis" and "use Memcached for the cache"): the earlier fact is about X,
-    and shares one of the change's other terms, or the change has none."""
+    and shares one of the change's other terms, in the change's scope (:func:`in_scope`: "switch the
+    broker for the cron jobs …" leaves "… the broker for background jobs"), or the change has none."""
     old_text = claim(old_text)
     old_seq = term_set(old_text)
-    return any(
-        _about(x, old_text, old_seq) and (not about or bool(about & old_seq))
-        for x, about in changes(new_text)
-    )
+    for x, about in changes(new_text):
+        if not about:  # X changes everywhere
+            if _about(x, old_text, old_seq):
+                return True
+        elif (
+            (shared := _shared(about, old_seq))
+            and _about(x, old_text, old_seq, shared, subject=True)
+            and in_scope(new_text, old_text)
+        ):
+            return True
+    return False
+
+
+def _shared(about: frozenset[str], old_seq: set[str]) -> set[str]:
+    """The earlier fact's terms a change's subject names, a plural as its singular ("move sessions
+    from Redis …" and "… the session cache")."""
+    said = {singular(t) for t in about}
+    return {t for t in old_seq if singular(t) in said}
 
 
 def names_returned(new_text: str, old_text: str) -> bool:
@@ -189,8 +210,8 @@ def reversal_score(new_text: str, old_text: str) -> float:
         # X is there, and is what the earlier fact is about (:func:`_about`), and one more term in
         # common besides X
         if (
-            _about(x, old_text, old_seq)
-            and (old_seq - term_set(x)) & term_set(new_text)
+            (shared := (old_seq - term_set(x)) & term_set(new_text))
+            and _about(x, old_text, old_seq, shared)
             and in_scope(new_text, old_text)
         ):
             return NAMED
@@ -217,10 +238,13 @@ def probes(new_text: str) -> list[tuple[frozenset[str], int, int]]:
     rev = REVERSAL.search(new_text)
     named = [*(instead_of(new_text) if rev else ()), *(x for x, _ in changes(new_text))]
     out = []
-    for x in named:  # "instead of X", "from X to Z": all of X's terms, a quarter of the earlier fact's
+    # "instead of X", "from X to Z": all of X's terms and, with the other terms the reversal shares
+    # with it (a plural may match two: "session", "sessions"), a quarter of the earlier fact's
+    others = len(term_set(new_text))
+    for x in named:
         xs = frozenset(term_seq(x))
         if xs:
-            out.append((xs, len(xs), 4 * len(xs)))
+            out.append((xs, len(xs), 4 * (len(xs) + 2 * others)))
     back = (frozenset(term_seq(x)) for x in returns(new_text))  # "keep X" after "from X to Z": all X's terms
     out.extend((xs, len(xs), 0) for xs in back if xs)
     if not rev:  # a removal reverses by a named target alone

@@ -35,14 +35,14 @@ REMOVAL = re.compile(
     re.IGNORECASE,
 )
 # Changing a thing from one value to another names the one it leaves ("switch the cache from Memcached
-# to Redis", "upgrade Python from 3.11 over to 3.13", "the migration from Jest to Vitest"): a verb or
-# noun of change, then "from X to Z". Without the change ("copy the files from S3 to GCS", "export
+# to Redis", "upgrade Python from 3.11 over to 3.13", "the migration from Jest to Vitest", "move the
+# store off Redis onto Valkey"): a verb or noun of change, then "from/off X to/onto/into Z". Without the change ("copy the files from S3 to GCS", "export
 # from Postgres to BigQuery") the earlier place stays in use: nothing is named as left.
 CHANGE = re.compile(
     r"\b(?P<verb>switch\w*|mov(?:e|es|ed|ing)|migrat\w*|chang(?:e|es|ed|ing)|convert\w*|"
     r"transition\w*|shift\w*|swap\w*|upgrad\w*|downgrad\w*|bump\w*|updat(?:e|es|ed|ing)|go(?:es|ing)?|went)\b"
-    r"(?:[^.;!?\n]|\.(?=\w)){0,60}?\bfrom\s+(?P<x>`[^`\n]{1,80}`|[^\s,;:!?]+(?:\s+[^\s,;:!?]+){0,5}?)"
-    r"\s+(?:over\s+)?to\s+(?P<y>`[^`\n]{1,80}`|(?:[^.,;:!?\n]|\.(?=\w)){1,80})",
+    r"(?:[^.;!?\n]|\.(?=\w)){0,60}?\b(?:from|off)\s+(?P<x>`[^`\n]{1,80}`|[^\s,;:!?]+(?:\s+[^\s,;:!?]+){0,5}?)"
+    r"\s+(?:over\s+)?(?:on|in)?to\s+(?P<y>`[^`\n]{1,80}`|(?:[^.,;:!?\n]|\.(?=\w)){1,80})",
     re.IGNORECASE,
 )
 # A removal's target ends before its reason or what comes next ("remove the lock because it
@@ -58,6 +58,9 @@ _NEGATED_BEFORE = re.compile(
     r"(?:[\s,]+\w+){0,5}[\s,]+$",  # "we must not, under any circumstances, remove"
     re.I,
 )
+# Or only said possible, in its own clause ("we might switch …", "maybe move …"; not "Redis could
+# not keep up, so switch …": a reason before it, past a comma).
+_HEDGED_BEFORE = re.compile(r"\b(?:might|could|may|maybe|perhaps|possibly)(?:\s+\w+){0,3}\s+$", re.I)
 # Where a removal's thing ends and its place begins ("Redis | from the pricing service").
 PLACE = re.compile(r"\s(?:from|in|for|on|at|of|across|within|inside)\s", re.I)
 _INSTEAD_OF = re.compile(
@@ -102,7 +105,7 @@ NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
         "undo", "retir", "scratch", "change of plan", "mind", "on second thought", "actually,",
     ),
     REMOVAL: ("remov", "delet", "rip", "rid", "ditch", "eliminat", "phas", "stop"),
-    CHANGE: ("from",),
+    CHANGE: ("from", "off"),
     _PASSIVE: ("no longer used", "replaced", "superseded", "dropped", "reverted", "deprecated", "retired", "abandoned"),
     _RETURN: ("keep", "revert", "back", "stick", "stay", "return"),
 }  # fmt: skip
@@ -204,10 +207,15 @@ def targets(text: str) -> tuple[str, ...]:
 
 
 def _unsaid(text: str, m: re.Match[str]) -> bool:
-    """Whether the act ``m`` found is said not to happen, wished or asked: negated or hedged before
-    it in its sentence (:data:`_NEGATED_BEFORE`), or in a question."""
+    """Whether the act ``m`` found is said not to happen, wished or asked: negated or wished before
+    it in its sentence (:data:`_NEGATED_BEFORE`), only said possible (:data:`_HEDGED_BEFORE`), or in
+    a question."""
     lo = max(0, m.start() - 80, *(c.end() for c in SENTENCE_STOP.finditer(text, 0, m.start())))
-    return _NEGATED_BEFORE.search(text, lo, m.start()) is not None or _asked(text, m.end())
+    return (
+        _NEGATED_BEFORE.search(text, lo, m.start()) is not None
+        or _HEDGED_BEFORE.search(text, lo, m.start()) is not None
+        or _asked(text, m.end())
+    )
 
 
 def _asked(text: str, pos: int) -> bool:

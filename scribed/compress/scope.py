@@ -22,7 +22,7 @@ from scribed.compress.reversal_wording import (
     may_reverse,
     targets,
 )
-from scribed.compress.terms import STOP_TERMS, claim, norm, term_seq
+from scribed.compress.terms import STOP_TERMS, claim, norm, singular, term_seq
 
 # A qualifier saying where or for what a decision holds ("for the tests", "in CI", "on mobile
 # clients"), up to the next qualifier, a conjunction or a break: a later decision so qualified is
@@ -101,10 +101,11 @@ def in_scope(new_text: str, old_text: str) -> bool:
     integration tests")."""
     old = norm(claim(old_text))
     have = set(old.split())
+    held = {singular(w) for w in have}  # "for sessions" is about "the session cache"
     tgts = [PLACE.split(REASON_OR_NEXT.split(t, maxsplit=1)[0], maxsplit=1) for t in targets(new_text)]
     replaced: set[str] | None = None  # read when a qualifier is not all in the old fact
     for prep, terms in scope(new_text):
-        if terms <= have:
+        if {singular(t) for t in terms} <= held:
             continue
         if replaced is None:
             replaced = {

@@ -67,6 +67,15 @@ def norm(text: str) -> str:
 _ASCII_NON_WORD = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
 
 
+def singular(term: str) -> str:
+    """A term without a plural's "s", for comparing what two facts are about ("sessions" and "the
+    session cache"; "class", "os" and "gas" stay)."""
+    return term[:-1] if len(term) > PLURAL_MIN and term.endswith("s") and not term.endswith("ss") else term
+
+
+PLURAL_MIN = 3  # a term this short ending in "s" is no plural ("gas", "os")
+
+
 @functools.lru_cache(maxsize=8192)  # a removal line tests the few decisions before it: the same texts
 def term_seq(text: str) -> tuple[str, ...]:
     """The terms of ``text`` in order, repeats kept (module docstring)."""
