@@ -52,13 +52,20 @@ def test_a_machine_made_licence_code_is_still_redacted(text: str, secret: str) -
 
 
 # 2. A number (a word or up to three digits) before a singular word counts what the password has
-# ([allow] quantity); a plural or a second number makes a name, and a digit-free password of three
-# words or 17 letters is still one.
+# ([allow] quantity) when the word is a unit a password is made of or checked in (factor, digit,
+# character, word…); any other word after a number may be the password (a review found "42-zebra",
+# "2-Fast" and "3-blindmouse" kept by a first rule that took any singular word), and a digit-free
+# password of three words or 17 letters is still one.
 QUANTITIES_KEPT = ["the password is two-factor", "the password must be two-factor"]
 WORDS_CAUGHT = [
     ("the password is hunter-gorilla-staple", "hunter-gorilla-staple"),
     ("the password is correcthorsebatterystaple", "correcthorsebatterystaple"),
     ("my password is seven-dwarfs", "seven-dwarfs"),
+    ("the password is 42-zebra", "42-zebra"),
+    ("the password is 7-dragon", "7-dragon"),
+    ("the password is 2-Fast", "2-Fast"),
+    ("the wifi password is 3-blindmouse", "3-blindmouse"),
+    ("my password is 4-square", "4-square"),
 ]
 HELD_OUT_QUANTITIES_KEPT = [
     "the passcode is six-digit",
@@ -85,36 +92,35 @@ def test_a_digit_free_password_is_still_redacted(text: str, secret: str) -> None
     assert_caught(text, secret)
 
 
-# 3. A token's number is a count ([patterns] token_count): up to seven digits after a token's name
-# standing alone. With a qualifier (a token for something) it is a credential; a secret's, a key's
-# and a password's numbers are secrets, and so is a number of eight digits or more.
-COUNTS_KEPT = ["the token is 4096", "the token was 128000", "the token is now `8192`"]
+# 3. A token's number stays redacted, whatever it looks like: "the token is 4096" may be a model's
+# count, but "the api token is 9876543", "the session token is 1234567" and "my RSA token is 493817"
+# are credentials written the same way (a review found a rule keeping up to seven digits after
+# "token" kept them all). A count is kept where it is written as one: `max_tokens: 4096`.
 NUMBERS_CAUGHT = [
     ("the token for the CI bot is 48213", "48213"),
     ("the token is 123456789", "123456789"),
     ("the secret is 4096", "4096"),
     ("the password is 493817", "493817"),
-]
-HELD_OUT_COUNTS_KEPT = [
-    "the token is 8192 for the summariser",
-    "the token was 32,768",
-    "the token is now 1000000",  # missed inside a JSON string at the first run: fixed in the rule
-    "the token should be `16384`",
-    "Token is 2048.",
-]
-HELD_OUT_NUMBERS_CAUGHT = [
-    ("the token is 98765432109", "98765432109"),
-    ("the token for the pager is 730215", "730215"),
+    ("the api token is 9876543", "9876543"),
+    ("the bot token is 8812345", "8812345"),
+    ("the GitHub token is 1234567", "1234567"),
+    ("the session token is 1234567", "1234567"),
+    ("my token is 0042137", "0042137"),
+    ("my RSA token is 493817", "493817"),
     ("the API key is 5551234", "5551234"),
     ("the passcode is 48213", "48213"),
 ]
 
 
-@pytest.mark.parametrize("text", COUNTS_KEPT + HELD_OUT_COUNTS_KEPT)
-def test_a_token_count_is_kept(text: str) -> None:
-    assert_kept(text)
-
-
-@pytest.mark.parametrize(("text", "secret"), NUMBERS_CAUGHT + HELD_OUT_NUMBERS_CAUGHT)
+@pytest.mark.parametrize(("text", "secret"), NUMBERS_CAUGHT)
 def test_a_numeric_secret_is_still_redacted(text: str, secret: str) -> None:
     assert_caught(text, secret)
+
+
+@pytest.mark.xfail(strict=True, reason="a token's count in a sentence reads as a credential's number")
+def test_a_token_count_in_a_sentence_is_kept() -> None:
+    assert_kept("the token is 4096")
+
+
+def test_a_token_count_written_as_a_setting_is_kept() -> None:
+    assert_kept("max_tokens: 4096")
