@@ -351,3 +351,21 @@ def test_a_decision_to_remove_what_an_earlier_one_chose_supersedes_it_in_the_ses
     assert decisions(
         "Decision: use Redis for the session cache.", "Decision: remove stale cache keys on every deploy."
     ) == [("use Redis for the session cache", None), ("remove stale cache keys on every deploy", None)]
+
+
+def test_merged_digests_that_fold_the_same_sessions_count_and_list_each_once() -> None:
+    """Two clones fold before they pull: a's digest holds sessions 0 and 1, b's holds that same
+    digest and session 2. The merge of the two says it holds 3 sessions from session 0's day and
+    lists each id once (it said "Digest of 5 sessions", from session 1's day, ids twice)."""
+    es = [entry.split_entries(_entry_text(i, size=200)[0])[1][0] for i in range(3)]
+    a = cold._digest("kim", es[:2], "a.md.gz", 100_000)
+    b = cold._digest("kim", [a, es[2]], "b.md.gz", 100_000)
+    merged, gone = cold.merge_digests("kim", [a, b])
+    assert sorted(gone) == sorted([a.entry_id, b.entry_id])
+    (d,) = merged
+    assert d.title.startswith(f"Digest of 3 sessions, {es[0].date[:10]} – {es[2].date[:10]}"), d.title
+    m = re.search(r"folded=([\w,-]+)", d.text)
+    assert m is not None
+    ids = m.group(1).split(",")
+    assert sorted(ids) == sorted(e.entry_id for e in es), ids
+    assert cold.sessions_held(merged) == 3

@@ -88,7 +88,8 @@ def _folded_ids(folded: list[Entry]) -> list[str]:
     nested = [i for e in folded for i in sorted(e.ids - {e.entry_id})]
     ids = [i for i in own if i and not i.startswith("d-")]
     room = max(0, FOLDED_ID_CAP - len(ids))
-    more = [i for i in nested if i not in ids and not i.startswith("d-")]
+    # once each: two digests merged after two clones folded before they pulled list the same ids
+    more = [i for i in dict.fromkeys(nested) if i not in ids and not i.startswith("d-")]
     ids += more[-room:] if room else []
     return ids
 
@@ -149,7 +150,7 @@ def _shrink(s: Summary, head: Callable[[Summary], str], budget: int) -> str:
 def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> Entry:
     """A shorter entry standing for ``folded``: their anchors, deduplicated, newest decisions win."""
     merged = _merged_sections(folded)
-    first = min((e.date for e in folded), default="")
+    first = min((_first_date(e) for e in folded), default="")
     last = max((e.date for e in folded), default="")
     summary = Summary(
         goal=f"Digest of {sessions_held(folded)} sessions, {first[:10]} – {last[:10]}",
@@ -188,15 +189,33 @@ def _digest(agent: str, folded: list[Entry], archive_name: str, budget: int) -> 
 
 
 _HELD = re.compile(r"^Digest of (\d+) sessions?\b")
+_SINCE = re.compile(r"^Digest of \d+ sessions?, (\d{4}-\d\d-\d\d) – ")
+
+
+def _first_date(e: Entry) -> str:
+    """The day of the oldest session ``e`` holds: a digest's first day (its own date is its
+    newest's), else its date."""
+    m = _SINCE.match(e.title) if (e.entry_id or "").startswith("d-") else None
+    return min(m.group(1), e.date) if m else e.date
 
 
 def sessions_held(entries: list[Entry]) -> int:
-    """How many sessions these entries stand for: one each, or what an earlier digest says it holds."""
-    total = 0
+    """How many sessions these entries stand for: one each, or what an earlier digest says it holds.
+    A session two of them hold (digests two clones folded before they pulled, merged by
+    :func:`merge_digests`) counts once: each listed id once, plus what each digest holds unlisted."""
+    listed: set[str] = set()
+    unlisted = 0
     for e in entries:
         m = _HELD.match(e.title)
-        total += int(m.group(1)) if m and e.entry_id and e.entry_id.startswith("d-") else 1
-    return total
+        if m and e.entry_id and e.entry_id.startswith("d-"):
+            mine = {i for i in e.ids if i.startswith("e-")}
+            listed |= mine
+            unlisted += max(0, int(m.group(1)) - len(mine))
+        elif e.entry_id:
+            listed.add(e.entry_id)
+        else:
+            unlisted += 1
+    return len(listed) + unlisted
 
 
 def _size(pre: str, entries: list[Entry]) -> int:
