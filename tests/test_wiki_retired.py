@@ -110,3 +110,31 @@ def test_an_active_copy_of_a_block_the_other_side_retired_goes_with_an_empty_bas
     p = run_cli("git", "merge-file", *args, ".squad/memory/wiki/ops.md")
     assert p.returncode == 0, p.stderr
     assert _layout((tmp_path / "ours").read_text()) == want
+
+
+@pytest.mark.parametrize("author", ["worf", "riker"])  # another agent; the one who wrote and retired it
+def test_a_fact_written_again_the_day_it_was_deprecated_is_current_again(tmp_path: Path, author: str) -> None:
+    """A teammate deprecated a fact; an agent whose clone has that page writes it again the same
+    day: it was said after the retirement and is current again, in a block of its own (it went into
+    the retired block, "merged" or "present", and stayed under ``## Superseded``). An inbox file of
+    that day, which may have been dropped before, still goes to the retired block."""
+    from datetime import UTC, datetime
+
+    layout = Layout(tmp_path)
+    day = lambda: datetime(2026, 12, 8, 9, tzinfo=UTC)  # noqa: E731
+    title, text = redacted("Session store"), redacted("Use Redis for sessions.")
+    write_agent_fact(layout, "ops", "riker", text, title=title, clock=day)
+    deprecate(layout, "ops", "Session store", "riker", reason=redacted("moving off Redis"), clock=day)
+    inbox = write_agent_fact(layout, "ops", "troi", text, title=title, clock=day, via="inbox")
+    assert inbox.action == "merged"
+    r = write_agent_fact(layout, "ops", author, text, title=title, clock=day)
+    assert r.action == "added", r
+    page = (layout.wiki / "ops.md").read_text()
+    assert _layout(page) == [("Session store", False), ("Session store", True)], page
+    assert len(_retired(page)) == 1
+    again = write_agent_fact(layout, "ops", author, text, title=title, clock=day)
+    assert again.action == "present"
+    res, _ = wikisync.sync(layout, {})
+    assert not res.deduped and not res.placed
+    assert (layout.wiki / "ops.md").read_text() == page
+    assert wiki_merge.merge_wiki(page, "") == page

@@ -31,6 +31,7 @@ title`` with ``- status:``/``- source:`` lines) are read, and rewritten in this 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,12 +156,19 @@ class WikiDoc:
     def add(self, fact: Fact) -> MergeResult:
         """Merge a fact: a duplicate adds a source, a new fact gets a block, reversals supersede."""
         dups = self._dups(fact)
+        # An agent writing now (`wiki-write`, MCP) reads the page its retirement is on: what it
+        # says again is said after it, that same day too, and becomes current again. A promoted
+        # or imported fact of the retirement's day (or a re-applied inbox file) is not.
+        live = fact.source.via == "wiki-write"
+        if live:
+            _said_again(fact, dups)
         for b in dups:
             if fact.source.ref and fact.source.ref in b.refs:
                 return MergeResult(self.topic, "present", b.label)
         self.touched = True
         for b in dups:
-            if b.active or (b.status_date and fact.date <= b.status_date):
+            said_before = fact.date < b.status_date or (fact.date == b.status_date and not live)
+            if b.active or (b.status_date and said_before):
                 return self._merge(b, fact)
         block = _new_block(fact)
         result = MergeResult(self.topic, "added", block.label, blk=block)
@@ -268,6 +276,18 @@ class WikiDoc:
         b.status = mark if b.active else joined(b.status, mark)
         b.dirty = True
         return b
+
+
+def _said_again(fact: Fact, dups: list[Block]) -> None:
+    """An agent's write whose id a retired block holds (the one who wrote it writes it again) and
+    no current one: it is said after the retirement, so it gets an id of its own, made from that
+    retirement. Its id, made from the text, would make the new current block a stale copy of the
+    retired one to the merge driver; writing it again still finds it (``present``)."""
+    ref = fact.source.ref
+    retired = [b for b in dups if not b.active and ref in b.refs]
+    if ref and retired and not any(b.active and ref in b.refs for b in dups):
+        again = f"{ref}\0again\0{retired[0].status}".encode()
+        fact.source.ref = "w-" + hashlib.sha256(again).hexdigest()[:12]
 
 
 def _new_block(fact: Fact) -> Block:
