@@ -143,6 +143,44 @@ def test_checking_out_a_commit_from_before_memory_writes_nothing_git_tracks_else
     ] == []
 
 
+@pytest.mark.slow
+def test_a_checkout_from_before_a_merge_commit_writes_back_nothing_the_merge_alone_made(
+    tmp_path: Path,
+) -> None:
+    """b merges a's fact into a page it also filed one on (the driver's page, a version only the
+    merge commit has) and compacts a session while the merge is open (an entry file only the merge
+    commit adds). A checkout of b's side before the merge writes neither back: git's history of
+    merge commits was not read, so the run restored a's block into the older page
+    (``wiki_block_restored``) and wrote the entry file, and ``git checkout main`` was refused."""
+    a, b = clone_pair(tmp_path, driver=True)
+    rnd = random.Random(47)
+    _fact(a, "Pin the CI image by digest.")
+    a.commit()
+    a.push()
+    _fact(b, "Name test fixtures after the module they serve.")
+    b.commit()
+    mine = git(b.dir, "rev-parse", "HEAD").stdout.strip()
+    git(b.dir, "pull", "-q", "--no-rebase", "--no-commit")
+    b.sessions.add(_session(b.sources["riker"], 1, 4, rnd))
+    b.scribed("run-once")
+    b.commit()
+    (entry,) = _files(b, "riker")
+    page = b.dir / MEMORY / "wiki" / "conventions.md"
+    assert "by digest" in page.read_text() and "fixtures" in page.read_text()
+
+    git(b.dir, "checkout", "-q", "--detach", mine)
+    p = b.scribed("run-once")
+    assert "restored" not in _warned(p), _warned(p)
+    assert "by digest" not in page.read_text()
+    assert _files(b, "riker") == []
+    assert _status(b) == "", "a file git would refuse to overwrite on the way back"
+    git(b.dir, "checkout", "-q", "main")
+    b.scribed("run-once")
+    assert _files(b, "riker") == [entry]
+    assert page.read_text().count("by digest") == 1
+    assert _status(b) == ""
+
+
 def test_an_entry_git_clean_removed_is_written_back(team_: tuple[Clone, Clone]) -> None:
     """Never committed: ``git clean`` (or a hand, a crash) lost it, and the view still has it."""
     a, _ = team_

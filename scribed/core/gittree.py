@@ -89,11 +89,37 @@ def committed(cwd: Path, paths: Iterable[str], *, timeout: float | None = None) 
     if len(asked) > MAX_PATHS:  # a command line has a limit (32 K characters on Windows): their folders
         asked = sorted({p if p.endswith("/") else (p.rpartition("/")[0] or ".") + "/" for p in asked})
     files = set(asked) if not any(p.endswith("/") for p in asked) else set()
-    args = ["log", "--all", "--format=", "--name-only", "--no-renames", "-z", "--relative", "--", *asked]
+    # ``-c``: a file only a merge commit added (a conflict resolved with `scribed run-once`) too; not
+    # ``-m``, which walks every parent: a ``-s ours`` merge's dropped side would count as git's
+    args = [
+        "log",
+        "--all",
+        "-c",
+        "--format=",
+        "--name-only",
+        "--no-renames",
+        "-z",
+        "--relative",
+        "--",
+        *asked,
+    ]
     out = Found()
 
+    prefix = [""]  # of the names a merge's combined diff gives: it ignores ``--relative``
+
+    def relative(name: str) -> str:
+        if not prefix[0]:
+            for p in asked:
+                at = name.find(p) if p.endswith("/") else len(name) - len(p) if name.endswith(p) else -1
+                if at > 0 and name[at - 1] == "/":
+                    prefix[0] = name[:at]
+                    break
+        return name.removeprefix(prefix[0]) if prefix[0] else name
+
     def take(names: list[bytes]) -> bool:
-        out.paths.update(n.strip(b"\n").decode("utf-8", "surrogateescape") for n in names)
+        for n in names:
+            name = n.strip(b"\n").decode("utf-8", "surrogateescape")
+            out.paths.add(name if name in files else relative(name))
         return bool(files) and files <= out.paths
 
     why, quiet = _stream(cwd, args, b"\0", take, timeout)
@@ -237,14 +263,16 @@ def _cat(cwd: Path, oids: list[str], timeout: float | None) -> dict[str, str]:
 def blobs(cwd: Path, rev: str, path: str, *, timeout: float | None = None) -> Found:
     """The blob ids ``path`` (relative to ``cwd``) had in the commits of ``rev``'s history that
     changed it (``--all`` for every ref's), as ``Found.paths``."""
-    args = ["log", rev, "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path]
+    # ``-c``: the version only a merge commit has (the driver's page with both sides' blocks) too,
+    # as ``::mode mode mode old old new status``; not ``-m``, which walks a ``-s ours`` merge's other side
+    args = ["log", rev, "-c", "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path]
     out = Found()
 
     def take(lines: list[bytes]) -> bool:
         for line in lines:
-            parts = line.split()
-            if line.startswith(b":") and len(parts) >= 5:  # noqa: PLR2004  (:mode mode old new status)
-                out.paths.add(parts[3].decode("ascii", "replace"))
+            meta = line.split(b"\t", 1)[0].split()
+            if line.startswith(b":") and len(meta) >= 5:  # noqa: PLR2004  (:mode mode old new status)
+                out.paths.add(meta[-2].decode("ascii", "replace"))
         return False
 
     why, quiet = _stream(cwd, args, b"\n", take, timeout)
