@@ -143,6 +143,38 @@ def test_checking_out_a_commit_from_before_memory_writes_nothing_git_tracks_else
     ] == []
 
 
+def test_a_wiki_write_on_a_commit_from_before_the_wiki_leaves_the_index_out(
+    team_: tuple[Clone, Clone],
+) -> None:
+    """On a detached checkout of a commit without the wiki, a ``wiki-write`` of a new topic writes
+    its page (git has it nowhere) but no ``index.md``: git has that on main, and written here it
+    made ``git checkout main`` refuse ("untracked working tree files would be overwritten"). Back
+    on main the index lists the new topic."""
+    a, _ = team_
+    first = git(a.dir, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
+    _fact(a, "Pin the CI image by digest.")
+    a.commit()
+    git(a.dir, "checkout", "-q", "--detach", first)
+    a.scribed("run-once")
+    p = run_cli(
+        "--config",
+        str(a.cfg),
+        "wiki-write",
+        "process",
+        "--agent",
+        "riker",
+        input=b"Hotfixes need two reviews.",
+    )
+    assert p.returncode == 0, p.stderr.decode()
+    wiki = a.dir / MEMORY / "wiki"
+    assert (wiki / "process.md").is_file()
+    assert not (wiki / "index.md").exists()
+    git(a.dir, "checkout", "-q", "main")
+    a.scribed("run-once")
+    index = (wiki / "index.md").read_text()
+    assert "[process](process.md)" in index and "[conventions](conventions.md)" in index
+
+
 @pytest.mark.slow
 def test_a_checkout_from_before_a_merge_commit_writes_back_nothing_the_merge_alone_made(
     tmp_path: Path,

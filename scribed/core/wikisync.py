@@ -19,7 +19,7 @@ committed on some ref and its index no longer holds (a plain ``rm`` leaves it th
 or a page whose last-synced version git committed but the commit checked
 out does not descend from (a branch made before the fact, an old tag), is left as git put it, and
 so is a missing ``index.md`` git has elsewhere: written back, each would be a file git refuses to
-overwrite on the way back.
+overwrite on the way back (one a ``wiki-write`` there wrote is taken out again).
 
 ``index.md`` is derived from the pages: when a page (or the index) changed since the last sync, it
 is regenerated. A merge cannot be trusted with it: two clones that each added a fact to one page
@@ -178,10 +178,16 @@ def _index(
     path = layout.wiki / INDEX
     if not pages_changed and _sig(path) == state.get(INDEX_STATE):
         return False
+    rel = f"{layout.wiki.name}/{INDEX}"
+    if path.exists() and state.get(INDEX_GIT) and git is not None and git.removed([rel]):
+        # written since a checkout without it took it (a wiki-write there): git does not track it
+        # here and has it elsewhere, so left, it would stop the way back ("untracked … overwritten")
+        path.unlink(missing_ok=True)
+        return False
     if path.exists():
         state.pop(INDEX_GIT, None)
     elif state.get(INDEX_GIT) or (
-        state.get(INDEX_STATE) and git is not None and git.removed([f"{layout.wiki.name}/{INDEX}"])
+        state.get(INDEX_STATE) and git is not None and git.removed([rel])
     ):  # it was here, and a checkout without it took it: written, it would stop the way back
         changed = not state.get(INDEX_GIT)
         state[INDEX_GIT] = True
