@@ -638,6 +638,38 @@ def test_deprecating_a_superseded_fact_keeps_the_pointer_to_its_successor(tmp_pa
     assert "wiki [superseded]" in res.output and "Pin Django to 4.2" in res.output, res.output
 
 
+def test_a_deprecation_reason_holding_a_mark_stays_whole_beside_the_supersession(tmp_path: Path) -> None:
+    """Review finding (stop 49): ``wiki-deprecate`` on a superseded fact split its reason at "; "
+    and sorted the pieces, so "dropped; superseded by nothing, we removed Django" came out as a
+    second supersession before the deprecation, its reason cut off. The reason is kept whole,
+    after the one real pointer."""
+    from click.testing import CliRunner
+
+    from scribed.cli.main import main
+
+    (tmp_path / ".squad").mkdir()
+    root = ["--root", str(tmp_path)]
+    runner = CliRunner()
+    for text in (
+        "Pin Django to 4.2 in requirements/base.txt.",
+        "Pin Django to 5.0 in requirements/base.txt.",
+    ):
+        res = runner.invoke(main, ["wiki-write", "deps", "--agent", "data", *root], input=text)
+        assert res.exit_code == 0, res.output
+    page = tmp_path / ".squad/memory/wiki/deps.md"
+    (old,) = [b for b in WikiDoc.parse("deps", page.read_text()).blocks if "4.2" in b.title]
+    pointer = old.status
+    assert pointer.startswith("superseded by "), "the setup: 4.2 was reversed"
+    reason = "dropped; superseded by nothing, we removed Django"
+    res = runner.invoke(
+        main, ["wiki-deprecate", "deps", old.title, "--agent", "worf", "--reason", reason, *root]
+    )
+    assert res.exit_code == 0, res.output
+    (old,) = [b for b in WikiDoc.parse("deps", page.read_text()).blocks if "4.2" in b.title]
+    assert old.status.startswith(f"{pointer}; deprecated ") and old.status.endswith(f"by worf: {reason}")
+    assert old.status.count("superseded by 20") == 1, old.status
+
+
 # --- the inbox ---------------------------------------------------------------------------------
 def _inbox(root: Path) -> Path:
     d = root / ".squad/memory/inbox/wiki"

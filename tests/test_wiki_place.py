@@ -203,6 +203,18 @@ DEP2 = "deprecated 2026-12-09 by worf: sessions live in Postgres now"
             f"{SUP}; deprecated 2026-12-07 by riker: Postgres",
             f"{SUP}; deprecated 2026-12-07 by riker: Postgres; {DEP2}",
         ),
+        (  # a reason holding "; " and a mark's words is one mark, not a supersession of its own
+            "deprecated 2026-12-09 by worf: dropped; superseded by nothing, we removed Django",
+            "deprecated 2026-12-07 by riker: Postgres",
+            "deprecated 2026-12-07 by riker: Postgres; "
+            "deprecated 2026-12-09 by worf: dropped; superseded by nothing, we removed Django",
+        ),
+        (
+            f"{SUP}; deprecated 2026-12-09 by worf: moved; deprecated upstream as well",
+            f"{SUP}; deprecated 2026-12-10 by data-2",
+            f"{SUP}; deprecated 2026-12-09 by worf: moved; deprecated upstream as well; "
+            "deprecated 2026-12-10 by data-2",
+        ),
     ],
 )
 def test_two_clones_retiring_one_fact_give_one_status_line(mine: str, other: str, line: str) -> None:
@@ -223,6 +235,7 @@ def test_two_clones_retiring_one_fact_give_one_status_line(mine: str, other: str
     assert len(texts) == 1
     (block,) = [x for x in WikiDoc.parse("ops", next(iter(texts))).blocks if x.title == "Session store"]
     assert block.status == line and block.text.startswith("Use Redis")
+    assert wiki_mark.state(block.status) == wiki_mark.state(mine)  # superseded only when it names one
     # merged again with either side (a third clone still on one of them): nothing changes
     assert git_merge.merge_file("wiki", next(iter(texts)), a, base).text == next(iter(texts))
 
@@ -321,3 +334,38 @@ def test_a_fact_written_while_a_teammate_deprecates_another_stays_active(
     a.commit()
     assert (a.dir / PAGE).read_text() == (b.dir / PAGE).read_text()
     assert git(a.dir, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_two_clones_deprecating_one_fact_keep_each_reason_whole(tmp_path: Path) -> None:
+    """Review finding (stop 49): the merge split the status line at every "; ", a reason's
+    included, and sorted the pieces, so a reason "dropped; superseded by nothing, …" came out
+    first and the fact read as superseded by a successor that does not exist. Through real git
+    and the merge driver, each clone's mark is kept whole and the fact stays deprecated."""
+    remote = squad_remote(tmp_path)
+    a, b = Clone(tmp_path, "a", remote), Clone(tmp_path, "b", remote)
+    a.scribed("git", "setup")
+    _fact(a, "wiki-write", "ops", "--title", "Session store", text="Use Redis for sessions.")
+    a.commit()
+    a.push()
+    b.pull("merge")
+    b.scribed("git", "setup")
+
+    def mark(c: Clone, agent: str, reason: str) -> str:
+        c.scribed("wiki-deprecate", "ops", "Session store", "--agent", agent, "--reason", reason)
+        c.commit()
+        (blk,) = WikiDoc.parse("ops", (c.dir / PAGE).read_text()).blocks
+        return blk.status
+
+    ma = mark(a, "riker", "dropped; superseded by nothing, we removed Django")
+    a.push()
+    mb = mark(b, "worf", "gone; the gateway caches sessions now")
+    b.pull("merge")
+    text = (b.dir / PAGE).read_text()
+    assert "<<<<<<<" not in text and text.count("*Status:*") == 1, text
+    (blk,) = WikiDoc.parse("ops", text).blocks
+    assert blk.status == f"{ma}; {mb}" and wiki_mark.state(blk.status) == "deprecated", blk.status
+    b.scribed("run-once")
+    hit = b.scribed("search", "Redis for sessions", "--json").stdout
+    assert json.loads(hit)["hits"][0]["status"] == "deprecated", hit

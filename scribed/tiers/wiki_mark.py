@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import re
 
+from scribed.names import NAME_RE
+
 SUPERSEDED = "## Superseded"
 STATUS_LINE = "*Status:* "
 META_RE = re.compile(r"^- (?P<k>status|kind|confidence|supersedes|rationale|source): ?(?P<v>.*)$")
 OLD_HEADING = re.compile(r"^### (?P<d>\d{4}-\d{2}-\d{2})[^:]*:\s*(?P<t>.*)$")
-# Where one retirement ends and the next begins in a mark holding several (:func:`joined`)
-_NEXT = re.compile(r"; (?=superseded by |deprecated )")
+# Where one retirement ends and the next begins in a status holding several (:func:`joined`):
+# only where a mark as scribed writes it starts (``superseded by DATE: title``, ``deprecated DATE
+# by AGENT``), so a deprecation's reason may hold "; " and any words ("; superseded by nothing")
+_NEXT = re.compile(
+    r"; (?=superseded by \d{4}-\d{2}-\d{2}: |deprecated \d{4}-\d{2}-\d{2} by "
+    rf"{NAME_RE.pattern}(?:: |; |$))"
+)
 
 
 def status(raw: str) -> str:
