@@ -174,3 +174,36 @@ def test_the_daemon_makes_an_owed_copy_on_its_next_pass_and_a_gone_source_is_sai
     (lost,) = logged(events.getvalue(), "transcript_copy_lost")
     assert lost["file"].endswith(f"{OTHER}.jsonl")
     assert _owed(root) == []
+
+
+def test_an_owed_copy_of_a_transcript_in_a_folder_named_with_a_secret_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, events: io.StringIO
+) -> None:
+    """The ledger keys such a transcript by its redacted path and a digest, a name no file has: the
+    retry finds it by discovery. Before, it looked up the redacted name, found nothing, and dropped
+    the copy with a wrong ``transcript_copy_lost`` while the transcript was still there."""
+    root, keep = make_root(tmp_path), tmp_path / "share"
+    src = tmp_path / "projects" / "xoxb-2911223344-5566778899-AbCdEfGhIjKlMnOpQrStUvWx"
+    claude_file(src)
+    data = cfg_dict(root, tmp_path / "projects", folder=str(keep))
+
+    def fail() -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(transcripts.os, "sync", fail)
+    scribe = Scribe(config.from_dict(data))
+    try:
+        assert scribe.run_once(force=True).compacted == 1
+    finally:
+        scribe.close()
+    assert _owed(root) == [SID]
+
+    monkeypatch.undo()
+    scribe = Scribe(config.from_dict(data))
+    try:
+        report = scribe.run_once(force=True)
+    finally:
+        scribe.close()
+    assert logged(events.getvalue(), "transcript_copy_lost") == []
+    assert report.copies_retried == 1 and report.compacted == 0
+    assert [r.sessions for r in transcripts.iter_archives(keep)] == [[SID]] and _owed(root) == []

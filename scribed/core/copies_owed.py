@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from scribed.config import Config
-from scribed.core.ledger import Ledger, OwedCopy, same_state, source_key
+from scribed.core.ledger import Ledger, OwedCopy, redacted_key, same_state, source_key
 from scribed.core.results import SourceItem
 from scribed.log import Logger
 from scribed.session.door import Redacted
@@ -82,7 +82,8 @@ def retry(
     items: Callable[[], Iterable[SourceItem]],
 ) -> Retried:
     """Make the owed copies. A source is found by its ledger key, which is its path unless the path
-    holds a secret (then ``items``, the run's discovery, is walked once to find it). A copy is made
+    holds a secret (a redacted key, :func:`redacted_key`); a redacted key, or a path gone, is looked
+    up in ``items``, the run's discovery, walked once. A copy is made
     when the source has the state it was compacted in, or the ledger's row says its current state
     was compacted since; else it waits. The first failed write stops the retry (the folder still
     fails: one warning, not one per copy)."""
@@ -96,15 +97,11 @@ def retry(
         return res
     found: dict[str, Path] | None = None
     for i, row in enumerate(rows):
-        path: Path | None = Path(row.path)
-        if source_key(row.path) != row.path:  # a redacted key: the real name is found by discovery
+        path, st = (None, None) if redacted_key(row.path) else _stat(Path(row.path))
+        if st is None:  # a redacted key (no file has that name), or gone: found by discovery if there
             if found is None:
                 found = {source_key(it.path): it.path for it in items()}
-            path = found.get(row.path)
-        try:
-            st = path.stat() if path is not None else None
-        except OSError:
-            st = None
+            path, st = _stat(found.get(row.path))
         if path is None or st is None:
             ledger.copy_made(row.path)
             res.lost += 1
@@ -134,3 +131,11 @@ def retry(
         ledger.copy_made(row.path)
         res.made += 1
     return res
+
+
+def _stat(path: Path | None) -> tuple[Path | None, os.stat_result | None]:
+    """``path`` and its state, None for a source not found or gone."""
+    try:
+        return path, path.stat() if path is not None else None
+    except OSError:
+        return path, None

@@ -42,6 +42,7 @@ from scribed.core.ledger_ids import uncovered as uncovered
 from scribed.core.ledger_rebuild import rebuild_rows
 from scribed.core.ledger_schema import MIGRATIONS as MIGRATIONS
 from scribed.core.ledger_schema import migrated_copy, version_of
+from scribed.core.ledger_schema import redacted_key as redacted_key
 from scribed.core.ledger_schema import source_key as source_key
 from scribed.fsutil import ensure_dir
 

@@ -13,7 +13,7 @@ import hashlib
 import os
 import sqlite3
 
-from scribed.session.redact import redact_path
+from scribed.session.redact import REDACTED, redact_path
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -94,6 +94,10 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 
+_DIGEST = 16  # hex digits of the real path's digest a redacted key ends with
+_HEX = "0123456789abcdef"
+
+
 def source_key(path: os.PathLike[str] | str) -> str:
     """The ledger's key for a source file: its path, or, where a name in it holds a secret, the
     redacted path and a digest of the real one (still unique; nothing secret is stored)."""
@@ -106,7 +110,15 @@ def _source_key(raw: str) -> str:
     shown = redact_path(raw)
     if shown == raw:
         return raw
-    return f"{shown}#{hashlib.sha256(raw.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
+    return f"{shown}#{hashlib.sha256(raw.encode('utf-8', 'surrogateescape')).hexdigest()[:_DIGEST]}"
+
+
+def redacted_key(key: str) -> bool:
+    """Whether a ledger key is a redacted one (:func:`source_key` of a path holding a secret), so
+    no file has that name: the source is found again by discovery. ``source_key`` of such a key
+    returns it unchanged, so comparing the two cannot tell."""
+    shown, sep, digest = key.rpartition("#")
+    return bool(sep) and len(digest) == _DIGEST and digest.strip(_HEX) == "" and REDACTED in shown
 
 
 def migrated_copy(db: sqlite3.Connection) -> sqlite3.Connection:
