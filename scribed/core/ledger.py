@@ -39,7 +39,7 @@ from scribed.core.ledger_ids import legacy_id as legacy_id
 from scribed.core.ledger_ids import same_state as same_state
 from scribed.core.ledger_ids import says as says
 from scribed.core.ledger_ids import uncovered as uncovered
-from scribed.core.ledger_rebuild import rebuild_rows
+from scribed.core.ledger_rebuild import REFILED, rebuild_rows, refile_shown
 from scribed.core.ledger_schema import MIGRATIONS as MIGRATIONS
 from scribed.core.ledger_schema import migrated_copy, version_of
 from scribed.core.ledger_schema import redacted_key as redacted_key
@@ -516,7 +516,8 @@ def _set_aside(path: Path, why: str) -> Path:
 # --- lost or empty ledger ---------------------------------------------------------------------
 def ensure(ledger: Ledger, memory: Path, archive: Path, root: Path | None = None) -> str:
     """Reopen a ledger lost while open; rebuild an empty one from the memory files (``root``: the
-    squad root, which provenance paths inside it are relative to). Returns what it did.
+    squad root, which provenance paths inside it are relative to), and once refile the entries an
+    older rebuild filed under shown paths (:func:`refile_shown`). Returns what it did.
 
     Called before each unit of work (cheap: one ``stat`` once checked), under the root lock.
     """
@@ -525,6 +526,10 @@ def ensure(ledger: Ledger, memory: Path, archive: Path, root: Path | None = None
         if ledger.checked:
             return ""
         ledger.checked = True
+        if root is not None and not ledger.readonly and ledger.get_meta(REFILED) is None:
+            with ledger.tx() as db:
+                if refiled := refile_shown(db, root):
+                    _log().info("ledger_refiled", file=str(ledger.path), paths=refiled)
         if ledger.readonly or not ledger.is_empty():
             return f"reopened ({why})" if why else ""
         why = why or ledger.found  # lost while open, else how it was found: missing, corrupt

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,24 @@ def source_path(shown: str, root: Path) -> str:
     if shown and not Path(shown).is_absolute() and not shown.endswith("…"):
         return str(root / shown)
     return shown
+
+
+REFILED = "shown_paths_refiled"  # the meta key set once :func:`refile_shown` ran
+
+
+def refile_shown(db: sqlite3.Connection, root: Path) -> int:
+    """File under the source's path (:func:`source_path`) the entries a ledger rebuilt before
+    stop 49 filed under the path their provenance shows (``~/…``, relative to the root): no file
+    has that name, so a cut in place, or a rename then a cut, of their transcript was compacted
+    again until the ledger was rebuilt again. Once per ledger (marked ``REFILED`` in ``meta``),
+    in ``db``'s open transaction; returns the paths refiled."""
+    if db.execute("SELECT 1 FROM meta WHERE key=?", (REFILED,)).fetchone() is not None:
+        return 0
+    shown = [p for (p,) in db.execute("SELECT DISTINCT path FROM entries WHERE substr(path, 1, 1) != '/'")]
+    moves = [(real, p) for p in shown if (real := source_path(p, root)) != p]
+    db.executemany("UPDATE entries SET path=? WHERE path=?", moves)
+    db.execute("INSERT INTO meta(key, value) VALUES(?, '1')", (REFILED,))
+    return len(moves)
 
 
 def rebuild_rows(

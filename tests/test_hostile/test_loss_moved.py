@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
+import pytest
 from lossy_kit import OLD, make_root, memory_entries, run_once, write_session
 
-from scribed.core.ledger_rebuild import source_path
+from scribed.core.ledger_rebuild import REFILED, source_path
 
 
 def _specstory(turns: int) -> str:
@@ -160,6 +162,32 @@ def test_a_transcript_under_home_cut_in_place_adds_no_entry_after_the_ledger_is_
     assert run_once(cfg, hooks=home)[1]["compacted"] == 1
     assert "source=`~/codex0/rollout-a.jsonl`" in memory_entries(root)[0]
     _lose_ledger(root)
+    _write(f, "".join(f.read_text().splitlines(keepends=True)[:3]))
+    code, out, err = run_once(cfg, hooks=home)
+    assert code == 0 and out["compacted"] == 0, (out["entries"], err[-2000:])
+    assert len(memory_entries(root)) == 1
+
+
+@pytest.mark.parametrize("ran_since", [False, True], ids=["first-run-since", "ran-since"])
+def test_a_ledger_rebuilt_before_stop_49_files_its_shown_paths_under_the_source(
+    tmp_path: Path, ran_since: bool
+) -> None:
+    """A ledger rebuilt by an older release filed a transcript's entries under ``~/…`` (the path
+    its provenance shows), which nothing rewrote: a cut in place was compacted again until the
+    ledger was rebuilt again. Opened with the root known, the ledger refiles them once."""
+    home = {"HOME": str(tmp_path)}
+    root, (src,), cfg = make_root(tmp_path)
+    f = src / "rollout-a.jsonl"
+    write_session(f, "sess-a", 1)
+    write_session(f, "sess-a", 1, part=1, append=True)
+    assert run_once(cfg, hooks=home)[1]["compacted"] == 1
+    db = sqlite3.connect(root / ".squad/memory/.scribed/ledger.sqlite")
+    with db:  # as the older rebuild left it: the shown path, no mark of the refiling
+        db.execute("UPDATE entries SET path = '~/codex0/rollout-a.jsonl'")
+        db.execute("DELETE FROM meta WHERE key = ?", (REFILED,))
+        if not ran_since:  # no run since the rebuild: no row for the file either
+            db.execute("DELETE FROM sources")
+    db.close()
     _write(f, "".join(f.read_text().splitlines(keepends=True)[:3]))
     code, out, err = run_once(cfg, hooks=home)
     assert code == 0 and out["compacted"] == 0, (out["entries"], err[-2000:])
