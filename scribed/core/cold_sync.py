@@ -137,6 +137,8 @@ class AgentSync:
     kept_out: set[str] = field(default_factory=set)  # remembered removals this checkout's retired.txt lacks
     archives: dict[str, bytes] = field(default_factory=dict)  # fold archives read this sync
     chains: dict[str, list[bytes]] = field(default_factory=dict)  # digest id → its archives' texts
+    # the part of a session each view entry new since the last sync tells → its key (:meth:`_renamed`)
+    new_places: dict[tuple[str, str, str, int, int], str] | None = None
 
     @property
     def folder(self) -> Path:
@@ -318,11 +320,16 @@ class AgentSync:
         at = _place(e)
         if at is None:
             return ""
-        for k2, v in self.view.items():
-            if k2 != k and k2 not in self.base and _place(v) == at:
-                session = re.sub(r"\s+", "_", at[1])
-                return f"id edited by hand: now {k2} · session={session} · lines {at[3]}–{at[4]}"
-        return ""
+        if self.new_places is None:  # once per sync, and only when an entry left unexplained
+            self.new_places = {}
+            for k2, v in self.view.items():
+                if k2 not in self.base and (p := _place(v)) is not None:
+                    self.new_places.setdefault(p, k2)  # the first in the view, as a scan found it
+        now = self.new_places.get(at)
+        if now is None or now == k:
+            return ""
+        session = re.sub(r"\s+", "_", at[1])
+        return f"id edited by hand: now {now} · session={session} · lines {at[3]}–{at[4]}"
 
     def _told_twice(self, k: str, e: Entry) -> str:
         """Why ``e`` left the view when a part of its session the view holds tells it already (a
