@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from scribed.core.compact_session import Step
 from scribed.core.discovery import adopt_moved, gone_paths
-from scribed.core.ledger import source_key
+from scribed.core.ledger import redacted_key, source_key
 from scribed.fsutil import skip_newline
 from scribed.session.door import redacted
 from scribed.sources import zst
@@ -66,7 +66,9 @@ class Resuming(Step):
             self._refile_gone(job, sids)
             return 0
         key, old = source_key(item.path), Path(was.path)
-        gone = source_key(old) == was.path and not os.path.lexists(old)
+        # a redacted key names no file: whether its transcript is gone cannot be told, so it is
+        # taken as copied (its entries stay where they are filed)
+        gone = not redacted_key(was.path) and not os.path.lexists(old)
         if gone and not self.dry_run:
             self.ledger.move_entries(was.path, key)
         self.log.info(

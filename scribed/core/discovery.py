@@ -17,7 +17,7 @@ from scribed import sources
 from scribed.config import Config, ConfigError, SourceCfg
 from scribed.config_light import bad_agent
 from scribed.core import file_names
-from scribed.core.ledger import Ledger, SourceRow, source_key
+from scribed.core.ledger import Ledger, SourceRow, redacted_key, source_key
 from scribed.core.results import RunReport, SourceItem
 from scribed.names import normalize_name
 from scribed.sources import zst
@@ -272,7 +272,7 @@ def gone_paths(ledger: Ledger, path: Path, sessions: Iterable[str]) -> list[str]
     for sid in dict.fromkeys(sessions):
         for e in ledger.session_entries(sid):
             old = e.path
-            shown = not os.path.isabs(old) or source_key(old) != old  # no file's path: nothing to tell
+            shown = not os.path.isabs(old) or redacted_key(old)  # no file's path: nothing to tell
             if old != key and old not in out and not shown and not os.path.lexists(old):
                 out.append(old)
     return out

@@ -199,3 +199,27 @@ def test_a_rebuilt_row_names_the_source_as_the_ledger_files_it(tmp_path: Path) -
     assert source_path("~/codex/a.jsonl", root) == str(Path.home() / "codex/a.jsonl")
     assert source_path(".aider.chat.history.md", root) == str(root / ".aider.chat.history.md")
     assert source_path("/var/t/a.jsonl", root) == "/var/t/a.jsonl"
+
+
+def test_a_copy_of_a_transcript_whose_folder_names_a_secret_leaves_the_entries_with_the_original(
+    tmp_path: Path,
+) -> None:
+    """A ledger key holding a redacted secret names no file, so whether its transcript is gone cannot
+    be told from it: a copy that continues it is a copy (review, stop 49). Taken for a move, the
+    original's entries were filed under the copy while the original was still there."""
+    src = tmp_path / "projects" / "xoxb-2911223344-5566778899-AbCdEfGhIjKlMnOpQrStUvWx"
+    src.mkdir(parents=True)
+    root, _, cfg = make_root(
+        tmp_path, extra=f'[[sources]]\nkind = "markdown"\npath = "{src}"\nagent = "m0"\n'
+    )
+    text = _specstory(30)
+    _write(src / "chat.md", _cut_inside_a_turn(text, 1 / 3))
+    assert run_once(cfg)[1]["compacted"] == 1
+    _write(src / "chat (copy).md", _cut_inside_a_turn(text, 2 / 3))
+    code, out, err = run_once(cfg)
+    assert code == 0 and out["compacted"] == 1, err[-2000:]
+    db = sqlite3.connect(root / ".squad" / "memory" / ".scribed" / "ledger.sqlite")
+    paths = [p for (p,) in db.execute("SELECT path FROM entries ORDER BY first_line")]
+    db.close()
+    assert "xoxb-" not in "".join(paths)
+    assert [p.rsplit("/", 1)[-1].split("#")[0] for p in paths] == ["chat.md", "chat (copy).md"], paths
