@@ -752,3 +752,30 @@ def test_import_all_names_an_agent_folder_it_cannot_take(tmp_path: Path) -> None
     assert len(said) == 1 and ".squad/agents/Data Officer/history.md" in said[0], p.stderr
     assert "not imported" in said[0] and "'data-officer'" in said[0], said
     assert "data" in p.stdout.splitlines()[0] and "Data Officer" not in p.stdout, p.stdout
+
+
+def test_an_agent_folder_with_capitals_is_imported_under_its_folded_name(tmp_path: Path) -> None:
+    """Finding m01: ``squad init`` makes ``.squad/agents/Rai/``; import wrote ``cold/Rai.md`` and
+    ``hot/Rai.md``, which every reader refuses (a ``file_name_invalid`` warning, an empty
+    ``context``), no committed entry file, and ``import rai`` was refused. The tiers now hold it
+    as ``rai``, which ``context`` serves and ``import Rai`` or ``import rai`` names."""
+    root = tmp_path / "repo"
+    hist = root / ".squad/agents/Rai/history.md"
+    hist.parent.mkdir(parents=True)
+    hist.write_text(
+        "# Project Context\n\n## Learnings\n\n### 2026-11-02: Reviewed the consent flow\n"
+        "The consent banner in `web/consent.tsx` now blocks analytics until accepted (issue #77).\n"
+    )
+    (root / "scribed.toml").write_text('root = "."\n')
+    cfg = str(root / "scribed.toml")
+    code, data, err = scribed_json("--config", cfg, "import", "--all", "--as-of", AS_OF)
+    assert code == 0, err
+    assert "file_name_invalid" not in err, err
+    memory = root / ".squad/memory"
+    assert [p.name for p in (memory / "cold/rai").glob("*.md")], "an entry file the team commits"
+    assert not (memory / "cold/Rai.md").exists() and not (memory / "hot/Rai.md").exists()
+    p = scribed("--config", cfg, "context", "rai", "--situation", "resume")
+    assert p.returncode == 0 and "web/consent.tsx" in p.stdout.decode(), p.stderr.decode()
+    for name in ("rai", "Rai"):
+        code, data, err = scribed_json("--config", cfg, "import", name, "--as-of", AS_OF, "--dry-run")
+        assert code == 0 and data["agents"] == ["rai"], (name, err)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from scribed.compress.entry import one_line, parse_date
 from scribed.core.import_units import Unit
+from scribed.names import normalize_name
 from scribed.squad import legacy
 
 _TEAM = re.compile(
@@ -156,9 +157,15 @@ def parse_decisions(path: Path, rel: str) -> tuple[list[Unit], list[Skipped]]:
 
 
 def history_files(squad: Path, agent: str) -> list[Path]:
-    folder = squad / "agents" / agent
-    found = [folder / "history.md"]
-    found += sorted(p for p in folder.glob("history-archive*.md") if p.is_file() and not p.is_symlink())
+    """``agent``'s history and archives, from every folder whose name folds to it (``agents/Rai/``
+    for ``rai``), its ``history.md`` first."""
+    try:
+        folders = sorted(p for p in (squad / "agents").iterdir() if normalize_name(p.name) == agent)
+    except OSError:
+        return []
+    found = [f / "history.md" for f in folders]
+    for f in folders:
+        found += sorted(p for p in f.glob("history-archive*.md") if p.is_file() and not p.is_symlink())
     return [p for p in found if p.is_file() and not p.is_symlink()]
 
 

@@ -97,14 +97,13 @@ def _archived_refs(layout: Layout) -> set[str]:
 
 
 def discover_agents(squad: Path) -> list[str]:
+    """Agents with a history, by their folded name: ``squad init`` itself makes ``agents/Rai/``, and
+    the tiers are written and read under ``rai`` (a raw ``Rai`` wrote files every reader refuses)."""
     folder = squad / "agents"
     if not folder.is_dir():
         return []
-    return [
-        p.name
-        for p in sorted(folder.iterdir())
-        if (p / "history.md").is_file() and normalize_name(p.name) is not None
-    ]
+    names = (normalize_name(p.name) for p in folder.iterdir() if (p / "history.md").is_file())
+    return sorted({n for n in names if n is not None})
 
 
 def unnamed_agents(squad: Path) -> list[str]:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.fsutil import atomic_write, ensure_dir, read_json_object, read_text, shown, utf8_name
 from scribed.log import utf8_named
+from scribed.names import normalize_name
 from scribed.tiers import git_merge
 from scribed.tiers.layout import BRANCH as BRANCH
 from scribed.tiers.layout import BRANCH_STATE
@@ -418,7 +419,8 @@ def squad_agents(layout: Layout, git: Git) -> list[str]:
         return []
     out = git.text("ls-tree", "-r", "--name-only", tip, "--", "agents/")
     parts = [p.split("/") for p in out.splitlines()]
-    return sorted({p[1] for p in parts if len(p) == 3 and p[2] == "history.md"})  # noqa: PLR2004
+    names = (normalize_name(p[1]) for p in parts if len(p) == 3 and p[2] == "history.md")  # noqa: PLR2004
+    return sorted({n for n in names if n is not None})
 
 
 def squad_snapshot(layout: Layout, git: Git) -> Path | None:
