@@ -779,3 +779,27 @@ def test_an_agent_folder_with_capitals_is_imported_under_its_folded_name(tmp_pat
     for name in ("rai", "Rai"):
         code, data, err = scribed_json("--config", cfg, "import", name, "--as-of", AS_OF, "--dry-run")
         assert code == 0 and data["agents"] == ["rai"], (name, err)
+
+
+def test_bold_labels_of_bullets_stay_whole_in_imported_entries(tmp_path: Path) -> None:
+    """Finding m03: a section of ``- **Owner:** alice`` bullets (Squad's Project Context) became
+    ``Owner:** alice Project:** billing service``, each line stripped of every ``-`` and ``*`` it
+    began with, the bold cut in half, in the cold entry and the hot seed every spawn loads; key
+    facts lost theirs the same way. A list marker goes, the emphasis stays whole."""
+    root = tmp_path / "repo"
+    hist = root / ".squad/agents/kai/history.md"
+    hist.parent.mkdir(parents=True)
+    hist.write_text(
+        "# Project Context\n\n- **Owner:** alice\n- **Stack:** TypeScript, Node 22, Postgres\n\n"
+        "## Learnings\n\n### 2026-11-20: Billing conventions\n"
+        "- **Money:** amounts must be integer cents in `src/billing/money.ts`.\n"
+        "* **Retries:** webhook deliveries stop after 5 attempts in `src/webhooks/retry.ts`.\n"
+    )
+    (root / "scribed.toml").write_text('root = "."\n')
+    code, _, err = scribed_json("--config", str(root / "scribed.toml"), "import", "--all", "--as-of", AS_OF)
+    assert code == 0, err
+    memory = root / ".squad/memory"
+    text = (memory / "cold/kai.md").read_text() + (memory / "hot/kai.md").read_text()
+    assert "**Owner:** alice" in text and "**Money:** amounts must be integer cents" in text, text
+    halves = [ln for ln in text.splitlines() if ln.count("**") % 2]
+    assert not halves, halves

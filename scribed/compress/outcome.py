@@ -203,6 +203,14 @@ def _replies_to_offers(turns: Sequence[Turn]) -> set[int]:
 
 
 _TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]{0,200})?/?>")
+# A line's list and quote markers: a ``-``, ``*`` or ``+`` before a blank, a ``>``. Not a character
+# set: ``- **Owner:** alice`` stripped of every ``-*`` read ``Owner:** alice``.
+_MARKS = re.compile(r"^(?:[-*+](?:\s+|$)|>\s*)+")
+
+
+def unbullet(line: str) -> str:
+    """``line`` without its list or quote markers, its emphasis kept whole."""
+    return _MARKS.sub("", line.strip()).strip()
 
 
 def _prose_lines(text: str) -> list[str]:
@@ -224,11 +232,11 @@ def _statement(text: str) -> str:
     done = [(ln, m) for ln, m in ((ln, _DONE_LINE.match(ln)) for ln in lines) if m]
     if done:
         ln, m = done[-1]
-        line = ln[len(m.group("who") or "") :].lstrip("-*> ")
+        line = unbullet(ln[len(m.group("who") or "") :])
         sents = [x for x in _SENT_END.split(line) if not _OPEN_LINE.match(x)]
         if sents and len(sents[0]) <= DONE_CHARS and _prose(sents[0]):
             return _within(sents, DONE_CHARS, first=True)
-    kept = [_without_advice(ln.lstrip("-*> ")) for ln in lines if not _OPEN_LINE.match(ln)]
+    kept = [_without_advice(unbullet(ln)) for ln in lines if not _OPEN_LINE.match(ln)]
     sents = [
         s
         for s in _SENT_END.split(" ".join(kept))
