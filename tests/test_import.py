@@ -712,13 +712,13 @@ def test_each_import_warning_is_printed_once(tmp_path: Path, fmt: str, level: st
     )
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'root = "{root}"\n[log]\nformat = "{fmt}"\nlevel = "{level}"\n')  # error: no log line
+    code, data, err = scribed_json("--config", str(cfg), "import", "--all", "--as-of", AS_OF, "--dry-run")
+    assert code == 0 and len(data["warnings"]) == 1 and err.count("undated entry") == 1, err
     p = scribed("--config", str(cfg), "import", "--all", "--as-of", AS_OF)
     err, out = p.stderr.decode(), p.stdout.decode()
     assert p.returncode == 0, err
     assert err.count("undated entry 'Fixed the warp core calibration script'") == 1, err
     assert out.splitlines()[-1].endswith(", 1 warning"), out
-    code, data, err = scribed_json("--config", str(cfg), "import", "--all", "--as-of", AS_OF, "--dry-run")
-    assert code == 0 and len(data["warnings"]) == 1 and err.count("undated entry") == 1, err
 
 
 def test_import_all_with_nothing_to_read_says_so(tmp_path: Path) -> None:
@@ -803,3 +803,30 @@ def test_bold_labels_of_bullets_stay_whole_in_imported_entries(tmp_path: Path) -
     assert "**Owner:** alice" in text and "**Money:** amounts must be integer cents" in text, text
     halves = [ln for ln in text.splitlines() if ln.count("**") % 2]
     assert not halves, halves
+
+
+def test_a_second_import_says_nothing_of_undated_entries_it_took_before(tmp_path: Path) -> None:
+    """Finding m02: every ``import --all`` repeated one "undated entry …; dated from its last git
+    commit" warning per undated section, though it imported none of them again (11 on a fresh
+    ``squad init`` team, every time: nothing to act on). A warning is now said for what this import
+    takes; a section added since is still said, once."""
+    root = tmp_path / "repo"
+    hist = root / ".squad/agents/data/history.md"
+    hist.parent.mkdir(parents=True)
+    hist.write_text("# Data\n\n## Learnings\n\nThe sensor grid is calibrated by `tools/grid.py`.\n")
+    dec = root / ".squad/decisions.md"
+    dec.write_text("# Decisions\n\n### Use tools/calibrate.py\n**By:** data\n**What:** calibrate with it.\n")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'root = "{root}"\n')
+    args = ("--config", str(cfg), "import", "--all", "--as-of", AS_OF)
+    code, data, err = scribed_json(*args)
+    assert code == 0 and len(data["warnings"]) == 2 and err.count("undated ") == 2, (data, err)
+    code, data, err = scribed_json(*args)
+    assert code == 0 and data["skipped"] == 2 and data["warnings"] == [] and "undated" not in err, err
+    hist.write_text(hist.read_text() + "\n## Gotchas\n\nThe grid API returns millimetres, never inches.\n")
+    code, data, err = scribed_json(*args)
+    assert code == 0 and len(data["cold"]) == 1, data
+    assert [w for w in data["warnings"] if "undated" in w] == [
+        f"{hist.relative_to(root)}: undated entry 'Gotchas'"
+        f"; dated {data['cold'][0]['date'][:10]} from the file's mtime (no git date)"
+    ], data["warnings"]

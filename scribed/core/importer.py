@@ -198,6 +198,7 @@ class _Run:
     skipped: list[Skipped] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    undated: list[tuple[Unit, str]] = field(default_factory=list)  # said only when the unit is taken
 
 
 def squad_trees(layout: Layout) -> list[Path]:
@@ -244,13 +245,16 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
     dates: dict[Path, tuple[datetime, str]] = {}
     trees = squad_trees(layout)
 
-    def undated(path: Path, what: str) -> datetime:
+    def undated(u: Unit, path: Path, what: str) -> datetime:
         if path not in dates:
             dates[path] = file_date(path, root)
         when, how = dates[path]
         how_text = "its last git commit" if how == "git" else "the file's mtime (no git date)"
-        run.warnings.append(
-            f"{source_name(layout, path)}: undated {what}; dated {when.date().isoformat()} from {how_text}"
+        run.undated.append(
+            (
+                u,
+                f"{source_name(layout, path)}: undated {what}; dated {when.date().isoformat()} from {how_text}",
+            )
         )
         return when
 
@@ -263,7 +267,7 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
             h = parse_history(name, path, source_name(layout, path), pinned=n == 0)
             for u in h.units:
                 if not u.dated:
-                    u.date = undated(path, f"entry {u.title!r}")
+                    u.date = undated(u, path, f"entry {u.title!r}")
             run.files.append(path)
             if n == 0:
                 run.histories.append(h)
@@ -275,7 +279,7 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
         units = [u for u in units if everything or u.agent in names]
         for u in units:
             if not u.dated:
-                u.date = undated(path, f"decision {u.title!r}")
+                u.date = undated(u, path, f"decision {u.title!r}")
         run.decisions += units
         run.skipped += skipped if everything else []
         if units or everything:
@@ -334,6 +338,7 @@ class _Apply:
         self.to_archive: list[tuple[Entry, Unit]] = []
         self.rows: list[dict[str, Any]] = []
         self.skipped = 0
+        self.passed: set[int] = set()  # ids of the units imported before: nothing to say of them
         self.blob, self.name = b"", ""
 
     def count(self, r: MergeResult) -> None:
@@ -346,12 +351,12 @@ class _Apply:
         if u.agent not in self.cold_ids:
             self.cold_ids[u.agent] = cold.known_ids(layout.cold_file(u.agent))
         if self.seen(u) or u.ref in self.cold_ids[u.agent] or u.legacy_ref in self.cold_ids[u.agent]:
-            self.skipped += 1
+            self.skip(u)
             return
         if self.shas is None:
             self.shas = imported_texts(layout)
         if u.text_sha in self.shas.get(u.agent, ()):
-            self.skipped += 1  # imported by an earlier version under a path-based id, then moved
+            self.skip(u)  # imported by an earlier version under a path-based id, then moved
             return
         self.shas.setdefault(u.agent, set()).add(u.text_sha)
         item = u.report()
@@ -379,6 +384,10 @@ class _Apply:
         self.to_archive.append((e, u))
         self.known.add(u.ref)
 
+    def skip(self, u: Unit) -> None:
+        self.skipped += 1
+        self.passed.add(id(u))
+
     def seen(self, u: Unit) -> bool:
         """Whether this unit was imported before, under its id or the path-based one of old."""
         return any(self.ledger.has_entry(r) or r in self.known for r in (u.ref, u.legacy_ref))
@@ -386,7 +395,7 @@ class _Apply:
     def decision(self, u: Unit) -> None:
         fact = decision_fact(u)
         if self.seen(u) or in_wiki(self.wiki, fact):
-            self.skipped += 1
+            self.skip(u)
             return
         r = self.sink.add(fact)
         self.count(r)
@@ -447,6 +456,7 @@ def _apply(
     for h in run.histories:
         ap.pinned += _pin(ap.sink, h, layout, ap.count)
     ap.archive_rows()
+    run.warnings += [said for u, said in run.undated if id(u) not in ap.passed]  # a rerun: silent
     originals = [_legacy_name(layout, p) for p in run.files]
     if not dry_run:
         ap.write(originals, log)
