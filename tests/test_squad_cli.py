@@ -322,3 +322,30 @@ def test_a_decision_scribed_proposes_reaches_squads_log_once(
     assert out["decisions"] == [] and wiki.read_text() == before
     scribed("promote", "--as-of", "2026-12-02")
     assert not list((root / ".squad/decisions/inbox").glob("*.md")), "proposed twice"
+
+
+def test_every_agent_squad_init_makes_is_served(squad_env: dict[str, str], tmp_path: Path) -> None:
+    """Findings m01, m02: ``squad init`` makes ``agents/Rai/``; its memory was written under ``Rai``,
+    which every reader refuses (``file_name_invalid``, an empty ``context``), and every import
+    repeated its "undated entry" warnings. Each agent is now served under its folded name, and a
+    second import warns of nothing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    squad(squad_env, root, "init", "--no-workflows")
+    folders = [p.parent.name for p in (root / ".squad/agents").glob("*/history.md")]
+    first = scribed_import(root)
+    assert sorted(first["agents"]) == sorted(f.lower() for f in folders), (first["agents"], folders)
+    assert scribed_import(root)["warnings"] == []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIBED_")}
+    for folder in folders:
+        p = subprocess.run(
+            [sys.executable, "-m", "scribed", "context", folder, "--root", str(root), "--situation", "resume"],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert p.returncode == 0 and "file_name_invalid" not in p.stderr, p.stderr
+        assert "no memory for" not in p.stderr and "_(no cold entries yet)_" not in p.stdout, (
+            folder,
+            p.stdout,
+        )
