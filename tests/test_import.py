@@ -830,3 +830,39 @@ def test_a_second_import_says_nothing_of_undated_entries_it_took_before(tmp_path
         f"{hist.relative_to(root)}: undated entry 'Gotchas'"
         f"; dated {data['cold'][0]['date'][:10]} from the file's mtime (no git date)"
     ], data["warnings"]
+
+
+def test_a_clone_seeds_and_lists_from_dated_work_not_a_section_dated_by_its_file(tmp_path: Path) -> None:
+    """Finding m05: an imported section with no date ("Project Context") takes its file's last
+    commit date, so on a teammate's clone, which did not import it, it was the newest entry: the
+    hot file every spawn loads said "session ended: Project Context" and ``resume`` listed it
+    first. It now carries ``dated=file``: the seed and ``resume`` take the dated work first, as
+    on the clone that imported it."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    hist = a / ".squad/agents/kai/history.md"
+    hist.parent.mkdir(parents=True)
+    hist.write_text(
+        "# Project Context\n\n- **Owner:** alice\n- **Stack:** TypeScript, Postgres\n\n## Learnings\n\n"
+        "### 2026-11-20: Invoice rounding\nInvoice totals are integer cents in `src/billing/money.ts`.\n\n"
+        "### 2026-11-24: Webhook retries\nWebhooks retry 5 times in `src/webhooks/retry.ts` (issue #212).\n"
+    )
+
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+    git(a, "init", "-q")
+    git(a, "config", "user.email", "t@example.com")
+    git(a, "config", "user.name", "t")
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "squad")
+    code, data, err = scribed_json("import", "--all", "--root", str(a), "--as-of", AS_OF)
+    assert code == 0 and len(data["cold"]) == 3, (data, err)
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "memory")
+    git(tmp_path, "clone", "-q", str(a), str(b))
+    for root in (a, b):
+        hot = scribed("context", "kai", "--root", str(root)).stdout.decode()
+        assert "session ended: Webhook retries" in hot and "Project Context" not in hot, (root, hot)
+        block = scribed("context", "kai", "--root", str(root), "--situation", "resume").stdout.decode()
+        titles = [ln.split(": ", 1)[1] for ln in block.splitlines() if ln.startswith("### 20")]
+        assert titles == ["Webhook retries", "Invoice rounding", "Project Context"], (root, titles)

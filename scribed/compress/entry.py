@@ -38,6 +38,11 @@ MAX_ITEM_CHARS = 1200
 DEFAULT_COMPRESSOR = "extractive"  # not printed in provenance; an absent compressor= reads as it
 
 
+# An imported section with no date of its own ("Project Context", "Learnings") carries
+# ``dated=file``: its date is its file's last commit, which says nothing of when it was learned.
+DATED_BY, BY_FILE = "dated", "file"
+
+
 @dataclass(slots=True)
 class EntryMeta:
     entry_id: str
@@ -276,6 +281,12 @@ class Entry:
 _PROVENANCE = re.compile(r"^- provenance: (?P<p>.*)$", re.M)
 _LINES = re.compile(r"^lines (\d+)\D+(\d+)$")
 _FIELD_KEY = re.compile(r"[a-z_]+")
+
+
+def dated_by_file(text: str) -> bool:
+    """Whether an entry's date is only its file's (:data:`BY_FILE`): never the newest work."""
+    got = provenance(text) if f" · {DATED_BY}={BY_FILE}" in text else None
+    return got is not None and got[0].get(DATED_BY) == BY_FILE
 
 
 def provenance(text: str) -> tuple[dict[str, str], tuple[int, int]] | None:

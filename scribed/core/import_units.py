@@ -234,6 +234,7 @@ def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
         sha256=unit.text_sha,
         compressor="extractive",
         bytes_in=bytes_in,
+        extra={} if unit.dated else {entry.DATED_BY: entry.BY_FILE},  # no seed of a teammate's clone
     )
     if fit:
         errors = list(summary.errors)

@@ -220,18 +220,21 @@ def _generated_index(pages: dict[str, Path]) -> str:
 
 def cold_entries(layout: Layout, agent: str) -> list[str]:
     """The agent's cold entries, newest first (undated ones last, and so are those dated past the
-    clock: a wrong clock's, see :mod:`scribed.dates`), the open items a later entry did
+    clock: a wrong clock's, see :mod:`scribed.dates`; after them all, imported sections dated only
+    by their file, which say nothing of when the work was done), the open items a later entry did
     struck (:mod:`scribed.recall.closed`)."""
     from datetime import UTC, datetime  # here: a hot-only spawn reads no dates
 
-    from scribed.compress.entry import split_entries
+    from scribed.compress.entry import dated_by_file, split_entries
     from scribed.dates import believed, utcnow
     from scribed.recall.closed import strike_done
 
     _, entries = split_entries(read_safe(layout, layout.cold_file(agent)))
     floor, now = datetime.min.replace(tzinfo=UTC), utcnow()
     order = sorted(
-        enumerate(entries), key=lambda ie: (believed(ie[1].when, now) or floor, ie[0]), reverse=True
+        enumerate(entries),
+        key=lambda ie: (not dated_by_file(ie[1].text), believed(ie[1].when, now) or floor, ie[0]),
+        reverse=True,
     )
     struck = strike_done([(e.text, e.date) for _, e in order])  # open items a later session did
     return [struck[e.text] for _, e in order]

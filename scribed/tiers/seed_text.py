@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from scribed.compress.content import content_free
-from scribed.compress.entry import Entry, iso, one_line
+from scribed.compress.entry import Entry, dated_by_file, iso, one_line
 from scribed.compress.entry_fit import fewer_sentences
 from scribed.dates import believed, utcnow
 from scribed.session.door import Redacted, redacted
@@ -79,14 +79,17 @@ def newest_entry(
 ) -> Entry | None:
     """The agent's newest cold entry, leaving out the entries whose id is in ``skip``; of entries of
     one date, the one whose id is ``prefer``, else the last written. An entry dated past ``now``
-    (a wrong clock's: :mod:`scribed.dates`) is newest only when every other one is too."""
+    (a wrong clock's: :mod:`scribed.dates`), or only by its file (an imported "Project Context":
+    :func:`dated_by_file`, on a clone that did not import it too), is newest only when every other
+    one is too."""
     _, entries = cold.parsed(layout.cold_file(agent))
     kept = [(i, e) for i, e in enumerate(entries) if not skip or e.entry_id not in skip]
     now = now or utcnow()
 
-    def order(ie: tuple[int, Entry]) -> tuple[bool, str, bool, int]:
+    def order(ie: tuple[int, Entry]) -> tuple[bool, bool, str, bool, int]:
         e = ie[1]
-        return (e.when is None or believed(e.when, now) is not None, e.date, e.entry_id == prefer, ie[0])
+        believable = e.when is None or believed(e.when, now) is not None
+        return (believable, not dated_by_file(e.text), e.date, e.entry_id == prefer, ie[0])
 
     return max(kept, key=order)[1] if kept else None
 
