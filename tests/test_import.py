@@ -837,7 +837,9 @@ def test_a_clone_seeds_and_lists_from_dated_work_not_a_section_dated_by_its_file
     commit date, so on a teammate's clone, which did not import it, it was the newest entry: the
     hot file every spawn loads said "session ended: Project Context" and ``resume`` listed it
     first. It now carries ``dated=file``: the seed and ``resume`` take the dated work first, as
-    on the clone that imported it."""
+    on the clone that imported it; the MCP ``recent_sessions`` too."""
+    from scribed.cli.mcp_server import tool_recent_sessions
+
     a, b = tmp_path / "a", tmp_path / "b"
     hist = a / ".squad/agents/kai/history.md"
     hist.parent.mkdir(parents=True)
@@ -866,3 +868,5 @@ def test_a_clone_seeds_and_lists_from_dated_work_not_a_section_dated_by_its_file
         block = scribed("context", "kai", "--root", str(root), "--situation", "resume").stdout.decode()
         titles = [ln.split(": ", 1)[1] for ln in block.splitlines() if ln.startswith("### 20")]
         assert titles == ["Webhook retries", "Invoice rounding", "Project Context"], (root, titles)
+        rows = tool_recent_sessions(Layout(root), "kai")["sessions"]  # the MCP tool, in the same order
+        assert [r["title"] for r in rows] == titles, rows

@@ -223,11 +223,12 @@ def tool_wiki_write(
 
 
 def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> dict[str, Any]:
-    """The newest cold entries (all agents, or one): heading, date, session and entry ids.
+    """The newest cold entries (all agents, or one): heading, date, session and entry ids; an
+    imported section dated only by its file ("Project Context") after every dated one.
 
     Read from the cold files (read-only, no lock): they are what the agent would read anyway.
     """
-    from scribed.compress.entry import split_entries
+    from scribed.compress.entry import dated_by_file, split_entries
 
     if agent.strip():
         files = [check_tier_file(layout, layout.cold_file(check_name(agent, "agent", layout)), "cold file")]
@@ -238,7 +239,7 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
             else []
         )
     floor, now = datetime.min.replace(tzinfo=UTC), utcnow()
-    rows: list[tuple[datetime, dict[str, Any]]] = []
+    rows: list[tuple[tuple[bool, datetime], dict[str, Any]]] = []
     for path in files:
         try:
             text = path.read_bytes().decode("utf-8", "replace")
@@ -249,7 +250,8 @@ def tool_recent_sessions(layout: Layout, agent: str = "", limit: int = 10) -> di
             session = _SESSION.search(e.text)
             rows.append(
                 (
-                    believed(e.when, now) or floor,  # a wrong clock's future date: not the newest
+                    # a wrong clock's future date, or a file's: not the newest
+                    (not dated_by_file(e.text), believed(e.when, now) or floor),
                     {
                         "agent": path.stem,
                         "date": e.date,
