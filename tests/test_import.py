@@ -870,29 +870,3 @@ def test_a_clone_seeds_and_lists_from_dated_work_not_a_section_dated_by_its_file
         assert titles == ["Webhook retries", "Invoice rounding", "Project Context"], (root, titles)
         rows = tool_recent_sessions(Layout(root), "kai")["sessions"]  # the MCP tool, in the same order
         assert [r["title"] for r in rows] == titles, rows
-
-
-def test_a_history_line_about_a_file_keeps_its_fact_not_just_the_path(tmp_path: Path) -> None:
-    """Finding m04: a history entry's bullets that tell a fact about a path or identifier ("webhooks
-    are retried 5 times in `retry.ts`") came out as the bare path under Files & artifacts, the fact
-    gone, while an Open line beside it was the Outcome. Such a line is now a key fact of the entry;
-    a line that only names the file adds nothing."""
-    root = tmp_path / "repo"
-    hist = root / ".squad/agents/vera/history.md"
-    hist.parent.mkdir(parents=True)
-    hist.write_text(
-        "# Vera\n\n## Learnings\n\n### 2026-11-21: Nightly export\n"
-        "- The nightly export writes 3 shards to `exports/nightly/` and compresses them with zstd.\n"
-        "- `cache_ttl` is 900 seconds in `config/cache.yml` since the cache stampede.\n"
-        "- See `docs/export.md`.\n"
-        "- Open: shard naming is still undecided (issue #88).\n"
-    )
-    (root / "scribed.toml").write_text('root = "."\n')
-    code, data, err = scribed_json(
-        "--config", str(root / "scribed.toml"), "import", "--all", "--as-of", AS_OF
-    )
-    assert code == 0 and len(data["cold"]) == 1, (data, err)
-    text = (root / ".squad/memory/cold/vera.md").read_text()
-    assert "writes 3 shards to `exports/nightly/`" in text, text
-    assert "`cache_ttl` is 900 seconds in `config/cache.yml`" in text, text
-    assert "See `docs/export.md`" not in text, text

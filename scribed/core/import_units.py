@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from scribed.compress import anchors as anchors_mod
 from scribed.compress import decisions, entry, entry_fit, entry_guard
-from scribed.compress.content import content_free
 from scribed.compress.entry import Entry, one_line, split_entries
 from scribed.compress.extractive import ExtractiveCompressor
 from scribed.compress.terms import norm
@@ -212,27 +211,10 @@ def _summary(unit: Unit, ccfg: CompressCfg) -> tuple[Summary, list[Anchor], Sess
                 continue
             if decisions.stated(item):
                 continue
-            said = _DURABLE.search(item) or (_tells_of(item, found) and item not in s.outcome)
-            if said and len(s.knowledge) < MAX_KNOWLEDGE:
+            if _DURABLE.search(item) and len(s.knowledge) < MAX_KNOWLEDGE:
                 s.knowledge.append(item)
                 have.add(item)
     return s, found, sess, budget
-
-
-_SPAN = re.compile(r"`[^`\n]+`")
-_NAMING = {"path", "identifier", "command"}  # what a line can tell a fact about
-
-
-def _tells_of(line: str, found: list[Anchor]) -> bool:
-    """Whether a line a team wrote into a history says something of a path, identifier or command
-    (a backtick span, or an anchor of those kinds) beyond naming it: "webhooks retry 5 times in
-    `retry.ts`". An entry that kept only the path lost the line's fact; "See `docs/x.md`." says
-    nothing more than the path."""
-    rest = _SPAN.sub(" ", line)
-    for a in found:
-        if a.type in _NAMING and a.text:
-            rest = rest.replace(a.text, " ")
-    return rest != line and not content_free(rest)
 
 
 def render_unit(unit: Unit, cfg: Config, *, fit: bool) -> str:
