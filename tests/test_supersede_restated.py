@@ -94,6 +94,59 @@ CHANGES = [
     ),
     ("Use Redis for sessions.", "We might switch from Redis to Memcached.", False),
     ("Use Redis for sessions.", "Maybe move sessions from Redis to Memcached next quarter.", False),
+    # stop 49: a change named as a thing, its -ing taken by a preposition, is talked about, not made
+    # (a real Squad history: "Assessed test impact of changing relationship from bidirectional to
+    # UUID-only" retired a current constraint); a finite, imperative or done one is made
+    (
+        "Cascade persistence requires bidirectional relationship awareness at mapping time.",
+        "Analysis Completed: Assessed test impact of changing relationship from bidirectional to UUID-only.",
+        False,
+    ),
+    ("Use Memcached for the cache.", "Estimate the cost of moving the cache from Memcached to Redis.", False),
+    ("Use Memcached for the cache.", "Draft a plan for switching the cache from Memcached to Redis.", False),
+    (
+        "Use Memcached for the cache.",
+        "Benchmark Redis before migrating the cache from Memcached to it.",
+        False,
+    ),
+    (
+        "Cascade persistence requires bidirectional relationship awareness at mapping time.",
+        "Changed the relationship from bidirectional to UUID-only.",
+        True,
+    ),
+    ("Use Memcached for the cache.", "We switched the cache from Memcached to Redis.", True),
+    ("Use Memcached for the cache.", "Latency fell after switching the cache from Memcached to Redis.", True),
+    # rows written after the fix
+    (
+        "Run the unit tests with Jest.",
+        "Wrote up the risks of migrating the unit tests from Jest to Vitest.",
+        False,
+    ),
+    ("Store uploads in S3.", "Opened a ticket about moving uploads from S3 to GCS.", False),
+    ("Target Python 3.11.", "Measured the build without upgrading Python from 3.11 to 3.13.", False),
+    (
+        "Serve static files from nginx.",
+        "Research into switching static file serving from nginx to Caddy is done.",
+        False,
+    ),
+    (
+        "Use `poetry` for dependency locking.",
+        "Collected feedback regarding moving dependency locking from `poetry` to `uv`.",
+        False,
+    ),
+    (
+        "Keep the job queue on RabbitMQ.",
+        "Estimated the effort of shifting the job queue from RabbitMQ to SQS.",
+        False,
+    ),
+    ("Run the unit tests with Jest.", "Migrated the unit tests from Jest to Vitest last sprint.", True),
+    ("Store uploads in S3.", "Uploads are moving from S3 to GCS this week.", True),
+    ("Target Python 3.11.", "Fixed the build by upgrading Python from 3.11 to 3.13.", True),
+    (
+        "Serve static files from nginx.",
+        "Since switching static file serving from nginx to Caddy, cold starts are faster.",
+        True,
+    ),
     # what a change is about is said in its sentence, not elsewhere in a long fact (a real Squad
     # decision's bullet switched two pages "from API key auth to admin JWT")
     (

@@ -61,6 +61,15 @@ _NEGATED_BEFORE = re.compile(
 # Or only said possible, in its own clause ("we might switch …", "maybe move …"; not "Redis could
 # not keep up, so switch …": a reason before it, past a comma).
 _HEDGED_BEFORE = re.compile(r"\b(?:might|could|may|maybe|perhaps|possibly)(?:\s+\w+){0,3}\s+$", re.I)
+# Or named as a thing, not done: its verb's -ing taken by a preposition that speaks of the act
+# ("the impact of changing …", "a plan for switching …", "before migrating …", "without moving …",
+# "instead of switching …"). One that tells of it done ("after switching …", "by moving …", "since
+# migrating …") or chosen ("decided on moving …", "committed to switching …") is not here: a
+# finite or imperative verb ("switched", "switch …", "we moved") makes the change.
+_GERUND = re.compile(r"\w+ing\b", re.I)
+_SPOKEN_OF = re.compile(
+    r"\b(?:of|for|about|before|without|into|over|regarding|concerning|towards?)(?:\s+\w+ly)?\s+$", re.I
+)
 # Where a removal's thing ends and its place begins ("Redis | from the pricing service").
 PLACE = re.compile(r"\s(?:from|in|for|on|at|of|across|within|inside)\s", re.I)
 _INSTEAD_OF = re.compile(
@@ -208,12 +217,14 @@ def targets(text: str) -> tuple[str, ...]:
 
 def _unsaid(text: str, m: re.Match[str]) -> bool:
     """Whether the act ``m`` found is said not to happen, wished or asked: negated or wished before
-    it in its sentence (:data:`_NEGATED_BEFORE`), only said possible (:data:`_HEDGED_BEFORE`), or in
-    a question."""
+    it in its sentence (:data:`_NEGATED_BEFORE`), only said possible (:data:`_HEDGED_BEFORE`),
+    only spoken of (:data:`_SPOKEN_OF`: "assessed the impact of changing X from A to B" reports an
+    analysis, and retired the fact about A), or in a question."""
     lo = max(0, m.start() - 80, *(c.end() for c in SENTENCE_STOP.finditer(text, 0, m.start())))
     return (
         _NEGATED_BEFORE.search(text, lo, m.start()) is not None
         or _HEDGED_BEFORE.search(text, lo, m.start()) is not None
+        or (_GERUND.match(text, m.start()) is not None and _SPOKEN_OF.search(text, lo, m.start()) is not None)
         or _asked(text, m.end())
     )
 
