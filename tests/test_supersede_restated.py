@@ -211,7 +211,48 @@ NEGATIONS = [
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "want"), [*CHANGES, *FIGURES, *NEGATIONS])
+# "instead of X" reverses a fact that says to do X, not one that keeps X out itself (stop 49: a real
+# Squad directive said again, "report the blocker instead of failing silently", retired itself)
+INSTEAD = [
+    (
+        "If `gh pr merge` fails due to required reviews, the agent should report the blocker instead of"
+        " failing silently.",
+        "When `gh pr merge` fails due to required checks, agents must report the blocker instead of failing"
+        " silently.",
+        False,
+    ),
+    (
+        "Don't use moment.js for date formatting.",
+        "Use date-fns instead of moment.js for date formatting.",
+        False,
+    ),
+    ("Use moment.js for date formatting.", "Use date-fns instead of moment.js for date formatting.", True),
+    # rows written after the fix
+    (
+        "Never store secrets in plain env files.",
+        "Keep secrets in the vault instead of plain env files.",
+        False,
+    ),
+    (
+        "Avoid global mutable state in the scheduler.",
+        "Pass a context object through the scheduler instead of global mutable state.",
+        False,
+    ),
+    (
+        "Return a typed error rather than panicking in the parser.",
+        "The parser must return a typed error instead of panicking.",
+        False,
+    ),
+    ("Store secrets in plain env files.", "Keep secrets in the vault instead of plain env files.", True),
+    (
+        "Use global mutable state in the scheduler for speed.",
+        "Pass a context object through the scheduler instead of global mutable state.",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "want"), [*CHANGES, *FIGURES, *NEGATIONS, *INSTEAD])
 def test_a_changed_restated_or_negated_decision_supersedes_the_earlier(
     old: str, new: str, want: bool
 ) -> None:

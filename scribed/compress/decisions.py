@@ -27,9 +27,17 @@ from scribed.compress.choice import _choice as _choice
 from scribed.compress.choice import _imperative as _imperative
 from scribed.compress.restate import Statement, restates, statement
 from scribed.compress.reversal import names_changed, names_returned, names_taken_out
-from scribed.compress.reversal_wording import CHANGE, REMOVAL, REVERSAL, matches, removal_heads, returns
+from scribed.compress.reversal_wording import (
+    CHANGE,
+    REMOVAL,
+    REVERSAL,
+    keeps_out,
+    matches,
+    removal_heads,
+    returns,
+)
 from scribed.compress.scope import in_scope, scope
-from scribed.compress.terms import term_set
+from scribed.compress.terms import norm, term_set
 from scribed.models import Anchor, Turn
 
 _DECISION = re.compile(
@@ -352,19 +360,24 @@ def _reversal_target(
 ) -> Anchor | None:
     """The earlier decision a reversal line (stating ``text``) refers to: named via 'instead of X',
     else most overlap; one about what ``text`` says it is about (:func:`in_scope`: "use SQLite for the
-    tests rather than Postgres" leaves "use Postgres for the job queue").
+    tests rather than Postgres" leaves "use Postgres for the job queue"), and not one keeping X out
+    itself (:func:`keeps_out`: "use date-fns instead of moment.js" says "don't use moment.js" again).
 
     Newest first, among the last REVERSAL_WINDOW decisions (``earlier`` holds each by its key,
     ``keys`` its lowercased text, ``words_of`` its words).
     """
-    inst = _INSTEAD_OF.search(line)
-    if inst and (x := inst.group("x").strip().lower()):
-        for k, a in itertools.islice(reversed(earlier.items()), REVERSAL_WINDOW):
-            if x in keys[k] and in_scope(text, a.text):
-                return a
+    x = inst.group("x").strip().lower() if (inst := _INSTEAD_OF.search(line)) else ""
+    recent = [
+        (k, a)
+        for k, a in itertools.islice(reversed(earlier.items()), REVERSAL_WINDOW)
+        if not (x and x in keys[k] and keeps_out(norm(x), a.text))  # the cheap test first
+    ]
+    for k, a in recent if x else ():
+        if x in keys[k] and in_scope(text, a.text):
+            return a
     words = _words(line)
     best: tuple[float, Anchor] | None = None
-    for k, a in itertools.islice(reversed(earlier.items()), REVERSAL_WINDOW):
+    for k, a in recent:
         w = words_of(k)
         if not w:
             continue

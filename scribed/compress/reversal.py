@@ -2,7 +2,8 @@
 
 A later fact reverses an earlier one when it has reversal wording and names what it reverses:
 
-* "instead of X" / "rather than X": X's lead (up to a preposition) appears in the earlier fact;
+* "instead of X" / "rather than X": X's lead (up to a preposition) appears in the earlier fact, which
+  says to do X (one saying "don't X" or "instead of X" itself is said again);
 * "reversed / reverted / dropped / replaced / scrapped (the earlier decision to) X", "no longer X",
   "X is replaced / dropped / no longer used": most of X's words (and identifiers) are in it;
 * "change / switch / move / migrate / upgrade … (the Y) from X to Z": X's lead appears in the earlier
@@ -35,6 +36,7 @@ from scribed.compress.reversal_wording import (
     changes,
     core_terms,
     instead_of,
+    keeps_out,
     returns,
     targets,
 )
@@ -208,11 +210,13 @@ def reversal_score(new_text: str, old_text: str) -> float:
     old_seq = term_set(old_text)
     for x in named:
         # X is there, and is what the earlier fact is about (:func:`_about`), and one more term in
-        # common besides X
+        # common besides X; and the earlier fact says to do X: one saying "instead of X" or "don't X"
+        # itself (:func:`keeps_out`) is said again, not reversed
         if (
             (shared := (old_seq - term_set(x)) & term_set(new_text))
             and _about(x, old_text, old_seq, shared)
             and in_scope(new_text, old_text)
+            and not keeps_out(x, old_text)
         ):
             return NAMED
     best = max((_names(t, old_text) for t in targets(new_text)), default=0.0)

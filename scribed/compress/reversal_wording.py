@@ -143,6 +143,38 @@ def instead_of(new_text: str) -> list[str]:
     return [x for x in leads if x]
 
 
+# A fact keeps X out in its own words when X follows "instead of" / "rather than" or a negation in
+# its clause ("don't use X", "never store secrets in X", "no X", "avoid X"): "instead of X" then
+# says it again, and reverses it only where X is to be done. A clause ends at a stop, a break or a
+# conjunction ("we don't need a queue because Redis …" keeps Redis in).
+_KEPT_OUT = frozenset({"not", "never", "no", "t", "cannot", "nor", "without", "against", "avoid", "avoids"})
+
+
+def keeps_out(x: str, text: str) -> bool:
+    """Whether ``text`` names X (normalised) only to keep it out (:data:`_KEPT_OUT`), each time
+    it names it; False when it does not name it."""
+    said, free = _said_free(text)
+    return f" {x} " in said and f" {x} " not in free
+
+
+@functools.lru_cache(maxsize=4096)  # a reversal line tests the few decisions before it: the same texts
+def _said_free(text: str) -> tuple[str, str]:
+    """``text``'s clauses, normalised, and each one's words before its first mark keeping out what
+    follows (:data:`_KEPT_OUT`, "instead of", "rather than"), each clause between " | "."""
+    said, free = [], []
+    for clause in (c for s in SENTENCE_STOP.split(text) for c in REASON_OR_NEXT.split(s)):
+        words = norm(clause).split()
+        cut = next(
+            (i for i, w in enumerate(words) if w in _KEPT_OUT or words[i : i + 2] in _PAIRS), len(words)
+        )
+        said.append(" ".join(words))
+        free.append(" ".join(words[:cut]))
+    return f" {' | '.join(said)} ", f" {' | '.join(free)} "
+
+
+_PAIRS = (["instead", "of"], ["rather", "than"])
+
+
 @functools.lru_cache(maxsize=4096)
 def changes(new_text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """What "change … from X to Z" names: X's lead, normalised, and what the change is about (the

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from scribed import sources
 from scribed.compress import anchor_text, anchors, decisions
 from scribed.compress import lines as lines_mod
-from scribed.compress.reversal_wording import REVERSAL
+from scribed.compress.reversal_wording import REVERSAL, keeps_out
+from scribed.compress.terms import norm
 from scribed.models import Anchor, Session, Turn
 
 
@@ -24,6 +25,8 @@ def _reference_target(line: str, earlier: list[Anchor]) -> Anchor | None:
     inst = decisions._INSTEAD_OF.search(line)
     if inst:
         x = inst.group("x").strip().lower()
+        # stop 49: one keeping X out itself is said again, not reversed
+        earlier = [a for a in earlier if not (x and keeps_out(norm(x), a.text))]
         for a in reversed(earlier):
             if x and x in a.text.lower():
                 return a
