@@ -141,6 +141,8 @@ class Ledger:
                     for sql in stmts:
                         self._db.execute(sql)
                     self._db.execute(f"PRAGMA user_version={i}")
+                if version == 0:  # a new ledger: no older rebuild filed anything under a shown path
+                    self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES(?, '1')", (REFILED,))
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
