@@ -870,3 +870,32 @@ def test_a_clone_seeds_and_lists_from_dated_work_not_a_section_dated_by_its_file
         assert titles == ["Webhook retries", "Invoice rounding", "Project Context"], (root, titles)
         rows = tool_recent_sessions(Layout(root), "kai")["sessions"]  # the MCP tool, in the same order
         assert [r["title"] for r in rows] == titles, rows
+
+
+def test_an_open_bullet_of_a_history_entry_is_an_open_item_of_its_entry_and_seed(tmp_path: Path) -> None:
+    """Finding m07: an ``Open:`` bullet of a Squad history entry was lost when another line became
+    the entry's Outcome (only its issue number survived, as a key fact), or was the Outcome itself
+    while the hot seed said the last session left no open items (m11). The label makes the line an
+    open item of the entry, listed by the seed; a fact that merely says "open" is none."""
+    root = tmp_path / "repo"
+    hist = root / ".squad/agents/juno/history.md"
+    hist.parent.mkdir(parents=True)
+    hist.write_text(
+        "# Juno\n\n## Learnings\n\n### 2026-11-22: Search indexing\n"
+        "- **Open:** the reindex job `reindex_all` times out on tenants over 2M rows (see #431).\n"
+        "- The search index is rebuilt nightly by `jobs/reindex.py` at 02:00 UTC.\n"
+        "- Port 9200 stays open: only the VPC can reach it.\n"
+    )
+    (root / "scribed.toml").write_text('root = "."\n')
+    code, data, err = scribed_json(
+        "--config", str(root / "scribed.toml"), "import", "--all", "--as-of", AS_OF
+    )
+    assert code == 0 and len(data["cold"]) == 1, (data, err)
+    memory = root / ".squad/memory"
+    cold = (memory / "cold/juno.md").read_text()
+    opened = cold.split("#### Open items\n", 1)[-1].split("\n#", 1)[0] if "#### Open items" in cold else ""
+    assert "`reindex_all` times out on tenants over 2M rows" in opened, cold
+    assert "VPC" not in opened, cold
+    hot = (memory / "hot/juno.md").read_text()
+    assert "left no open items" not in hot and "open items from the last session" in hot, hot
+    assert "`reindex_all` times out" in hot.split("Active decisions:", 1)[0], hot

@@ -76,6 +76,7 @@ _NOT_AN_ITEM = "".join(
 )
 _TODO_OPEN = re.compile(
     rf"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME):\s*|{_NOT_AN_ITEM}(?-i:TODO|FIXME)\s+|open item[:\s]\s*|follow[- ]ups?:\s*|"
+    r"(?<!\w\s)(?:\*\*)?open(?:\*\*)?:(?:\*\*)?\s+|"  # a line's "Open:" label ("status is open:" is no item)
     r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,600})",
     re.IGNORECASE,
 )
@@ -139,7 +140,7 @@ _BACKTICK = re.compile(r"`([^`\n]{3,180})`")
 # skipped (found in a turn's lines joined, :func:`lines.mentioning`).
 _TODO_ANY = lines_mod.prefilter(
     "[ ]", "[x]", "todo", "fixme", "done", "finished", "complete", "open item", "follow-up", "follow up",
-    "next step", "remaining work", "still to do", "still need to",
+    "open:", "open**:", "next step", "remaining work", "still to do", "still need to",
 )  # fmt: skip
 _PATH_EXT = re.compile(
     r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|toml|yaml|yml|json|jsonl|ini|"

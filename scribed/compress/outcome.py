@@ -59,7 +59,7 @@ _ON_THE_WAY = re.compile(
     re.IGNORECASE,
 )
 _OPEN_LINE = re.compile(
-    r"^\W*(?:todo|fixme|open items?|follow[- ]ups?|next steps?|remaining)\b\W*:", re.IGNORECASE
+    r"^\W*(?:todo|fixme|open(?: items?)?|follow[- ]ups?|next steps?|remaining)\b\W*:", re.IGNORECASE
 )
 _TEST_SUMMARY = re.compile(
     r"(?:\b\d+ (?:passed|failed)\b[^\n]{0,80}|\bTests?:\s+\d+[^\n]{0,80}|\btest result: \w+\.[^\n]{0,80}"
