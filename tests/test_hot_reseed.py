@@ -627,3 +627,23 @@ def test_a_seed_writers_file_problem_is_a_warning_never_a_traceback(
     assert hot_seed.repoint(layout, "picard", {"e-0123456789ab": (e, outside)}, log) is False
     assert log.events("warning") == ["hot_repoint_failed"]
     assert layout.hot_file("picard").read_bytes() == seeded
+
+
+def test_an_outcome_that_is_an_open_line_is_an_open_item_of_the_seed(tmp_path: Path) -> None:
+    """Finding m11: an entry imported before an ``Open:`` line was an open item has that line as
+    its Outcome and no Open items; its seed said "the last session left no open items" above an
+    outcome that was one. The seed lists it as an open item, and not again as the outcome."""
+    layout = Layout(tmp_path)
+    old = (
+        "### 2026-11-20T10:00:00Z: Payments migration\n"
+        "- provenance: id=i-0123456789ab · agent=picard · session=history-payments-migration · "
+        "source=`.squad/agents/picard/history.md` (squad-history) · lines 5–8\n\n"
+        "#### Outcome\n**Open:** the `payments_v2` migration still needs a backfill of 3 tables.\n"
+        "#### Files & artifacts\n- `db/migrations/0042_payments_v2.sql`\n"
+    )
+    write_cold(layout, old)
+    assert hot_seed.reseed(layout, "picard", "import", "history-payments-migration", Log()) is True
+    text = layout.hot_file("picard").read_text()
+    task = text.split("Active decisions:", 1)[0]
+    assert "left no open items" not in task and "backfill of 3 tables" in task, text
+    assert "outcome:" not in text, text

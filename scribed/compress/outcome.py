@@ -61,6 +61,14 @@ _ON_THE_WAY = re.compile(
 _OPEN_LINE = re.compile(
     r"^\W*(?:todo|fixme|open(?: items?)?|follow[- ]ups?|next steps?|remaining)\b\W*:", re.IGNORECASE
 )
+
+
+def open_line(text: str) -> bool:
+    """Whether ``text`` is an open-item line ("Open: …", "TODO: …", "Next steps: …"): listed
+    under Open items, never an outcome."""
+    return _OPEN_LINE.match(text) is not None
+
+
 _TEST_SUMMARY = re.compile(
     r"(?:\b\d+ (?:passed|failed)\b[^\n]{0,80}|\bTests?:\s+\d+[^\n]{0,80}|\btest result: \w+\.[^\n]{0,80}"
     r"|^OK \(\d+ tests?\)|^FAILED \((?:failures|errors)=\d+[^\n]*\))",

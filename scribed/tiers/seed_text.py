@@ -25,6 +25,7 @@ from datetime import datetime
 from scribed.compress.content import content_free
 from scribed.compress.entry import Entry, dated_by_file, iso, one_line
 from scribed.compress.entry_fit import fewer_sentences
+from scribed.compress.outcome import open_line
 from scribed.dates import believed, utcnow
 from scribed.session.door import Redacted, redacted
 from scribed.tiers import cold, live
@@ -176,14 +177,19 @@ def _session(layout: Layout, agent: str, e: Entry) -> LastSession:
         return [live.whole_line(redacted(v), ITEM_CHARS) for v in sec.get(key, []) if v.strip()]
 
     goal = " ".join(sec.get("goal", [])) or e.title.strip()  # the title is clipped shorter
+    outcome = live.whole_line(redacted(" ".join(sec.get("outcome", []))), OUTCOME_CHARS)
+    open_items = items("open_items")
+    if open_line(outcome):  # an entry written when "Open: …" could be the outcome: it is an open item
+        open_items += [] if outcome in open_items else [outcome]
+        outcome = ""
     return LastSession(
         entry_id=e.entry_id or "",
         when=iso(e.when) if e.when else e.date,
         cold=str(layout.cold_file(agent).relative_to(layout.root)),
         goal=live.whole_line(redacted(goal), ITEM_CHARS),
-        outcome=live.whole_line(redacted(" ".join(sec.get("outcome", []))), OUTCOME_CHARS),
+        outcome=outcome,
         decisions=items("decisions"),
-        open_items=items("open_items"),
+        open_items=open_items,
         blockers=[
             live.whole_line(redacted(b), ITEM_CHARS)
             for b in unresolved(sec.get("errors", []), sec.get("key_facts", []))
