@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scribed.log import misnamed
 from scribed.names import normalize_name
 from scribed.session.door import redacted
 from scribed.tiers.layout import Layout
@@ -207,6 +206,8 @@ def wiki_pages(layout: Layout) -> dict[str, Path]:
         for p in found:
             name = normalize_name(p.stem)
             if name is None:
+                from scribed.log import misnamed  # here: logging is no import a spawn pays for
+
                 misnamed(p, "topic")
             elif name not in pages and not p.name.startswith("."):
                 pages[name] = p
