@@ -138,3 +138,63 @@ def carried(text: str) -> float:
 def content_free(text: str) -> bool:
     """Whether ``text`` names nothing a reader could ask about (see the module docstring)."""
     return carried(text) < MIN_CARRIED
+
+
+# The team or agent a status line is about: "Team initialized", "Agent Scribe … ready for work".
+_SELF_WORDS = "team teams agent agents squad squads member members"
+_SELF = frozenset(_SELF_WORDS.split())
+# Between a verb and its object: determiners and particles ("set up the", "wrote all").
+_BEFORE_WORDS = "the a an its our their this that these those all some every new up out down off"
+_BEFORE_OBJECT = frozenset(_BEFORE_WORDS.split())
+# Auxiliaries and modals: the word after one is a verb ("must round", "never retry", "don't cache").
+_AUXILIARY_WORDS = (
+    "must should shall will would can could may might never always do does did don't doesn't didn't "
+    "won't can't cannot shouldn't to"
+)
+_AUXILIARY = frozenset(_AUXILIARY_WORDS.split())
+_ADJECTIVE_END = ("al", "ive", "ous", "ful", "ic", "able", "ible", "less", "ary", "ent", "ant")
+_VERB_FORM = re.compile(r"(?:ed|[^s']s|ing)$")  # past, third person, -ing: "owns", "initialized"
+_FIELD = re.compile(r"^\s*[-*+]?\s*\*\*[^*\n]+\*\*:?[ \t]*(?P<value>\S.*)$", re.M)  # "- **Owner:** alice"
+_DATE_ONLY = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?Z?)?\b")
+
+
+def _has_object(words: list[str], own: frozenset[str]) -> bool:
+    """Whether a verb in ``words`` (a sentence, lowercased) takes an object other than ``own``: a
+    past, third-person or -ing form, a word after an auxiliary, or the first word (an imperative) unless it is shaped like an
+    adjective ("Initial setup …"), followed by a content word that is no participle itself."""
+    for i, w in enumerate(words):
+        after_aux = i > 0 and words[i - 1] in _AUXILIARY
+        if not (_VERB_FORM.search(w) or after_aux or (i == 0 and not w.endswith(_ADJECTIVE_END))):
+            continue
+        j = i + 1
+        while j < len(words) and words[j] in _BEFORE_OBJECT:
+            j += 1
+        obj = words[j] if j < len(words) else ""
+        if len(obj) >= CONTENT_CHARS and obj not in STOP | LIGHT | own and not obj.endswith("ed"):
+            return True
+    return False
+
+
+def says_nothing(text: str, own_names: frozenset[str] = frozenset(), *, heading: bool = False) -> bool:
+    """Whether ``text`` is a status line about the team or agent itself ("Initial setup complete.",
+    "Team initialized on 2026-12-08", "Agent Scribe initialized and ready for work."): no identifier,
+    path or command, no figure but a date, no name but its own (``own_names``), no labelled field and
+    no verb with an object. ``squad init`` writes such lines into every history; as memory they
+    crowd out what a team learned, in every new team. A ``heading`` in Title Case ("Recent Updates")
+    capitalises by style: its capitals name nothing."""
+    own = _SELF | own_names
+    if any(not _SHORTHAND.fullmatch(m.group(0)) for m in _IDENT.finditer(text)):
+        return False
+    if _FIELD.search(text):  # "**Joined:** 2026-03-01": a value the team wrote down under a label
+        return False
+    body = _DATE_ONLY.sub(" ", text)  # a date alone says when, not what
+    words = [m.group(0) for m in _WORD.finditer(body)]
+    styled = heading and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in STOP for w in words)
+    if not styled and set(names(body)) - own:
+        return False
+    for sentence in SENTENCE_END.split(body):
+        for line in sentence.splitlines():
+            words = [m.group(0).lower().strip("-.,:/'’") for m in _WORD.finditer(line)]
+            if any(w[:1].isdigit() or w in NUMBER_WORDS for w in words) or _has_object(words, own):
+                return False
+    return True
