@@ -159,7 +159,7 @@ def test_run_once_stopped_by_a_signal_says_what_it_saved(
     assert line.startswith(f"scribed: interrupted by {name}: "), line
     saved = int(line.split(": ")[2].split()[0])
     assert "sessions saved" in line or "session saved" in line
-    assert "`scribed run-once` again continues" in line
+    assert f"`scribed --config {cfg} run-once` again continues" in line  # the hint carries the config given
     # a pool's batch may commit the last sessions before the signal lands (the run then stops in
     # its closing work): what it says is still what it saved, and the rerun takes the rest (none)
     assert 0 < saved <= SESSIONS
