@@ -9,38 +9,24 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 from helpers import run_cli
+from test_non_utf8_memory import BAD, STRICT, compacted, demo_copy
 
 from scribed import log, names
-from scribed.cli import demo
 from scribed.cli.mcp_server import resource_files
 from scribed.tiers.cold import Layout
 
-BAD = os.fsdecode(b"caf\xe9")
-STRICT = {"PYTHONIOENCODING": "utf-8"}
-
-
-@pytest.fixture(scope="module")
-def compacted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("memory") / "demo"
-    root.mkdir()
-    demo.build(root)
-    assert run_cli("--config", str(root / "scribed.toml"), "run-once").returncode == 0
-    return root
+__all__ = ["compacted"]  # the module's fixture, shared
 
 
 def _misnamed(compacted: Path, tmp_path: Path) -> Path:
     """A copy with a page, a hot file and a cold view a person named by hand, and a hidden file."""
-    root = tmp_path / "demo"
-    shutil.copytree(compacted, root, symlinks=True)
+    root = demo_copy(compacted, tmp_path)
     mem = root / ".squad/memory"
-    run_cli("--config", str(root / "scribed.toml"), "wiki-write", "decisions", "--agent", "riker",
-            input=b"Use an injected clock in src/auth/session.py instead of freeze_time\n")  # fmt: skip
     shutil.copy(mem / "wiki/decisions.md", mem / "wiki/My Notes.md")
     shutil.copy(mem / "hot/riker.md", mem / "hot/Data Officer.md")
     shutil.copy(mem / "cold/riker.md", mem / "cold/worf.v2.md")

@@ -39,12 +39,18 @@ def compacted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _with_bad_names(compacted: Path, tmp_path: Path) -> Path:
+def demo_copy(compacted: Path, tmp_path: Path) -> Path:
+    """A copy of the compacted demo with a wiki page written (every tier holds a file)."""
     root = tmp_path / "demo"
     shutil.copytree(compacted, root, symlinks=True)
-    mem = root / ".squad/memory"
     run_cli("--config", str(root / "scribed.toml"), "wiki-write", "decisions", "--agent", "riker",
             input=b"Use an injected clock in src/auth/session.py instead of freeze_time\n")  # fmt: skip
+    return root
+
+
+def _with_bad_names(compacted: Path, tmp_path: Path) -> Path:
+    root = demo_copy(compacted, tmp_path)
+    mem = root / ".squad/memory"
     for tier, good in (("hot", "riker"), ("cold", "riker"), ("wiki", "decisions")):
         shutil.copy(mem / tier / f"{good}.md", mem / tier / f"{BAD}.md")
     return root
