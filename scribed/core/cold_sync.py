@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from scribed.core import gittree
+    from scribed.core.git_dropped import DroppedEdit
     from scribed.tiers.layout import Layout
 
 _ARCHIVE_RE = re.compile(r" · archive=`([^`]+)`")
@@ -105,6 +106,8 @@ class SyncResult:
     # agent → keys retired as a session told twice (:mod:`scribed.tiers.cold_overlap`)
     told_twice: dict[str, list[str]] = field(default_factory=dict)
     hand_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys removed by hand
+    # key → (agent, the edit of its file the removal by hand wins over: a modify/delete conflict)
+    edits_dropped: dict[str, tuple[str, DroppedEdit]] = field(default_factory=dict)
     git_removed: dict[str, list[str]] = field(default_factory=dict)  # agent → keys git removed
     git_failed: str = ""  # why git could not tell what it removed (those entries were written back)
     unexplained: list[str] = field(default_factory=list)  # gone from the view, kept: nothing retired them

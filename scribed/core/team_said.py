@@ -34,6 +34,7 @@ def synced(log: Logger, layout: Layout, res: SyncResult) -> None:
     """What a team sync did (:mod:`scribed.core.team_sync`): each file written back, repaired or
     left, each with why and, where a person has something to do, what."""
     _written_back(log, layout, res)
+    _edits_dropped(log, res)
     for agent, why in res.failed.items():
         log.warning("cold_sync_failed", agent=agent, reason=why)
     for name in res.repaired:  # store files by name; wiki pages and hot files as wiki/…, hot/…
@@ -93,6 +94,26 @@ def _each(
     key, listed = names
     for name, items in found.items():
         say(event, **{key: name, listed: items}, **words)
+
+
+def _edits_dropped(log: Logger, res: SyncResult) -> None:
+    """Each hand edit a removal by hand won over (a modify/delete conflict), with where its text
+    stays: the run deletes the file, so this is said once."""
+    for k, (agent, d) in res.edits_dropped.items():
+        log.warning(
+            "cold_edit_dropped",
+            entry=k,
+            agent=agent,
+            file=d.file,
+            edited_by=d.edited_by or None,
+            removed_by=d.removed_by or None,
+            reason="edited on one side of a merge while `scribed cold-remove` removed it on the other "
+            "(a modify/delete conflict): the removal wins, and its file is deleted",
+            action=(
+                f"its edited text stays in git: `{d.show}`" if d.show else "git has no commit of the edit"
+            )
+            + "; to keep what it says, write it where it belongs (the wiki: scribed wiki-write)",
+        )
 
 
 def _written_back(log: Logger, layout: Layout, res: SyncResult) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scribed.core import gittree, wikisync
+from scribed.core import git_dropped, gittree, wikisync
 from scribed.core.cold_sync import AgentSync, SyncResult
 from scribed.core.gitsetup import ensure_gitignore
 from scribed.core.hot_reseed import after_sync
@@ -69,6 +69,7 @@ def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool =
         try:
             a.read()
             kept = a.deduped(a.merged(a.resolve(res, git)), res)
+            _edits_dropped(layout, a, res, reader=reader)
             if a.write(kept, res, store=not reader):
                 res.agents.append(name)
         except OSError as exc:  # one agent's unreadable file must not stop the others (or the run)
@@ -97,6 +98,20 @@ def sync(layout: Layout, *, force: bool = False, today: str = "", reader: bool =
             res.failed[STATE] = str(exc.strerror or exc)
     res.git_failed = git.why
     return res
+
+
+def _edits_dropped(layout: Layout, a: AgentSync, res: SyncResult, *, reader: bool) -> None:
+    """The files of entries removed by hand that this run deletes and that hold a teammate's
+    edit git could not merge with the removal (:mod:`scribed.core.git_dropped`): named once, by
+    the run that deletes the file (a spawn's reader deletes nothing, and asks git nothing)."""
+    if reader:
+        return
+    for k in sorted(a.listed_by_hand() & a.files.keys()):
+        for p in a.files[k]:
+            if p.is_relative_to(layout.memory):
+                got = git_dropped.edit_dropped(layout.memory, p.relative_to(layout.memory).as_posix())
+                if got is not None:
+                    res.edits_dropped[k] = (a.name, got)
 
 
 def _hand(layout: Layout, state: dict[str, Any]) -> dict[str, str]:
