@@ -166,8 +166,7 @@ def test_old_entries_promoted_then_moved_add_no_evidence(tmp_path: Path) -> None
 def test_same_first_entry_in_every_agent_is_each_agents_own(tmp_path: Path) -> None:
     """``squad init`` writes the same Learnings line into every agent's history: one entry each."""
     files = {
-        f"agents/{a}/history.md": "# H\n\n## Learnings\n\nThe repo builds with `pnpm` workspaces.\n"
-        for a in ("ada", "bo")
+        f"agents/{a}/history.md": "# H\n\n## Learnings\n\nInitial setup complete.\n" for a in ("ada", "bo")
     }
     _write(tmp_path, files)
     out = run(tmp_path)
@@ -178,7 +177,7 @@ def test_same_first_entry_in_every_agent_is_each_agents_own(tmp_path: Path) -> N
 
 def test_a_new_agent_with_the_same_first_entry_still_gets_it(tmp_path: Path) -> None:
     """An agent added later whose first entry reads like another's is not taken as imported."""
-    first = "# H\n\n## Learnings\n\nThe repo builds with `pnpm` workspaces.\n"
+    first = "# H\n\n## Learnings\n\nInitial setup complete.\n"
     _write(tmp_path, {"agents/ada/history.md": first})
     run(tmp_path)
     _write(tmp_path, {"agents/ada/history.md": first, "agents/bo/history.md": first})

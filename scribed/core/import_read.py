@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scribed.compress.content import says_nothing
 from scribed.compress.entry import one_line, parse_date
 from scribed.core.import_units import Unit
 from scribed.names import normalize_name
@@ -177,21 +176,3 @@ def decision_files(squad: Path) -> list[Path]:
     if folder.is_dir() and not folder.is_symlink():
         found += sorted(p for p in folder.rglob("*.md") if p.is_file() and not p.is_symlink())
     return found
-
-
-def drop_empty(h: History) -> int:
-    """Drop from ``h`` the sections and Core Context paragraphs saying only a status of the team or
-    agent itself ("Initial setup complete.", "Agent Scribe initialized and ready for work."): ``squad
-    init`` writes them into every history, and as cold entries, hot seeds and pinned facts they took
-    every new team's memory (:func:`scribed.compress.content.says_nothing`). Returns how many."""
-    own = frozenset({h.agent, *h.agent.replace("_", "-").split("-")})
-    keep = [
-        u for u in h.units if not (says_nothing(u.title, own, heading=True) and says_nothing(u.text, own))
-    ]
-    dropped = len(h.units) - len(keep)
-    h.units = keep
-    paras = [p for p in re.split(r"\n\s*\n", h.core) if p.strip()]
-    said = [p for p in paras if not says_nothing(p, own)]
-    if len(said) < len(paras):
-        h.core = "\n\n".join(said)
-    return dropped + len(paras) - len(said)

@@ -47,7 +47,6 @@ from scribed.core.import_read import (
     History,
     Skipped,
     decision_files,
-    drop_empty,
     file_date,
     history_files,
     parse_decisions,
@@ -200,7 +199,6 @@ class _Run:
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     undated: list[tuple[Unit, str]] = field(default_factory=list)  # said only when the unit is taken
-    boilerplate: int = 0  # sections and Core Context paragraphs saying nothing: not imported
 
 
 def squad_trees(layout: Layout) -> list[Path]:
@@ -267,7 +265,6 @@ def _read_all(layout: Layout, names: list[str], everything: bool) -> _Run:
         paths = _utf8([p for tree in trees for p in history_files(tree, name)], run)
         for n, path in enumerate(paths):
             h = parse_history(name, path, source_name(layout, path), pinned=n == 0)
-            run.boilerplate += drop_empty(h)
             for u in h.units:
                 if not u.dated:
                     u.date = undated(u, path, f"entry {u.title!r}")
@@ -460,11 +457,6 @@ def _apply(
         ap.pinned += _pin(ap.sink, h, layout, ap.count)
     ap.archive_rows()
     run.warnings += [said for u, said in run.undated if id(u) not in ap.passed]  # a rerun: silent
-    if run.boilerplate:
-        run.warnings.append(
-            f"{run.boilerplate} history section(s) or Core Context paragraph(s) say only that the team or "
-            "agent was set up (squad init's boilerplate): not imported (the files are archived whole)"
-        )
     originals = [_legacy_name(layout, p) for p in run.files]
     if not dry_run:
         ap.write(originals, log)
