@@ -76,7 +76,9 @@ _NOT_AN_ITEM = "".join(
 )
 _TODO_OPEN = re.compile(
     rf"(?:^|\s)(?:[-*]\s*\[ \]\s*|(?-i:TODO|FIXME):\s*|{_NOT_AN_ITEM}(?-i:TODO|FIXME)\s+|open item[:\s]\s*|follow[- ]ups?:\s*|"
-    r"(?<!\w\s)(?:\*\*)?open(?:\*\*)?:(?:\*\*)?\s+|"  # a line's "Open:" label ("status is open:" is no item)
+    # a line's or a bullet's "Open:" label before words: not "status is open:", "Issues — Open: 12",
+    # "| Open: 3 PRs |" or "File > Open: the config" (a count, a cell, a menu)
+    r"(?<![^\s\-*+]\s)(?:\*\*)?open(?:\*\*)?:(?:\*\*)?\s+(?=[^\W\d_])|"
     r"next steps?:\s*|remaining work:\s*|still to do:\s*|we still need to\s+)(?P<t>.{3,600})",
     re.IGNORECASE,
 )
