@@ -147,6 +147,27 @@ CHANGES = [
         "Since switching static file serving from nginx to Caddy, cold starts are faster.",
         True,
     ),
+    # the stop's second review: an -ing act taken by another verb, or the subject of a supposition
+    (
+        "Use Redis for the session cache in src/app/cache.py.",
+        "We are evaluating moving the session cache from Redis to Memcached in src/app/cache.py.",
+        False,
+    ),
+    (
+        "Use Redis for the session cache.",
+        "Investigate switching the session cache from Redis to Memcached.",
+        False,
+    ),
+    (
+        "Use Redis for the session cache.",
+        "Switching the session cache from Redis to Memcached would cut latency.",
+        False,
+    ),
+    ("Use Redis for the session cache.", "We're switching the session cache from Redis to Memcached.", True),
+    # rows written after that fix
+    ("Store uploads in S3.", "Consider moving uploads from S3 to GCS next quarter.", False),
+    ("Target Python 3.11.", "Upgrading Python from 3.11 to 3.13 could break the wheels.", False),
+    ("Run the unit tests with Jest.", "The team is migrating the unit tests from Jest to Vitest.", True),
     # what a change is about is said in its sentence, not elsewhere in a long fact (a real Squad
     # decision's bullet switched two pages "from API key auth to admin JWT")
     (

@@ -256,9 +256,34 @@ def _unsaid(text: str, m: re.Match[str]) -> bool:
     return (
         _NEGATED_BEFORE.search(text, lo, m.start()) is not None
         or _HEDGED_BEFORE.search(text, lo, m.start()) is not None
-        or (_GERUND.match(text, m.start()) is not None and _SPOKEN_OF.search(text, lo, m.start()) is not None)
+        or (_GERUND.match(text, m.start()) is not None and _gerund_spoken_of(text, lo, m))
         or _asked(text, m.end())
     )
+
+
+def _gerund_spoken_of(text: str, lo: int, m: re.Match[str]) -> bool:
+    """Whether an act said in its -ing form is only named, not done: taken by a preposition that
+    speaks of it (:data:`_SPOKEN_OF`), by another verb ("evaluating moving …", "investigate switching
+    …"), or the subject of a clause saying what it would do ("Switching … would cut latency"). Done
+    or under way: after a form of "be" ("we are switching …") or a preposition telling it done or
+    chosen ("after switching", "by moving", "decided on moving", "committed to switching")."""
+    if _SPOKEN_OF.search(text, lo, m.start()) is not None:
+        return True
+    before = _LAST_WORD.search(text, lo, m.start())
+    if before is None:  # it begins its sentence: a subject, unless it is a heading of work done
+        end = SENTENCE_STOP.search(text, m.start())
+        return _MODAL.search(text, m.start(), end.start() if end else len(text)) is not None
+    word = before.group(1).lower()
+    return not (word in _BE_OR_DONE or word.endswith(("'re", "'s", "’re", "’s")))
+
+
+# The word before an -ing act in its sentence; the forms of "be" and the prepositions that make it
+# one done, under way or chosen; the modal verbs that make a subject's act a supposition.
+_LAST_WORD = re.compile(r"([\w'’]+)[\s,]*$")
+_BE_OR_DONE = frozenset(
+    ("am", "is", "are", "was", "were", "be", "been", "being", "after", "by", "since", "upon", "on", "to")
+)
+_MODAL = re.compile(r"\b(?:would|could|should|might|may|will|can)\b", re.I)
 
 
 def _asked(text: str, pos: int) -> bool:
