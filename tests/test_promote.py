@@ -593,10 +593,9 @@ def test_wiki_deprecate_again_says_since_when_and_writes_nothing(tmp_path: Path)
     assert code == 0 and data["changed"] is False and "by riker" in data["status"], err
 
 
-def test_deprecating_a_superseded_fact_keeps_the_pointer_to_its_successor(tmp_path: Path) -> None:
-    """Finding (task J): `wiki-deprecate` on a superseded fact replaced its "superseded by …" mark
-    with the deprecation's: the fact no longer named the one that replaced it. Both marks are kept
-    on the one ``*Status:*`` line, the supersession first, and every reader still sees it retired."""
+def _django_pinned_then_repinned(tmp_path: Path) -> tuple[Any, list[str], Path, Any]:
+    """A wiki page where "Pin Django to 5.0" superseded "… 4.2" (both by `wiki-write`): the
+    runner, the root option, the page and the 4.2 block."""
     from click.testing import CliRunner
 
     from scribed.cli.main import main
@@ -612,6 +611,17 @@ def test_deprecating_a_superseded_fact_keeps_the_pointer_to_its_successor(tmp_pa
         assert res.exit_code == 0, res.output
     page = tmp_path / ".squad/memory/wiki/deps.md"
     (old,) = [b for b in WikiDoc.parse("deps", page.read_text()).blocks if "4.2" in b.title]
+    return runner, root, page, old
+
+
+def test_deprecating_a_superseded_fact_keeps_the_pointer_to_its_successor(tmp_path: Path) -> None:
+    """Finding (task J): `wiki-deprecate` on a superseded fact replaced its "superseded by …" mark
+    with the deprecation's: the fact no longer named the one that replaced it. Both marks are kept
+    on the one ``*Status:*`` line, the supersession first, and every reader still sees it retired."""
+
+    from scribed.cli.main import main
+
+    runner, root, page, old = _django_pinned_then_repinned(tmp_path)
     pointer = old.status
     assert pointer.startswith("superseded by ") and "5.0" in pointer, "the setup: 4.2 was reversed"
 
@@ -643,21 +653,10 @@ def test_a_deprecation_reason_holding_a_mark_stays_whole_beside_the_supersession
     and sorted the pieces, so "dropped; superseded by nothing, we removed Django" came out as a
     second supersession before the deprecation, its reason cut off. The reason is kept whole,
     after the one real pointer."""
-    from click.testing import CliRunner
 
     from scribed.cli.main import main
 
-    (tmp_path / ".squad").mkdir()
-    root = ["--root", str(tmp_path)]
-    runner = CliRunner()
-    for text in (
-        "Pin Django to 4.2 in requirements/base.txt.",
-        "Pin Django to 5.0 in requirements/base.txt.",
-    ):
-        res = runner.invoke(main, ["wiki-write", "deps", "--agent", "data", *root], input=text)
-        assert res.exit_code == 0, res.output
-    page = tmp_path / ".squad/memory/wiki/deps.md"
-    (old,) = [b for b in WikiDoc.parse("deps", page.read_text()).blocks if "4.2" in b.title]
+    runner, root, page, old = _django_pinned_then_repinned(tmp_path)
     pointer = old.status
     assert pointer.startswith("superseded by "), "the setup: 4.2 was reversed"
     reason = "dropped; superseded by nothing, we removed Django"
